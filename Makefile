@@ -1,0 +1,26 @@
+# podium: the two commands of the README.
+#   make demo  - set up .venv and score a sample submission of every challenge
+#   make test  - set up .venv and run the whole test suite
+PYTHON ?= python3
+VENV := .venv
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
+
+.PHONY: demo test setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -c 'import sys; sys.exit("podium needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+demo: $(STAMP)
+	$(VENV)/bin/podium demo
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache

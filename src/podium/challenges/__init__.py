@@ -1,0 +1,16 @@
+"""The registry of challenges, by id."""
+
+from __future__ import annotations
+
+from podium.challenges.base import Challenge
+from podium.challenges.fuzzy_jaccard import FuzzyJaccard
+from podium.errors import UsageError
+
+REGISTRY: dict[str, Challenge] = {c.id: c for c in (FuzzyJaccard(),)}
+
+
+def get(challenge_id: str) -> Challenge:
+    try:
+        return REGISTRY[challenge_id]
+    except KeyError:
+        raise UsageError(f"unknown challenge {challenge_id!r} (challenges: {', '.join(REGISTRY)})") from None

@@ -1,0 +1,141 @@
+"""``fuzzy-jaccard``: per-class probability maps scored by min/max Jaccard.
+
+Rules: ``shared/seeds/000_9c4ba323e960b865.txt``. For each class, ``D`` is the
+fuzzy Jaccard index pooled over the whole test set (see
+:mod:`podium.metrics.fuzzy_jaccard`); the score is the mean of ``D`` over the
+classes. Background pixels (of no target class) are outside the region of
+interest unless ``roi=all``. An image the submission lacks counts as all zeros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.errors import UsageError
+from podium.formats import png
+from podium.formats import probability_maps as maps
+from podium.issues import Issue, IssueLog
+from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats
+from podium.parameters import choice, optional_integer
+
+
+@dataclass(frozen=True)
+class Context:
+    truth: maps.TruthSet
+    roi: str
+    ignore: int | None
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str  # the image stem
+    truth_files: tuple[Path, ...]
+    predictions: tuple[Path | None, ...]  # one per class; None = missing
+
+
+class FuzzyJaccard(Challenge):
+    id = "fuzzy-jaccard"
+    title = "Pixel-level target detection, fuzzy (min/max) Jaccard over the region of interest"
+    rules = "seeds/000_9c4ba323e960b865.txt"
+    parameters = (
+        choice(
+            "roi",
+            "union",
+            "region of interest: union = pixels of a target class (the rules), all = every pixel",
+            ("union", "all"),
+        ),
+        optional_integer("ignore", "truth label value excluded from the region of interest (label layout)", 0, 65535),
+    )
+    scores = (
+        ScoreSpec("fuzzy_jaccard", True, "mean over classes of the pooled fuzzy Jaccard index D (per class: fuzzy_jaccard/<class>)"),
+    )
+    primary = "fuzzy_jaccard"
+
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+        truth_set = maps.read_truth(truth)
+        ignore = params["ignore"]
+        if ignore is not None and truth_set.layout == "masks":
+            raise UsageError("ignore applies to a truth of label images (classes.txt); this truth has class masks")
+        if ignore is not None and 1 <= ignore <= len(truth_set.classes):
+            raise UsageError(f"ignore={ignore} is the label of class {truth_set.classes[ignore - 1]!r}")
+        found = maps.map_submission(submission, truth_set, log)
+        items = [
+            Item(stem, files, tuple(found.get((c, stem)) for c in range(len(truth_set.classes))))
+            for stem, files in truth_set.files.items()
+        ]
+        return Job(Context(truth_set, params["roi"], ignore), items)
+
+    def evaluate_item(self, context: Context, item: Item) -> ItemResult[FuzzyJaccardStats]:
+        n_classes = len(context.truth.classes)
+        empty = FuzzyJaccardStats.zeros(n_classes)
+        try:
+            masks, roi = self._read_truth(context, item)
+        except png.ImageError as exc:
+            return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
+        shape = masks[0].shape
+        predictions: list[np.ndarray | None] = []
+        errors: list[Issue] = []
+        for path in item.predictions:
+            if path is None:
+                predictions.append(None)
+                continue
+            try:
+                predictions.append(maps.read_probability_map(path, shape))
+            except png.ImageError as exc:
+                errors.append(Issue("bad_image", exc.message, str(path)))
+                predictions.append(None)
+        if errors:
+            return ItemResult(empty, errors=errors)
+        stats = FuzzyJaccardStats.from_image(masks, predictions, roi)
+        return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())})
+
+    @staticmethod
+    def _read_truth(context: Context, item: Item) -> tuple[list[np.ndarray], np.ndarray | None]:
+        n_classes = len(context.truth.classes)
+        if context.truth.layout == "labels":
+            (path,) = item.truth_files
+            labels = maps.read_labels(path, n_classes, context.ignore)
+            return maps.class_masks(labels, n_classes), maps.roi_of_labels(labels, context.roi, context.ignore)
+        masks = [maps.read_mask(path) for path in item.truth_files]
+        shapes = {m.shape for m in masks}
+        if len(shapes) > 1:
+            raise png.ImageError("class masks of this image differ in size", item.truth_files[0])
+        return masks, maps.roi_of_masks(masks, context.roi)
+
+    def finalize(
+        self, context: Context, stats: FuzzyJaccardStats, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | None], dict[str, Any]]:
+        classes = context.truth.classes
+        per_class = stats.compute()
+        undefined = [c for c, d in zip(classes, per_class) if np.isnan(d)]
+        if undefined:
+            log.warning(
+                "undefined_class",
+                f"classes {', '.join(undefined)} have no truth pixel and no predicted probability in the region "
+                "of interest; their score is null and left out of the mean",
+            )
+        defined = per_class[~np.isnan(per_class)]
+        scores: dict[str, float | None] = {"fuzzy_jaccard": float(defined.mean()) if defined.size else None}
+        scores.update({f"fuzzy_jaccard/{c}": v for c, v in zip(classes, _nullable(per_class))})
+        per_image = {stem: dict(zip(classes, d["fuzzy_jaccard"])) for stem, d in details.items()}
+        return scores, {
+            "classes": {
+                c: {"intersection": i, "union": u} for c, i, u in zip(classes, stats.intersection, stats.union)
+            },
+            "images": len(per_image),
+            "per_image": per_image,
+        }
+
+    def write_demo(self, folder: Path) -> tuple[Path, Path]:
+        from podium.synthetic.fuzzy_jaccard import write_demo
+
+        return write_demo(folder)
+
+
+def _nullable(values: np.ndarray) -> list[float | None]:
+    return [None if np.isnan(v) else float(v) for v in values]

@@ -1,0 +1,194 @@
+"""The ``podium`` command.
+
+Exit codes (every command): 0 scored / valid, 1 submission rejected, 2 usage,
+truth or configuration error, 70 internal error (``--debug`` for the traceback).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from podium import __version__, display
+from podium.challenges import REGISTRY, get
+from podium.engine import default_workers, evaluate
+from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
+from podium.parameters import parse_settings
+from podium.result import REJECTED, Result
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="podium")
+@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """podium: validate, score and rank computer-vision challenge submissions."""
+    ctx.obj = {"debug": debug}
+
+
+def guarded(command: Callable[..., int]) -> Callable[..., None]:
+    """Map a command's outcome to podium's exit codes; never show a raw traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        debug = click.get_current_context().find_root().obj.get("debug", False)
+        try:
+            code = command(*args, **kwargs)
+        except PodiumError as exc:
+            display.stderr.print(f"[red]podium:[/red] {display.escape(str(exc))}", soft_wrap=True)
+            display.print_issues(display.stderr, "error", exc.issues)
+            code = exc.exit_code
+        except KeyboardInterrupt:
+            display.stderr.print("podium: interrupted")
+            code = 130
+        except Exception as exc:  # a bug in podium: one line, unless --debug
+            if debug:
+                traceback.print_exc()
+            message = str(exc).splitlines()[0] if str(exc) else ""
+            display.stderr.print(
+                f"[red]podium: internal error:[/red] {type(exc).__name__}: {display.escape(message)} "
+                "(run with --debug for the traceback)",
+                soft_wrap=True,
+            )
+            code = EXIT_INTERNAL
+        sys.exit(code)
+
+    return wrapper
+
+
+def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Options shared by ``evaluate`` and ``validate``."""
+    for option in reversed(
+        [
+            click.argument("challenge"),
+            click.option("--truth", required=True, type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder."),
+            click.option("--submission", required=True, type=click.Path(path_type=Path), help="Submission file or folder."),
+            click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable)."),
+            click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table)."),
+            click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores]."),
+            click.option("--quiet", is_flag=True, help="No progress bar, no table, no problem listing."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@cli.command("evaluate")
+@scoring_options
+@guarded
+def evaluate_command(challenge: str, truth: Path, submission: Path, settings: tuple[str, ...], json_path: str | None, workers: int | None, quiet: bool) -> int:
+    """Score a submission against the truth."""
+    return _score(challenge, truth, submission, settings, json_path, workers, quiet, checks_only=False)
+
+
+@cli.command("validate")
+@scoring_options
+@guarded
+def validate_command(challenge: str, truth: Path, submission: Path, settings: tuple[str, ...], json_path: str | None, workers: int | None, quiet: bool) -> int:
+    """Run only the checks of a submission (same document and exit codes)."""
+    return _score(challenge, truth, submission, settings, json_path, workers, quiet, checks_only=True)
+
+
+def _score(
+    challenge_id: str,
+    truth: Path,
+    submission: Path,
+    settings: tuple[str, ...],
+    json_path: str | None,
+    workers: int | None,
+    quiet: bool,
+    checks_only: bool,
+) -> int:
+    progress = display.DelayedProgress("scoring" if not checks_only else "checking")
+    progress.enabled = progress.enabled and not quiet
+    try:
+        result = evaluate(
+            challenge_id,
+            truth,
+            submission,
+            parse_settings(settings),
+            workers=workers or default_workers(),
+            progress=progress,
+            checks_only=checks_only,
+        )
+    finally:
+        progress.close()
+    _report(result, json_path, quiet)
+    return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
+
+
+def _report(result: Result, json_path: str | None, quiet: bool) -> None:
+    if json_path == "-":
+        click.echo(result.to_json())
+    elif json_path:
+        try:
+            Path(json_path).write_text(result.to_json() + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise PodiumError(f"cannot write {json_path}: {exc.strerror or exc}") from None
+    if quiet:
+        return
+    console = display.stderr if json_path == "-" else display.stdout
+    if json_path != "-":
+        if result.scores:
+            console.print(display.scores_table(get(result.challenge), result))
+        else:
+            console.print(f"{result.challenge}: [bold]{result.status}[/bold]")
+    display.print_issues(console, "warning", result.warnings)
+    display.print_issues(console, "error", result.errors)
+
+
+@cli.command("challenges")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@guarded
+def challenges_command(as_json: bool) -> int:
+    """List the challenges, their scores and parameters."""
+    if as_json:
+        click.echo(json.dumps([_describe(c) for c in REGISTRY.values()], indent=2))
+    else:
+        for challenge in REGISTRY.values():
+            display.print_challenge(display.stdout, challenge)
+    return EXIT_SCORED
+
+
+def _describe(challenge: Any) -> dict[str, Any]:
+    return {
+        "id": challenge.id,
+        "title": challenge.title,
+        "rules": challenge.rules,
+        "primary": challenge.primary,
+        "scores": [{"name": s.name, "higher_is_better": s.higher_is_better, "help": s.help} for s in challenge.scores],
+        "parameters": [{"name": p.name, "default": p.default, "allowed": p.allowed, "help": p.help} for p in challenge.parameters],
+    }
+
+
+@cli.command("demo")
+@click.option("--folder", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where to write the demo data [default: a temporary folder].")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
+@guarded
+def demo_command(folder: Path | None, workers: int | None) -> int:
+    """Generate a small synthetic test set for every challenge and score a sample submission."""
+    with tempfile.TemporaryDirectory(prefix="podium-demo-") as scratch:
+        root = folder or Path(scratch)
+        for challenge in REGISTRY.values():
+            truth, submission = challenge.write_demo(root / challenge.id)
+            display.stdout.print(
+                f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {truth} --submission {submission}",
+                soft_wrap=True,
+            )
+            result = evaluate(challenge.id, truth, submission, workers=workers or default_workers())
+            _report(result, None, quiet=False)
+            if result.status == REJECTED:
+                return EXIT_REJECTED
+    return EXIT_SCORED
+
+
+def main() -> None:
+    cli(prog_name="podium")

@@ -1,0 +1,109 @@
+"""How results, problems and progress look in a terminal (Rich)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from podium.challenges.base import Challenge
+from podium.issues import Issue
+from podium.result import Result
+
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def scores_table(challenge: Challenge, result: Result) -> Table:
+    table = Table(title=f"{challenge.id}: {result.status}", title_justify="left")
+    table.add_column("score")
+    table.add_column("value", justify="right")
+    table.add_column("better")
+    for name, value in result.scores.items():
+        try:
+            better = "higher" if challenge.score_spec(name).higher_is_better else "lower"
+        except KeyError:
+            better = ""
+        table.add_row(escape(name), _number(value), better)
+    return table
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    return str(value)
+
+
+def print_issues(console: Console, kind: str, issues: list[Issue]) -> None:
+    style = "red" if kind == "error" else "yellow"
+    for issue in issues:
+        console.print(f"[{style}]{kind}[/{style}] {escape(str(issue))}", soft_wrap=True)
+
+
+def print_challenge(console: Console, challenge: Challenge) -> None:
+    """One challenge: title, rules, scores with their direction, parameters with defaults."""
+    console.print(f"\n[bold]{challenge.id}[/bold]: {escape(challenge.title)}  [dim](rules: {challenge.rules})[/dim]", soft_wrap=True)
+    scores = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    scores.add_column("score")
+    scores.add_column("better")
+    scores.add_column("meaning")
+    for spec in challenge.scores:
+        primary = " (primary)" if spec.name == challenge.primary else ""
+        scores.add_row(escape(spec.name) + primary, "higher" if spec.higher_is_better else "lower", escape(spec.help))
+    console.print(scores)
+    if not challenge.parameters:
+        return
+    params = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    params.add_column("--set KEY=")
+    params.add_column("default")
+    params.add_column("allowed")
+    params.add_column("meaning")
+    for p in challenge.parameters:
+        default = "none" if p.default is None else str(p.default)
+        params.add_row(p.name, escape(default), escape(p.allowed), escape(p.help))
+    console.print(params)
+
+
+class DelayedProgress:
+    """A progress bar on stderr that appears only once a run has lasted ``delay`` seconds.
+
+    Nothing is drawn when stderr is not a terminal.
+    """
+
+    def __init__(self, label: str, delay: float = 1.0) -> None:
+        self.label = label
+        self.delay = delay
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.bar: Progress | None = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < self.delay or done >= total:
+                return
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=stderr,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()

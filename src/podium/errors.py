@@ -1,0 +1,38 @@
+"""Exceptions that end a command, and the exit codes they map to.
+
+Exit codes of every ``podium`` command:
+
+====  =====================================================================
+0     scored (or, for ``validate``, the submission passed every check)
+1     submission rejected: the result document lists every problem found
+2     usage, truth or configuration error (the organizer's side)
+70    internal error: a bug in podium (``--debug`` shows the traceback)
+====  =====================================================================
+"""
+
+from __future__ import annotations
+
+from podium.issues import Issue
+
+EXIT_SCORED = 0
+EXIT_REJECTED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+
+
+class PodiumError(Exception):
+    """An error that is the caller's to fix; ``exit_code`` says how the CLI ends."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, issues: list[Issue] | None = None) -> None:
+        super().__init__(message)
+        self.issues = issues or []
+
+
+class UsageError(PodiumError):
+    """A wrong command line or parameter value."""
+
+
+class TruthError(PodiumError):
+    """The ground truth (the organizer's files) is missing or malformed."""

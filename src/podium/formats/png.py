@@ -1,0 +1,143 @@
+"""Reading PNG files safely and fast.
+
+The header (IHDR) is read and checked before any pixel is decoded, so that a
+wrong size, channel count or bit depth gets a precise message, and a file
+claiming a huge size is never inflated. Pixels are decoded with imagecodecs
+(libpng with zlib-ng), the fastest candidate measured in
+``benchmarks/png_decoders.py``; palette images are decoded with Pillow, which
+keeps their indices (imagecodecs expands them to RGB).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import imagecodecs
+import numpy as np
+from numpy.typing import NDArray
+from PIL import Image
+
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+COLOR_TYPES = {
+    0: ("grayscale", 1),
+    2: ("RGB", 3),
+    3: ("palette (indexed colour)", 1),
+    4: ("grayscale with alpha", 2),
+    6: ("RGBA", 4),
+}
+
+# Signatures of files that are often sent by mistake under a .png name.
+_OTHER_FORMATS = (
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"II*\x00", "TIFF"),
+    (b"MM\x00*", "TIFF"),
+    (b"BM", "BMP"),
+    (b"\x93NUMPY", "NumPy .npy"),
+    (b"GIF8", "GIF"),
+)
+
+
+class ImageError(Exception):
+    """A file that is not a readable image of the expected kind (message is plain text)."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+    def at(self, path: Path) -> ImageError:
+        """The same problem, naming ``path``."""
+        return ImageError(self.message, path)
+
+
+@dataclass(frozen=True)
+class PngHeader:
+    width: int
+    height: int
+    bit_depth: int
+    color_type: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.height, self.width)
+
+    @property
+    def kind(self) -> str:
+        return COLOR_TYPES.get(self.color_type, (f"colour type {self.color_type}", 0))[0]
+
+    @property
+    def channels(self) -> int:
+        return COLOR_TYPES.get(self.color_type, ("", 0))[1]
+
+    def describe(self) -> str:
+        return f"{self.width}x{self.height} {self.bit_depth}-bit {self.kind}"
+
+
+def read_bytes(path: Path, max_bytes: int) -> bytes:
+    """The file's content; refuses links, special files and files over ``max_bytes``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ImageError(f"cannot be opened ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ImageError("is not a regular file")
+        if info.st_size > max_bytes:
+            raise ImageError(f"is {info.st_size:,} bytes, more than an image of the expected size can take")
+        return f.read(max_bytes + 1)
+
+
+def parse_header(data: bytes) -> PngHeader:
+    """The IHDR fields of PNG ``data``; :class:`ImageError` if it is not a PNG."""
+    if not data.startswith(SIGNATURE):
+        for magic, name in _OTHER_FORMATS:
+            if data.startswith(magic):
+                raise ImageError(f"is a {name} file, not a PNG")
+        raise ImageError("is not a PNG file" if data else "is empty")
+    if len(data) < 33 or data[12:16] != b"IHDR":
+        raise ImageError("is not a valid PNG (no IHDR header)")
+    width, height, bit_depth, color_type = struct.unpack(">IIBB", data[16:26])
+    if width == 0 or height == 0:
+        raise ImageError("is a PNG with no pixels")
+    return PngHeader(width, height, bit_depth, color_type)
+
+
+def max_png_bytes(shape: tuple[int, int], bytes_per_pixel: int = 2) -> int:
+    """A generous upper bound on the file size of a PNG of ``shape``.
+
+    Deflate never expands data by more than a few bytes per 16 KiB block, so
+    twice the raw size plus room for metadata chunks is ample.
+    """
+    height, width = shape
+    return 2 * height * (width * bytes_per_pixel + 1) + (1 << 20)
+
+
+def decode(data: bytes, header: PngHeader) -> NDArray[np.generic]:
+    """Pixels of a PNG already checked by :func:`parse_header`.
+
+    Palette images give their indices; others give the sample values as
+    stored, with shape ``(height, width)`` or ``(height, width, channels)``.
+    """
+    try:
+        if header.color_type == 3:
+            with Image.open(io.BytesIO(data)) as image:
+                pixels = np.asarray(image)
+        else:
+            pixels = imagecodecs.png_decode(data)
+    except Exception as exc:  # decoders raise many types on corrupt data
+        raise ImageError(f"does not decode as PNG ({_short(exc)})") from None
+    if pixels.shape[:2] != header.shape:
+        raise ImageError(f"decodes to {pixels.shape[1]}x{pixels.shape[0]}, not the {header.describe()} its header says")
+    return pixels
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:120] if text else type(exc).__name__

@@ -1,0 +1,83 @@
+"""Challenge parameters, set on the command line as ``--set KEY=VALUE``.
+
+Each challenge declares its parameters with a default and a one-line meaning;
+:func:`resolve` turns the raw ``KEY=VALUE`` strings into typed values and
+rejects unknown keys and bad values with a message that says what is allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+
+from podium.errors import UsageError
+
+Parser = Callable[[str], object]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A settable knob: ``parse`` turns text into a value or raises ``ValueError``."""
+
+    name: str
+    default: object
+    help: str
+    parse: Parser
+    allowed: str  # what values are accepted, for messages and ``podium challenges``
+
+
+def choice(name: str, default: str, help: str, options: Iterable[str]) -> Parameter:
+    options = tuple(options)
+
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return text
+
+    return Parameter(name, default, help, parse, " | ".join(options))
+
+
+def optional_integer(name: str, help: str, low: int, high: int) -> Parameter:
+    """An integer in ``[low, high]``, or ``none`` (the default)."""
+
+    def parse(text: str) -> int | None:
+        if text.lower() == "none":
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"must be an integer from {low} to {high}, or none") from None
+        if not low <= value <= high:
+            raise ValueError(f"must be an integer from {low} to {high}, or none")
+        return value
+
+    return Parameter(name, None, help, parse, f"none | {low}..{high}")
+
+
+def parse_settings(settings: Iterable[str]) -> dict[str, str]:
+    """Split ``KEY=VALUE`` strings; the last setting of a key wins."""
+    raw: dict[str, str] = {}
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set takes KEY=VALUE, got {setting!r}")
+        raw[key.strip()] = value.strip()
+    return raw
+
+
+def resolve(parameters: Iterable[Parameter], raw: Mapping[str, str]) -> dict[str, object]:
+    """Typed values for every parameter: the defaults, overridden by ``raw``."""
+    by_name = {p.name: p for p in parameters}
+    values = {name: p.default for name, p in by_name.items()}
+    for key, text in raw.items():
+        if key not in by_name:
+            known = ", ".join(by_name) or "none"
+            hint = difflib.get_close_matches(key, by_name, n=1)
+            did_you_mean = f"; did you mean {hint[0]}?" if hint else ""
+            raise UsageError(f"unknown parameter {key!r} (parameters: {known}){did_you_mean}")
+        try:
+            values[key] = by_name[key].parse(text)
+        except ValueError as exc:
+            raise UsageError(f"parameter {key}={text!r}: {exc}") from None
+    return values

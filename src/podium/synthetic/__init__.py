@@ -1,0 +1,1 @@
+"""Synthetic test sets: for the demo, the tests and the benchmarks."""
