@@ -31,6 +31,11 @@ class Issue:
         return f"{where}: {self.message}" if where else self.message
 
 
+def plural(count: int, noun: str) -> str:
+    """``'1 file'``, ``'3 files'``."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
 def summarize_names(names: Iterable[str], shown: int = 10) -> str:
     """``'a, b, c and 12 more'``: a list of names cut to a readable length."""
     names = list(names)

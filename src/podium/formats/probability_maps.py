@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from podium.errors import TruthError
 from podium.formats import png
 from podium.formats.folders import Listing, list_folder, stem_of
-from podium.issues import Issue, IssueLog, summarize_names
+from podium.issues import Issue, IssueLog, plural, summarize_names
 
 PNG = (".png",)
 CLASSES_FILE = "classes.txt"
@@ -160,12 +160,12 @@ def map_submission(root: Path, truth: TruthSet, log: IssueLog) -> dict[tuple[int
             else:
                 extra.append(f"{folder.name}/{path.name}")
     if extra:
-        log.warning("extra_files", f"{len(extra)} files are not test images and were ignored: {summarize_names(extra)}", root)
+        log.warning("extra_files", f"{plural(len(extra), 'file')} ignored (not test images): {summarize_names(extra)}", root)
     missing = [f"{c}/{s}.png" for s in truth.files for i, c in enumerate(truth.classes) if (i, s) not in found]
     if missing:
         log.warning(
             "missing_images",
-            f"{len(missing)} of {len(truth.files) * len(truth.classes)} images are missing and count as all zeros: "
+            f"{len(missing):,} of {plural(len(truth.files) * len(truth.classes), 'image')} missing, counted as all zeros: "
             f"{summarize_names(missing)}",
             root,
         )
@@ -223,7 +223,7 @@ def read_probability_map(path: Path, shape: tuple[int, int]) -> NDArray[np.uint8
         over = pixels > MAX_PROBABILITY
         row, col = np.argwhere(over)[0]
         raise png.ImageError(
-            f"has {int(np.count_nonzero(over)):,} values above 100 (largest {int(pixels.max())}, "
+            f"has {plural(int(np.count_nonzero(over)), 'value')} above 100 (largest {int(pixels.max())}, "
             f"first at row {row}, column {col}); probabilities are integers 0..100",
             path,
         )

@@ -1,0 +1,155 @@
+"""The CLI contract every challenge follows: exit codes, the JSON document, the commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import save_png
+from podium import __version__, engine
+from podium.cli import cli
+from podium.synthetic.fuzzy_jaccard import write_set
+
+DOCUMENT_KEYS = {"challenge", "status", "scores", "details", "warnings", "errors", "podium_version", "parameters"}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> tuple[Path, Path]:
+    return write_set(tmp_path_factory.mktemp("set"), n_images=3, shape=(30, 40), classes=("a", "b"))
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_scored_document(demo, tmp_path: Path) -> None:
+    truth, sub = demo
+    out = tmp_path / "result.json"
+    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub), "--json", str(out))
+    assert result.exit_code == 0
+    assert "fuzzy_jaccard/a" in result.stdout  # the table
+    doc = json.loads(out.read_text())
+    assert set(doc) == DOCUMENT_KEYS
+    assert doc["challenge"] == "fuzzy-jaccard" and doc["status"] == "scored"
+    assert doc["podium_version"] == __version__
+    assert doc["parameters"] == {"roi": "union", "ignore": None}
+    assert set(doc["scores"]) == {"fuzzy_jaccard", "fuzzy_jaccard/a", "fuzzy_jaccard/b"}
+    assert all(isinstance(v, float) for v in doc["scores"].values())
+    assert set(doc["details"]["per_image"]) == {"image_0000", "image_0001", "image_0002"}
+
+
+def test_json_to_stdout_is_only_json(demo) -> None:
+    truth, sub = demo
+    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub), "--json", "-", "--set", "roi=all")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["parameters"]["roi"] == "all"
+
+
+def test_rejected_document_is_written(demo, tmp_path: Path) -> None:
+    truth, sub = demo
+    bad = tmp_path / "sub"
+    save_png(bad / "a" / "image_0000.png", np.full((30, 40), 255, np.uint8))
+    out = tmp_path / "result.json"
+    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(bad), "--json", str(out))
+    assert result.exit_code == 1
+    doc = json.loads(out.read_text())
+    assert set(doc) == DOCUMENT_KEYS
+    assert doc["status"] == "rejected" and doc["scores"] == {}
+    (error,) = doc["errors"]
+    assert set(error) == {"code", "message", "file", "line"}
+    assert error["file"] == str(bad / "a" / "image_0000.png")
+
+
+def test_submission_that_is_a_file_is_rejected(demo, tmp_path: Path) -> None:
+    truth, _ = demo
+    (tmp_path / "sub.zip").write_bytes(b"PK")
+    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "sub.zip"), "--json", "-")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["errors"][0]["code"] == "not_a_folder"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["evaluate", "no-such", "--truth", ".", "--submission", "."], "unknown challenge 'no-such'"),
+        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "missing-folder"], "does not exist"),
+        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "roi=most"], "must be one of union, all"),
+        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignor=3"], "did you mean ignore?"),
+        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignore=x"], "integer from 0 to 65535"),
+        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "roi"], "KEY=VALUE"),
+        (["evaluate", "fuzzy-jaccard", "--submission", "SUB"], "Missing option '--truth'"),
+        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--workers", "0"], "--workers"),
+    ],
+)
+def test_usage_errors_exit_2(demo, args: list[str], fragment: str) -> None:
+    truth, sub = demo
+    args = [str(truth) if a == "TRUTH" else str(sub) if a == "SUB" else a for a in args]
+    result = invoke(*args)
+    assert result.exit_code == 2
+    assert fragment in result.output
+    assert "Traceback" not in result.output
+
+
+def test_internal_error_is_one_line_and_exit_70(demo, monkeypatch) -> None:
+    truth, sub = demo
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("kernel exploded\nsecond line")
+
+    monkeypatch.setattr("podium.cli.evaluate", broken)
+    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub))
+    assert result.exit_code == 70
+    assert "internal error: RuntimeError: kernel exploded (run with --debug" in result.output
+    assert "Traceback" not in result.output and "second line" not in result.output
+    result = invoke("--debug", "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub))
+    assert result.exit_code == 70
+    assert "Traceback" in result.stderr
+
+
+def test_validate_has_the_same_codes_and_no_scores(demo, tmp_path: Path) -> None:
+    truth, sub = demo
+    result = invoke("validate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub), "--json", "-")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "scored" and doc["scores"] == {} and doc["errors"] == []
+    save_png(tmp_path / "bad" / "b" / "image_0001.png", np.zeros((2, 2), np.uint8))
+    result = invoke("validate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "bad"), "--json", "-")
+    assert result.exit_code == 1 and json.loads(result.stdout)["status"] == "rejected"
+
+
+def test_challenges_lists_parameters_scores_and_directions() -> None:
+    result = invoke("challenges", "--json")
+    assert result.exit_code == 0
+    (entry,) = [c for c in json.loads(result.stdout) if c["id"] == "fuzzy-jaccard"]
+    assert entry["primary"] == "fuzzy_jaccard"
+    assert entry["scores"][0]["higher_is_better"] is True
+    assert {p["name"]: p["default"] for p in entry["parameters"]} == {"roi": "union", "ignore": None}
+    table = invoke("challenges")
+    assert table.exit_code == 0 and "roi" in table.stdout and "higher" in table.stdout
+
+
+def test_demo_scores_every_challenge(tmp_path: Path) -> None:
+    result = invoke("demo", "--folder", str(tmp_path), "--workers", "1")
+    assert result.exit_code == 0, result.output
+    assert "fuzzy_jaccard" in result.stdout
+    assert (tmp_path / "fuzzy-jaccard" / "truth" / "classes.txt").is_file()
+
+
+def test_installed_command_runs_with_two_workers(demo) -> None:
+    """The real entry point, in a real process, with a process pool."""
+    truth, sub = demo
+    command = [sys.executable, "-m", "podium", "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub)]
+    one = subprocess.run(command + ["--json", "-", "--workers", "1"], capture_output=True, text=True, check=True)
+    two = subprocess.run(command + ["--json", "-", "--workers", "2"], capture_output=True, text=True, check=True)
+    assert one.stderr == "" and two.stderr == ""  # no progress bar when stderr is not a terminal
+    assert json.loads(one.stdout)["scores"] == json.loads(two.stdout)["scores"]
+
+
+def test_default_workers_is_positive() -> None:
+    assert engine.default_workers() >= 1
