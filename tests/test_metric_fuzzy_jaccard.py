@@ -53,7 +53,7 @@ def reference_sums(truth_images, prediction_images, roi_images):
 def test_seed_worked_example_every_pixel() -> None:
     score = fuzzy_jaccard_score(SEED_TRUTH[None], SEED_PREDICTION[None])
     assert score == pytest.approx(860 / 930, abs=1e-15)
-    stats = FuzzyJaccardStats.from_image([SEED_TRUTH == 100], [SEED_PREDICTION.astype(np.uint8)])
+    stats = FuzzyJaccardStats.from_masks([SEED_TRUTH == 100], [SEED_PREDICTION.astype(np.uint8)])
     assert stats == FuzzyJaccardStats((860,), (930,))
 
 
@@ -81,7 +81,9 @@ def test_random_sets_match_pixel_reference(seed: int) -> None:
         truth_images.append(truths)
         prediction_images.append(predictions)
         roi_images.append(roi)
-        stats = stats.merge(FuzzyJaccardStats.from_image(truths, predictions, roi))
+        from_masks = FuzzyJaccardStats.from_masks(truths, predictions, roi)
+        assert FuzzyJaccardStats.from_labels(labels, predictions, roi) == from_masks
+        stats = stats.merge(from_masks)
     inter, union = reference_sums(truth_images, prediction_images, roi_images)
     assert stats.intersection == tuple(inter)
     assert stats.union == tuple(union)
@@ -95,7 +97,7 @@ def test_merge_order_does_not_matter() -> None:
     for _ in range(30):
         labels = rng.integers(0, 4, size=(9, 7))
         predictions = [rng.integers(0, 101, size=(9, 7)).astype(np.uint8) for _ in range(3)]
-        parts.append(FuzzyJaccardStats.from_image([labels == c for c in (1, 2, 3)], predictions, labels > 0))
+        parts.append(FuzzyJaccardStats.from_masks([labels == c for c in (1, 2, 3)], predictions, labels > 0))
     forward = FuzzyJaccardStats.zeros(3)
     for part in parts:
         forward = forward.merge(part)
@@ -110,7 +112,7 @@ def test_merge_order_does_not_matter() -> None:
 
 def test_missing_prediction_counts_as_zeros() -> None:
     truth = np.array([[True, False], [True, True]])
-    assert FuzzyJaccardStats.from_image([truth], [None]) == FuzzyJaccardStats.from_image([truth], [np.zeros((2, 2), np.uint8)])
+    assert FuzzyJaccardStats.from_masks([truth], [None]) == FuzzyJaccardStats.from_masks([truth], [np.zeros((2, 2), np.uint8)])
 
 
 def test_undefined_class_is_nan_and_left_out_of_the_mean() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from podium import __version__, display
+from podium.allocator import keep_large_blocks
 from podium.challenges import REGISTRY, get
 from podium.engine import default_workers, evaluate
 from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
@@ -191,4 +192,5 @@ def demo_command(folder: Path | None, workers: int | None) -> int:
 
 
 def main() -> None:
+    keep_large_blocks()
     cli(prog_name="podium")

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from functools import reduce
 from pathlib import Path
 from typing import Any
 
+from podium.allocator import keep_large_blocks
 from podium.challenges import get
 from podium.challenges.base import Challenge, ItemResult
 from podium.errors import TruthError, UsageError
@@ -89,24 +92,36 @@ def _run(
         initializer=_init_worker,
         initargs=(challenge.id, context),
     ) as pool:
-        # Small chunks keep both cores busy to the end; results come back in order.
-        chunk = max(1, min(16, total // (workers * 8)))
-        for done, result in enumerate(pool.map(_evaluate_in_worker, items, chunksize=chunk), start=1):
+        # One item at a time keeps every core busy to the end; results come back in order.
+        for done, result in enumerate(pool.map(_evaluate_in_worker, items), start=1):
             yield result
             if progress:
                 progress(done, total)
 
 
 def _process_context() -> multiprocessing.context.BaseContext:
-    # forkserver: safe with the threads a progress bar runs, and cheap to start.
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    return multiprocessing.get_context(method)
+    """How worker processes start.
+
+    ``fork`` on Linux while this process runs a single thread: workers start at
+    once with everything imported. Otherwise (a progress bar or a server's
+    threads could hold locks that a forked child would inherit) ``forkserver``,
+    with podium imported once in the server, or ``spawn`` where neither exists.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["podium.engine"])
+    return context
 
 
 _worker_state: dict[str, Any] = {}
 
 
 def _init_worker(challenge_id: str, context: Any) -> None:
+    keep_large_blocks()
     _worker_state["challenge"] = get(challenge_id)
     _worker_state["context"] = context
 

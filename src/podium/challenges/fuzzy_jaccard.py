@@ -74,10 +74,10 @@ class FuzzyJaccard(Challenge):
         n_classes = len(context.truth.classes)
         empty = FuzzyJaccardStats.zeros(n_classes)
         try:
-            masks, roi = self._read_truth(context, item)
+            truth, roi = self._read_truth(context, item)
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
-        shape = masks[0].shape
+        shape = truth.shape if isinstance(truth, np.ndarray) else truth[0].shape
         predictions: list[np.ndarray | None] = []
         errors: list[Issue] = []
         for path in item.predictions:
@@ -91,16 +91,19 @@ class FuzzyJaccard(Challenge):
                 predictions.append(None)
         if errors:
             return ItemResult(empty, errors=errors)
-        stats = FuzzyJaccardStats.from_image(masks, predictions, roi)
+        if context.truth.layout == "labels":
+            stats = FuzzyJaccardStats.from_labels(truth, predictions, roi)
+        else:
+            stats = FuzzyJaccardStats.from_masks(truth, predictions, roi)
         return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())})
 
     @staticmethod
-    def _read_truth(context: Context, item: Item) -> tuple[list[np.ndarray], np.ndarray | None]:
-        n_classes = len(context.truth.classes)
+    def _read_truth(context: Context, item: Item) -> tuple[np.ndarray | list[np.ndarray], np.ndarray | None]:
+        """The label image (labels layout) or the class masks, and the ROI."""
         if context.truth.layout == "labels":
             (path,) = item.truth_files
-            labels = maps.read_labels(path, n_classes, context.ignore)
-            return maps.class_masks(labels, n_classes), maps.roi_of_labels(labels, context.roi, context.ignore)
+            labels = maps.read_labels(path, len(context.truth.classes), context.ignore)
+            return labels, maps.roi_of_labels(labels, context.roi, context.ignore)
         masks = [maps.read_mask(path) for path in item.truth_files]
         shapes = {m.shape for m in masks}
         if len(shapes) > 1:

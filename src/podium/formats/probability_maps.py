@@ -247,11 +247,6 @@ def _decode(path: Path, data: bytes, header: png.PngHeader) -> NDArray[np.generi
         raise exc.at(path) from None
 
 
-def class_masks(labels: NDArray[np.integer], n_classes: int) -> list[NDArray[np.bool_]]:
-    """Boolean mask of each class 1..n_classes of a label image."""
-    return [labels == value for value in range(1, n_classes + 1)]
-
-
 def roi_of_labels(labels: NDArray[np.integer], roi: str, ignore: int | None) -> NDArray[np.bool_] | None:
     """Region of interest of a label image (``None`` = every pixel)."""
     if roi == "union":

@@ -43,39 +43,43 @@ class FuzzyJaccardStats:
         return cls((0,) * n_classes, (0,) * n_classes)
 
     @classmethod
-    def from_image(
+    def from_masks(
         cls,
         truth: Sequence[NDArray[np.bool_]],
         predictions: Sequence[NDArray[np.uint8] | None],
         roi: NDArray[np.bool_] | None = None,
     ) -> FuzzyJaccardStats:
-        """Statistics of one image.
+        """Statistics of one image whose truth is one boolean mask per class.
 
-        ``truth[c]`` is the boolean mask of class ``c`` (G = 100 where True);
-        ``predictions[c]`` is a uint8 array of values 0..100 (not checked here:
-        readers reject larger values), or ``None`` for an image the submission
-        did not process, which counts as all zeros; ``roi`` is the boolean
-        region of interest, ``None`` meaning every pixel. Truth pixels outside
-        the ROI are ignored.
+        ``truth[c]`` is True where G = 100 for class ``c``; ``predictions[c]`` is
+        a uint8 array of values 0..100 (not checked here: readers reject larger
+        values), or ``None`` for an image the submission did not process, which
+        counts as all zeros; ``roi`` is the boolean region of interest, ``None``
+        meaning every pixel. Truth pixels outside the ROI are ignored.
         """
-        buffer: NDArray[np.uint8] | None = None
-        inter: list[int] = []
-        union: list[int] = []
+        sums = _ClassSums(roi)
         for g, p in zip(truth, predictions, strict=True):
-            if roi is not None:
-                g = g & roi
-            n_truth = int(np.count_nonzero(g))
-            if p is None:
-                inter.append(0)
-                union.append(MAX_PROBABILITY * n_truth)
-                continue
-            if buffer is None or buffer.shape != p.shape:
-                buffer = np.empty_like(p)
-            sum_in = _masked_sum(p, g, buffer)
-            sum_roi = int(p.sum(dtype=np.uint64)) if roi is None else _masked_sum(p, roi, buffer)
-            inter.append(sum_in)
-            union.append(MAX_PROBABILITY * n_truth + sum_roi - sum_in)
-        return cls(tuple(inter), tuple(union))
+            sums.add(g, p)
+        return cls(tuple(sums.intersection), tuple(sums.union))
+
+    @classmethod
+    def from_labels(
+        cls,
+        labels: NDArray[np.integer],
+        predictions: Sequence[NDArray[np.uint8] | None],
+        roi: NDArray[np.bool_] | None = None,
+    ) -> FuzzyJaccardStats:
+        """Statistics of one image whose truth is a label image: class ``c`` is label ``c + 1``.
+
+        Same as :meth:`from_masks` with ``truth[c] = labels == c + 1``, without
+        holding every mask in memory at once.
+        """
+        sums = _ClassSums(roi)
+        mask = np.empty(labels.shape, dtype=bool)
+        for c, p in enumerate(predictions):
+            np.equal(labels, c + 1, out=mask)
+            sums.add(mask, p)
+        return cls(tuple(sums.intersection), tuple(sums.union))
 
     def merge(self, other: FuzzyJaccardStats) -> FuzzyJaccardStats:
         """Statistics of the union of two disjoint sets of images."""
@@ -94,10 +98,43 @@ class FuzzyJaccardStats:
         )
 
 
-def _masked_sum(p: NDArray[np.uint8], mask: NDArray[np.bool_], buffer: NDArray[np.uint8]) -> int:
-    """``Σ p[mask]`` without boolean indexing: multiply into a reused buffer, then sum."""
-    np.multiply(p, mask, out=buffer)
-    return int(buffer.sum(dtype=np.uint64))
+class _ClassSums:
+    """Accumulates ``Σ min(P, G)`` and ``Σ max(P, G)`` class by class over one image."""
+
+    def __init__(self, roi: NDArray[np.bool_] | None) -> None:
+        self.roi = roi
+        self.buffer: NDArray[np.uint8] | None = None
+        self.inside: NDArray[np.bool_] | None = None
+        self.intersection: list[int] = []
+        self.union: list[int] = []
+
+    def add(self, g: NDArray[np.bool_], p: NDArray[np.uint8] | None) -> None:
+        """Add one class: truth mask ``g``, prediction ``p`` (``None`` = all zeros)."""
+        if self.roi is not None:
+            if self.inside is None:
+                self.inside = np.empty(g.shape, dtype=bool)
+            g = np.logical_and(g, self.roi, out=self.inside)
+        n_truth = int(np.count_nonzero(g))
+        if p is None:
+            self.intersection.append(0)
+            self.union.append(MAX_PROBABILITY * n_truth)
+            return
+        sum_in = self._masked_sum(p, g)
+        sum_roi = _sum(p) if self.roi is None else self._masked_sum(p, self.roi)
+        self.intersection.append(sum_in)
+        self.union.append(MAX_PROBABILITY * n_truth + sum_roi - sum_in)
+
+    def _masked_sum(self, p: NDArray[np.uint8], mask: NDArray[np.bool_]) -> int:
+        """``Σ p[mask]`` without boolean indexing: multiply into a reused buffer, then sum."""
+        if self.buffer is None or self.buffer.shape != p.shape:
+            self.buffer = np.empty_like(p)
+        return _sum(np.multiply(p, mask, out=self.buffer))
+
+
+def _sum(values: NDArray[np.uint8]) -> int:
+    """Exact sum of 0..100 values: rows in uint32 (exact below 42 million columns), then uint64."""
+    rows = values.reshape(-1, values.shape[-1]) if values.ndim else values.reshape(1, 1)
+    return int(rows.sum(axis=1, dtype=np.uint32).sum(dtype=np.uint64))
 
 
 def fuzzy_jaccard_score(
@@ -121,7 +158,7 @@ def fuzzy_jaccard_score(
         ``"macro"``: mean of the defined per-class values (NaN if none is
         defined); ``None``: the per-class values, NaN where undefined.
 
-    To pool several images, add up :meth:`FuzzyJaccardStats.from_image` with
+    To pool several images, add up :meth:`FuzzyJaccardStats.from_masks` with
     :meth:`FuzzyJaccardStats.merge` instead of averaging per-image scores.
     """
     truth = np.asarray(y_true)
@@ -137,7 +174,7 @@ def fuzzy_jaccard_score(
     mask = None if roi is None else np.asarray(roi, dtype=bool)
     if mask is not None and mask.shape != truth.shape[1:]:
         raise ValueError(f"roi {mask.shape} must have the image shape {truth.shape[1:]}")
-    stats = FuzzyJaccardStats.from_image(list(truth), list(pred.astype(np.uint8)), mask)
+    stats = FuzzyJaccardStats.from_masks(list(truth), list(pred.astype(np.uint8)), mask)
     per_class = stats.compute()
     if average is None:
         return per_class

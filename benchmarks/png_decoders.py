@@ -1,0 +1,90 @@
+"""PNG decoder candidates on the files of the fuzzy-jaccard benchmark, side by side.
+
+Decodes the same truth and submission files with each installed candidate
+(Pillow, OpenCV, pyspng, imagecodecs, pywuffs), checks that every candidate
+gives the same pixels, and prints the throughput. Run
+``benchmarks/fuzzy_jaccard_throughput.py`` first to build the files, and
+``pip install -r benchmarks/requirements.txt`` for the optional candidates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import imagecodecs
+import numpy as np
+from PIL import Image
+
+HERE = Path(__file__).resolve().parent
+
+
+def candidates() -> dict[str, Callable[[bytes], np.ndarray]]:
+    found: dict[str, Callable[[bytes], np.ndarray]] = {
+        "Pillow": lambda data: np.asarray(Image.open(io.BytesIO(data))),
+        "imagecodecs (libpng + zlib-ng)": imagecodecs.png_decode,
+    }
+    try:
+        import cv2
+
+        cv2.setNumThreads(1)
+        found["OpenCV"] = lambda data: cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    except ImportError:
+        pass
+    try:
+        import pyspng
+
+        found["pyspng (libspng)"] = pyspng.load
+    except ImportError:
+        pass
+    try:
+        from pywuffs import ImageDecoderType, PixelFormat
+        from pywuffs.aux import ImageDecoder, ImageDecoderConfig
+
+        config = ImageDecoderConfig()
+        config.enabled_decoders = [ImageDecoderType.PNG]
+        config.pixel_format = PixelFormat.Y
+        decoder = ImageDecoder(config)
+        found["pywuffs (Wuffs)"] = lambda data: decoder.decode(data).pixbuf[..., 0]
+    except ImportError:
+        pass
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=HERE / "data" / "fuzzy-jaccard")
+    parser.add_argument("--files", type=int, default=100, help="how many files to decode")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    paths = sorted(args.data.glob("truth/*.png")) + sorted(args.data.glob("submission/*/*.png"))
+    if not paths:
+        raise SystemExit(f"no PNG under {args.data}: run benchmarks/fuzzy_jaccard_throughput.py first")
+    step = max(1, len(paths) // args.files)
+    blobs = [p.read_bytes() for p in paths[::step][: args.files]]
+    reference = [imagecodecs.png_decode(b) for b in blobs]
+    megapixels = sum(r.size for r in reference) / 1e6
+    print(f"{len(blobs)} files, {megapixels:.0f} MP, {sum(map(len, blobs)) / 1e6:.0f} MB\n")
+    print(f"{'decoder':32s} {'MP/s':>8s} {'vs Pillow':>10s}")
+    rates = {}
+    for name, decode in candidates().items():
+        for blob, expected in zip(blobs, reference):
+            assert np.array_equal(decode(blob), expected), f"{name} decodes differently"
+        best = min(_time(decode, blobs) for _ in range(args.runs))
+        rates[name] = megapixels / best
+    for name, rate in rates.items():
+        print(f"{name:32s} {rate:8.1f} {rate / rates['Pillow']:9.2f}x")
+
+
+def _time(decode: Callable[[bytes], np.ndarray], blobs: list[bytes]) -> float:
+    start = time.perf_counter()
+    for blob in blobs:
+        decode(blob)
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    main()
