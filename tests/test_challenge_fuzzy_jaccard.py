@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import os
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from PIL import Image
 
-from conftest import save_png
-from podium.cli import cli
+from conftest import run, run_json, save_png
 from podium.engine import evaluate
 from test_metric_fuzzy_jaccard import SEED_PREDICTION, SEED_TRUTH
 
 CLASSES = ("car", "tree")
 
 
-def run(*args: str) -> tuple[int, str]:
-    """Exit code and everything printed (stdout and stderr)."""
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.output
-
-
-def evaluate_json(truth: Path, submission: Path, *extra: str, command: str = "evaluate") -> tuple[int, dict]:
-    args = [command, "fuzzy-jaccard", "--truth", str(truth), "--submission", str(submission), "--json", "-", "--workers", "1"]
-    result = CliRunner().invoke(cli, args + list(extra))
-    return result.exit_code, json.loads(result.stdout)
+def evaluate_json(truth: Path, submission: Path, *extra: str) -> tuple[int, dict]:
+    return run_json("fuzzy-jaccard", truth, submission, *extra)
 
 
 def write_label_truth(root: Path, images: dict[str, np.ndarray], classes=CLASSES) -> Path:

@@ -180,11 +180,12 @@ def demo_command(folder: Path | None, workers: int | None) -> int:
         root = folder or Path(scratch)
         for challenge in REGISTRY.values():
             truth, submission = challenge.write_demo(root / challenge.id)
+            settings = "".join(f" --set {k}={v}" for k, v in challenge.demo_settings.items())
             display.stdout.print(
-                f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {truth} --submission {submission}",
+                f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {truth} --submission {submission}{settings}",
                 soft_wrap=True,
             )
-            result = evaluate(challenge.id, truth, submission, workers=workers or default_workers())
+            result = evaluate(challenge.id, truth, submission, challenge.demo_settings, workers=workers or default_workers())
             _report(result, None, quiet=False)
             if result.status == REJECTED:
                 return EXIT_REJECTED

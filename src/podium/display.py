@@ -26,11 +26,15 @@ def scores_table(challenge: Challenge, result: Result) -> Table:
     table.add_column("better")
     for name, value in result.scores.items():
         try:
-            better = "higher" if challenge.score_spec(name).higher_is_better else "lower"
+            better = _direction(challenge.score_spec(name).higher_is_better)
         except KeyError:
             better = ""
         table.add_row(escape(name), _number(value), better)
     return table
+
+
+def _direction(higher_is_better: bool | None) -> str:
+    return "" if higher_is_better is None else "higher" if higher_is_better else "lower"
 
 
 def _number(value: Any) -> str:
@@ -56,7 +60,7 @@ def print_challenge(console: Console, challenge: Challenge) -> None:
     scores.add_column("meaning")
     for spec in challenge.scores:
         primary = " (primary)" if spec.name == challenge.primary else ""
-        scores.add_row(escape(spec.name) + primary, "higher" if spec.higher_is_better else "lower", escape(spec.help))
+        scores.add_row(escape(spec.name) + primary, _direction(spec.higher_is_better), escape(spec.help))
     console.print(scores)
     if not challenge.parameters:
         return

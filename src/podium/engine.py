@@ -49,14 +49,7 @@ def evaluate(
     if not submission.exists():
         raise UsageError(f"submission {submission} does not exist")
     log = IssueLog()
-    if not submission.is_dir():
-        log.error("not_a_folder", "the submission must be a folder", submission)
-        job = None
-    else:
-        job = challenge.prepare(truth, submission, params, log)
-    if job is None:
-        return Result(challenge.id, REJECTED, {}, {}, log.warnings, log.errors, params)
-
+    job = challenge.prepare(truth, submission, params, log)
     results = list(_run(challenge, job.context, job.items, workers, progress))
     truth_log = IssueLog()
     for result in results:

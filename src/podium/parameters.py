@@ -8,6 +8,7 @@ rejects unknown keys and bad values with a message that says what is allowed.
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
@@ -53,6 +54,24 @@ def optional_integer(name: str, help: str, low: int, high: int) -> Parameter:
         return value
 
     return Parameter(name, None, help, parse, f"none | {low}..{high}")
+
+
+def real(name: str, default: float | None, help: str, minimum: float = 0.0, exclusive: bool = False) -> Parameter:
+    """A finite number at least ``minimum`` (above it if ``exclusive``); ``none`` if the default is none."""
+    bound = f"> {minimum:g}" if exclusive else f">= {minimum:g}"
+
+    def parse(text: str) -> float | None:
+        if default is None and text.lower() == "none":
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"must be a number {bound}") from None
+        if not math.isfinite(value) or value < minimum or (exclusive and value == minimum):
+            raise ValueError(f"must be a finite number {bound}")
+        return value
+
+    return Parameter(name, default, help, parse, f"number {bound}" + (" | none" if default is None else ""))
 
 
 def parse_settings(settings: Iterable[str]) -> dict[str, str]:

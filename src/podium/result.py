@@ -24,7 +24,7 @@ REJECTED = "rejected"
 class Result:
     challenge: str
     status: str
-    scores: dict[str, float | None]
+    scores: dict[str, float | int | None]
     details: dict[str, Any]
     warnings: list[Issue]
     errors: list[Issue]
@@ -46,10 +46,11 @@ class Result:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=_jsonable)
 
 
-def _finite(value: float | None) -> float | None:
-    if value is None or math.isnan(value):
-        return None
-    return float(value)
+def _finite(value: float | int | None) -> float | int | None:
+    """Counts stay integers; NaN becomes null."""
+    if value is None or isinstance(value, int):
+        return value
+    return None if math.isnan(value) else float(value)
 
 
 def _jsonable(value: object) -> object:

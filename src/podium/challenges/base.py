@@ -33,10 +33,13 @@ S = TypeVar("S", bound=Mergeable)
 
 @dataclass(frozen=True)
 class ScoreSpec:
-    """A reported score: ``name`` (per-class variants are ``name/<class>``) and direction."""
+    """A reported score: ``name`` (per-class variants are ``name/<class>``) and direction.
+
+    ``higher_is_better`` is ``None`` for a descriptive count that is neither.
+    """
 
     name: str
-    higher_is_better: bool
+    higher_is_better: bool | None
     help: str
 
 
@@ -62,6 +65,7 @@ class Challenge(ABC):
     parameters: ClassVar[tuple[Parameter, ...]]
     scores: ClassVar[tuple[ScoreSpec, ...]]
     primary: ClassVar[str]  # the score that ranks teams
+    demo_settings: ClassVar[dict[str, str]] = {}  # --set values the demo shows off
 
     @abstractmethod
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:

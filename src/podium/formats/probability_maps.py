@@ -131,6 +131,9 @@ def map_submission(root: Path, truth: TruthSet, log: IssueLog) -> dict[tuple[int
     file or folder; warns about extra files and about missing images, which
     are scored as all zeros (the rules treat them as all background).
     """
+    if not root.is_dir():
+        log.error("not_a_folder", "the submission must be a folder of <class>/<stem>.png", root)
+        return {}
     class_index = {name: i for i, name in enumerate(truth.classes)}
     wanted = set(truth.files)
     found: dict[tuple[int, str], Path] = {}

@@ -1,0 +1,386 @@
+"""Files of the face-clustering challenge.
+
+Truth: CSV ``image,identity``, one row per image of the test folder (a header
+row ``image,identity`` is optional); identity is any non-empty string.
+
+Submission, as the rules define it: two columns, image name and cluster number,
+one row per image, rows in ascending order of the image names, clusters
+numbered 1..K with every number used (``I1, 2``). The name may be written with
+or without its extension when that is unambiguous. A UTF-8 BOM, CRLF line ends,
+spaces around values, blank lines and quoted fields are tolerated.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from collections.abc import Sequence
+from itertools import count, repeat
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from podium.errors import TruthError
+from podium.formats.folders import list_folder
+from podium.issues import Issue, IssueLog, plural, summarize_names
+
+MAX_BYTES = 1 << 30
+HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
+HEADER_LABELS = {"identity", "id", "label", "person", "class", "name"}
+HEADER_CLUSTERS = {"cluster", "clusters", "cluster_id", "cluster_number", "label", "id"}
+POSITIVE_INTEGER = re.compile(r"0*[1-9][0-9]{0,17}")
+
+INTEGRAL_FLOAT = re.compile(r"[+]?[0-9]+\.0*")
+_DIGITS = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True, eq=False)
+class TruthTable:
+    """The test images in truth order, and their identities as integer codes (not consecutive)."""
+
+    path: Path
+    names: list[str]
+    identity: NDArray[np.int64]  # code per image
+
+    @cached_property
+    def index_of(self) -> dict[str, int]:
+        """Exact image name -> row."""
+        return dict(zip(self.names, range(len(self.names))))
+
+    @cached_property
+    def ascending(self) -> bool:
+        """Whether the truth lists the images in ascending name order."""
+        return _ascending(self.names)
+
+    @cached_property
+    def stems(self) -> list[str]:
+        """Names without their extension (``a.b.jpg`` -> ``a.b``; ``.hidden`` stays)."""
+        return [name.rpartition(".")[0] or name for name in self.names]
+
+    @cached_property
+    def ambiguous_stems(self) -> frozenset[str]:
+        """Stems shared by several images (e.g. ``a.jpg`` and ``a.png``)."""
+        if len(self._stem_rows) == len(self.stems):
+            return frozenset()
+        return frozenset(stem for stem, n in Counter(self.stems).items() if n > 1)
+
+    @cached_property
+    def index_of_stem(self) -> dict[str, int]:
+        """Name without extension -> row, for unambiguous stems only."""
+        ambiguous = self.ambiguous_stems
+        if not ambiguous:
+            return self._stem_rows
+        return {stem: row for stem, row in self._stem_rows.items() if stem not in ambiguous}
+
+    @cached_property
+    def _stem_rows(self) -> dict[str, int]:
+        return dict(zip(self.stems, range(len(self.stems))))
+
+
+@dataclass
+class Rows:
+    """The non-blank rows of a CSV file: line numbers, and fields or the two columns."""
+
+    lines: Sequence[int]
+    fields: list[list[str]]  # leading spaces removed; empty when ``two`` was split directly
+    two: tuple[list[str], list[str]] | None = None  # the columns, stripped, when every row has two fields
+
+    def drop_header(self, labels: set[str]) -> int | None:
+        """Remove a header row like ``image,identity``; its line number, if there was one."""
+        first = [self.two[0][0], self.two[1][0]] if self.two and self.two[0] else self.fields[:1] and self.fields[0]
+        if not first or not _is_header(first, labels):
+            return None
+        if self.two:
+            self.two = (self.two[0][1:], self.two[1][1:])
+        else:
+            del self.fields[0]
+        header, self.lines = self.lines[0], self.lines[1:]
+        return header
+
+    def columns(self) -> tuple[list[str], list[str]] | None:
+        """The two columns, stripped, if every row has exactly two fields."""
+        if self.two is None and all(len(f) == 2 for f in self.fields):
+            first, second = zip(*self.fields) if self.fields else ((), ())
+            self.two = [x.strip() for x in first], [x.strip() for x in second]
+        return self.two
+
+    def field_lists(self) -> list[list[str]]:
+        """Every row's fields, stripped."""
+        if self.two is not None:
+            return [[a, b] for a, b in zip(*self.two)]
+        return [[f.strip() for f in fields] for fields in self.fields]
+
+
+def _read_text(path: Path) -> str:
+    """The file as text; raises ValueError with a reason if it is not UTF-8 text."""
+    if path.stat().st_size > MAX_BYTES:
+        raise ValueError(f"is larger than {MAX_BYTES >> 20} MiB")
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(f"is not UTF-8 text (bad byte at line {line})") from None
+    if "\0" in text:
+        raise ValueError("is not a text file (it holds NUL bytes)")
+    return text
+
+
+def _read_rows(path: Path, header_labels: set[str]) -> tuple[Rows, int | None]:
+    """The rows of a CSV file without its header row, and the header's line number if it had one.
+
+    Clean files (every line ``name,value``, no quotes, no blank lines) are split
+    in one pass; anything else goes through the ``csv`` module.
+    """
+    text = _read_text(path)
+    body = text.replace("\r\n", "\n") if "\r" in text else text
+    lines = body.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline
+    if '"' not in body and "\r" not in body and _one_comma_each(lines):
+        parts = _unpad(body).replace("\n", ",").split(",")
+        if parts[-1] == "" and len(parts) == 2 * len(lines) + 1:
+            parts.pop()
+        rows = Rows(range(1, len(lines) + 1), [], (parts[0::2], parts[1::2]))
+    else:
+        fields = list(csv.reader(text.splitlines(), skipinitialspace=True))  # one row per line
+        numbers = [i for i, f in enumerate(fields, start=1) if f and f != [""]]
+        rows = Rows(numbers, [fields[i - 1] for i in numbers])
+    return rows, rows.drop_header(header_labels)
+
+
+def _one_comma_each(lines: list[str]) -> bool:
+    counts = list(map(str.count, lines, repeat(",")))
+    return counts.count(1) == len(counts)
+
+
+def _unpad(body: str) -> str:
+    """Spaces and tabs around the fields of comma-separated lines removed (names keep inner spaces)."""
+    if " " not in body and "\t" not in body:
+        return body
+    for pad in (" ,", "\t,", ", ", ",\t", " \n", "\t\n", "\n ", "\n\t"):
+        while pad in body:
+            body = body.replace(pad, pad.strip(" \t"))
+    return body.strip(" \t")
+
+
+def _is_header(fields: list[str], labels: set[str]) -> bool:
+    return len(fields) == 2 and fields[0].strip().lower() in HEADER_NAMES and fields[1].strip().lower() in labels
+
+
+def read_truth(path: Path) -> TruthTable:
+    """Read the truth CSV; :class:`TruthError` listing every problem."""
+    if not path.is_file():
+        raise TruthError(f"truth {path} is not a file (face-clustering takes a CSV image,identity)")
+    try:
+        rows, _ = _read_rows(path, HEADER_LABELS)
+    except ValueError as exc:
+        raise TruthError(f"truth {path} {exc}") from None
+    columns = rows.columns()
+    problems: list[Issue] = []
+    if columns is None or not all(columns[0]) or not all(columns[1]) or not _distinct(columns[0]):
+        problems = _truth_problems(rows, path)
+    elif not columns[0]:
+        problems = [Issue("truth_empty", "lists no image", str(path))]
+    if problems:
+        raise TruthError(f"truth {path} is not usable", problems)
+    assert columns is not None
+    names, labels = columns
+    code_of: dict[str, int] = {}  # identity -> the row of its first image
+    identity = np.array(list(map(code_of.setdefault, labels, count())), dtype=np.int64)
+    return TruthTable(path, names, identity)
+
+
+def _distinct(names: list[str]) -> bool:
+    return all(map(str.__lt__, names, names[1:])) or len(set(names)) == len(names)
+
+
+def _truth_problems(rows: Rows, path: Path) -> list[Issue]:
+    problems = []
+    first_line: dict[str, int] = {}
+    for line, fields in zip(rows.lines, rows.field_lists()):
+        if len(fields) != 2 or not all(fields):
+            problems.append(Issue("truth_row", f"expected 'image,identity', got {fields[:3]}", str(path), line))
+        elif fields[0] in first_line:
+            problems.append(Issue("truth_duplicate", f"repeats image {fields[0]!r} of line {first_line[fields[0]]}", str(path), line))
+        else:
+            first_line[fields[0]] = line
+    return problems
+
+
+def find_submission_file(submission: Path, log: IssueLog) -> Path | None:
+    """The CSV itself, or the one ``.csv`` in a submission folder (the rules name it after the team)."""
+    if submission.is_file():
+        return submission
+    listing = list_folder(submission)
+    csvs = [p for p in listing.files if p.suffix.lower() == ".csv"]
+    if len(csvs) == 1:
+        return csvs[0]
+    if not csvs:
+        log.error("no_csv", "the submission folder holds no .csv file", submission)
+    else:
+        log.error("several_csv", f"the submission folder holds {len(csvs)} .csv files: {summarize_names(p.name for p in csvs)}", submission)
+    return None
+
+
+def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) -> NDArray[np.int64] | None:
+    """Cluster number of every truth image (in truth order), or ``None`` if the file is rejected."""
+    try:
+        rows, header = _read_rows(path, HEADER_CLUSTERS)
+    except ValueError as exc:
+        log.error("unreadable", str(exc), path)
+        return None
+    if header is not None:
+        log.warning("header", "the first row is a header; the rules' format has none", path, header)
+    parsed = _parse_clean_rows(rows, truth)
+    index, cluster = parsed if parsed is not None else _diagnose_rows(rows, truth, path, log)
+    n_images = len(truth.names)
+    uses = np.bincount(index[index >= 0], minlength=n_images)
+    clean = parsed is not None
+    if (uses > 1).any():
+        _report_duplicates(rows, index, uses, truth, path, log)
+        clean = False
+    if len(rows.lines) != n_images:
+        log.error("row_count", f"has {plural(len(rows.lines), 'row')}; the test set has {plural(n_images, 'image')}", path)
+        clean = False
+    missing = np.flatnonzero(uses == 0)
+    if missing.size:
+        names = [truth.names[i] for i in missing[:20]]
+        log.error("missing", f"has no row for {plural(missing.size, 'image')}: {summarize_names(names)}", path)
+        clean = False
+    in_truth_order = index.size == n_images and bool((index == np.arange(n_images)).all())
+    if not (in_truth_order and truth.ascending):
+        known = np.flatnonzero(index >= 0)
+        _check_order([truth.names[i] for i in index[known]], [rows.lines[k] for k in known], order, path, log)
+    if not clean:
+        return None
+    clusters = np.zeros(n_images, dtype=np.int64)
+    clusters[index] = cluster
+    return clusters if _check_numbering(clusters, path, log) and log.error_count == 0 else None
+
+
+def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """Truth row and cluster of every row, if every row is well formed; ``None`` otherwise."""
+    columns = rows.columns()
+    if columns is None:
+        return None
+    names, values = columns
+    digits = "".join(values)
+    if not (digits.isascii() and digits.isdigit()) or "" in values or max(map(len, values), default=0) > 18:
+        return None
+    cluster = np.array(values, dtype=np.int64)
+    if cluster.size and cluster.min() < 1:
+        return None
+    if names == truth.names or names == truth.stems:  # the truth's own order: nothing to look up
+        return np.arange(len(names), dtype=np.int64), cluster
+    # Names are written with their extension or without it: try the way the first row is written.
+    lookup = truth.index_of if not names or names[0] in truth.index_of else truth.index_of_stem
+    index = list(map(lookup.get, names, repeat(-1)))
+    if -1 in index:
+        index = [i if i >= 0 else truth.index_of.get(n, truth.index_of_stem.get(n, -1)) for i, n in zip(index, names)]
+        if -1 in index:
+            return None
+    return np.array(index, dtype=np.int64), cluster
+
+
+def _diagnose_rows(rows: Rows, truth: TruthTable, path: Path, log: IssueLog) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Name every row that is malformed, names an unknown image or has a bad cluster.
+
+    Returns truth row and cluster per row, -1 and 0 where the row is unusable.
+    """
+    index = np.full(len(rows.lines), -1, dtype=np.int64)
+    cluster = np.zeros(len(rows.lines), dtype=np.int64)
+    for k, (line, fields) in enumerate(zip(rows.lines, rows.field_lists())):
+        if len(fields) != 2:
+            hint = " (columns are separated by commas)" if len(fields) == 1 and re.search(r"[;\t]", fields[0]) else ""
+            log.error("malformed", f"expected 'image, cluster', got {plural(len(fields), 'field')}{hint}", path, line)
+            continue
+        name, text = fields
+        row = truth.index_of.get(name, truth.index_of_stem.get(name, -1))
+        if row < 0:
+            log.error("unknown_image", _unknown_image(name, truth), path, line)
+        index[k] = row
+        if POSITIVE_INTEGER.fullmatch(text):
+            cluster[k] = int(text)
+        else:
+            log.error("bad_cluster", _bad_cluster(text), path, line)
+    return index, cluster
+
+
+def _report_duplicates(
+    rows: Rows, index: NDArray[np.int64], uses: NDArray[np.int64], truth: TruthTable, path: Path, log: IssueLog
+) -> None:
+    first_line: dict[int, int] = {}
+    for line, i in zip(rows.lines, index.tolist()):
+        if i >= 0 and uses[i] > 1:
+            if i in first_line:
+                log.error("duplicate", f"repeats image {truth.names[i]!r} of line {first_line[i]}", path, line)
+            else:
+                first_line[i] = line
+
+
+def _unknown_image(name: str, truth: TruthTable) -> str:
+    if not name:
+        return "has an empty image name"
+    if name in truth.ambiguous_stems:
+        return f"image {name!r} is ambiguous without its extension"
+    return f"image {name!r} is not in the test set"
+
+
+def _bad_cluster(text: str) -> str:
+    if not text:
+        return "has no cluster number"
+    if INTEGRAL_FLOAT.fullmatch(text):
+        return f"cluster {text!r} must be written as an integer (e.g. {int(float(text))})"
+    return f"cluster {text!r} is not a positive integer (clusters are numbered from 1; NaN, inf, 0 and fractions are not accepted)"
+
+
+def _check_numbering(clusters: NDArray[np.int64], path: Path, log: IssueLog) -> bool:
+    """Clusters run 1..K with every number used (the rules: the last number is the count)."""
+    k = int(clusters.max())
+    used = np.bincount(clusters, minlength=k + 1)[1:]
+    unused = np.flatnonzero(used == 0) + 1
+    if unused.size:
+        log.error(
+            "cluster_numbering",
+            f"cluster numbers must run 1..K with every number used; with K = {k}, "
+            f"{summarize_names(map(str, unused[:20].tolist()))} {'is' if unused.size == 1 else 'are'} never used"
+            + (f" ({unused.size:,} in all)" if unused.size > 20 else ""),
+            path,
+        )
+    return not unused.size
+
+
+def natural_key(name: str) -> list[object]:
+    """``'img10'`` after ``'img9'``: digits compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in _DIGITS.split(name)]
+
+
+def _ascending(names: list[str]) -> bool:
+    """Strictly ascending in code point order, or else in natural order."""
+    if all(map(str.__lt__, names, names[1:])):
+        return True
+    keys = map(natural_key, names)  # lazily: a file out of order fails at its first pair
+    previous = next(keys, None)
+    for key in keys:
+        if not previous < key:
+            return False
+        previous = key
+    return True
+
+
+def _check_order(names: list[str], lines: list[int], order: str, path: Path, log: IssueLog) -> None:
+    """Rows in ascending order of image names: plain (code point) or natural order both count."""
+    if _ascending(names):
+        return
+    first = next(i for i, (a, b) in enumerate(zip(names, names[1:])) if not a < b)
+    message = f"rows are not in ascending order of the image names: {names[first + 1]!r} comes after {names[first]!r}"
+    if order == "ignore":
+        log.warning("order", message, path, lines[first + 1])
+    else:
+        log.error("order", message + " (--set order=ignore accepts any order)", path, lines[first + 1])
