@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +147,38 @@ def test_malformed_rows(rules) -> None:
     truth, sub = rules
     doc = expect(truth, sub, "I1, 1, 7\nI2;2\nI3, 3\nI4, 1\nI5, 1\n", "malformed", "got 3 fields", 1)
     assert any(e["line"] == 2 and "separated by commas" in e["message"] for e in doc["errors"])
+
+
+def test_huge_cluster_number_is_rejected_without_allocating(rules) -> None:
+    truth, sub = rules
+    expect(truth, sub, RULES_EXAMPLE.replace("I3, 3", "I3, 999999999999999999"), "cluster_numbering", "is more than the 5 images", None)
+
+
+def test_empty_submission_file(rules) -> None:
+    truth, sub = rules
+    doc = expect(truth, sub, "", "row_count", "has 0 rows; the test set has 5 images", None)
+    assert any(e["code"] == "missing" for e in doc["errors"])
+
+
+def test_odd_unicode_names_do_not_break_the_order_check(tmp_path: Path) -> None:
+    names = ["b²", "a²", "²"]
+    truth = write_truth(tmp_path / "t.csv", names, ["x", "y", "z"])
+    expect(truth, tmp_path / "s.csv", "b², 1\na², 2\n², 3\n", "order", "'a²' comes after 'b²'", 2)
+
+
+def test_symlinked_csv_in_a_folder_is_refused(rules, tmp_path: Path) -> None:
+    truth, sub = rules
+    (tmp_path / "elsewhere.csv").write_text(RULES_EXAMPLE)
+    (sub.parent / "team.csv").symlink_to(tmp_path / "elsewhere.csv")
+    code, doc = evaluate(truth, sub.parent)
+    assert code == 1 and doc["errors"][0]["code"] == "not_a_file" and "symbolic link" in doc["errors"][0]["message"]
+
+
+def test_fifo_submission_is_refused_without_blocking(rules) -> None:
+    truth, sub = rules
+    os.mkfifo(sub)
+    code, doc = evaluate(truth, sub)
+    assert code == 1 and doc["errors"][0]["code"] == "not_a_file"
 
 
 def test_header_row_is_a_warning(rules) -> None:

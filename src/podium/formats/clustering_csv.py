@@ -16,9 +16,9 @@ import csv
 import re
 from collections import Counter
 from collections.abc import Sequence
-from itertools import count, repeat
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import count, repeat
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +35,7 @@ HEADER_CLUSTERS = {"cluster", "clusters", "cluster_id", "cluster_number", "label
 POSITIVE_INTEGER = re.compile(r"0*[1-9][0-9]{0,17}")
 
 INTEGRAL_FLOAT = re.compile(r"[+]?[0-9]+\.0*")
-_DIGITS = re.compile(r"(\d+)")
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,8 +91,10 @@ class Rows:
 
     def drop_header(self, labels: set[str]) -> int | None:
         """Remove a header row like ``image,identity``; its line number, if there was one."""
-        first = [self.two[0][0], self.two[1][0]] if self.two and self.two[0] else self.fields[:1] and self.fields[0]
-        if not first or not _is_header(first, labels):
+        if not self.lines:
+            return None
+        first = [self.two[0][0], self.two[1][0]] if self.two else self.fields[0]
+        if not _is_header(first, labels):
             return None
         if self.two:
             self.two = (self.two[0][1:], self.two[1][1:])
@@ -217,11 +219,17 @@ def find_submission_file(submission: Path, log: IssueLog) -> Path | None:
     """The CSV itself, or the one ``.csv`` in a submission folder (the rules name it after the team)."""
     if submission.is_file():
         return submission
+    if not submission.is_dir():
+        log.error("not_a_file", "the submission is neither a regular file nor a folder", submission)
+        return None
     listing = list_folder(submission)
+    for path, why in listing.refused:
+        if path.suffix.lower() == ".csv":
+            log.error("not_a_file", why, path)
     csvs = [p for p in listing.files if p.suffix.lower() == ".csv"]
     if len(csvs) == 1:
         return csvs[0]
-    if not csvs:
+    if not csvs and not log.error_count:
         log.error("no_csv", "the submission folder holds no .csv file", submission)
     else:
         log.error("several_csv", f"the submission folder holds {len(csvs)} .csv files: {summarize_names(p.name for p in csvs)}", submission)
@@ -343,6 +351,9 @@ def _bad_cluster(text: str) -> str:
 def _check_numbering(clusters: NDArray[np.int64], path: Path, log: IssueLog) -> bool:
     """Clusters run 1..K with every number used (the rules: the last number is the count)."""
     k = int(clusters.max())
+    if k > clusters.size:
+        log.error("cluster_numbering", f"cluster number {k:,} is more than the {plural(clusters.size, 'image')}; clusters run 1..K", path)
+        return False
     used = np.bincount(clusters, minlength=k + 1)[1:]
     unused = np.flatnonzero(used == 0) + 1
     if unused.size:
@@ -357,8 +368,11 @@ def _check_numbering(clusters: NDArray[np.int64], path: Path, log: IssueLog) -> 
 
 
 def natural_key(name: str) -> list[object]:
-    """``'img10'`` after ``'img9'``: digits compare as numbers."""
-    return [int(part) if part.isdigit() else part for part in _DIGITS.split(name)]
+    """``'img10'`` after ``'img9'``: runs of ASCII digits compare as numbers.
+
+    Splitting on a captured pattern alternates text (even places) and digit runs (odd places).
+    """
+    return [int(part) if i % 2 else part for i, part in enumerate(_DIGIT_RUNS.split(name))]
 
 
 def _ascending(names: list[str]) -> bool:
@@ -374,7 +388,7 @@ def _ascending(names: list[str]) -> bool:
     return True
 
 
-def _check_order(names: list[str], lines: list[int], order: str, path: Path, log: IssueLog) -> None:
+def _check_order(names: list[str], lines: Sequence[int], order: str, path: Path, log: IssueLog) -> None:
     """Rows in ascending order of image names: plain (code point) or natural order both count."""
     if _ascending(names):
         return
