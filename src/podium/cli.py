@@ -23,6 +23,7 @@ from podium.challenges import REGISTRY, get
 from podium.engine import default_workers, evaluate
 from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
 from podium.parameters import parse_settings
+from podium.ranking import Team, rank_teams
 from podium.result import REJECTED, Result
 
 
@@ -130,10 +131,7 @@ def _report(result: Result, json_path: str | None, quiet: bool) -> None:
     if json_path == "-":
         click.echo(result.to_json())
     elif json_path:
-        try:
-            Path(json_path).write_text(result.to_json() + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise PodiumError(f"cannot write {json_path}: {exc.strerror or exc}") from None
+        _write(Path(json_path), result.to_json() + "\n")
     if quiet:
         return
     console = display.stderr if json_path == "-" else display.stdout
@@ -144,6 +142,60 @@ def _report(result: Result, json_path: str | None, quiet: bool) -> None:
             console.print(f"{result.challenge}: [bold]{result.status}[/bold]")
     display.print_issues(console, "warning", result.warnings)
     display.print_issues(console, "error", result.errors)
+
+
+@cli.command("rank")
+@click.argument("challenge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", "names", multiple=True, help="Team name of each result, in order [default: the file name].")
+@click.option("--decimals", type=click.IntRange(min=0), default=None, help="Round scores to N decimals before ranking.")
+@click.option("--json", "json_path", metavar="PATH|-", help="Write the leaderboard as JSON to PATH (- = stdout, no table).")
+@guarded
+def rank_command(challenge: str, results: tuple[Path, ...], names: tuple[str, ...], decimals: int | None, json_path: str | None) -> int:
+    """Rank teams from their result documents (one per team)."""
+    spec = get(challenge)
+    if names and len(names) != len(results):
+        raise PodiumError(f"--name was given {len(names)} times for {len(results)} results")
+    team_names = list(names) or [p.stem for p in results]
+    if len(set(team_names)) != len(team_names):
+        raise PodiumError("two results have the same team name; use --name")
+    teams = [_load_team(path, name, challenge) for path, name in zip(results, team_names)]
+    criteria = rank_teams(spec, teams, decimals)
+    board = {
+        "challenge": challenge,
+        "decimals": decimals,
+        "rank_sum": spec.rank_sum,
+        "criteria": [{"name": c.name, "higher_is_better": c.higher_is_better} for c in criteria],
+        "teams": [
+            {"rank": t.rank, "name": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores}
+            for t in teams
+        ],
+    }
+    if json_path == "-":
+        click.echo(json.dumps(board, indent=2))
+        return EXIT_SCORED
+    if json_path:
+        _write(Path(json_path), json.dumps(board, indent=2) + "\n")
+    display.stdout.print(display.leaderboard(spec, teams, criteria))
+    return EXIT_SCORED
+
+
+def _load_team(path: Path, name: str, challenge: str) -> Team:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        status, scores, of = doc["status"], doc["scores"], doc["challenge"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise PodiumError(f"{path} is not a podium result document ({type(exc).__name__}: {exc})") from None
+    if of != challenge:
+        raise PodiumError(f"{path} is a result of {of!r}, not {challenge!r}")
+    return Team(name, status, scores)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise PodiumError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 @cli.command("challenges")

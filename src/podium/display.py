@@ -11,8 +11,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from podium.challenges.base import Challenge
+from podium.challenges.base import Challenge, ScoreSpec
 from podium.issues import Issue
+from podium.ranking import Team
 from podium.result import Result
 
 stdout = Console(highlight=False)
@@ -51,6 +52,22 @@ def print_issues(console: Console, kind: str, issues: list[Issue]) -> None:
         console.print(f"[{style}]{kind}[/{style}] {escape(str(issue))}", soft_wrap=True)
 
 
+def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec]) -> Table:
+    table = Table(title=f"{challenge.id} leaderboard", title_justify="left")
+    table.add_column("rank", justify="right")
+    table.add_column("team")
+    for spec in criteria:
+        table.add_column(f"{escape(spec.name)} ({_direction(spec.higher_is_better)})", justify="right")
+    if challenge.rank_sum:
+        table.add_column("rank sum", justify="right")
+    for team in teams:
+        cells = [f"{_number(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})" for c in criteria]
+        if challenge.rank_sum:
+            cells.append(_number(team.rank_sum))
+        table.add_row(str(team.rank), escape(team.name), *cells)
+    return table
+
+
 def print_challenge(console: Console, challenge: Challenge) -> None:
     """One challenge: title, rules, scores with their direction, parameters with defaults."""
     console.print(f"\n[bold]{challenge.id}[/bold]: {escape(challenge.title)}  [dim](rules: {challenge.rules})[/dim]", soft_wrap=True)
@@ -70,7 +87,7 @@ def print_challenge(console: Console, challenge: Challenge) -> None:
     params.add_column("allowed")
     params.add_column("meaning")
     for p in challenge.parameters:
-        default = "none" if p.default is None else str(p.default)
+        default = "none" if p.default is None else ",".join(p.default) if isinstance(p.default, tuple) else str(p.default)
         params.add_row(p.name, escape(default), escape(p.allowed), escape(p.help))
     console.print(params)
 

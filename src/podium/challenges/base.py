@@ -66,6 +66,7 @@ class Challenge(ABC):
     scores: ClassVar[tuple[ScoreSpec, ...]]
     primary: ClassVar[str]  # the score that ranks teams
     demo_settings: ClassVar[dict[str, str]] = {}  # --set values the demo shows off
+    rank_sum: ClassVar[bool] = False  # rank by the sum of per-criterion ranks, not by one score
 
     @abstractmethod
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
@@ -82,6 +83,10 @@ class Challenge(ABC):
     @abstractmethod
     def write_demo(self, folder: Path) -> tuple[Path, Path]:
         """Write a small synthetic truth and a sample submission; return their paths."""
+
+    def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:
+        """The scores that rank teams: by default the primary score alone."""
+        return [self.score_spec(self.primary)]
 
     def score_spec(self, name: str) -> ScoreSpec:
         """The spec of ``name`` or of its prefix (``metric/class`` -> ``metric``)."""

@@ -1,0 +1,220 @@
+"""``glas``: gland instance segmentation scored by object-level F1, Dice and Hausdorff.
+
+Rules: ``shared/seeds/002_ea0d617af09236b8.txt``; the organizers' MATLAB code (v6)
+is the reference (:mod:`podium.metrics.object_segmentation`). Scores are pooled
+over the test set; per-image values are in ``details``. Teams are ranked per
+criterion with standard competition ranking, and by the sum of their ranks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import ndimage
+
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.errors import TruthError, UsageError
+from podium.formats import label_images, png
+from podium.issues import Issue, IssueLog, plural, summarize_names
+from podium.metrics.object_segmentation import ObjectStats, image_stats
+from podium.parameters import Parameter, choice
+
+SCORES = ("f1", "object_dice", "object_hausdorff")
+EIGHT_CONNECTED = np.ones((3, 3), dtype=bool)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+@dataclass(frozen=True)
+class Context:
+    binary: str
+    empty_hausdorff: str
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str  # the stem
+    truth: Path
+    submission: Path | None
+    part: str  # "" when no part matches
+
+
+@dataclass(frozen=True)
+class PartStats:
+    """Object statistics per part of the test set (``""``: images of no part)."""
+
+    parts: dict[str, ObjectStats] = field(default_factory=dict)
+
+    def merge(self, other: PartStats) -> PartStats:
+        merged = dict(self.parts)
+        for part, stats in other.parts.items():
+            merged[part] = merged[part].merge(stats) if part in merged else stats
+        return PartStats(merged)
+
+    def total(self) -> ObjectStats:
+        total = ObjectStats.empty()
+        for part in sorted(self.parts):
+            total = total.merge(self.parts[part])
+        return total
+
+
+class GlaS(Challenge):
+    id = "glas"
+    title = "Gland instance segmentation (GlaS, MICCAI 2015): object-level F1, Dice and Hausdorff"
+    rules = "seeds/002_ea0d617af09236b8.txt"
+    parameters = (
+        Parameter(
+            "suffixes",
+            label_images.DEFAULT_SUFFIXES,
+            "file name endings removed before truth and submission files are paired",
+            _names,
+            "comma-separated list",
+        ),
+        choice(
+            "binary",
+            "auto",
+            "a submission image holding one value: auto = label its 8-connected pieces if there are several, "
+            "label = always, objects = never",
+            ("auto", "label", "objects"),
+        ),
+        choice(
+            "empty_hausdorff",
+            "diagonal",
+            "Hausdorff of an object whose image has no object on the other side",
+            ("diagonal", "inf"),
+        ),
+        Parameter("parts", (), "test parts by stem prefix, e.g. testA,testB: adds scores per part", _names, "comma-separated list"),
+    )
+    scores = (
+        ScoreSpec("f1", True, "object-level F1 from TP, FP, FN summed over the test set"),
+        ScoreSpec("object_dice", True, "object-level Dice, objects weighted by area over the test set"),
+        ScoreSpec("object_hausdorff", False, "object-level Hausdorff distance in pixels, same weighting"),
+    )
+    primary = "f1"
+    rank_sum = True
+
+    def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:
+        """Each part's three scores when the results have parts (GlaS: Test A and B), else the three."""
+        parts = sorted({n.split("/", 1)[1] for n in score_names if "/" in n})
+        names = [f"{s}/{p}" for p in parts for s in SCORES] if parts else list(SCORES)
+        return [ScoreSpec(n, self.score_spec(n).higher_is_better, "") for n in names]
+
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+        suffixes = params["suffixes"]
+        if not truth.is_dir():
+            raise TruthError(f"truth {truth} is not a folder of label images")
+        truth_files = label_images.list_label_images(truth, suffixes)
+        if truth_files.problems or not truth_files.files:
+            problems = truth_files.problems or [Issue("truth_empty", "holds no PNG, BMP or TIFF label image", str(truth))]
+            raise TruthError(f"truth {truth} is not usable", problems)
+        found: dict[str, Path] = {}
+        if not submission.is_dir():
+            log.error("not_a_folder", "the submission must be a folder of label images", submission)
+        else:
+            listing = label_images.list_label_images(submission, suffixes)
+            log.add_errors(listing.problems)
+            found = listing.files
+            extra = listing.ignored + [found[s].name for s in found if s not in truth_files.files]
+            if extra:
+                log.warning("extra_files", f"{plural(len(extra), 'file')} ignored (not test images): {summarize_names(extra)}", submission)
+        missing = [s for s in truth_files.files if s not in found]
+        if missing and submission.is_dir():
+            log.warning("missing_images", f"{plural(len(missing), 'image')} missing, scored as empty predictions: {summarize_names(missing)}", submission)
+        parts = params["parts"]
+        items = [Item(stem, path, found.get(stem), _part_of(stem, parts)) for stem, path in sorted(truth_files.files.items())]
+        unassigned = [i.key for i in items if parts and not i.part]
+        if unassigned:
+            log.warning("no_part", f"{plural(len(unassigned), 'image')} belong to no part ({', '.join(parts)}): {summarize_names(unassigned)}")
+        return Job(Context(params["binary"], params["empty_hausdorff"], parts), items)
+
+    def evaluate_item(self, context: Context, item: Item) -> ItemResult[PartStats]:
+        empty = PartStats()
+        try:
+            truth = label_images.read_label_image(item.truth)
+        except png.ImageError as exc:
+            return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
+        warnings: list[Issue] = []
+        if item.submission is None:
+            segmented = np.zeros(truth.shape, dtype=np.uint8)
+        else:
+            try:
+                segmented = label_images.read_label_image(item.submission, truth.shape)
+            except png.ImageError as exc:
+                return ItemResult(empty, errors=[Issue("bad_image", exc.message, str(exc.path))])
+            segmented, note = _objects_of(segmented, context.binary)
+            if note:
+                warnings.append(Issue("binary_mask", note, str(item.submission)))
+        empty_h = math.hypot(*truth.shape) if context.empty_hausdorff == "diagonal" else math.inf
+        stats = image_stats(truth, segmented, empty_h)
+        details = {
+            "tp": stats.tp,
+            "fp": stats.fp,
+            "fn": stats.fn,
+            "f1": stats.f1,
+            "object_dice": stats.object_dice,
+            "object_hausdorff": _finite(stats.object_hausdorff),
+        }
+        if context.parts:
+            details["part"] = item.part or None
+        return ItemResult(PartStats({item.part: stats}), details=details, warnings=warnings)
+
+    def finalize(
+        self, context: Context, stats: PartStats, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+        total = stats.total()
+        scores = _scores(total)
+        for part in context.parts:
+            part_scores = _scores(stats.parts.get(part, ObjectStats.empty()))
+            scores.update({f"{name}/{part}": value for name, value in part_scores.items()})
+        if any(v is None for k, v in scores.items() if k.startswith("object_hausdorff")):
+            log.warning("infinite_hausdorff", "an object had no object on the other side of its image and empty_hausdorff=inf: Hausdorff is infinite, reported as null")
+        per_image = list(details.values())
+        return scores, {
+            "tp": total.tp,
+            "fp": total.fp,
+            "fn": total.fn,
+            "precision": total.precision,
+            "recall": total.recall,
+            "per_image_mean": {
+                name: _finite(float(np.mean([d[name] if d[name] is not None else math.inf for d in per_image])))
+                for name in SCORES
+            },
+            "per_image": details,
+        }
+
+    def write_demo(self, folder: Path) -> tuple[Path, Path]:
+        from podium.synthetic.glas import write_demo
+
+        return write_demo(folder)
+
+
+def _part_of(stem: str, parts: tuple[str, ...]) -> str:
+    return next((p for p in parts if stem.startswith(p)), "")
+
+
+def _objects_of(labels: np.ndarray, binary: str) -> tuple[np.ndarray, str | None]:
+    """Label the 8-connected pieces of a binary mask when ``binary`` says so."""
+    values = np.unique(labels)
+    nonzero = values[values != 0]
+    if binary == "objects" or nonzero.size != 1:
+        return labels, None
+    pieces, n = ndimage.label(labels != 0, structure=EIGHT_CONNECTED)
+    if binary == "auto" and n <= 1:
+        return labels, None
+    note = f"is a binary mask (one value, {nonzero[0]}); its {n} 8-connected pieces were taken as {n} objects"
+    return pieces, note if binary == "auto" else None
+
+
+def _scores(stats: ObjectStats) -> dict[str, float | int | None]:
+    return {"f1": stats.f1, "object_dice": stats.object_dice, "object_hausdorff": _finite(stats.object_hausdorff)}
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isinf(value) else value
