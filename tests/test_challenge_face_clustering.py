@@ -202,11 +202,11 @@ def test_binary_files(rules, content: bytes, fragment: str) -> None:
 def test_folder_without_one_csv(rules) -> None:
     truth, sub = rules
     code, doc = evaluate(truth, sub.parent)
-    assert code == 1 and doc["errors"][0]["code"] == "no_csv"
+    assert code == 1 and doc["errors"][0]["code"] == "no_file"
     (sub.parent / "a.csv").write_text(RULES_EXAMPLE)
     (sub.parent / "b.csv").write_text(RULES_EXAMPLE)
     code, doc = evaluate(truth, sub.parent)
-    assert code == 1 and doc["errors"][0]["code"] == "several_csv"
+    assert code == 1 and doc["errors"][0]["code"] == "several_files"
 
 
 @pytest.mark.parametrize(

@@ -31,9 +31,9 @@ class Issue:
         return f"{where}: {self.message}" if where else self.message
 
 
-def plural(count: int, noun: str) -> str:
-    """``'1 file'``, ``'3 files'``."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``'1 file'``, ``'3 files'``; ``nouns`` for irregular plurals (``'boxes'``)."""
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def summarize_names(names: Iterable[str], shown: int = 10) -> str:

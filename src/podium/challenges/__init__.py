@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from podium.challenges.base import Challenge
+from podium.challenges.camera_traps import CameraTraps
 from podium.challenges.face_clustering import FaceClustering
 from podium.challenges.fuzzy_jaccard import FuzzyJaccard
 from podium.challenges.glas import GlaS
 from podium.errors import UsageError
 
-REGISTRY: dict[str, Challenge] = {c.id: c for c in (FuzzyJaccard(), FaceClustering(), GlaS())}
+REGISTRY: dict[str, Challenge] = {c.id: c for c in (FuzzyJaccard(), FaceClustering(), GlaS(), CameraTraps())}
 
 
 def get(challenge_id: str) -> Challenge:

@@ -25,6 +25,7 @@ import numpy as np
 from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
 from podium.errors import UsageError
 from podium.formats import clustering_csv
+from podium.formats.folders import single_file
 from podium.issues import IssueLog
 from podium.metrics.clustering import AVERAGES, BCubed, ContingencyTable, PairCounts, mutual_information, normalized_mutual_information
 from podium.parameters import choice, real
@@ -87,7 +88,7 @@ class FaceClustering(Challenge):
             raise UsageError("the weights w_f, w_nmi, w_time, w_ram must not all be 0")
         table = clustering_csv.read_truth(truth)
         context = Context(params["beta"], params["nmi_average"], final)
-        path = clustering_csv.find_submission_file(submission, log)
+        path = single_file(submission, (".csv",), log)
         clusters = None if path is None else clustering_csv.read_submission(path, table, params["order"], log)
         items = [] if clusters is None else [Item(path.name, table.identity, clusters)]
         return Job(context, items)

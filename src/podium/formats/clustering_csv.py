@@ -25,10 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from podium.errors import TruthError
-from podium.formats.folders import list_folder
+from podium.formats.text import read_text
 from podium.issues import Issue, IssueLog, plural, summarize_names
 
-MAX_BYTES = 1 << 30
 HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
 HEADER_LABELS = {"identity", "id", "label", "person", "class", "name"}
 HEADER_CLUSTERS = {"cluster", "clusters", "cluster_id", "cluster_number", "label", "id"}
@@ -117,29 +116,13 @@ class Rows:
         return [[f.strip() for f in fields] for fields in self.fields]
 
 
-def _read_text(path: Path) -> str:
-    """The file as text; raises ValueError with a reason if it is not UTF-8 text."""
-    if path.stat().st_size > MAX_BYTES:
-        raise ValueError(f"is larger than {MAX_BYTES >> 20} MiB")
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ValueError(f"is not UTF-8 text (bad byte at line {line})") from None
-    if "\0" in text:
-        raise ValueError("is not a text file (it holds NUL bytes)")
-    return text
-
-
 def _read_rows(path: Path, header_labels: set[str]) -> tuple[Rows, int | None]:
     """The rows of a CSV file without its header row, and the header's line number if it had one.
 
     Clean files (every line ``name,value``, no quotes, no blank lines) are split
     in one pass; anything else goes through the ``csv`` module.
     """
-    text = _read_text(path)
+    text = read_text(path)
     body = text.replace("\r\n", "\n") if "\r" in text else text
     lines = body.split("\n")
     if lines[-1] == "":
@@ -213,27 +196,6 @@ def _truth_problems(rows: Rows, path: Path) -> list[Issue]:
         else:
             first_line[fields[0]] = line
     return problems
-
-
-def find_submission_file(submission: Path, log: IssueLog) -> Path | None:
-    """The CSV itself, or the one ``.csv`` in a submission folder (the rules name it after the team)."""
-    if submission.is_file():
-        return submission
-    if not submission.is_dir():
-        log.error("not_a_file", "the submission is neither a regular file nor a folder", submission)
-        return None
-    listing = list_folder(submission)
-    for path, why in listing.refused:
-        if path.suffix.lower() == ".csv":
-            log.error("not_a_file", why, path)
-    csvs = [p for p in listing.files if p.suffix.lower() == ".csv"]
-    if len(csvs) == 1:
-        return csvs[0]
-    if not csvs and not log.error_count:
-        log.error("no_csv", "the submission folder holds no .csv file", submission)
-    else:
-        log.error("several_csv", f"the submission folder holds {len(csvs)} .csv files: {summarize_names(p.name for p in csvs)}", submission)
-    return None
 
 
 def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) -> NDArray[np.int64] | None:

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from podium.issues import IssueLog, summarize_names
+
 
 @dataclass
 class Listing:
@@ -45,4 +47,26 @@ def stem_of(path: Path, suffixes: tuple[str, ...]) -> str | None:
     for suffix in suffixes:
         if lower.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
+    return None
+
+
+def single_file(submission: Path, suffixes: tuple[str, ...], log: IssueLog) -> Path | None:
+    """The submission file itself, or the one file with one of ``suffixes`` in a submission folder."""
+    if submission.is_file():
+        return submission
+    if not submission.is_dir():
+        log.error("not_a_file", "the submission is neither a regular file nor a folder", submission)
+        return None
+    listing = list_folder(submission)
+    kinds = "/".join(suffixes)
+    for path, why in listing.refused:
+        if path.suffix.lower() in suffixes:
+            log.error("not_a_file", why, path)
+    found = [p for p in listing.files if p.suffix.lower() in suffixes]
+    if len(found) == 1:
+        return found[0]
+    if not found and not log.error_count:
+        log.error("no_file", f"the submission folder holds no {kinds} file", submission)
+    elif found:
+        log.error("several_files", f"the submission folder holds {len(found)} {kinds} files: {summarize_names(p.name for p in found)}", submission)
     return None

@@ -1,0 +1,205 @@
+"""``camera-traps``: animal boxes and the "suitable for full analysis" class, scored in points.
+
+Rules: ``shared/seeds/003_5118cb1f996393c7.txt``; podium is the reference
+implementation (:mod:`podium.metrics.detection_points`). ``matching=optimal``
+replaces the rules' file-order greedy matching by a maximum matching with the
+largest total IoU, as a check of how much the order matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from scipy.optimize import linear_sum_assignment
+
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.errors import TruthError
+from podium.formats.detection_table import Table, read_table
+from podium.formats.folders import single_file
+from podium.issues import IssueLog, plural, summarize_names
+from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, exact_iou, greedy_matching
+from podium.parameters import Parameter, choice
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def _folder(text: str) -> Path | None:
+    if text.lower() == "none":
+        return None
+    path = Path(text)
+    if not path.is_dir():
+        raise ValueError("must be a folder of the test photos")
+    return path
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be a positive integer")
+    return value
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str
+    truth: Table
+    submission: Table
+
+
+@dataclass(frozen=True)
+class Context:
+    matching: str
+
+
+class CameraTraps(Challenge):
+    id = "camera-traps"
+    title = "Camera-trap animal detection and 'suitable for full analysis' classification, in points"
+    rules = "seeds/003_5118cb1f996393c7.txt"
+    parameters = (
+        choice("matching", "greedy", "greedy = the rules (file order); optimal = maximum matching, a sensitivity check", ("greedy", "optimal")),
+        Parameter("images", None, "folder of the test photos, for the min_size check of the truth", _folder, "folder | none"),
+        Parameter("min_size", 128, "smallest side in pixels of a 'suitable' (class 1) animal; checked with images=", _positive_int, "integer >= 1"),
+    )
+    scores = (
+        ScoreSpec("score", True, "max(0, points) / (6 x truth objects)"),
+        ScoreSpec("points", True, "detection points + classification points"),
+        ScoreSpec("detection_points", True, "+1 matched, -1 false detection, -1 missed object"),
+        ScoreSpec("classification_points", True, "+5 right class, -5 wrong class, over matched pairs"),
+        ScoreSpec("max_points", None, "6 x the number of truth objects"),
+        ScoreSpec("precision", True, "matched / predictions"),
+        ScoreSpec("recall", True, "matched / truth objects"),
+        ScoreSpec("f1", True, "2 matched / (predictions + truth objects)"),
+        ScoreSpec("class_accuracy", True, "right classes / matched pairs"),
+    )
+    primary = "score"
+
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+        truth_log = IssueLog()
+        truth_table = read_table(truth, truth_log, None) if truth.is_file() else None
+        if truth_table is None:
+            problems = truth_log.errors or None
+            raise TruthError(f"truth {truth} is not a usable table (Name, BBox, Class)", problems)
+        if params["images"] is not None:
+            _check_suitable_sizes(truth_table, params["images"], params["min_size"], log)
+        path = single_file(submission, TABLE_SUFFIXES, log)
+        photos = {name: i for i, name in enumerate(truth_table.photos)}
+        table = None if path is None else read_table(path, log, photos)
+        items = [] if table is None else [Item(path.name, truth_table, table)]
+        return Job(Context(params["matching"]), items)
+
+    def evaluate_item(self, context: Context, item: Item) -> ItemResult[PointCounts]:
+        pred, truth = item.submission.boxes, item.truth.boxes
+        greedy = greedy_matching(pred, truth)
+        greedy_counts = count_points(pred, truth, greedy.truth_of)
+        optimal_truth_of = _optimal_matching(pred, truth, greedy)
+        optimal_counts = count_points(pred, truth, optimal_truth_of)
+        chosen = greedy.truth_of if context.matching == "greedy" else optimal_truth_of
+        counts = greedy_counts if context.matching == "greedy" else optimal_counts
+        details = {
+            "photos": len(item.truth.photos),
+            "photos_decided_exactly": greedy.exact_photos,
+            "greedy_points": greedy_counts.points,
+            "optimal_points": optimal_counts.points,
+            "points_order_dependent": optimal_counts.points - greedy_counts.points,
+            "per_photo": _per_photo(item, chosen),
+        }
+        return ItemResult(counts, details=details)
+
+    def finalize(
+        self, context: Context, stats: PointCounts, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+        (summary,) = details.values()
+        if summary["points_order_dependent"]:
+            log.warning(
+                "order_dependent",
+                f"the matching order changes the points: greedy {summary['greedy_points']}, optimal {summary['optimal_points']}",
+            )
+        n_pred, n_truth, m = stats.predictions, stats.truth_objects, stats.matched
+        scores: dict[str, float | int | None] = {
+            "score": stats.score,
+            "points": stats.points,
+            "detection_points": stats.detection_points,
+            "classification_points": stats.classification_points,
+            "max_points": stats.max_points,
+            "precision": m / n_pred if n_pred else None,
+            "recall": m / n_truth if n_truth else None,
+            "f1": 2 * m / (n_pred + n_truth) if n_pred + n_truth else None,
+            "class_accuracy": stats.class_right / m if m else None,
+        }
+        return scores, {
+            "matched": m,
+            "false_detections": stats.false_detections,
+            "missed": stats.missed,
+            "class_right": stats.class_right,
+            "class_wrong": stats.class_wrong,
+            **summary,
+        }
+
+    def write_demo(self, folder: Path) -> tuple[Path, Path]:
+        from podium.synthetic.camera_traps import write_demo
+
+        return write_demo(folder)
+
+
+def _optimal_matching(pred: Boxes, truth: Boxes, greedy: Matching) -> np.ndarray:
+    """Maximum matching at IoU > 0.5 with the largest total IoU (exact IoUs).
+
+    Only contested photos can differ from the greedy matching; the others keep it.
+    """
+    result = greedy.truth_of.copy()
+    half = Fraction(1, 2)
+    for photo in greedy.contested.tolist():
+        preds = np.flatnonzero(pred.photo == photo)
+        truths = np.flatnonzero(truth.photo == photo)
+        iou = np.array([[exact_iou(pred.exact(p), truth.exact(t)) for t in truths] for p in preds], dtype=object)
+        candidate = iou > half
+        weight = np.where(candidate, 1 + len(preds) + iou.astype(float), 0.0)  # more matches first, then IoU
+        rows, cols = linear_sum_assignment(weight, maximize=True)
+        result[preds] = -1
+        keep = candidate[rows, cols]
+        result[preds[rows[keep]]] = truths[cols[keep]]
+    return result
+
+
+def _per_photo(item: Item, truth_of: np.ndarray) -> dict[str, dict[str, int]]:
+    pred, truth = item.submission.boxes, item.truth.boxes
+    n = len(item.truth.photos)
+    matched = truth_of >= 0
+    right = np.zeros(len(truth_of), dtype=bool)
+    right[matched] = pred.cls[matched] == truth.cls[truth_of[matched]]
+    tp = np.bincount(pred.photo[matched], minlength=n)
+    fp = np.bincount(pred.photo[~matched], minlength=n)
+    n_truth = np.bincount(truth.photo, minlength=n)
+    good = np.bincount(pred.photo[right], minlength=n)
+    points = tp - fp - (n_truth - tp) + 5 * (good - (tp - good))
+    active = np.flatnonzero((n_truth > 0) | (tp + fp > 0))
+    return {
+        item.truth.photos[i]: {"points": int(points[i]), "matched": int(tp[i]), "false": int(fp[i]), "missed": int(n_truth[i] - tp[i])}
+        for i in active.tolist()
+    }
+
+
+def _check_suitable_sizes(table: Table, images: Path, min_size: int, log: IssueLog) -> None:
+    """Warn about truth objects of class 1 smaller than ``min_size`` pixels (a sanity check)."""
+    boxes = table.boxes
+    small, unreadable = [], []
+    for photo in np.unique(boxes.photo[boxes.cls == 1]).tolist():
+        name = table.photos[photo]
+        try:
+            with Image.open(images / name) as image:
+                width, height = image.size
+        except Exception:
+            unreadable.append(name)
+            continue
+        for k in np.flatnonzero((boxes.photo == photo) & (boxes.cls == 1)).tolist():
+            if boxes.xywh[k, 2] * width < min_size or boxes.xywh[k, 3] * height < min_size:
+                small.append(name)
+    if small:
+        log.warning("small_suitable", f"{plural(len(small), 'truth object')} of class 1 are smaller than {min_size} px: {summarize_names(small)}")
+    if unreadable:
+        log.warning("no_image_size", f"{plural(len(unreadable), 'photo')} could not be opened in {images}: {summarize_names(unreadable)}")

@@ -1,0 +1,167 @@
+"""The camera-trap table: ``Name<TAB>BBox<TAB>Class``, one row per detected object.
+
+BBox holds four numbers ``xc yc w h`` normalized to [0, 1] (box centre, width,
+height), separated by spaces or commas, optionally in brackets or quotes;
+Class is 0 or 1 (True/False accepted). Comma or semicolon also work as the
+column delimiter when the header says so, and the box may be four columns
+(``Name, xc, yc, w, h, Class``). A photo without animals is, in the truth, a
+row with empty BBox and Class; in a submission it may have such a row or none.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from podium.formats.text import read_text
+from podium.issues import IssueLog, plural
+from podium.metrics.detection_points import Boxes
+
+TOLERANCE = 1e-9
+BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
+COORDINATE_HEADERS = ({"xc", "x", "x_c", "xcenter", "x_center"}, {"yc", "y", "y_c", "ycenter", "y_center"}, {"w", "width"}, {"h", "height"})
+CLASSES = {"0": 0, "1": 1, "false": 0, "true": 1}
+_BOX_PUNCTUATION = str.maketrans({c: " " for c in "[](){}\"',;"})
+
+
+@dataclass(frozen=True)
+class Table:
+    """Boxes of a table, and the photo names in order of first appearance."""
+
+    boxes: Boxes
+    photos: list[str]  # index -> name (the truth's list of every test photo)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    delimiter: str
+    four_columns: bool
+
+
+def _layout(header: str) -> _Layout | None:
+    for delimiter in ("\t", ";", ","):
+        fields = [f.strip().strip('"').lower() for f in header.split(delimiter)]
+        if len(fields) == 3 and fields[0] == "name" and fields[1] in BOX_HEADERS[0] and fields[2] == "class":
+            return _Layout(delimiter, False)
+        if len(fields) == 6 and fields[0] == "name" and fields[5] == "class" and all(f in s for f, s in zip(fields[1:5], COORDINATE_HEADERS)):
+            return _Layout(delimiter, True)
+    return None
+
+
+def read_table(path: Path, log: IssueLog, photos: dict[str, int] | None) -> Table | None:
+    """Parse and check a table; ``None`` when it has errors (all logged with their lines).
+
+    ``photos`` maps known photo names to indices (the truth's); a submission
+    row naming another photo is an error. Without it (reading the truth),
+    every name is a photo. A row with empty BBox and Class names a photo without detections.
+    """
+    errors_before = log.error_count
+    try:
+        text = read_text(path)
+    except ValueError as exc:
+        log.error("unreadable", str(exc), path)
+        return None
+    lines = text.splitlines()
+    header_line = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if header_line is None:
+        if photos is not None:
+            return Table(_no_boxes(), [])
+        log.error("empty", "is empty; the first line is the header Name, BBox, Class", path)
+        return None
+    layout = _layout(lines[header_line])
+    if layout is None:
+        log.error("header", "the first line must be the header Name<TAB>BBox<TAB>Class (or Name, xc, yc, w, h, Class)", path, header_line + 1)
+        return None
+    known = dict(photos) if photos is not None else {}
+    photo, values, text_values, classes, line_numbers = [], [], [], [], []
+    for number, fields in enumerate(csv.reader(lines[header_line + 1 :], delimiter=layout.delimiter), start=header_line + 2):
+        fields = [f.strip() for f in fields]
+        if not any(fields):
+            continue
+        row = _parse_row(fields, layout)
+        if isinstance(row, str):
+            log.error("malformed", row, path, number)
+            continue
+        name, box, cls = row
+        if photos is None:
+            index = known.setdefault(name, len(known))
+        elif name in known:
+            index = known[name]
+        else:
+            log.error("unknown_photo", f"photo {name!r} is not in the test set", path, number)
+            continue
+        if box is None:
+            continue
+        problem = _box_problem(box)
+        if problem:
+            log.error("bad_box", problem, path, number)
+            continue
+        photo.append(index)
+        text_values.append(box)
+        values.append([float(v) for v in box])
+        classes.append(cls)
+        line_numbers.append(number)
+    if log.error_count > errors_before:
+        return None
+    xywh = np.array(values, dtype=np.float64).reshape(-1, 4)
+    _warn_outside_frame(xywh, line_numbers, path, log)
+    boxes = Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), text_values)
+    return Table(boxes, list(known))
+
+
+def _no_boxes() -> Boxes:
+    return Boxes(np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0, np.int8), [])
+
+
+def _parse_row(fields: list[str], layout: _Layout) -> tuple[str, tuple[str, ...] | None, int] | str:
+    """``(name, box text, class)``, ``box`` None for an empty row; a message if malformed."""
+    expected = 6 if layout.four_columns else 3
+    if len(fields) != expected:
+        return f"expected {expected} columns separated by {_delimiter_name(layout.delimiter)}, got {len(fields)}"
+    name, cls_text = fields[0], fields[-1]
+    if not name:
+        return "has no photo name"
+    box_text = " ".join(fields[1:-1]) if layout.four_columns else fields[1]
+    tokens = tuple(box_text.translate(_BOX_PUNCTUATION).split())
+    if not tokens and not cls_text:
+        return name, None, 0
+    if len(tokens) != 4:
+        return f"box {box_text!r} must hold four numbers xc yc w h"
+    cls = CLASSES.get(cls_text.lower())
+    if cls is None:
+        return f"class {cls_text!r} must be 0 or 1 (True/False)"
+    return name, tokens, cls
+
+
+def _box_problem(box: tuple[str, ...]) -> str | None:
+    try:
+        values = [float(v) for v in box]
+    except ValueError:
+        return f"box {' '.join(box)!r} holds something that is not a number"
+    if not all(np.isfinite(values)):
+        return f"box {' '.join(box)!r} holds NaN or infinity"
+    if any(v < -TOLERANCE or v > 1 + TOLERANCE for v in values):
+        return f"box {' '.join(box)!r} has a coordinate outside [0, 1] (coordinates are normalized)"
+    if values[2] <= 0 or values[3] <= 0:
+        return f"box {' '.join(box)!r} has a width or height that is not positive"
+    return None
+
+
+def _warn_outside_frame(xywh: np.ndarray, lines: list[int], path: Path, log: IssueLog) -> None:
+    xc, yc, w, h = xywh.T
+    outside = (xc - w / 2 < -TOLERANCE) | (xc + w / 2 > 1 + TOLERANCE) | (yc - h / 2 < -TOLERANCE) | (yc + h / 2 > 1 + TOLERANCE)
+    if outside.any():
+        first = lines[int(np.flatnonzero(outside)[0])]
+        log.warning(
+            "outside_frame",
+            f"{plural(int(outside.sum()), 'box', 'boxes')} stick out of the frame (first at line {first}); scored as given",
+            path,
+            first,
+        )
+
+
+def _delimiter_name(delimiter: str) -> str:
+    return {"\t": "tabs", ";": "semicolons", ",": "commas"}[delimiter]
