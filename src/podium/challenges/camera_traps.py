@@ -9,20 +9,18 @@ largest total IoU, as a check of how much the order matters.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PIL import Image
-from scipy.optimize import linear_sum_assignment
 
 from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
 from podium.errors import TruthError
 from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
 from podium.issues import IssueLog, plural, summarize_names
-from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, exact_iou, greedy_matching
+from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, greedy_matching
 from podium.parameters import Parameter, choice
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -95,26 +93,26 @@ class CameraTraps(Challenge):
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[PointCounts]:
         pred, truth = item.submission.boxes, item.truth.boxes
         greedy = greedy_matching(pred, truth)
-        greedy_counts = count_points(pred, truth, greedy.truth_of)
-        optimal_truth_of = _optimal_matching(pred, truth, greedy)
-        optimal_counts = count_points(pred, truth, optimal_truth_of)
-        chosen = greedy.truth_of if context.matching == "greedy" else optimal_truth_of
-        counts = greedy_counts if context.matching == "greedy" else optimal_counts
-        details = {
+        counts = count_points(pred, truth, greedy.truth_of)
+        chosen = greedy.truth_of
+        details: dict[str, Any] = {
             "photos": len(item.truth.photos),
             "photos_decided_exactly": greedy.exact_photos,
-            "greedy_points": greedy_counts.points,
-            "optimal_points": optimal_counts.points,
-            "points_order_dependent": optimal_counts.points - greedy_counts.points,
-            "per_photo": _per_photo(item, chosen),
+            "photos_contested": int(greedy.contested.size),
         }
+        if context.matching == "optimal":
+            chosen = _optimal_matching(pred, greedy)
+            optimal = count_points(pred, truth, chosen)
+            details.update(greedy_points=counts.points, optimal_points=optimal.points, points_order_dependent=optimal.points - counts.points)
+            counts = optimal
+        details["per_photo"] = _per_photo(item, chosen)
         return ItemResult(counts, details=details)
 
     def finalize(
         self, context: Context, stats: PointCounts, details: dict[str, Any], log: IssueLog
     ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         (summary,) = details.values()
-        if summary["points_order_dependent"]:
+        if summary.get("points_order_dependent"):
             log.warning(
                 "order_dependent",
                 f"the matching order changes the points: greedy {summary['greedy_points']}, optimal {summary['optimal_points']}",
@@ -146,23 +144,28 @@ class CameraTraps(Challenge):
         return write_demo(folder)
 
 
-def _optimal_matching(pred: Boxes, truth: Boxes, greedy: Matching) -> np.ndarray:
-    """Maximum matching at IoU > 0.5 with the largest total IoU (exact IoUs).
+def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:
+    """Maximum matching at IoU > 0.5 with the largest total IoU.
 
-    Only contested photos can differ from the greedy matching; the others keep it.
+    Only photos where a truth box is a candidate of several predictions can
+    differ from the greedy matching; the others keep it. Candidates are the
+    greedy matching's, whose IoU > 0.5 was decided exactly near 0.5.
     """
+    from scipy.optimize import linear_sum_assignment  # only for this check: keeps start-up fast
+
     result = greedy.truth_of.copy()
-    half = Fraction(1, 2)
+    p_c, t_c, iou_c = greedy.candidates
+    photo_c = pred.photo[p_c]
     for photo in greedy.contested.tolist():
-        preds = np.flatnonzero(pred.photo == photo)
-        truths = np.flatnonzero(truth.photo == photo)
-        iou = np.array([[exact_iou(pred.exact(p), truth.exact(t)) for t in truths] for p in preds], dtype=object)
-        candidate = iou > half
-        weight = np.where(candidate, 1 + len(preds) + iou.astype(float), 0.0)  # more matches first, then IoU
-        rows, cols = linear_sum_assignment(weight, maximize=True)
+        rows = slice(*np.searchsorted(photo_c, [photo, photo + 1]))
+        preds, p_local = np.unique(p_c[rows], return_inverse=True)
+        truths, t_local = np.unique(t_c[rows], return_inverse=True)
+        weight = np.zeros((preds.size, truths.size))
+        weight[p_local, t_local] = 1 + preds.size + iou_c[rows]  # more matches first, then more IoU
+        assigned_rows, assigned_cols = linear_sum_assignment(weight, maximize=True)
+        keep = weight[assigned_rows, assigned_cols] > 0
         result[preds] = -1
-        keep = candidate[rows, cols]
-        result[preds[rows[keep]]] = truths[cols[keep]]
+        result[preds[assigned_rows[keep]]] = truths[assigned_cols[keep]]
     return result
 
 

@@ -11,7 +11,9 @@ row with empty BBox and Class; in a submission it may have such a row or none.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ TOLERANCE = 1e-9
 BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
 COORDINATE_HEADERS = ({"xc", "x", "x_c", "xcenter", "x_center"}, {"yc", "y", "y_c", "ycenter", "y_center"}, {"w", "width"}, {"h", "height"})
 CLASSES = {"0": 0, "1": 1, "false": 0, "true": 1}
+CLASS_VALUES = {**CLASSES, "False": 0, "True": 1, "FALSE": 0, "TRUE": 1}  # as written, for the fast path
 _BOX_PUNCTUATION = str.maketrans({c: " " for c in "[](){}\"',;"})
 
 
@@ -76,8 +79,76 @@ def read_table(path: Path, log: IssueLog, photos: dict[str, int] | None) -> Tabl
         log.error("header", "the first line must be the header Name<TAB>BBox<TAB>Class (or Name, xc, yc, w, h, Class)", path, header_line + 1)
         return None
     known = dict(photos) if photos is not None else {}
-    photo, values, text_values, classes, line_numbers = [], [], [], [], []
-    for number, fields in enumerate(csv.reader(lines[header_line + 1 :], delimiter=layout.delimiter), start=header_line + 2):
+    body = lines[header_line + 1 :]
+    table = _read_clean(body, header_line + 2, layout, known, photos is None)
+    if table is None:
+        table = _read_rows(body, header_line + 2, layout, known, photos is None, path, log)
+    if table is None or log.error_count > errors_before:
+        return None
+    boxes, line_numbers = table
+    _warn_outside_frame(boxes.xywh, line_numbers, path, log)
+    return Table(boxes, list(known))
+
+
+def _read_clean(
+    lines: list[str], first: int, layout: _Layout, known: dict[str, int], new_photos: bool
+) -> tuple[Boxes, Sequence[int]] | None:
+    """The fast path: tab-separated rows ``name<TAB>xc yc w h<TAB>class`` that are all valid.
+
+    ``None`` whenever anything is unusual; the row-by-row path then names every problem.
+    """
+    if layout != _Layout("\t", False) or not all(map(str.__contains__, lines, repeat("\t"))):
+        return None
+    if list(map(str.count, lines, repeat("\t"))).count(2) != len(lines):
+        return None
+    parts = "\t".join(lines).split("\t")
+    names, box_texts, class_texts = [n.strip() for n in parts[0::3]], parts[1::3], parts[2::3]
+    if not all(names):
+        return None
+    if new_photos:
+        for name in names:
+            known.setdefault(name, len(known))
+    photo_of_row = list(map(known.get, names, repeat(-1)))
+    if -1 in photo_of_row:
+        return None
+    kept = range(len(lines))
+    if "" in box_texts:  # photos without animals: empty BBox and Class
+        kept = [i for i, b in enumerate(box_texts) if b]
+        if any(class_texts[i] for i, b in enumerate(box_texts) if not b):
+            return None
+        box_texts = [box_texts[i] for i in kept]
+        class_texts = [class_texts[i] for i in kept]
+        photo_of_row = [photo_of_row[i] for i in kept]
+    joined = " ".join(box_texts)
+    if any(c in joined for c in "[](){}\"',;\n") or list(map(str.count, box_texts, repeat(" "))).count(3) != len(box_texts):
+        return None
+    tokens = joined.split(" ") if box_texts else []
+    try:
+        xywh = np.array(tokens, dtype=np.float64).reshape(-1, 4)
+    except ValueError:
+        return None
+    classes = list(map(CLASS_VALUES.get, class_texts, repeat(-1)))
+    if -1 in classes or not _valid(xywh):
+        return None
+    boxes = Boxes(np.array(photo_of_row, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), tokens)
+    return boxes, [first + i for i in kept] if isinstance(kept, list) else range(first, first + len(lines))
+
+
+def _valid(xywh: np.ndarray) -> bool:
+    return bool(
+        np.isfinite(xywh).all()
+        and (xywh >= -TOLERANCE).all()
+        and (xywh <= 1 + TOLERANCE).all()
+        and (xywh[:, 2:] > 0).all()
+    )
+
+
+def _read_rows(
+    lines: list[str], first: int, layout: _Layout, known: dict[str, int], new_photos: bool, path: Path, log: IssueLog
+) -> tuple[Boxes, list[int]] | None:
+    """Row by row with the csv module: quotes, brackets, other delimiters, and every problem named."""
+    photo, values, tokens, classes, line_numbers = [], [], [], [], []
+    for number, fields in enumerate(csv.reader(lines, delimiter=layout.delimiter), start=first):
         fields = [f.strip() for f in fields]
         if not any(fields):
             continue
@@ -86,7 +157,7 @@ def read_table(path: Path, log: IssueLog, photos: dict[str, int] | None) -> Tabl
             log.error("malformed", row, path, number)
             continue
         name, box, cls = row
-        if photos is None:
+        if new_photos:
             index = known.setdefault(name, len(known))
         elif name in known:
             index = known[name]
@@ -100,20 +171,17 @@ def read_table(path: Path, log: IssueLog, photos: dict[str, int] | None) -> Tabl
             log.error("bad_box", problem, path, number)
             continue
         photo.append(index)
-        text_values.append(box)
+        tokens.extend(box)
         values.append([float(v) for v in box])
         classes.append(cls)
         line_numbers.append(number)
-    if log.error_count > errors_before:
-        return None
     xywh = np.array(values, dtype=np.float64).reshape(-1, 4)
-    _warn_outside_frame(xywh, line_numbers, path, log)
-    boxes = Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), text_values)
-    return Table(boxes, list(known))
+    return Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), tokens), line_numbers
 
 
 def _no_boxes() -> Boxes:
     return Boxes(np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0, np.int8), [])
+
 
 
 def _parse_row(fields: list[str], layout: _Layout) -> tuple[str, tuple[str, ...] | None, int] | str:
@@ -150,7 +218,7 @@ def _box_problem(box: tuple[str, ...]) -> str | None:
     return None
 
 
-def _warn_outside_frame(xywh: np.ndarray, lines: list[int], path: Path, log: IssueLog) -> None:
+def _warn_outside_frame(xywh: np.ndarray, lines: Sequence[int], path: Path, log: IssueLog) -> None:
     xc, yc, w, h = xywh.T
     outside = (xc - w / 2 < -TOLERANCE) | (xc + w / 2 > 1 + TOLERANCE) | (yc - h / 2 < -TOLERANCE) | (yc + h / 2 > 1 + TOLERANCE)
     if outside.any():

@@ -11,14 +11,16 @@ row). A truth box is found at most once.
 - ``score = max(0, X) / (6 (M + N))`` with X all points and M + N the number of
   truth objects; with no truth object, 1 if there is no prediction, else 0.
 
-``IoU > 0.5`` is decided exactly: ``IoU > 1/2 ⇔ 3·|A ∩ B| > |A| + |B|``. The
-float IoU decides when it is farther than ``NEAR`` from 0.5; otherwise (and to
-break near ties) the boxes' decimal text is compared in rational arithmetic.
+``IoU > 0.5`` is decided exactly. The float IoU decides when it is farther
+than ``NEAR`` from 0.5 and from any competing IoU; otherwise the boxes'
+decimal text is compared in exact decimal and rational arithmetic, so float
+rounding never turns an IoU of exactly 0.5 into a match.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal, Inexact, localcontext
 from fractions import Fraction
 from typing import Sequence
 
@@ -30,15 +32,15 @@ NEAR = 1e-9
 
 @dataclass(frozen=True)
 class Boxes:
-    """Boxes of a table, in file order: photo index, (xc, yc, w, h), class, and exact text."""
+    """Boxes of a table, in file order: photo index, (xc, yc, w, h), class, and their decimal text."""
 
     photo: NDArray[np.int64]
     xywh: NDArray[np.float64]  # (n, 4)
     cls: NDArray[np.int8]
-    text: Sequence[tuple[str, str, str, str]]  # decimal text of xc, yc, w, h
+    tokens: Sequence[str]  # 4 per box: the decimal text of xc, yc, w, h
 
-    def exact(self, k: int) -> tuple[Fraction, Fraction, Fraction, Fraction]:
-        return tuple(Fraction(t) for t in self.text[k])  # type: ignore[return-value]
+    def exact(self, k: int) -> tuple[Decimal, Decimal, Decimal, Decimal]:
+        return tuple(Decimal(t) for t in self.tokens[4 * k : 4 * k + 4])  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -93,13 +95,16 @@ def _iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
-def exact_iou(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
-    """IoU of two ``(xc, yc, w, h)`` boxes in rational arithmetic."""
-    ax1, ay1, ax2, ay2 = a[0] - a[2] / 2, a[1] - a[3] / 2, a[0] + a[2] / 2, a[1] + a[3] / 2
-    bx1, by1, bx2, by2 = b[0] - b[2] / 2, b[1] - b[3] / 2, b[0] + b[2] / 2, b[1] + b[3] / 2
-    inter = max(Fraction(0), min(ax2, bx2) - max(ax1, bx1)) * max(Fraction(0), min(ay2, by2) - max(ay1, by1))
-    union = a[2] * a[3] + b[2] * b[3] - inter
-    return inter / union if union > 0 else Fraction(0)
+def exact_iou(a: Sequence[Decimal], b: Sequence[Decimal]) -> Fraction:
+    """IoU of two ``(xc, yc, w, h)`` boxes, exactly (decimal inputs, no rounding anywhere)."""
+    with localcontext() as context:
+        context.prec = 100
+        context.traps[Inexact] = True  # any rounding would raise instead of deciding wrongly
+        ax1, ay1, ax2, ay2 = a[0] * 2 - a[2], a[1] * 2 - a[3], a[0] * 2 + a[2], a[1] * 2 + a[3]  # doubled
+        bx1, by1, bx2, by2 = b[0] * 2 - b[2], b[1] * 2 - b[3], b[0] * 2 + b[2], b[1] * 2 + b[3]
+        inter = max(Decimal(0), min(ax2, bx2) - max(ax1, bx1)) * max(Decimal(0), min(ay2, by2) - max(ay1, by1))
+        union = a[2] * a[3] * 4 + b[2] * b[3] * 4 - inter
+    return Fraction(inter) / Fraction(union) if union > 0 else Fraction(0)
 
 
 @dataclass(frozen=True)
@@ -107,46 +112,53 @@ class Matching:
     """``truth_of[k]``: the truth box matched to prediction ``k``, or -1."""
 
     truth_of: NDArray[np.int64]
-    exact_photos: int  # photos decided in rational arithmetic
-    contested: NDArray[np.int64]  # photos where a box has several candidates: the order may matter
+    exact_photos: int  # photos whose comparisons were near 0.5 or near a tie, decided exactly
+    contested: NDArray[np.int64]  # photos where a truth box is a candidate of several predictions
+    candidates: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]  # (pred, truth, IoU) pairs
 
 
 def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
-    """The rules' matching over all photos (see the module docstring)."""
+    """The rules' matching over all photos (see the module docstring).
+
+    Floats decide every comparison that is not within ``NEAR`` of 0.5 or of a
+    tie; those photos are redone in exact arithmetic. Photos where no truth box
+    is a candidate of two predictions need no loop: each prediction takes its
+    best candidate. The others run the rules' loop.
+    """
     p_idx, t_idx = _same_photo_pairs(pred.photo, truth.photo)
     iou = _iou(_corners(pred.xywh[p_idx]), _corners(truth.xywh[t_idx]))
-    sure = iou > 0.5 + NEAR
     near = np.abs(iou - 0.5) <= NEAR
-    candidate = sure | near
+    candidate = (iou > 0.5 + NEAR) | near
     p_c, t_c, iou_c, near_c = p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate]
+    photo_c = pred.photo[p_c]
+    order = np.lexsort((t_c, -iou_c, p_c, photo_c))  # by photo, prediction, IoU descending, earlier truth
+    p_c, t_c, iou_c, near_c, photo_c = p_c[order], t_c[order], iou_c[order], near_c[order], photo_c[order]
 
-    # A photo is simple when no truth box is a candidate of two predictions and nothing is near
-    # 0.5 or near a tie: there greedy order cannot matter and floats decide.
-    hard_photo = np.zeros(int(max(pred.photo.max(initial=-1), truth.photo.max(initial=-1))) + 1, dtype=bool)
-    hard_photo[pred.photo[p_c[near_c]]] = True
+    first = np.ones(len(p_c), dtype=bool)
+    first[1:] = p_c[1:] != p_c[:-1]
+    tie = np.zeros(len(p_c), dtype=bool)
+    tie[1:] = ~first[1:] & (iou_c[:-1] - iou_c[1:] <= NEAR)
+    exact_photos = np.unique(photo_c[near_c | tie])
     shared = np.bincount(t_c, minlength=len(truth.photo)) > 1
-    hard_photo[truth.photo[np.flatnonzero(shared)]] = True
-    order = np.lexsort((t_c, -iou_c, p_c))  # per prediction: IoU descending, earlier truth first
-    p_s, t_s, iou_s = p_c[order], t_c[order], iou_c[order]
-    first = np.ones(len(p_s), dtype=bool)
-    first[1:] = p_s[1:] != p_s[:-1]
-    runner_up = np.zeros(len(p_s), dtype=bool)
-    runner_up[1:] = first[:-1] & ~first[1:] & (iou_s[:-1] - iou_s[1:] <= NEAR)
-    hard_photo[pred.photo[p_s[runner_up]]] = True
+    contested = np.unique(truth.photo[np.flatnonzero(shared)])
 
     truth_of = np.full(len(pred.photo), -1, dtype=np.int64)
-    easy = first & ~hard_photo[pred.photo[p_s]]
-    truth_of[p_s[easy]] = t_s[easy]
-    hard = np.flatnonzero(hard_photo)
-    for photo in hard:
-        _exact_greedy(photo, pred, truth, truth_of)
-    several = np.bincount(p_c, minlength=len(pred.photo)) > 1
-    contested = np.union1d(pred.photo[np.flatnonzero(several)], truth.photo[np.flatnonzero(shared)])
-    return Matching(truth_of, int(hard.size), np.union1d(contested, hard))
+    plain = first & ~np.isin(photo_c, contested) & ~np.isin(photo_c, exact_photos)
+    truth_of[p_c[plain]] = t_c[plain]
+    bounds = np.searchsorted(photo_c, np.union1d(contested, exact_photos), side="left")
+    ends = np.searchsorted(photo_c, np.union1d(contested, exact_photos), side="right")
+    exact_set = set(exact_photos.tolist())
+    for start, end in zip(bounds.tolist(), ends.tolist()):
+        photo = int(photo_c[start])
+        if photo in exact_set:
+            _exact_greedy(pred, truth, p_c[start:end], t_c[start:end], truth_of)
+        else:
+            _greedy(p_c[start:end].tolist(), t_c[start:end].tolist(), truth_of)
+    return Matching(truth_of, int(exact_photos.size), contested, (p_c, t_c, iou_c))
 
 
 def _same_photo_pairs(pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Every (prediction, truth box) pair of the same photo, predictions in file order."""
+    """Every (prediction, truth box) pair of the same photo."""
     t_order = np.argsort(truth_photo, kind="stable")
     n_photos = int(max(pred_photo.max(initial=-1), truth_photo.max(initial=-1))) + 1
     t_count = np.bincount(truth_photo, minlength=n_photos)
@@ -158,24 +170,27 @@ def _same_photo_pairs(pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int
     return p_idx, t_idx
 
 
-def _exact_greedy(photo: int, pred: Boxes, truth: Boxes, truth_of: NDArray[np.int64]) -> None:
-    """The rules' greedy loop for one photo, every comparison in rational arithmetic."""
-    preds = np.flatnonzero(pred.photo == photo)
-    truths = np.flatnonzero(truth.photo == photo)
-    exact_truth = {int(t): truth.exact(int(t)) for t in truths}
+def _greedy(preds: list[int], truths: list[int], truth_of: NDArray[np.int64]) -> None:
+    """The rules' loop for one photo; each prediction's candidates come best first."""
     taken: set[int] = set()
-    for p in preds.tolist():
-        box = pred.exact(p)
-        best, best_iou = -1, Fraction(1, 2)
-        for t in truths.tolist():  # file order: a later truth must be strictly better
-            if t in taken:
-                continue
-            value = exact_iou(box, exact_truth[t])
-            if value > best_iou:
-                best, best_iou = t, value
-        truth_of[p] = best
-        if best >= 0:
-            taken.add(best)
+    done: set[int] = set()
+    for p, t in zip(preds, truths):
+        if p not in done and t not in taken:
+            truth_of[p] = t
+            taken.add(t)
+            done.add(p)
+
+
+def _exact_greedy(pred: Boxes, truth: Boxes, preds: NDArray[np.int64], truths: NDArray[np.int64], truth_of: NDArray[np.int64]) -> None:
+    """The rules' loop for one photo with exact IoUs: candidates re-decided, ties to the earlier truth."""
+    half = Fraction(1, 2)
+    ranked: list[tuple[int, Fraction, int]] = []
+    for p, t in zip(preds.tolist(), truths.tolist()):
+        value = exact_iou(pred.exact(p), truth.exact(t))
+        if value > half:
+            ranked.append((p, -value, t))
+    ranked.sort()
+    _greedy([p for p, _, _ in ranked], [t for _, _, t in ranked], truth_of)
 
 
 def count_points(pred: Boxes, truth: Boxes, truth_of: NDArray[np.int64]) -> PointCounts:

@@ -16,7 +16,9 @@ def _text(box: tuple[float, ...]) -> str:
     return " ".join(f"{v:.4f}" for v in box)
 
 
-def write_tables(folder: Path, n_photos: int, seed: int = 0, empty_share: float = 0.3) -> tuple[Path, Path]:
+def write_tables(
+    folder: Path, n_photos: int, seed: int = 0, empty_share: float = 0.3, false_per_photo: float = 0.15
+) -> tuple[Path, Path]:
     """``folder/truth.tsv`` (every photo, empty ones with empty BBox) and ``folder/submission/team.tsv``."""
     rng = np.random.default_rng(seed)
     truth_rows, pred_rows = ["Name\tBBox\tClass"], ["Name\tBBox\tClass"]
@@ -33,7 +35,7 @@ def write_tables(folder: Path, n_photos: int, seed: int = 0, empty_share: float 
                 pred_rows.append(f"{name}\t{_text(jitter)}\t{cls if rng.random() < 0.85 else 1 - cls}")
                 if rng.random() < 0.08:  # a duplicate detection
                     pred_rows.append(f"{name}\t{_text(jitter)}\t{cls}")
-        if rng.random() < 0.15:  # a false detection
+        for _ in range(int(rng.poisson(false_per_photo))):  # false detections
             pred_rows.append(f"{name}\t{_text(_box(rng))}\t{int(rng.random() < 0.5)}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "submission").mkdir(exist_ok=True)
