@@ -231,13 +231,13 @@ def demo_command(folder: Path | None, workers: int | None) -> int:
     with tempfile.TemporaryDirectory(prefix="podium-demo-") as scratch:
         root = folder or Path(scratch)
         for challenge in REGISTRY.values():
-            truth, submission = challenge.write_demo(root / challenge.id)
-            settings = "".join(f" --set {k}={v}" for k, v in challenge.demo_settings.items())
+            demo = challenge.write_demo(root / challenge.id)
+            settings = "".join(f" --set {k}={v}" for k, v in demo.settings.items())
             display.stdout.print(
-                f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {truth} --submission {submission}{settings}",
+                f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
                 soft_wrap=True,
             )
-            result = evaluate(challenge.id, truth, submission, challenge.demo_settings, workers=workers or default_workers())
+            result = evaluate(challenge.id, demo.truth, demo.submission, demo.settings, workers=workers or default_workers())
             _report(result, None, quiet=False)
             if result.status == REJECTED:
                 return EXIT_REJECTED

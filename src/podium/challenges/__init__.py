@@ -7,9 +7,10 @@ from podium.challenges.camera_traps import CameraTraps
 from podium.challenges.face_clustering import FaceClustering
 from podium.challenges.fuzzy_jaccard import FuzzyJaccard
 from podium.challenges.glas import GlaS
+from podium.challenges.ilsvrc2012 import Ilsvrc2012Cls, Ilsvrc2012Fine, Ilsvrc2012Loc
 from podium.errors import UsageError
 
-REGISTRY: dict[str, Challenge] = {c.id: c for c in (FuzzyJaccard(), FaceClustering(), GlaS(), CameraTraps())}
+REGISTRY: dict[str, Challenge] = {c.id: c for c in (FuzzyJaccard(), FaceClustering(), GlaS(), CameraTraps(), Ilsvrc2012Cls(), Ilsvrc2012Loc(), Ilsvrc2012Fine())}
 
 
 def get(challenge_id: str) -> Challenge:

@@ -43,6 +43,15 @@ class ScoreSpec:
     help: str
 
 
+@dataclass(frozen=True)
+class Demo:
+    """A synthetic test set written by :meth:`Challenge.write_demo`, and the ``--set`` values it needs."""
+
+    truth: Path
+    submission: Path
+    settings: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class Job:
     context: Any
@@ -65,7 +74,6 @@ class Challenge(ABC):
     parameters: ClassVar[tuple[Parameter, ...]]
     scores: ClassVar[tuple[ScoreSpec, ...]]
     primary: ClassVar[str]  # the score that ranks teams
-    demo_settings: ClassVar[dict[str, str]] = {}  # --set values the demo shows off
     rank_sum: ClassVar[bool] = False  # rank by the sum of per-criterion ranks, not by one score
 
     @abstractmethod
@@ -81,8 +89,8 @@ class Challenge(ABC):
         """Scores and the ``details`` document from the merged statistics."""
 
     @abstractmethod
-    def write_demo(self, folder: Path) -> tuple[Path, Path]:
-        """Write a small synthetic truth and a sample submission; return their paths."""
+    def write_demo(self, folder: Path) -> Demo:
+        """Write a small synthetic truth and a sample submission."""
 
     def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:
         """The scores that rank teams: by default the primary score alone."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
 from podium.errors import TruthError
 from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
@@ -138,10 +138,10 @@ class CameraTraps(Challenge):
             **summary,
         }
 
-    def write_demo(self, folder: Path) -> tuple[Path, Path]:
+    def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.camera_traps import write_demo
 
-        return write_demo(folder)
+        return Demo(*write_demo(folder))
 
 
 def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:

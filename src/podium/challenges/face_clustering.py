@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
 from podium.errors import UsageError
 from podium.formats import clustering_csv
 from podium.formats.folders import single_file
@@ -77,8 +77,6 @@ class FaceClustering(Challenge):
         ScoreSpec("clusters", None, "number of predicted clusters"),
     )
     primary = "final"
-    # Illustrative measurements and thresholds: real ones come from podium run and the organizers.
-    demo_settings = {"time_s": "95", "ram_mb": "850", "th1_s": "600", "th2_s": "1200", "ram_max_mb": "4096"}
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
         final = {k: params[k] for k in ("time_s", "ram_mb", "th1_s", "th2_s", "ram_max_mb", "w_f", "w_nmi", "w_time", "w_ram")}
@@ -131,10 +129,12 @@ class FaceClustering(Challenge):
             "disqualified": points.disqualified,
         }
 
-    def write_demo(self, folder: Path) -> tuple[Path, Path]:
+    def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.face_clustering import write_demo
 
-        return write_demo(folder)
+        truth, submission = write_demo(folder)
+        # Illustrative measurements and thresholds: real ones come from podium run and the organizers.
+        return Demo(truth, submission, {"time_s": "95", "ram_mb": "850", "th1_s": "600", "th2_s": "1200", "ram_max_mb": "4096"})
 
 
 @dataclass(frozen=True)

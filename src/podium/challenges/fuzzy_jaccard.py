@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
 from podium.errors import UsageError
 from podium.formats import png
 from podium.formats import probability_maps as maps
@@ -134,10 +134,10 @@ class FuzzyJaccard(Challenge):
             "per_image": per_image,
         }
 
-    def write_demo(self, folder: Path) -> tuple[Path, Path]:
+    def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.fuzzy_jaccard import write_demo
 
-        return write_demo(folder)
+        return Demo(*write_demo(folder))
 
 
 def _nullable(values: np.ndarray) -> list[float | None]:

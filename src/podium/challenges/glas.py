@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
 from podium.errors import TruthError, UsageError
 from podium.formats import label_images, png
 from podium.issues import Issue, IssueLog, plural, summarize_names
@@ -189,10 +189,10 @@ class GlaS(Challenge):
             "per_image": details,
         }
 
-    def write_demo(self, folder: Path) -> tuple[Path, Path]:
+    def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.glas import write_demo
 
-        return write_demo(folder)
+        return Demo(*write_demo(folder))
 
 
 def _part_of(stem: str, parts: tuple[str, ...]) -> str:

@@ -1,0 +1,282 @@
+"""ILSVRC 2012: ``ilsvrc2012-cls`` (Task 1), ``ilsvrc2012-loc`` (Task 2), ``ilsvrc2012-fine`` (Task 3).
+
+Rules: ``shared/seeds/004_a5a1ad02cdfc0410.txt``; the 2012 development kit's
+evaluation code is the reference (:mod:`podium.metrics.imagenet`). Task 3's kit
+is not public: podium defines its file format (see :class:`Ilsvrc2012Fine`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
+from podium.errors import TruthError, UsageError
+from podium.formats import ilsvrc
+from podium.formats.folders import single_file
+from podium.formats.text import read_text
+from podium.issues import Issue, IssueLog
+from podium.metrics.imagenet import ErrorCounts, classification_errors, localization_errors, voc_average_precision
+from podium.parameters import Parameter, choice
+
+SUBMISSION_SUFFIXES = (".txt",)
+CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
+
+
+def _path(text: str) -> Path | None:
+    if text.lower() == "none":
+        return None
+    path = Path(text)
+    if not path.exists():
+        raise ValueError(f"{text} does not exist")
+    return path
+
+
+def path_parameter(name: str, help: str) -> Parameter:
+    return Parameter(name, None, help, _path, "path | none")
+
+
+LABELS = choice(
+    "labels",
+    "ilsvrc",
+    "label space of the submission: ilsvrc = ILSVRC2012_IDs 1..1000 (meta.mat order); "
+    "wnid-sorted = 0-based indices in sorted-WNID order (deep-learning frameworks), converted with meta=",
+    ("ilsvrc", "wnid-sorted"),
+)
+META = path_parameter("meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)")
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str
+    truth: np.ndarray  # (images, labels) padded with -1
+    guesses: np.ndarray  # (images, 5, 1 or 5)
+    boxes: list[list[tuple[int, int, int, int, int]]] | None
+    sorted_ids: np.ndarray | None  # ILSVRC2012_ID of each sorted-WNID index, when meta is given
+
+
+class _TopK(Challenge):
+    """Task 1 and 2: flat error with 1..5 guesses, one line per image."""
+
+    group: int  # numbers per guess
+    prefix: str  # score name prefix
+    primary: str
+
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+        labels = ilsvrc.read_truth_labels(truth)
+        meta = ilsvrc.read_meta(params["meta"]) if params["meta"] is not None else None
+        if params["labels"] == "wnid-sorted" and meta is None:
+            raise UsageError("labels=wnid-sorted needs meta=PATH/meta.mat to convert the indices")
+        boxes = self._boxes(params, meta, len(labels))
+        path = single_file(submission, SUBMISSION_SUFFIXES, log)
+        parsed = None if path is None else ilsvrc.read_guesses(path, len(labels), self.group, log)
+        if parsed is None:
+            return Job(params["labels"], [])
+        guesses, _ = parsed
+        sorted_ids = meta.id_of_sorted_index() if meta is not None else None
+        if params["labels"] == "wnid-sorted":
+            guesses = _convert(guesses, sorted_ids)  # type: ignore[arg-type]
+        return Job(params["labels"], [Item(path.name, ilsvrc.truth_matrix(labels), guesses, boxes, sorted_ids)])
+
+    def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list | None:
+        return None
+
+    def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
+        raise NotImplementedError
+
+    def evaluate_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
+        counts = self._errors(item, item.guesses)
+        warnings = []
+        if context == "ilsvrc" and item.sorted_ids is not None and counts.error(5) >= CHANCE_TOP5_ERROR:
+            converted = self._errors(item, _convert(item.guesses, item.sorted_ids))
+            if converted.error(5) < counts.error(5) - 0.2:
+                warnings.append(
+                    Issue(
+                        "label_space",
+                        f"top-5 error {counts.error(5):.4f} is at chance level, but read as 0-based sorted-WNID indices "
+                        f"the labels give {converted.error(5):.4f}: use --set labels=wnid-sorted if that is what they are",
+                        item.key,
+                    )
+                )
+        return ItemResult(counts, details={"images": counts.images}, warnings=warnings)
+
+    def finalize(self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+        scores: dict[str, float | int | None] = {f"{self.prefix}@{k}": stats.error(k) for k in range(1, 6)}
+        scores[self.primary] = stats.error(5)
+        return scores, {"images": stats.images, "label_space": context}
+
+
+def _convert(guesses: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+    """Labels read as 0-based sorted-WNID indices, turned into ILSVRC2012_IDs (others never match)."""
+    converted = guesses.copy()
+    labels = guesses[..., 0]
+    inside = np.isfinite(labels) & (labels >= 0) & (labels < len(sorted_ids))
+    converted[..., 0] = np.nan
+    converted[..., 0][inside] = sorted_ids[labels[inside].astype(np.int64)]
+    return converted
+
+
+class Ilsvrc2012Cls(_TopK):
+    id = "ilsvrc2012-cls"
+    title = "ILSVRC 2012 Task 1: classification, flat top-5 error"
+    rules = "seeds/004_a5a1ad02cdfc0410.txt"
+    parameters = (LABELS, META)
+    scores = tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)) + (
+        ScoreSpec("top5_error", False, "= error@5, the challenge's measure"),
+        ScoreSpec("top1_error", False, "= error@1"),
+    )
+    primary = "top5_error"
+    group = 1
+    prefix = "error"
+
+    def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
+        return classification_errors(item.truth, guesses)
+
+    def finalize(self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+        scores, summary = super().finalize(context, stats, details, log)
+        scores["top1_error"] = stats.error(1)
+        return scores, summary
+
+    def write_demo(self, folder: Path) -> Demo:
+        from podium.synthetic.ilsvrc2012 import write_classification
+
+        return write_classification(folder)
+
+
+class Ilsvrc2012Loc(_TopK):
+    id = "ilsvrc2012-loc"
+    title = "ILSVRC 2012 Task 2: classification with localization, flat top-5 error at IoU >= 0.5"
+    rules = "seeds/004_a5a1ad02cdfc0410.txt"
+    parameters = (
+        path_parameter("boxes", "the validation boxes: a folder of VOC XML files or the official .tgz/.tar (required)"),
+        META,
+        LABELS,
+    )
+    scores = tuple(ScoreSpec(f"loc_error@{k}", False, f"localization error with {k} guesses") for k in range(1, 6)) + (
+        ScoreSpec("loc_error", False, "= loc_error@5, the challenge's measure"),
+    )
+    primary = "loc_error"
+    group = 5
+    prefix = "loc_error"
+
+    def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list:
+        if params["boxes"] is None or meta is None:
+            raise UsageError("ilsvrc2012-loc needs --set boxes=PATH (XML folder or .tgz) and --set meta=PATH/meta.mat")
+        return ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid)
+
+    def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
+        assert item.boxes is not None
+        return localization_errors(item.truth, guesses, item.boxes)
+
+    def write_demo(self, folder: Path) -> Demo:
+        from podium.synthetic.ilsvrc2012 import write_localization
+
+        return write_localization(folder)
+
+
+@dataclass(frozen=True)
+class FineContext:
+    ap: str
+    classes: np.ndarray  # class ids, ascending: the columns of the submission
+
+
+@dataclass(frozen=True)
+class FineItem:
+    key: str
+    truth: np.ndarray  # class id per box
+    classes: np.ndarray  # class ids, ascending: the columns of the submission
+    scores: np.ndarray  # (boxes, classes)
+
+
+@dataclass(frozen=True)
+class RankedBoxes:
+    """The state of average precision: every box's class and confidences (merging concatenates)."""
+
+    truth: np.ndarray
+    scores: np.ndarray
+
+    def merge(self, other: RankedBoxes) -> RankedBoxes:
+        return RankedBoxes(np.concatenate([self.truth, other.truth]), np.concatenate([self.scores, other.scores]))
+
+
+class Ilsvrc2012Fine(Challenge):
+    """Task 3 (dogs). The task 3 kit is not public; podium defines the files:
+
+    - truth: one line per test box (the organizers give the dog boxes) with its class id;
+    - submission: one line per test box, in the truth's order, one real confidence per
+      class, classes in ascending id order (the distinct ids of the truth, or ``classes=FILE``).
+    """
+
+    id = "ilsvrc2012-fine"
+    title = "ILSVRC 2012 Task 3: fine-grained classification (dogs), mean average precision"
+    rules = "seeds/004_a5a1ad02cdfc0410.txt"
+    parameters = (
+        path_parameter("classes", "file of the class ids, one per line, in column order [default: the truth's ids, ascending]"),
+        choice("ap", "voc", "voc = PASCAL VOC 2010+ all-points AP (ties in line order); sklearn = scikit-learn's (ties grouped)", ("voc", "sklearn")),
+    )
+    scores = (ScoreSpec("mean_ap", True, "mean AP over classes with a positive (per class: ap/<class id>)"),)
+    primary = "mean_ap"
+
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+        labels = ilsvrc.read_truth_labels(truth)
+        if any(len(x) != 1 for x in labels):
+            raise TruthError(f"truth {truth} must hold exactly one class id per line (one per test box)")
+        truth_ids = np.array([x[0] for x in labels], dtype=np.int64)
+        classes = _class_list(params["classes"]) if params["classes"] is not None else np.unique(truth_ids)
+        unknown = np.setdiff1d(truth_ids, classes)
+        if unknown.size:
+            raise TruthError(f"truth {truth} has class ids not in the class list: {unknown[:10].tolist()}")
+        path = single_file(submission, SUBMISSION_SUFFIXES, log)
+        scores = None if path is None else ilsvrc.read_confidences(path, len(truth_ids), len(classes), log)
+        items = [] if scores is None else [FineItem(path.name, truth_ids, classes, scores)]
+        return Job(FineContext(params["ap"], classes), items)
+
+    def evaluate_item(self, context: FineContext, item: FineItem) -> ItemResult[RankedBoxes]:
+        return ItemResult(RankedBoxes(item.truth, item.scores))
+
+    def finalize(self, context: FineContext, stats: RankedBoxes, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+        positive = stats.truth[:, None] == context.classes[None, :]
+        average = voc_average_precision if context.ap == "voc" else sklearn_average_precision
+        values = average(positive, stats.scores)
+        defined = values[~np.isnan(values)]
+        scores: dict[str, float | int | None] = {"mean_ap": float(defined.mean()) if defined.size else None}
+        scores.update({f"ap/{c}": (None if np.isnan(v) else float(v)) for c, v in zip(context.classes.tolist(), values)})
+        missing = [c for c, v in zip(context.classes.tolist(), values) if np.isnan(v)]
+        if missing:
+            log.warning("no_positive", f"classes {missing[:10]} have no test box; their AP is null and left out of the mean")
+        return scores, {"ap": context.ap, "boxes": len(stats.truth), "classes": len(context.classes), "classes_with_positives": int(defined.size)}
+
+    def write_demo(self, folder: Path) -> Demo:
+        from podium.synthetic.ilsvrc2012 import write_fine
+
+        return write_fine(folder)
+
+
+def _class_list(path: Path) -> np.ndarray:
+    try:
+        ids = [int(line) for line in read_text(path).split()]
+    except ValueError as exc:
+        raise TruthError(f"classes {path} must hold one integer class id per line ({exc})") from None
+    if len(set(ids)) != len(ids):
+        raise TruthError(f"classes {path} repeats a class id")
+    return np.array(sorted(ids), dtype=np.int64)
+
+
+def sklearn_average_precision(positive: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """scikit-learn's ``average_precision_score`` per column: ``Σ (R_n - R_{n-1}) P_n`` over distinct thresholds."""
+    out = np.full(positive.shape[1], np.nan)
+    for c in range(positive.shape[1]):
+        y, s = positive[:, c], scores[:, c]
+        if not y.any():
+            continue
+        order = np.argsort(-s, kind="stable")
+        y, s = y[order], s[order]
+        last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last item of each group of tied scores
+        tp = np.cumsum(y)[last]
+        precision = tp / (last + 1)
+        recall = tp / y.sum()
+        out[c] = float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+    return out

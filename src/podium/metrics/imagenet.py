@@ -1,0 +1,136 @@
+"""ILSVRC 2012 metrics: top-k classification error, localization error, VOC average precision.
+
+Flat error with K guesses (the 2012 kit): for an image with truth labels
+``g_1..g_n``, ``e = (1/n) Σ_k min_{j ≤ K} d(guess_j, g_k)`` where ``d`` is 0 for
+a right guess and 1 otherwise; the error is the mean of ``e`` over images.
+
+- Classification: guess ``j`` is right for ``g_k`` iff its label equals ``g_k``.
+- Localization: it must also overlap one of the truth boxes of class ``g_k`` with
+  IoU >= 0.5 (the kit's code; its web page says "over 50%"). Corners are
+  inclusive pixels: ``iw = min(x2, X2) - max(x1, X1) + 1`` (likewise ``ih``), both
+  positive, and ``IoU = iw·ih / ((x2-x1+1)(y2-y1+1) + (X2-X1+1)(Y2-Y1+1) - iw·ih)``.
+  With integer corners the test ``2·iw·ih >= union`` is exact. Any instance of
+  the class may serve any guess (no one-to-one matching).
+
+Average precision (PASCAL VOC 2010+, the later ILSVRC kits' VOCap.m): rank by
+confidence, descending, ties keeping line order; precision made monotone from
+the right; area under the stepwise precision-recall curve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import NDArray
+
+K = 5
+_NEVER_TRUTH = -3  # padding of the truth matrix
+_NEVER_GUESS = -2  # missing guesses and labels outside the classes
+
+
+@dataclass(frozen=True)
+class ErrorCounts:
+    """Exact, mergeable totals: misses at K = 1..5 summed by number of truth labels per image."""
+
+    images: int = 0
+    misses: dict[int, tuple[int, ...]] = field(default_factory=dict)  # n labels -> misses at K=1..5
+
+    @classmethod
+    def of(cls, found: NDArray[np.bool_], valid: NDArray[np.bool_]) -> ErrorCounts:
+        """From ``found[i, k, K-1]`` (truth label k of image i found within K guesses)."""
+        n_labels = valid.sum(axis=1)
+        missed = (~found & valid[:, :, None]).sum(axis=1)  # (images, K)
+        misses = {int(n): tuple(int(v) for v in missed[n_labels == n].sum(axis=0)) for n in np.unique(n_labels)}
+        return cls(len(found), misses)
+
+    def merge(self, other: ErrorCounts) -> ErrorCounts:
+        misses = dict(self.misses)
+        for n, values in other.misses.items():
+            misses[n] = tuple(a + b for a, b in zip(misses.get(n, (0,) * K), values))
+        return ErrorCounts(self.images + other.images, misses)
+
+    def error(self, k: int) -> float:
+        """Mean per-image error with ``k`` guesses (0 for no image)."""
+        if not self.images:
+            return 0.0
+        return float(sum(Fraction(values[k - 1], n) for n, values in self.misses.items()) / self.images)
+
+
+def _found(truth: NDArray[np.int64], right: NDArray[np.bool_], labels: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """``found[i, k, K-1]``: truth label k of image i has a right guess among the first K."""
+    hit = (truth[:, :, None] == labels[:, None, :]) & right[:, None, :]
+    return np.logical_or.accumulate(hit, axis=2)
+
+
+def guess_labels(guesses: NDArray[np.float64], n_classes: int = 1000) -> NDArray[np.int64]:
+    """Guess labels as integers; missing guesses and labels outside 1..n_classes never match."""
+    labels = np.nan_to_num(guesses[..., 0], nan=_NEVER_GUESS).astype(np.int64)
+    labels[(labels < 1) | (labels > n_classes)] = _NEVER_GUESS
+    return labels
+
+
+def classification_errors(truth: NDArray[np.int64], guesses: NDArray[np.float64]) -> ErrorCounts:
+    """``truth``: (images, labels) padded with -1; ``guesses``: (images, 5, ≥1), label first, NaN = none."""
+    truth = np.where(truth < 0, _NEVER_TRUTH, truth)
+    labels = guess_labels(guesses)
+    return ErrorCounts.of(_found(truth, np.ones(labels.shape, bool), labels), truth != _NEVER_TRUTH)
+
+
+def localization_errors(
+    truth: NDArray[np.int64], guesses: NDArray[np.float64], boxes: list[list[tuple[int, int, int, int, int]]]
+) -> ErrorCounts:
+    """Like :func:`classification_errors`; a guess must also localize (IoU >= 0.5, +1 convention)."""
+    truth = np.where(truth < 0, _NEVER_TRUTH, truth)
+    labels = guess_labels(guesses)
+    right = localized(labels, guesses[..., 1:5], boxes)
+    return ErrorCounts.of(_found(truth, right, labels), truth != _NEVER_TRUTH)
+
+
+def localized(labels: NDArray[np.int64], corners: NDArray[np.float64], boxes: list[list[tuple[int, int, int, int, int]]]) -> NDArray[np.bool_]:
+    """``right[i, j]``: guess j of image i overlaps a truth box of its own class with IoU >= 0.5."""
+    counts = np.array([len(b) for b in boxes], dtype=np.int64)
+    flat = np.array([b for image in boxes for b in image], dtype=np.int64).reshape(-1, 5)
+    n_images, n_guess = labels.shape
+    image_of_guess = np.repeat(np.arange(n_images), n_guess)
+    per_guess = counts[image_of_guess]
+    guess_idx = np.repeat(np.arange(n_images * n_guess), per_guess)
+    start = np.concatenate([[0], np.cumsum(counts)[:-1]])[image_of_guess]
+    offsets = np.arange(len(guess_idx)) - np.repeat(np.cumsum(per_guess) - per_guess, per_guess)
+    box_idx = np.repeat(start, per_guess) + offsets
+    same_class = labels.ravel()[guess_idx] == flat[box_idx, 0]
+    guess_idx, box_idx = guess_idx[same_class], box_idx[same_class]
+    g = corners.reshape(-1, 4)[guess_idx]
+    b = flat[box_idx, 1:].astype(np.float64)
+    iw = np.minimum(g[:, 2], b[:, 2]) - np.maximum(g[:, 0], b[:, 0]) + 1
+    ih = np.minimum(g[:, 3], b[:, 3]) - np.maximum(g[:, 1], b[:, 1]) + 1
+    inter = iw * ih
+    union = (g[:, 2] - g[:, 0] + 1) * (g[:, 3] - g[:, 1] + 1) + (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1) - inter
+    ok = (iw > 0) & (ih > 0) & (2 * inter >= union)  # exact for integer corners (values < 2**53)
+    right = np.zeros(n_images * n_guess, dtype=bool)
+    right[guess_idx[ok]] = True
+    return right.reshape(n_images, n_guess)
+
+
+def voc_average_precision(positive: NDArray[np.bool_], scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    """VOC 2010+ all-points AP of every column: ``positive`` and ``scores`` are (items, classes).
+
+    A class without positives gets NaN.
+    """
+    order = np.argsort(-scores, axis=0, kind="stable")  # descending; ties keep line order
+    hits = np.take_along_axis(positive, order, axis=0)
+    tp = np.cumsum(hits, axis=0, dtype=np.float64)
+    fp = np.cumsum(~hits, axis=0, dtype=np.float64)
+    n_pos = positive.sum(axis=0).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        recall = tp / n_pos
+    precision = tp / (tp + fp)
+    columns = positive.shape[1]
+    mrec = np.vstack([np.zeros(columns), recall, np.ones(columns)])
+    mpre = np.vstack([np.zeros(columns), precision, np.zeros(columns)])
+    mpre = np.maximum.accumulate(mpre[::-1], axis=0)[::-1]  # the precision envelope
+    steps = np.diff(mrec, axis=0)  # 0 where recall does not change
+    ap = (steps * mpre[1:]).sum(axis=0)
+    ap[n_pos == 0] = np.nan
+    return ap

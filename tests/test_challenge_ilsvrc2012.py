@@ -1,0 +1,178 @@
+"""ILSVRC 2012: the kit's numbers on the real files, the +1 IoU boundary, label spaces, VOC AP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score
+
+from conftest import run, run_json
+from podium.challenges.ilsvrc2012 import sklearn_average_precision
+from podium.metrics.imagenet import voc_average_precision
+from podium.synthetic.ilsvrc2012 import write_meta
+
+KIT = ("ILSVRC2012_validation_ground_truth.txt", "meta.mat", "ILSVRC2012_bbox_val.tgz")
+
+
+def test_task1_demo_reproduces_the_kit_readme(shared) -> None:
+    kit = shared / "data" / "ilsvrc2012"
+    code, doc = run_json("ilsvrc2012-cls", kit / KIT[0], kit / "demo.val.pred.txt")
+    assert code == 0
+    assert [round(doc["scores"][f"error@{k}"], 4) for k in range(1, 6)] == [0.9990, 0.9980, 0.9972, 0.9962, 0.9950]
+    assert doc["scores"]["top5_error"] == doc["scores"]["error@5"]
+
+
+def test_task2_demo_reproduces_the_kit_readme_from_the_archive(shared) -> None:
+    kit = shared / "data" / "ilsvrc2012"
+    settings = ["--set", f"boxes={kit / KIT[2]}", "--set", f"meta={kit / KIT[1]}"]
+    code, doc = run_json("ilsvrc2012-loc", kit / KIT[0], kit / "demo.val.pred.det.txt", *settings)
+    assert code == 0, doc["errors"]
+    assert [round(doc["scores"][f"loc_error@{k}"], 4) for k in range(1, 6)] == [1.0, 0.9999, 0.9998, 0.9997, 0.9996]
+
+
+@pytest.fixture
+def meta(tmp_path: Path) -> tuple[Path, dict[int, str]]:
+    return tmp_path / "meta.mat", write_meta(tmp_path / "meta.mat", seed=3)
+
+
+def write_lines(path: Path, lines) -> Path:
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return path
+
+
+def loc_case(tmp_path: Path, meta, truth_lines, boxes_per_image, guesses):
+    meta_path, wnid_of = meta
+    truth = write_lines(tmp_path / "gt.txt", truth_lines)
+    (tmp_path / "boxes").mkdir(exist_ok=True)
+    for i, boxes in enumerate(boxes_per_image, start=1):
+        objects = "".join(
+            f"<object><name>{wnid_of[c]}</name><bndbox><xmin>{a}</xmin><ymin>{b}</ymin><xmax>{x}</xmax><ymax>{y}</ymax></bndbox></object>"
+            for c, a, b, x, y in boxes
+        )
+        (tmp_path / "boxes" / f"ILSVRC2012_val_{i:08d}.xml").write_text(f"<annotation>\n  {objects}\n</annotation>")
+    sub = write_lines(tmp_path / "sub.txt", guesses)
+    return run_json("ilsvrc2012-loc", truth, sub, "--set", f"boxes={tmp_path / 'boxes'}", "--set", f"meta={meta_path}")
+
+
+def test_iou_boundary_with_the_plus_one_convention(tmp_path: Path, meta) -> None:
+    # Truth 10x10 pixels (0..9); guess 0..9 x 0..4 = 50 pixels: IoU exactly 0.5 -> right (>=).
+    code, doc = loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 9 4"])
+    assert code == 0 and doc["scores"]["loc_error"] == 0.0
+    # 0..9 x 0..3 = 40 pixels: IoU 0.4 -> wrong.
+    code, doc = loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 9 3"])
+    assert doc["scores"]["loc_error"] == 1.0
+    # One column wider, outside the truth: inter 50, union 105 -> just under 0.5 -> wrong.
+    code, doc = loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 10 4"])
+    assert doc["scores"]["loc_error"] == 1.0
+
+
+def test_any_instance_serves_any_guess_and_the_label_must_match(tmp_path: Path, meta) -> None:
+    boxes = [[(7, 0, 0, 9, 9), (7, 100, 100, 119, 119)], [(3, 0, 0, 9, 9)]]
+    guesses = ["5 0 0 9 9 7 100 100 119 119", "3 50 50 60 60 3 0 0 9 9"]
+    code, doc = loc_case(tmp_path, meta, ["7", "3"], boxes, guesses)
+    assert doc["scores"]["loc_error@1"] == 1.0  # image 1: wrong label first; image 2: box far away
+    assert doc["scores"]["loc_error@2"] == 0.0
+
+
+def test_multi_label_images_average_over_their_labels(tmp_path: Path) -> None:
+    truth = write_lines(tmp_path / "gt.txt", ["3 7", "5"])
+    sub = write_lines(tmp_path / "sub.txt", ["7 1 2 3 4", "9 5"])
+    code, doc = run_json("ilsvrc2012-cls", truth, sub)
+    # image 1: label 7 found at guess 1, label 3 at guess 4 -> e@1 = 1/2, e@4 = 0; image 2: e@1 = 1, e@2 = 0
+    assert doc["scores"]["error@1"] == pytest.approx((0.5 + 1) / 2)
+    assert doc["scores"]["error@2"] == pytest.approx(0.5 / 2)
+    assert doc["scores"]["error@4"] == 0.0
+
+
+def test_wnid_sorted_labels_are_converted_and_the_mistake_is_flagged(tmp_path: Path, meta) -> None:
+    meta_path, wnid_of = meta
+    rng = np.random.default_rng(0)
+    truth_ids = rng.integers(1, 1001, 300)
+    index_of_id = {i: k for k, (i, _) in enumerate(sorted(wnid_of.items(), key=lambda p: p[1]))}
+    truth = write_lines(tmp_path / "gt.txt", truth_ids)
+    sub = write_lines(tmp_path / "sub.txt", [index_of_id[int(t)] for t in truth_ids])  # perfect, wrong space
+    code, doc = run_json("ilsvrc2012-cls", truth, sub, "--set", f"meta={meta_path}", "--set", "labels=wnid-sorted")
+    assert doc["scores"]["top1_error"] == 0.0
+    code, doc = run_json("ilsvrc2012-cls", truth, sub, "--set", f"meta={meta_path}")
+    assert doc["scores"]["top1_error"] > 0.99
+    assert any(w["code"] == "label_space" and "labels=wnid-sorted" in w["message"] for w in doc["warnings"])
+    code, output = run("evaluate", "ilsvrc2012-cls", "--truth", str(truth), "--submission", str(sub), "--set", "labels=wnid-sorted")
+    assert code == 2 and "needs meta=" in output
+
+
+@pytest.mark.parametrize(
+    ("lines", "code_name", "fragment", "line"),
+    [
+        (["1 2 3"], "line_count", "has 1 line; the ground truth has 2 images", None),
+        (["1 2 x", "4"], "not_a_number", "'x' is not a number", 1),
+        (["1 2.5", "4"], "not_an_integer", "labels must be integers", 1),
+    ],
+)
+def test_task1_rejections(tmp_path: Path, lines, code_name: str, fragment: str, line) -> None:
+    truth = write_lines(tmp_path / "gt.txt", ["1", "2"])
+    code, doc = run_json("ilsvrc2012-cls", truth, write_lines(tmp_path / "sub.txt", lines))
+    assert code == 1
+    assert any(e["code"] == code_name and fragment in e["message"] and e["line"] == line for e in doc["errors"]), doc["errors"]
+
+
+def test_task1_warnings_for_extra_guesses_and_labels_outside_the_classes(tmp_path: Path) -> None:
+    truth = write_lines(tmp_path / "gt.txt", ["1", "2"])
+    code, doc = run_json("ilsvrc2012-cls", truth, write_lines(tmp_path / "sub.txt", ["9 9 9 9 9 1", "2 2 0 1001"]))
+    assert code == 0 and doc["scores"]["error@5"] == 0.5  # the sixth guess, 1, is cut
+    assert {w["code"] for w in doc["warnings"]} == {"extra_guesses", "label_range"}
+
+
+def test_task2_rejections_and_missing_xml(tmp_path: Path, meta) -> None:
+    code, doc = loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 9"])
+    assert code == 1 and doc["errors"][0]["code"] == "malformed" and "groups of 5" in doc["errors"][0]["message"]
+    meta_path, _ = meta
+    truth = write_lines(tmp_path / "gt2.txt", ["7", "7"])
+    code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(tmp_path / "sub.txt"),
+                       "--set", f"boxes={tmp_path / 'boxes'}", "--set", f"meta={meta_path}")  # fmt: skip
+    assert code == 2 and "ILSVRC2012_val_00000002.xml" in output
+
+
+def slow_voc_ap(positive: np.ndarray, scores: np.ndarray) -> float:
+    """VOCap.m, line by line: stable sort, precision envelope, stepwise area."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])  # Python's sort is stable
+    tp = fp = 0
+    rec, prec = [], []
+    for i in order:
+        tp += bool(positive[i])
+        fp += not positive[i]
+        rec.append(tp / positive.sum())
+        prec.append(tp / (tp + fp))
+    mrec, mpre = [0.0] + rec + [1.0], [0.0] + prec + [0.0]
+    for i in range(len(mpre) - 2, -1, -1):
+        mpre[i] = max(mpre[i], mpre[i + 1])
+    return sum((mrec[i] - mrec[i - 1]) * mpre[i] for i in range(1, len(mrec)) if mrec[i] != mrec[i - 1])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_voc_ap_against_the_slow_reference_and_sklearn_mode(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, classes = int(rng.integers(2, 80)), int(rng.integers(1, 6))
+    truth = rng.integers(0, classes, n)
+    scores = np.round(rng.random((n, classes)), int(rng.integers(1, 3)))  # rounding makes ties
+    positive = truth[:, None] == np.arange(classes)[None, :]
+    ours = voc_average_precision(positive, scores)
+    theirs = sklearn_average_precision(positive, scores)
+    for c in range(classes):
+        if positive[:, c].any():
+            assert ours[c] == pytest.approx(slow_voc_ap(positive[:, c], scores[:, c]), abs=1e-12)
+            assert theirs[c] == pytest.approx(average_precision_score(positive[:, c], scores[:, c]), abs=1e-12)
+        else:
+            assert np.isnan(ours[c]) and np.isnan(theirs[c])
+
+
+def test_task3_end_to_end_and_rejections(tmp_path: Path) -> None:
+    truth = write_lines(tmp_path / "gt.txt", [3, 5, 3, 9])
+    good = write_lines(tmp_path / "sub.txt", ["0.9 0.1 0.0", "0.2 0.8 0.1", "0.7 0.2 0.1", "0.1 0.1 0.9"])
+    code, doc = run_json("ilsvrc2012-fine", truth, good)
+    assert code == 0 and doc["scores"]["mean_ap"] == 1.0 and set(doc["scores"]) == {"mean_ap", "ap/3", "ap/5", "ap/9"}
+    bad = write_lines(tmp_path / "bad.txt", ["0.9 0.1", "0.2 nan 0.1", "0.7 x 0.1"])
+    code, doc = run_json("ilsvrc2012-fine", truth, bad)
+    assert code == 1
+    assert {(e["code"], e["line"]) for e in doc["errors"]} == {("line_count", None), ("columns", 1), ("not_finite", 2), ("not_a_number", 3)}
