@@ -72,10 +72,9 @@ class _TopK(Challenge):
             raise UsageError("labels=wnid-sorted needs meta=PATH/meta.mat to convert the indices")
         boxes = self._boxes(params, meta, len(labels))
         path = single_file(submission, SUBMISSION_SUFFIXES, log)
-        parsed = None if path is None else ilsvrc.read_guesses(path, len(labels), self.group, log)
-        if parsed is None:
+        guesses = None if path is None else ilsvrc.read_guesses(path, len(labels), self.group, log)
+        if guesses is None:
             return Job(params["labels"], [])
-        guesses, _ = parsed
         sorted_ids = meta.id_of_sorted_index() if meta is not None else None
         if params["labels"] == "wnid-sorted":
             guesses = _convert(guesses, sorted_ids)  # type: ignore[arg-type]

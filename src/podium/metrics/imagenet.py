@@ -14,7 +14,8 @@ a right guess and 1 otherwise; the error is the mean of ``e`` over images.
 
 Average precision (PASCAL VOC 2010+, the later ILSVRC kits' VOCap.m): rank by
 confidence, descending, ties keeping line order; precision made monotone from
-the right; area under the stepwise precision-recall curve.
+the right (the envelope); area under the stepwise precision-recall curve, which
+equals the mean of the envelope at the ranks of the positives.
 """
 
 from __future__ import annotations
@@ -118,19 +119,16 @@ def voc_average_precision(positive: NDArray[np.bool_], scores: NDArray[np.float6
 
     A class without positives gets NaN.
     """
-    order = np.argsort(-scores, axis=0, kind="stable")  # descending; ties keep line order
-    hits = np.take_along_axis(positive, order, axis=0)
-    tp = np.cumsum(hits, axis=0, dtype=np.float64)
-    fp = np.cumsum(~hits, axis=0, dtype=np.float64)
-    n_pos = positive.sum(axis=0).astype(np.float64)
+    ranked = np.ascontiguousarray(-scores.T)  # one row per class: sorting rows is cache-friendly
+    order = np.argsort(ranked, axis=1, kind="stable")  # descending confidence; ties keep line order
+    hits = np.take_along_axis(np.ascontiguousarray(positive.T), order, axis=1)
+    tp = np.cumsum(hits, axis=1, dtype=np.float64)
+    precision = tp / np.arange(1, hits.shape[1] + 1)
+    envelope = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
+    n_pos = hits.sum(axis=1)
+    # Recall rises by 1/n_pos at each positive and nowhere else, so VOCap.m's sum over recall
+    # steps is the mean of the envelope over the ranks of the positives.
     with np.errstate(invalid="ignore", divide="ignore"):
-        recall = tp / n_pos
-    precision = tp / (tp + fp)
-    columns = positive.shape[1]
-    mrec = np.vstack([np.zeros(columns), recall, np.ones(columns)])
-    mpre = np.vstack([np.zeros(columns), precision, np.zeros(columns)])
-    mpre = np.maximum.accumulate(mpre[::-1], axis=0)[::-1]  # the precision envelope
-    steps = np.diff(mrec, axis=0)  # 0 where recall does not change
-    ap = (steps * mpre[1:]).sum(axis=0)
+        ap = np.where(hits, envelope, 0.0).sum(axis=1) / n_pos
     ap[n_pos == 0] = np.nan
     return ap
