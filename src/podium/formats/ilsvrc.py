@@ -63,14 +63,27 @@ def read_meta(path: Path) -> Synsets:
     return Synsets(pairs)
 
 
-def _lines(path: Path, what: str) -> list[str]:
-    try:
-        lines = read_text(path).splitlines()
-    except ValueError as exc:
-        raise TruthError(f"{what} {path} {exc}") from None
+def _text_lines(path: Path) -> list[str]:
+    """The lines of a text file without trailing blank lines; ValueError if it is not text."""
+    lines = read_text(path).splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
+
+
+def _lines(path: Path, what: str) -> list[str]:
+    try:
+        return _text_lines(path)
+    except ValueError as exc:
+        raise TruthError(f"{what} {path} {exc}") from None
+
+
+def _submission_lines(path: Path, log: IssueLog) -> list[str] | None:
+    try:
+        return _text_lines(path)
+    except ValueError as exc:
+        log.error("unreadable", str(exc), path)
+        return None
 
 
 def read_truth_labels(path: Path) -> list[list[int]]:
@@ -106,13 +119,9 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> NDArra
     ``group`` is 1 (labels) or 5 (label and box corners). Lines past the fifth
     guess are cut, with one warning that counts them.
     """
-    try:
-        lines = read_text(path).splitlines()
-    except ValueError as exc:
-        log.error("unreadable", str(exc), path)
+    lines = _submission_lines(path, log)
+    if lines is None:
         return None
-    while lines and not lines[-1].strip():
-        lines.pop()
     errors_before = log.error_count
     if len(lines) != n_images:
         log.error("line_count", f"has {plural(len(lines), 'line')}; the ground truth has {plural(n_images, 'image')} (one line each, in order)", path)
@@ -287,13 +296,9 @@ def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[tuple[int, 
 
 def read_confidences(path: Path, n_boxes: int, n_classes: int, log: IssueLog) -> NDArray[np.float64] | None:
     """Task 3: one line per test box, one real confidence per class (ascending class id)."""
-    try:
-        lines = read_text(path).splitlines()
-    except ValueError as exc:
-        log.error("unreadable", str(exc), path)
+    lines = _submission_lines(path, log)
+    if lines is None:
         return None
-    while lines and not lines[-1].strip():
-        lines.pop()
     errors_before = log.error_count
     if len(lines) != n_boxes:
         log.error("line_count", f"has {plural(len(lines), 'line')}; the truth has {plural(n_boxes, 'box', 'boxes')}", path)
