@@ -1,0 +1,1 @@
+"""Running participants' programs under the contests' contracts, limits and measurements."""

@@ -1,0 +1,125 @@
+"""Running a program under a time and memory limit, measuring its whole process tree.
+
+- Wall time runs from the start to the end of the whole process tree, not only
+  of the first process.
+- Peak memory: the largest sum, over one sample, of the resident memory of
+  every process in the tree, sampled at ``SAMPLE_HZ``. Never the spawner's
+  ``ru_maxrss``, which inherits the parent's own peak and sees only the largest
+  single process.
+- At the time or memory limit, every process of the tree is killed with
+  SIGKILL, including ones that ignore SIGTERM or start their own session
+  (they stay in view: podium is their subreaper), until none is left.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from podium.runner import tree
+
+SAMPLE_HZ = 100
+STDERR_TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class RunReport:
+    wall_s: float
+    peak_memory_mb: float
+    memory_method: str
+    exit_code: int | None
+    outcome: str  # finished | timeout | memory_limit | crashed (no_output is decided by the contract)
+    stderr_tail: str
+    network_isolated: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def run_limited(
+    command: list[str],
+    workdir: Path,
+    time_limit_s: float | None,
+    memory_limit_mb: float | None,
+    isolate_network: bool = True,
+) -> RunReport:
+    """Run ``command`` in ``workdir`` until its whole tree ends or a limit is hit."""
+    tree.become_subreaper()
+    stdout_path, stderr_path = workdir.parent / f"{workdir.name}.stdout", workdir.parent / f"{workdir.name}.stderr"
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        start = time.monotonic()
+        process = subprocess.Popen(
+            command,
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,  # its own process group, killed as one
+            preexec_fn=tree.unshare_network if isolate_network else None,
+        )
+        isolated = isolate_network and not tree.same_network(process.pid)
+        peak, outcome = 0, "finished"
+        me = os.getpid()
+        while True:
+            members = [p for p in tree.descendants(me) if not tree.is_zombie(p)]
+            peak = max(peak, tree.resident_bytes(members))
+            tree.reap([p for p in tree.children(me) if p != process.pid and tree.is_zombie(p)])
+            if process.poll() is not None and not members:
+                break
+            elapsed = time.monotonic() - start
+            if time_limit_s is not None and elapsed >= time_limit_s:
+                outcome = "timeout"
+                break
+            if memory_limit_mb is not None and peak > memory_limit_mb * 2**20:
+                outcome = "memory_limit"
+                break
+            time.sleep(1 / SAMPLE_HZ)
+        if outcome != "finished":
+            _kill_tree(process, me)
+        wall = time.monotonic() - start
+    exit_code = process.wait()
+    if outcome == "finished" and exit_code != 0:
+        outcome = "crashed"
+    return RunReport(
+        wall_s=wall,
+        peak_memory_mb=peak / 2**20,
+        memory_method=f"sampling the summed resident memory of the process tree at {SAMPLE_HZ} Hz",
+        exit_code=exit_code if outcome in ("finished", "crashed") else None,
+        outcome=outcome,
+        stderr_tail=_tail(stderr_path),
+        network_isolated=isolated,
+    )
+
+
+def _kill_tree(process: subprocess.Popen[bytes], me: int) -> None:
+    """SIGKILL the process group and every descendant, again until nothing is left."""
+    for _ in range(100):
+        try:
+            os.killpg(process.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+        members = [p for p in tree.descendants(me) if not tree.is_zombie(p)]
+        if not members:
+            break
+        tree.kill_all(members)
+        time.sleep(0.01)
+    process.wait()
+    for _ in range(100):  # re-parented descendants are ours to reap
+        zombies = [p for p in tree.children(me) if tree.is_zombie(p)]
+        if not zombies:
+            break
+        tree.reap(zombies)
+
+
+def _tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 16384))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-STDERR_TAIL_LINES:])

@@ -1,0 +1,108 @@
+"""The process tree of a participant's program, seen through /proc (Linux).
+
+podium makes itself a *child subreaper*: a descendant whose parent dies is
+re-parented to podium rather than to init, so programs that daemonize or start
+their own session stay in view, are measured and can be killed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+PR_SET_CHILD_SUBREAPER = 36
+CLONE_NEWNET = 0x40000000
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants this process's children; ``False`` where the system refuses."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (every thread's), from /proc."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, each once."""
+    seen: list[int] = []
+    stack = children(pid)
+    while stack:
+        child = stack.pop()
+        if child not in seen:
+            seen.append(child)
+            stack.extend(children(child))
+    return seen
+
+
+def is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True  # gone
+
+
+def resident_bytes(pids: list[int]) -> int:
+    """Summed resident memory of ``pids`` (each counted once)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * PAGE_SIZE
+        except (OSError, IndexError, ValueError):
+            continue  # exited between listing and reading
+    return total
+
+
+def kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def reap(pids: list[int]) -> None:
+    """Collect the exit status of re-parented descendants so they leave no zombie."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+def unshare_network() -> None:
+    """In the child before exec: a new, empty network namespace if the system permits (else nothing)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.unshare(CLONE_NEWNET)
+    except (OSError, AttributeError):
+        pass
+
+
+def same_network(pid: int) -> bool:
+    """Whether ``pid`` shares podium's network namespace."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net")
+    except OSError:
+        return True

@@ -1,0 +1,149 @@
+"""run_limited: limits, kills and the honesty of its measurements, with small participant programs."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from podium.runner.process import run_limited
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
+
+
+def program(tmp_path: Path, code: str) -> tuple[list[str], Path]:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    script = tmp_path / "participant.py"
+    script.write_text(textwrap.dedent(code))
+    return [sys.executable, str(script)], work
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_finished_program(tmp_path: Path) -> None:
+    command, work = program(tmp_path, "import time; time.sleep(0.3); open('out.txt', 'w').write('hi')")
+    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    assert report.outcome == "finished" and report.exit_code == 0
+    assert 0.3 <= report.wall_s < 2.0
+    assert (work / "out.txt").read_text() == "hi"  # its current directory is the working directory
+
+
+def test_crash_reports_exit_code_and_stderr_tail(tmp_path: Path) -> None:
+    command, work = program(tmp_path, "import sys; print('model file missing', file=sys.stderr); sys.exit(3)")
+    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    assert (report.outcome, report.exit_code) == ("crashed", 3)
+    assert "model file missing" in report.stderr_tail
+
+
+def test_timeout_kills_the_program(tmp_path: Path) -> None:
+    command, work = program(tmp_path, "import time; time.sleep(60)")
+    start = time.monotonic()
+    report = run_limited(command, work, time_limit_s=0.5, memory_limit_mb=None)
+    assert report.outcome == "timeout" and report.exit_code is None
+    assert time.monotonic() - start < 3
+
+
+def test_grandchild_in_its_own_session_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
+    command, work = program(
+        tmp_path,
+        """
+        import os, signal, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                open('grandchild.pid', 'w').write(str(os.getpid()))
+                time.sleep(120)
+            os._exit(0)
+        time.sleep(0.2)
+        """,
+    )
+    report = run_limited(command, work, time_limit_s=1.0, memory_limit_mb=None)
+    assert report.outcome == "timeout"  # the tree did not end: the grandchild still ran
+    pid = int((work / "grandchild.pid").read_text())
+    time.sleep(0.1)
+    assert not alive(pid)
+
+
+def test_wall_time_waits_for_the_whole_tree(tmp_path: Path) -> None:
+    command, work = program(
+        tmp_path,
+        """
+        import os, time
+        if os.fork() == 0:
+            time.sleep(0.6)
+            os._exit(0)
+        """,
+    )
+    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    assert report.outcome == "finished" and report.wall_s >= 0.6
+
+
+def test_three_forked_workers_of_300_mb_report_at_least_900_mb(tmp_path: Path) -> None:
+    command, work = program(
+        tmp_path,
+        """
+        import os, time
+        pids = []
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:
+                block = bytearray(300 * 2**20)
+                block[::4096] = b"x" * len(block[::4096])  # touch every page
+                time.sleep(1.0)
+                os._exit(0)
+            pids.append(pid)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        """,
+    )
+    report = run_limited(command, work, time_limit_s=30, memory_limit_mb=None)
+    assert report.outcome == "finished"
+    assert report.peak_memory_mb >= 900
+
+
+def test_one_process_of_100_mb_reports_100_to_130_mb(tmp_path: Path) -> None:
+    command, work = program(
+        tmp_path,
+        """
+        import time
+        block = bytearray(100 * 2**20)
+        block[::4096] = b"x" * len(block[::4096])
+        time.sleep(0.5)
+        """,
+    )
+    report = run_limited(command, work, time_limit_s=30, memory_limit_mb=None)
+    assert 100 <= report.peak_memory_mb <= 130, report.peak_memory_mb
+
+
+def test_memory_limit_kills(tmp_path: Path) -> None:
+    command, work = program(
+        tmp_path,
+        """
+        import time
+        block = bytearray(400 * 2**20)
+        block[::4096] = b"x" * len(block[::4096])
+        time.sleep(30)
+        """,
+    )
+    report = run_limited(command, work, time_limit_s=30, memory_limit_mb=150)
+    assert report.outcome == "memory_limit" and report.wall_s < 10
+
+
+def test_network_isolation_is_reported(tmp_path: Path) -> None:
+    command, work = program(tmp_path, "import socket; print(socket.if_nameindex())")
+    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    assert isinstance(report.network_isolated, bool)
+    if os.geteuid() == 0:  # root may create a network namespace here
+        assert report.network_isolated
