@@ -38,7 +38,7 @@ def test_scored_document(demo, tmp_path: Path) -> None:
     assert set(doc) == DOCUMENT_KEYS
     assert doc["challenge"] == "fuzzy-jaccard" and doc["status"] == "scored"
     assert doc["podium_version"] == __version__
-    assert doc["parameters"] == {"roi": "union", "ignore": None}
+    assert doc["parameters"] == {"roi": "union", "ignore": None, "unreadable": "reject", "rate_mp_s": 1.0, "startup_s": 0.0}
     assert set(doc["scores"]) == {"fuzzy_jaccard", "fuzzy_jaccard/a", "fuzzy_jaccard/b"}
     assert all(isinstance(v, float) for v in doc["scores"].values())
     assert set(doc["details"]["per_image"]) == {"image_0000", "image_0001", "image_0002"}
@@ -129,7 +129,7 @@ def test_challenges_lists_parameters_scores_and_directions() -> None:
     (entry,) = [c for c in json.loads(result.stdout) if c["id"] == "fuzzy-jaccard"]
     assert entry["primary"] == "fuzzy_jaccard"
     assert entry["scores"][0]["higher_is_better"] is True
-    assert {p["name"]: p["default"] for p in entry["parameters"]} == {"roi": "union", "ignore": None}
+    assert {p["name"]: p["default"] for p in entry["parameters"]} == {"roi": "union", "ignore": None, "unreadable": "reject", "rate_mp_s": 1.0, "startup_s": 0.0}
     table = invoke("challenges")
     assert table.exit_code == 0 and "roi" in table.stdout and "higher" in table.stdout
 

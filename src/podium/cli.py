@@ -24,6 +24,7 @@ from podium.engine import default_workers, evaluate
 from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
 from podium.parameters import parse_settings
 from podium.ranking import Team, rank_teams
+from podium.runner.run import run_program
 from podium.result import REJECTED, Result
 
 
@@ -142,6 +143,47 @@ def _report(result: Result, json_path: str | None, quiet: bool) -> None:
             console.print(f"{result.challenge}: [bold]{result.status}[/bold]")
     display.print_issues(console, "warning", result.warnings)
     display.print_issues(console, "error", result.errors)
+
+
+@cli.command("run")
+@click.argument("challenge")
+@click.option("--command", "command", metavar="CMD", help="The program, as a shell command line.")
+@click.option("--image", metavar="DOCKER_IMAGE", help="The program, as a Docker image (needs a Docker engine).")
+@click.option("--images", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images.")
+@click.option("--truth", required=True, type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds [default: the challenge's rule].")
+@click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Peak memory in MB of the whole process tree.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable).")
+@click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Working directory to create [default: a new temporary one].")
+@click.option("--quiet", is_flag=True, help="No table, no problem listing.")
+@guarded
+def run_command(
+    challenge: str, command: str | None, image: str | None, images: Path, truth: Path, time_limit: float | None,
+    memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, workdir: Path | None, quiet: bool,
+) -> int:  # fmt: skip
+    """Run a participant's program under the contest's contract and limits, then score its output."""
+    result = run_program(
+        challenge,
+        command=command,
+        image=image,
+        images=images,
+        truth=truth,
+        settings=parse_settings(settings),
+        time_limit_s=time_limit,
+        memory_limit_mb=memory_limit,
+        workdir=workdir,
+        workers=default_workers(),
+    )
+    _report(result, json_path, quiet)
+    if not quiet and json_path != "-" and result.run:
+        run = result.run
+        display.stdout.print(
+            f"run: {run['outcome']}, {run['wall_s']:.2f} s (limit {run['time_limit_s']}), peak {run['peak_memory_mb']:.1f} MB, "
+            f"exit code {run['exit_code']}, network {'isolated' if run['network_isolated'] else 'NOT isolated'}",
+            soft_wrap=True,
+        )
+    return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
 
 
 @cli.command("rank")

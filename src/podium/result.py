@@ -29,9 +29,10 @@ class Result:
     warnings: list[Issue]
     errors: list[Issue]
     parameters: dict[str, Any] = field(default_factory=dict)
+    run: dict[str, Any] | None = None  # podium run: how the program ran
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        document = {
             "challenge": self.challenge,
             "status": self.status,
             "scores": {k: _finite(v) for k, v in self.scores.items()},
@@ -41,6 +42,9 @@ class Result:
             "podium_version": __version__,
             "parameters": self.parameters,
         }
+        if self.run is not None:
+            document["run"] = self.run
+        return document
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=_jsonable)

@@ -21,7 +21,7 @@ from podium.formats import png
 from podium.formats import probability_maps as maps
 from podium.issues import Issue, IssueLog
 from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats
-from podium.parameters import choice, optional_integer
+from podium.parameters import choice, optional_integer, real
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Context:
     truth: maps.TruthSet
     roi: str
     ignore: int | None
+    unreadable: str
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,15 @@ class FuzzyJaccard(Challenge):
             ("union", "all"),
         ),
         optional_integer("ignore", "truth label value excluded from the region of interest (label layout)", 0, 65535),
+        choice(
+            "unreadable",
+            "reject",
+            "a submission image that cannot be used: reject = the submission is rejected; "
+            "zero = it counts as all background with a warning (podium run: a program stopped mid-write)",
+            ("reject", "zero"),
+        ),
+        real("rate_mp_s", 1.0, "podium run: the time budget allows this many megapixels per second (the rules: 1)", exclusive=True),
+        real("startup_s", 0.0, "podium run: seconds added to the time budget"),
     )
     scores = (
         ScoreSpec("fuzzy_jaccard", True, "mean over classes of the pooled fuzzy Jaccard index D (per class: fuzzy_jaccard/<class>)"),
@@ -68,7 +78,7 @@ class FuzzyJaccard(Challenge):
             Item(stem, files, tuple(found.get((c, stem)) for c in range(len(truth_set.classes))))
             for stem, files in truth_set.files.items()
         ]
-        return Job(Context(truth_set, params["roi"], ignore), items)
+        return Job(Context(truth_set, params["roi"], ignore, params["unreadable"]), items)
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[FuzzyJaccardStats]:
         n_classes = len(context.truth.classes)
@@ -79,7 +89,7 @@ class FuzzyJaccard(Challenge):
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
         shape = truth.shape if isinstance(truth, np.ndarray) else truth[0].shape
         predictions: list[np.ndarray | None] = []
-        errors: list[Issue] = []
+        problems: list[Issue] = []
         for path in item.predictions:
             if path is None:
                 predictions.append(None)
@@ -87,15 +97,15 @@ class FuzzyJaccard(Challenge):
             try:
                 predictions.append(maps.read_probability_map(path, shape))
             except png.ImageError as exc:
-                errors.append(Issue("bad_image", exc.message, str(path)))
+                problems.append(Issue("bad_image", exc.message, str(path)))
                 predictions.append(None)
-        if errors:
-            return ItemResult(empty, errors=errors)
+        if problems and context.unreadable == "reject":
+            return ItemResult(empty, errors=problems)
         if context.truth.layout == "labels":
             stats = FuzzyJaccardStats.from_labels(truth, predictions, roi)
         else:
             stats = FuzzyJaccardStats.from_masks(truth, predictions, roi)
-        return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())})
+        return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems)
 
     @staticmethod
     def _read_truth(context: Context, item: Item) -> tuple[np.ndarray | list[np.ndarray], np.ndarray | None]:

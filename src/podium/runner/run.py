@@ -1,0 +1,64 @@
+"""``podium run``: prepare a working directory, run the program, score what it wrote."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Mapping
+
+from podium.challenges import get
+from podium.engine import evaluate
+from podium.errors import UsageError
+from podium.issues import Issue
+from podium.parameters import resolve
+from podium.result import REJECTED, Result
+from podium.runner.contracts import CONTRACTS, INPUT_FILE, prepare_workdir, snapshot
+from podium.runner.docker import run_docker
+from podium.runner.process import run_limited
+
+
+def run_program(
+    challenge_id: str,
+    *,
+    command: str | None,
+    image: str | None,
+    images: Path,
+    truth: Path,
+    settings: Mapping[str, str],
+    time_limit_s: float | None,
+    memory_limit_mb: float | None,
+    workdir: Path | None = None,
+    workers: int = 1,
+) -> Result:
+    """Run a participant's program under the challenge's contract and score its output."""
+    challenge = get(challenge_id)
+    contract = CONTRACTS.get(challenge_id)
+    if contract is None:
+        raise UsageError(f"{challenge_id} has no program contract; podium run supports {', '.join(CONTRACTS)}")
+    if (command is None) == (image is None):
+        raise UsageError("give exactly one of --command and --image")
+    if not images.is_dir():
+        raise UsageError(f"--images {images} is not a folder")
+    params = resolve(challenge.parameters, settings)
+    limit = time_limit_s if time_limit_s is not None else contract.time_limit(images, params)
+    work = workdir or Path(tempfile.mkdtemp(prefix="podium-run-")) / "work"
+    prepare_workdir(work, images)
+    before = snapshot(images)
+    if command is not None:
+        report = run_limited(["/bin/sh", "-c", command], work, limit, memory_limit_mb)
+    else:
+        report = run_docker(image, work, images, limit, memory_limit_mb)  # type: ignore[arg-type]
+    (work / INPUT_FILE).unlink(missing_ok=True)
+    run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "workdir": str(work)}
+    run.update(contract.details(work, images))
+    warnings = []
+    if snapshot(images) != before:
+        warnings.append(Issue("images_modified", "the program changed the images folder (it should only read it)", str(images)))
+    if not contract.has_output(work):
+        run["outcome"] = "no_output"
+        error = Issue("no_output", f"the program wrote nothing to score ({report.outcome})", str(work))
+        return Result(challenge_id, REJECTED, {}, {}, warnings, [error], params, run)
+    result = evaluate(challenge_id, truth, work, {**settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}, workers=workers)
+    result.warnings = warnings + result.warnings
+    result.run = run
+    return result

@@ -1,0 +1,206 @@
+"""podium run: the contracts end to end with small participant programs, and the Docker command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from conftest import save_png
+from podium.cli import cli
+from podium.runner.docker import docker_command, read_peak
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
+
+
+def podium_run(*args: str) -> tuple[int, dict | str]:
+    result = CliRunner().invoke(cli, ["run", *args, "--json", "-"])
+    try:
+        return result.exit_code, json.loads(result.stdout)
+    except json.JSONDecodeError:
+        return result.exit_code, result.output
+
+
+def participant(tmp_path: Path, code: str) -> str:
+    script = tmp_path / "participant.py"
+    script.write_text(textwrap.dedent(code))
+    return f"{sys.executable} {script}"
+
+
+@pytest.fixture
+def faces(tmp_path: Path) -> tuple[Path, Path]:
+    images = tmp_path / "images"
+    images.mkdir()
+    rows = ["image,identity"]
+    for person in ("ali", "sara", "reza"):
+        for k in range(3):
+            name = f"{person}_{k}.jpg"
+            Image.new("RGB", (160, 160)).save(images / name)
+            rows.append(f"{name},{person}")
+    truth = tmp_path / "truth.csv"
+    truth.write_text("\n".join(rows) + "\n")
+    return images, truth
+
+
+CLUSTER_BY_NAME = """
+    import os
+    folder = open('input.txt').read().strip()
+    names = sorted(os.listdir(folder))
+    people = sorted({n.split('_')[0] for n in names})
+    with open('team_x.csv', 'w') as f:
+        for n in names:
+            f.write(f"{n[:-4]}, {people.index(n.split('_')[0]) + 1}\\n")
+"""
+
+
+def test_face_clustering_run_is_scored_with_time_and_ram_points(tmp_path: Path, faces) -> None:
+    images, truth = faces
+    command = participant(tmp_path, CLUSTER_BY_NAME)
+    limits = ["--set", "th1_s=60", "--set", "th2_s=120", "--set", "ram_max_mb=4096"]
+    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), *limits)
+    assert code == 0, doc
+    run = doc["run"]
+    assert {"wall_s", "peak_memory_mb", "memory_method", "exit_code", "outcome", "stderr_tail"} <= set(run)
+    assert run["outcome"] == "finished" and run["exit_code"] == 0 and run["time_limit_s"] == 120
+    assert doc["scores"]["pairwise_f"] == 1.0 and doc["scores"]["nmi"] == 1.0
+    assert doc["parameters"]["time_s"] == pytest.approx(run["wall_s"]) and doc["parameters"]["ram_mb"] == pytest.approx(run["peak_memory_mb"])
+    expected = 100 * (0.4 + 0.4 + 0.1 * (1 - run["wall_s"] / 60) + 0.1 * (1 - run["peak_memory_mb"] / 4096))
+    assert doc["scores"]["final"] == pytest.approx(expected, abs=1e-9)
+
+
+def test_no_csv_is_no_output_and_exit_1(tmp_path: Path, faces) -> None:
+    images, truth = faces
+    command = participant(tmp_path, "import sys; print('oops', file=sys.stderr); sys.exit(2)")
+    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    assert code == 1 and doc["status"] == "rejected"
+    assert doc["run"]["outcome"] == "no_output" and doc["run"]["exit_code"] == 2 and "oops" in doc["run"]["stderr_tail"]
+
+
+def test_crash_after_writing_is_still_scored(tmp_path: Path, faces) -> None:
+    images, truth = faces
+    command = participant(tmp_path, textwrap.dedent(CLUSTER_BY_NAME) + "import sys; sys.exit(5)\n")
+    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    assert code == 0 and doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 5
+    assert doc["scores"]["pairwise_f"] == 1.0
+
+
+def test_face_clustering_needs_a_time_limit(tmp_path: Path, faces) -> None:
+    images, truth = faces
+    code, output = podium_run("face-clustering", "--command", "true", "--images", str(images), "--truth", str(truth))
+    assert code == 2 and "th2_s" in output
+
+
+@pytest.fixture
+def pixels(tmp_path: Path) -> tuple[Path, Path]:
+    images, truth = tmp_path / "images", tmp_path / "truth"
+    images.mkdir()
+    truth.mkdir()
+    (truth / "classes.txt").write_text("road\n")
+    for k in range(4):
+        Image.new("RGB", (100, 100)).save(images / f"img{k}.png")
+        labels = np.zeros((100, 100), np.uint8)
+        labels[:, :50] = 1
+        save_png(truth / f"img{k}.png", labels)
+    return images, truth
+
+
+def test_fuzzy_jaccard_budget_scores_partial_output_and_broken_files_as_background(tmp_path: Path, pixels) -> None:
+    images, truth = pixels
+    command = participant(
+        tmp_path,
+        """
+        import os, time
+        import numpy as np
+        from PIL import Image
+        os.makedirs('road', exist_ok=True)
+        perfect = np.zeros((100, 100), np.uint8); perfect[:, :50] = 100
+        Image.fromarray(perfect).save('road/img0.png')
+        Image.fromarray(perfect).save('road/img1.png')
+        open('road/img2.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n')  # stopped mid-write
+        time.sleep(60)
+        """,
+    )
+    # 4 images of 0.01 MP = 0.04 MP; at 0.02 MP/s the budget is 2 s, plus 0.5 s to start
+    settings = ["--set", "rate_mp_s=0.02", "--set", "startup_s=0.5"]
+    code, doc = podium_run("fuzzy-jaccard", "--command", command, "--images", str(images), "--truth", str(truth), *settings)
+    assert code == 0, doc
+    assert doc["run"]["outcome"] == "timeout" and doc["run"]["time_limit_s"] == pytest.approx(2.5)
+    assert 2.5 <= doc["run"]["wall_s"] < 6
+    assert doc["run"]["images_processed"] == 3 and doc["run"]["test_images"] == 4
+    assert doc["scores"]["fuzzy_jaccard"] == pytest.approx(2 * 5000 * 100 / (4 * 5000 * 100 + 0))  # 2 of 4 images perfect
+    assert any(w["code"] == "bad_image" for w in doc["warnings"])
+
+
+def test_a_program_that_changes_the_images_is_reported(tmp_path: Path, pixels) -> None:
+    images, truth = pixels
+    command = participant(tmp_path, "import os; folder = open('input.txt').read().strip(); open(os.path.join(folder, 'x.png'), 'w').write('')")
+    code, doc = podium_run("fuzzy-jaccard", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    assert code == 1 and doc["run"]["outcome"] == "no_output"
+    assert doc["warnings"][0]["code"] == "images_modified"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["glas", "--command", "true"], "has no program contract"),
+        (["fuzzy-jaccard"], "exactly one of --command and --image"),
+        (["fuzzy-jaccard", "--command", "true", "--image", "x"], "exactly one of --command and --image"),
+    ],
+)
+def test_usage_errors(tmp_path: Path, pixels, args: list[str], fragment: str) -> None:
+    images, truth = pixels
+    code, output = podium_run(*args, "--images", str(images), "--truth", str(truth))
+    assert code == 2 and fragment in output
+
+
+def test_docker_command_line(tmp_path: Path) -> None:
+    command = docker_command("team/face:1", tmp_path / "work", tmp_path / "images", 2048, tmp_path / "cid")
+    assert command[:3] == ["docker", "run", "--rm"]
+    assert command[command.index("--network") + 1] == "none"
+    assert command[command.index("--memory") + 1] == command[command.index("--memory-swap") + 1] == "2048m"
+    assert "--pids-limit" in command and command[command.index("--cidfile") + 1] == str(tmp_path / "cid")
+    assert f"{(tmp_path / 'images').resolve()}:{(tmp_path / 'images').resolve()}:ro" in command
+    assert f"{(tmp_path / 'work').resolve()}:/work:rw" in command
+    assert command[command.index("-w") + 1] == "/work" and command[-1] == "team/face:1"
+    assert "--memory" not in docker_command("x", tmp_path, tmp_path, None, tmp_path / "cid")
+
+
+def test_container_peak_is_read_from_its_cgroup(tmp_path: Path) -> None:
+    scope = tmp_path / "system.slice" / "docker-abc123.scope"
+    scope.mkdir(parents=True)
+    (scope / "memory.peak").write_text("734003200\n")
+    assert read_peak("abc123", tmp_path) == 734003200
+    v1 = tmp_path / "memory" / "docker" / "def456"
+    v1.mkdir(parents=True)
+    (v1 / "memory.max_usage_in_bytes").write_text("1048576\n")
+    assert read_peak("def456", tmp_path) == 1048576
+    assert read_peak("missing", tmp_path) is None
+
+
+def docker_engine() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    return subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+
+
+def test_image_without_an_engine_is_a_usage_error(tmp_path: Path, pixels) -> None:
+    if docker_engine():
+        pytest.skip("a Docker engine is running here")
+    images, truth = pixels
+    code, output = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "5")
+    assert code == 2 and "Docker" in output
+
+
+@pytest.mark.skipif(not docker_engine(), reason="no Docker engine on this machine")
+def test_docker_end_to_end(tmp_path: Path, pixels) -> None:
+    images, truth = pixels
+    code, doc = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "60")
+    assert doc["run"]["network_isolated"] is True and doc["run"]["outcome"] in ("finished", "no_output")
