@@ -19,7 +19,7 @@ import click
 
 from podium import __version__, display
 from podium.allocator import keep_large_blocks
-from podium.challenges import REGISTRY, get
+from podium.challenges import every, get
 from podium.engine import default_workers, evaluate
 from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
 from podium.parameters import parse_settings
@@ -183,6 +183,8 @@ def run_command(
             f"exit code {run['exit_code']}, network {'isolated' if run['network_isolated'] else 'NOT isolated'}",
             soft_wrap=True,
         )
+        if run["exit_code"] not in (0, None) and run["stderr_tail"]:
+            display.stdout.print("last lines of the program's stderr:\n" + display.escape(run["stderr_tail"]), soft_wrap=True)
     return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
 
 
@@ -246,9 +248,9 @@ def _write(path: Path, text: str) -> None:
 def challenges_command(as_json: bool) -> int:
     """List the challenges, their scores and parameters."""
     if as_json:
-        click.echo(json.dumps([_describe(c) for c in REGISTRY.values()], indent=2))
+        click.echo(json.dumps([_describe(c) for c in every()], indent=2))
     else:
-        for challenge in REGISTRY.values():
+        for challenge in every():
             display.print_challenge(display.stdout, challenge)
     return EXIT_SCORED
 
@@ -272,7 +274,7 @@ def demo_command(folder: Path | None, workers: int | None) -> int:
     """Generate a small synthetic test set for every challenge and score a sample submission."""
     with tempfile.TemporaryDirectory(prefix="podium-demo-") as scratch:
         root = folder or Path(scratch)
-        for challenge in REGISTRY.values():
+        for challenge in every():
             demo = challenge.write_demo(root / challenge.id)
             settings = "".join(f" --set {k}={v}" for k, v in demo.settings.items())
             display.stdout.print(

@@ -1,20 +1,35 @@
-"""The registry of challenges, by id."""
+"""The registry of challenges, by id. Modules are imported on first use, so that a command
+that scores one challenge does not pay for the libraries of the others."""
 
 from __future__ import annotations
 
+from functools import cache
+from importlib import import_module
+
 from podium.challenges.base import Challenge
-from podium.challenges.camera_traps import CameraTraps
-from podium.challenges.face_clustering import FaceClustering
-from podium.challenges.fuzzy_jaccard import FuzzyJaccard
-from podium.challenges.glas import GlaS
-from podium.challenges.ilsvrc2012 import Ilsvrc2012Cls, Ilsvrc2012Fine, Ilsvrc2012Loc
 from podium.errors import UsageError
 
-REGISTRY: dict[str, Challenge] = {c.id: c for c in (FuzzyJaccard(), FaceClustering(), GlaS(), CameraTraps(), Ilsvrc2012Cls(), Ilsvrc2012Loc(), Ilsvrc2012Fine())}
+_WHERE = {
+    "fuzzy-jaccard": "podium.challenges.fuzzy_jaccard:FuzzyJaccard",
+    "face-clustering": "podium.challenges.face_clustering:FaceClustering",
+    "glas": "podium.challenges.glas:GlaS",
+    "camera-traps": "podium.challenges.camera_traps:CameraTraps",
+    "ilsvrc2012-cls": "podium.challenges.ilsvrc2012:Ilsvrc2012Cls",
+    "ilsvrc2012-loc": "podium.challenges.ilsvrc2012:Ilsvrc2012Loc",
+    "ilsvrc2012-fine": "podium.challenges.ilsvrc2012:Ilsvrc2012Fine",
+}
+IDS: tuple[str, ...] = tuple(_WHERE)
 
 
+@cache
 def get(challenge_id: str) -> Challenge:
-    try:
-        return REGISTRY[challenge_id]
-    except KeyError:
-        raise UsageError(f"unknown challenge {challenge_id!r} (challenges: {', '.join(REGISTRY)})") from None
+    if challenge_id not in _WHERE:
+        raise UsageError(f"unknown challenge {challenge_id!r} (challenges: {', '.join(IDS)})")
+    module, name = _WHERE[challenge_id].split(":")
+    challenge: Challenge = getattr(import_module(module), name)()
+    assert challenge.id == challenge_id
+    return challenge
+
+
+def every() -> list[Challenge]:
+    return [get(i) for i in IDS]
