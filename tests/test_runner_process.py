@@ -147,3 +147,25 @@ def test_network_isolation_is_reported(tmp_path: Path) -> None:
     assert isinstance(report.network_isolated, bool)
     if os.geteuid() == 0:  # root may create a network namespace here
         assert report.network_isolated
+
+
+def test_delegated_cgroup_is_joined_and_its_peak_reported(tmp_path: Path, monkeypatch) -> None:
+    """A fake cgroup directory: podium must put the program in a child group and read its peak.
+    (Real cgroups are not created on these machines; the kernel side is not exercised here.)"""
+    import podium.runner.process as process_module
+
+    parent = tmp_path / "delegated"
+    parent.mkdir()
+    command, work = program(tmp_path, "import os; open('pid.txt', 'w').write(str(os.getpid()))")
+    make_group = process_module._make_group
+
+    def make_group_with_peak(cgroup_parent: Path, workdir: Path) -> Path:
+        group = make_group(cgroup_parent, workdir)
+        (group / "memory.peak").write_text("52428800\n")  # what the kernel would keep up to date
+        return group
+
+    monkeypatch.setattr(process_module, "_make_group", make_group_with_peak)
+    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None, cgroup=parent)
+    (group,) = parent.iterdir()
+    assert (group / "cgroup.procs").read_text() == (work / "pid.txt").read_text()  # joined before exec
+    assert report.peak_memory_mb == 50.0 and "cgroup" in report.memory_method

@@ -156,11 +156,14 @@ def _report(result: Result, json_path: str | None, quiet: bool) -> None:
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable).")
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Working directory to create [default: a new temporary one].")
+@click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP",
+              help="A cgroup v2 directory delegated to podium: exact peak memory and kill [env PODIUM_CGROUP].")  # fmt: skip
 @click.option("--quiet", is_flag=True, help="No table, no problem listing.")
 @guarded
 def run_command(
     challenge: str, command: str | None, image: str | None, images: Path, truth: Path, time_limit: float | None,
-    memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, workdir: Path | None, quiet: bool,
+    memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, workdir: Path | None, cgroup: Path | None,
+    quiet: bool,
 ) -> int:  # fmt: skip
     """Run a participant's program under the contest's contract and limits, then score its output."""
     result = run_program(
@@ -174,6 +177,7 @@ def run_command(
         memory_limit_mb=memory_limit,
         workdir=workdir,
         workers=default_workers(),
+        cgroup=cgroup,
     )
     _report(result, json_path, quiet)
     if not quiet and json_path != "-" and result.run:

@@ -45,9 +45,17 @@ def run_limited(
     time_limit_s: float | None,
     memory_limit_mb: float | None,
     isolate_network: bool = True,
+    cgroup: Path | None = None,
 ) -> RunReport:
-    """Run ``command`` in ``workdir`` until its whole tree ends or a limit is hit."""
+    """Run ``command`` in ``workdir`` until its whole tree ends or a limit is hit.
+
+    ``cgroup``: a cgroup v2 directory delegated to podium. The program is started
+    inside a new child group of it; its ``memory.peak`` then gives the peak memory
+    (every process counted once, however short-lived) and ``cgroup.kill`` ends it.
+    Without one, the tree is sampled from /proc.
+    """
     tree.become_subreaper()
+    group = _make_group(cgroup, workdir) if cgroup is not None else None
     stdout_path, stderr_path = workdir.parent / f"{workdir.name}.stdout", workdir.parent / f"{workdir.name}.stderr"
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         start = time.monotonic()
@@ -58,7 +66,7 @@ def run_limited(
             stdout=out,
             stderr=err,
             start_new_session=True,  # its own process group, killed as one
-            preexec_fn=tree.unshare_network if isolate_network else None,
+            preexec_fn=_child_setup(isolate_network, group),
         )
         isolated = isolate_network and not tree.same_network(process.pid)
         peak, outcome = 0, "finished"
@@ -78,20 +86,61 @@ def run_limited(
                 break
             time.sleep(1 / SAMPLE_HZ)
         if outcome != "finished":
+            if group is not None:
+                _write(group / "cgroup.kill", "1")
             _kill_tree(process, me)
         wall = time.monotonic() - start
     exit_code = process.wait()
     if outcome == "finished" and exit_code != 0:
         outcome = "crashed"
+    method = f"sampling the summed resident memory of the process tree at {SAMPLE_HZ} Hz"
+    group_peak = _read_int(group / "memory.peak") if group is not None else None
+    if group_peak is not None:
+        peak, method = group_peak, f"the peak of cgroup {group}"
     return RunReport(
         wall_s=wall,
         peak_memory_mb=peak / 2**20,
-        memory_method=f"sampling the summed resident memory of the process tree at {SAMPLE_HZ} Hz",
+        memory_method=method,
         exit_code=exit_code if outcome in ("finished", "crashed") else None,
         outcome=outcome,
         stderr_tail=_tail(stderr_path),
         network_isolated=isolated,
     )
+
+
+def _make_group(parent: Path, workdir: Path) -> Path:
+    """A new child cgroup for one run, under the delegated ``parent``."""
+    group = parent / f"podium-run-{os.getpid()}-{workdir.parent.name}"
+    group.mkdir(exist_ok=True)
+    return group
+
+
+def _child_setup(isolate_network: bool, group: Path | None):  # type: ignore[no-untyped-def]
+    """What the child does between fork and exec: join the cgroup, leave the network."""
+    if group is None and not isolate_network:
+        return None
+
+    def setup() -> None:
+        if group is not None:
+            _write(group / "cgroup.procs", str(os.getpid()))
+        if isolate_network:
+            tree.unshare_network()
+
+    return setup
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError:
+        pass
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _kill_tree(process: subprocess.Popen[bytes], me: int) -> None:

@@ -29,6 +29,7 @@ def run_program(
     memory_limit_mb: float | None,
     workdir: Path | None = None,
     workers: int = 1,
+    cgroup: Path | None = None,
 ) -> Result:
     """Run a participant's program under the challenge's contract and score its output."""
     challenge = get(challenge_id)
@@ -45,7 +46,7 @@ def run_program(
     prepare_workdir(work, images)
     before = snapshot(images)
     if command is not None:
-        report = run_limited(["/bin/sh", "-c", command], work, limit, memory_limit_mb)
+        report = run_limited(["/bin/sh", "-c", command], work, limit, memory_limit_mb, cgroup=cgroup)
     else:
         report = run_docker(image, work, images, limit, memory_limit_mb)  # type: ignore[arg-type]
     (work / INPUT_FILE).unlink(missing_ok=True)
