@@ -17,7 +17,7 @@ import numpy as np
 from scipy import ndimage
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
-from podium.errors import TruthError, UsageError
+from podium.errors import TruthError
 from podium.formats import label_images, png
 from podium.issues import Issue, IssueLog, plural, summarize_names
 from podium.metrics.object_segmentation import ObjectStats, image_stats

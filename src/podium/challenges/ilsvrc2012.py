@@ -7,6 +7,7 @@ is not public: podium defines its file format (see :class:`Ilsvrc2012Fine`).
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,9 @@ class _TopK(Challenge):
     def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list | None:
         return None
 
+    @abstractmethod
     def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
-        raise NotImplementedError
+        """The error counts of ``guesses`` (Task 1: labels; Task 2: labels and boxes)."""
 
     def evaluate_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
         counts = self._errors(item, item.guesses)
