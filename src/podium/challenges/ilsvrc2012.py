@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -62,9 +62,8 @@ class Item:
 class _TopK(Challenge):
     """Task 1 and 2: flat error with 1..5 guesses, one line per image."""
 
-    group: int  # numbers per guess
-    prefix: str  # score name prefix
-    primary: str
+    group: ClassVar[int]  # numbers per guess
+    prefix: ClassVar[str]  # score name prefix
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
         labels = ilsvrc.read_truth_labels(truth)

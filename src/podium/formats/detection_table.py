@@ -111,7 +111,7 @@ def _read_clean(
     photo_of_row = list(map(known.get, names, repeat(-1)))
     if -1 in photo_of_row:
         return None
-    kept = range(len(lines))
+    kept: Sequence[int] = range(len(lines))
     if "" in box_texts:  # photos without animals: empty BBox and Class
         kept = [i for i, b in enumerate(box_texts) if b]
         if any(class_texts[i] for i, b in enumerate(box_texts) if not b):
@@ -147,7 +147,11 @@ def _read_rows(
     lines: list[str], first: int, layout: _Layout, known: dict[str, int], new_photos: bool, path: Path, log: IssueLog
 ) -> tuple[Boxes, list[int]] | None:
     """Row by row with the csv module: quotes, brackets, other delimiters, and every problem named."""
-    photo, values, tokens, classes, line_numbers = [], [], [], [], []
+    photo: list[int] = []
+    values: list[list[float]] = []
+    tokens: list[str] = []
+    classes: list[int] = []
+    line_numbers: list[int] = []
     for number, fields in enumerate(csv.reader(lines, delimiter=layout.delimiter), start=first):
         fields = [f.strip() for f in fields]
         if not any(fields):
