@@ -211,3 +211,9 @@ def test_min_size_check_of_the_truth(tmp_path: Path) -> None:
     assert any(w["code"] == "small_suitable" for w in doc["warnings"])  # 100 px wide < 128
     code, doc = evaluate(truth, truth, "--set", f"images={tmp_path / 'img'}", "--set", "min_size=100")
     assert not any(w["code"] == "small_suitable" for w in doc["warnings"])
+
+
+def test_images_setting_must_be_a_folder(tmp_path: Path) -> None:
+    truth = write(tmp_path / "t.tsv", [("a.jpg", None, None)])
+    code, output = run("evaluate", "camera-traps", "--truth", str(truth), "--submission", str(truth), "--set", f"images={tmp_path / 'nope'}")
+    assert code == 2 and "must be a folder of the test photos" in output

@@ -176,3 +176,18 @@ def test_task3_end_to_end_and_rejections(tmp_path: Path) -> None:
     code, doc = run_json("ilsvrc2012-fine", truth, bad)
     assert code == 1
     assert {(e["code"], e["line"]) for e in doc["errors"]} == {("line_count", None), ("columns", 1), ("not_finite", 2), ("not_a_number", 3)}
+
+
+def test_task3_class_list_and_sklearn_mode(tmp_path: Path) -> None:
+    truth = write_lines(tmp_path / "gt.txt", [3, 5, 3])
+    classes = write_lines(tmp_path / "classes.txt", [9, 3, 5])  # any order: columns are ascending ids
+    sub = write_lines(tmp_path / "sub.txt", ["0.9 0.1 0.0", "0.2 0.8 0.1", "0.7 0.2 0.1"])
+    code, doc = run_json("ilsvrc2012-fine", truth, sub, "--set", f"classes={classes}", "--set", "ap=sklearn")
+    assert code == 0 and doc["scores"]["ap/9"] is None and doc["scores"]["mean_ap"] == 1.0
+    assert any(w["code"] == "no_positive" for w in doc["warnings"])
+    write_lines(classes, [3, 3, 5])
+    code, output = run("evaluate", "ilsvrc2012-fine", "--truth", str(truth), "--submission", str(sub), "--set", f"classes={classes}")
+    assert code == 2 and "repeats a class id" in output
+    write_lines(classes, [5, 9])
+    code, output = run("evaluate", "ilsvrc2012-fine", "--truth", str(truth), "--submission", str(sub), "--set", f"classes={classes}")
+    assert code == 2 and "not in the class list: [3]" in output
