@@ -43,6 +43,11 @@ def write_lines(path: Path, lines) -> Path:
 
 
 def loc_case(tmp_path: Path, meta, truth_lines, boxes_per_image, guesses):
+    return run_json("ilsvrc2012-loc", *write_loc_case(tmp_path, meta, truth_lines, boxes_per_image, guesses))
+
+
+def write_loc_case(tmp_path: Path, meta, truth_lines, boxes_per_image, guesses) -> list:
+    """Truth, submission and the --set arguments of a Task 2 case."""
     meta_path, wnid_of = meta
     truth = write_lines(tmp_path / "gt.txt", truth_lines)
     (tmp_path / "boxes").mkdir(exist_ok=True)
@@ -53,7 +58,7 @@ def loc_case(tmp_path: Path, meta, truth_lines, boxes_per_image, guesses):
         )
         (tmp_path / "boxes" / f"ILSVRC2012_val_{i:08d}.xml").write_text(f"<annotation>\n  {objects}\n</annotation>")
     sub = write_lines(tmp_path / "sub.txt", guesses)
-    return run_json("ilsvrc2012-loc", truth, sub, "--set", f"boxes={tmp_path / 'boxes'}", "--set", f"meta={meta_path}")
+    return [truth, sub, "--set", f"boxes={tmp_path / 'boxes'}", "--set", f"meta={meta_path}"]
 
 
 def test_iou_boundary_with_the_plus_one_convention(tmp_path: Path, meta) -> None:
@@ -191,3 +196,13 @@ def test_task3_class_list_and_sklearn_mode(tmp_path: Path) -> None:
     write_lines(classes, [5, 9])
     code, output = run("evaluate", "ilsvrc2012-fine", "--truth", str(truth), "--submission", str(sub), "--set", f"classes={classes}")
     assert code == 2 and "not in the class list: [3]" in output
+
+
+def test_huge_numbers_in_the_truth_are_truth_errors_not_crashes(tmp_path: Path, meta) -> None:
+    truth = write_lines(tmp_path / "gt.txt", ["123456789012345678901234567890"])
+    sub = write_lines(tmp_path / "sub.txt", ["1"])
+    code, output = run("evaluate", "ilsvrc2012-cls", "--truth", str(truth), "--submission", str(sub))
+    assert code == 2 and "class IDs from 0 to" in output
+    truth, sub, *settings = write_loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 10**30, 9)]], ["7 0 0 9 4"])
+    code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), *settings)
+    assert code == 2 and "box corner out of range" in output

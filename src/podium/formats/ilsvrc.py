@@ -31,6 +31,7 @@ from podium.issues import Issue, IssueLog, plural
 
 MAX_GUESSES = 5
 N_CLASSES = 1000
+LIMIT = 2**31  # class ids and pixel coordinates beyond this are not plausible and would overflow
 _VAL_XML = re.compile(r"ILSVRC2012_val_(\d{8})\.xml$")
 
 
@@ -96,8 +97,8 @@ def read_truth_labels(path: Path) -> list[list[int]]:
             values = [int(t) for t in line.split()]
         except ValueError:
             values = []
-        if not values:
-            problems.append(Issue("truth_line", "must hold one or more integer class IDs", str(path), number))
+        if not values or not all(0 <= v < LIMIT for v in values):
+            problems.append(Issue("truth_line", f"must hold one or more integer class IDs from 0 to {LIMIT - 1}", str(path), number))
         labels.append(values)
     if problems or not labels:
         raise TruthError(f"truth {path} is not usable", problems or [Issue("truth_empty", "is empty", str(path))])
@@ -278,8 +279,10 @@ def _object(wnid: str, corners: list[str | None], id_of_wnid: dict[str, int]) ->
         raise ValueError(f"names {wnid!r}, not a WNID of the 1000 classes")
     try:
         x1, y1, x2, y2 = (int(float(c)) for c in corners)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"has a box without integer corners: {corners}") from None
+    if not all(-LIMIT < v < LIMIT for v in (x1, y1, x2, y2)):
+        raise ValueError(f"has a box corner out of range: {corners}")
     return id_of_wnid[wnid], x1, y1, x2, y2
 
 
