@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from podium.errors import UsageError
@@ -39,21 +40,46 @@ def choice(name: str, default: str, help: str, options: Iterable[str]) -> Parame
     return Parameter(name, default, help, parse, " | ".join(options))
 
 
-def optional_integer(name: str, help: str, low: int, high: int) -> Parameter:
-    """An integer in ``[low, high]``, or ``none`` (the default)."""
+def _integer_parser(low: int, high: int | None, allow_none: bool) -> Parser:
+    bound = f"from {low} to {high}" if high is not None else f">= {low}"
+    message = f"must be an integer {bound}" + (", or none" if allow_none else "")
 
     def parse(text: str) -> int | None:
-        if text.lower() == "none":
+        if allow_none and text.lower() == "none":
             return None
         try:
             value = int(text)
         except ValueError:
-            raise ValueError(f"must be an integer from {low} to {high}, or none") from None
-        if not low <= value <= high:
-            raise ValueError(f"must be an integer from {low} to {high}, or none")
+            raise ValueError(message) from None
+        if value < low or (high is not None and value > high):
+            raise ValueError(message)
         return value
 
-    return Parameter(name, None, help, parse, f"none | {low}..{high}")
+    return parse
+
+
+def integer(name: str, default: int, help: str, low: int) -> Parameter:
+    """An integer at least ``low``."""
+    return Parameter(name, default, help, _integer_parser(low, None, False), f"integer >= {low}")
+
+
+def optional_integer(name: str, help: str, low: int, high: int) -> Parameter:
+    """An integer in ``[low, high]``, or ``none`` (the default)."""
+    return Parameter(name, None, help, _integer_parser(low, high, True), f"none | {low}..{high}")
+
+
+def optional_path(name: str, help: str, what: str, folder: bool = False) -> Parameter:
+    """An existing path (a folder if ``folder``), or ``none`` (the default); ``what`` names it in messages."""
+
+    def parse(text: str) -> Path | None:
+        if text.lower() == "none":
+            return None
+        path = Path(text)
+        if not (path.is_dir() if folder else path.exists()):
+            raise ValueError(f"must be {what}")
+        return path
+
+    return Parameter(name, None, help, parse, f"{'folder' if folder else 'path'} | none")
 
 
 def real(name: str, default: float | None, help: str, minimum: float = 0.0, exclusive: bool = False) -> Parameter:

@@ -21,25 +21,9 @@ from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
 from podium.issues import IssueLog, plural, summarize_names
 from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, greedy_matching
-from podium.parameters import Parameter, choice
+from podium.parameters import choice, integer, optional_path
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
-
-
-def _folder(text: str) -> Path | None:
-    if text.lower() == "none":
-        return None
-    path = Path(text)
-    if not path.is_dir():
-        raise ValueError("must be a folder of the test photos")
-    return path
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("must be a positive integer")
-    return value
 
 
 @dataclass(frozen=True)
@@ -60,8 +44,8 @@ class CameraTraps(Challenge):
     rules = "seeds/003_5118cb1f996393c7.txt"
     parameters = (
         choice("matching", "greedy", "greedy = the rules (file order); optimal = maximum matching, a sensitivity check", ("greedy", "optimal")),
-        Parameter("images", None, "folder of the test photos, for the min_size check of the truth", _folder, "folder | none"),
-        Parameter("min_size", 128, "smallest side in pixels of a 'suitable' (class 1) animal; checked with images=", _positive_int, "integer >= 1"),
+        optional_path("images", "folder of the test photos, for the min_size check of the truth", "a folder of the test photos", folder=True),
+        integer("min_size", 128, "smallest side in pixels of a 'suitable' (class 1) animal; checked with images=", 1),
     )
     scores = (
         ScoreSpec("score", True, "max(0, points) / (6 x truth objects)"),

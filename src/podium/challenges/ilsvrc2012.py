@@ -21,23 +21,10 @@ from podium.formats.folders import single_file
 from podium.formats.text import read_text
 from podium.issues import Issue, IssueLog
 from podium.metrics.imagenet import ErrorCounts, classification_errors, localization_errors, voc_average_precision
-from podium.parameters import Parameter, choice
+from podium.parameters import choice, optional_path
 
 SUBMISSION_SUFFIXES = (".txt",)
 CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
-
-
-def _path(text: str) -> Path | None:
-    if text.lower() == "none":
-        return None
-    path = Path(text)
-    if not path.exists():
-        raise ValueError(f"{text} does not exist")
-    return path
-
-
-def path_parameter(name: str, help: str) -> Parameter:
-    return Parameter(name, None, help, _path, "path | none")
 
 
 LABELS = choice(
@@ -47,7 +34,7 @@ LABELS = choice(
     "wnid-sorted = 0-based indices in sorted-WNID order (deep-learning frameworks), converted with meta=",
     ("ilsvrc", "wnid-sorted"),
 )
-META = path_parameter("meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)")
+META = optional_path("meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)", "the kit's meta.mat file")
 
 
 @dataclass(frozen=True)
@@ -151,7 +138,11 @@ class Ilsvrc2012Loc(_TopK):
     title = "ILSVRC 2012 Task 2: classification with localization, flat top-5 error at IoU >= 0.5"
     rules = "seeds/004_a5a1ad02cdfc0410.txt"
     parameters = (
-        path_parameter("boxes", "the validation boxes: a folder of VOC XML files or the official .tgz/.tar (required)"),
+        optional_path(
+            "boxes",
+            "the validation boxes: a folder of VOC XML files or the official .tgz/.tar (required)",
+            "an existing folder of XML files or .tgz/.tar archive",
+        ),
         META,
         LABELS,
     )
@@ -214,7 +205,7 @@ class Ilsvrc2012Fine(Challenge):
     title = "ILSVRC 2012 Task 3: fine-grained classification (dogs), mean average precision"
     rules = "seeds/004_a5a1ad02cdfc0410.txt"
     parameters = (
-        path_parameter("classes", "file of the class ids, one per line, in column order [default: the truth's ids, ascending]"),
+        optional_path("classes", "file of the class ids, one per line, in column order [default: the truth's ids, ascending]", "an existing file"),
         choice("ap", "voc", "voc = PASCAL VOC 2010+ all-points AP (ties in line order); sklearn = scikit-learn's (ties grouped)", ("voc", "sklearn")),
     )
     scores = (ScoreSpec("mean_ap", True, "mean AP over classes with a positive (per class: ap/<class id>)"),)
