@@ -40,13 +40,13 @@ def list_folder(folder: Path) -> Listing:
     return listing
 
 
-def stem_of(path: Path, suffixes: tuple[str, ...]) -> str | None:
-    """The file name without its extension if the extension is one of ``suffixes``."""
+def stem_of(path: Path, extensions: tuple[str, ...]) -> str | None:
+    """The file name without its extension if the extension is one of ``extensions`` (any case)."""
     name = path.name
     lower = name.lower()
-    for suffix in suffixes:
-        if lower.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
+    for extension in extensions:
+        if lower.endswith(extension) and len(name) > len(extension):
+            return name[: -len(extension)]
     return None
 
 

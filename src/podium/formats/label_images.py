@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from PIL import Image
 
 from podium.formats import png
-from podium.formats.folders import list_folder
+from podium.formats.folders import list_folder, stem_of
 from podium.issues import Issue
 
 EXTENSIONS = (".png", ".bmp", ".tif", ".tiff")
@@ -35,13 +35,11 @@ class LabelFolder:
     ignored: list[str] = field(default_factory=list)  # names that are not label images
 
 
-def stem_of(name: str, suffixes: tuple[str, ...]) -> str | None:
-    """``testA_1_anno.bmp`` -> ``testA_1``; ``None`` for a name that is not a label image."""
-    lower = name.lower()
-    extension = next((e for e in EXTENSIONS if lower.endswith(e)), None)
-    if extension is None or len(name) == len(extension):
+def paired_stem(path: Path, suffixes: tuple[str, ...]) -> str | None:
+    """``testA_1_anno.bmp`` -> ``testA_1``; ``None`` for a file that is not a label image."""
+    stem = stem_of(path, EXTENSIONS)
+    if stem is None:
         return None
-    stem = name[: -len(extension)]
     for suffix in suffixes:
         if suffix and stem.endswith(suffix) and len(stem) > len(suffix):
             return stem[: -len(suffix)]
@@ -55,7 +53,7 @@ def list_label_images(folder: Path, suffixes: tuple[str, ...]) -> LabelFolder:
     result.problems.extend(Issue("not_a_file", why, str(path)) for path, why in listing.refused)
     result.ignored.extend(p.name for p in listing.folders)
     for path in listing.files:
-        stem = stem_of(path.name, suffixes)
+        stem = paired_stem(path, suffixes)
         if stem is None:
             result.ignored.append(path.name)
         elif stem in result.files:

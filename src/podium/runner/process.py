@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -147,7 +148,7 @@ def _kill_tree(process: subprocess.Popen[bytes], me: int) -> None:
     """SIGKILL the process group and every descendant, again until nothing is left."""
     for _ in range(100):
         try:
-            os.killpg(process.pid, 9)
+            os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         members = [p for p in tree.descendants(me) if not tree.is_zombie(p)]
