@@ -9,7 +9,9 @@ interest unless ``roi=all``. An image the submission lacks counts as all zeros.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +86,9 @@ class FuzzyJaccard(Challenge):
         n_classes = len(context.truth.classes)
         empty = FuzzyJaccardStats.zeros(n_classes)
         try:
-            truth, roi = self._read_truth(context, item)
+            shape, statistics = self._read_truth(context, item)
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
-        shape = truth.shape if isinstance(truth, np.ndarray) else truth[0].shape
         predictions: list[np.ndarray | None] = []
         problems: list[Issue] = []
         for path in item.predictions:
@@ -101,24 +102,23 @@ class FuzzyJaccard(Challenge):
                 predictions.append(None)
         if problems and context.unreadable == "reject":
             return ItemResult(empty, errors=problems)
-        if context.truth.layout == "labels":
-            stats = FuzzyJaccardStats.from_labels(truth, predictions, roi)
-        else:
-            stats = FuzzyJaccardStats.from_masks(truth, predictions, roi)
+        stats = statistics(predictions)
         return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems)
 
     @staticmethod
-    def _read_truth(context: Context, item: Item) -> tuple[np.ndarray | list[np.ndarray], np.ndarray | None]:
-        """The label image (labels layout) or the class masks, and the ROI."""
+    def _read_truth(
+        context: Context, item: Item
+    ) -> tuple[tuple[int, ...], Callable[[list[np.ndarray | None]], FuzzyJaccardStats]]:
+        """The image shape, and the statistics of predictions against this image's truth."""
         if context.truth.layout == "labels":
             (path,) = item.truth_files
             labels = maps.read_labels(path, len(context.truth.classes), context.ignore)
-            return labels, maps.roi_of_labels(labels, context.roi, context.ignore)
+            roi = maps.roi_of_labels(labels, context.roi, context.ignore)
+            return labels.shape, partial(FuzzyJaccardStats.from_labels, labels, roi=roi)
         masks = [maps.read_mask(path) for path in item.truth_files]
-        shapes = {m.shape for m in masks}
-        if len(shapes) > 1:
+        if len({m.shape for m in masks}) > 1:
             raise png.ImageError("class masks of this image differ in size", item.truth_files[0])
-        return masks, maps.roi_of_masks(masks, context.roi)
+        return masks[0].shape, partial(FuzzyJaccardStats.from_masks, masks, roi=maps.roi_of_masks(masks, context.roi))
 
     def finalize(
         self, context: Context, stats: FuzzyJaccardStats, details: dict[str, Any], log: IssueLog
