@@ -119,6 +119,55 @@ def test_float_rounding_cannot_turn_one_half_into_a_match(tmp_path: Path) -> Non
     assert doc["details"]["matched"] == 0
 
 
+def write_raw(path: Path, rows: list[tuple[str, str, int]]) -> Path:
+    path.write_text(HEADER + "".join(f"{n}\t{box}\t{c}\n" for n, box, c in rows))
+    return path
+
+
+def test_tiny_boxes_at_one_half_are_decided_exactly(tmp_path: Path) -> None:
+    # The float window around 0.5 must scale with the boxes: here IoU is exactly 1/2.
+    truth = write_raw(tmp_path / "t.tsv", [("a.jpg", "0.3 0.3 1e-9 1e-9", 1)])
+    sub = write_raw(tmp_path / "s.tsv", [("a.jpg", "0.29999999975 0.3 5e-10 1e-9", 1)])
+    assert exact_iou(*(tuple(Fraction(v) for v in b.split()) for b in ("0.29999999975 0.3 5e-10 1e-9", "0.3 0.3 1e-9 1e-9"))) == Fraction(1, 2)
+    code, doc = evaluate(truth, sub)
+    assert code == 0 and doc["scores"]["points"] == -2 and doc["details"]["matched"] == 0
+    sub = write_raw(tmp_path / "s.tsv", [("a.jpg", "0.2999999997501 0.3 5.002e-10 1e-9", 1)])  # just above 1/2
+    code, doc = evaluate(truth, sub)
+    assert doc["scores"]["points"] == 6
+
+
+def test_sixty_significant_digits_at_one_half(tmp_path: Path) -> None:
+    # Products of 60-digit coordinates have 120 digits: no fixed decimal precision holds them.
+    long = lambda head, tail: head + "0" * 57 + tail  # noqa: E731  (60 significant digits)
+    Y, H, W = long("0.5", "3"), long("0.4", "7"), long("0.4", "4")
+    truth_box = f"0.5 {Y} {W} {H}"
+    pred_box = f"0.3{'9' * 58} {Y} {long('0.2', '2')} {H}"  # half of the truth's width, inside it
+    parsed = [tuple(Fraction(v) for v in b.split()) for b in (pred_box, truth_box)]
+    assert exact_iou(*parsed) == Fraction(1, 2)
+    truth = write_raw(tmp_path / "t.tsv", [("a.jpg", truth_box, 1)])
+    sub = write_raw(tmp_path / "s.tsv", [("a.jpg", pred_box, 1)])
+    code, doc = evaluate(truth, sub)
+    assert code == 0 and doc["scores"]["points"] == -2
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_tiny_boxes_match_the_exact_reference(tmp_path: Path, seed: int) -> None:
+    """Grid boxes shrunk to a 1e-9 scale: every IoU near 1/2 or a tie needs exact arithmetic."""
+    rng = np.random.default_rng(1000 + seed)
+    scale, offset = Fraction(1, 10**9), Fraction(3, 10)
+    shrink = lambda b: (offset + b[0] * scale, offset + b[1] * scale, b[2] * scale, b[3] * scale)  # noqa: E731
+    truth_rows = [("a.jpg", shrink(grid_box(rng)), int(rng.integers(0, 2))) for _ in range(4)]
+    pred_rows = [("a.jpg", shrink(grid_box(rng)) if rng.random() < 0.5 else b, int(rng.integers(0, 2))) for _, b, _ in truth_rows]
+    text = lambda b: " ".join(f"{float(v):.20f}".rstrip("0") for v in b)  # noqa: E731
+    truth = write_raw(tmp_path / "t.tsv", [(n, text(b), c) for n, b, c in truth_rows])
+    sub = write_raw(tmp_path / "s.tsv", [(n, text(b), c) for n, b, c in pred_rows])
+    as_written = lambda rows: [(n, tuple(Fraction(v) for v in text(b).split()), c) for n, b, c in rows]  # noqa: E731
+    code, doc = evaluate(truth, sub)
+    assert code == 0, doc["errors"]
+    detection, classification, _ = reference_points(as_written(truth_rows), as_written(pred_rows))
+    assert (doc["scores"]["detection_points"], doc["scores"]["classification_points"]) == (detection, classification)
+
+
 def test_order_matters_and_optimal_is_only_a_check(tmp_path: Path) -> None:
     t1 = (Fraction("0.3"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))
     t2 = (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -141,6 +142,39 @@ def test_rows_out_of_order(rules) -> None:
     sub.write_text(text)
     code, doc = evaluate(truth, sub, "--set", "order=ignore")
     assert code == 0 and [w["code"] for w in doc["warnings"]] == ["order"]
+
+
+def test_order_violation_is_named_where_the_natural_order_breaks(tmp_path: Path) -> None:
+    names = ["I1.jpg", "I2.jpg", "I10.jpg"]
+    truth = write_truth(tmp_path / "t.csv", names, ["x", "y", "z"])
+    # I2 then I10 is natural order; the order breaks at line 3.
+    expect(truth, tmp_path / "s.csv", "I2, 1\nI10, 2\nI1, 3\n", "order", "'I1.jpg' comes after 'I10.jpg'", 3)
+
+
+@pytest.mark.parametrize("size", [200_000, 900_000])
+def test_a_line_too_long_is_named(rules, size: int) -> None:
+    truth, sub = rules
+    sub.write_text("I1, 1\n" + "I" * size + ", 2")  # a giant name, the last line without newline
+    expect(truth, sub, sub.read_text(), "unreadable", "line 2 is longer than 65,536 characters", 2)
+
+
+def test_padding_is_removed_in_linear_time(rules) -> None:
+    truth, sub = rules
+    sub.write_text("I1," + "\t" * 300_000 + "2\nI2, 1\nI3, 3\nI4, 1\nI5, 2\n")
+    start = time.perf_counter()
+    code, doc = evaluate(truth, sub)
+    assert code == 1 and time.perf_counter() - start < 5  # the line is too long; quickly said
+    sub.write_text("I1," + "\t" * 60_000 + "2\nI2, 1\nI3, 3\nI4, 1\nI5, 2\n")
+    start = time.perf_counter()
+    code, doc = evaluate(truth, sub)
+    assert code == 0 and time.perf_counter() - start < 5, doc["errors"]
+
+
+@pytest.mark.parametrize(("content", "fragment"), [("\n" * 500_000, "has 500,001 lines; a file for 5 images needs at most 1,010"), ("\n" * 3_000_000, "is 3.0 MB; a file for 5 images needs at most 1.0 MB"), ("I1, 1\n" * 300_000, "a file for 5 images needs at most 1.0 MB")])
+def test_files_far_larger_than_the_test_set_are_refused_unread(rules, content: str, fragment: str) -> None:
+    truth, sub = rules
+    sub.write_text(content)
+    expect(truth, sub, content, "unreadable", fragment, None)
 
 
 def test_malformed_rows(rules) -> None:

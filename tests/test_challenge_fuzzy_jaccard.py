@@ -236,7 +236,7 @@ def test_file_far_larger_than_the_image_can_need(good) -> None:
     truth, sub = good
     path = sub / "car" / "b.png"
     path.write_bytes(path.read_bytes() + b"\x00" * (2 << 20))
-    expect_rejected(truth, sub, "bad_image", "more than an image of the expected size can take")
+    expect_rejected(truth, sub, "bad_image", "a file for an image of the expected size needs at most")
 
 
 def test_folder_that_is_not_a_class(good) -> None:

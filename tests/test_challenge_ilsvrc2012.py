@@ -206,3 +206,98 @@ def test_huge_numbers_in_the_truth_are_truth_errors_not_crashes(tmp_path: Path, 
     truth, sub, *settings = write_loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 10**30, 9)]], ["7 0 0 9 4"])
     code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), *settings)
     assert code == 2 and "box corner out of range" in output
+
+
+def test_zero_in_a_truth_line_is_padding_as_in_the_kit(tmp_path: Path) -> None:
+    truth = write_lines(tmp_path / "gt.txt", ["5 0", "7 9"])
+    sub = write_lines(tmp_path / "sub.txt", ["5", "7 9"])
+    code, doc = run_json("ilsvrc2012-cls", truth, sub)
+    assert code == 0 and doc["scores"]["error@5"] == 0.0  # the kit: 0; counting 0 as a label: 0.25
+    truth = write_lines(tmp_path / "gt.txt", ["5 1001", "0 0"])
+    code, output = run("evaluate", "ilsvrc2012-cls", "--truth", str(truth), "--submission", str(sub))
+    assert code == 2 and "holds only 0" in output
+    truth = write_lines(tmp_path / "gt.txt", ["5 1001", "7"])
+    code, doc = run_json("ilsvrc2012-cls", truth, sub)
+    assert code == 0 and any(w["code"] == "truth_label_range" and w["line"] == 1 for w in doc["warnings"])
+
+
+def test_decimal_corners_are_used_as_written_and_decided_exactly(tmp_path: Path, meta) -> None:
+    # Truth 0..10.9 x 0..9 is 11.9 x 10 = 119 px (the kit uses 10.9; truncating to 10 gives 110).
+    # Guess 0..10.9 x 0..4.95: 119 x 5.95 / 2 = exactly half of 119 x 10... inter 70.805, union 119: 141.61 >= 119 right.
+    code, doc = loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, "10.9", 9)]], ["7 0 0 10.9 4"])
+    assert code == 0 and doc["scores"]["loc_error"] == 0.0  # inter 59.5, union 119: IoU exactly 0.5
+    code, doc = loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, "10.9", 9)]], ["7 0 0 10.9 3.99999999999999999"])
+    assert doc["scores"]["loc_error"] == 1.0  # just under 0.5, though its float is 4.0
+    code, doc = loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, "10.3", 9)]], ["7 0 0 10.3 4"])
+    assert doc["scores"]["loc_error"] == 0.0  # 11.3 x 5 = 56.5 of 113: exactly 0.5 (10.3 is not exact in floats)
+
+
+def test_boxes_archive_headers_fifo_and_bombs_are_truth_errors(tmp_path: Path, meta) -> None:
+    import gzip
+    import io
+    import os
+    import tarfile
+    import time
+
+    truth, sub, _, _, meta_set, meta_arg = write_loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 9 4"])
+    xml = (tmp_path / "boxes" / "ILSVRC2012_val_00000001.xml").read_bytes()
+
+    def evaluate_with(boxes: Path) -> tuple[int, str, float]:
+        start = time.perf_counter()
+        code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), "--set", f"boxes={boxes}", meta_set, meta_arg)
+        return code, output, time.perf_counter() - start
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        info = tarfile.TarInfo("val/ILSVRC2012_val_00000001.xml")
+        info.size = len(xml)
+        archive.addfile(info, io.BytesIO(xml))
+    plain = buffer.getvalue()
+    (tmp_path / "ok.tar").write_bytes(plain)
+    assert evaluate_with(tmp_path / "ok.tar")[0] == 0
+    non_octal = plain[:124] + b"0000000009x\0" + plain[136:]
+    base256 = plain[:124] + b"\x80" + bytes(7) + len(xml).to_bytes(4, "big") + plain[136:]
+    for name, data in (("non_octal.tar", non_octal), ("base256.tar", base256)):
+        (tmp_path / name).write_bytes(data)
+        code, output, _ = evaluate_with(tmp_path / name)
+        assert code in (0, 2) and "internal error" not in output, output
+    os.mkfifo(tmp_path / "fifo.tgz")
+    code, output, seconds = evaluate_with(tmp_path / "fifo.tgz")
+    assert code == 2 and "not a regular file" in output and seconds < 5
+    bomb = tmp_path / "bomb.tgz"
+    with gzip.open(bomb, "wb", compresslevel=9) as f:
+        for _ in range(80):
+            f.write(bytes(1 << 20))  # 80 MiB of zeros in a small file: more than one image's boxes can take
+    code, output, seconds = evaluate_with(bomb)
+    assert code == 2 and "inflates to more than" in output and seconds < 10
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><annotation>&b;</annotation>', "DOCTYPE"),
+        (b'<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><annotation>&x;</annotation>', "DOCTYPE"),
+        (b"<a>" * 100_000 + b"</a>" * 100_000, "not a VOC annotation"),
+        (b"<annotation><object><name>n0", "not well-formed XML"),
+        (b"<annotation>" + b"<object><name>x" * 20_000, "not well-formed XML"),  # made for backtracking
+        (b"<annotation><object><name>&amp;</name></object></annotation>", "not a WNID"),
+    ],
+)
+def test_hostile_box_files_are_named_with_what_is_wrong(tmp_path: Path, meta, content: bytes, fragment: str) -> None:
+    import time
+
+    truth, sub, *settings = write_loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 9 4"])
+    (tmp_path / "boxes" / "ILSVRC2012_val_00000001.xml").write_bytes(content)
+    start = time.perf_counter()
+    code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), *settings)
+    assert code == 2 and fragment in output and "ILSVRC2012_val_00000001.xml" in output, output
+    assert "no box file" not in output and time.perf_counter() - start < 5
+
+
+def test_a_linked_box_file_is_refused_by_name(tmp_path: Path, meta) -> None:
+    truth, sub, *settings = write_loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 9 4"])
+    xml = tmp_path / "boxes" / "ILSVRC2012_val_00000001.xml"
+    xml.unlink()
+    xml.symlink_to("/etc/passwd")
+    code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), *settings)
+    assert code == 2 and "symbolic link" in output and "ILSVRC2012_val_00000001.xml" in output

@@ -110,7 +110,7 @@ class GlaS(Challenge):
         suffixes = params["suffixes"]
         if not truth.is_dir():
             raise TruthError(f"truth {truth} is not a folder of label images")
-        truth_files = label_images.list_label_images(truth, suffixes)
+        truth_files = label_images.list_label_images(truth, suffixes, truth=True)
         if truth_files.problems or not truth_files.files:
             problems = truth_files.problems or [Issue("truth_empty", "holds no PNG, BMP or TIFF label image", str(truth))]
             raise TruthError(f"truth {truth} is not usable", problems)

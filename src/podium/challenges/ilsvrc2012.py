@@ -20,7 +20,7 @@ from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import read_text
 from podium.issues import Issue, IssueLog
-from podium.metrics.imagenet import ErrorCounts, classification_errors, localization_errors, voc_average_precision
+from podium.metrics.imagenet import ErrorCounts, ExactCorners, TruthBox, classification_errors, localization_errors, voc_average_precision
 from podium.parameters import choice, optional_path
 
 SUBMISSION_SUFFIXES = (".txt",)
@@ -42,7 +42,8 @@ class Item:
     key: str
     truth: np.ndarray  # (images, labels) padded with -1
     guesses: np.ndarray  # (images, 5, 1 or 5)
-    boxes: list[list[tuple[int, int, int, int, int]]] | None
+    exact_corners: ExactCorners  # Task 2: a guess's box as written, for comparisons floats cannot decide
+    boxes: list[list[TruthBox]] | None
     sorted_ids: np.ndarray | None  # ILSVRC2012_ID of each sorted-WNID index, when meta is given
 
 
@@ -53,19 +54,18 @@ class _TopK(Challenge):
     prefix: ClassVar[str]  # score name prefix
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
-        labels = ilsvrc.read_truth_labels(truth)
+        labels = ilsvrc.read_truth_labels(truth, log)
         meta = ilsvrc.read_meta(params["meta"]) if params["meta"] is not None else None
         if params["labels"] == "wnid-sorted" and meta is None:
             raise UsageError("labels=wnid-sorted needs meta=PATH/meta.mat to convert the indices")
         boxes = self._boxes(params, meta, len(labels))
         path = single_file(submission, SUBMISSION_SUFFIXES, log)
-        guesses = None if path is None else ilsvrc.read_guesses(path, len(labels), self.group, log)
-        if guesses is None:
+        read = None if path is None else ilsvrc.read_guesses(path, len(labels), self.group, log)
+        if read is None:
             return Job(params["labels"], [])
         sorted_ids = meta.id_of_sorted_index() if meta is not None else None
-        if params["labels"] == "wnid-sorted":
-            guesses = _convert(guesses, sorted_ids)  # type: ignore[arg-type]
-        return Job(params["labels"], [Item(path.name, ilsvrc.truth_matrix(labels), guesses, boxes, sorted_ids)])
+        guesses = _convert(read.values, sorted_ids) if params["labels"] == "wnid-sorted" else read.values  # type: ignore[arg-type]
+        return Job(params["labels"], [Item(path.name, ilsvrc.truth_matrix(labels), guesses, read.exact_corners, boxes, sorted_ids)])
 
     def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list | None:
         return None
@@ -160,7 +160,7 @@ class Ilsvrc2012Loc(_TopK):
 
     def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
         assert item.boxes is not None
-        return localization_errors(item.truth, guesses, item.boxes)
+        return localization_errors(item.truth, guesses, item.boxes, item.exact_corners)
 
     def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.ilsvrc2012 import write_localization

@@ -25,7 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from podium.errors import TruthError
-from podium.formats.text import read_text
+from podium.formats.files import FileProblem
+from podium.formats.text import TextLimits, read_text
 from podium.issues import Issue, IssueLog, plural, summarize_names
 
 HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
@@ -34,6 +35,7 @@ HEADER_CLUSTERS = {"cluster", "clusters", "cluster_id", "cluster_number", "label
 POSITIVE_INTEGER = re.compile(r"0*[1-9][0-9]{0,17}")
 
 INTEGRAL_FLOAT = re.compile(r"[+]?[0-9]+\.0*")
+_PADDING = re.compile(r"[ \t]*([,\n])[ \t]*")
 _DIGIT_RUNS = re.compile(r"([0-9]+)")
 
 
@@ -116,13 +118,13 @@ class Rows:
         return [[f.strip() for f in fields] for fields in self.fields]
 
 
-def _read_rows(path: Path, header_labels: set[str]) -> tuple[Rows, int | None]:
+def _read_rows(path: Path, header_labels: set[str], limits: TextLimits = TextLimits()) -> tuple[Rows, int | None]:
     """The rows of a CSV file without its header row, and the header's line number if it had one.
 
     Clean files (every line ``name,value``, no quotes, no blank lines) are split
     in one pass; anything else goes through the ``csv`` module.
     """
-    text = read_text(path)
+    text = read_text(path, limits)
     body = text.replace("\r\n", "\n") if "\r" in text else text
     lines = body.split("\n")
     if lines[-1] == "":
@@ -148,10 +150,7 @@ def _unpad(body: str) -> str:
     """Spaces and tabs around the fields of comma-separated lines removed (names keep inner spaces)."""
     if " " not in body and "\t" not in body:
         return body
-    for pad in (" ,", "\t,", ", ", ",\t", " \n", "\t\n", "\n ", "\n\t"):
-        while pad in body:
-            body = body.replace(pad, pad.strip(" \t"))
-    return body.strip(" \t")
+    return _PADDING.sub(r"\1", body).strip(" \t")  # one pass: linear in the text
 
 
 def _is_header(fields: list[str], labels: set[str]) -> bool:
@@ -164,8 +163,8 @@ def read_truth(path: Path) -> TruthTable:
         raise TruthError(f"truth {path} is not a file (face-clustering takes a CSV image,identity)")
     try:
         rows, _ = _read_rows(path, HEADER_LABELS)
-    except ValueError as exc:
-        raise TruthError(f"truth {path} {exc}") from None
+    except FileProblem as exc:
+        raise TruthError(f"truth {path} {exc}", [Issue("truth_text", str(exc), str(path), exc.line)]) from None
     columns = rows.columns()
     problems: list[Issue] = []
     if columns is None or not all(columns[0]) or not all(columns[1]) or not _distinct(columns[0]):
@@ -201,9 +200,9 @@ def _truth_problems(rows: Rows, path: Path) -> list[Issue]:
 def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) -> NDArray[np.int64] | None:
     """Cluster number of every truth image (in truth order), or ``None`` if the file is rejected."""
     try:
-        rows, header = _read_rows(path, HEADER_CLUSTERS)
-    except ValueError as exc:
-        log.error("unreadable", str(exc), path)
+        rows, header = _read_rows(path, HEADER_CLUSTERS, submission_limits(truth))
+    except FileProblem as exc:
+        log.error("unreadable", str(exc), path, exc.line)
         return None
     if header is not None:
         log.warning("header", "the first row is a header; the rules' format has none", path, header)
@@ -232,6 +231,14 @@ def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) ->
     clusters = np.zeros(n_images, dtype=np.int64)
     clusters[index] = cluster
     return clusters if _check_numbering(clusters, path, log) and log.error_count == 0 else None
+
+
+def submission_limits(truth: TruthTable) -> TextLimits:
+    """What a submission for ``truth`` can need: every name twice over (quoted, padded), a
+    cluster number and line end per row, blank lines, and 1 MiB to spare."""
+    n = len(truth.names)
+    name_bytes = sum(map(len, map(str.encode, truth.names)))
+    return TextLimits(max_bytes=2 * name_bytes + 48 * n + (1 << 20), max_lines=2 * n + 1000, needs=plural(n, "image"))
 
 
 def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
@@ -354,7 +361,10 @@ def _check_order(names: list[str], lines: Sequence[int], order: str, path: Path,
     """Rows in ascending order of image names: plain (code point) or natural order both count."""
     if _ascending(names):
         return
-    first = next(i for i, (a, b) in enumerate(zip(names, names[1:])) if not a < b)
+    # The file is out of order in both senses; name the place where the order it kept longer breaks.
+    plain = next(i for i, (a, b) in enumerate(zip(names, names[1:])) if not a < b)
+    natural = next(i for i, (a, b) in enumerate(zip(map(natural_key, names), map(natural_key, names[1:]))) if not a < b)
+    first = max(plain, natural)
     message = f"rows are not in ascending order of the image names: {names[first + 1]!r} comes after {names[first]!r}"
     if order == "ignore":
         log.warning("order", message, path, lines[first + 1])

@@ -11,6 +11,7 @@ row with empty BBox and Class; in a submission it may have such a row or none.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from podium.formats.text import read_text
+from podium.formats.files import FileProblem
+from podium.formats.text import TextLimits, read_text
 from podium.issues import IssueLog, plural
 from podium.metrics.detection_points import Boxes
 
@@ -27,6 +29,7 @@ BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
 COORDINATE_HEADERS = ({"xc", "x", "x_c", "xcenter", "x_center"}, {"yc", "y", "y_c", "ycenter", "y_center"}, {"w", "width"}, {"h", "height"})
 CLASSES = {"0": 0, "1": 1, "false": 0, "true": 1}
 CLASS_VALUES = {**CLASSES, "False": 0, "True": 1, "FALSE": 0, "TRUE": 1}  # as written, for the fast path
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # what exact arithmetic reads
 _BOX_PUNCTUATION = str.maketrans({c: " " for c in "[](){}\"',;"})
 
 
@@ -63,9 +66,9 @@ def read_table(path: Path, log: IssueLog, photos: dict[str, int] | None) -> Tabl
     """
     errors_before = log.error_count
     try:
-        text = read_text(path)
-    except ValueError as exc:
-        log.error("unreadable", str(exc), path)
+        text = read_text(path, TextLimits() if photos is None else submission_limits(photos))
+    except FileProblem as exc:
+        log.error("unreadable", str(exc), path, exc.line)
         return None
     lines = text.splitlines()
     header_line = next((i for i, line in enumerate(lines) if line.strip()), None)
@@ -88,6 +91,15 @@ def read_table(path: Path, log: IssueLog, photos: dict[str, int] | None) -> Tabl
     boxes, line_numbers = table
     _warn_outside_frame(boxes.xywh, line_numbers, path, log)
     return Table(boxes, list(known))
+
+
+def submission_limits(photos: dict[str, int]) -> TextLimits:
+    """What a submission can need: on average 20 detections per photo (each false one costs a
+    point), each row its photo name and up to 100 bytes of box and class, and 1 MiB to spare."""
+    n = len(photos)
+    longest = max(map(len, map(str.encode, photos)), default=0)
+    rows = 20 * n + 1000
+    return TextLimits(max_bytes=rows * (longest + 100) + (1 << 20), max_lines=rows, needs=plural(n, "photo"))
 
 
 def _read_clean(
@@ -120,7 +132,7 @@ def _read_clean(
         class_texts = [class_texts[i] for i in kept]
         photo_of_row = [photo_of_row[i] for i in kept]
     joined = " ".join(box_texts)
-    if any(c in joined for c in "[](){}\"',;\n") or list(map(str.count, box_texts, repeat(" "))).count(3) != len(box_texts):
+    if not joined.isascii() or any(c in joined for c in "[](){}\"',;\n_") or list(map(str.count, box_texts, repeat(" "))).count(3) != len(box_texts):
         return None
     tokens = joined.split(" ") if box_texts else []
     try:
@@ -209,10 +221,11 @@ def _parse_row(fields: list[str], layout: _Layout) -> tuple[str, tuple[str, ...]
 
 
 def _box_problem(box: tuple[str, ...]) -> str | None:
-    try:
-        values = [float(v) for v in box]
-    except ValueError:
-        return f"box {' '.join(box)!r} holds something that is not a number"
+    if not all(DECIMAL.fullmatch(v) for v in box):
+        if any(v.lower().lstrip("+-") in ("nan", "inf", "infinity") for v in box):
+            return f"box {' '.join(box)!r} holds NaN or infinity"
+        return f"box {' '.join(box)!r} holds something that is not a number (decimals such as 0.25 or 2.5e-1)"
+    values = [float(v) for v in box]
     if not all(np.isfinite(values)):
         return f"box {' '.join(box)!r} holds NaN or infinity"
     if any(v < -TOLERANCE or v > 1 + TOLERANCE for v in values):

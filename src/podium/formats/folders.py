@@ -2,7 +2,9 @@
 
 Symbolic links, FIFOs, sockets and devices inside a folder are never followed
 or opened: a participant's upload could use them to make podium read files
-outside the submission or block forever. They are reported instead.
+outside the submission or block forever. They are reported instead. So are
+hard links in a submission (a file with more than one name): a program could
+link the truth or another team's file into its output folder.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ class Listing:
     refused: list[tuple[Path, str]] = field(default_factory=list)  # (path, why)
 
 
-def list_folder(folder: Path) -> Listing:
-    """Regular files and real sub-folders of ``folder``; everything else is refused."""
+def list_folder(folder: Path, refuse_hard_links: bool = True) -> Listing:
+    """Regular files and real sub-folders of ``folder``; everything else is refused.
+
+    ``refuse_hard_links=False`` for the organizer's own folders (the truth).
+    """
     listing = Listing()
     with os.scandir(folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
@@ -33,10 +38,12 @@ def list_folder(folder: Path) -> Listing:
                 listing.refused.append((path, "is a symbolic link; links are not accepted"))
             elif entry.is_dir(follow_symlinks=False):
                 listing.folders.append(path)
-            elif entry.is_file(follow_symlinks=False):
-                listing.files.append(path)
-            else:
+            elif not entry.is_file(follow_symlinks=False):
                 listing.refused.append((path, "is not a regular file or folder"))
+            elif refuse_hard_links and (links := entry.stat(follow_symlinks=False).st_nlink) > 1:
+                listing.refused.append((path, f"is a hard link (one of {links} names of a file); links are not accepted"))
+            else:
+                listing.files.append(path)
     return listing
 
 
@@ -52,7 +59,7 @@ def stem_of(path: Path, extensions: tuple[str, ...]) -> str | None:
 
 def single_file(submission: Path, suffixes: tuple[str, ...], log: IssueLog) -> Path | None:
     """The submission file itself, or the one file with one of ``suffixes`` in a submission folder."""
-    if submission.is_file():
+    if submission.is_file() and not submission.is_symlink():
         return submission
     if not submission.is_dir():
         log.error("not_a_file", "the submission is neither a regular file nor a folder", submission)

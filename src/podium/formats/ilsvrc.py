@@ -20,13 +20,16 @@ import xml.etree.ElementTree as ElementTree
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
 from podium.errors import TruthError
-from podium.formats.text import read_text
+from podium.formats.folders import list_folder
+from podium.formats.files import FileProblem, read_bytes
+from podium.formats.text import TextLimits, read_text
 from podium.issues import Issue, IssueLog, plural
 
 MAX_GUESSES = 5
@@ -64,9 +67,9 @@ def read_meta(path: Path) -> Synsets:
     return Synsets(pairs)
 
 
-def _text_lines(path: Path) -> list[str]:
-    """The lines of a text file without trailing blank lines; ValueError if it is not text."""
-    lines = read_text(path).splitlines()
+def _text_lines(path: Path, limits: TextLimits = TextLimits()) -> list[str]:
+    """The lines of a text file without trailing blank lines; :class:`FileProblem` if it is not text."""
+    lines = read_text(path, limits).splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
@@ -75,20 +78,34 @@ def _text_lines(path: Path) -> list[str]:
 def _lines(path: Path, what: str) -> list[str]:
     try:
         return _text_lines(path)
-    except ValueError as exc:
-        raise TruthError(f"{what} {path} {exc}") from None
+    except FileProblem as exc:
+        raise TruthError(f"{what} {path} {exc}", [Issue("truth_text", str(exc), str(path), exc.line)]) from None
 
 
-def _submission_lines(path: Path, log: IssueLog) -> list[str] | None:
+def _submission_lines(path: Path, limits: TextLimits, log: IssueLog) -> list[str] | None:
     try:
-        return _text_lines(path)
-    except ValueError as exc:
-        log.error("unreadable", str(exc), path)
+        return _text_lines(path, limits)
+    except FileProblem as exc:
+        log.error("unreadable", str(exc), path, exc.line)
         return None
 
 
-def read_truth_labels(path: Path) -> list[list[int]]:
-    """Labels of each image, one line per image; :class:`TruthError` listing every bad line."""
+def submission_limits(n_lines: int, bytes_per_line: int, what: str) -> TextLimits:
+    """One line per image or box, ``bytes_per_line`` at most on average, trailing blank lines, 1 MiB to spare."""
+    return TextLimits(
+        max_bytes=n_lines * bytes_per_line + (1 << 20),
+        max_lines=2 * n_lines + 1000,
+        max_line=max(bytes_per_line * 4, 4096),
+        needs=plural(n_lines, what),
+    )
+
+
+def read_truth_labels(path: Path, log: IssueLog | None = None) -> list[list[int]]:
+    """Labels of each image, one line per image; :class:`TruthError` listing every bad line.
+
+    As in the kit, a 0 is padding of a multi-label line, not a label: it is dropped.
+    A label outside 1..1000 is kept (it can never be guessed) with a warning in ``log``.
+    """
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file")
     labels, problems = [], []
@@ -99,9 +116,19 @@ def read_truth_labels(path: Path) -> list[list[int]]:
             values = []
         if not values or not all(0 <= v < LIMIT for v in values):
             problems.append(Issue("truth_line", f"must hold one or more integer class IDs from 0 to {LIMIT - 1}", str(path), number))
-        labels.append(values)
+        elif not any(values):
+            problems.append(Issue("truth_line", "holds only 0, which the kit reads as padding: the image has no label", str(path), number))
+        labels.append([v for v in values if v])
     if problems or not labels:
         raise TruthError(f"truth {path} is not usable", problems or [Issue("truth_empty", "is empty", str(path))])
+    outside = [i for i, values in enumerate(labels, start=1) if any(v > N_CLASSES for v in values)]
+    if outside and log is not None:
+        log.warning(
+            "truth_label_range",
+            f"{plural(len(outside), 'line')} of the truth hold a label outside 1..{N_CLASSES}, which no guess can match (first at line {outside[0]})",
+            path,
+            outside[0],
+        )
     return labels
 
 
@@ -114,13 +141,26 @@ def truth_matrix(labels: list[list[int]]) -> NDArray[np.int64]:
     return matrix
 
 
-def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> NDArray[np.float64] | None:
-    """Guesses per image: an (images, 5, group) array padded with NaN.
+@dataclass(frozen=True)
+class Guesses:
+    """A submission's guesses: (images, 5, group) padded with NaN, and its lines as written."""
+
+    values: NDArray[np.float64]
+    lines: list[str]
+
+    def exact_corners(self, image: int, guess: int) -> list[Fraction]:
+        """The box of guess ``guess`` of ``image`` as written, in exact rational numbers."""
+        tokens = self.lines[image].replace(",", " ").split()
+        return [Fraction(t) for t in tokens[5 * guess + 1 : 5 * guess + 5]]
+
+
+def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesses | None:
+    """Guesses per image, or ``None`` when the file is rejected.
 
     ``group`` is 1 (labels) or 5 (label and box corners). Lines past the fifth
     guess are cut, with one warning that counts them.
     """
-    lines = _submission_lines(path, log)
+    lines = _submission_lines(path, submission_limits(n_images, 64 * group, "image"), log)
     if lines is None:
         return None
     errors_before = log.error_count
@@ -128,7 +168,7 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> NDArra
         log.error("line_count", f"has {plural(len(lines), 'line')}; the ground truth has {plural(n_images, 'image')} (one line each, in order)", path)
     full = _full_lines(lines, group)
     if full is not None:
-        return full if log.error_count == errors_before else None
+        return Guesses(full, lines) if log.error_count == errors_before else None
     guesses = np.full((len(lines), MAX_GUESSES, group), np.nan)
     cut = 0
     what = "an integer label" if group == 1 else "numbers: label xmin ymin xmax ymax"
@@ -158,7 +198,7 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> NDArra
     if outside.any():
         first = int(np.flatnonzero(outside.any(axis=1))[0]) + 1
         log.warning("label_range", f"{plural(int(outside.sum()), 'label')} outside 1..1000 never match (first at line {first})", path, first)
-    return guesses if log.error_count == errors_before else None
+    return Guesses(guesses, lines) if log.error_count == errors_before else None
 
 
 def _full_lines(lines: list[str], group: int) -> NDArray[np.float64] | None:
@@ -184,16 +224,27 @@ def _is_number(token: str) -> bool:
     return True
 
 
-def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> list[list[tuple[int, int, int, int, int]]]:
+Corner = int | Fraction  # a box corner as written: an integer, or an exact decimal
+Box = tuple[int, Corner, Corner, Corner, Corner]  # (class id, xmin, ymin, xmax, ymax)
+MAX_XML_BYTES = 1 << 20  # a VOC box file is about 1 kB
+ARCHIVE_BYTES_PER_IMAGE = 4096  # the official archive inflates to about 1.2 kB per image
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> list[list[Box]]:
     """Boxes ``(class id, xmin, ymin, xmax, ymax)`` of each validation image, by file name.
 
-    ``source`` is a folder of XML files or the .tgz/.tar archive (streamed).
-    A missing XML for an image of the ground truth is a truth error.
+    ``source`` is a folder of XML files or the .tgz/.tar archive, inflated in
+    memory up to a bound set by the number of images (never extracted). Links
+    and special files are refused by name; each unusable XML is named with what
+    is wrong with it; a missing XML for an image of the ground truth is a truth error.
     """
-    boxes: list[list[tuple[int, int, int, int, int]] | None] = [None] * n_images
+    boxes: list[list[Box] | None] = [None] * n_images
     problems: list[Issue] = []
+    broken = 0
 
     def add(name: str, data: bytes) -> None:
+        nonlocal broken
         match = _VAL_XML.search(name)
         if not match:
             return
@@ -203,94 +254,171 @@ def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> l
                 boxes[index] = _parse_xml(data, id_of_wnid)
             except ValueError as exc:
                 problems.append(Issue("truth_xml", str(exc), name))
+                broken += 1
 
-    if source.is_dir():
-        for path in sorted(source.rglob("*.xml")):
-            add(path.name, path.read_bytes())
+    if source.is_dir() and not source.is_symlink():
+        for path, why in _xml_files(source):
+            if why:
+                problems.append(Issue("truth_xml", why, str(path)))
+                broken += bool(_VAL_XML.search(path.name))
+                continue
+            try:
+                add(str(path), read_bytes(path, MAX_XML_BYTES))
+            except FileProblem as exc:
+                problems.append(Issue("truth_xml", str(exc), str(path)))
+                broken += 1
     else:
-        try:
-            for name, data in _archive_files(source):
-                if name.endswith(".xml"):
-                    add(name, data)
-        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-            raise TruthError(f"boxes {source} is not a readable .tar/.tgz archive or folder ({exc})") from None
+        limit = (1 << 26) + ARCHIVE_BYTES_PER_IMAGE * n_images
+        for name, data in _archive_files(source, limit):
+            if name.endswith(".xml"):
+                add(name, data)
     missing = [i + 1 for i, b in enumerate(boxes) if b is None]
-    if missing:
-        problems.append(Issue("truth_missing_xml", f"{plural(len(missing), 'image')} have no box file, e.g. ILSVRC2012_val_{missing[0]:08d}.xml", str(source)))
+    if len(missing) > broken:
+        problems.append(
+            Issue("truth_missing_xml", f"{plural(len(missing) - broken, 'image')} {'has' if len(missing) - broken == 1 else 'have'} no box file, "
+                  f"e.g. ILSVRC2012_val_{missing[0]:08d}.xml", str(source))
+        )  # fmt: skip
     if problems:
         raise TruthError(f"boxes {source} are not usable", problems)
     return boxes  # type: ignore[return-value]
 
 
-def _archive_files(path: Path) -> Iterator[tuple[str, bytes]]:
+def _xml_files(folder: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every ``.xml`` below ``folder``, sorted; links and special files come with the reason they are refused."""
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        listing = list_folder(current, refuse_hard_links=False)
+        for path, why in listing.refused:
+            if path.name.lower().endswith(".xml") or "link" in why:
+                yield path, why
+        yield from ((path, None) for path in listing.files if path.name.endswith(".xml"))
+        stack.extend(reversed(listing.folders))
+
+
+def _archive_files(path: Path, limit: int) -> Iterator[tuple[str, bytes]]:
     """``(name, content)`` of the regular files of a .tar or .tgz, read in memory, never extracted.
 
-    Plain ustar members are read straight from their 512-byte headers (the
+    A gzip stream is inflated in pieces and refused once it passes ``limit``
+    bytes. Plain ustar members are read straight from their 512-byte headers (the
     tarfile module spends 60 µs on each of 50,000 small files); anything else
-    (long names, pax headers) goes through the tarfile module.
+    (long names, pax headers, base-256 sizes) goes through the tarfile module.
+    :class:`TruthError` for every archive that cannot be read.
     """
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = zlib.decompress(data, wbits=31)
+    try:
+        data = _inflate(read_bytes(path, limit), limit)
+    except FileProblem as exc:
+        raise TruthError(f"boxes {path} {exc}") from None
+    except zlib.error as exc:
+        raise TruthError(f"boxes {path} is not a readable .tgz archive ({exc})") from None
+    if data is None:
+        raise TruthError(f"boxes {path} inflates to more than {limit >> 20} MiB, far more than box files for this test set take")
     offset, members = 0, []
     while offset + 512 <= len(data):
         header = data[offset : offset + 512]
         if header == bytes(512):
             break
-        kind = header[156:157]
-        if kind not in (b"0", b"\0", b"5") or header[257:262] != b"ustar":
-            yield from _tarfile_members(data)
+        kind, size_field = header[156:157], header[124:136].strip(b"\0 ")
+        if kind not in (b"0", b"\0", b"5") or header[257:262] != b"ustar" or not size_field.isdigit() or b"8" in size_field or b"9" in size_field:
+            yield from _tarfile_members(data, path)
             return
-        size = int(header[124:136].strip(b"\0 ") or b"0", 8)
+        size = int(size_field or b"0", 8)
         prefix = header[345:500].split(b"\0", 1)[0]
         name = header[:100].split(b"\0", 1)[0]
+        if offset + 512 + size > len(data):
+            raise TruthError(f"boxes {path} is a truncated tar archive (member {name.decode('utf-8', 'replace')!r})")
         if kind != b"5":
             members.append(((prefix + b"/" + name if prefix else name).decode("utf-8", "replace"), data[offset + 512 : offset + 512 + size]))
         offset += 512 + (size + 511) // 512 * 512
+    if not members and data[:512] != bytes(512):
+        raise TruthError(f"boxes {path} is not a .tar/.tgz archive or a folder of XML files")
     yield from members
 
 
-def _tarfile_members(data: bytes) -> Iterator[tuple[str, bytes]]:
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
-        for member in archive:
-            if member.isfile():
-                handle = archive.extractfile(member)
-                if handle is not None:
-                    yield member.name, handle.read()
+def _inflate(data: bytes, limit: int) -> bytes | None:
+    """``data`` inflated if it is gzip, in pieces; ``None`` once it passes ``limit`` bytes."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    inflater = zlib.decompressobj(wbits=31)
+    pieces, total = [], 0
+    chunk = data
+    while chunk:
+        piece = inflater.decompress(chunk, 1 << 24)
+        total += len(piece)
+        if total > limit:
+            return None
+        pieces.append(piece)
+        chunk = inflater.unconsumed_tail
+        if inflater.eof:
+            break
+    return b"".join(pieces)
 
 
-_OBJECT = re.compile(
-    rb"<object>.*?<name>\s*([^<]*?)\s*</name>.*?<bndbox>\s*<xmin>\s*([^<]*?)\s*</xmin>\s*<ymin>\s*([^<]*?)\s*</ymin>"
-    rb"\s*<xmax>\s*([^<]*?)\s*</xmax>\s*<ymax>\s*([^<]*?)\s*</ymax>\s*</bndbox>.*?</object>",
-    re.S,
-)
+def _tarfile_members(data: bytes, path: Path) -> Iterator[tuple[str, bytes]]:
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+            for member in archive:
+                if member.isfile() and member.size <= MAX_XML_BYTES:
+                    handle = archive.extractfile(member)
+                    if handle is not None:
+                        yield member.name, handle.read()
+    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+        raise TruthError(f"boxes {path} is not a readable tar archive ({exc})") from None
 
 
-def _parse_xml(data: bytes, id_of_wnid: dict[str, int]) -> list[tuple[int, int, int, int, int]]:
-    """Objects of a VOC XML: a regular expression for the usual layout, ElementTree for any other."""
-    found = _OBJECT.findall(data)
-    if len(found) == data.count(b"<object>"):
-        return [_object(name.decode(), [c.decode() for c in corners], id_of_wnid) for name, *corners in found]
+_TAG = re.compile(rb"<(name|xmin|ymin|xmax|ymax)>([^<]*)</\1>")  # no nested repetition: linear time
+_FIELDS = (b"name", b"xmin", b"ymin", b"xmax", b"ymax")
+
+
+def _parse_xml(data: bytes, id_of_wnid: dict[str, int]) -> list[Box]:
+    """Objects of a VOC XML file.
+
+    The usual layout (each ``<object>`` with ``<name>`` and ``<bndbox>`` corners
+    in order, no entities, no DOCTYPE) is read by a linear scan of its tags; any
+    other goes to ElementTree. A DOCTYPE (with it, entity expansion and external
+    entities) is refused: VOC files have none.
+    """
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ValueError("declares a DOCTYPE or entities; box files are plain XML")
+    if b"&" not in data and b"<!" not in data and data.lstrip().startswith((b"<annotation>", b"<?xml")):
+        tags = _TAG.findall(data)
+        fields = [tag for tag, _ in tags]
+        n = data.count(b"<object>")
+        if len(tags) == 5 * n and fields == list(_FIELDS) * n:
+            return [_object(tags[k + 0][1].decode("utf-8", "replace").strip(), [t.decode("ascii", "replace") for _, t in tags[k + 1 : k + 5]], id_of_wnid) for k in range(0, len(tags), 5)]
     return _parse_xml_tree(data, id_of_wnid)
 
 
-def _object(wnid: str, corners: list[str | None], id_of_wnid: dict[str, int]) -> tuple[int, int, int, int, int]:
+def _object(wnid: str, corners: list[str | None], id_of_wnid: dict[str, int]) -> Box:
     if wnid not in id_of_wnid:
-        raise ValueError(f"names {wnid!r}, not a WNID of the 1000 classes")
-    try:
-        x1, y1, x2, y2 = (int(float(c)) for c in corners)  # type: ignore[arg-type]
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"has a box without integer corners: {corners}") from None
-    if not all(-LIMIT < v < LIMIT for v in (x1, y1, x2, y2)):
-        raise ValueError(f"has a box corner out of range: {corners}")
-    return id_of_wnid[wnid], x1, y1, x2, y2
+        raise ValueError(f"names {wnid[:40]!r}, not a WNID of the 1000 classes")
+    values = [_corner(c) for c in corners]
+    if None in values:
+        raise ValueError(f"has a box corner that is not a number: {[c if c is None else c.strip()[:40] for c in corners]}")
+    if not all(-LIMIT < v < LIMIT for v in values):  # type: ignore[operator]
+        raise ValueError(f"has a box corner out of range: {[c.strip()[:40] for c in corners]}")  # type: ignore[union-attr]
+    x1, y1, x2, y2 = values
+    return id_of_wnid[wnid], x1, y1, x2, y2  # type: ignore[return-value]
 
 
-def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[tuple[int, int, int, int, int]]:
+def _corner(text: str | None) -> Corner | None:
+    """A corner as written: an integer, or the exact value of a decimal such as 10.9 (the kit uses it as is)."""
+    text = (text or "").strip()
+    if text.isascii() and text.isdigit() and len(text) < 12:
+        return int(text)
+    if len(text) <= 40 and _DECIMAL.fullmatch(text):
+        value = Fraction(text)
+        return int(value) if value.denominator == 1 else value
+    return None
+
+
+def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[Box]:
     try:
         root = ElementTree.fromstring(data)
     except ElementTree.ParseError as exc:
         raise ValueError(f"is not well-formed XML ({exc})") from None
+    if root.tag != "annotation":
+        raise ValueError(f"is not a VOC annotation (its root element is <{root.tag[:40]}>, not <annotation>)")
     return [
         _object((obj.findtext("name") or "").strip(), [obj.findtext(f"bndbox/{k}") for k in ("xmin", "ymin", "xmax", "ymax")], id_of_wnid)
         for obj in root.iter("object")
@@ -299,7 +427,7 @@ def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[tuple[int, 
 
 def read_confidences(path: Path, n_boxes: int, n_classes: int, log: IssueLog) -> NDArray[np.float64] | None:
     """Task 3: one line per test box, one real confidence per class (ascending class id)."""
-    lines = _submission_lines(path, log)
+    lines = _submission_lines(path, submission_limits(n_boxes, 32 * n_classes + 64, "box"), log)
     if lines is None:
         return None
     errors_before = log.error_count

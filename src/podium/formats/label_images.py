@@ -46,10 +46,13 @@ def paired_stem(path: Path, suffixes: tuple[str, ...]) -> str | None:
     return stem
 
 
-def list_label_images(folder: Path, suffixes: tuple[str, ...]) -> LabelFolder:
-    """Every label image of ``folder`` by stem; two files with one stem are a problem."""
+def list_label_images(folder: Path, suffixes: tuple[str, ...], truth: bool = False) -> LabelFolder:
+    """Every label image of ``folder`` by stem; two files with one stem are a problem.
+
+    Hard links are refused in a submission, not in the (organizer's) ``truth``.
+    """
     result = LabelFolder()
-    listing = list_folder(folder)
+    listing = list_folder(folder, refuse_hard_links=not truth)
     result.problems.extend(Issue("not_a_file", why, str(path)) for path, why in listing.refused)
     result.ignored.extend(p.name for p in listing.folders)
     for path in listing.files:

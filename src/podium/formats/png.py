@@ -11,8 +11,6 @@ keeps their indices (imagecodecs expands them to RGB).
 from __future__ import annotations
 
 import io
-import os
-import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,8 @@ import imagecodecs
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
+
+from podium.formats import files
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -80,18 +80,11 @@ class PngHeader:
 
 
 def read_bytes(path: Path, max_bytes: int) -> bytes:
-    """The file's content; refuses links, special files and files over ``max_bytes``."""
+    """The content of a regular file; refuses links, special files and files over ``max_bytes``."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise ImageError(f"cannot be opened ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ImageError("is not a regular file")
-        if info.st_size > max_bytes:
-            raise ImageError(f"is {info.st_size:,} bytes, more than an image of the expected size can take")
-        return f.read(max_bytes + 1)
+        return files.read_bytes(path, max_bytes, "an image of the expected size")
+    except files.FileProblem as exc:
+        raise ImageError(str(exc)) from None
 
 
 def parse_header(data: bytes) -> PngHeader:

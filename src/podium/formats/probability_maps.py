@@ -50,7 +50,7 @@ def read_truth(root: Path) -> TruthSet:
     """Find the layout, classes and images of a truth folder; :class:`TruthError` if unusable."""
     if not root.is_dir():
         raise TruthError(f"truth {root} is not a folder")
-    listing = list_folder(root)
+    listing = list_folder(root, refuse_hard_links=False)
     problems = [Issue("truth_file", why, str(path)) for path, why in listing.refused]
     if (root / CLASSES_FILE).is_file():
         truth = _read_label_layout(root, listing, problems)
@@ -109,7 +109,7 @@ def _read_mask_layout(root: Path, listing: Listing, problems: list[Issue]) -> Tr
     classes = tuple(folder.name for folder in listing.folders)
     per_class: list[dict[str, Path]] = []
     for folder in listing.folders:
-        sub = list_folder(folder)
+        sub = list_folder(folder, refuse_hard_links=False)
         problems.extend(Issue("truth_file", why, str(path)) for path, why in sub.refused)
         per_class.append({s: p for p in sub.files if (s := stem_of(p, PNG)) is not None})
     all_stems = sorted(set().union(*per_class))

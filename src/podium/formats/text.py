@@ -1,23 +1,70 @@
-"""Reading a participant's text file: size bound, UTF-8 (a BOM is dropped), no NUL bytes."""
+"""Reading a participant's text file within bounds set by the test set.
+
+A submission can never need more bytes or lines than its test set calls for,
+so every reader states those bounds (:class:`TextLimits`) and a file that
+exceeds them is refused before it is split or parsed: memory stays bounded by
+the test set, not by the file. The checks, in order, each naming what is wrong:
+
+- the path is a regular file (:func:`podium.formats.files.read_bytes`);
+- at most ``max_bytes`` bytes and ``max_lines`` lines;
+- no line longer than ``max_line`` characters (this also keeps every CSV field
+  under the ``csv`` module's own field limit);
+- UTF-8 (a BOM is dropped) without NUL bytes.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from podium.formats.files import FileProblem, read_bytes
+
 MAX_BYTES = 1 << 30
+MAX_LINE = 65_536  # characters; below csv's field limit of 131,072
 
 
-def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
-    """The file as text; raises ValueError with a plain reason if it is not UTF-8 text."""
-    if path.stat().st_size > max_bytes:
-        raise ValueError(f"is larger than {max_bytes >> 20} MiB")
-    with open(path, "rb") as f:
-        data = f.read()
+@dataclass(frozen=True)
+class TextLimits:
+    """The most a file may hold; ``needs`` says what for, in messages (e.g. "50,000 images")."""
+
+    max_bytes: int = MAX_BYTES
+    max_lines: int | None = None
+    max_line: int = MAX_LINE
+    needs: str = ""
+
+
+def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
+    """The file as text, within ``limits``; :class:`FileProblem` with a plain reason otherwise."""
+    data = read_bytes(path, limits.max_bytes, limits.needs)
+    newlines = data.count(b"\n")
+    if limits.max_lines is not None and newlines > limits.max_lines:
+        needed = f"a file for {limits.needs} needs at most" if limits.needs else "the most accepted is"
+        raise FileProblem(f"has {newlines + 1:,} lines; {needed} {limits.max_lines:,}")
+    _check_line_lengths(data, limits.max_line)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ValueError(f"is not UTF-8 text (bad byte at line {line})") from None
+        raise FileProblem(f"is not UTF-8 text (bad byte at line {line})", line) from None
     if "\0" in text:
-        raise ValueError("is not a text file (it holds NUL bytes)")
+        line = text[: text.index("\0")].count("\n") + 1
+        raise FileProblem(f"is not a text file (it holds NUL bytes, first at line {line})", line)
     return text
+
+
+def _check_line_lengths(data: bytes, max_line: int) -> None:
+    """Refuse a line of more than ``max_line`` characters.
+
+    Lines are measured in bytes first (at C speed); only a line over the limit
+    in bytes is decoded to count its characters (UTF-8 has one to four bytes each).
+    """
+    if len(data) <= max_line:
+        return
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    starts = np.concatenate([[0], ends + 1])
+    stops = np.concatenate([ends, [len(data)]])
+    for index in np.flatnonzero(stops - starts > max_line).tolist():
+        if len(data[starts[index] : stops[index]].decode("utf-8", "replace")) > max_line:
+            raise FileProblem(f"line {index + 1:,} is longer than {max_line:,} characters", index + 1)

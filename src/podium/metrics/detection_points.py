@@ -11,23 +11,24 @@ row). A truth box is found at most once.
 - ``score = max(0, X) / (6 (M + N))`` with X all points and M + N the number of
   truth objects; with no truth object, 1 if there is no prediction, else 0.
 
-``IoU > 0.5`` is decided exactly. The float IoU decides when it is farther
-than ``NEAR`` from 0.5 and from any competing IoU; otherwise the boxes'
-decimal text is compared in exact decimal and rational arithmetic, so float
-rounding never turns an IoU of exactly 0.5 into a match.
+``IoU > 0.5`` is decided exactly, for boxes of any size. Every float IoU comes
+with a proven bound on its rounding error (:func:`iou_error_bound`); the float
+decides when it is farther than that bound from 0.5 and from every competing
+IoU. Otherwise the photo is redone in rational arithmetic from the boxes'
+decimal text, so float rounding never turns an IoU of exactly 0.5 into a match.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, Inexact, localcontext
 from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-NEAR = 1e-9
+UNIT_ROUNDOFF = 2.0**-53
+ERROR_UNITS = 128  # bounds the absolute rounding error of the intersection and of the union (see iou_error_bound)
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,9 @@ class Boxes:
     cls: NDArray[np.int8]
     tokens: Sequence[str]  # 4 per box: the decimal text of xc, yc, w, h
 
-    def exact(self, k: int) -> tuple[Decimal, Decimal, Decimal, Decimal]:
-        return tuple(Decimal(t) for t in self.tokens[4 * k : 4 * k + 4])  # type: ignore[return-value]
+    def exact(self, k: int) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+        """Box ``k`` as written, in exact rational numbers."""
+        return tuple(Fraction(t) for t in self.tokens[4 * k : 4 * k + 4])  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -86,25 +88,51 @@ def _corners(xywh: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.stack([xc - w / 2, yc - h / 2, xc + w / 2, yc + h / 2], axis=1)
 
 
-def _iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
-    """IoU of corner boxes ``a[k]`` and ``b[k]``."""
+def _iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """IoU of corner boxes ``a[k]`` and ``b[k]``, and the bound on its rounding error."""
     iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
     ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
     inter = iw * ih
     union = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    return iou, iou_error_bound(iou, union)
 
 
-def exact_iou(a: Sequence[Decimal], b: Sequence[Decimal]) -> Fraction:
-    """IoU of two ``(xc, yc, w, h)`` boxes, exactly (decimal inputs, no rounding anywhere)."""
-    with localcontext() as context:
-        context.prec = 100
-        context.traps[Inexact] = True  # any rounding would raise instead of deciding wrongly
-        ax1, ay1, ax2, ay2 = a[0] * 2 - a[2], a[1] * 2 - a[3], a[0] * 2 + a[2], a[1] * 2 + a[3]  # doubled
-        bx1, by1, bx2, by2 = b[0] * 2 - b[2], b[1] * 2 - b[3], b[0] * 2 + b[2], b[1] * 2 + b[3]
-        inter = max(Decimal(0), min(ax2, bx2) - max(ax1, bx1)) * max(Decimal(0), min(ay2, by2) - max(ay1, by1))
-        union = a[2] * a[3] * 4 + b[2] * b[3] * 4 - inter
-    return Fraction(inter) / Fraction(union) if union > 0 else Fraction(0)
+def iou_error_bound(iou: NDArray[np.float64], union: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A proven bound on ``|float IoU - exact IoU|`` for coordinates in [-1e-9, 1 + 1e-9].
+
+    With ``u = 2**-53``: each decimal is read with error at most ``1.01u``; a
+    corner ``xc ± w/2`` then has error at most ``3.1u``; a side ``min - max``
+    (clipped at 0) at most ``7.3u``; the intersection ``iw·ih`` (sides at most
+    1.01) at most ``15.8u``; each area likewise, and the union at most ``52u``.
+    With ``e = 128u`` bounding both absolute errors, ``|Î - I| <= e(1 + I)/(U - e) + u``
+    (``U`` the float union). A union of ``2e`` or less gets an infinite bound: the
+    exact arithmetic decides. The bound is absolute in the coordinates, so tiny
+    boxes (near 1e-9 wide) always go to exact arithmetic.
+
+    >>> float(iou_error_bound(np.array([0.5]), np.array([0.02]))[0]) < 1e-11
+    True
+    >>> float(iou_error_bound(np.array([0.5]), np.array([1e-18]))[0])
+    inf
+    """
+    e = ERROR_UNITS * UNIT_ROUNDOFF
+    bound = np.full_like(iou, np.inf)
+    usable = union > 2 * e
+    bound[usable] = e * (1 + iou[usable]) / (union[usable] - e) + UNIT_ROUNDOFF
+    return bound
+
+
+def exact_iou(a: Sequence[Fraction], b: Sequence[Fraction]) -> Fraction:
+    """IoU of two ``(xc, yc, w, h)`` boxes in rational arithmetic: no rounding anywhere.
+
+    >>> exact_iou([Fraction(1, 2)] * 2 + [Fraction(1, 10)] * 2, [Fraction(1, 2), Fraction(1, 2), Fraction(1, 20), Fraction(1, 10)])
+    Fraction(1, 2)
+    """
+    ax1, ay1, ax2, ay2 = 2 * a[0] - a[2], 2 * a[1] - a[3], 2 * a[0] + a[2], 2 * a[1] + a[3]  # doubled corners
+    bx1, by1, bx2, by2 = 2 * b[0] - b[2], 2 * b[1] - b[3], 2 * b[0] + b[2], 2 * b[1] + b[3]
+    inter = max(Fraction(0), min(ax2, bx2) - max(ax1, bx1)) * max(Fraction(0), min(ay2, by2) - max(ay1, by1))
+    union = 4 * a[2] * a[3] + 4 * b[2] * b[3] - inter
+    return inter / union if union > 0 else Fraction(0)
 
 
 @dataclass(frozen=True)
@@ -120,24 +148,24 @@ class Matching:
 def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
     """The rules' matching over all photos (see the module docstring).
 
-    Floats decide every comparison that is not within ``NEAR`` of 0.5 or of a
-    tie; those photos are redone in exact arithmetic. Photos where no truth box
+    Floats decide every comparison that their error bounds separate (from 0.5
+    and from competing IoUs); the other photos are redone in exact arithmetic. Photos where no truth box
     is a candidate of two predictions need no loop: each prediction takes its
     best candidate. The others run the rules' loop.
     """
     p_idx, t_idx = _same_photo_pairs(pred.photo, truth.photo)
-    iou = _iou(_corners(pred.xywh[p_idx]), _corners(truth.xywh[t_idx]))
-    near = np.abs(iou - 0.5) <= NEAR
-    candidate = (iou > 0.5 + NEAR) | near
-    p_c, t_c, iou_c, near_c = p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate]
+    iou, bound = _iou(_corners(pred.xywh[p_idx]), _corners(truth.xywh[t_idx]))
+    near = np.abs(iou - 0.5) <= bound
+    candidate = (iou > 0.5 + bound) | near
+    p_c, t_c, iou_c, near_c, bound_c = p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate], bound[candidate]
     photo_c = pred.photo[p_c]
     order = np.lexsort((t_c, -iou_c, p_c, photo_c))  # by photo, prediction, IoU descending, earlier truth
-    p_c, t_c, iou_c, near_c, photo_c = p_c[order], t_c[order], iou_c[order], near_c[order], photo_c[order]
+    p_c, t_c, iou_c, near_c, bound_c, photo_c = p_c[order], t_c[order], iou_c[order], near_c[order], bound_c[order], photo_c[order]
 
     first = np.ones(len(p_c), dtype=bool)
     first[1:] = p_c[1:] != p_c[:-1]
     tie = np.zeros(len(p_c), dtype=bool)
-    tie[1:] = ~first[1:] & (iou_c[:-1] - iou_c[1:] <= NEAR)
+    tie[1:] = ~first[1:] & (iou_c[:-1] - iou_c[1:] <= bound_c[:-1] + bound_c[1:])
     exact_photos = np.unique(photo_c[near_c | tie])
     shared = np.bincount(t_c, minlength=len(truth.photo)) > 1
     contested = np.unique(truth.photo[np.flatnonzero(shared)])

@@ -9,8 +9,10 @@ a right guess and 1 otherwise; the error is the mean of ``e`` over images.
   IoU >= 0.5 (the kit's code; its web page says "over 50%"). Corners are
   inclusive pixels: ``iw = min(x2, X2) - max(x1, X1) + 1`` (likewise ``ih``), both
   positive, and ``IoU = iw·ih / ((x2-x1+1)(y2-y1+1) + (X2-X1+1)(Y2-Y1+1) - iw·ih)``.
-  With integer corners the test ``2·iw·ih >= union`` is exact. Any instance of
-  the class may serve any guess (no one-to-one matching).
+  Corners may be decimals (the kit uses the value as written). The test
+  ``2·iw·ih >= union`` is made in floats wherever a proven error bound
+  separates it from equality, and in exact rational arithmetic elsewhere. Any
+  instance of the class may serve any guess (no one-to-one matching).
 
 Average precision (PASCAL VOC 2010+, the later ILSVRC kits' VOCap.m): rank by
 confidence, descending, ties keeping line order; precision made monotone from
@@ -20,6 +22,7 @@ equals the mean of the envelope at the ranks of the positives.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -29,6 +32,11 @@ from numpy.typing import NDArray
 K = 5
 _NEVER_TRUTH = -3  # padding of the truth matrix
 _NEVER_GUESS = -2  # missing guesses and labels outside the classes
+UNIT_ROUNDOFF = 2.0**-53
+
+Corner = int | Fraction
+TruthBox = tuple[int, Corner, Corner, Corner, Corner]  # (class id, xmin, ymin, xmax, ymax)
+ExactCorners = Callable[[int, int], Sequence[Fraction]]  # (image, guess) -> the guess's corners as written
 
 
 @dataclass(frozen=True)
@@ -80,19 +88,32 @@ def classification_errors(truth: NDArray[np.int64], guesses: NDArray[np.float64]
 
 
 def localization_errors(
-    truth: NDArray[np.int64], guesses: NDArray[np.float64], boxes: list[list[tuple[int, int, int, int, int]]]
+    truth: NDArray[np.int64], guesses: NDArray[np.float64], boxes: list[list[TruthBox]], exact_corners: ExactCorners | None = None
 ) -> ErrorCounts:
-    """Like :func:`classification_errors`; a guess must also localize (IoU >= 0.5, +1 convention)."""
+    """Like :func:`classification_errors`; a guess must also localize (IoU >= 0.5, +1 convention).
+
+    ``exact_corners(i, j)`` gives guess j of image i as written, for the rare
+    comparisons floats cannot decide; by default, the exact value of the floats.
+    """
     truth = np.where(truth < 0, _NEVER_TRUTH, truth)
     labels = guess_labels(guesses)
-    right = localized(labels, guesses[..., 1:5], boxes)
+    right = localized(labels, guesses[..., 1:5], boxes, exact_corners)
     return ErrorCounts.of(_found(truth, right, labels), truth != _NEVER_TRUTH)
 
 
-def localized(labels: NDArray[np.int64], corners: NDArray[np.float64], boxes: list[list[tuple[int, int, int, int, int]]]) -> NDArray[np.bool_]:
-    """``right[i, j]``: guess j of image i overlaps a truth box of its own class with IoU >= 0.5."""
+def localized(
+    labels: NDArray[np.int64], corners: NDArray[np.float64], boxes: list[list[TruthBox]], exact_corners: ExactCorners | None = None
+) -> NDArray[np.bool_]:
+    """``right[i, j]``: guess j of image i overlaps a truth box of its own class with IoU >= 0.5.
+
+    >>> localized(np.array([[7]]), np.array([[[0.0, 0.0, 9.0, 9.0]]]), [[(7, 0, 0, 4, 9)]]).tolist()  # IoU 50/100
+    [[True]]
+    >>> localized(np.array([[7]]), np.array([[[0.0, 0.0, 9.0, 9.0]]]), [[(7, 0, 0, Fraction(39, 10), 9)]]).tolist()  # 49/100
+    [[False]]
+    """
     counts = np.array([len(b) for b in boxes], dtype=np.int64)
-    flat = np.array([b for image in boxes for b in image], dtype=np.int64).reshape(-1, 5)
+    flat_boxes = [b for image in boxes for b in image]
+    flat = np.array(flat_boxes, dtype=np.float64).reshape(-1, 5)
     n_images, n_guess = labels.shape
     image_of_guess = np.repeat(np.arange(n_images), n_guess)
     per_guess = counts[image_of_guess]
@@ -103,15 +124,35 @@ def localized(labels: NDArray[np.int64], corners: NDArray[np.float64], boxes: li
     same_class = labels.ravel()[guess_idx] == flat[box_idx, 0]
     guess_idx, box_idx = guess_idx[same_class], box_idx[same_class]
     g = corners.reshape(-1, 4)[guess_idx]
-    b = flat[box_idx, 1:].astype(np.float64)
+    b = flat[box_idx, 1:]
     iw = np.minimum(g[:, 2], b[:, 2]) - np.maximum(g[:, 0], b[:, 0]) + 1
     ih = np.minimum(g[:, 3], b[:, 3]) - np.maximum(g[:, 1], b[:, 1]) + 1
     inter = iw * ih
     union = (g[:, 2] - g[:, 0] + 1) * (g[:, 3] - g[:, 1] + 1) + (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1) - inter
-    ok = (iw > 0) & (ih > 0) & (2 * inter >= union)  # exact for integer corners (values < 2**53)
+    margin = 2 * inter - union
+    ok = (iw > 0) & (ih > 0) & (margin >= 0)
+    # Proven bounds (M = 1 + the largest |corner| of the pair): each side is off by at most 5uM,
+    # 2·iw·ih - union by at most 250uM²; both are doubled. Integer corners below 2**26 give exact floats.
+    scale = 1 + np.maximum(np.abs(g).max(axis=1), np.abs(b).max(axis=1))
+    side_bound = 10 * UNIT_ROUNDOFF * scale
+    unsure = (np.abs(iw) <= side_bound) | (np.abs(ih) <= side_bound) | (np.abs(margin) <= 512 * UNIT_ROUNDOFF * scale * scale)
+    unsure &= np.isfinite(g).all(axis=1)
+    for k in np.flatnonzero(unsure).tolist():
+        image, guess = divmod(int(guess_idx[k]), n_guess)
+        exact = exact_corners(image, guess) if exact_corners else [Fraction(v) for v in corners[image, guess]]
+        ok[k] = _exact_localized(exact, flat_boxes[int(box_idx[k])][1:])
     right = np.zeros(n_images * n_guess, dtype=bool)
     right[guess_idx[ok]] = True
     return right.reshape(n_images, n_guess)
+
+
+def _exact_localized(g: Sequence[Fraction], b: Sequence[Corner]) -> bool:
+    """The kit's test in rational arithmetic: ``iw > 0``, ``ih > 0`` and ``2·iw·ih >= union``."""
+    iw = min(g[2], b[2]) - max(g[0], b[0]) + 1
+    ih = min(g[3], b[3]) - max(g[1], b[1]) + 1
+    inter = iw * ih
+    union = (g[2] - g[0] + 1) * (g[3] - g[1] + 1) + (b[2] - b[0] + 1) * (b[3] - b[1] + 1) - inter
+    return bool(iw > 0 and ih > 0 and 2 * inter >= union)
 
 
 def voc_average_precision(positive: NDArray[np.bool_], scores: NDArray[np.float64]) -> NDArray[np.float64]:

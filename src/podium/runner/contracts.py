@@ -68,7 +68,7 @@ class FuzzyJaccardContract(Contract):
 
     def details(self, workdir: Path, images: Path) -> dict[str, Any]:
         written = {p.stem for folder in list_folder(workdir).folders for p in list_folder(folder).files}
-        return {"images_processed": len(written), "test_images": len(list_folder(images).files)}
+        return {"images_processed": len(written), "test_images": len(list_folder(images, refuse_hard_links=False).files)}
 
 
 CONTRACTS: dict[str, Contract] = {"face-clustering": FaceClusteringContract(), "fuzzy-jaccard": FuzzyJaccardContract()}
@@ -77,7 +77,7 @@ CONTRACTS: dict[str, Contract] = {"face-clustering": FaceClusteringContract(), "
 def megapixels(images: Path) -> float:
     """Total size of the test images in megapixels (headers only)."""
     total = 0
-    for path in list_folder(images).files:
+    for path in list_folder(images, refuse_hard_links=False).files:
         try:
             with Image.open(path) as image:
                 total += image.width * image.height
