@@ -196,6 +196,24 @@ def test_more_than_one_channel_or_palette(good, mode: str, fragment: str) -> Non
     expect_rejected(truth, sub, "bad_image", fragment)
 
 
+def test_grayscale_with_transparency_is_read_as_its_gray_values(good) -> None:
+    truth, sub = good
+    Image.fromarray(np.full((4, 4), 50, np.uint8)).save(sub / "tree" / "b.png", format="PNG", transparency=50)
+    assert b"tRNS" in (sub / "tree" / "b.png").read_bytes()
+    code, doc = evaluate_json(truth, sub)
+    assert code == 0, doc["errors"]
+
+
+def test_submission_one_folder_down_gets_a_hint(good) -> None:
+    truth, sub = good
+    inner = sub / "sub"
+    inner.mkdir()
+    for folder in [p for p in sub.iterdir() if p.name != "sub"]:
+        folder.rename(inner / folder.name)
+    doc = expect_rejected(truth, sub, "one_level_down", "seem to be one level down, in sub/sub")
+    assert doc["errors"][0]["file"] == str(sub)
+
+
 def test_16_bit_data(good) -> None:
     truth, sub = good
     save_png(sub / "tree" / "b.png", np.zeros((4, 4), np.uint16))

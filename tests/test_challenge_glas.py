@@ -116,6 +116,31 @@ def test_parts_add_scores_per_part(pair) -> None:
     assert set(doc["scores"]) == {f"{s}{p}" for s in ("f1", "object_dice", "object_hausdorff") for p in ("", "/testA", "/testB")}
 
 
+def test_a_part_matching_no_image_is_a_usage_error(pair) -> None:
+    truth, sub = pair
+    code, output = run("evaluate", "glas", "--truth", str(truth), "--submission", str(sub), "--set", "parts=testa,testB")
+    assert code == 2 and "part 'testa' matches no image" in output and "testA" in output
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_labels_with_transparency_are_read_as_labels(pair, bits: int) -> None:
+    truth, sub = pair
+    labels = glands().astype(np.uint8 if bits == 8 else np.uint16)
+    Image.fromarray(labels).save(sub / "testA_1_seg.png", format="PNG", transparency=0)
+    assert b"tRNS" in (sub / "testA_1_seg.png").read_bytes()
+    code, doc = evaluate(truth, sub)
+    assert code == 0 and doc["details"]["per_image"]["testA_1"]["f1"] == 1.0, doc["errors"]
+
+
+def test_submission_one_folder_down_gets_a_hint(pair) -> None:
+    truth, sub = pair
+    (sub / "team").mkdir()
+    for path in sub.glob("*.png"):
+        path.rename(sub / "team" / path.name)
+    code, doc = evaluate(truth, sub)
+    assert code == 1 and any(e["code"] == "one_level_down" and "sub/team" in e["message"] for e in doc["errors"])
+
+
 @pytest.mark.parametrize(
     ("make", "fragment"),
     [

@@ -153,3 +153,53 @@ def test_installed_command_runs_with_two_workers(demo) -> None:
 
 def test_default_workers_is_positive() -> None:
     assert engine.default_workers() >= 1
+
+
+def test_a_submission_path_that_is_a_link_is_not_followed(demo, tmp_path: Path) -> None:
+    truth, sub = demo
+    (tmp_path / "link").symlink_to(sub)
+    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "link"), "--json", "-")
+    assert result.exit_code == 1
+    (error,) = json.loads(result.stdout)["errors"]
+    assert "symbolic link" in error["message"] and error["file"] == str(tmp_path / "link")
+
+
+def test_a_hard_linked_file_in_a_submission_is_refused_unread(demo, tmp_path: Path) -> None:
+    import shutil
+
+    truth, sub = demo
+    copy = tmp_path / "sub"
+    shutil.copytree(sub, copy)
+    secret = tmp_path / "secret.png"
+    shutil.copy(copy / "a" / "image_0000.png", secret)
+    (copy / "a" / "image_0000.png").unlink()
+    (copy / "a" / "image_0000.png").hardlink_to(secret)
+    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(copy), "--json", "-")
+    assert result.exit_code == 1
+    (error,) = json.loads(result.stdout)["errors"]
+    assert "hard link" in error["message"] and error["file"].endswith("image_0000.png")
+
+
+def test_no_nan_or_infinity_anywhere_in_the_document() -> None:
+    from podium.result import Result
+
+    result = Result("glas", "scored", {"a": float("inf"), "b": np.float64("nan"), "c": 3}, {"x": [1.0, float("-inf"), {"y": np.float32("nan")}], "z": np.int64(4)}, [], [])
+    doc = json.loads(result.to_json())
+    assert doc["scores"] == {"a": None, "b": None, "c": 3} and doc["details"] == {"x": [1.0, None, {"y": None}], "z": 4}
+
+
+def test_validate_says_valid(demo) -> None:
+    truth, sub = demo
+    result = invoke("validate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub))
+    assert result.exit_code == 0 and "fuzzy-jaccard: valid" in result.output and "scored" not in result.output
+
+
+def test_demo_commands_point_to_files_that_stay(tmp_path: Path) -> None:
+    result = invoke("demo", "--folder", str(tmp_path / "demo"), "--workers", "1")
+    assert result.exit_code == 0, result.output
+    commands = [line[line.index("podium evaluate"):] for line in result.output.splitlines() if "podium evaluate" in line]
+    assert len(commands) == 7
+    for command in commands:
+        words = command.split()
+        truth, submission = words[words.index("--truth") + 1], words[words.index("--submission") + 1]
+        assert Path(truth).exists() and Path(submission).exists(), command

@@ -99,3 +99,33 @@ def test_rank_command_refuses_other_challenges_and_name_mismatch(tmp_path: Path)
     assert code == 2 and "is a result of 'fuzzy-jaccard'" in output
     code, output = run("rank", "fuzzy-jaccard", str(a), "--name", "x", "--name", "y")
     assert code == 2 and "--name was given 2 times for 1 results" in output
+
+
+@pytest.mark.parametrize(
+    ("document", "fragment"),
+    [
+        ('{"challenge": "camera-traps", "status": "scored", "scores": null}', "scores of type NoneType"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": "0.5"}', "scores of type str"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": [0.5]}', "scores of type list"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": "0.5"}}', "score 'score' is str"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": [1]}}', "score 'score' is list"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": {"a": 1}}}', "score 'score' is dict"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": true}}', "a boolean"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": ' + "9" * 5000 + "}}", "not valid JSON"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": ' + "9" * 400 + "}}", "too large"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": NaN}}', "NaN is not a number"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": -Infinity}}', "-Infinity is not a number"),
+        ('{"challenge": "camera-traps", "status": "SCORED", "scores": {}}', "status 'SCORED'"),
+        ('{"challenge": "camera-traps", "status": [], "scores": {}}', "status '[]'"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("[1, 2]", "needs challenge, status and scores"),
+        ("\xff", "not UTF-8"),
+    ],
+)
+def test_hostile_result_documents_are_refused_by_name(tmp_path: Path, document: str, fragment: str) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"challenge": "camera-traps", "status": "scored", "scores": {"score": 0.5}}))
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(document.encode("latin-1") if document == "\xff" else document.encode())
+    code, output = run("rank", "camera-traps", str(good), str(bad), "--json", "-")
+    assert code == 2 and fragment in output and "bad.json" in output, output

@@ -156,7 +156,7 @@ def test_delegated_cgroup_is_joined_and_its_peak_reported(tmp_path: Path, monkey
 
     parent = tmp_path / "delegated"
     parent.mkdir()
-    command, work = program(tmp_path, "import os; open('pid.txt', 'w').write(str(os.getpid()))")
+    command, work = program(tmp_path, "import os; open('pid.txt', 'w').write(str(os.getppid()))")
     make_group = process_module._make_group
 
     def make_group_with_peak(cgroup_parent: Path, workdir: Path) -> Path:
@@ -167,5 +167,28 @@ def test_delegated_cgroup_is_joined_and_its_peak_reported(tmp_path: Path, monkey
     monkeypatch.setattr(process_module, "_make_group", make_group_with_peak)
     report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None, cgroup=parent)
     (group,) = parent.iterdir()
-    assert (group / "cgroup.procs").read_text() == (work / "pid.txt").read_text()  # joined before exec
+    # The keeper (the program's parent) joined before exec; its children inherit the group.
+    assert (group / "cgroup.procs").read_text() == (work / "pid.txt").read_text()
     assert report.peak_memory_mb == 50.0 and "cgroup" in report.memory_method
+
+
+def test_the_callers_other_children_are_never_touched(tmp_path: Path) -> None:
+    import ctypes
+    import subprocess
+
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished_pid = finished.pid
+    time.sleep(0.3)  # it has exited: a zombie only its parent may reap
+    try:
+        command, work = program(tmp_path, "import time; time.sleep(60)")
+        report = run_limited(command, work, time_limit_s=0.5, memory_limit_mb=None)
+        assert report.outcome == "timeout"
+        assert alive(bystander.pid) and bystander.poll() is None  # not killed
+        assert finished.wait(timeout=5) == 0 and finished.pid == finished_pid  # not reaped by the runner
+        value = ctypes.c_int(-1)
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.prctl(37, ctypes.byref(value), 0, 0, 0) == 0 and value.value == 0  # PR_GET_CHILD_SUBREAPER: not one
+    finally:
+        bystander.kill()
+        bystander.wait()

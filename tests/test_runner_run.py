@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from conftest import save_png
+from conftest import run, save_png
 from podium.cli import cli
 from podium.runner.docker import docker_command, read_peak
 
@@ -81,7 +81,26 @@ def test_no_csv_is_no_output_and_exit_1(tmp_path: Path, faces) -> None:
     command = participant(tmp_path, "import sys; print('oops', file=sys.stderr); sys.exit(2)")
     code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
     assert code == 1 and doc["status"] == "rejected"
-    assert doc["run"]["outcome"] == "no_output" and doc["run"]["exit_code"] == 2 and "oops" in doc["run"]["stderr_tail"]
+    assert doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 2 and "oops" in doc["run"]["stderr_tail"]
+    assert doc["errors"][0]["code"] == "no_output" and "ended with exit code 2" in doc["errors"][0]["message"]
+    command = participant(tmp_path, "pass")
+    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    assert code == 1 and doc["run"]["outcome"] == "no_output" and doc["run"]["exit_code"] == 0
+
+
+def test_the_limit_stays_the_outcome_and_no_run_folder_is_left(tmp_path: Path, faces, monkeypatch) -> None:
+    import tempfile
+
+    images, truth = faces
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    command = participant(tmp_path, "import time; time.sleep(30)")
+    code, output = run("run", "face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5")
+    assert code == 1 and "killed at the limit" in output and "exit code None" not in output
+    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5")
+    assert doc["run"]["outcome"] == "timeout" and "time limit of 0.5 s" in doc["errors"][0]["message"]
+    assert "workdir" not in doc["run"] and list(scratch.iterdir()) == []
 
 
 def test_crash_after_writing_is_still_scored(tmp_path: Path, faces) -> None:
@@ -145,6 +164,7 @@ def test_a_program_that_changes_the_images_is_reported(tmp_path: Path, pixels) -
     code, doc = podium_run("fuzzy-jaccard", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
     assert code == 1 and doc["run"]["outcome"] == "no_output"
     assert doc["warnings"][0]["code"] == "images_modified"
+
 
 
 @pytest.mark.parametrize(

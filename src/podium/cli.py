@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +25,9 @@ from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
 from podium.parameters import parse_settings
 from podium.ranking import Team, rank_teams
 from podium.runner.run import run_program
-from podium.result import REJECTED, Result
+from podium.formats.files import FileProblem
+from podium.formats.text import TextLimits, read_text
+from podium.result import REJECTED, SCORED, Result
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -124,11 +126,11 @@ def _score(
         )
     finally:
         progress.close()
-    _report(result, json_path, quiet)
+    _report(result, json_path, quiet, checks_only)
     return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
 
 
-def _report(result: Result, json_path: str | None, quiet: bool) -> None:
+def _report(result: Result, json_path: str | None, quiet: bool, checks_only: bool = False) -> None:
     if json_path == "-":
         click.echo(result.to_json())
     elif json_path:
@@ -140,7 +142,8 @@ def _report(result: Result, json_path: str | None, quiet: bool) -> None:
         if result.scores:
             console.print(display.scores_table(get(result.challenge), result))
         else:
-            console.print(f"{result.challenge}: [bold]{result.status}[/bold]")
+            status = "valid" if checks_only and result.status != REJECTED else result.status
+            console.print(f"{result.challenge}: [bold]{status}[/bold]")
     display.print_issues(console, "warning", result.warnings)
     display.print_issues(console, "error", result.errors)
 
@@ -184,7 +187,8 @@ def run_command(
         run = result.run
         display.stdout.print(
             f"run: {run['outcome']}, {run['wall_s']:.2f} s (limit {run['time_limit_s']}), peak {run['peak_memory_mb']:.1f} MB, "
-            f"exit code {run['exit_code']}, network {'isolated' if run['network_isolated'] else 'NOT isolated'}",
+            f"{'killed at the limit' if run['exit_code'] is None else 'exit code ' + str(run['exit_code'])}, "
+            f"network {'isolated' if run['network_isolated'] else 'NOT isolated'}",
             soft_wrap=True,
         )
         if run["exit_code"] not in (0, None) and run["stderr_tail"]:
@@ -229,14 +233,43 @@ def rank_command(challenge: str, results: tuple[Path, ...], names: tuple[str, ..
 
 
 def _load_team(path: Path, name: str, challenge: str) -> Team:
+    """A team from its result document; :class:`PodiumError` naming what is wrong with it."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        status, scores, of = doc["status"], doc["scores"], doc["challenge"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise PodiumError(f"{path} is not a podium result document ({type(exc).__name__}: {exc})") from None
-    if of != challenge:
-        raise PodiumError(f"{path} is a result of {of!r}, not {challenge!r}")
-    return Team(name, status, scores)
+        doc = json.loads(read_text(path, TextLimits(max_line=1 << 30)), parse_constant=_refuse_constant)
+    except FileProblem as exc:
+        raise PodiumError(f"{path} {exc}") from None
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
+        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:200]
+        raise PodiumError(f"{path} is not a podium result document: not valid JSON ({reason})") from None
+    if not isinstance(doc, dict) or not {"challenge", "status", "scores"} <= doc.keys():
+        raise PodiumError(f"{path} is not a podium result document (it needs challenge, status and scores)")
+    if doc["challenge"] != challenge:
+        raise PodiumError(f"{path} is a result of {str(doc['challenge'])[:80]!r}, not {challenge!r}")
+    status, scores = doc["status"], doc["scores"]
+    if status not in (SCORED, REJECTED):
+        raise PodiumError(f"{path} has status {str(status)[:80]!r}; a result document says 'scored' or 'rejected'")
+    if not isinstance(scores, dict):
+        raise PodiumError(f"{path} has scores of type {type(scores).__name__}; scores are an object of numbers")
+    return Team(name, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()})
+
+
+def _refuse_constant(constant: str) -> None:
+    raise ValueError(f"{constant} is not a number a result document may hold")
+
+
+def _score_value(path: Path, key: str, value: object) -> float | int | None:
+    """A score as a finite number or null; anything else is refused."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PodiumError(f"{path}: score {key[:80]!r} is {type(value).__name__ if not isinstance(value, bool) else 'a boolean'}, not a number")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise PodiumError(f"{path}: score {key[:80]!r} is too large to be a score")
+    return value
 
 
 def _write(path: Path, text: str) -> None:
@@ -271,24 +304,23 @@ def _describe(challenge: Any) -> dict[str, Any]:
 
 
 @cli.command("demo")
-@click.option("--folder", type=click.Path(file_okay=False, path_type=Path), default=None, help="Where to write the demo data [default: a temporary folder].")
+@click.option("--folder", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-data"), show_default=True,
+              help="Where to write the demo data (kept, so that the commands shown can be run again).")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @guarded
-def demo_command(folder: Path | None, workers: int | None) -> int:
+def demo_command(folder: Path, workers: int | None) -> int:
     """Generate a small synthetic test set for every challenge and score a sample submission."""
-    with tempfile.TemporaryDirectory(prefix="podium-demo-") as scratch:
-        root = folder or Path(scratch)
-        for challenge in every():
-            demo = challenge.write_demo(root / challenge.id)
-            settings = "".join(f" --set {k}={v}" for k, v in demo.settings.items())
-            display.stdout.print(
-                f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
-                soft_wrap=True,
-            )
-            result = evaluate(challenge.id, demo.truth, demo.submission, demo.settings, workers=workers or default_workers())
-            _report(result, None, quiet=False)
-            if result.status == REJECTED:
-                return EXIT_REJECTED
+    for challenge in every():
+        demo = challenge.write_demo(folder / challenge.id)
+        settings = "".join(f" --set {k}={v}" for k, v in demo.settings.items())
+        display.stdout.print(
+            f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
+            soft_wrap=True,
+        )
+        result = evaluate(challenge.id, demo.truth, demo.submission, demo.settings, workers=workers or default_workers())
+        _report(result, None, quiet=False)
+        if result.status == REJECTED:
+            return EXIT_REJECTED
     return EXIT_SCORED
 
 

@@ -46,9 +46,12 @@ def evaluate(
     """
     challenge = get(challenge_id)
     params = resolve(challenge.parameters, settings or {})
+    log = IssueLog()
+    if submission.is_symlink():  # never read through: it could point anywhere
+        log.error("not_a_file", "is a symbolic link; links are not followed", submission)
+        return Result(challenge.id, REJECTED, {}, {}, [], log.errors, params)
     if not submission.exists():
         raise UsageError(f"submission {submission} does not exist")
-    log = IssueLog()
     job = challenge.prepare(truth, submission, params, log)
     results = list(_run(challenge, job.context, job.items, workers, progress))
     truth_log = IssueLog()

@@ -4,6 +4,8 @@
 "details", "warnings": [ISSUE], "errors": [ISSUE], "podium_version", "parameters"}``
 with ``ISSUE = {"code", "message", "file", "line"}``. ``scores`` is flat; per-class
 values use ``metric/class`` keys. A rejected submission has empty ``scores``.
+No number in the document is NaN or infinite, ``details`` included: such a
+value is written ``null``, so the document is strict JSON.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from podium import __version__
 from podium.issues import Issue
@@ -35,30 +39,34 @@ class Result:
         document = {
             "challenge": self.challenge,
             "status": self.status,
-            "scores": {k: _finite(v) for k, v in self.scores.items()},
-            "details": self.details,
+            "scores": _json_safe(self.scores),
+            "details": _json_safe(self.details),
             "warnings": [w.to_dict() for w in self.warnings],
             "errors": [e.to_dict() for e in self.errors],
             "podium_version": __version__,
-            "parameters": self.parameters,
+            "parameters": _json_safe(self.parameters),
         }
         if self.run is not None:
-            document["run"] = self.run
+            document["run"] = _json_safe(self.run)
         return document
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=_jsonable)
 
 
-def _finite(value: float | int | None) -> float | int | None:
-    """Counts stay integers; NaN becomes null."""
-    if value is None or isinstance(value, int):
-        return value
-    return None if math.isnan(value) else float(value)
+def _json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float (NumPy's too) replaced by ``None``, recursively."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _jsonable(value: object) -> object:
-    """Numpy scalars and paths in ``details`` become plain JSON values."""
-    if hasattr(value, "item"):
-        return value.item()  # numpy scalar
+    """Paths and other objects in ``details`` or ``parameters`` become their text."""
     return str(value)

@@ -17,8 +17,9 @@ import numpy as np
 from scipy import ndimage
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
-from podium.errors import TruthError
+from podium.errors import TruthError, UsageError
 from podium.formats import label_images, png
+from podium.formats.folders import one_level_down
 from podium.issues import Issue, IssueLog, plural, summarize_names
 from podium.metrics.object_segmentation import ObjectStats, image_stats
 from podium.parameters import Parameter, choice
@@ -114,10 +115,15 @@ class GlaS(Challenge):
         if truth_files.problems or not truth_files.files:
             problems = truth_files.problems or [Issue("truth_empty", "holds no PNG, BMP or TIFF label image", str(truth))]
             raise TruthError(f"truth {truth} is not usable", problems)
+        parts = params["parts"]
+        for part in parts:
+            if not any(stem.startswith(part) for stem in truth_files.files):
+                raise UsageError(f"part {part!r} matches no image (the stems are {summarize_names(sorted(truth_files.files))})")
         found: dict[str, Path] = {}
+        nested = submission.is_dir() and one_level_down(submission, log)
         if not submission.is_dir():
             log.error("not_a_folder", "the submission must be a folder of label images", submission)
-        else:
+        elif not nested:
             listing = label_images.list_label_images(submission, suffixes)
             log.add_errors(listing.problems)
             found = listing.files
@@ -125,9 +131,8 @@ class GlaS(Challenge):
             if extra:
                 log.warning("extra_files", f"{plural(len(extra), 'file')} ignored (not test images): {summarize_names(extra)}", submission)
         missing = [s for s in truth_files.files if s not in found]
-        if missing and submission.is_dir():
+        if missing and submission.is_dir() and not nested:
             log.warning("missing_images", f"{plural(len(missing), 'image')} missing, scored as empty predictions: {summarize_names(missing)}", submission)
-        parts = params["parts"]
         items = [Item(stem, path, found.get(stem), _part_of(stem, parts)) for stem, path in sorted(truth_files.files.items())]
         unassigned = [i.key for i in items if parts and not i.part]
         if unassigned:

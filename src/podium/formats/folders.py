@@ -57,6 +57,19 @@ def stem_of(path: Path, extensions: tuple[str, ...]) -> str | None:
     return None
 
 
+def one_level_down(root: Path, log: IssueLog) -> bool:
+    """Reject, with a hint, a submission folder that holds nothing but one folder.
+
+    That is how a zipped folder often arrives: ``team/team/*.png``.
+    """
+    listing = list_folder(root)
+    if listing.files or listing.refused or len(listing.folders) != 1:
+        return False
+    inner = listing.folders[0].name
+    log.error("one_level_down", f"the files seem to be one level down, in {root.name}/{inner}; submit that folder instead", root)
+    return True
+
+
 def single_file(submission: Path, suffixes: tuple[str, ...], log: IssueLog) -> Path | None:
     """The submission file itself, or the one file with one of ``suffixes`` in a submission folder."""
     if submission.is_file() and not submission.is_symlink():
@@ -72,7 +85,7 @@ def single_file(submission: Path, suffixes: tuple[str, ...], log: IssueLog) -> P
     found = [p for p in listing.files if p.suffix.lower() in suffixes]
     if len(found) == 1:
         return found[0]
-    if not found and not log.error_count:
+    if not found and not log.error_count and not one_level_down(submission, log):
         log.error("no_file", f"the submission folder holds no {kinds} file", submission)
     elif found:
         log.error("several_files", f"the submission folder holds {len(found)} {kinds} files: {summarize_names(p.name for p in found)}", submission)

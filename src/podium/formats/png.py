@@ -116,7 +116,9 @@ def decode(data: bytes, header: PngHeader) -> NDArray[np.generic]:
     """Pixels of a PNG already checked by :func:`parse_header`.
 
     Palette images give their indices; others give the sample values as
-    stored, with shape ``(height, width)`` or ``(height, width, channels)``.
+    stored, with shape ``(height, width)`` or ``(height, width, channels)``. A
+    grayscale image with a tRNS chunk (one gray value marked transparent) gives
+    its gray values: the transparency is ignored.
     """
     try:
         if header.color_type == 3:
@@ -128,6 +130,13 @@ def decode(data: bytes, header: PngHeader) -> NDArray[np.generic]:
         raise ImageError(f"does not decode as PNG ({_short(exc)})") from None
     if pixels.shape[:2] != header.shape:
         raise ImageError(f"decodes to {pixels.shape[1]}x{pixels.shape[0]}, not the {header.describe()} its header says")
+    channels = 1 if pixels.ndim == 2 else pixels.shape[2]
+    if header.channels == 1 and channels == 2 and header.color_type == 0:
+        # A tRNS chunk marks one gray value transparent; the decoder adds an alpha channel.
+        # The values are what is scored, so the transparency is ignored.
+        return pixels[..., 0]
+    if channels != header.channels:
+        raise ImageError(f"decodes to {channels} channels, not the {header.channels} of the {header.describe()} its header says")
     return pixels
 
 

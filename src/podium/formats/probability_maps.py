@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from podium.errors import TruthError
 from podium.formats import png
-from podium.formats.folders import Listing, list_folder, stem_of
+from podium.formats.folders import Listing, list_folder, one_level_down, stem_of
 from podium.issues import Issue, IssueLog, plural, summarize_names
 
 PNG = (".png",)
@@ -139,6 +139,8 @@ def map_submission(root: Path, truth: TruthSet, log: IssueLog) -> dict[tuple[int
     found: dict[tuple[int, str], Path] = {}
     extra: list[str] = []
     listing = list_folder(root)
+    if len(listing.folders) == 1 and listing.folders[0].name not in class_index and one_level_down(root, log):
+        return {}
     for path, why in listing.refused:
         log.error("not_a_file", why, path)
     extra.extend(path.name for path in listing.files)

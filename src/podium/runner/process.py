@@ -8,14 +8,17 @@
   single process.
 - At the time or memory limit, every process of the tree is killed with
   SIGKILL, including ones that ignore SIGTERM or start their own session
-  (they stay in view: podium is their subreaper), until none is left.
+  (they stay in view: the keeper, :mod:`podium.runner.keeper`, is their
+  subreaper), until none is left.
+- Only the program's tree is touched: the caller's other children are never
+  counted, reaped or killed, and the caller is not made a subreaper.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +58,12 @@ def run_limited(
     (every process counted once, however short-lived) and ``cgroup.kill`` ends it.
     Without one, the tree is sampled from /proc.
     """
-    tree.become_subreaper()
     group = _make_group(cgroup, workdir) if cgroup is not None else None
     stdout_path, stderr_path = workdir.parent / f"{workdir.name}.stdout", workdir.parent / f"{workdir.name}.stderr"
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         start = time.monotonic()
         process = subprocess.Popen(
-            command,
+            [sys.executable, "-m", "podium.runner.keeper", *command],
             cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -71,12 +73,10 @@ def run_limited(
         )
         isolated = isolate_network and not tree.same_network(process.pid)
         peak, outcome = 0, "finished"
-        me = os.getpid()
         while True:
-            members = [p for p in tree.descendants(me) if not tree.is_zombie(p)]
+            members = [p for p in tree.descendants(process.pid) if not tree.is_zombie(p)]
             peak = max(peak, tree.resident_bytes(members))
-            tree.reap([p for p in tree.children(me) if p != process.pid and tree.is_zombie(p)])
-            if process.poll() is not None and not members:
+            if process.poll() is not None:  # the keeper ends when no descendant is left
                 break
             elapsed = time.monotonic() - start
             if time_limit_s is not None and elapsed >= time_limit_s:
@@ -89,7 +89,7 @@ def run_limited(
         if outcome != "finished":
             if group is not None:
                 _write(group / "cgroup.kill", "1")
-            _kill_tree(process, me)
+            _kill_tree(process)
         wall = time.monotonic() - start
     exit_code = process.wait()
     if outcome == "finished" and exit_code != 0:
@@ -144,24 +144,19 @@ def _read_int(path: Path) -> int | None:
         return None
 
 
-def _kill_tree(process: subprocess.Popen[bytes], me: int) -> None:
-    """SIGKILL the process group and every descendant, again until nothing is left."""
-    for _ in range(100):
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        members = [p for p in tree.descendants(me) if not tree.is_zombie(p)]
-        if not members:
-            break
-        tree.kill_all(members)
-        time.sleep(0.01)
-    process.wait()
-    for _ in range(100):  # re-parented descendants are ours to reap
-        zombies = [p for p in tree.children(me) if tree.is_zombie(p)]
-        if not zombies:
-            break
-        tree.reap(zombies)
+def _kill_tree(keeper: subprocess.Popen[bytes]) -> None:
+    """SIGKILL every descendant of the keeper, again until none is left; the keeper then ends.
+
+    The keeper itself is killed only if its tree will not die within a second
+    (a fork bomb outrunning the kills).
+    """
+    deadline = time.monotonic() + 1.0
+    while keeper.poll() is None and time.monotonic() < deadline:
+        tree.kill_all([p for p in tree.descendants(keeper.pid) if not tree.is_zombie(p)])
+        time.sleep(0.005)
+    if keeper.poll() is None:
+        keeper.kill()
+    keeper.wait()
 
 
 def _tail(path: Path) -> str:

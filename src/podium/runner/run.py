@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Mapping
@@ -14,7 +15,7 @@ from podium.parameters import resolve
 from podium.result import REJECTED, Result
 from podium.runner.contracts import CONTRACTS, INPUT_FILE, prepare_workdir, snapshot
 from podium.runner.docker import run_docker
-from podium.runner.process import run_limited
+from podium.runner.process import RunReport, run_limited
 
 
 def run_program(
@@ -42,24 +43,44 @@ def run_program(
         raise UsageError(f"--images {images} is not a folder")
     params = resolve(challenge.parameters, settings)
     limit = time_limit_s if time_limit_s is not None else contract.time_limit(images, params)
-    work = workdir or Path(tempfile.mkdtemp(prefix="podium-run-")) / "work"
-    prepare_workdir(work, images)
-    before = snapshot(images)
-    if command is not None:
-        report = run_limited(["/bin/sh", "-c", command], work, limit, memory_limit_mb, cgroup=cgroup)
-    else:
-        report = run_docker(image, work, images, limit, memory_limit_mb)  # type: ignore[arg-type]
-    (work / INPUT_FILE).unlink(missing_ok=True)
-    run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "workdir": str(work)}
-    run.update(contract.details(work, images))
-    warnings = []
-    if snapshot(images) != before:
-        warnings.append(Issue("images_modified", "the program changed the images folder (it should only read it)", str(images)))
-    if not contract.has_output(work):
-        run["outcome"] = "no_output"
-        error = Issue("no_output", f"the program wrote nothing to score ({report.outcome})", str(work))
-        return Result(challenge_id, REJECTED, {}, {}, warnings, [error], params, run)
-    result = evaluate(challenge_id, truth, work, {**settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}, workers=workers)
+    scratch = None if workdir is not None else Path(tempfile.mkdtemp(prefix="podium-run-"))
+    work = workdir if workdir is not None else scratch / "work"  # type: ignore[operator]
+    try:
+        prepare_workdir(work, images)
+        before = snapshot(images)
+        if command is not None:
+            report = run_limited(["/bin/sh", "-c", command], work, limit, memory_limit_mb, cgroup=cgroup)
+        else:
+            report = run_docker(image, work, images, limit, memory_limit_mb)  # type: ignore[arg-type]
+        (work / INPUT_FILE).unlink(missing_ok=True)
+        run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb}
+        if workdir is not None:
+            run["workdir"] = str(work)
+        run.update(contract.details(work, images))
+        warnings = []
+        if snapshot(images) != before:
+            warnings.append(Issue("images_modified", "the program changed the images folder (it should only read it)", str(images)))
+        if not contract.has_output(work):
+            if report.outcome == "finished":
+                run["outcome"] = "no_output"  # a limit or a crash stays the outcome: it is the cause
+            error = Issue("no_output", f"the program wrote nothing to score ({_why(report, limit, memory_limit_mb)})", str(work))
+            return Result(challenge_id, REJECTED, {}, {}, warnings, [error], params, run)
+        scoring = {**settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}
+        result = evaluate(challenge_id, truth, work, scoring, workers=workers)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     result.warnings = warnings + result.warnings
     result.run = run
     return result
+
+
+def _why(report: RunReport, time_limit_s: float | None, memory_limit_mb: float | None) -> str:
+    """How the program ended, in words."""
+    if report.outcome == "timeout":
+        return f"it was stopped at the time limit of {time_limit_s:g} s"
+    if report.outcome == "memory_limit":
+        return f"it was stopped at the memory limit of {memory_limit_mb:g} MB"
+    if report.outcome == "crashed":
+        return f"it ended with exit code {report.exit_code}"
+    return "it finished without writing any output"

@@ -1,8 +1,9 @@
 """The process tree of a participant's program, seen through /proc (Linux).
 
-podium makes itself a *child subreaper*: a descendant whose parent dies is
-re-parented to podium rather than to init, so programs that daemonize or start
-their own session stay in view, are measured and can be killed.
+The keeper (:mod:`podium.runner.keeper`) makes itself a *child subreaper*: a
+descendant whose parent dies is re-parented to it rather than to init, so
+programs that daemonize or start their own session stay in view, are measured
+and can be killed.
 """
 
 from __future__ import annotations
@@ -12,18 +13,28 @@ import ctypes.util
 import os
 import signal
 
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNET = 0x40000000
 
 
-def become_subreaper() -> bool:
-    """Make orphaned descendants this process's children; ``False`` where the system refuses."""
+def _prctl(option: int, value: int) -> bool:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants this process's children; ``False`` where the system refuses."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent() -> bool:
+    """Be killed (SIGKILL) when the parent process ends; ``False`` where the system refuses."""
+    return _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def children(pid: int) -> list[int]:
@@ -79,15 +90,6 @@ def kill_all(pids: list[int]) -> None:
         try:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            pass
-
-
-def reap(pids: list[int]) -> None:
-    """Collect the exit status of re-parented descendants so they leave no zombie."""
-    for pid in pids:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
             pass
 
 
