@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -123,6 +124,11 @@ def hausdorff(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> float:
 
     Computed on the bounding box of ``a ∪ b``, which holds every nearest pixel,
     with exact Euclidean distance transforms.
+
+    >>> a = np.zeros((5, 5), bool); a[0, 0] = True
+    >>> b = np.zeros((5, 5), bool); b[3, 4] = True
+    >>> hausdorff(a, b)
+    5.0
     """
     rows = np.flatnonzero((a | b).any(axis=1))
     cols = np.flatnonzero((a | b).any(axis=0))
@@ -134,65 +140,125 @@ def hausdorff(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> float:
 
 
 class _Side:
-    """The objects of one label image: consecutive codes 1..n in label order, areas, boxes."""
+    """The objects of one label image: codes 1..n in label order, areas, boxes, pixels by object.
+
+    ``extremes[k]`` is ``(top, bottom, left, right)`` of object k+1 (inclusive pixel
+    indices). ``pixels`` and ``boundary`` list each object's pixel coordinates,
+    and those of its 4-boundary (pixels with a 4-neighbour outside the object or
+    outside the image), grouped by object: rows ``start[k]:start[k + 1]`` are object k+1's.
+    """
 
     def __init__(self, labels: NDArray[np.integer]) -> None:
-        values, codes = np.unique(labels, return_inverse=True)
-        codes = codes.reshape(labels.shape)
-        if values.size and values[0] != 0:
-            codes = codes + 1  # no background pixel at all: code 0 stays background
-        self.codes = codes.astype(np.int64)
-        self.n = int(self.codes.max())
+        self.codes = _consecutive_codes(labels)
+        self.n = int(self.codes.max(initial=0))
         self.area = np.bincount(self.codes.ravel(), minlength=self.n + 1)
         self.boxes = ndimage.find_objects(self.codes)
+        self.extremes = np.array(
+            [(b[0].start, b[0].stop - 1, b[1].start, b[1].stop - 1) for b in self.boxes], dtype=np.int64
+        ).reshape(-1, 4)
 
     def mask(self, code: int, box: tuple[slice, slice]) -> NDArray[np.bool_]:
         return self.codes[box] == code
 
+    @cached_property
+    def pixels(self) -> _Grouped:
+        return _Grouped.of(self.codes, self.codes.ravel() > 0, self.n)
 
-def _union_box(a: tuple[slice, slice], b: tuple[slice, slice]) -> tuple[slice, slice]:
-    return tuple(slice(min(x.start, y.start), max(x.stop, y.stop)) for x, y in zip(a, b))  # type: ignore[return-value]
+    @cached_property
+    def edge(self) -> NDArray[np.bool_]:
+        """Object pixels with a 4-neighbour outside their object or outside the image."""
+        c = self.codes
+        edge = np.zeros(c.shape, dtype=bool)
+        edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = True
+        edge[1:, :] |= c[1:, :] != c[:-1, :]
+        edge[:-1, :] |= c[:-1, :] != c[1:, :]
+        edge[:, 1:] |= c[:, 1:] != c[:, :-1]
+        edge[:, :-1] |= c[:, :-1] != c[:, 1:]
+        return edge & (c > 0)
+
+    @cached_property
+    def boundary(self) -> _Grouped:
+        return _Grouped.of(self.codes, self.edge.ravel(), self.n)
+
+    @cached_property
+    def pixel_on_edge(self) -> NDArray[np.bool_]:
+        """For each row of :attr:`pixels`: whether it is on its object's 4-boundary."""
+        return self.edge[self.pixels.y, self.pixels.x]
+
+
+@dataclass(frozen=True)
+class _Grouped:
+    """Pixel coordinates grouped by object code: object k+1 holds rows ``start[k]:start[k + 1]``."""
+
+    y: NDArray[np.signedinteger]
+    x: NDArray[np.signedinteger]
+    start: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, codes: NDArray[np.integer], keep: NDArray[np.bool_], n: int) -> _Grouped:
+        flat = codes.ravel()
+        where = np.flatnonzero(keep)
+        small = flat[where].astype(np.uint16 if n < 2**16 else np.int64)  # a radix sort for up to 65,535 objects
+        where = where[np.argsort(small, kind="stable")]
+        start = np.concatenate([[0], np.cumsum(np.bincount(flat[where], minlength=n + 1)[1:])])
+        y, x = np.divmod(where, codes.shape[1])
+        # Squared distances of int32 coordinates stay below 2**31 while both sides are under 32,768.
+        kind = np.int32 if max(codes.shape) < 2**15 else np.int64
+        return cls(y.astype(kind), x.astype(kind), start)
+
+    def of_object(self, code: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        rows = slice(self.start[code - 1], self.start[code])
+        return self.y[rows], self.x[rows]
+
+
+def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int64]:
+    """Labels renumbered 1..n in label order, 0 kept for background.
+
+    A lookup table over the label values when they are small enough (one pass),
+    else :func:`numpy.unique`.
+    """
+    if labels.size and labels.dtype.kind in "ui" and int(labels.max()) < max(2**16, 4 * labels.size):
+        present = np.bincount(labels.ravel())
+        present[0] = 0
+        table = np.cumsum(present > 0)
+        return table[labels]
+    values, codes = np.unique(labels, return_inverse=True)
+    codes = codes.reshape(labels.shape).astype(np.int64)
+    return codes if values.size and values[0] == 0 else codes + 1  # no background pixel: code 0 stays free
 
 
 def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empty_hausdorff: float) -> ObjectStats:
-    """Statistics of one image pair (label images of one shape)."""
+    """Statistics of one image pair (label images of one shape).
+
+    Near-linear in pixels plus objects: partners come from one sort of the
+    overlapping pixel pairs; Hausdorff distances of small or distant pairs from
+    boundary points (:func:`_hausdorff_pairs`); the nearest object of an object
+    that overlaps nothing is searched in increasing order of a lower bound on
+    the Hausdorff distance, and the search stops when the bound passes the best
+    distance found (:func:`_nearest_hausdorff`).
+    """
     if truth.shape != segmented.shape:
         raise ValueError(f"truth {truth.shape} and segmentation {segmented.shape} differ in shape")
     g, s = _Side(truth), _Side(segmented)
-    overlap_s, overlap_g, count = _overlaps(s, g)
-    partner_of_s = _partners(overlap_s, overlap_g, count, s.n)
-    partner_of_g = _partners(overlap_g, overlap_s, count, g.n)
-    pair_count = dict(zip(zip(overlap_s.tolist(), overlap_g.tolist()), count.tolist()))
+    pair_s, pair_g, count = _overlaps(s, g)
+    partner_of_s, shared_s = _partners(pair_s, pair_g, count, s.n)
+    partner_of_g, shared_g = _partners(pair_g, pair_s, count, g.n)
+    matched_s = np.flatnonzero(partner_of_s) + 1
+    tp = int(np.count_nonzero(2 * shared_s[matched_s - 1] > g.area[partner_of_s[matched_s - 1]]))
 
-    tp = sum(1 for i in range(1, s.n + 1) if partner_of_s[i] and 2 * pair_count[(i, partner_of_s[i])] > g.area[partner_of_s[i]])
-    cache: dict[tuple[int, int], float] = {}
+    def terms(own: _Side, other: _Side, partner: NDArray[np.int64], shared: NDArray[np.int64], own_is_s: bool) -> SideTerms:
+        areas = own.area[1:]
+        dice = np.zeros(own.n)
+        haus = np.full(own.n, float(empty_hausdorff))
+        if other.n:
+            matched = np.flatnonzero(partner)
+            dice[matched] = 2 * shared[matched] / (areas[matched] + other.area[partner[matched]])
+            haus[matched] = _hausdorff_pairs(s, g, *((matched + 1, partner[matched]) if own_is_s else (partner[matched], matched + 1)))
+            alone = np.flatnonzero(partner == 0)
+            haus[alone] = _nearest_hausdorff(own, other, alone + 1, own_is_s)
+        return SideTerms(tuple(areas.tolist()), tuple(dice.tolist()), tuple(haus.tolist()))
 
-    def distance(i: int, j: int) -> float:  # S object i, G object j
-        if (i, j) not in cache:
-            box = _union_box(s.boxes[i - 1], g.boxes[j - 1])
-            cache[(i, j)] = hausdorff(s.mask(i, box), g.mask(j, box))
-        return cache[(i, j)]
-
-    def terms(own: _Side, other: _Side, partner: list[int], own_is_s: bool) -> SideTerms:
-        areas, dice, haus = [], [], []
-        for i in range(1, own.n + 1):
-            j = partner[i]
-            areas.append(int(own.area[i]))
-            if other.n == 0:
-                dice.append(0.0)
-                haus.append(empty_hausdorff)
-                continue
-            if j:
-                shared = pair_count[(i, j) if own_is_s else (j, i)]
-                dice.append(2 * shared / (own.area[i] + other.area[j]))
-                haus.append(distance(i, j) if own_is_s else distance(j, i))
-            else:
-                dice.append(0.0)
-                distances = [distance(i, k) if own_is_s else distance(k, i) for k in range(1, other.n + 1)]
-                haus.append(min(distances))  # min() keeps the first, smallest label, on ties
-        return SideTerms(tuple(areas), tuple(dice), tuple(haus))
-
-    return ObjectStats(tp, s.n - tp, g.n - tp, terms(s, g, partner_of_s, True), terms(g, s, partner_of_g, False))
+    return ObjectStats(tp, s.n - tp, g.n - tp, terms(s, g, partner_of_s, shared_s, True), terms(g, s, partner_of_g, shared_g, False))
 
 
 def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
@@ -202,13 +268,180 @@ def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64],
     return keys // (g.n + 1), keys % (g.n + 1), count
 
 
-def _partners(own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], n: int) -> list[int]:
-    """For codes 1..n: the overlapping object with the largest count, smaller code on ties; 0 = none."""
-    partner = [0] * (n + 1)
+def _partners(own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """For codes 1..n (at index code - 1): the overlapping object with the largest count, the smaller
+    code on ties (0 = none), and that count."""
     order = np.lexsort((other, -count, own))  # by own, then count descending, then other ascending
-    seen = set()
-    for k in order.tolist():
-        if own[k] not in seen:
-            seen.add(int(own[k]))
-            partner[int(own[k])] = int(other[k])
-    return partner
+    own, other, count = own[order], other[order], count[order]
+    first = np.ones(own.size, dtype=bool)
+    first[1:] = own[1:] != own[:-1]
+    partner = np.zeros(n, dtype=np.int64)
+    shared = np.zeros(n, dtype=np.int64)
+    partner[own[first] - 1] = other[first]
+    shared[own[first] - 1] = count[first]
+    return partner, shared
+
+
+# Pairs whose union box is larger than this many times their point work go to the distance transform.
+_EDT_PIXEL_COST = 10
+_EDT_CALL_COST = 20_000  # the fixed cost of one distance-transform call, in distance evaluations
+_CHUNK = 1 << 21  # distance evaluations per vectorized batch
+
+
+def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Hausdorff distance of each pair (S object, G object), exactly as :func:`hausdorff` gives it.
+
+    A pair is measured either by distance transforms on its union box
+    (:func:`hausdorff`), or from points: ``h(A→B) = max d(a, B)`` over the
+    4-boundary of A and the pixels of A inside the box of B (elsewhere a step
+    away from B along an axis increases the distance, so no interior pixel
+    outside that box is the farthest), and ``d(a, B)`` is 0 for ``a`` in B, else
+    the distance to the nearest 4-boundary pixel of B (the nearest pixel of B is
+    always one). Squared distances are integers and the square root is taken
+    last, so both ways give bit-identical values. Each pair takes the cheaper way.
+    """
+    result = np.zeros(len(s_codes))
+    if not len(s_codes):
+        return result
+    es, eg = s.extremes[s_codes - 1], g.extremes[g_codes - 1]
+    union_area = (np.maximum(es[:, 1], eg[:, 1]) - np.minimum(es[:, 0], eg[:, 0]) + 1) * (
+        np.maximum(es[:, 3], eg[:, 3]) - np.minimum(es[:, 2], eg[:, 2]) + 1
+    )
+    inter_area = np.clip(np.minimum(es[:, 1], eg[:, 1]) - np.maximum(es[:, 0], eg[:, 0]) + 1, 0, None) * np.clip(
+        np.minimum(es[:, 3], eg[:, 3]) - np.maximum(es[:, 2], eg[:, 2]) + 1, 0, None
+    )
+    bs, bg = np.diff(s.boundary.start)[s_codes - 1], np.diff(g.boundary.start)[g_codes - 1]
+    point_cost = (bs + np.minimum(inter_area, s.area[s_codes])) * bg + (bg + np.minimum(inter_area, g.area[g_codes])) * bs
+    by_transform = _EDT_PIXEL_COST * union_area + _EDT_CALL_COST < point_cost
+    for k in np.flatnonzero(by_transform).tolist():
+        i, j = int(s_codes[k]), int(g_codes[k])
+        box = _union_box(s.boxes[i - 1], g.boxes[j - 1])
+        result[k] = hausdorff(s.mask(i, box), g.mask(j, box))
+    by_points = np.flatnonzero(~by_transform)
+    squared = np.maximum(_directed_squared(s, g, s_codes[by_points], g_codes[by_points]), _directed_squared(g, s, g_codes[by_points], s_codes[by_points]))
+    result[by_points] = np.sqrt(squared.astype(np.float64))
+    return result
+
+
+def _directed_squared(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``max over a in A of min over b in B |a - b|²`` for each pair (A of ``own``, B of ``other``).
+
+    The points of A that can be the farthest (:func:`_candidate_points`) meet
+    every 4-boundary pixel of B, in batches of about ``_CHUNK`` distances.
+    """
+    out = np.zeros(len(a_codes), dtype=np.int64)
+    if not len(a_codes):
+        return out
+    y, x, per_pair = _candidate_points(own, other, a_codes, b_codes)
+    work = np.cumsum(per_pair * np.diff(other.boundary.start)[b_codes - 1])
+    row_end = np.cumsum(per_pair)
+    first = 0
+    while first < len(a_codes):
+        done = int(work[first - 1]) if first else 0
+        last = min(max(first + 1, int(np.searchsorted(work, done + _CHUNK, side="right"))), len(a_codes))
+        rows = slice(int(row_end[first - 1]) if first else 0, int(row_end[last - 1]))
+        out[first:last] = _max_min_squared(other, y[rows], x[rows], per_pair[first:last], b_codes[first:last])
+        first = last
+    return out
+
+
+def _candidate_points(
+    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
+) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.int64]]:
+    """For each pair, grouped by pair: the pixels of A on its 4-boundary or inside B's box, and their count.
+
+    A's interior pixels in B's box are found by scanning A's pixels when A is
+    smaller than the overlap of the two boxes, else by scanning that overlap.
+    """
+    n = len(a_codes)
+    ea, eb = own.extremes[a_codes - 1], other.extremes[b_codes - 1]
+    top, bottom = np.maximum(ea[:, 0], eb[:, 0]), np.minimum(ea[:, 1], eb[:, 1])
+    left, right = np.maximum(ea[:, 2], eb[:, 2]), np.minimum(ea[:, 3], eb[:, 3])
+    height, width = np.clip(bottom - top + 1, 0, None), np.clip(right - left + 1, 0, None)
+    scan_pixels = own.area[a_codes] <= height * width
+    parts = [_segments(own.boundary, a_codes)]
+    pair, index = _segments(own.pixels, a_codes[scan_pixels])
+    pair = np.flatnonzero(scan_pixels)[pair]
+    y, x = own.pixels.y[index], own.pixels.x[index]
+    inside = ~own.pixel_on_edge[index] & (y >= top[pair]) & (y <= bottom[pair]) & (x >= left[pair]) & (x <= right[pair])
+    parts_yx = [(own.boundary.y[parts[0][1]], own.boundary.x[parts[0][1]]), (y[inside], x[inside])]
+    pairs = [parts[0][0], pair[inside]]
+    windows = np.flatnonzero(~scan_pixels)
+    area = (height * width)[windows]
+    pair = np.repeat(windows, area)
+    k = np.arange(pair.size) - np.repeat(np.cumsum(area) - area, area)
+    y = (top[pair] + k // width[pair]).astype(own.pixels.y.dtype)
+    x = (left[pair] + k % width[pair]).astype(own.pixels.x.dtype)
+    inside = (own.codes[y, x] == a_codes[pair]) & ~own.edge[y, x]
+    parts_yx.append((y[inside], x[inside]))
+    pairs.append(pair[inside])
+    pair = np.concatenate(pairs)
+    order = np.argsort(pair, kind="stable")
+    y = np.concatenate([p[0] for p in parts_yx])[order]
+    x = np.concatenate([p[1] for p in parts_yx])[order]
+    return y, x, np.bincount(pair, minlength=n)
+
+
+def _segments(grouped: _Grouped, codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``(pair, row)`` of every row of each object in ``codes``, in order."""
+    first = grouped.start[codes - 1]
+    sizes = grouped.start[codes] - first
+    pair = np.repeat(np.arange(len(codes)), sizes)
+    return pair, np.arange(pair.size) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+
+
+def _max_min_squared(
+    other: _Side, y: NDArray[np.int64], x: NDArray[np.int64], rows_per_pair: NDArray[np.int64], b_codes: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """Per pair: the largest, over its points ``(y, x)``, squared distance to object B's nearest pixel.
+
+    Every point meets every 4-boundary pixel of its pair's B: the minimum per
+    point, then the maximum per pair, both by ``reduceat`` over contiguous runs.
+    """
+    b_of_row = np.repeat(b_codes, rows_per_pair)
+    first_col = other.boundary.start[b_of_row - 1]
+    cols = other.boundary.start[b_of_row] - first_col
+    row_start = np.cumsum(cols) - cols
+    col = np.arange(int(row_start[-1] + cols[-1]), dtype=np.int64) + np.repeat(first_col - row_start, cols)
+    dy = np.repeat(y, cols) - other.boundary.y[col]
+    dx = np.repeat(x, cols) - other.boundary.x[col]
+    nearest = np.minimum.reduceat(dy * dy + dx * dx, row_start)
+    nearest[other.codes[y, x] == b_of_row] = 0  # inside B
+    pair_start = np.cumsum(rows_per_pair) - rows_per_pair
+    return np.maximum.reduceat(nearest, pair_start)
+
+
+def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_is_s: bool) -> NDArray[np.float64]:
+    """The smallest Hausdorff distance from each object in ``codes`` to any object of ``other``.
+
+    ``H(A, B) >= |top_A - top_B|`` (and likewise for bottom, left, right): if B's
+    top row is lower, A's top pixel is at least that far from B, else B's top
+    pixel is that far from A. So the Chebyshev distance between the 4-vectors of
+    extremes is a lower bound. Candidates come from a k-d tree in increasing
+    order of it, k doubling, until the bound of the last one examined reaches
+    the best distance found.
+    """
+    from scipy.spatial import cKDTree
+
+    best = np.full(len(codes), np.inf)
+    if not len(codes):
+        return best
+    tree = cKDTree(other.extremes)
+    pending = np.arange(len(codes))
+    examined, k = 0, min(2, other.n)
+    while pending.size:
+        bound, index = tree.query(own.extremes[codes[pending] - 1], k=k, p=np.inf)
+        bound, index = bound.reshape(len(pending), k), index.reshape(len(pending), k)
+        new = index[:, examined:] + 1
+        mine = np.repeat(codes[pending], new.shape[1])
+        pairs = (mine, new.ravel()) if own_is_s else (new.ravel(), mine)
+        distances = _hausdorff_pairs(*((own, other) if own_is_s else (other, own)), *pairs).reshape(new.shape)
+        best[pending] = np.minimum(best[pending], distances.min(axis=1))
+        going_on = (bound[:, -1] < best[pending]) & (k < other.n)
+        pending = pending[going_on]
+        examined, k = k, min(2 * k, other.n)
+    return best
+
+
+def _union_box(a: tuple[slice, slice], b: tuple[slice, slice]) -> tuple[slice, slice]:
+    return tuple(slice(min(x.start, y.start), max(x.stop, y.stop)) for x, y in zip(a, b))  # type: ignore[return-value]
