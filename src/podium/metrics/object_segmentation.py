@@ -420,6 +420,10 @@ def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_i
     extremes is a lower bound. Candidates come from a k-d tree in increasing
     order of it, k doubling, until the bound of the last one examined reaches
     the best distance found.
+
+    >>> own, other = _Side(np.array([[1, 0, 0, 0, 0]])), _Side(np.array([[0, 0, 1, 0, 2]]))
+    >>> _nearest_hausdorff(own, other, np.array([1]), True).tolist()
+    [2.0]
     """
     from scipy.spatial import cKDTree
 
@@ -428,18 +432,18 @@ def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_i
         return best
     tree = cKDTree(other.extremes)
     pending = np.arange(len(codes))
-    examined, k = 0, min(2, other.n)
+    k = min(2, other.n)
     while pending.size:
+        # Every round measures all k candidates again: with ties in the bound, the first
+        # candidates of a larger query need not be the ones measured before.
         bound, index = tree.query(own.extremes[codes[pending] - 1], k=k, p=np.inf)
-        bound, index = bound.reshape(len(pending), k), index.reshape(len(pending), k)
-        new = index[:, examined:] + 1
-        mine = np.repeat(codes[pending], new.shape[1])
-        pairs = (mine, new.ravel()) if own_is_s else (new.ravel(), mine)
-        distances = _hausdorff_pairs(*((own, other) if own_is_s else (other, own)), *pairs).reshape(new.shape)
-        best[pending] = np.minimum(best[pending], distances.min(axis=1))
-        going_on = (bound[:, -1] < best[pending]) & (k < other.n)
-        pending = pending[going_on]
-        examined, k = k, min(2 * k, other.n)
+        bound, index = bound.reshape(len(pending), k), index.reshape(len(pending), k) + 1
+        mine = np.repeat(codes[pending], k)
+        pairs = (mine, index.ravel()) if own_is_s else (index.ravel(), mine)
+        distances = _hausdorff_pairs(*((own, other) if own_is_s else (other, own)), *pairs).reshape(index.shape)
+        best[pending] = distances.min(axis=1)
+        pending = pending[(bound[:, -1] < best[pending]) & (k < other.n)]
+        k = min(2 * k, other.n)
     return best
 
 
