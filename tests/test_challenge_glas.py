@@ -191,3 +191,22 @@ def test_per_image_details_match_the_kernel(pair) -> None:
     stats = image_stats(glands(), seg, math.hypot(20, 30))
     image = doc["details"]["per_image"]["testA_1"]
     assert (image["fp"], image["object_dice"], image["object_hausdorff"]) == (1, stats.object_dice, stats.object_hausdorff)
+
+
+def test_noise_labels_are_refused_within_seconds_not_scored_for_minutes(tmp_path: Path) -> None:
+    import time
+
+    from podium.synthetic.glas import make_glands
+
+    rng = np.random.default_rng(0)
+    truth = make_glands((261, 388), 10, rng)
+    save_png(tmp_path / "truth" / "a_anno.png", truth.astype(np.uint8))
+    save_png(tmp_path / "sub" / "a_seg.png", rng.integers(1, 65536, truth.shape).astype(np.uint16))  # every label scattered
+    start = time.perf_counter()
+    code, doc = evaluate(tmp_path / "truth", tmp_path / "sub")
+    assert code == 1 and doc["errors"][0]["code"] == "too_complex" and "scattered" in doc["errors"][0]["message"]
+    assert time.perf_counter() - start < 10
+    dots = rng.random(truth.shape) < 0.2  # a binary mask of dots: thousands of pieces, scored
+    save_png(tmp_path / "sub" / "a_seg.png", (dots * 255).astype(np.uint8))
+    code, doc = evaluate(tmp_path / "truth", tmp_path / "sub")
+    assert code == 0 and doc["details"]["fp"] > 1000

@@ -232,10 +232,13 @@ def rank_command(challenge: str, results: tuple[Path, ...], names: tuple[str, ..
     return EXIT_SCORED
 
 
+RESULT_LIMITS = TextLimits(max_bytes=64 << 20, max_line=64 << 20)  # documents with per-image details of 100,000 images fit
+
+
 def _load_team(path: Path, name: str, challenge: str) -> Team:
     """A team from its result document; :class:`PodiumError` naming what is wrong with it."""
     try:
-        doc = json.loads(read_text(path, TextLimits(max_line=1 << 30)), parse_constant=_refuse_constant)
+        doc = json.loads(read_text(path, RESULT_LIMITS), parse_constant=_refuse_constant)
     except FileProblem as exc:
         raise PodiumError(f"{path} {exc}") from None
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:

@@ -20,14 +20,22 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 
 
+ISSUES_SHOWN = 50
+
+
 class PodiumError(Exception):
-    """An error that is the caller's to fix; ``exit_code`` says how the CLI ends."""
+    """An error that is the caller's to fix; ``exit_code`` says how the CLI ends.
+
+    ``issues`` keeps the first 50 problems and one line counting the rest.
+    """
 
     exit_code = EXIT_USAGE
 
     def __init__(self, message: str, issues: list[Issue] | None = None) -> None:
         super().__init__(message)
-        self.issues = issues or []
+        issues = issues or []
+        more = len(issues) - ISSUES_SHOWN
+        self.issues = issues if more <= 0 else [*issues[:ISSUES_SHOWN], Issue("more_errors", f"{more:,} more errors not listed")]
 
 
 class UsageError(PodiumError):

@@ -21,7 +21,7 @@ from podium.errors import TruthError, UsageError
 from podium.formats import label_images, png
 from podium.formats.folders import one_level_down
 from podium.issues import Issue, IssueLog, plural, summarize_names
-from podium.metrics.object_segmentation import ObjectStats, image_stats
+from podium.metrics.object_segmentation import ObjectStats, TooComplex, image_stats
 from podium.parameters import Parameter, choice
 
 SCORES = ("f1", "object_dice", "object_hausdorff")
@@ -157,7 +157,10 @@ class GlaS(Challenge):
             if note:
                 warnings.append(Issue("binary_mask", note, str(item.submission)))
         empty_h = math.hypot(*truth.shape) if context.empty_hausdorff == "diagonal" else math.inf
-        stats = image_stats(truth, segmented, empty_h)
+        try:
+            stats = image_stats(truth, segmented, empty_h)
+        except TooComplex as exc:
+            return ItemResult(empty, errors=[Issue("too_complex", str(exc), str(item.submission))])
         details = {
             "tp": stats.tp,
             "fp": stats.fp,

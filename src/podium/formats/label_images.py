@@ -70,7 +70,7 @@ def list_label_images(folder: Path, suffixes: tuple[str, ...], truth: bool = Fal
 
 def read_label_image(path: Path, shape: tuple[int, int] | None = None) -> NDArray[np.integer]:
     """A single-channel integer label image; ``shape``, when given, is checked before decoding."""
-    limit = MAX_BYTES_PER_PIXEL * shape[0] * shape[1] + (1 << 20) if shape else 1 << 31
+    limit = MAX_BYTES_PER_PIXEL * shape[0] * shape[1] + (1 << 20) if shape else png.MAX_FILE_BYTES
     try:
         data = png.read_bytes(path, limit)
         if data.startswith(png.SIGNATURE):
@@ -92,6 +92,7 @@ def _read_with_pillow(data: bytes, shape: tuple[int, int] | None) -> NDArray[np.
     with image:
         if image.format not in ("BMP", "TIFF", "DIB"):
             raise png.ImageError(f"is a {image.format} image; label images are PNG, BMP or TIFF")
+        png.check_pixels(image.width, image.height)
         _check_shape((image.height, image.width), shape)
         if image.mode == "F":
             raise png.ImageError("holds floating-point data; labels must be integers")

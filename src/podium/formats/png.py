@@ -23,6 +23,8 @@ from PIL import Image
 from podium.formats import files
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MAX_PIXELS = 50_000_000  # a larger image is refused before decoding: its arrays alone would take gigabytes
+MAX_FILE_BYTES = 4 * MAX_PIXELS + (1 << 20)  # an image file of unknown expected size (16-bit data, twice over)
 
 COLOR_TYPES = {
     0: ("grayscale", 1),
@@ -99,7 +101,14 @@ def parse_header(data: bytes) -> PngHeader:
     width, height, bit_depth, color_type = struct.unpack(">IIBB", data[16:26])
     if width == 0 or height == 0:
         raise ImageError("is a PNG with no pixels")
+    check_pixels(width, height)
     return PngHeader(width, height, bit_depth, color_type)
+
+
+def check_pixels(width: int, height: int) -> None:
+    """Refuse an image of more than :data:`MAX_PIXELS` pixels (podium's limit, in the README)."""
+    if width * height > MAX_PIXELS:
+        raise ImageError(f"is {width}x{height}, more than the {MAX_PIXELS // 1_000_000} megapixels podium accepts")
 
 
 def max_png_bytes(shape: tuple[int, int], bytes_per_pixel: int = 2) -> int:

@@ -237,7 +237,7 @@ def read_probability_map(path: Path, shape: tuple[int, int]) -> NDArray[np.uint8
 
 def _open(path: Path, bytes_per_pixel: int, shape: tuple[int, int] | None = None) -> tuple[bytes, png.PngHeader]:
     """Read and parse a PNG, bounding its size by ``shape`` when known."""
-    limit = png.max_png_bytes(shape, bytes_per_pixel) if shape else 1 << 31
+    limit = png.max_png_bytes(shape, bytes_per_pixel) if shape else png.MAX_FILE_BYTES
     try:
         data = png.read_bytes(path, limit)
         return data, png.parse_header(data)

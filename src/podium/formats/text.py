@@ -21,7 +21,8 @@ import numpy as np
 
 from podium.formats.files import FileProblem, read_bytes
 
-MAX_BYTES = 1 << 30
+MAX_BYTES = 256 << 20  # any text podium reads, the organizer's included
+MAX_LINES = 5_000_000
 MAX_LINE = 65_536  # characters; below csv's field limit of 131,072
 
 
@@ -30,7 +31,7 @@ class TextLimits:
     """The most a file may hold; ``needs`` says what for, in messages (e.g. "50,000 images")."""
 
     max_bytes: int = MAX_BYTES
-    max_lines: int | None = None
+    max_lines: int = MAX_LINES
     max_line: int = MAX_LINE
     needs: str = ""
 
@@ -39,7 +40,7 @@ def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
     """The file as text, within ``limits``; :class:`FileProblem` with a plain reason otherwise."""
     data = read_bytes(path, limits.max_bytes, limits.needs)
     newlines = data.count(b"\n")
-    if limits.max_lines is not None and newlines > limits.max_lines:
+    if newlines > limits.max_lines:
         needed = f"a file for {limits.needs} needs at most" if limits.needs else "the most accepted is"
         raise FileProblem(f"has {newlines + 1:,} lines; {needed} {limits.max_lines:,}")
     _check_line_lengths(data, limits.max_line)

@@ -45,6 +45,29 @@ from numpy.typing import NDArray
 from scipy import ndimage
 
 
+WORK_PER_PIXEL = 200  # the work budget of one image pair, in distance evaluations per pixel ...
+WORK_BASE = 100_000_000  # ... plus this: about 2 s here for any image, 9 s for 4 megapixels
+
+
+class TooComplex(ValueError):
+    """An image pair whose exact scoring would take more work than its size justifies."""
+
+
+@dataclass
+class _Budget:
+    """Work left for one image pair, in distance evaluations; :class:`TooComplex` when it runs out."""
+
+    left: float
+
+    def spend(self, units: float) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise TooComplex(
+                "its objects are scattered in pieces over the image (a label is meant to be one gland): "
+                "scoring it exactly would take more than the work podium allows for an image of this size"
+            )
+
+
 @dataclass(frozen=True)
 class SideTerms:
     """Per object of one side: area, Dice with its partner, Hausdorff to its partner."""
@@ -156,6 +179,7 @@ class _Side:
         self.extremes = np.array(
             [(b[0].start, b[0].stop - 1, b[1].start, b[1].stop - 1) for b in self.boxes], dtype=np.int64
         ).reshape(-1, 4)
+        self._hulls: dict[int, tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]] = {}
 
     def mask(self, code: int, box: tuple[slice, slice]) -> NDArray[np.bool_]:
         return self.codes[box] == code
@@ -177,13 +201,55 @@ class _Side:
         return edge & (c > 0)
 
     @cached_property
+    def edge8(self) -> NDArray[np.bool_]:
+        """Object pixels with an 8-neighbour outside their object or outside the image."""
+        c = self.codes
+        edge = self.edge.copy()
+        edge[1:, 1:] |= c[1:, 1:] != c[:-1, :-1]
+        edge[:-1, :-1] |= c[:-1, :-1] != c[1:, 1:]
+        edge[1:, :-1] |= c[1:, :-1] != c[:-1, 1:]
+        edge[:-1, 1:] |= c[:-1, 1:] != c[1:, :-1]
+        return edge & (c > 0)
+
+    @cached_property
     def boundary(self) -> _Grouped:
+        """The 4-boundary, grouped: the nearest pixel of an object to any point outside it is on it."""
         return _Grouped.of(self.codes, self.edge.ravel(), self.n)
 
     @cached_property
+    def edge_pixels(self) -> _Grouped:
+        """The 8-boundary, grouped: with the pixels inside another object's octagon, the candidates to be farthest."""
+        return _Grouped.of(self.codes, self.edge8.ravel(), self.n)
+
+    @cached_property
     def pixel_on_edge(self) -> NDArray[np.bool_]:
-        """For each row of :attr:`pixels`: whether it is on its object's 4-boundary."""
-        return self.edge[self.pixels.y, self.pixels.x]
+        """For each row of :attr:`pixels`: whether it is on its object's 8-boundary."""
+        return self.edge8[self.pixels.y, self.pixels.x]
+
+    def hull(self, code: int) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]:
+        """The pixels of object ``code`` at the vertices of its convex hull (all of its 8-boundary if flat)."""
+        if code not in self._hulls:
+            from scipy.spatial import ConvexHull, QhullError
+
+            y, x = self.edge_pixels.of_object(code)
+            try:
+                vertices = ConvexHull(np.column_stack([y, x]).astype(np.float64)).vertices
+                self._hulls[code] = (y[vertices], x[vertices])
+            except QhullError:  # fewer than three points off one line
+                self._hulls[code] = (y, x)
+        return self._hulls[code]
+
+    @cached_property
+    def octagon(self) -> NDArray[np.int64]:
+        """Per object: max and min of y, x, y + x and y - x over its pixels (its octagonal hull)."""
+        if not self.n:
+            return np.zeros((0, 8), dtype=np.int64)
+        y, x = self.pixels.y.astype(np.int64), self.pixels.x.astype(np.int64)
+        starts = self.pixels.start[:-1]
+        columns = []
+        for values in (y, x, y + x, y - x):
+            columns += [np.maximum.reduceat(values, starts), np.minimum.reduceat(values, starts)]
+        return np.stack(columns, axis=1)
 
 
 @dataclass(frozen=True)
@@ -211,7 +277,7 @@ class _Grouped:
         return self.y[rows], self.x[rows]
 
 
-def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int64]:
+def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int32]:
     """Labels renumbered 1..n in label order, 0 kept for background.
 
     A lookup table over the label values when they are small enough (one pass),
@@ -220,15 +286,23 @@ def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int64]:
     if labels.size and labels.dtype.kind in "ui" and int(labels.max()) < max(2**16, 4 * labels.size):
         present = np.bincount(labels.ravel())
         present[0] = 0
-        table = np.cumsum(present > 0)
+        table = np.cumsum(present > 0).astype(np.int32)
         return table[labels]
     values, codes = np.unique(labels, return_inverse=True)
-    codes = codes.reshape(labels.shape).astype(np.int64)
+    codes = codes.reshape(labels.shape).astype(np.int32)
     return codes if values.size and values[0] == 0 else codes + 1  # no background pixel: code 0 stays free
 
 
-def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empty_hausdorff: float) -> ObjectStats:
+def image_stats(
+    truth: NDArray[np.integer], segmented: NDArray[np.integer], empty_hausdorff: float, max_work: float | None = None
+) -> ObjectStats:
     """Statistics of one image pair (label images of one shape).
+
+    ``max_work`` bounds the distance evaluations (default: ``WORK_PER_PIXEL`` per
+    pixel plus ``WORK_BASE``); an image pair that needs more raises
+    :class:`TooComplex` within seconds. Images of compact objects stay far below
+    it (65,535 objects in 2000x2000 use a fifth of it); labels scattered as
+    noise over the whole image do not.
 
     Near-linear in pixels plus objects: partners come from one sort of the
     overlapping pixel pairs; Hausdorff distances of small or distant pairs from
@@ -239,6 +313,7 @@ def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empt
     """
     if truth.shape != segmented.shape:
         raise ValueError(f"truth {truth.shape} and segmentation {segmented.shape} differ in shape")
+    budget = _Budget(max_work if max_work is not None else WORK_PER_PIXEL * truth.size + WORK_BASE)
     g, s = _Side(truth), _Side(segmented)
     pair_s, pair_g, count = _overlaps(s, g)
     partner_of_s, shared_s = _partners(pair_s, pair_g, count, s.n)
@@ -253,9 +328,10 @@ def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empt
         if other.n:
             matched = np.flatnonzero(partner)
             dice[matched] = 2 * shared[matched] / (areas[matched] + other.area[partner[matched]])
-            haus[matched] = _hausdorff_pairs(s, g, *((matched + 1, partner[matched]) if own_is_s else (partner[matched], matched + 1)))
+            pairs = (matched + 1, partner[matched]) if own_is_s else (partner[matched], matched + 1)
+            haus[matched] = _hausdorff_pairs(s, g, *pairs, budget)
             alone = np.flatnonzero(partner == 0)
-            haus[alone] = _nearest_hausdorff(own, other, alone + 1, own_is_s)
+            haus[alone] = _nearest_hausdorff(own, other, alone + 1, own_is_s, budget)
         return SideTerms(tuple(areas.tolist()), tuple(dice.tolist()), tuple(haus.tolist()))
 
     return ObjectStats(tp, s.n - tp, g.n - tp, terms(s, g, partner_of_s, shared_s, True), terms(g, s, partner_of_g, shared_g, False))
@@ -264,7 +340,7 @@ def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empt
 def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Pairs (S code, G code) of overlapping objects and their pixel counts."""
     both = (s.codes > 0) & (g.codes > 0)
-    keys, count = np.unique(s.codes[both] * (g.n + 1) + g.codes[both], return_counts=True)
+    keys, count = np.unique(s.codes[both].astype(np.int64) * (g.n + 1) + g.codes[both], return_counts=True)
     return keys // (g.n + 1), keys % (g.n + 1), count
 
 
@@ -286,18 +362,17 @@ def _partners(own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[n
 _EDT_PIXEL_COST = 10
 _EDT_CALL_COST = 20_000  # the fixed cost of one distance-transform call, in distance evaluations
 _CHUNK = 1 << 21  # distance evaluations per vectorized batch
+_HULL_WORTH = 32  # boundary pixels from which the convex hull is worth computing
 
 
-def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64]) -> NDArray[np.float64]:
+def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], budget: _Budget) -> NDArray[np.float64]:
     """Hausdorff distance of each pair (S object, G object), exactly as :func:`hausdorff` gives it.
 
     A pair is measured either by distance transforms on its union box
     (:func:`hausdorff`), or from points: ``h(A→B) = max d(a, B)`` over the
-    4-boundary of A and the pixels of A inside the box of B (elsewhere a step
-    away from B along an axis increases the distance, so no interior pixel
-    outside that box is the farthest), and ``d(a, B)`` is 0 for ``a`` in B, else
-    the distance to the nearest 4-boundary pixel of B (the nearest pixel of B is
-    always one). Squared distances are integers and the square root is taken
+    candidates of :func:`_candidate_points`, and ``d(a, B)`` is 0 for ``a`` in B,
+    else the distance to the nearest 4-boundary pixel of B (the nearest pixel of
+    B is always one: from any other, a step towards ``a`` stays in B and is nearer). Squared distances are integers and the square root is taken
     last, so both ways give bit-identical values. Each pair takes the cheaper way.
     """
     result = np.zeros(len(s_codes))
@@ -313,73 +388,120 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     bs, bg = np.diff(s.boundary.start)[s_codes - 1], np.diff(g.boundary.start)[g_codes - 1]
     point_cost = (bs + np.minimum(inter_area, s.area[s_codes])) * bg + (bg + np.minimum(inter_area, g.area[g_codes])) * bs
     by_transform = _EDT_PIXEL_COST * union_area + _EDT_CALL_COST < point_cost
+    budget.spend(float(np.sum((_EDT_PIXEL_COST * union_area + _EDT_CALL_COST)[by_transform])))
     for k in np.flatnonzero(by_transform).tolist():
         i, j = int(s_codes[k]), int(g_codes[k])
         box = _union_box(s.boxes[i - 1], g.boxes[j - 1])
         result[k] = hausdorff(s.mask(i, box), g.mask(j, box))
     by_points = np.flatnonzero(~by_transform)
-    squared = np.maximum(_directed_squared(s, g, s_codes[by_points], g_codes[by_points]), _directed_squared(g, s, g_codes[by_points], s_codes[by_points]))
+    s_points, g_points = s_codes[by_points], g_codes[by_points]
+    squared = np.maximum(_directed_squared(s, g, s_points, g_points, budget), _directed_squared(g, s, g_points, s_points, budget))
     result[by_points] = np.sqrt(squared.astype(np.float64))
     return result
 
 
-def _directed_squared(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> NDArray[np.int64]:
+def _directed_squared(
+    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget
+) -> NDArray[np.int64]:
     """``max over a in A of min over b in B |a - b|²`` for each pair (A of ``own``, B of ``other``).
 
-    The points of A that can be the farthest (:func:`_candidate_points`) meet
-    every 4-boundary pixel of B, in batches of about ``_CHUNK`` distances.
+    When B is one pixel, the farthest pixel of A is a vertex of A's convex hull
+    (a convex function peaks at an extreme point), so only those are measured.
+    Otherwise the points of A that can be the farthest (:func:`_candidate_points`)
+    meet every 4-boundary pixel of B, in batches of about ``_CHUNK`` pixels
+    gathered and distances computed, so memory stays bounded.
     """
     out = np.zeros(len(a_codes), dtype=np.int64)
-    if not len(a_codes):
-        return out
-    y, x, per_pair = _candidate_points(own, other, a_codes, b_codes)
+    single = (other.area[b_codes] == 1) & (np.diff(own.edge_pixels.start)[a_codes - 1] > _HULL_WORTH)
+    for a in np.unique(a_codes[single]).tolist():
+        pairs = np.flatnonzero(single & (a_codes == a))
+        hy, hx = own.hull(a)
+        by, bx = other.boundary.y[other.boundary.start[b_codes[pairs] - 1]], other.boundary.x[other.boundary.start[b_codes[pairs] - 1]]
+        budget.spend(hy.size * pairs.size)
+        dy, dx = hy[:, None].astype(np.int64) - by[None, :], hx[:, None].astype(np.int64) - bx[None, :]
+        out[pairs] = (dy * dy + dx * dx).max(axis=0)
+    rest = np.flatnonzero(~single)
+    a_rest, b_rest = a_codes[rest], b_codes[rest]
+    gathered = np.cumsum(np.minimum(own.area[a_rest], _window_area(own, other, a_rest, b_rest)) + np.diff(own.edge_pixels.start)[a_rest - 1])
+    first = 0
+    while first < len(rest):
+        done = int(gathered[first - 1]) if first else 0
+        last = min(max(first + 1, int(np.searchsorted(gathered, done + _CHUNK, side="right"))), len(rest))
+        budget.spend(float(gathered[last - 1] - done))
+        y, x, per_pair = _candidate_points(own, other, a_rest[first:last], b_rest[first:last])
+        out[rest[first:last]] = _farthest(other, y, x, per_pair, b_rest[first:last], budget)
+        first = last
+    return out
+
+
+def _farthest(
+    other: _Side, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger], per_pair: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget
+) -> NDArray[np.int64]:
+    """:func:`_max_min_squared` of grouped points, in batches of about ``_CHUNK`` distances."""
+    out = np.zeros(len(b_codes), dtype=np.int64)
     work = np.cumsum(per_pair * np.diff(other.boundary.start)[b_codes - 1])
+    budget.spend(float(work[-1]) if work.size else 0.0)
     row_end = np.cumsum(per_pair)
     first = 0
-    while first < len(a_codes):
+    while first < len(b_codes):
         done = int(work[first - 1]) if first else 0
-        last = min(max(first + 1, int(np.searchsorted(work, done + _CHUNK, side="right"))), len(a_codes))
+        last = min(max(first + 1, int(np.searchsorted(work, done + _CHUNK, side="right"))), len(b_codes))
         rows = slice(int(row_end[first - 1]) if first else 0, int(row_end[last - 1]))
         out[first:last] = _max_min_squared(other, y[rows], x[rows], per_pair[first:last], b_codes[first:last])
         first = last
     return out
 
 
+def _window_area(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Pixels in the overlap of the boxes of A and B."""
+    ea, eb = own.extremes[a_codes - 1], other.extremes[b_codes - 1]
+    height = np.clip(np.minimum(ea[:, 1], eb[:, 1]) - np.maximum(ea[:, 0], eb[:, 0]) + 1, 0, None)
+    width = np.clip(np.minimum(ea[:, 3], eb[:, 3]) - np.maximum(ea[:, 2], eb[:, 2]) + 1, 0, None)
+    return height * width
+
+
 def _candidate_points(
     own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
 ) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.int64]]:
-    """For each pair, grouped by pair: the pixels of A on its 4-boundary or inside B's box, and their count.
+    """For each pair, grouped by pair: the points of A that can be the farthest from B, and their count.
 
-    A's interior pixels in B's box are found by scanning A's pixels when A is
-    smaller than the overlap of the two boxes, else by scanning that overlap.
+    They are A's 8-boundary and A's pixels strictly inside B's octagon: the
+    region where, for each of the 8 king moves v, ``v·a < max over b in B of v·b``.
+    From any other pixel of A a king move v stays in A and has ``v·(a - b) >= 0``
+    for every b, so it increases ``|a - b|²`` by ``2 v·(a - b) + |v|² > 0`` for
+    every b: that pixel is not the farthest. Inner pixels are found by scanning
+    A's pixels, or the overlap of the boxes when it is smaller.
     """
-    n = len(a_codes)
     ea, eb = own.extremes[a_codes - 1], other.extremes[b_codes - 1]
-    top, bottom = np.maximum(ea[:, 0], eb[:, 0]), np.minimum(ea[:, 1], eb[:, 1])
-    left, right = np.maximum(ea[:, 2], eb[:, 2]), np.minimum(ea[:, 3], eb[:, 3])
-    height, width = np.clip(bottom - top + 1, 0, None), np.clip(right - left + 1, 0, None)
+    top, left = np.maximum(ea[:, 0], eb[:, 0]), np.maximum(ea[:, 2], eb[:, 2])
+    height = np.clip(np.minimum(ea[:, 1], eb[:, 1]) - top + 1, 0, None)
+    width = np.clip(np.minimum(ea[:, 3], eb[:, 3]) - left + 1, 0, None)
     scan_pixels = own.area[a_codes] <= height * width
-    parts = [_segments(own.boundary, a_codes)]
-    pair, index = _segments(own.pixels, a_codes[scan_pixels])
+    pair_edge, rows = _segments(own.edge_pixels, a_codes)
+    pairs, ys, xs = [pair_edge], [own.edge_pixels.y[rows]], [own.edge_pixels.x[rows]]
+    pair, rows = _segments(own.pixels, a_codes[scan_pixels])
     pair = np.flatnonzero(scan_pixels)[pair]
-    y, x = own.pixels.y[index], own.pixels.x[index]
-    inside = ~own.pixel_on_edge[index] & (y >= top[pair]) & (y <= bottom[pair]) & (x >= left[pair]) & (x <= right[pair])
-    parts_yx = [(own.boundary.y[parts[0][1]], own.boundary.x[parts[0][1]]), (y[inside], x[inside])]
-    pairs = [parts[0][0], pair[inside]]
+    y, x = own.pixels.y[rows], own.pixels.x[rows]
+    keep = ~own.pixel_on_edge[rows] & _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
+    pairs.append(pair[keep]), ys.append(y[keep]), xs.append(x[keep])
     windows = np.flatnonzero(~scan_pixels)
     area = (height * width)[windows]
     pair = np.repeat(windows, area)
     k = np.arange(pair.size) - np.repeat(np.cumsum(area) - area, area)
     y = (top[pair] + k // width[pair]).astype(own.pixels.y.dtype)
     x = (left[pair] + k % width[pair]).astype(own.pixels.x.dtype)
-    inside = (own.codes[y, x] == a_codes[pair]) & ~own.edge[y, x]
-    parts_yx.append((y[inside], x[inside]))
-    pairs.append(pair[inside])
+    keep = (own.codes[y, x] == a_codes[pair]) & ~own.edge8[y, x] & _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
+    pairs.append(pair[keep]), ys.append(y[keep]), xs.append(x[keep])
     pair = np.concatenate(pairs)
     order = np.argsort(pair, kind="stable")
-    y = np.concatenate([p[0] for p in parts_yx])[order]
-    x = np.concatenate([p[1] for p in parts_yx])[order]
-    return y, x, np.bincount(pair, minlength=n)
+    return np.concatenate(ys)[order], np.concatenate(xs)[order], np.bincount(pair, minlength=len(a_codes))
+
+
+def _inside_octagon(octagon: NDArray[np.int64], y: NDArray[np.signedinteger], x: NDArray[np.signedinteger]) -> NDArray[np.bool_]:
+    """Strictly inside: ``octagon`` rows hold max and min of y, x, y + x and y - x over B."""
+    y, x = y.astype(np.int64), x.astype(np.int64)
+    o = octagon.T
+    return (y < o[0]) & (y > o[1]) & (x < o[2]) & (x > o[3]) & (y + x < o[4]) & (y + x > o[5]) & (y - x < o[6]) & (y - x > o[7])
 
 
 def _segments(grouped: _Grouped, codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -411,7 +533,7 @@ def _max_min_squared(
     return np.maximum.reduceat(nearest, pair_start)
 
 
-def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_is_s: bool) -> NDArray[np.float64]:
+def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_is_s: bool, budget: _Budget) -> NDArray[np.float64]:
     """The smallest Hausdorff distance from each object in ``codes`` to any object of ``other``.
 
     ``H(A, B) >= |top_A - top_B|`` (and likewise for bottom, left, right): if B's
@@ -422,7 +544,7 @@ def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_i
     the best distance found.
 
     >>> own, other = _Side(np.array([[1, 0, 0, 0, 0]])), _Side(np.array([[0, 0, 1, 0, 2]]))
-    >>> _nearest_hausdorff(own, other, np.array([1]), True).tolist()
+    >>> _nearest_hausdorff(own, other, np.array([1]), True, _Budget(1e6)).tolist()
     [2.0]
     """
     from scipy.spatial import cKDTree
@@ -440,7 +562,7 @@ def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_i
         bound, index = bound.reshape(len(pending), k), index.reshape(len(pending), k) + 1
         mine = np.repeat(codes[pending], k)
         pairs = (mine, index.ravel()) if own_is_s else (index.ravel(), mine)
-        distances = _hausdorff_pairs(*((own, other) if own_is_s else (other, own)), *pairs).reshape(index.shape)
+        distances = _hausdorff_pairs(*((own, other) if own_is_s else (other, own)), *pairs, budget).reshape(index.shape)
         best[pending] = distances.min(axis=1)
         pending = pending[(bound[:, -1] < best[pending]) & (k < other.n)]
         k = min(2 * k, other.n)
