@@ -175,18 +175,20 @@ class _Side:
         self.codes = _consecutive_codes(labels)
         self.n = int(self.codes.max(initial=0))
         self.area = np.bincount(self.codes.ravel(), minlength=self.n + 1)
-        self.boxes = ndimage.find_objects(self.codes)
-        self.extremes = np.array(
-            [(b[0].start, b[0].stop - 1, b[1].start, b[1].stop - 1) for b in self.boxes], dtype=np.int64
-        ).reshape(-1, 4)
+        self.pixels = _Grouped.of(self.codes, self.n)
+        starts = self.pixels.start[:-1]
+        y, x = self.pixels.y, self.pixels.x  # raster order within an object: its first and last rows are y's ends
+        self.extremes = np.column_stack(
+            [y[starts], y[self.pixels.start[1:] - 1], np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)]
+        ).astype(np.int64) if self.n else np.zeros((0, 4), dtype=np.int64)
         self._hulls: dict[int, tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]] = {}
+
+    def box(self, code: int) -> tuple[slice, slice]:
+        top, bottom, left, right = self.extremes[code - 1].tolist()
+        return slice(top, bottom + 1), slice(left, right + 1)
 
     def mask(self, code: int, box: tuple[slice, slice]) -> NDArray[np.bool_]:
         return self.codes[box] == code
-
-    @cached_property
-    def pixels(self) -> _Grouped:
-        return _Grouped.of(self.codes, self.codes.ravel() > 0, self.n)
 
     @cached_property
     def edge(self) -> NDArray[np.bool_]:
@@ -214,12 +216,12 @@ class _Side:
     @cached_property
     def boundary(self) -> _Grouped:
         """The 4-boundary, grouped: the nearest pixel of an object to any point outside it is on it."""
-        return _Grouped.of(self.codes, self.edge.ravel(), self.n)
+        return self.pixels.subset(self.edge[self.pixels.y, self.pixels.x])
 
     @cached_property
     def edge_pixels(self) -> _Grouped:
         """The 8-boundary, grouped: with the pixels inside another object's octagon, the candidates to be farthest."""
-        return _Grouped.of(self.codes, self.edge8.ravel(), self.n)
+        return self.pixels.subset(self.pixel_on_edge)
 
     @cached_property
     def pixel_on_edge(self) -> NDArray[np.bool_]:
@@ -261,20 +263,29 @@ class _Grouped:
     start: NDArray[np.int64]
 
     @classmethod
-    def of(cls, codes: NDArray[np.integer], keep: NDArray[np.bool_], n: int) -> _Grouped:
+    def of(cls, codes: NDArray[np.integer], n: int) -> _Grouped:
+        """Every object pixel, grouped by code, in raster order within each object."""
         flat = codes.ravel()
-        where = np.flatnonzero(keep)
+        where = np.flatnonzero(flat)
         small = flat[where].astype(np.uint16 if n < 2**16 else np.int64)  # a radix sort for up to 65,535 objects
         where = where[np.argsort(small, kind="stable")]
-        start = np.concatenate([[0], np.cumsum(np.bincount(flat[where], minlength=n + 1)[1:])])
         y, x = np.divmod(where, codes.shape[1])
         # Squared distances of int32 coordinates stay below 2**31 while both sides are under 32,768.
         kind = np.int32 if max(codes.shape) < 2**15 else np.int64
-        return cls(y.astype(kind), x.astype(kind), start)
+        return cls(y.astype(kind), x.astype(kind), _starts(np.bincount(flat[where], minlength=n + 1)[1:]))
+
+    def subset(self, keep: NDArray[np.bool_]) -> _Grouped:
+        """The rows where ``keep`` holds, still grouped (every object has a row: codes are consecutive)."""
+        per_object = np.add.reduceat(keep.astype(np.int64), self.start[:-1]) if len(self.start) > 1 else np.zeros(0, np.int64)
+        return _Grouped(self.y[keep], self.x[keep], _starts(per_object))
 
     def of_object(self, code: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         rows = slice(self.start[code - 1], self.start[code])
         return self.y[rows], self.x[rows]
+
+
+def _starts(counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
 
 def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int32]:
@@ -391,7 +402,7 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     budget.spend(float(np.sum((_EDT_PIXEL_COST * union_area + _EDT_CALL_COST)[by_transform])))
     for k in np.flatnonzero(by_transform).tolist():
         i, j = int(s_codes[k]), int(g_codes[k])
-        box = _union_box(s.boxes[i - 1], g.boxes[j - 1])
+        box = _union_box(s.box(i), g.box(j))
         result[k] = hausdorff(s.mask(i, box), g.mask(j, box))
     by_points = np.flatnonzero(~by_transform)
     s_points, g_points = s_codes[by_points], g_codes[by_points]
