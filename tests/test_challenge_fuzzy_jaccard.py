@@ -388,3 +388,10 @@ def test_ignore_is_refused_where_it_cannot_apply(good, tmp_path: Path) -> None:
     save_png(tmp_path / "masks" / "car" / "a.png", np.zeros((2, 2), np.uint8))
     code, output = run("evaluate", "fuzzy-jaccard", "--truth", str(tmp_path / "masks"), "--submission", str(sub), "--set", "ignore=255")
     assert code == 2 and "ignore applies to a truth of label images" in output
+
+
+def test_a_huge_class_list_is_a_truth_error_read_within_bounds(good) -> None:
+    truth, sub = good
+    (truth / "classes.txt").write_text("car\ntree\n" + "car\n" * 2_000_000)  # 8 MB of repeated names
+    code, output = run("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub))
+    assert code == 2 and "needs at most" in output and "65,535 classes" in output

@@ -24,7 +24,9 @@ from numpy.typing import NDArray
 
 from podium.errors import TruthError
 from podium.formats import png
+from podium.formats.files import FileProblem
 from podium.formats.folders import Listing, list_folder, one_level_down, stem_of
+from podium.formats.text import TextLimits, read_text
 from podium.issues import Issue, IssueLog, plural, summarize_names
 
 PNG = (".png",)
@@ -75,11 +77,14 @@ def _read_label_layout(root: Path, listing: Listing, problems: list[Issue]) -> T
     return TruthSet(root, "labels", classes, files)
 
 
+CLASS_LIST_LIMITS = TextLimits(max_bytes=8 << 20, max_lines=65_536, max_line=4096, needs="65,535 classes (16-bit labels)")
+
+
 def _read_class_names(path: Path, problems: list[Issue]) -> tuple[str, ...]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(Issue("truth_classes", f"cannot be read as UTF-8 text ({exc})", str(path)))
+        text = read_text(path, CLASS_LIST_LIMITS)
+    except FileProblem as exc:
+        problems.append(Issue("truth_classes", str(exc), str(path), exc.line))
         return ()
     lines = [line.strip() for line in text.splitlines()]
     while lines and not lines[-1]:
