@@ -235,3 +235,12 @@ def test_65535_objects_in_a_16_bit_image_are_scored_in_seconds() -> None:
     stats = image_stats(cells, seg, 100.0)
     assert time.perf_counter() - start < 15  # 2.5 s here; the exhaustive search took minutes
     assert stats.tp + stats.fn == 65535 and stats.fp == 0
+
+
+def test_labels_2_24_and_2_24_plus_1_stay_two_objects() -> None:
+    """A documented decision: the official code's single precision would merge them; podium does not."""
+    seg = np.zeros((4, 8), dtype=np.int64)
+    seg[:, :4], seg[:, 4:] = 2**24, 2**24 + 1
+    assert np.float32(2**24) == np.float32(2**24 + 1)  # what the official code would see
+    stats = image_stats(seg, seg, 10.0)
+    assert (stats.tp, stats.fp, stats.fn) == (2, 0, 0) and stats.segmented.area == (16, 16)
