@@ -221,23 +221,22 @@ def _structural(kind: str, submission: Path, target: Path, canary: Path, big_mb:
 
 TOKENS = [b"nan", b"-1", b"1e309", b"\n\n", b",,", b"\t", b"123456789012345678901234567890", b"\xff\xfe", b'"', b"\x00",
           b"inf", b"-0", b"0x1p3", b"1e-400", b"9" * 5000, b"0." + b"3" * 60, b"1e-9", b"\r", b";", b"[", b"]", b"1_0"]  # fmt: skip
-TEXT_KINDS = ("truncate", "flip", "junk", "empty", "token", "duplicate", "giant_field", "long_line", "many_rows",
-              "newlines", "padding", "utf16", "cr_only", "long_decimals", "tiny_boxes", "quotes")  # fmt: skip
-PNG_KINDS = ("truncate", "flip", "junk", "empty", "trns", "sixteen_bit", "palette", "rgb", "alpha", "gigapixel",
-             "bad_crc", "many_labels", "dots", "not_png")  # fmt: skip
+BYTE_KINDS = ("truncate", "flip", "junk", "empty")
+TEXT_KINDS = BYTE_KINDS + ("token", "duplicate", "giant_field", "long_line", "many_rows", "newlines", "padding", "utf16",
+                           "cr_only", "long_decimals", "tiny_boxes", "quotes")  # fmt: skip
+PNG_KINDS = BYTE_KINDS + ("trns", "sixteen_bit", "palette", "rgb", "alpha", "gigapixel", "bad_crc", "many_labels", "dots", "not_png")
 
 
 def _mutate_file(rng: random.Random, data: bytes, suffix: str, big_mb: int) -> tuple[str, bytes]:
-    if data.startswith(b"\x89PNG") or suffix in (".png", ".bmp", ".tif", ".tiff"):
-        kind = rng.choice(PNG_KINDS)
-        return kind, _mutate_png(kind, data, rng)
-    kind = rng.choice(TEXT_KINDS)
-    return kind, _mutate_text(kind, data, rng, big_mb)
+    image = data.startswith(b"\x89PNG") or suffix in (".png", ".bmp", ".tif", ".tiff")
+    kind = rng.choice(PNG_KINDS if image else TEXT_KINDS)
+    if kind in BYTE_KINDS:
+        return kind, _mutate_bytes(kind, data, rng)
+    return kind, _mutate_png(kind, data, rng) if image else _mutate_text(kind, data, rng, big_mb)
 
 
-def _mutate_text(kind: str, data: bytes, rng: random.Random, big_mb: int) -> bytes:
-    big = rng.randint(1, big_mb) << 20
-    lines = data.split(b"\n")
+def _mutate_bytes(kind: str, data: bytes, rng: random.Random) -> bytes:
+    """Mutations that ignore the format: truncation, flipped bytes, junk, nothing."""
     if kind == "truncate":
         return data[: rng.randrange(len(data))] if data else data
     if kind == "flip" and data:
@@ -246,9 +245,13 @@ def _mutate_text(kind: str, data: bytes, rng: random.Random, big_mb: int) -> byt
             out[rng.randrange(len(out))] = rng.randrange(256)
         return bytes(out)
     if kind == "junk":
-        return rng.randbytes(rng.randint(0, 2000))
-    if kind == "empty":
-        return b""
+        return rng.randbytes(rng.randint(0, 5000))
+    return b""
+
+
+def _mutate_text(kind: str, data: bytes, rng: random.Random, big_mb: int) -> bytes:
+    big = rng.randint(1, big_mb) << 20
+    lines = data.split(b"\n")
     if kind == "token" and data:
         k = rng.randrange(len(data))
         return data[:k] + rng.choice(TOKENS) + data[k:]
@@ -305,17 +308,6 @@ def _mutate_png(kind: str, data: bytes, rng: random.Random) -> bytes:
         (image.convert(mode) if mode else image).save(out, format="PNG", **options)
         return out.getvalue()
 
-    if kind == "truncate":
-        return data[: rng.randrange(max(len(data), 1))]
-    if kind == "flip":
-        out = bytearray(data)
-        for _ in range(rng.randint(1, 20)):
-            out[rng.randrange(len(out))] = rng.randrange(256)
-        return bytes(out)
-    if kind == "junk":
-        return rng.randbytes(rng.randint(0, 5000))
-    if kind == "empty":
-        return b""
     if kind == "trns":
         array = pixels.astype(np.uint16 if rng.random() < 0.5 else np.uint8)
         return encode(array, transparency=int(array.flat[0]))
