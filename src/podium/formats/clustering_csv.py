@@ -185,16 +185,16 @@ def _distinct(names: list[str]) -> bool:
 
 
 def _truth_problems(rows: Rows, path: Path) -> list[Issue]:
-    problems = []
+    problems = IssueLog()  # keeps the first 50 and counts the rest
     first_line: dict[str, int] = {}
     for line, fields in zip(rows.lines, rows.field_lists()):
         if len(fields) != 2 or not all(fields):
-            problems.append(Issue("truth_row", f"expected 'image,identity', got {fields[:3]}", str(path), line))
+            problems.error("truth_row", f"expected 'image,identity', got {[f[:40] for f in fields[:3]]}", path, line)
         elif fields[0] in first_line:
-            problems.append(Issue("truth_duplicate", f"repeats image {fields[0]!r} of line {first_line[fields[0]]}", str(path), line))
+            problems.error("truth_duplicate", f"repeats image {fields[0][:80]!r} of line {first_line[fields[0]]}", path, line)
         else:
             first_line[fields[0]] = line
-    return problems
+    return problems.errors
 
 
 def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) -> NDArray[np.int64] | None:

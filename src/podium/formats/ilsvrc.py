@@ -108,19 +108,20 @@ def read_truth_labels(path: Path, log: IssueLog | None = None) -> list[list[int]
     """
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file")
-    labels, problems = [], []
+    labels: list[list[int]] = []
+    problems = IssueLog()  # keeps the first 50 and counts the rest
     for number, line in enumerate(_lines(path, "truth"), start=1):
         try:
             values = [int(t) for t in line.split()]
         except ValueError:
             values = []
         if not values or not all(0 <= v < LIMIT for v in values):
-            problems.append(Issue("truth_line", f"must hold one or more integer class IDs from 0 to {LIMIT - 1}", str(path), number))
+            problems.error("truth_line", f"must hold one or more integer class IDs from 0 to {LIMIT - 1}", path, number)
         elif not any(values):
-            problems.append(Issue("truth_line", "holds only 0, which the kit reads as padding: the image has no label", str(path), number))
+            problems.error("truth_line", "holds only 0, which the kit reads as padding: the image has no label", path, number)
         labels.append([v for v in values if v])
-    if problems or not labels:
-        raise TruthError(f"truth {path} is not usable", problems or [Issue("truth_empty", "is empty", str(path))])
+    if problems.error_count or not labels:
+        raise TruthError(f"truth {path} is not usable", problems.errors or [Issue("truth_empty", "is empty", str(path))])
     outside = [i for i, values in enumerate(labels, start=1) if any(v > N_CLASSES for v in values)]
     if outside and log is not None:
         log.warning(
