@@ -285,14 +285,12 @@ def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> l
 
 
 def _xml_files(folder: Path) -> Iterator[tuple[Path, str | None]]:
-    """Every ``.xml`` below ``folder``, sorted; links and special files come with the reason they are refused."""
+    """Every ``.xml`` below ``folder``, sorted, with ``None``; links and special files with why they are refused."""
     stack = [folder]
     while stack:
         current = stack.pop()
         listing = list_folder(current, refuse_hard_links=False)
-        for path, why in listing.refused:
-            if path.name.lower().endswith(".xml") or "link" in why:
-                yield path, why
+        yield from listing.refused
         yield from ((path, None) for path in listing.files if path.name.endswith(".xml"))
         stack.extend(reversed(listing.folders))
 

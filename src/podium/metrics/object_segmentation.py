@@ -166,9 +166,9 @@ class _Side:
     """The objects of one label image: codes 1..n in label order, areas, boxes, pixels by object.
 
     ``extremes[k]`` is ``(top, bottom, left, right)`` of object k+1 (inclusive pixel
-    indices). ``pixels`` and ``boundary`` list each object's pixel coordinates,
-    and those of its 4-boundary (pixels with a 4-neighbour outside the object or
-    outside the image), grouped by object: rows ``start[k]:start[k + 1]`` are object k+1's.
+    indices). ``pixels``, ``boundary`` and ``edge_pixels`` list, grouped by object,
+    the coordinates of its pixels, of its 4-boundary and of its 8-boundary (pixels
+    with a 4- or 8-neighbour outside the object or outside the image).
     """
 
     def __init__(self, labels: NDArray[np.integer]) -> None:
@@ -279,7 +279,7 @@ class _Grouped:
         per_object = np.add.reduceat(keep.astype(np.int64), self.start[:-1]) if len(self.start) > 1 else np.zeros(0, np.int64)
         return _Grouped(self.y[keep], self.x[keep], _starts(per_object))
 
-    def of_object(self, code: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def of_object(self, code: int) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]:
         rows = slice(self.start[code - 1], self.start[code])
         return self.y[rows], self.x[rows]
 
