@@ -22,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from podium.runner import tree
 
@@ -60,17 +61,21 @@ def run_limited(
     """
     group = _make_group(cgroup, workdir) if cgroup is not None else None
     stdout_path, stderr_path = workdir.parent / f"{workdir.name}.stdout", workdir.parent / f"{workdir.name}.stderr"
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        start = time.monotonic()
+    clock_read, clock_write = os.pipe()
+    os.set_blocking(clock_read, False)
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, os.fdopen(clock_read, "rb") as clock:
         process = subprocess.Popen(
-            [sys.executable, "-m", "podium.runner.keeper", *command],
+            [sys.executable, "-m", "podium.runner.keeper", str(clock_write), *command],
             cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
+            pass_fds=(clock_write,),
             start_new_session=True,  # its own process group, killed as one
             preexec_fn=_child_setup(isolate_network, group),
         )
+        os.close(clock_write)
+        times = _KeeperClock(clock, time.monotonic())
         isolated = isolate_network and not tree.same_network(process.pid)
         peak, outcome = 0, "finished"
         while True:
@@ -78,7 +83,7 @@ def run_limited(
             peak = max(peak, tree.resident_bytes(members))
             if process.poll() is not None:  # the keeper ends when no descendant is left
                 break
-            elapsed = time.monotonic() - start
+            elapsed = time.monotonic() - times.start()
             if time_limit_s is not None and elapsed >= time_limit_s:
                 outcome = "timeout"
                 break
@@ -90,7 +95,7 @@ def run_limited(
             if group is not None:
                 _write(group / "cgroup.kill", "1")
             _kill_tree(process)
-        wall = time.monotonic() - start
+        wall = times.wall(finished=outcome == "finished")
     exit_code = process.wait()
     if outcome == "finished" and exit_code != 0:
         outcome = "crashed"
@@ -107,6 +112,32 @@ def run_limited(
         stderr_tail=_tail(stderr_path),
         network_isolated=isolated,
     )
+
+
+class _KeeperClock:
+    """When the keeper started the program and when its last process ended (``CLOCK_MONOTONIC``,
+    one clock for all processes), read from the pipe it writes them to: the program is not
+    charged for the keeper's own start-up. Until the keeper has written, the spawn time stands in."""
+
+    def __init__(self, pipe: BinaryIO, spawned: float) -> None:
+        self.pipe, self.spawned, self.text = pipe, spawned, b""
+
+    def _times(self) -> list[float]:
+        try:
+            self.text += self.pipe.read() or b""
+        except BlockingIOError:
+            pass
+        return [float(t) for t in self.text.split()[:2]]
+
+    def start(self) -> float:
+        times = self._times()
+        return times[0] if times else self.spawned
+
+    def wall(self, finished: bool) -> float:
+        """Start to end of the program's whole tree; to now when it was killed."""
+        times = self._times()
+        end = times[1] if finished and len(times) == 2 else time.monotonic()
+        return end - (times[0] if times else self.spawned)
 
 
 def _make_group(parent: Path, workdir: Path) -> Path:

@@ -9,7 +9,6 @@ and can be killed.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 
@@ -19,10 +18,14 @@ PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNET = 0x40000000
 
 
+def _libc() -> ctypes.CDLL:
+    """The C library, from the symbols already loaded (``find_library`` would run ``ldconfig``)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def _prctl(option: int, value: int) -> bool:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
+        return _libc().prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
@@ -96,8 +99,7 @@ def kill_all(pids: list[int]) -> None:
 def unshare_network() -> None:
     """In the child before exec: a new, empty network namespace if the system permits (else nothing)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.unshare(CLONE_NEWNET)
+        _libc().unshare(CLONE_NEWNET)
     except (OSError, AttributeError):
         pass
 
