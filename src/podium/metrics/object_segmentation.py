@@ -46,7 +46,7 @@ from scipy import ndimage
 
 
 WORK_PER_PIXEL = 200  # the work budget of one image pair, in distance evaluations per pixel ...
-WORK_BASE = 100_000_000  # ... plus this: about 2 s here for any image, 9 s for 4 megapixels
+WORK_BASE = 100_000_000  # ... plus this: about 2 s here for a GlaS image, 10 s for 4 megapixels
 
 
 class TooComplex(ValueError):
