@@ -2,10 +2,11 @@
 
 - Wall time runs from the start to the end of the whole process tree, not only
   of the first process.
-- Peak memory: the largest sum, over one sample, of the resident memory of
-  every process in the tree, sampled at ``SAMPLE_HZ``. Never the spawner's
-  ``ru_maxrss``, which inherits the parent's own peak and sees only the largest
-  single process.
+- Peak memory: the largest sum, over one sample, of the proportional set size
+  (Pss) of every process in the tree, sampled at ``SAMPLE_HZ``: a page shared
+  by forked processes counts once in all. Never summed resident sizes (a shared
+  page once per process) nor the spawner's ``ru_maxrss``, which inherits the
+  parent's own peak and sees only the largest single process.
 - At the time or memory limit, every process of the tree is killed with
   SIGKILL, including ones that ignore SIGTERM or start their own session
   (they stay in view: the keeper, :mod:`podium.runner.keeper`, is their
@@ -80,7 +81,7 @@ def run_limited(
         peak, outcome = 0, "finished"
         while True:
             members = [p for p in tree.descendants(process.pid) if not tree.is_zombie(p)]
-            peak = max(peak, tree.resident_bytes(members))
+            peak = max(peak, tree.proportional_bytes(members))
             if process.poll() is not None:  # the keeper ends when no descendant is left
                 break
             elapsed = time.monotonic() - times.start()
@@ -99,7 +100,7 @@ def run_limited(
     exit_code = process.wait()
     if outcome == "finished" and exit_code != 0:
         outcome = "crashed"
-    method = f"sampling the summed resident memory of the process tree at {SAMPLE_HZ} Hz"
+    method = f"sampling the summed proportional set size (Pss) of the process tree at {SAMPLE_HZ} Hz"
     group_peak = _read_int(group / "memory.peak") if group is not None else None
     if group_peak is not None:
         peak, method = group_peak, f"the peak of cgroup {group}"

@@ -12,7 +12,6 @@ import ctypes
 import os
 import signal
 
-PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNET = 0x40000000
@@ -76,13 +75,24 @@ def is_zombie(pid: int) -> bool:
         return True  # gone
 
 
-def resident_bytes(pids: list[int]) -> int:
-    """Summed resident memory of ``pids`` (each counted once)."""
+def proportional_bytes(pids: list[int]) -> int:
+    """Summed proportional set size (Pss) of ``pids``: a page shared by k processes counts 1/k in each.
+
+    So the sum counts every page of the tree once, where summed resident sizes
+    would count a page shared by forked children once per child. Read from
+    ``/proc/PID/smaps_rollup``; a process that exits meanwhile counts 0.
+
+    >>> proportional_bytes([os.getpid()]) > 0
+    True
+    """
     total = 0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE_SIZE
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
         except (OSError, IndexError, ValueError):
             continue  # exited between listing and reading
     return total
