@@ -219,3 +219,20 @@ def test_the_callers_other_children_are_never_touched(tmp_path: Path) -> None:
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_gigabytes_on_stderr_cost_no_disk_and_keep_the_tail(tmp_path: Path) -> None:
+    command, work = program(
+        tmp_path,
+        """
+        import os, sys
+        chunk = b"x" * (1 << 20)
+        for _ in range(2048):  # 2 GiB
+            os.write(2, chunk)
+        sys.stderr.write("\\nthe last words\\n")
+        """,
+    )
+    report = run_limited(command, work, time_limit_s=60, memory_limit_mb=None)
+    assert report.outcome == "finished" and report.stderr_tail.endswith("the last words")
+    assert len(report.stderr_tail) <= 16_384
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["participant.py", "work"]  # nothing written beside it

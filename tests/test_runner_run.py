@@ -224,3 +224,19 @@ def test_docker_end_to_end(tmp_path: Path, pixels) -> None:
     images, truth = pixels
     code, doc = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "60")
     assert doc["run"]["network_isolated"] is True and doc["run"]["outcome"] in ("finished", "no_output")
+
+
+@pytest.mark.parametrize(
+    ("trick", "code_name"),
+    [
+        ("import os; os.remove('input.txt'); os.mkdir('input.txt'); open('team.csv', 'w').write('x')", "malformed"),
+        ("import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here)", "workdir_replaced"),
+        ("import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here); os.symlink('/etc', here)", "workdir_replaced"),
+        ("import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here); open(here, 'w').write('x')", "workdir_replaced"),
+    ],
+)
+def test_a_program_that_replaces_its_input_or_its_folder_is_rejected_not_a_crash(tmp_path: Path, faces, trick: str, code_name: str) -> None:
+    images, truth = faces
+    code, doc = podium_run("face-clustering", "--command", participant(tmp_path, trick), "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    assert code == 1 and doc["status"] == "rejected", doc
+    assert any(e["code"] == code_name for e in doc["errors"]), doc["errors"]

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from podium.errors import UsageError
-from podium.runner.process import SAMPLE_HZ, STDERR_TAIL_LINES, RunReport
+from podium.runner.process import SAMPLE_HZ, RunReport, StderrTail
 
 PIDS_LIMIT = 4096
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -63,33 +63,31 @@ def run_docker(image: str, workdir: Path, images: Path, time_limit_s: float | No
     check_engine()
     cidfile = workdir.parent / f"{workdir.name}.cid"
     cidfile.unlink(missing_ok=True)
-    stderr_path = workdir.parent / f"{workdir.name}.stderr"
-    with open(stderr_path, "wb") as err:
-        start = time.monotonic()
-        process = subprocess.Popen(docker_command(image, workdir, images, memory_limit_mb, cidfile), stdout=subprocess.DEVNULL, stderr=err)
-        peak, outcome, container = 0, "finished", ""
-        while process.poll() is None:
-            container = container or (cidfile.read_text().strip() if cidfile.exists() else "")
-            if container:
-                peak = max(peak, read_peak(container) or 0)
-            if time_limit_s is not None and time.monotonic() - start >= time_limit_s:
-                outcome = "timeout"
-                subprocess.run(["docker", "kill", container], capture_output=True) if container else process.kill()
-                break
-            time.sleep(1 / SAMPLE_HZ)
-        exit_code = process.wait()
-        wall = time.monotonic() - start
+    start = time.monotonic()
+    process = subprocess.Popen(docker_command(image, workdir, images, memory_limit_mb, cidfile), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
+    peak, outcome, container = 0, "finished", ""
+    while process.poll() is None:
+        container = container or (cidfile.read_text().strip() if cidfile.exists() else "")
+        if container:
+            peak = max(peak, read_peak(container) or 0)
+        if time_limit_s is not None and time.monotonic() - start >= time_limit_s:
+            outcome = "timeout"
+            subprocess.run(["docker", "kill", container], capture_output=True) if container else process.kill()
+            break
+        time.sleep(1 / SAMPLE_HZ)
+    exit_code = process.wait()
+    wall = time.monotonic() - start
     if outcome == "finished" and exit_code == 137 and memory_limit_mb is not None:
         outcome = "memory_limit"  # the kernel's OOM killer inside the container's limit
     elif outcome == "finished" and exit_code != 0:
         outcome = "crashed"
-    tail = stderr_path.read_text(errors="replace").splitlines()[-STDERR_TAIL_LINES:]
     return RunReport(
         wall_s=wall,
         peak_memory_mb=peak / 2**20,
         memory_method="the container's cgroup peak" if peak else "unavailable: no cgroup memory file of the container was readable",
         exit_code=exit_code if outcome in ("finished", "crashed") else None,
         outcome=outcome,
-        stderr_tail="\n".join(tail),
+        stderr_tail=stderr.text(),
         network_isolated=True,
     )

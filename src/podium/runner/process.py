@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,22 +62,22 @@ def run_limited(
     Without one, the tree is sampled from /proc.
     """
     group = _make_group(cgroup, workdir) if cgroup is not None else None
-    stdout_path, stderr_path = workdir.parent / f"{workdir.name}.stdout", workdir.parent / f"{workdir.name}.stderr"
     clock_read, clock_write = os.pipe()
     os.set_blocking(clock_read, False)
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err, os.fdopen(clock_read, "rb") as clock:
+    with os.fdopen(clock_read, "rb") as clock:
         process = subprocess.Popen(
             [sys.executable, "-m", "podium.runner.keeper", str(clock_write), *command],
             cwd=workdir,
             stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             pass_fds=(clock_write,),
             start_new_session=True,  # its own process group, killed as one
             preexec_fn=_child_setup(isolate_network, group),
         )
         os.close(clock_write)
         times = _KeeperClock(clock, time.monotonic())
+        stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
         isolated = isolate_network and not tree.same_network(process.pid)
         peak, outcome = 0, "finished"
         while True:
@@ -110,7 +111,7 @@ def run_limited(
         memory_method=method,
         exit_code=exit_code if outcome in ("finished", "crashed") else None,
         outcome=outcome,
-        stderr_tail=_tail(stderr_path),
+        stderr_tail=stderr.text(),
         network_isolated=isolated,
     )
 
@@ -191,12 +192,26 @@ def _kill_tree(keeper: subprocess.Popen[bytes]) -> None:
     keeper.wait()
 
 
-def _tail(path: Path) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 16384))
-            lines = f.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
-    return "\n".join(lines[-STDERR_TAIL_LINES:])
+class StderrTail:
+    """The last ``TAIL_BYTES`` a program writes to its stderr pipe, drained by a thread.
+
+    Nothing reaches the disk, so gigabytes on stderr cost neither disk nor
+    memory, and there is no file the program could swap for a link.
+    """
+
+    TAIL_BYTES = 16_384
+
+    def __init__(self, pipe: BinaryIO) -> None:
+        self._pipe, self._tail = pipe, b""
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        with self._pipe:
+            while chunk := self._pipe.read1(1 << 16):  # type: ignore[attr-defined]
+                self._tail = (self._tail + chunk)[-self.TAIL_BYTES :]
+
+    def text(self) -> str:
+        """The last ``STDERR_TAIL_LINES`` lines, once the pipe is closed (at most 2 s later)."""
+        self._thread.join(timeout=2)
+        return "\n".join(self._tail.decode("utf-8", "replace").splitlines()[-STDERR_TAIL_LINES:])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Mapping
@@ -52,14 +54,17 @@ def run_program(
             report = run_limited(["/bin/sh", "-c", command], work, limit, memory_limit_mb, cgroup=cgroup)
         else:
             report = run_docker(image, work, images, limit, memory_limit_mb)  # type: ignore[arg-type]
-        (work / INPUT_FILE).unlink(missing_ok=True)
         run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb}
         if workdir is not None:
             run["workdir"] = str(work)
-        run.update(contract.details(work, images))
         warnings = []
         if snapshot(images) != before:
             warnings.append(Issue("images_modified", "the program changed the images folder (it should only read it)", str(images)))
+        replaced = _replaced(work)
+        if replaced:
+            return Result(challenge_id, REJECTED, {}, {}, warnings, [Issue("workdir_replaced", replaced, str(work))], params, run)
+        _remove_input_file(work)
+        run.update(contract.details(work, images))
         if not contract.has_output(work):
             if report.outcome == "finished":
                 run["outcome"] = "no_output"  # a limit or a crash stays the outcome: it is the cause
@@ -73,6 +78,28 @@ def run_program(
     result.warnings = warnings + result.warnings
     result.run = run
     return result
+
+
+def _replaced(work: Path) -> str | None:
+    """What the program did to its working folder, if it is no longer a real folder (never followed)."""
+    try:
+        mode = os.lstat(work).st_mode
+    except FileNotFoundError:
+        return "the program deleted its working folder; nothing can be scored"
+    if stat.S_ISLNK(mode):
+        return "the program replaced its working folder by a symbolic link, which is never followed"
+    if not stat.S_ISDIR(mode):
+        return "the program replaced its working folder by something that is not a folder"
+    return None
+
+
+def _remove_input_file(work: Path) -> None:
+    """``input.txt`` is podium's, not output: removed whatever the program turned it into."""
+    path = work / INPUT_FILE
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _why(report: RunReport, time_limit_s: float | None, memory_limit_mb: float | None) -> str:
