@@ -339,8 +339,8 @@ def image_stats(
         if other.n:
             matched = np.flatnonzero(partner)
             dice[matched] = 2 * shared[matched] / (areas[matched] + other.area[partner[matched]])
-            pairs = (matched + 1, partner[matched]) if own_is_s else (partner[matched], matched + 1)
-            haus[matched] = _hausdorff_pairs(s, g, *pairs, budget)
+            s_codes, g_codes = (matched + 1, partner[matched]) if own_is_s else (partner[matched], matched + 1)
+            haus[matched] = _hausdorff_pairs(s, g, s_codes, g_codes, budget)
             alone = np.flatnonzero(partner == 0)
             haus[alone] = _nearest_hausdorff(own, other, alone + 1, own_is_s, budget)
         return SideTerms(tuple(areas.tolist()), tuple(dice.tolist()), tuple(haus.tolist()))
@@ -494,7 +494,9 @@ def _candidate_points(
     pair = np.flatnonzero(scan_pixels)[pair]
     y, x = own.pixels.y[rows], own.pixels.x[rows]
     keep = ~own.pixel_on_edge[rows] & _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
-    pairs.append(pair[keep]), ys.append(y[keep]), xs.append(x[keep])
+    pairs.append(pair[keep])
+    ys.append(y[keep])
+    xs.append(x[keep])
     windows = np.flatnonzero(~scan_pixels)
     area = (height * width)[windows]
     pair = np.repeat(windows, area)
@@ -502,7 +504,9 @@ def _candidate_points(
     y = (top[pair] + k // width[pair]).astype(own.pixels.y.dtype)
     x = (left[pair] + k % width[pair]).astype(own.pixels.x.dtype)
     keep = (own.codes[y, x] == a_codes[pair]) & ~own.edge8[y, x] & _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
-    pairs.append(pair[keep]), ys.append(y[keep]), xs.append(x[keep])
+    pairs.append(pair[keep])
+    ys.append(y[keep])
+    xs.append(x[keep])
     pair = np.concatenate(pairs)
     order = np.argsort(pair, kind="stable")
     return np.concatenate(ys)[order], np.concatenate(xs)[order], np.bincount(pair, minlength=len(a_codes))
@@ -572,8 +576,9 @@ def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_i
         bound, index = tree.query(own.extremes[codes[pending] - 1], k=k, p=np.inf)
         bound, index = bound.reshape(len(pending), k), index.reshape(len(pending), k) + 1
         mine = np.repeat(codes[pending], k)
-        pairs = (mine, index.ravel()) if own_is_s else (index.ravel(), mine)
-        distances = _hausdorff_pairs(*((own, other) if own_is_s else (other, own)), *pairs, budget).reshape(index.shape)
+        s_side, g_side = (own, other) if own_is_s else (other, own)
+        s_codes, g_codes = (mine, index.ravel()) if own_is_s else (index.ravel(), mine)
+        distances = _hausdorff_pairs(s_side, g_side, s_codes, g_codes, budget).reshape(index.shape)
         best[pending] = distances.min(axis=1)
         pending = pending[(bound[:, -1] < best[pending]) & (k < other.n)]
         k = min(2 * k, other.n)
