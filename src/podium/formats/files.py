@@ -39,10 +39,13 @@ def read_bytes(path: Path, max_bytes: int, needs: str = "") -> bytes:
             raise FileProblem("is not a regular file")
         data = f.read(max_bytes + 1) if info.st_size <= max_bytes else b""
     if info.st_size > max_bytes or len(data) > max_bytes:
-        size = max(info.st_size, len(data))
-        needed = f"a file for {needs} needs at most" if needs else "the most accepted is"
-        raise FileProblem(f"is {size_text(size)}; {needed} {size_text(max_bytes)}")
+        raise FileProblem(f"is {size_text(max(info.st_size, len(data)))}; {at_most(needs)} {size_text(max_bytes)}")
     return data
+
+
+def at_most(needs: str) -> str:
+    """``'a file for 5 images needs at most'``, or ``'the most accepted is'`` when the need is not known."""
+    return f"a file for {needs} needs at most" if needs else "the most accepted is"
 
 
 def size_text(n: int) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from podium.formats.files import FileProblem, read_bytes
+from podium.formats.files import FileProblem, at_most, read_bytes
 
 MAX_BYTES = 256 << 20  # any text podium reads, the organizer's included
 MAX_LINES = 2_000_000
@@ -41,8 +41,7 @@ def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
     data = read_bytes(path, limits.max_bytes, limits.needs)
     newlines = data.count(b"\n")
     if newlines > limits.max_lines:
-        needed = f"a file for {limits.needs} needs at most" if limits.needs else "the most accepted is"
-        raise FileProblem(f"has {newlines + 1:,} lines; {needed} {limits.max_lines:,}")
+        raise FileProblem(f"has {newlines + 1:,} lines; {at_most(limits.needs)} {limits.max_lines:,}")
     _check_line_lengths(data, limits.max_line)
     try:
         text = data.decode("utf-8-sig")
