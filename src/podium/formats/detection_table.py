@@ -11,7 +11,6 @@ row with empty BBox and Class; in a submission it may have such a row or none.
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from podium.formats.files import FileProblem
-from podium.formats.text import TextLimits, read_text
+from podium.formats.text import DECIMAL, TextLimits, read_text
 from podium.issues import IssueLog, plural
 from podium.metrics.detection_points import Boxes
 
@@ -29,7 +28,6 @@ BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
 COORDINATE_HEADERS = ({"xc", "x", "x_c", "xcenter", "x_center"}, {"yc", "y", "y_c", "ycenter", "y_center"}, {"w", "width"}, {"h", "height"})
 CLASSES = {"0": 0, "1": 1, "false": 0, "true": 1}
 CLASS_VALUES = {**CLASSES, "False": 0, "True": 1, "FALSE": 0, "TRUE": 1}  # as written, for the fast path
-DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # what exact arithmetic reads
 _BOX_PUNCTUATION = str.maketrans({c: " " for c in "[](){}\"',;"})
 
 

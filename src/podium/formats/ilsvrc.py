@@ -29,8 +29,9 @@ from numpy.typing import NDArray
 from podium.errors import TruthError
 from podium.formats.folders import list_folder
 from podium.formats.files import FileProblem, read_bytes
-from podium.formats.text import TextLimits, read_text
+from podium.formats.text import DECIMAL, TextLimits, read_text
 from podium.issues import Issue, IssueLog, plural
+from podium.metrics.imagenet import Corner, TruthBox
 
 MAX_GUESSES = 5
 N_CLASSES = 1000
@@ -225,14 +226,11 @@ def _is_number(token: str) -> bool:
     return True
 
 
-Corner = int | Fraction  # a box corner as written: an integer, or an exact decimal
-Box = tuple[int, Corner, Corner, Corner, Corner]  # (class id, xmin, ymin, xmax, ymax)
 MAX_XML_BYTES = 1 << 20  # a VOC box file is about 1 kB
 ARCHIVE_BYTES_PER_IMAGE = 4096  # the official archive inflates to about 1.2 kB per image
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> list[list[Box]]:
+def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> list[list[TruthBox]]:
     """Boxes ``(class id, xmin, ymin, xmax, ymax)`` of each validation image, by file name.
 
     ``source`` is a folder of XML files or the .tgz/.tar archive, inflated in
@@ -240,7 +238,7 @@ def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> l
     and special files are refused by name; each unusable XML is named with what
     is wrong with it; a missing XML for an image of the ground truth is a truth error.
     """
-    boxes: list[list[Box] | None] = [None] * n_images
+    boxes: list[list[TruthBox] | None] = [None] * n_images
     problems: list[Issue] = []
     broken = 0
 
@@ -369,7 +367,7 @@ _TAG = re.compile(rb"<(name|xmin|ymin|xmax|ymax)>([^<]*)</\1>")  # no nested rep
 _FIELDS = (b"name", b"xmin", b"ymin", b"xmax", b"ymax")
 
 
-def _parse_xml(data: bytes, id_of_wnid: dict[str, int]) -> list[Box]:
+def _parse_xml(data: bytes, id_of_wnid: dict[str, int]) -> list[TruthBox]:
     """Objects of a VOC XML file.
 
     The usual layout (each ``<object>`` with ``<name>`` and ``<bndbox>`` corners
@@ -388,7 +386,7 @@ def _parse_xml(data: bytes, id_of_wnid: dict[str, int]) -> list[Box]:
     return _parse_xml_tree(data, id_of_wnid)
 
 
-def _object(wnid: str, corners: list[str | None], id_of_wnid: dict[str, int]) -> Box:
+def _object(wnid: str, corners: list[str | None], id_of_wnid: dict[str, int]) -> TruthBox:
     if wnid not in id_of_wnid:
         raise ValueError(f"names {wnid[:40]!r}, not a WNID of the 1000 classes")
     values = [_corner(c) for c in corners]
@@ -405,13 +403,13 @@ def _corner(text: str | None) -> Corner | None:
     text = (text or "").strip()
     if text.isascii() and text.isdigit() and len(text) < 12:
         return int(text)
-    if len(text) <= 40 and _DECIMAL.fullmatch(text):
+    if len(text) <= 40 and DECIMAL.fullmatch(text):
         value = Fraction(text)
         return int(value) if value.denominator == 1 else value
     return None
 
 
-def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[Box]:
+def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[TruthBox]:
     try:
         root = ElementTree.fromstring(data)
     except ElementTree.ParseError as exc:

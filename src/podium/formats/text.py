@@ -14,6 +14,7 @@ the test set, not by the file. The checks, in order, each naming what is wrong:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from podium.formats.files import FileProblem, at_most, read_bytes
 MAX_BYTES = 256 << 20  # any text podium reads, the organizer's included
 MAX_LINES = 2_000_000
 MAX_LINE = 65_536  # characters; below csv's field limit of 131,072
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # a plain decimal, as Fraction reads it exactly
 
 
 @dataclass(frozen=True)

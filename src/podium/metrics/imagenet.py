@@ -34,7 +34,7 @@ _NEVER_TRUTH = -3  # padding of the truth matrix
 _NEVER_GUESS = -2  # missing guesses and labels outside the classes
 UNIT_ROUNDOFF = 2.0**-53
 
-Corner = int | Fraction
+Corner = int | Fraction  # a box corner as written: an integer, or an exact decimal
 TruthBox = tuple[int, Corner, Corner, Corner, Corner]  # (class id, xmin, ymin, xmax, ymax)
 ExactCorners = Callable[[int, int], Sequence[Fraction]]  # (image, guess) -> the guess's corners as written
 
