@@ -37,6 +37,7 @@ do not depend on the order in which images are merged.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -393,9 +394,8 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     union_area = (np.maximum(es[:, 1], eg[:, 1]) - np.minimum(es[:, 0], eg[:, 0]) + 1) * (
         np.maximum(es[:, 3], eg[:, 3]) - np.minimum(es[:, 2], eg[:, 2]) + 1
     )
-    inter_area = np.clip(np.minimum(es[:, 1], eg[:, 1]) - np.maximum(es[:, 0], eg[:, 0]) + 1, 0, None) * np.clip(
-        np.minimum(es[:, 3], eg[:, 3]) - np.maximum(es[:, 2], eg[:, 2]) + 1, 0, None
-    )
+    _, _, height, width = _box_overlap(s, g, s_codes, g_codes)
+    inter_area = height * width
     bs, bg = np.diff(s.boundary.start)[s_codes - 1], np.diff(g.boundary.start)[g_codes - 1]
     point_cost = (bs + np.minimum(inter_area, s.area[s_codes])) * bg + (bg + np.minimum(inter_area, g.area[g_codes])) * bs
     by_transform = _EDT_PIXEL_COST * union_area + _EDT_CALL_COST < point_cost
@@ -433,16 +433,24 @@ def _directed_squared(
         out[pairs] = (dy * dy + dx * dx).max(axis=0)
     rest = np.flatnonzero(~single)
     a_rest, b_rest = a_codes[rest], b_codes[rest]
-    gathered = np.cumsum(np.minimum(own.area[a_rest], _window_area(own, other, a_rest, b_rest)) + np.diff(own.edge_pixels.start)[a_rest - 1])
-    first = 0
-    while first < len(rest):
-        done = int(gathered[first - 1]) if first else 0
-        last = min(max(first + 1, int(np.searchsorted(gathered, done + _CHUNK, side="right"))), len(rest))
-        budget.spend(float(gathered[last - 1] - done))
-        y, x, per_pair = _candidate_points(own, other, a_rest[first:last], b_rest[first:last])
-        out[rest[first:last]] = _farthest(other, y, x, per_pair, b_rest[first:last], budget)
-        first = last
+    _, _, height, width = _box_overlap(own, other, a_rest, b_rest)
+    gathered = np.minimum(own.area[a_rest], height * width) + np.diff(own.edge_pixels.start)[a_rest - 1]
+    budget.spend(float(gathered.sum()))
+    for batch in _batches(gathered):
+        y, x, per_pair = _candidate_points(own, other, a_rest[batch], b_rest[batch])
+        out[rest[batch]] = _farthest(other, y, x, per_pair, b_rest[batch], budget)
     return out
+
+
+def _batches(work: NDArray[np.int64]) -> Iterator[slice]:
+    """Consecutive slices of the items whose ``work`` adds up to about ``_CHUNK`` (one item at least)."""
+    total = np.cumsum(work)
+    first = 0
+    while first < len(work):
+        done = int(total[first - 1]) if first else 0
+        last = min(max(first + 1, int(np.searchsorted(total, done + _CHUNK, side="right"))), len(work))
+        yield slice(first, last)
+        first = last
 
 
 def _farthest(
@@ -450,25 +458,24 @@ def _farthest(
 ) -> NDArray[np.int64]:
     """:func:`_max_min_squared` of grouped points, in batches of about ``_CHUNK`` distances."""
     out = np.zeros(len(b_codes), dtype=np.int64)
-    work = np.cumsum(per_pair * np.diff(other.boundary.start)[b_codes - 1])
-    budget.spend(float(work[-1]) if work.size else 0.0)
-    row_end = np.cumsum(per_pair)
-    first = 0
-    while first < len(b_codes):
-        done = int(work[first - 1]) if first else 0
-        last = min(max(first + 1, int(np.searchsorted(work, done + _CHUNK, side="right"))), len(b_codes))
-        rows = slice(int(row_end[first - 1]) if first else 0, int(row_end[last - 1]))
-        out[first:last] = _max_min_squared(other, y[rows], x[rows], per_pair[first:last], b_codes[first:last])
-        first = last
+    work = per_pair * np.diff(other.boundary.start)[b_codes - 1]
+    budget.spend(float(work.sum()))
+    row_start = np.cumsum(per_pair) - per_pair
+    for batch in _batches(work):
+        rows = slice(int(row_start[batch.start]), int(row_start[batch.stop - 1] + per_pair[batch.stop - 1]))
+        out[batch] = _max_min_squared(other, y[rows], x[rows], per_pair[batch], b_codes[batch])
     return out
 
 
-def _window_area(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Pixels in the overlap of the boxes of A and B."""
+def _box_overlap(
+    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Top, left, height and width of the overlap of the boxes of A and B (height or width 0: none)."""
     ea, eb = own.extremes[a_codes - 1], other.extremes[b_codes - 1]
-    height = np.clip(np.minimum(ea[:, 1], eb[:, 1]) - np.maximum(ea[:, 0], eb[:, 0]) + 1, 0, None)
-    width = np.clip(np.minimum(ea[:, 3], eb[:, 3]) - np.maximum(ea[:, 2], eb[:, 2]) + 1, 0, None)
-    return height * width
+    top, left = np.maximum(ea[:, 0], eb[:, 0]), np.maximum(ea[:, 2], eb[:, 2])
+    height = np.clip(np.minimum(ea[:, 1], eb[:, 1]) - top + 1, 0, None)
+    width = np.clip(np.minimum(ea[:, 3], eb[:, 3]) - left + 1, 0, None)
+    return top, left, height, width
 
 
 def _candidate_points(
@@ -483,10 +490,7 @@ def _candidate_points(
     every b: that pixel is not the farthest. Inner pixels are found by scanning
     A's pixels, or the overlap of the boxes when it is smaller.
     """
-    ea, eb = own.extremes[a_codes - 1], other.extremes[b_codes - 1]
-    top, left = np.maximum(ea[:, 0], eb[:, 0]), np.maximum(ea[:, 2], eb[:, 2])
-    height = np.clip(np.minimum(ea[:, 1], eb[:, 1]) - top + 1, 0, None)
-    width = np.clip(np.minimum(ea[:, 3], eb[:, 3]) - left + 1, 0, None)
+    top, left, height, width = _box_overlap(own, other, a_codes, b_codes)
     scan_pixels = own.area[a_codes] <= height * width
     pair_edge, rows = _segments(own.edge_pixels, a_codes)
     pairs, ys, xs = [pair_edge], [own.edge_pixels.y[rows]], [own.edge_pixels.x[rows]]
