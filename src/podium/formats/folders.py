@@ -72,7 +72,7 @@ def one_level_down(root: Path, log: IssueLog) -> bool:
 
 def single_file(submission: Path, suffixes: tuple[str, ...], log: IssueLog) -> Path | None:
     """The submission file itself, or the one file with one of ``suffixes`` in a submission folder."""
-    if submission.is_file() and not submission.is_symlink():
+    if submission.is_file():
         return submission
     if not submission.is_dir():
         log.error("not_a_file", "the submission is neither a regular file nor a folder", submission)
