@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,15 @@ from PIL import Image
 from podium.cli import cli
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def _sandbox() -> str:
+    from podium.runner.sandbox import bwrap_problem
+
+    return "bwrap" if bwrap_problem() is None else "none"
+
+
+SANDBOX = _sandbox()
 
 
 def save_png(path: Path, pixels: np.ndarray, mode: str | None = None) -> Path:
@@ -45,3 +56,45 @@ def run_json(challenge: str, truth: Path, submission: Path, *extra: str, command
     args = [command, challenge, "--truth", str(truth), "--submission", str(submission), "--json", "-", "--workers", "1"]
     result = CliRunner().invoke(cli, args + list(extra))
     return result.exit_code, json.loads(result.stdout)
+
+
+def require(component: str, problem: str | None) -> None:
+    """Skip when a system component is missing, with the reason; in CI (``CI=true``) fail instead."""
+    if problem is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{component} is required in CI: {problem}")
+    pytest.skip(f"{component} is not available: {problem}")
+
+
+@pytest.fixture
+def sandbox() -> None:
+    """bubblewrap, able to make a sandbox here."""
+    from podium.runner.sandbox import bwrap_problem
+
+    require("bubblewrap", bwrap_problem())
+
+
+def sandbox_options(sandbox: str | None = None) -> list[str]:
+    """``podium run`` options: the sandbox, showing the program this Python (its environment and its base).
+
+    bubblewrap where it works, else none, so that the contracts are tested everywhere;
+    test_runner_sandbox.py requires bubblewrap in CI.
+    """
+    return ["--sandbox", sandbox or SANDBOX, *[arg for prefix in sorted({sys.prefix, sys.base_prefix}) for arg in ("--visible", prefix)]]
+
+
+def cgroup_problem() -> str | None:
+    from podium.runner import cgroups
+
+    group = cgroups.open_group(f"podium-test-{os.getpid()}", cgroups.Limits(memory_bytes=2**30, pids=100))
+    if group is None:
+        return "podium cannot make a cgroup with memory and process limits here (it needs root, or --cgroup)"
+    group.remove()
+    return None
+
+
+@pytest.fixture
+def run_cgroup() -> None:
+    """A cgroup per run, with kernel-enforced limits and exact peak memory."""
+    require("cgroups", cgroup_problem())

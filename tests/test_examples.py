@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import sandbox_options
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fuzzy_jaccard_thresholds"
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
 
@@ -22,7 +24,7 @@ def tiles(tmp_path_factory) -> Path:
 
 def podium_run(tiles: Path, *extra: str) -> dict:
     command = [sys.executable, "-m", "podium", "run", "fuzzy-jaccard", "--images", str(tiles / "images"),
-               "--truth", str(tiles / "truth"), "--json", "-", "--quiet", *extra]  # fmt: skip
+               "--truth", str(tiles / "truth"), "--json", "-", "--quiet", *sandbox_options(), "--visible", str(EXAMPLE), *extra]  # fmt: skip
     return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cgroup_problem, require
+from podium.runner import cgroups
 from podium.runner.process import run_limited
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
@@ -90,7 +92,17 @@ def test_wall_time_waits_for_the_whole_tree(tmp_path: Path) -> None:
     assert report.outcome == "finished" and report.wall_s >= 0.6
 
 
-def test_one_process_of_300_mb_reports_300_mb_within_5_percent(tmp_path: Path) -> None:
+@pytest.fixture(params=["cgroup", "pss"])
+def method(request, monkeypatch) -> str:
+    """Each memory test runs twice: measured by the run's cgroup, and by sampling Pss (no cgroup)."""
+    if request.param == "cgroup":
+        require("cgroups", cgroup_problem())
+    else:
+        monkeypatch.setattr(cgroups, "open_group", lambda *args, **kwargs: None)
+    return request.param
+
+
+def test_one_process_of_300_mb_reports_300_mb_within_5_percent(tmp_path: Path, method: str) -> None:
     command, work = program(
         tmp_path,
         """
@@ -102,14 +114,14 @@ def test_one_process_of_300_mb_reports_300_mb_within_5_percent(tmp_path: Path) -
     )
     report = run_limited(command, work, time_limit_s=30, memory_limit_mb=None)
     assert 300 <= report.peak_memory_mb <= 315, report.peak_memory_mb  # the interpreter adds a few MB
-    assert "Pss" in report.memory_method
+    assert ("Pss" if method == "pss" else "cgroup") in report.memory_method
 
 
 @pytest.mark.parametrize(
     ("shared_mb", "own_mb", "low", "high"),
     [(0, 300, 900, 945), (300, 100, 600, 630)],  # within 5%: a shared page counts once, not once per child
 )
-def test_forked_children_count_every_page_once(tmp_path: Path, shared_mb: int, own_mb: int, low: int, high: int) -> None:
+def test_forked_children_count_every_page_once(tmp_path: Path, method: str, shared_mb: int, own_mb: int, low: int, high: int) -> None:
     """Three forked children, each with ``own_mb`` of its own and ``shared_mb`` inherited from their parent."""
     command, work = program(
         tmp_path,
@@ -135,7 +147,7 @@ def test_forked_children_count_every_page_once(tmp_path: Path, shared_mb: int, o
     assert low <= report.peak_memory_mb <= high, report.peak_memory_mb
 
 
-def test_memory_limit_kills(tmp_path: Path) -> None:
+def test_memory_limit_kills(tmp_path: Path, method: str) -> None:
     command, work = program(
         tmp_path,
         """
@@ -146,7 +158,9 @@ def test_memory_limit_kills(tmp_path: Path) -> None:
         """,
     )
     report = run_limited(command, work, time_limit_s=30, memory_limit_mb=150)
-    assert report.outcome == "memory_limit" and report.wall_s < 10
+    assert report.outcome == "memory_limit" and report.wall_s < 10 and report.exit_code is None
+    if method == "cgroup":  # the kernel holds the group at the limit
+        assert report.peak_memory_mb <= 150
 
 
 def test_network_isolation_is_reported(tmp_path: Path) -> None:
@@ -157,27 +171,26 @@ def test_network_isolation_is_reported(tmp_path: Path) -> None:
         assert report.network_isolated
 
 
-def test_delegated_cgroup_is_joined_and_its_peak_reported(tmp_path: Path, monkeypatch) -> None:
-    """A fake cgroup directory: podium must put the program in a child group and read its peak.
-    (Real cgroups are not created on these machines; the kernel side is not exercised here.)"""
-    import podium.runner.process as process_module
+def test_cgroup_v2_files_are_written_and_read_as_the_kernel_names_them(tmp_path: Path) -> None:
+    """The v2 interface on a plain folder (no v2 controller is delegated on these machines)."""
+    group = cgroups.open_group("run", cgroups.Limits(memory_bytes=2**30, pids=64, cpus=1.5), delegated=tmp_path)
+    assert group is not None and group.version == 2
+    folder = tmp_path / "run"
+    assert (folder / "memory.max").read_text() == str(2**30) and (folder / "memory.swap.max").read_text() == "0"
+    assert (folder / "pids.max").read_text() == "64" and (folder / "cpu.max").read_text() == "150000 100000"
+    (folder / "memory.peak").write_text("52428800\n")
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 2\n")
+    assert group.peak_bytes() == 52428800 and group.memory_kills() == 2
+    assert group.procs_files == [folder / "cgroup.procs"] and group.members() == []
+    assert group.kill() and (folder / "cgroup.kill").read_text() == "1"
 
-    parent = tmp_path / "delegated"
-    parent.mkdir()
-    command, work = program(tmp_path, "import os; open('pid.txt', 'w').write(str(os.getppid()))")
-    make_group = process_module._make_group
 
-    def make_group_with_peak(cgroup_parent: Path, workdir: Path) -> Path:
-        group = make_group(cgroup_parent, workdir)
-        (group / "memory.peak").write_text("52428800\n")  # what the kernel would keep up to date
-        return group
+def test_a_delegated_folder_podium_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
+    from podium.errors import UsageError
 
-    monkeypatch.setattr(process_module, "_make_group", make_group_with_peak)
-    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None, cgroup=parent)
-    (group,) = parent.iterdir()
-    # The keeper (the program's parent) joined before exec; its children inherit the group.
-    assert (group / "cgroup.procs").read_text() == (work / "pid.txt").read_text()
-    assert report.peak_memory_mb == 50.0 and "cgroup" in report.memory_method
+    command, work = program(tmp_path, "pass")
+    with pytest.raises(UsageError, match="cannot make a group"):
+        run_limited(command, work, time_limit_s=10, memory_limit_mb=None, cgroup=tmp_path / "missing")
 
 
 def test_the_callers_other_children_are_never_touched(tmp_path: Path) -> None:

@@ -14,25 +14,28 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from conftest import run, save_png
+from conftest import SANDBOX, run, sandbox_options, save_png
 from podium.cli import cli
 from podium.runner.docker import docker_command, read_peak
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
 
 
-def podium_run(*args: str) -> tuple[int, dict | str]:
-    result = CliRunner().invoke(cli, ["run", *args, "--json", "-"])
+def podium_run(*args: str, sandbox: str = SANDBOX) -> tuple[int, dict | str]:
+    result = CliRunner().invoke(cli, ["run", *args, "--json", "-", *sandbox_options(sandbox)])
     try:
         return result.exit_code, json.loads(result.stdout)
     except json.JSONDecodeError:
         return result.exit_code, result.output
 
 
-def participant(tmp_path: Path, code: str) -> str:
-    script = tmp_path / "participant.py"
+def participant(tmp_path: Path, code: str) -> list[str]:
+    """``--command`` for a program in a folder of its own (never beside the truth, which it must not see)."""
+    folder = tmp_path / "program"
+    folder.mkdir(exist_ok=True)
+    script = folder / "participant.py"
     script.write_text(textwrap.dedent(code))
-    return f"{sys.executable} {script}"
+    return ["--command", f"{sys.executable} {script}", "--visible", str(folder)]
 
 
 @pytest.fixture
@@ -65,7 +68,7 @@ def test_face_clustering_run_is_scored_with_time_and_ram_points(tmp_path: Path, 
     images, truth = faces
     command = participant(tmp_path, CLUSTER_BY_NAME)
     limits = ["--set", "th1_s=60", "--set", "th2_s=120", "--set", "ram_max_mb=4096"]
-    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), *limits)
+    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), *limits)
     assert code == 0, doc
     run = doc["run"]
     assert {"wall_s", "peak_memory_mb", "memory_method", "exit_code", "outcome", "stderr_tail"} <= set(run)
@@ -79,12 +82,12 @@ def test_face_clustering_run_is_scored_with_time_and_ram_points(tmp_path: Path, 
 def test_no_csv_is_no_output_and_exit_1(tmp_path: Path, faces) -> None:
     images, truth = faces
     command = participant(tmp_path, "import sys; print('oops', file=sys.stderr); sys.exit(2)")
-    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
     assert code == 1 and doc["status"] == "rejected"
     assert doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 2 and "oops" in doc["run"]["stderr_tail"]
     assert doc["errors"][0]["code"] == "no_output" and "ended with exit code 2" in doc["errors"][0]["message"]
     command = participant(tmp_path, "pass")
-    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
     assert code == 1 and doc["run"]["outcome"] == "no_output" and doc["run"]["exit_code"] == 0
 
 
@@ -96,9 +99,9 @@ def test_the_limit_stays_the_outcome_and_no_run_folder_is_left(tmp_path: Path, f
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     command = participant(tmp_path, "import time; time.sleep(30)")
-    code, output = run("run", "face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5")
+    code, output = run("run", "face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5", *sandbox_options())
     assert code == 1 and "killed at the limit" in output and "exit code None" not in output
-    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5")
+    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5")
     assert doc["run"]["outcome"] == "timeout" and "time limit of 0.5 s" in doc["errors"][0]["message"]
     assert "workdir" not in doc["run"] and list(scratch.iterdir()) == []
 
@@ -106,7 +109,7 @@ def test_the_limit_stays_the_outcome_and_no_run_folder_is_left(tmp_path: Path, f
 def test_crash_after_writing_is_still_scored(tmp_path: Path, faces) -> None:
     images, truth = faces
     command = participant(tmp_path, textwrap.dedent(CLUSTER_BY_NAME) + "import sys; sys.exit(5)\n")
-    code, doc = podium_run("face-clustering", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
     assert code == 0 and doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 5
     assert doc["scores"]["pairwise_f"] == 1.0
 
@@ -149,7 +152,7 @@ def test_fuzzy_jaccard_budget_scores_partial_output_and_broken_files_as_backgrou
     )
     # 4 images of 0.01 MP = 0.04 MP; at 0.02 MP/s the budget is 2 s, plus 0.5 s to start
     settings = ["--set", "rate_mp_s=0.02", "--set", "startup_s=0.5"]
-    code, doc = podium_run("fuzzy-jaccard", "--command", command, "--images", str(images), "--truth", str(truth), *settings)
+    code, doc = podium_run("fuzzy-jaccard", *command, "--images", str(images), "--truth", str(truth), *settings)
     assert code == 0, doc
     assert doc["run"]["outcome"] == "timeout" and doc["run"]["time_limit_s"] == pytest.approx(2.5)
     assert 2.5 <= doc["run"]["wall_s"] < 6
@@ -159,9 +162,10 @@ def test_fuzzy_jaccard_budget_scores_partial_output_and_broken_files_as_backgrou
 
 
 def test_a_program_that_changes_the_images_is_reported(tmp_path: Path, pixels) -> None:
+    """Without a sandbox (in one, the images are read-only: test_runner_sandbox.py)."""
     images, truth = pixels
     command = participant(tmp_path, "import os; folder = open('input.txt').read().strip(); open(os.path.join(folder, 'x.png'), 'w').write('')")
-    code, doc = podium_run("fuzzy-jaccard", "--command", command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    code, doc = podium_run("fuzzy-jaccard", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30", sandbox="none")
     assert code == 1 and doc["run"]["outcome"] == "no_output"
     assert doc["warnings"][0]["code"] == "images_modified"
 
@@ -236,7 +240,9 @@ def test_docker_end_to_end(tmp_path: Path, pixels) -> None:
     ],
 )
 def test_a_program_that_replaces_its_input_or_its_folder_is_rejected_not_a_crash(tmp_path: Path, faces, trick: str, code_name: str) -> None:
+    """Without a sandbox (in one, the working folder is a mount point it cannot replace: test_runner_sandbox.py)."""
     images, truth = faces
-    code, doc = podium_run("face-clustering", "--command", participant(tmp_path, trick), "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    command = participant(tmp_path, trick)
+    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30", sandbox="none")
     assert code == 1 and doc["status"] == "rejected", doc
     assert any(e["code"] == code_name for e in doc["errors"]), doc["errors"]

@@ -25,6 +25,7 @@ from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
 from podium.parameters import parse_settings
 from podium.ranking import Team, rank_teams
 from podium.runner.run import run_program
+from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
 from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
 from podium.result import REJECTED, SCORED, Result
@@ -160,15 +161,23 @@ def _report(result: Result, json_path: str | None, quiet: bool, checks_only: boo
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Working directory to create [default: a new temporary one].")
 @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP",
-              help="A cgroup v2 directory delegated to podium: exact peak memory and kill [env PODIUM_CGROUP].")  # fmt: skip
+              help="A cgroup v2 directory delegated to podium, for the run's limits and peak [env PODIUM_CGROUP].")  # fmt: skip
+@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True,
+              help="auto: bubblewrap for --command, Docker for --image; none runs the program with podium's own rights.")  # fmt: skip
+@click.option("--visible", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A folder the sandboxed program may read at its own path: its code, interpreter, models (repeatable).")  # fmt: skip
+@click.option("--cpus", type=click.FloatRange(min=0, min_open=True), default=None, help="CPU time in cores' worth (e.g. 4).")
+@click.option("--gpus", metavar="all|device=N,...", default=None, help="NVIDIA GPUs the sandboxed program may use.")
 @click.option("--quiet", is_flag=True, help="No table, no problem listing.")
 @guarded
 def run_command(
     challenge: str, command: str | None, image: str | None, images: Path, truth: Path, time_limit: float | None,
     memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, workdir: Path | None, cgroup: Path | None,
-    quiet: bool,
+    sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None, quiet: bool,
 ) -> int:  # fmt: skip
-    """Run a participant's program under the contest's contract and limits, then score its output."""
+    """Run a participant's program in a sandbox under the contest's contract and limits, then score its output."""
+    if sandbox == "none":
+        display.stderr.print(f"[yellow]warning:[/yellow] {NO_SANDBOX_WARNING}", soft_wrap=True)
     result = run_program(
         challenge,
         command=command,
@@ -181,6 +190,10 @@ def run_command(
         workdir=workdir,
         workers=default_workers(),
         cgroup=cgroup,
+        sandbox=sandbox,
+        visible=visible,
+        cpus=cpus,
+        gpus=gpus,
     )
     _report(result, json_path, quiet)
     if not quiet and json_path != "-" and result.run:
@@ -188,7 +201,7 @@ def run_command(
         display.stdout.print(
             f"run: {run['outcome']}, {run['wall_s']:.2f} s (limit {run['time_limit_s']}), peak {run['peak_memory_mb']:.1f} MB, "
             f"{'killed at the limit' if run['exit_code'] is None else 'exit code ' + str(run['exit_code'])}, "
-            f"network {'isolated' if run['network_isolated'] else 'NOT isolated'}",
+            f"network {'isolated' if run['network_isolated'] else 'NOT isolated'}, sandbox {run['sandbox']}",
             soft_wrap=True,
         )
         if run["exit_code"] not in (0, None) and run["stderr_tail"]:

@@ -13,19 +13,25 @@ import time
 from pathlib import Path
 
 from podium.errors import UsageError
-from podium.runner.process import SAMPLE_HZ, RunReport, StderrTail
+from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, RunReport, StderrTail
 
-PIDS_LIMIT = 4096
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 WORKDIR_IN_CONTAINER = "/work"
 
 
-def docker_command(image: str, workdir: Path, images: Path, memory_limit_mb: float | None, cidfile: Path) -> list[str]:
+def docker_command(
+    image: str, workdir: Path, images: Path, memory_limit_mb: float | None, cidfile: Path, cpus: float | None = None, gpus: str | None = None
+) -> list[str]:
     """The ``docker run`` command line (tested; run where an engine exists)."""
     command = ["docker", "run", "--rm", "--network", "none", "--pids-limit", str(PIDS_LIMIT), "--cidfile", str(cidfile)]
+    command += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
     if memory_limit_mb is not None:
         limit = f"{int(memory_limit_mb)}m"
         command += ["--memory", limit, "--memory-swap", limit]  # equal: no swap beyond the limit
+    if cpus is not None:
+        command += ["--cpus", f"{cpus:g}"]
+    if gpus is not None:
+        command += ["--gpus", gpus]
     images = images.resolve()
     command += ["-v", f"{images}:{images}:ro", "-v", f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw", "-w", WORKDIR_IN_CONTAINER, image]
     return command
@@ -59,12 +65,14 @@ def check_engine() -> None:
         raise UsageError(f"--image needs a running Docker engine: {info.stderr.strip().splitlines()[-1] if info.stderr.strip() else 'docker info failed'}")
 
 
-def run_docker(image: str, workdir: Path, images: Path, time_limit_s: float | None, memory_limit_mb: float | None) -> RunReport:
+def run_docker(
+    image: str, workdir: Path, images: Path, time_limit_s: float | None, memory_limit_mb: float | None, cpus: float | None = None, gpus: str | None = None
+) -> RunReport:
     check_engine()
     cidfile = workdir.parent / f"{workdir.name}.cid"
     cidfile.unlink(missing_ok=True)
     start = time.monotonic()
-    process = subprocess.Popen(docker_command(image, workdir, images, memory_limit_mb, cidfile), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(docker_command(image, workdir, images, memory_limit_mb, cidfile, cpus, gpus), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
     peak, outcome, container = 0, "finished", ""
     while process.poll() is None:
@@ -90,4 +98,5 @@ def run_docker(image: str, workdir: Path, images: Path, time_limit_s: float | No
         outcome=outcome,
         stderr_tail=stderr.text(),
         network_isolated=True,
+        sandbox="docker",
     )

@@ -1,11 +1,16 @@
 """Running a program under a time and memory limit, measuring its whole process tree.
 
 - Wall time runs from the start to the end of the whole process tree, not only
-  of the first process.
-- Peak memory: the largest sum, over one sample, of the proportional set size
-  (Pss) of every process in the tree, sampled at ``SAMPLE_HZ``: a page shared
-  by forked processes counts once in all. Never summed resident sizes (a shared
-  page once per process) nor the spawner's ``ru_maxrss``, which inherits the
+  of the first process. In the sandbox, the tree ends with the program's first
+  process: its PID namespace ends, and with it whatever it left running.
+- Peak memory: the peak of the run's own cgroup where one can be made
+  (:mod:`podium.runner.cgroups`: every page and every process counted once,
+  even short-lived ones, and the limits enforced by the kernel). Otherwise the
+  largest sum, over one sample, of the proportional set size (Pss) of every
+  process in the tree, plus what the sandbox's private ``/tmp`` and
+  ``/dev/shm`` hold, sampled at ``SAMPLE_HZ``: a page shared by forked
+  processes counts once in all. Never summed resident sizes (a shared page
+  once per process) nor the spawner's ``ru_maxrss``, which inherits the
   parent's own peak and sees only the largest single process.
 - At the time or memory limit, every process of the tree is killed with
   SIGKILL, including ones that ignore SIGTERM or start their own session
@@ -22,13 +27,18 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from podium.runner import tree
+from podium.errors import UsageError
+from podium.runner import cgroups, tree
+from podium.runner.keeper import Start
+from podium.runner.sandbox import Confinement, unconfined
 
 SAMPLE_HZ = 100
+PIDS_LIMIT = 4096
 STDERR_TAIL_LINES = 20
 
 
@@ -41,70 +51,95 @@ class RunReport:
     outcome: str  # finished | timeout | memory_limit | crashed (no_output is decided by the contract)
     stderr_tail: str
     network_isolated: bool
+    sandbox: str
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
 def run_limited(
-    command: list[str],
+    program: list[str] | Confinement,
     workdir: Path,
     time_limit_s: float | None,
     memory_limit_mb: float | None,
-    isolate_network: bool = True,
+    cpus: float | None = None,
     cgroup: Path | None = None,
 ) -> RunReport:
-    """Run ``command`` in ``workdir`` until its whole tree ends or a limit is hit.
+    """Run ``program`` in ``workdir`` until its whole tree ends or a limit is hit.
 
-    ``cgroup``: a cgroup v2 directory delegated to podium. The program is started
-    inside a new child group of it; its ``memory.peak`` then gives the peak memory
-    (every process counted once, however short-lived) and ``cgroup.kill`` ends it.
-    Without one, the tree is sampled from /proc.
+    ``program``: a command line (run unconfined, in a new network namespace
+    where the system permits) or a sandbox's :class:`Confinement`.
+    The run gets a cgroup of its own where one can be made
+    (:mod:`podium.runner.cgroups`; ``cgroup`` is a v2 directory delegated to
+    podium): the kernel then enforces the memory, process and CPU limits and
+    gives the exact peak. Without one, the tree is sampled from /proc.
     """
-    group = _make_group(cgroup, workdir) if cgroup is not None else None
+    start = program if isinstance(program, Confinement) else unconfined(program)
+    memory_bytes = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
+    name = f"podium-run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    group = cgroups.open_group(name, cgroups.Limits(memory_bytes, PIDS_LIMIT, cpus), delegated=cgroup)
+    if group is None and cgroup is not None:
+        raise UsageError(f"--cgroup {cgroup}: podium cannot make a group with limits there (is it a delegated cgroup v2 directory?)")
+    try:
+        return _run(start, workdir, time_limit_s, memory_bytes, group)
+    finally:
+        if group is not None:
+            group.remove()
+
+
+def _run(start: Confinement, workdir: Path, time_limit_s: float | None, memory_bytes: int | None, group: cgroups.Group | None) -> RunReport:
     clock_read, clock_write = os.pipe()
     os.set_blocking(clock_read, False)
+    keeper = Start(clock_write, start.program, [str(p) for p in group.procs_files] if group else [], start.bind, start.user)
+    isolate = start.sandbox == "none"  # a sandbox has a network namespace of its own
     with os.fdopen(clock_read, "rb") as clock:
         process = subprocess.Popen(
-            [sys.executable, "-m", "podium.runner.keeper", str(clock_write), *command],
+            [sys.executable, "-m", "podium.runner.keeper", *keeper.arguments()],
             cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            pass_fds=(clock_write,),
+            pass_fds=(clock_write, *start.pass_fds),
             start_new_session=True,  # its own process group, killed as one
-            preexec_fn=_child_setup(isolate_network, group),
+            preexec_fn=tree.unshare_network if isolate else None,
         )
         os.close(clock_write)
         times = _KeeperClock(clock, time.monotonic())
         stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
-        isolated = isolate_network and not tree.same_network(process.pid)
+        isolated = not isolate or not tree.same_network(process.pid)
         peak, outcome = 0, "finished"
         while True:
-            members = [p for p in tree.descendants(process.pid) if not tree.is_zombie(p)]
-            peak = max(peak, tree.proportional_bytes(members))
+            if group is None:
+                members = [p for p in tree.descendants(process.pid) if not tree.is_zombie(p)]
+                peak = max(peak, tree.proportional_bytes(members) + tree.private_tmpfs_bytes(members))
             if process.poll() is not None:  # the keeper ends when no descendant is left
                 break
             elapsed = time.monotonic() - times.start()
             if time_limit_s is not None and elapsed >= time_limit_s:
                 outcome = "timeout"
                 break
-            if memory_limit_mb is not None and peak > memory_limit_mb * 2**20:
+            if memory_bytes is not None and (peak > memory_bytes if group is None else group.memory_kills() > 0):
                 outcome = "memory_limit"
                 break
             time.sleep(1 / SAMPLE_HZ)
         if outcome != "finished":
             if group is not None:
-                _write(group / "cgroup.kill", "1")
+                group.kill()
             _kill_tree(process)
         wall = times.wall(finished=outcome == "finished")
+        refused = times.refused
     exit_code = process.wait()
+    if refused is None and not start.started():
+        refused = stderr.text() or f"{start.sandbox} exited with code {exit_code}"
+    if refused:
+        raise UsageError(f"the sandbox could not start the program: {refused}")
+    if group is not None and outcome == "finished" and group.memory_kills() > 0:
+        outcome = "memory_limit"  # the kernel stopped a process at the limit and the rest then ended
     if outcome == "finished" and exit_code != 0:
         outcome = "crashed"
-    method = f"sampling the summed proportional set size (Pss) of the process tree at {SAMPLE_HZ} Hz"
-    group_peak = _read_int(group / "memory.peak") if group is not None else None
-    if group_peak is not None:
-        peak, method = group_peak, f"the peak of cgroup {group}"
+    method = f"sampling the summed proportional set size (Pss) of the process tree, and its private /tmp and /dev/shm, at {SAMPLE_HZ} Hz"
+    if group is not None:
+        peak, method = group.peak_bytes() or 0, group.method
     return RunReport(
         wall_s=wall,
         peak_memory_mb=peak / 2**20,
@@ -113,23 +148,32 @@ def run_limited(
         outcome=outcome,
         stderr_tail=stderr.text(),
         network_isolated=isolated,
+        sandbox=start.sandbox,
     )
 
 
 class _KeeperClock:
     """When the keeper started the program and when its last process ended (``CLOCK_MONOTONIC``,
     one clock for all processes), read from the pipe it writes them to: the program is not
-    charged for the keeper's own start-up. Until the keeper has written, the spawn time stands in."""
+    charged for the keeper's own start-up. Until the keeper has written, the spawn time stands in.
+    A line that starts with ``!`` says why the program could not be confined (it was not started)."""
 
     def __init__(self, pipe: BinaryIO, spawned: float) -> None:
         self.pipe, self.spawned, self.text = pipe, spawned, b""
 
-    def _times(self) -> list[float]:
+    def _lines(self) -> list[str]:
         try:
             self.text += self.pipe.read() or b""
         except BlockingIOError:
             pass
-        return [float(t) for t in self.text.split()[:2]]
+        return self.text.decode("utf-8", "replace").splitlines()
+
+    def _times(self) -> list[float]:
+        return [float(line) for line in self._lines() if not line.startswith("!")][:2]
+
+    @property
+    def refused(self) -> str | None:
+        return next((line[1:] for line in self._lines() if line.startswith("!")), None)
 
     def start(self) -> float:
         times = self._times()
@@ -140,41 +184,6 @@ class _KeeperClock:
         times = self._times()
         end = times[1] if finished and len(times) == 2 else time.monotonic()
         return end - (times[0] if times else self.spawned)
-
-
-def _make_group(parent: Path, workdir: Path) -> Path:
-    """A new child cgroup for one run, under the delegated ``parent``."""
-    group = parent / f"podium-run-{os.getpid()}-{workdir.parent.name}"
-    group.mkdir(exist_ok=True)
-    return group
-
-
-def _child_setup(isolate_network: bool, group: Path | None):  # type: ignore[no-untyped-def]
-    """What the child does between fork and exec: join the cgroup, leave the network."""
-    if group is None and not isolate_network:
-        return None
-
-    def setup() -> None:
-        if group is not None:
-            _write(group / "cgroup.procs", str(os.getpid()))
-        if isolate_network:
-            tree.unshare_network()
-
-    return setup
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text)
-    except OSError:
-        pass
-
-
-def _read_int(path: Path) -> int | None:
-    try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _kill_tree(keeper: subprocess.Popen[bytes]) -> None:

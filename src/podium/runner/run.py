@@ -16,8 +16,10 @@ from podium.issues import Issue
 from podium.parameters import resolve
 from podium.result import REJECTED, Result
 from podium.runner.contracts import CONTRACTS, INPUT_FILE, prepare_workdir, snapshot
+from podium.formats.folders import list_folder
 from podium.runner.docker import run_docker
 from podium.runner.process import RunReport, run_limited
+from podium.runner.sandbox import bubblewrap, choose
 
 
 def run_program(
@@ -33,8 +35,18 @@ def run_program(
     workdir: Path | None = None,
     workers: int = 1,
     cgroup: Path | None = None,
+    sandbox: str = "auto",
+    visible: tuple[Path, ...] = (),
+    cpus: float | None = None,
+    gpus: str | None = None,
 ) -> Result:
-    """Run a participant's program under the challenge's contract and score its output."""
+    """Run a participant's program under the challenge's contract and score its output.
+
+    ``sandbox``: ``auto`` (bubblewrap for a command, Docker for an image),
+    ``bwrap``, ``docker`` or ``none``; ``visible``: folders the program may read
+    in the sandbox (its code, its interpreter); ``cpus``: cores' worth of CPU
+    time; ``gpus``: NVIDIA GPUs to give it (``all`` or ``device=0,1``).
+    """
     challenge = get(challenge_id)
     contract = CONTRACTS.get(challenge_id)
     if contract is None:
@@ -43,6 +55,8 @@ def run_program(
         raise UsageError("give exactly one of --command and --image")
     if not images.is_dir():
         raise UsageError(f"--images {images} is not a folder")
+    chosen = choose(sandbox, image is not None)
+    _keep_truth_hidden(truth, {"--images": images, **{"--visible": path for path in visible}})
     params = resolve(challenge.parameters, settings)
     limit = time_limit_s if time_limit_s is not None else contract.time_limit(images, params)
     scratch = None if workdir is not None else Path(tempfile.mkdtemp(prefix="podium-run-"))
@@ -50,11 +64,19 @@ def run_program(
     try:
         prepare_workdir(work, images)
         before = snapshot(images)
-        if command is not None:
-            report = run_limited(["/bin/sh", "-c", command], work, limit, memory_limit_mb, cgroup=cgroup)
+        read_through(images)
+        shell = ["/bin/sh", "-c", command or ""]
+        if chosen == "docker":
+            report = run_docker(image, work, images, limit, memory_limit_mb, cpus, gpus)  # type: ignore[arg-type]
+        elif chosen == "bwrap":
+            tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
+            with bubblewrap(shell, work, images, visible, tmpfs, gpus) as confinement:
+                report = run_limited(confinement, work, limit, memory_limit_mb, cpus, cgroup)
         else:
-            report = run_docker(image, work, images, limit, memory_limit_mb)  # type: ignore[arg-type]
-        run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb}
+            if gpus:
+                raise UsageError("--gpus needs a sandbox (bubblewrap or Docker); without one the program sees every device podium sees")
+            report = run_limited(shell, work, limit, memory_limit_mb, cpus, cgroup)
+        run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "cpus": cpus, "gpus": gpus}
         if workdir is not None:
             run["workdir"] = str(work)
         warnings = []
@@ -78,6 +100,31 @@ def run_program(
     result.warnings = warnings + result.warnings
     result.run = run
     return result
+
+
+def _keep_truth_hidden(truth: Path, shown: dict[str, Path]) -> None:
+    """Refuse to show the program a folder that holds the truth (or lies inside it)."""
+    hidden = truth.resolve()
+    for option, path in shown.items():
+        seen = path.resolve()
+        if seen == hidden or seen in hidden.parents or hidden in seen.parents:
+            raise UsageError(f"{option} {path} would show the program the truth ({truth}); keep the truth outside the folders it sees")
+
+
+def read_through(images: Path) -> None:
+    """Read every test image once, so that they are in the page cache before the program starts.
+
+    The first run and the tenth then read them equally fast, and the kernel
+    charges their cache to no run's memory (it charges a page to the group
+    that first reads it).
+    """
+    for path in list_folder(images, refuse_hard_links=False).files:
+        try:
+            with open(path, "rb", buffering=0) as f:
+                while f.read(1 << 20):
+                    pass
+        except OSError:
+            continue  # unreadable: the program will find out too
 
 
 def _replaced(work: Path) -> str | None:

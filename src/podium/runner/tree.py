@@ -17,14 +17,14 @@ PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNET = 0x40000000
 
 
-def _libc() -> ctypes.CDLL:
+def libc() -> ctypes.CDLL:
     """The C library, from the symbols already loaded (``find_library`` would run ``ldconfig``)."""
     return ctypes.CDLL(None, use_errno=True)
 
 
 def _prctl(option: int, value: int) -> bool:
     try:
-        return _libc().prctl(option, value, 0, 0, 0) == 0
+        return libc().prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
@@ -109,7 +109,7 @@ def kill_all(pids: list[int]) -> None:
 def unshare_network() -> None:
     """In the child before exec: a new, empty network namespace if the system permits (else nothing)."""
     try:
-        _libc().unshare(CLONE_NEWNET)
+        libc().unshare(CLONE_NEWNET)
     except (OSError, AttributeError):
         pass
 
@@ -120,3 +120,29 @@ def same_network(pid: int) -> bool:
         return os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net")
     except OSError:
         return True
+
+
+def private_tmpfs_bytes(pids: list[int]) -> int:
+    """Bytes held in the ``/tmp`` and ``/dev/shm`` that ``pids`` see, where these are not podium's own.
+
+    A sandbox's private ``/tmp`` and ``/dev/shm`` are memory-backed file systems:
+    what a program keeps there is memory it uses. Each file system counts once.
+    """
+    seen, total = set(), 0
+    for folder in ("tmp", "dev/shm"):
+        try:
+            seen.add(os.stat(f"/{folder}").st_dev)  # podium's own: not the program's
+        except OSError:
+            pass
+    for pid in pids:
+        for folder in ("tmp", "dev/shm"):
+            try:
+                device = os.stat(f"/proc/{pid}/root/{folder}").st_dev
+                if device in seen:
+                    continue
+                usage = os.statvfs(f"/proc/{pid}/root/{folder}")
+            except OSError:
+                continue  # gone, or not ours to look into
+            seen.add(device)
+            total += (usage.f_blocks - usage.f_bfree) * usage.f_frsize
+    return total
