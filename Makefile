@@ -1,6 +1,6 @@
 # podium: the two commands of the README.
 #   make demo  - set up .venv and score a sample submission of every challenge
-#   make test  - set up .venv and run the whole test suite
+#   make test  - set up .venv, install missing system components (root with apt-get only), run the whole test suite
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
@@ -20,6 +20,7 @@ demo: $(STAMP)
 	$(VENV)/bin/podium demo
 
 test: $(STAMP)
+	tools/system-components.sh bwrap=bubblewrap
 	$(VENV)/bin/python -m pytest
 
 clean:

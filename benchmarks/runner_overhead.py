@@ -1,9 +1,14 @@
-"""podium run: its own overhead beyond the program's running time, and the accuracy of wall time.
+"""podium run: its own overhead beyond the program's running time, unsandboxed and in bubblewrap.
 
 A face-clustering "program" that copies a ready CSV (`cp`) or sleeps 0.5 s first. For each run:
-overhead = podium's total time - the program's measured wall time. Measured in-process
-(``run_program``: working directory, sampling, collection, scoring) and end to end (the
-``podium run`` command, Python start-up included). Target (issue 7): < 0.2 s.
+overhead = podium's total time - the program's measured wall time, and the CPU seconds podium
+and its children spent. Side by side in one run, medians of 7:
+
+- ``--sandbox none``: the keeper starts the program directly (the baseline);
+- ``--sandbox bwrap``: the same program in the bubblewrap sandbox, in a cgroup of its own when
+  one can be made; the difference of the two overheads is the sandbox's start-up cost
+  (target, issue 11: < 0.1 s per run);
+- the ``podium run`` command end to end (Python start-up included), in the sandbox.
 
     .venv/bin/python benchmarks/runner_overhead.py
 """
@@ -11,45 +16,70 @@ overhead = podium's total time - the program's measured wall time. Measured in-p
 from __future__ import annotations
 
 import json
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from podium.runner.run import run_program
+from podium.runner.sandbox import bwrap_problem
 from podium.synthetic.face_clustering import write_csvs
+
+SETTINGS = {"th1_s": "60", "th2_s": "120", "ram_max_mb": "4096"}
+
+
+def cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure(label: str, once: Callable[[], float], repeats: int) -> None:
+    """``once`` runs podium and returns the program's measured wall time."""
+    rows = []
+    for _ in range(repeats):
+        start, cpu = time.perf_counter(), cpu_seconds()
+        wall = once()
+        rows.append((wall, time.perf_counter() - start, cpu_seconds() - cpu))
+    wall, total, cpu = (statistics.median(r[k] for r in rows) for k in range(3))
+    print(f"{label:44s} {wall:9.3f}s {total:9.3f}s {total - wall:9.3f}s {cpu:9.3f}s", flush=True)
 
 
 def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="podium-overhead-"))
-    truth, submission = write_csvs(folder, n_images=200, n_identities=20)
-    images = folder / "images"
-    images.mkdir()
-    settings = {"th1_s": "60", "th2_s": "120", "ram_max_mb": "4096"}
-    print(f"{'program':34s} {'wall (measured)':>16s} {'podium total':>13s} {'overhead':>9s}")
-    for label, command in (("cp team.csv (instant)", f"cp {submission / 'team.csv'} team.csv"),
-                           ("sleep 0.5; cp team.csv", f"sleep 0.5; cp {submission / 'team.csv'} team.csv")):  # fmt: skip
-        rows = []
-        for _ in range(7):
-            start = time.perf_counter()
-            result = run_program("face-clustering", command=command, image=None, images=images, truth=truth,
-                                 settings=settings, time_limit_s=None, memory_limit_mb=None)  # fmt: skip
-            total = time.perf_counter() - start
-            assert result.status == "scored" and result.run is not None
-            rows.append((result.run["wall_s"], total))
-        wall, total = statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
-        print(f"{label + ', in-process':34s} {wall:15.3f}s {total:12.3f}s {total - wall:8.3f}s")
-        cli = [sys.executable, "-m", "podium", "run", "face-clustering", "--command", command, "--images", str(images),
-               "--truth", str(truth), "--json", "-", "--quiet"] + [a for k, v in settings.items() for a in ("--set", f"{k}={v}")]  # fmt: skip
-        rows = []
-        for _ in range(5):
-            start = time.perf_counter()
-            doc = json.loads(subprocess.run(cli, capture_output=True, text=True, check=True).stdout)
-            rows.append((doc["run"]["wall_s"], time.perf_counter() - start))
-        wall, total = statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
-        print(f"{label + ', podium run command':34s} {wall:15.3f}s {total:12.3f}s {total - wall:8.3f}s")
+    try:
+        truth, submission = write_csvs(folder, n_images=200, n_identities=20)
+        images = folder / "images"
+        images.mkdir()
+        sandboxes = ["none"] + (["bwrap"] if bwrap_problem() is None else [])
+        if len(sandboxes) == 1:
+            print(f"bubblewrap: {bwrap_problem()}; measuring --sandbox none only")
+        print(f"{'program, sandbox':44s} {'wall':>10s} {'total':>10s} {'overhead':>10s} {'CPU':>10s}")
+        for label, command in (("cp", f"cp {submission / 'team.csv'} team.csv"),
+                               ("sleep 0.5; cp", f"sleep 0.5; cp {submission / 'team.csv'} team.csv")):  # fmt: skip
+            for sandbox in sandboxes:
+
+                def in_process(sandbox: str = sandbox, command: str = command) -> float:
+                    result = run_program("face-clustering", command=command, image=None, images=images, truth=truth, settings=SETTINGS,
+                                         time_limit_s=None, memory_limit_mb=None, sandbox=sandbox, visible=(submission,))  # fmt: skip
+                    assert result.status == "scored" and result.run is not None, result.errors
+                    return float(result.run["wall_s"])
+
+                measure(f"{label}, run_program, {sandbox}", in_process, 7)
+            cli = [sys.executable, "-m", "podium", "run", "face-clustering", "--command", command, "--images", str(images),
+                   "--truth", str(truth), "--json", "-", "--quiet", "--sandbox", sandboxes[-1], "--visible", str(submission)]  # fmt: skip
+            cli += [a for k, v in SETTINGS.items() for a in ("--set", f"{k}={v}")]
+
+            def command_line(cli: list[str] = cli) -> float:
+                return float(json.loads(subprocess.run(cli, capture_output=True, text=True, check=True).stdout)["run"]["wall_s"])
+
+            measure(f"{label}, podium run command, {sandboxes[-1]}", command_line, 5)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
