@@ -226,6 +226,17 @@ def test_memory_past_the_limit_and_in_dev_shm_is_counted_and_stopped(tmp_path: P
         assert 150 <= report.peak_memory_mb <= 200, report  # counted (not 16 MB), and held at the limit
 
 
+@pytest.mark.usefixtures("run_cgroup")
+def test_the_cpu_limit_slows_a_busy_program(tmp_path: Path) -> None:
+    paths = layout(tmp_path)
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    (paths["program"] / "busy.py").write_text(busy)
+    prepare_workdir(paths["work"], paths["images"])
+    with bubblewrap([sys.executable, str(paths["program"] / "busy.py")], paths["work"], paths["images"], (paths["program"], *INTERPRETER)) as confinement:
+        report = run_limited(confinement, paths["work"], 30, None, cpus=0.1)
+    assert report.outcome == "finished" and report.wall_s >= 2.0, report  # 0.3 s of CPU at a tenth of a core: about 3 s
+
+
 def test_dev_shm_counts_without_a_cgroup_too(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(cgroups, "open_group", lambda *args, **kwargs: None)
     code = "chunk = b'x' * 2**20\nwith open('/dev/shm/hoard', 'wb') as f:\n    for _ in range(150): f.write(chunk)\n"
@@ -234,21 +245,24 @@ def test_dev_shm_counts_without_a_cgroup_too(tmp_path: Path, monkeypatch) -> Non
     assert 150 <= report.peak_memory_mb <= 200, report
 
 
-def test_setsid_double_fork_and_sigterm_do_not_outlive_the_run(tmp_path: Path) -> None:
-    token = f"podium-escape-{os.getpid()}"
+@pytest.mark.parametrize(("main_sleeps", "outcome"), [(0, "finished"), (60, "timeout")])
+def test_setsid_double_fork_and_sigterm_do_not_outlive_the_run(tmp_path: Path, main_sleeps: int, outcome: str) -> None:
+    token = f"podium-escape-{os.getpid()}-{main_sleeps}"
     report, _ = sandboxed(
         tmp_path,
         f"""
-        import os, signal
+        import os, signal, time
         if os.fork() == 0:
             os.setsid()
             if os.fork() == 0:
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
                 os.execv("/bin/sleep", ["sleep", "100", "{token}"])
             os._exit(0)
+        time.sleep({main_sleeps})
         """,
+        time_limit_s=2,
     )
-    assert report.outcome == "finished"
+    assert report.outcome == outcome
     time.sleep(0.2)
     assert survivors(token) == []
 
