@@ -110,9 +110,11 @@ def test_the_truth_other_teams_and_podium_are_invisible_and_the_images_read_only
         tried["capabilities"] = [line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff")]
         tried["processes"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
         json.dump(tried, open("tried.json", "w"))
+        open("/dev/stderr", "w").write("its stderr, reopened")
         """,
     )
     assert report.outcome == "finished" and report.sandbox == "bwrap", report
+    assert report.stderr_tail == "its stderr, reopened"
     tried = json.loads((paths["work"] / "tried.json").read_text())
     assert tried.pop("images") == "image"
     assert tried.pop(str(tmp_path / "program" / "x.py")) in ("OSError", "PermissionError")  # read-only: EROFS

@@ -92,20 +92,24 @@ def _run(start: Confinement, workdir: Path, time_limit_s: float | None, memory_b
     os.set_blocking(clock_read, False)
     keeper = Start(clock_write, start.program, [str(p) for p in group.procs_files] if group else [], start.bind, start.user)
     isolate = start.sandbox == "none"  # a sandbox has a network namespace of its own
+    stderr_read, stderr_write = os.pipe()
+    if start.user is not None:  # the program may reopen it as /dev/stderr
+        os.fchown(stderr_write, *start.user)
     with os.fdopen(clock_read, "rb") as clock:
         process = subprocess.Popen(
             [sys.executable, "-m", "podium.runner.keeper", *keeper.arguments()],
             cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=stderr_write,
             pass_fds=(clock_write, *start.pass_fds),
             start_new_session=True,  # its own process group, killed as one
             preexec_fn=tree.unshare_network if isolate else None,
         )
         os.close(clock_write)
+        os.close(stderr_write)
         times = _KeeperClock(clock, time.monotonic())
-        stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
+        stderr = StderrTail(os.fdopen(stderr_read, "rb"))
         isolated = not isolate or not tree.same_network(process.pid)
         peak, outcome = 0, "finished"
         while True:
