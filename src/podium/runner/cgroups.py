@@ -34,11 +34,11 @@ before the program starts, so reading them is not charged to the program.
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from podium.runner import tree
 
 CPU_PERIOD_US = 100_000
 V1_CONTROLLERS = ("memory", "pids", "cpu")
@@ -77,25 +77,25 @@ class Group:
         """Write the limits; raises ``OSError`` if the kernel refuses one."""
         if self.version == 2:
             if limits.memory_bytes is not None:
-                _write(self._file("", "memory.max"), str(limits.memory_bytes))
+                self._file("", "memory.max").write_text(str(limits.memory_bytes))
                 _write_if_present(self._file("", "memory.swap.max"), "0")
             if limits.pids is not None:
-                _write(self._file("", "pids.max"), str(limits.pids))
+                self._file("", "pids.max").write_text(str(limits.pids))
             if limits.cpus is not None:
-                _write(self._file("", "cpu.max"), f"{round(limits.cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}")
+                self._file("", "cpu.max").write_text(f"{round(limits.cpus * CPU_PERIOD_US)} {CPU_PERIOD_US}")
             return
         if limits.memory_bytes is not None:
-            _write(self._file("memory", "memory.limit_in_bytes"), str(limits.memory_bytes))
+            self._file("memory", "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
             _write_if_present(self._file("memory", "memory.memsw.limit_in_bytes"), str(limits.memory_bytes))
         if limits.pids is not None:
-            _write(self._file("pids", "pids.max"), str(limits.pids))
+            self._file("pids", "pids.max").write_text(str(limits.pids))
         if limits.cpus is not None:
-            _write(self._file("cpu", "cpu.cfs_period_us"), str(CPU_PERIOD_US))
-            _write(self._file("cpu", "cpu.cfs_quota_us"), str(round(limits.cpus * CPU_PERIOD_US)))
+            self._file("cpu", "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+            self._file("cpu", "cpu.cfs_quota_us").write_text(str(round(limits.cpus * CPU_PERIOD_US)))
 
     def peak_bytes(self) -> int | None:
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
-        return _read_int(self._file("memory", name))
+        return read_int(self._file("memory", name))
 
     def memory_kills(self) -> int:
         """How many processes the kernel's OOM killer ended in this group."""
@@ -123,11 +123,7 @@ class Group:
         while members := self.members():
             if time.monotonic() > deadline:
                 return False
-            for pid in members:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            tree.kill_all(members)
             time.sleep(0.002)
         return True
 
@@ -247,10 +243,6 @@ def _mounts() -> dict[str, Path]:
     return found
 
 
-def _write(path: Path, text: str) -> None:
-    path.write_text(text)
-
-
 def _write_if_present(path: Path, text: str) -> None:
     try:
         path.write_text(text)
@@ -258,7 +250,8 @@ def _write_if_present(path: Path, text: str) -> None:
         pass  # not in this kernel (swap accounting off, no cgroup.kill)
 
 
-def _read_int(path: Path) -> int | None:
+def read_int(path: Path) -> int | None:
+    """The number a cgroup file starts with, or ``None`` if it cannot be read."""
     try:
         return int(path.read_text().split()[0])
     except (OSError, ValueError, IndexError):

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from podium.errors import UsageError
+from podium.runner.cgroups import read_int
 from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, RunReport, StderrTail
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -48,12 +49,7 @@ def peak_files(container_id: str, root: Path = CGROUP_ROOT) -> list[Path]:
 
 
 def read_peak(container_id: str, root: Path = CGROUP_ROOT) -> int | None:
-    for path in peak_files(container_id, root):
-        try:
-            return int(path.read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue
-    return None
+    return next((peak for path in peak_files(container_id, root) if (peak := read_int(path)) is not None), None)
 
 
 def check_engine() -> None:

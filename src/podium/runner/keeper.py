@@ -25,7 +25,6 @@ import os
 import signal
 import sys
 import time
-
 from dataclasses import dataclass, field
 
 from podium.runner import confine

@@ -15,8 +15,8 @@ from podium.errors import UsageError
 from podium.issues import Issue
 from podium.parameters import resolve
 from podium.result import REJECTED, Result
-from podium.runner.contracts import CONTRACTS, INPUT_FILE, prepare_workdir, snapshot
 from podium.formats.folders import list_folder
+from podium.runner.contracts import CONTRACTS, INPUT_FILE, prepare_workdir, snapshot
 from podium.runner.docker import run_docker
 from podium.runner.process import RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose
@@ -56,6 +56,8 @@ def run_program(
     if not images.is_dir():
         raise UsageError(f"--images {images} is not a folder")
     chosen = choose(sandbox, image is not None)
+    if gpus and chosen == "none":
+        raise UsageError("--gpus needs a sandbox (bubblewrap or Docker); without one the program sees every device podium sees")
     _keep_truth_hidden(truth, {"--images": images, **{"--visible": path for path in visible}})
     params = resolve(challenge.parameters, settings)
     limit = time_limit_s if time_limit_s is not None else contract.time_limit(images, params)
@@ -73,8 +75,6 @@ def run_program(
             with bubblewrap(shell, work, images, visible, tmpfs, gpus) as confinement:
                 report = run_limited(confinement, work, limit, memory_limit_mb, cpus, cgroup)
         else:
-            if gpus:
-                raise UsageError("--gpus needs a sandbox (bubblewrap or Docker); without one the program sees every device podium sees")
             report = run_limited(shell, work, limit, memory_limit_mb, cpus, cgroup)
         run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "cpus": cpus, "gpus": gpus}
         if workdir is not None:
