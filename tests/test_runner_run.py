@@ -177,12 +177,17 @@ def test_a_program_that_changes_the_images_is_reported(tmp_path: Path, pixels) -
         (["glas", "--command", "true"], "has no program contract"),
         (["fuzzy-jaccard"], "exactly one of --command and --image"),
         (["fuzzy-jaccard", "--command", "true", "--image", "x"], "exactly one of --command and --image"),
+        (["fuzzy-jaccard", "--command", "true", "--sandbox", "docker"], "--sandbox docker runs images"),
+        (["fuzzy-jaccard", "--image", "x", "--sandbox", "bwrap"], "cannot run an image"),
+        (["fuzzy-jaccard", "--command", "true", "--sandbox", "none", "--gpus", "all"], "--gpus needs a sandbox"),
+        (["fuzzy-jaccard", "--command", "true", "--cpus", "0"], "--cpus"),
+        (["fuzzy-jaccard", "--command", "true", "--sandbox", "chroot"], "--sandbox"),
     ],
 )
 def test_usage_errors(tmp_path: Path, pixels, args: list[str], fragment: str) -> None:
     images, truth = pixels
-    code, output = podium_run(*args, "--images", str(images), "--truth", str(truth))
-    assert code == 2 and fragment in output
+    code, output = run("run", *args, "--images", str(images), "--truth", str(truth))
+    assert code == 2 and fragment in output, output
 
 
 def test_docker_command_line(tmp_path: Path) -> None:
