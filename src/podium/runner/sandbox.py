@@ -72,6 +72,9 @@ class Confinement:
             return False
 
 
+_NONE_HINT = "Install bubblewrap, or pass --sandbox none to run the program unconfined (it can then read everything podium can)."
+
+
 def choose(sandbox: str, image: bool) -> str:
     """The sandbox a run uses: ``bwrap`` for a command, ``docker`` for an image; ``none`` only when asked."""
     if image:
@@ -86,9 +89,6 @@ def choose(sandbox: str, image: bool) -> str:
     if problem is not None:
         raise UsageError(f"no sandbox is available for --command: {problem}. {'' if sandbox == 'bwrap' else _NONE_HINT}".strip())
     return "bwrap"
-
-
-_NONE_HINT = "Install bubblewrap, or pass --sandbox none to run the program unconfined (it can then read everything podium can)."
 
 
 @functools.cache
@@ -106,11 +106,6 @@ def bwrap_problem() -> str | None:
     if done.returncode != 0:
         return f"bwrap cannot make a sandbox here ({done.stderr.strip() or f'exit code {done.returncode}'})"
     return None
-
-
-def bwrap_version() -> str:
-    done = subprocess.run(["bwrap", "--version"], capture_output=True, text=True)
-    return done.stdout.strip() or "bubblewrap"
 
 
 def sandbox_user() -> tuple[int, int] | None:
