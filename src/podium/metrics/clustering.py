@@ -26,11 +26,15 @@ BCubed (Bagga and Baldwin), averaged over items::
 
     precision = (1/N) Σ_ij n_ij² / b_j,   recall = (1/N) Σ_ij n_ij² / a_i,   F = 2PR / (P + R)
 
-All counts are exact 64-bit integers; only the final ratios are floats.
+All counts are exact 64-bit integers; only the final ratios are floats. Sums
+of float terms are exactly rounded (:func:`math.fsum`), so a score depends on
+the cells of the table only, never on how the labels are named or ordered: a
+part of the items scores the same inside a larger set's labels as alone.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -153,7 +157,7 @@ def _f(precision: float, recall: float, beta: float = 1.0) -> float:
 def _entropy(sizes: NDArray[np.int64], n: int) -> float:
     """``-Σ (s/N) log(s/N) = log N - (1/N) Σ s log s``."""
     s = sizes.astype(np.float64)
-    return max(0.0, float(np.log(n) - (s * np.log(s)).sum() / n))
+    return max(0.0, float(np.log(n) - math.fsum(s * np.log(s)) / n))
 
 
 def mutual_information(table: ContingencyTable) -> float:
@@ -163,7 +167,7 @@ def mutual_information(table: ContingencyTable) -> float:
         return 0.0
     n_ij = table.count.astype(np.float64)
     log_ratio = np.log(n_ij) + np.log(n) - np.log(table.classes.size_of_cell) - np.log(table.clusters.size_of_cell)
-    return max(0.0, float((n_ij * log_ratio).sum() / n))
+    return max(0.0, math.fsum(n_ij * log_ratio) / n)
 
 
 def normalized_mutual_information(table: ContingencyTable, average: Average = "arithmetic") -> float:
@@ -198,8 +202,8 @@ class BCubed:
             return cls(1.0, 1.0)
         squares = table.count.astype(np.float64) ** 2
         return cls(
-            float((squares / table.clusters.size_of_cell).sum() / n),
-            float((squares / table.classes.size_of_cell).sum() / n),
+            math.fsum(squares / table.clusters.size_of_cell) / n,
+            math.fsum(squares / table.classes.size_of_cell) / n,
         )
 
     @property
