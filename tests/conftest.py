@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,28 @@ def save_png(path: Path, pixels: np.ndarray, mode: str | None = None) -> Path:
         image = image.convert(mode)
     image.save(path, format="PNG")
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _every_document_meets_the_schema() -> Iterator[None]:
+    """Every result document a test makes (``to_dict`` and ``public_view``) is validated against the shipped schema."""
+    from jsonschema import Draft202012Validator
+
+    from podium.result import Result, schema
+
+    validator = Draft202012Validator(schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    patch = pytest.MonkeyPatch()
+    for name in ("to_dict", "public_view"):
+        made = getattr(Result, name)
+
+        def checked(self: Result, made: Callable[[Result], dict] = made) -> dict:
+            document = made(self)
+            validator.validate(json.loads(json.dumps(document, default=str)))
+            return document
+
+        patch.setattr(Result, name, checked)
+    yield
+    patch.undo()
 
 
 @pytest.fixture

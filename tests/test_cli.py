@@ -16,7 +16,7 @@ from podium import __version__, engine
 from podium.cli import cli
 from podium.synthetic.fuzzy_jaccard import write_set
 
-DOCUMENT_KEYS = {"challenge", "status", "scores", "details", "warnings", "errors", "podium_version", "parameters"}
+DOCUMENT_KEYS = {"schema_version", "challenge", "status", "scores", "details", "warnings", "errors", "podium_version", "parameters", "signature"}
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_submission_that_is_a_file_is_rejected(demo, tmp_path: Path) -> None:
         (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignor=3"], "did you mean ignore?"),
         (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignore=x"], "integer from 0 to 65535"),
         (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "roi"], "KEY=VALUE"),
-        (["evaluate", "fuzzy-jaccard", "--submission", "SUB"], "Missing option '--truth'"),
+        (["evaluate", "fuzzy-jaccard", "--submission", "SUB"], "--truth is required"),
         (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--workers", "0"], "--workers"),
     ],
 )
@@ -180,10 +180,13 @@ def test_a_hard_linked_file_in_a_submission_is_refused_unread(demo, tmp_path: Pa
     assert "hard link" in error["message"] and error["file"].endswith("image_0000.png")
 
 
-def test_no_nan_or_infinity_anywhere_in_the_document() -> None:
+def test_no_nan_or_infinity_anywhere_in_the_document(tmp_path: Path) -> None:
+    from podium.challenges import get
+    from podium.provenance import signature
     from podium.result import Result
 
     result = Result("glas", "scored", {"a": float("inf"), "b": np.float64("nan"), "c": 3}, {"x": [1.0, float("-inf"), {"y": np.float32("nan")}], "z": np.int64(4)}, [], [])
+    result.signature = signature("glas", get("glas").parameters, {"suffixes": (), "binary": "auto", "empty_hausdorff": "inf", "parts": ()}, tmp_path, None)
     doc = json.loads(result.to_json())
     assert doc["scores"] == {"a": None, "b": None, "c": 3} and doc["details"] == {"x": [1.0, None, {"y": None}], "z": 4}
 

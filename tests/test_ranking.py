@@ -69,7 +69,9 @@ def test_rejected_and_null_rank_last() -> None:
 
 
 def write_result(path: Path, challenge: str, **scores: float) -> Path:
-    path.write_text(json.dumps({"challenge": challenge, "status": "scored", "scores": scores}))
+    """A scored document of ``challenge`` whose signature is that of its default parameters on one truth."""
+    signature = {"challenge": challenge, "parameters": {}, "truth": "sha256:" + "0" * 64, "contest": None}
+    path.write_text(json.dumps({"challenge": challenge, "status": "scored", "scores": scores, "signature": signature}))
     return path
 
 

@@ -251,3 +251,23 @@ def test_a_program_that_replaces_its_input_or_its_folder_is_rejected_not_a_crash
     code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30", sandbox="none")
     assert code == 1 and doc["status"] == "rejected", doc
     assert any(e["code"] == code_name for e in doc["errors"]), doc["errors"]
+
+
+def test_a_program_contest_gives_the_images_limits_and_split(tmp_path: Path, faces) -> None:
+    images, truth = faces
+    (tmp_path / "contest.toml").write_text(
+        'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "truth.csv"\nimages = "images"\n\n'
+        '[parameters]\nth1_s = 60\nth2_s = 120\nram_max_mb = 4096\n\n[split]\npublic = 0.3\nseed = 1\n\n'
+        '[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "programs"\n\n'
+        '[limits]\ntime_s = 30\nmemory_mb = 2000\ncpus = 1\n'
+    )  # fmt: skip
+    command = participant(tmp_path, CLUSTER_BY_NAME)
+    code, doc = podium_run("--contest", str(tmp_path / "contest.toml"), *command)
+    assert code == 0, doc
+    report = doc["run"]
+    assert report["time_limit_s"] == 30 and report["memory_limit_mb"] == 2000 and report["cpus"] == 1
+    assert doc["splits"]["public"]["units"] == 3 and doc["splits"]["private"]["units"] == 6  # round(0.3 x 9) = 3
+    assert doc["parameters"]["time_s"] == pytest.approx(report["wall_s"]) and doc["splits"]["public"]["scores"]["nmi"] == 1.0
+    assert doc["signature"]["contest"]["id"] == "faces" and doc["signature"]["submission"].startswith("sha256:")
+    code, output = run("run", "--contest", str(tmp_path / "contest.toml"), *command, "--memory-limit", "100")
+    assert code == 2 and "--memory-limit: the contest file fixes it" in output

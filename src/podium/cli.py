@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +19,22 @@ import click
 
 from podium import __version__, display
 from podium.allocator import keep_large_blocks
-from podium.challenges import every, get
+from podium.challenges import IDS, every, get
 from podium.engine import default_workers, evaluate
-from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError
+from podium.contest import Contest
+from podium.contest import load as load_contest
+from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.parameters import parse_settings
 from podium.ranking import Team, rank_teams
 from podium.runner.run import run_program
 from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
-from podium.formats.files import FileProblem
-from podium.formats.text import TextLimits, read_text
-from podium.result import REJECTED, SCORED, Result
+from podium.documents import Document, differences, read_document
+from podium.provenance import comparable_part
+from podium.provenance import short as short_signature
+from podium.result import PRIVATE, PUBLIC, REJECTED, Result
+
+VIEWS = ("full", PUBLIC)
+SPLITS = (PUBLIC, PRIVATE)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,15 +76,27 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
     return wrapper
 
 
+CONTEST_OPTION = click.option(
+    "--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A contest file: the challenge, truth, parameters and split come from it.",
+)  # fmt: skip
+VIEW_OPTION = click.option(
+    "--view", type=click.Choice(VIEWS), default="full", show_default=True,
+    help="public: the document and table leave out every number of the private split and of the whole test set.",
+)  # fmt: skip
+
+
 def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Options shared by ``evaluate`` and ``validate``."""
     for option in reversed(
         [
-            click.argument("challenge"),
-            click.option("--truth", required=True, type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder."),
+            click.argument("challenge", required=False),
+            click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder."),
             click.option("--submission", required=True, type=click.Path(path_type=Path), help="Submission file or folder."),
+            CONTEST_OPTION,
             click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable)."),
             click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table)."),
+            VIEW_OPTION,
             click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores]."),
             click.option("--quiet", is_flag=True, help="No progress bar, no table, no problem listing."),
         ]
@@ -90,75 +108,124 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @cli.command("evaluate")
 @scoring_options
 @guarded
-def evaluate_command(challenge: str, truth: Path, submission: Path, settings: tuple[str, ...], json_path: str | None, workers: int | None, quiet: bool) -> int:
-    """Score a submission against the truth."""
-    return _score(challenge, truth, submission, settings, json_path, workers, quiet, checks_only=False)
+def evaluate_command(
+    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
+    json_path: str | None, view: str, workers: int | None, quiet: bool,
+) -> int:  # fmt: skip
+    """Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE)."""
+    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, quiet, checks_only=False)
 
 
 @cli.command("validate")
 @scoring_options
 @guarded
-def validate_command(challenge: str, truth: Path, submission: Path, settings: tuple[str, ...], json_path: str | None, workers: int | None, quiet: bool) -> int:
+def validate_command(
+    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
+    json_path: str | None, view: str, workers: int | None, quiet: bool,
+) -> int:  # fmt: skip
     """Run only the checks of a submission (same document and exit codes)."""
-    return _score(challenge, truth, submission, settings, json_path, workers, quiet, checks_only=True)
+    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, quiet, checks_only=True)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a scoring command scores with: from its options, or from a contest file."""
+
+    challenge: str
+    truth: Path
+    settings: dict[str, str]
+    contest: Contest | None
+
+    def evaluation(self) -> dict[str, Any]:
+        return {} if self.contest is None else self.contest.evaluation()
+
+
+def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, fixed: dict[str, object]) -> Setup:
+    """The challenge, truth and settings; with a contest, options it fixes (``fixed``: option -> value given) are refused."""
+    raw = parse_settings(settings)
+    if contest_path is None:
+        if challenge is None:
+            raise UsageError("give the CHALLENGE (podium challenges lists them) or --contest FILE")
+        if truth is None:
+            raise UsageError("--truth is required (or --contest FILE, which names the truth)")
+        return Setup(challenge, truth, raw, None)
+    contest = load_contest(contest_path)
+    if challenge is not None and challenge != contest.challenge:
+        raise UsageError(f"the contest {contest.id} is a {contest.challenge} contest, not {challenge}")
+    given = [option for option, value in {"--truth": truth, **fixed}.items() if value not in (None, ())]
+    if given:
+        raise UsageError(f"{', '.join(given)}: the contest file fixes {'it' if len(given) == 1 else 'them'}; leave {'it' if len(given) == 1 else 'them'} out with --contest")
+    measured = {p.name for p in get(contest.challenge).parameters if p.role == "measured"}
+    fixed_keys = sorted(set(raw) - measured)
+    if fixed_keys:
+        allowed = f" (only measured ones may be set: {', '.join(sorted(measured))})" if measured else ""
+        raise UsageError(f"--set {', '.join(fixed_keys)}: the contest file fixes the parameters{allowed}")
+    return Setup(contest.challenge, contest.truth, {**contest.settings, **raw}, contest)
 
 
 def _score(
-    challenge_id: str,
-    truth: Path,
+    challenge_id: str | None,
+    truth: Path | None,
     submission: Path,
+    contest_path: Path | None,
     settings: tuple[str, ...],
     json_path: str | None,
+    view: str,
     workers: int | None,
     quiet: bool,
     checks_only: bool,
 ) -> int:
+    setup = _setup(challenge_id, truth, settings, contest_path, {})
     progress = display.DelayedProgress("scoring" if not checks_only else "checking")
     progress.enabled = progress.enabled and not quiet
     try:
         result = evaluate(
-            challenge_id,
-            truth,
+            setup.challenge,
+            setup.truth,
             submission,
-            parse_settings(settings),
+            setup.settings,
             workers=workers or default_workers(),
             progress=progress,
             checks_only=checks_only,
+            **setup.evaluation(),
         )
     finally:
         progress.close()
-    _report(result, json_path, quiet, checks_only)
+    _report(result, json_path, quiet, view, checks_only)
     return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
 
 
-def _report(result: Result, json_path: str | None, quiet: bool, checks_only: bool = False) -> None:
+def _report(result: Result, json_path: str | None, quiet: bool, view: str = "full", checks_only: bool = False) -> None:
+    public = view == PUBLIC
     if json_path == "-":
-        click.echo(result.to_json())
+        click.echo(result.to_json(public))
     elif json_path:
-        _write(Path(json_path), result.to_json() + "\n")
+        _write(Path(json_path), result.to_json(public) + "\n")
     if quiet:
         return
     console = display.stderr if json_path == "-" else display.stdout
     if json_path != "-":
         if result.scores:
-            console.print(display.scores_table(get(result.challenge), result))
+            console.print(display.scores_table(get(result.challenge), result, public))
         else:
             status = "valid" if checks_only and result.status != REJECTED else result.status
             console.print(f"{result.challenge}: [bold]{status}[/bold]")
-    display.print_issues(console, "warning", result.warnings)
+    display.print_issues(console, "warning", result.warnings if public else result.warnings + result.score_warnings)
     display.print_issues(console, "error", result.errors)
 
 
 @cli.command("run")
-@click.argument("challenge")
+@click.argument("challenge", required=False)
 @click.option("--command", "command", metavar="CMD", help="The program, as a shell command line.")
 @click.option("--image", metavar="DOCKER_IMAGE", help="The program, as a Docker image (needs a Docker engine).")
-@click.option("--images", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images.")
-@click.option("--truth", required=True, type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
+@click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images.")
+@click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
+@CONTEST_OPTION
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds [default: the challenge's rule].")
 @click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Peak memory in MB of the whole process tree.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable).")
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table).")
+@VIEW_OPTION
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Working directory to create [default: a new temporary one].")
 @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP",
               help="A cgroup v2 directory delegated to podium, for the run's limits and peak [env PODIUM_CGROUP].")  # fmt: skip
@@ -171,20 +238,29 @@ def _report(result: Result, json_path: str | None, quiet: bool, checks_only: boo
 @click.option("--quiet", is_flag=True, help="No table, no problem listing.")
 @guarded
 def run_command(
-    challenge: str, command: str | None, image: str | None, images: Path, truth: Path, time_limit: float | None,
-    memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, workdir: Path | None, cgroup: Path | None,
-    sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None, quiet: bool,
+    challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None,
+    time_limit: float | None, memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, view: str,
+    workdir: Path | None, cgroup: Path | None, sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run a participant's program in a sandbox under the contest's contract and limits, then score its output."""
+    fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--cpus": cpus}
+    setup = _setup(challenge, truth, settings, contest_path, fixed)
+    if setup.contest is not None:
+        if not any(phase.submissions == "programs" for phase in setup.contest.phases):
+            raise UsageError(f"the contest {setup.contest.id} takes files, not programs: no phase has submissions = \"programs\"")
+        limits = setup.contest.limits
+        images, time_limit, memory_limit, cpus = setup.contest.images, limits.time_s, limits.memory_mb, limits.cpus
+    if images is None:
+        raise UsageError("--images is required (or --contest FILE, which names the images)")
     if sandbox == "none":
         display.stderr.print(f"[yellow]warning:[/yellow] {NO_SANDBOX_WARNING}", soft_wrap=True)
     result = run_program(
-        challenge,
+        setup.challenge,
         command=command,
         image=image,
         images=images,
-        truth=truth,
-        settings=parse_settings(settings),
+        truth=setup.truth,
+        settings=setup.settings,
         time_limit_s=time_limit,
         memory_limit_mb=memory_limit,
         workdir=workdir,
@@ -194,8 +270,9 @@ def run_command(
         visible=visible,
         cpus=cpus,
         gpus=gpus,
+        **setup.evaluation(),
     )
-    _report(result, json_path, quiet)
+    _report(result, json_path, quiet, view)
     if not quiet and json_path != "-" and result.run:
         run = result.run
         display.stdout.print(
@@ -210,27 +287,64 @@ def run_command(
 
 
 @cli.command("rank")
-@click.argument("challenge")
-@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("challenge", required=False)
+@click.argument("results", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@CONTEST_OPTION
 @click.option("--name", "names", multiple=True, help="Team name of each result, in order [default: the file name].")
-@click.option("--decimals", type=click.IntRange(min=0), default=None, help="Round scores to N decimals before ranking.")
+@click.option("--by", metavar="SCORE", help="Rank by this score alone [default: the challenge's rule, or the contest's].")
+@click.option("--split", type=click.Choice(SPLITS), default=None, help="Rank by the scores of a contest split [default: the whole test set].")
+@click.option("--decimals", type=click.IntRange(min=0), default=None, help="Round scores to N decimals before ranking [default: the contest's].")
+@click.option("--allow-mixed", is_flag=True, help="Rank results whose challenge parameters, truth or split differ (they are not comparable).")
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the leaderboard as JSON to PATH (- = stdout, no table).")
 @guarded
-def rank_command(challenge: str, results: tuple[Path, ...], names: tuple[str, ...], decimals: int | None, json_path: str | None) -> int:
-    """Rank teams from their result documents (one per team)."""
+def rank_command(
+    challenge: str | None, results: tuple[Path, ...], contest_path: Path | None, names: tuple[str, ...], by: str | None, split: str | None,
+    decimals: int | None, allow_mixed: bool, json_path: str | None,
+) -> int:  # fmt: skip
+    """Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT...
+
+    Results whose signatures differ in challenge parameters, truth or split are refused unless --allow-mixed.
+    """
+    contest = None if contest_path is None else load_contest(contest_path)
+    if contest is not None:
+        if challenge is not None and challenge not in IDS:  # the first argument is a result, not a challenge
+            results, challenge = (Path(challenge), *results), None
+        if challenge not in (None, contest.challenge):
+            raise UsageError(f"the contest {contest.id} is a {contest.challenge} contest, not {challenge}")
+        challenge = contest.challenge
+        by = by or contest.ranking.by
+        decimals = decimals if decimals is not None else contest.ranking.decimals
+    if challenge is None:
+        raise UsageError("give the CHALLENGE (or --contest FILE)")
+    if not results:
+        raise UsageError("give one or more RESULTS: result documents, one per team")
     spec = get(challenge)
+    if by is not None:
+        try:
+            spec.score_spec(by)
+        except KeyError:
+            raise UsageError(f"--by {by}: not a score of {challenge} ({', '.join(s.name for s in spec.scores)})") from None
     if names and len(names) != len(results):
         raise PodiumError(f"--name was given {len(names)} times for {len(results)} results")
     team_names = list(names) or [p.stem for p in results]
     if len(set(team_names)) != len(team_names):
         raise PodiumError("two results have the same team name; use --name")
-    teams = [_load_team(path, name, challenge) for path, name in zip(results, team_names)]
-    criteria = rank_teams(spec, teams, decimals)
+    documents = [read_document(path, challenge, split) for path in results]
+    problems = differences(documents, split is not None, contest.id if contest is not None else None)
+    if problems and not allow_mixed:
+        raise PodiumError("these results cannot be ranked together: " + "; ".join(problems) + " (--allow-mixed ranks them anyway)")
+    teams = [Team(name, d.status, d.scores) for name, d in zip(team_names, documents)]
+    criteria = rank_teams(spec, teams, decimals, by)
+    signatures = _distinct_signatures(documents, team_names, split is not None)
     board = {
         "challenge": challenge,
+        "split": split,
+        "by": by,
         "decimals": decimals,
-        "rank_sum": spec.rank_sum,
+        "rank_sum": spec.rank_sum and by is None,
         "criteria": [{"name": c.name, "higher_is_better": c.higher_is_better} for c in criteria],
+        "mixed": problems,
+        "signatures": signatures,
         "teams": [
             {"rank": t.rank, "name": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores}
             for t in teams
@@ -241,51 +355,25 @@ def rank_command(challenge: str, results: tuple[Path, ...], names: tuple[str, ..
         return EXIT_SCORED
     if json_path:
         _write(Path(json_path), json.dumps(board, indent=2) + "\n")
-    display.stdout.print(display.leaderboard(spec, teams, criteria))
+    display.stdout.print(display.leaderboard(spec, teams, criteria, by is None))
+    for problem in problems:
+        display.stdout.print(f"[yellow]mixed:[/yellow] {display.escape(problem)}", soft_wrap=True)
+    for entry in signatures:
+        teams_of = "" if len(signatures) == 1 else f" ({', '.join(entry['teams'])})"
+        display.stdout.print(f"signature{teams_of}: {display.escape(short_signature(entry['signature']))}", soft_wrap=True)
     return EXIT_SCORED
 
 
-RESULT_LIMITS = TextLimits(max_bytes=64 << 20, max_line=64 << 20)  # documents with per-image details of 100,000 images fit
-
-
-def _load_team(path: Path, name: str, challenge: str) -> Team:
-    """A team from its result document; :class:`PodiumError` naming what is wrong with it."""
-    try:
-        doc = json.loads(read_text(path, RESULT_LIMITS), parse_constant=_refuse_constant)
-    except FileProblem as exc:
-        raise PodiumError(f"{path} {exc}") from None
-    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
-        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:200]
-        raise PodiumError(f"{path} is not a podium result document: not valid JSON ({reason})") from None
-    if not isinstance(doc, dict) or not {"challenge", "status", "scores"} <= doc.keys():
-        raise PodiumError(f"{path} is not a podium result document (it needs challenge, status and scores)")
-    if doc["challenge"] != challenge:
-        raise PodiumError(f"{path} is a result of {str(doc['challenge'])[:80]!r}, not {challenge!r}")
-    status, scores = doc["status"], doc["scores"]
-    if status not in (SCORED, REJECTED):
-        raise PodiumError(f"{path} has status {str(status)[:80]!r}; a result document says 'scored' or 'rejected'")
-    if not isinstance(scores, dict):
-        raise PodiumError(f"{path} has scores of type {type(scores).__name__}; scores are an object of numbers")
-    return Team(name, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()})
-
-
-def _refuse_constant(constant: str) -> None:
-    raise ValueError(f"{constant} is not a number a result document may hold")
-
-
-def _score_value(path: Path, key: str, value: object) -> float | int | None:
-    """A score as a finite number or null; anything else is refused."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PodiumError(f"{path}: score {key[:80]!r} is {type(value).__name__ if not isinstance(value, bool) else 'a boolean'}, not a number")
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
-    if not math.isfinite(number):
-        raise PodiumError(f"{path}: score {key[:80]!r} is too large to be a score")
-    return value
+def _distinct_signatures(documents: list[Document], team_names: list[str], with_split: bool) -> list[dict[str, Any]]:
+    """Each distinct comparable signature once, with its teams (one entry when the results are comparable)."""
+    entries: dict[str, dict[str, Any]] = {}
+    for name, document in zip(team_names, documents):
+        if document.signature is None:
+            continue
+        key = json.dumps(comparable_part(document.signature, with_split), sort_keys=True)
+        entry = entries.setdefault(key, {"signature": {k: v for k, v in document.signature.items() if k not in ("submission", "created")}, "teams": []})
+        entry["teams"].append(name)
+    return list(entries.values())
 
 
 def _write(path: Path, text: str) -> None:
@@ -293,6 +381,26 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise PodiumError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+@cli.group("contest")
+def contest_group() -> None:
+    """Contest files (contest.toml)."""
+
+
+@contest_group.command("check")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@guarded
+def contest_check_command(path: Path, as_json: bool) -> int:
+    """Check a contest file (every problem with its line) and summarize it: splits, phases in UTC and local time."""
+    contest = load_contest(path)
+    summary = contest.summary()
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        display.print_contest(display.stdout, summary)
+    return EXIT_SCORED
 
 
 @cli.command("challenges")

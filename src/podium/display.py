@@ -14,23 +14,29 @@ from rich.table import Table
 from podium.challenges.base import Challenge, ScoreSpec
 from podium.issues import Issue
 from podium.ranking import Team
-from podium.result import Result
+from podium.result import PUBLIC, Result
 
 stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
 
 
-def scores_table(challenge: Challenge, result: Result) -> Table:
+def scores_table(challenge: Challenge, result: Result, public: bool = False) -> Table:
+    """The scores, a column per split and one for the whole test set; ``public``: the public split's only."""
     table = Table(title=f"{challenge.id}: {result.status}", title_justify="left")
     table.add_column("score")
-    table.add_column("value", justify="right")
+    public = public and result.splits is not None  # without a split, everything is public
+    ordered = sorted((result.splits or {}).items(), key=lambda item: item[0] != PUBLIC)  # public first
+    splits = {name: split.scores for name, split in ordered if not public or name == PUBLIC}
+    columns = splits if public else {**splits, ("whole" if splits else "value"): result.scores}
+    for name in columns:
+        table.add_column(escape(name), justify="right")
     table.add_column("better")
-    for name, value in result.scores.items():
+    for name in result.scores:
         try:
             better = _direction(challenge.score_spec(name).higher_is_better)
         except KeyError:
             better = ""
-        table.add_row(escape(name), _number(value), better)
+        table.add_row(escape(name), *(_number(scores.get(name)) for scores in columns.values()), better)
     return table
 
 
@@ -52,17 +58,17 @@ def print_issues(console: Console, kind: str, issues: list[Issue]) -> None:
         console.print(f"[{style}]{kind}[/{style}] {escape(str(issue))}", soft_wrap=True)
 
 
-def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec]) -> Table:
+def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec], rank_sum: bool) -> Table:
     table = Table(title=f"{challenge.id} leaderboard", title_justify="left")
     table.add_column("rank", justify="right")
     table.add_column("team")
     for spec in criteria:
         table.add_column(f"{escape(spec.name)} ({_direction(spec.higher_is_better)})", justify="right")
-    if challenge.rank_sum:
+    if rank_sum:
         table.add_column("rank sum", justify="right")
     for team in teams:
         cells = [f"{_number(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})" for c in criteria]
-        if challenge.rank_sum:
+        if rank_sum:
             cells.append(_number(team.rank_sum))
         table.add_row(str(team.rank), escape(team.name), *cells)
     return table
@@ -90,6 +96,31 @@ def print_challenge(console: Console, challenge: Challenge) -> None:
         default = "none" if p.default is None else ",".join(p.default) if isinstance(p.default, tuple) else str(p.default)
         params.add_row(p.name, escape(default), escape(p.allowed), escape(p.help))
     console.print(params)
+
+
+def print_contest(console: Console, summary: dict[str, Any]) -> None:
+    """A checked contest file: what it scores, how the test set splits, when its phases run."""
+    console.print(f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])} ({summary['challenge']}), valid", soft_wrap=True)
+    console.print(f"truth: {escape(summary['truth'])}, {summary['units']:,} units", soft_wrap=True)
+    split = summary["split"]
+    if split is None:
+        console.print("split: none, the whole test set is public")
+    else:
+        rule = f"public = {split['public']}, seed = {split['seed']}" if "public" in split else f"public_list = {escape(split['public_list'])}"
+        console.print(
+            f"split: {rule}: {split['public_units']:,} public, {split['private_units']:,} private units ({split['fingerprint'][:19]})", soft_wrap=True
+        )
+    if summary["parameters"]:
+        console.print("parameters: " + ", ".join(f"{k}={escape(v)}" for k, v in summary["parameters"].items()), soft_wrap=True)
+    console.print(f"phases (local time: {summary['timezone']}):")
+    for p in summary["phases"]:
+        console.print(
+            f"  {escape(p['name'])} ({p['submissions']}): {p['start_utc']} to {p['end_utc']} UTC, "
+            f"{p['start_local']} to {p['end_local']} local",
+            soft_wrap=True,
+        )
+    for name in ("limits", "quota", "ranking"):
+        console.print(f"{name}: " + ", ".join(f"{k}={'default' if v is None else v}" for k, v in summary[name].items()), soft_wrap=True)
 
 
 class DelayedProgress:

@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,21 @@ from podium.allocator import keep_large_blocks
 from podium.challenges import get
 from podium.challenges.base import Challenge, ItemResult
 from podium.errors import TruthError, UsageError
-from podium.issues import IssueLog
+from podium.issues import Issue, IssueLog
 from podium.parameters import resolve
-from podium.result import REJECTED, SCORED, Result
+from podium.provenance import signature
+from podium.result import REJECTED, SCORED, Result, Split
 
 Progress = Callable[[int, int], None]  # (items done, items in all)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Scores, details and scoring warnings of the merged statistics of some items."""
+
+    scores: dict[str, float | int | None]
+    details: dict[str, Any]
+    warnings: list[Issue]
 
 
 def evaluate(
@@ -38,22 +49,47 @@ def evaluate(
     workers: int = 1,
     progress: Progress | None = None,
     checks_only: bool = False,
+    split_of: Mapping[str, str] | None = None,
+    contest: Mapping[str, Any] | None = None,
 ) -> Result:
     """Score ``submission`` against ``truth``; with ``checks_only``, validate it only.
 
+    ``split_of`` names the split of every unit of the test set (a contest's
+    public and private parts): each split is then scored from the statistics
+    of its own parts, and the whole from all of them (``Result.splits``).
+    ``contest`` (its id and split) goes into the result's signature.
     Raises :class:`~podium.errors.UsageError` or :class:`~podium.errors.TruthError`
     for the organizer's mistakes; a bad submission gives a ``rejected`` result.
     """
     challenge = get(challenge_id)
     params = resolve(challenge.parameters, settings or {})
-    log = IssueLog()
     if submission.is_symlink():  # never read through: it could point anywhere
+        log = IssueLog()
         log.error("not_a_file", "is a symbolic link; links are not followed", submission)
-        return Result(challenge.id, REJECTED, {}, {}, [], log.errors, params)
+        result = Result(challenge.id, REJECTED, {}, {}, [], log.errors, params)
+        result.signature = signature(challenge.id, challenge.parameters, params, truth, None, contest)
+        return result
     if not submission.exists():
         raise UsageError(f"submission {submission} does not exist")
+    result = _evaluate(challenge, params, truth, submission, workers, progress, checks_only, split_of)
+    result.signature = signature(challenge.id, challenge.parameters, params, truth, submission, contest)
+    return result
+
+
+def _evaluate(
+    challenge: Challenge,
+    params: dict[str, Any],
+    truth: Path,
+    submission: Path,
+    workers: int,
+    progress: Progress | None,
+    checks_only: bool,
+    split_of: Mapping[str, str] | None,
+) -> Result:
+    log = IssueLog()
     job = challenge.prepare(truth, submission, params, log)
-    results = list(_run(challenge, job.context, job.items, workers, progress))
+    parts = [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
+    results = list(_run(challenge, job.context, [part for _, _, part in parts], workers, progress))
     truth_log = IssueLog()
     for result in results:
         truth_log.add_errors(result.truth_errors)
@@ -65,10 +101,34 @@ def evaluate(
         status = REJECTED if log.error_count else SCORED
         return Result(challenge.id, status, {}, {}, log.warnings, log.errors, params)
 
-    stats = reduce(lambda a, b: a.merge(b), (r.stats for r in results))
-    details = {item.key: r.details for item, r in zip(job.items, results)}
-    scores, summary = challenge.finalize(job.context, stats, details, log)
-    return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params)
+    details_of: dict[int, list[dict[str, Any]]] = {}
+    for (i, _, _), result in zip(parts, results):
+        details_of.setdefault(i, []).append(result.details)
+    details = {job.items[i].key: challenge.join_details(d) if len(d) > 1 else d[0] for i, d in details_of.items()}
+    whole = _finalize(challenge, job.context, [r.stats for r in results], details)
+    splits = None
+    if split_of is not None:
+        splits = {}
+        for split in sorted(set(split_of.values())):
+            chosen = [(part, result) for (_, name, part), result in zip(parts, results) if name == split]
+            scored = _finalize(challenge, job.context, [r.stats for _, r in chosen], {part.key: r.details for part, r in chosen})
+            splits[split] = Split(sum(1 for name in split_of.values() if name == split), scored.scores, scored.details, scored.warnings)
+    return Result(challenge.id, SCORED, whole.scores, whole.details, log.warnings, log.errors, params,
+                  score_warnings=whole.warnings, splits=splits)  # fmt: skip
+
+
+def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str, str] | None) -> list[tuple[str | None, Any]]:
+    """The item whole, or its parts with their splits."""
+    if split_of is None:
+        return [(None, item)]
+    return list(challenge.divide(context, item, split_of))
+
+
+def _finalize(challenge: Challenge, context: Any, stats: list[Any], details: dict[str, Any]) -> Scored:
+    """Merge ``stats`` in order and finalize them."""
+    log = IssueLog()
+    scores, summary = challenge.finalize(context, reduce(lambda a, b: a.merge(b), stats), details, log)
+    return Scored(scores, summary, log.warnings)
 
 
 def _run(

@@ -1,8 +1,18 @@
-"""Challenge parameters, set on the command line as ``--set KEY=VALUE``.
+"""Challenge parameters, set on the command line as ``--set KEY=VALUE`` or in a contest file.
 
 Each challenge declares its parameters with a default and a one-line meaning;
 :func:`resolve` turns the raw ``KEY=VALUE`` strings into typed values and
 rejects unknown keys and bad values with a message that says what is allowed.
+
+A parameter's ``role`` says what it is to a result's provenance:
+
+- ``rule``: how the scores are computed. Results compare only under equal rules.
+- ``data``: a file that is part of the truth (e.g. ILSVRC's boxes). Its content
+  enters the truth fingerprint; its path, which differs between machines, does not count.
+- ``check``: files read only for a sanity check of the truth, which adds warnings
+  but changes no score.
+- ``measured``: a measurement of one submission (running time, memory), set by
+  ``podium run``; it differs between teams, and a contest cannot set it.
 """
 
 from __future__ import annotations
@@ -11,11 +21,12 @@ import difflib
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Literal, Mapping
 
 from podium.errors import UsageError
 
 Parser = Callable[[str], object]
+Role = Literal["rule", "data", "check", "measured"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,13 @@ class Parameter:
     help: str
     parse: Parser
     allowed: str  # what values are accepted, for messages and ``podium challenges``
+    role: Role = "rule"
+    contest_must_set: bool = False  # a contest file without it is an error (face-clustering's thresholds)
+
+    @property
+    def is_path(self) -> bool:
+        """Its value is a path (relative to the contest file when set there)."""
+        return self.role in ("data", "check")
 
 
 def choice(name: str, default: str, help: str, options: Iterable[str]) -> Parameter:
@@ -68,7 +86,7 @@ def optional_integer(name: str, help: str, low: int, high: int) -> Parameter:
     return Parameter(name, None, help, _integer_parser(low, high, True), f"none | {low}..{high}")
 
 
-def optional_path(name: str, help: str, what: str, folder: bool = False) -> Parameter:
+def optional_path(name: str, help: str, what: str, folder: bool = False, role: Role = "data") -> Parameter:
     """An existing path (a folder if ``folder``), or ``none`` (the default); ``what`` names it in messages."""
 
     def parse(text: str) -> Path | None:
@@ -79,10 +97,12 @@ def optional_path(name: str, help: str, what: str, folder: bool = False) -> Para
             raise ValueError(f"must be {what}")
         return path
 
-    return Parameter(name, None, help, parse, f"{'folder' if folder else 'path'} | none")
+    return Parameter(name, None, help, parse, f"{'folder' if folder else 'path'} | none", role)
 
 
-def real(name: str, default: float | None, help: str, minimum: float = 0.0, exclusive: bool = False) -> Parameter:
+def real(
+    name: str, default: float | None, help: str, minimum: float = 0.0, exclusive: bool = False, role: Role = "rule", contest_must_set: bool = False
+) -> Parameter:
     """A finite number at least ``minimum`` (above it if ``exclusive``); ``none`` if the default is none."""
     bound = f"> {minimum:g}" if exclusive else f">= {minimum:g}"
 
@@ -97,7 +117,8 @@ def real(name: str, default: float | None, help: str, minimum: float = 0.0, excl
             raise ValueError(f"must be a finite number {bound}")
         return value
 
-    return Parameter(name, default, help, parse, f"number {bound}" + (" | none" if default is None else ""))
+    allowed = f"number {bound}" + (" | none" if default is None else "")
+    return Parameter(name, default, help, parse, allowed, role, contest_must_set)
 
 
 def parse_settings(settings: Iterable[str]) -> dict[str, str]:

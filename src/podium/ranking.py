@@ -40,15 +40,20 @@ class Team:
     rank: int = 0
 
 
-def rank_teams(challenge: Challenge, teams: list[Team], decimals: int | None = None) -> list[ScoreSpec]:
-    """Fill in every team's per-criterion ranks, rank sum and final rank; return the criteria."""
-    names = set().union(*(t.scores for t in teams)) if teams else set()
-    criteria = challenge.ranking_criteria(names)
+def rank_teams(challenge: Challenge, teams: list[Team], decimals: int | None = None, by: str | None = None) -> list[ScoreSpec]:
+    """Fill in every team's per-criterion ranks, rank sum and final rank; return the criteria.
+
+    ``by`` ranks by that score alone instead of the challenge's rule.
+    """
+    if by is not None:
+        criteria = [ScoreSpec(by, challenge.score_spec(by).higher_is_better, "")]
+    else:
+        criteria = challenge.ranking_criteria(set().union(*(t.scores for t in teams)) if teams else set())
     for spec in criteria:
         values = [_value(t, spec.name, decimals) for t in teams]
         for team, rank in zip(teams, competition_ranks(values, bool(spec.higher_is_better))):
             team.ranks[spec.name] = rank
-    if challenge.rank_sum:
+    if challenge.rank_sum and by is None:
         for team in teams:
             team.rank_sum = sum(team.ranks.values()) if team.status == "scored" else None
         final = competition_ranks([t.rank_sum for t in teams], higher_is_better=False)

@@ -1,9 +1,13 @@
-"""The result document that ``podium evaluate`` and ``podium validate`` write.
+"""The result document that ``podium evaluate``, ``validate`` and ``run`` write.
 
-``{"challenge", "status": "scored"|"rejected", "scores": {name: number|null},
-"details", "warnings": [ISSUE], "errors": [ISSUE], "podium_version", "parameters"}``
-with ``ISSUE = {"code", "message", "file", "line"}``. ``scores`` is flat; per-class
-values use ``metric/class`` keys. A rejected submission has empty ``scores``.
+``{"schema_version", "challenge", "status": "scored"|"rejected", "scores": {name: number|null},
+"details", "warnings": [ISSUE], "errors": [ISSUE], "podium_version", "parameters",
+"signature", "splits"?, "run"?, "view"?}`` with ``ISSUE = {"code", "message", "file", "line"}``.
+``scores`` is flat; per-class values use ``metric/class`` keys. A rejected
+submission has empty ``scores``. With a contest, ``splits`` holds each split's
+``{"units", "scores", "details", "warnings"}``, and the top-level scores are the
+whole test set's. The JSON Schema is ``podium/schemas/result.schema.json``.
+
 No number in the document is NaN or infinite, ``details`` included: such a
 value is written ``null``, so the document is strict JSON.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -20,8 +25,29 @@ import numpy as np
 from podium import __version__
 from podium.issues import Issue
 
+SCHEMA_VERSION = 1
 SCORED = "scored"
 REJECTED = "rejected"
+PUBLIC = "public"  # the splits of a contest's test set
+PRIVATE = "private"
+
+
+@dataclass
+class Split:
+    """The scores of one split of a contest's test set."""
+
+    units: int
+    scores: dict[str, float | int | None]
+    details: dict[str, Any]
+    warnings: list[Issue]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "units": self.units,
+            "scores": _json_safe(self.scores),
+            "details": _json_safe(self.details),
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
 
 
 @dataclass
@@ -30,28 +56,51 @@ class Result:
     status: str
     scores: dict[str, float | int | None]
     details: dict[str, Any]
-    warnings: list[Issue]
+    warnings: list[Issue]  # about the submission: its files, its items
     errors: list[Issue]
     parameters: dict[str, Any] = field(default_factory=dict)
     run: dict[str, Any] | None = None  # podium run: how the program ran
+    score_warnings: list[Issue] = field(default_factory=list)  # about the whole test set's scores
+    splits: dict[str, Split] | None = None
+    signature: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         document = {
+            "schema_version": SCHEMA_VERSION,
             "challenge": self.challenge,
             "status": self.status,
             "scores": _json_safe(self.scores),
             "details": _json_safe(self.details),
-            "warnings": [w.to_dict() for w in self.warnings],
+            "warnings": [w.to_dict() for w in self.warnings + self.score_warnings],
             "errors": [e.to_dict() for e in self.errors],
             "podium_version": __version__,
             "parameters": _json_safe(self.parameters),
+            "signature": _json_safe(self.signature),
         }
+        if self.splits is not None:
+            document["splits"] = {name: split.to_dict() for name, split in self.splits.items()}
         if self.run is not None:
             document["run"] = _json_safe(self.run)
         return document
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=_jsonable)
+    def public_view(self) -> dict[str, Any]:
+        """The document a participant may see while the private split is secret.
+
+        It holds the public split's scores and details, the submission's own
+        warnings and errors, and how its program ran; no number of the private
+        split or of the whole test set.
+        """
+        document = self.to_dict()
+        if self.splits is None:  # no contest split: nothing is private
+            return document | {"view": PUBLIC}
+        document.update(view=PUBLIC, scores={}, details={}, warnings=[w.to_dict() for w in self.warnings])
+        splits = document.pop("splits")
+        document["splits"] = {PUBLIC: splits[PUBLIC]} if PUBLIC in splits else {}
+        return document
+
+    def to_json(self, public: bool = False) -> str:
+        document = self.public_view() if public else self.to_dict()
+        return json.dumps(document, indent=2, allow_nan=False, default=_jsonable)
 
 
 def _json_safe(value: Any) -> Any:
@@ -70,3 +119,8 @@ def _json_safe(value: Any) -> Any:
 def _jsonable(value: object) -> object:
     """Paths and other objects in ``details`` or ``parameters`` become their text."""
     return str(value)
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of result documents (draft 2020-12)."""
+    return json.loads(resources.files("podium").joinpath("schemas/result.schema.json").read_text(encoding="utf-8"))

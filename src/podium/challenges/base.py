@@ -11,6 +11,12 @@ in parallel processes (or, later, on a distributed engine):
    mergeable statistics, per-item details and the problems found. It must be a
    pure function of ``(context, item)``.
 3. :meth:`Challenge.finalize` turns the merged statistics into scores.
+
+A contest splits the test set into public and private parts. Its unit is what
+the challenge scores one by one: an image, a photo, a box
+(:meth:`Challenge.units`). :meth:`Challenge.divide` cuts a work item into one
+part per split; each part is evaluated like an item, so every split's
+statistics are merged from its own parts, and the whole's from all of them.
 """
 
 from __future__ import annotations
@@ -18,7 +24,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+
+import numpy as np
 
 from podium.issues import Issue, IssueLog
 from podium.parameters import Parameter
@@ -92,6 +101,25 @@ class Challenge(ABC):
     def write_demo(self, folder: Path) -> Demo:
         """Write a small synthetic truth and a sample submission."""
 
+    @abstractmethod
+    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
+        """The names of the test set's units, in the truth's order (raise :class:`~podium.errors.TruthError`)."""
+
+    def divide(self, context: Any, item: Any, split_of: Mapping[str, str]) -> list[tuple[str, Any]]:
+        """``item`` cut into ``(split, part)`` pairs, one per split that holds some of its units.
+
+        The default serves challenges whose items are single units named by ``item.key``.
+        A part keeps the item's ``key``; its units keep their order.
+        """
+        return [(split_of[item.key], item)]
+
+    def join_details(self, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        """The details of a divided item, from those of its parts (see :func:`add_details`)."""
+        joined = parts[0]
+        for part in parts[1:]:
+            joined = add_details(joined, part)
+        return joined
+
     def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:
         """The scores that rank teams: by default the primary score alone."""
         return [self.score_spec(self.primary)]
@@ -103,3 +131,28 @@ class Challenge(ABC):
             if spec.name in (name, base):
                 return spec
         raise KeyError(name)
+
+
+def rows_by_split(units: list[str], split_of: Mapping[str, str]) -> list[tuple[str, np.ndarray]]:
+    """For each split (in name order) that holds some of ``units``, the ascending indices of those units.
+
+    >>> rows_by_split(["a", "b", "c"], {"a": "public", "b": "private", "c": "public"})
+    [('private', array([1])), ('public', array([0, 2]))]
+    """
+    splits = np.array([split_of[unit] for unit in units])
+    return [(str(split), np.flatnonzero(splits == split)) for split in np.unique(splits)]
+
+
+def add_details(a: Any, b: Any) -> Any:
+    """Details of two disjoint parts joined: numbers add up, mappings join key by key, equal values stay.
+
+    >>> add_details({"images": 2, "per_photo": {"a": 1}}, {"images": 3, "per_photo": {"b": 0}})
+    {'images': 5, 'per_photo': {'a': 1, 'b': 0}}
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {key: add_details(a[key], b[key]) if key in a and key in b else a.get(key, b.get(key)) for key in a | b}
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a + b
+    if a == b:
+        return a
+    raise ValueError(f"details {a!r} and {b!r} of two parts cannot be joined")

@@ -8,6 +8,7 @@ largest total IoU, as a check of how much the order matters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
 from podium.errors import TruthError
 from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
@@ -44,7 +45,7 @@ class CameraTraps(Challenge):
     rules = "seeds/003_5118cb1f996393c7.txt"
     parameters = (
         choice("matching", "greedy", "greedy = the rules (file order); optimal = maximum matching, a sensitivity check", ("greedy", "optimal")),
-        optional_path("images", "folder of the test photos, for the min_size check of the truth", "a folder of the test photos", folder=True),
+        optional_path("images", "folder of the test photos, for the min_size check of the truth", "a folder of the test photos", folder=True, role="check"),
         integer("min_size", 128, "smallest side in pixels of a 'suitable' (class 1) animal; checked with images=", 1),
     )
     scores = (
@@ -61,11 +62,7 @@ class CameraTraps(Challenge):
     primary = "score"
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
-        truth_log = IssueLog()
-        truth_table = read_table(truth, truth_log, None) if truth.is_file() else None
-        if truth_table is None:
-            problems = truth_log.errors or None
-            raise TruthError(f"truth {truth} is not a usable table (Name, BBox, Class)", problems)
+        truth_table = _read_truth(truth)
         if params["images"] is not None:
             _check_suitable_sizes(truth_table, params["images"], params["min_size"], log)
         path = single_file(submission, TABLE_SUFFIXES, log)
@@ -73,6 +70,17 @@ class CameraTraps(Challenge):
         table = None if path is None else read_table(path, log, photos)
         items = [] if table is None else [Item(path.name, truth_table, table)]
         return Job(Context(params["matching"]), items)
+
+    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
+        """The photos of the truth table."""
+        return _read_truth(truth).photos
+
+    def divide(self, context: Context, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
+        """The rows of each split's photos, truth and submission alike."""
+        return [
+            (split, Item(item.key, item.truth.restricted(photos), item.submission.restricted(photos)))
+            for split, photos in rows_by_split(item.truth.photos, split_of)
+        ]
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[PointCounts]:
         pred, truth = item.submission.boxes, item.truth.boxes
@@ -126,6 +134,14 @@ class CameraTraps(Challenge):
         from podium.synthetic.camera_traps import write_demo
 
         return Demo(*write_demo(folder))
+
+
+def _read_truth(truth: Path) -> Table:
+    truth_log = IssueLog()
+    table = read_table(truth, truth_log, None) if truth.is_file() else None
+    if table is None:
+        raise TruthError(f"truth {truth} is not a usable table (Name, BBox, Class)", truth_log.errors or None)
+    return table
 
 
 def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:

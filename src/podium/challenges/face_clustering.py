@@ -16,13 +16,14 @@ measurements (``podium run`` fills them in). Without them ``final`` is null.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
 from podium.errors import UsageError
 from podium.formats import clustering_csv
 from podium.formats.folders import single_file
@@ -38,6 +39,7 @@ class Item:
     key: str
     identity: np.ndarray  # truth code per image
     cluster: np.ndarray  # submitted cluster number per image, same order
+    names: list[str]  # the images, same order
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,11 @@ class FaceClustering(Challenge):
         real("beta", 1.0, "beta of the pairwise F-measure", exclusive=True),
         choice("nmi_average", "arithmetic", "mean of the entropies that normalizes NMI (the rules: arithmetic)", AVERAGES),
         choice("order", "strict", "rows out of ascending name order: strict = rejected (the rules), ignore = warning", ("strict", "ignore")),
-        real("time_s", None, "measured running time in seconds (podium run fills it in)"),
-        real("ram_mb", None, "measured peak RAM in MB (podium run fills it in)"),
-        real("th1_s", None, "Th1: time points fall from full at 0 s to zero at Th1; organizers must set it", exclusive=True),
-        real("th2_s", None, "Th2: a running time at or above it disqualifies; organizers must set it", exclusive=True),
-        real("ram_max_mb", None, "RAM points fall from full at 0 MB to zero at this; organizers must set it", exclusive=True),
+        real("time_s", None, "measured running time in seconds (podium run fills it in)", role="measured"),
+        real("ram_mb", None, "measured peak RAM in MB (podium run fills it in)", role="measured"),
+        real("th1_s", None, "Th1: time points fall from full at 0 s to zero at Th1; organizers must set it", exclusive=True, contest_must_set=True),
+        real("th2_s", None, "Th2: a running time at or above it disqualifies; organizers must set it", exclusive=True, contest_must_set=True),
+        real("ram_max_mb", None, "RAM points fall from full at 0 MB to zero at this; organizers must set it", exclusive=True, contest_must_set=True),
         real("w_f", 0.4, "weight of the pairwise F-measure in the final points"),
         real("w_nmi", 0.4, "weight of NMI in the final points"),
         real("w_time", 0.1, "weight of the time points in the final points"),
@@ -88,8 +90,19 @@ class FaceClustering(Challenge):
         context = Context(params["beta"], params["nmi_average"], final)
         path = single_file(submission, (".csv",), log)
         clusters = None if path is None else clustering_csv.read_submission(path, table, params["order"], log)
-        items = [] if clusters is None else [Item(path.name, table.identity, clusters)]
+        items = [] if clusters is None else [Item(path.name, table.identity, clusters, table.names)]
         return Job(context, items)
+
+    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
+        """The images of the truth CSV."""
+        return clustering_csv.read_truth(truth).names
+
+    def divide(self, context: Context, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
+        """The images of each split, with their truth identities and submitted clusters (codes shared by all parts)."""
+        return [
+            (split, replace(item, identity=item.identity[rows], cluster=item.cluster[rows], names=[item.names[i] for i in rows]))
+            for split, rows in rows_by_split(item.names, split_of)
+        ]
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[ContingencyTable]:
         return ItemResult(ContingencyTable.from_labels(item.identity, item.cluster))

@@ -149,6 +149,10 @@ class FuzzyJaccard(Challenge):
 
         return Demo(*write_demo(folder))
 
+    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
+        """The stems of the truth's images."""
+        return maps.read_truth(truth).stems
+
 
 def _nullable(values: np.ndarray) -> list[float | None]:
     return [None if np.isnan(v) else float(v) for v in values]

@@ -109,12 +109,7 @@ class GlaS(Challenge):
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
         suffixes = params["suffixes"]
-        if not truth.is_dir():
-            raise TruthError(f"truth {truth} is not a folder of label images")
-        truth_files = label_images.list_label_images(truth, suffixes, truth=True)
-        if truth_files.problems or not truth_files.files:
-            problems = truth_files.problems or [Issue("truth_empty", "holds no PNG, BMP or TIFF label image", str(truth))]
-            raise TruthError(f"truth {truth} is not usable", problems)
+        truth_files = _truth_files(truth, suffixes)
         parts = params["parts"]
         for part in parts:
             if not any(stem.startswith(part) for stem in truth_files.files):
@@ -201,6 +196,20 @@ class GlaS(Challenge):
         from podium.synthetic.glas import write_demo
 
         return Demo(*write_demo(folder))
+
+    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
+        """The stems of the truth's label images."""
+        return sorted(_truth_files(truth, params["suffixes"]).files)
+
+
+def _truth_files(truth: Path, suffixes: tuple[str, ...]) -> label_images.LabelFolder:
+    if not truth.is_dir():
+        raise TruthError(f"truth {truth} is not a folder of label images")
+    truth_files = label_images.list_label_images(truth, suffixes, truth=True)
+    if truth_files.problems or not truth_files.files:
+        problems = truth_files.problems or [Issue("truth_empty", "holds no PNG, BMP or TIFF label image", str(truth))]
+        raise TruthError(f"truth {truth} is not usable", problems)
+    return truth_files
 
 
 def _part_of(stem: str, parts: tuple[str, ...]) -> str:

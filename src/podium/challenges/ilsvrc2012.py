@@ -8,19 +8,20 @@ is not public: podium defines its file format (see :class:`Ilsvrc2012Fine`).
 from __future__ import annotations
 
 from abc import abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
 from podium.errors import TruthError, UsageError
 from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import read_text
 from podium.issues import Issue, IssueLog
-from podium.metrics.imagenet import ErrorCounts, ExactCorners, TruthBox, classification_errors, localization_errors, voc_average_precision
+from podium.metrics.imagenet import ErrorCounts, TruthBox, classification_errors, localization_errors, voc_average_precision
 from podium.parameters import choice, optional_path
 
 SUBMISSION_SUFFIXES = (".txt",)
@@ -37,12 +38,18 @@ LABELS = choice(
 META = optional_path("meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)", "the kit's meta.mat file")
 
 
+def image_name(number: int) -> str:
+    """The validation image of truth line ``number`` (from 1), as the kit names it, without ``.JPEG``."""
+    return f"ILSVRC2012_val_{number:08d}"
+
+
 @dataclass(frozen=True)
 class Item:
     key: str
+    numbers: np.ndarray  # the truth line (from 1) of each image
     truth: np.ndarray  # (images, labels) padded with -1
     guesses: np.ndarray  # (images, 5, 1 or 5)
-    exact_corners: ExactCorners  # Task 2: a guess's box as written, for comparisons floats cannot decide
+    written: ilsvrc.Guesses  # Task 2: a guess's box as written, for comparisons floats cannot decide
     boxes: list[list[TruthBox]] | None
     sorted_ids: np.ndarray | None  # ILSVRC2012_ID of each sorted-WNID index, when meta is given
 
@@ -65,7 +72,30 @@ class _TopK(Challenge):
             return Job(params["labels"], [])
         sorted_ids = meta.id_of_sorted_index() if meta is not None else None
         guesses = _convert(read.values, sorted_ids) if params["labels"] == "wnid-sorted" else read.values  # type: ignore[arg-type]
-        return Job(params["labels"], [Item(path.name, ilsvrc.truth_matrix(labels), guesses, read.exact_corners, boxes, sorted_ids)])
+        numbers = np.arange(1, len(labels) + 1)
+        return Job(params["labels"], [Item(path.name, numbers, ilsvrc.truth_matrix(labels), guesses, read, boxes, sorted_ids)])
+
+    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
+        """The validation images, one per truth line: ``ILSVRC2012_val_00000001`` and on."""
+        return [image_name(n) for n in range(1, len(ilsvrc.read_truth_labels(truth)) + 1)]
+
+    def divide(self, context: str, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
+        """The lines of each split's images, truth, guesses and boxes alike."""
+        names = [image_name(n) for n in item.numbers.tolist()]
+        return [
+            (
+                split,
+                replace(
+                    item,
+                    numbers=item.numbers[rows],
+                    truth=item.truth[rows],
+                    guesses=item.guesses[rows],
+                    written=item.written.rows(rows),
+                    boxes=None if item.boxes is None else [item.boxes[i] for i in rows.tolist()],
+                ),
+            )
+            for split, rows in rows_by_split(names, split_of)
+        ]
 
     def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list | None:
         return None
@@ -160,7 +190,7 @@ class Ilsvrc2012Loc(_TopK):
 
     def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
         assert item.boxes is not None
-        return localization_errors(item.truth, guesses, item.boxes, item.exact_corners)
+        return localization_errors(item.truth, guesses, item.boxes, item.written.exact_corners)
 
     def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.ilsvrc2012 import write_localization
@@ -177,6 +207,7 @@ class FineContext:
 @dataclass(frozen=True)
 class FineItem:
     key: str
+    lines: np.ndarray  # the truth line (from 1) of each box
     truth: np.ndarray  # class id per box
     classes: np.ndarray  # class ids, ascending: the columns of the submission
     scores: np.ndarray  # (boxes, classes)
@@ -184,13 +215,21 @@ class FineItem:
 
 @dataclass(frozen=True)
 class RankedBoxes:
-    """The state of average precision: every box's class and confidences (merging concatenates)."""
+    """The state of average precision: every box's truth line, class and confidences (merging concatenates).
 
+    Ties of confidence keep line order, so :meth:`in_line_order` restores it after any merge.
+    """
+
+    lines: np.ndarray
     truth: np.ndarray
     scores: np.ndarray
 
     def merge(self, other: RankedBoxes) -> RankedBoxes:
-        return RankedBoxes(np.concatenate([self.truth, other.truth]), np.concatenate([self.scores, other.scores]))
+        return RankedBoxes(*(np.concatenate([a, b]) for a, b in ((self.lines, other.lines), (self.truth, other.truth), (self.scores, other.scores))))
+
+    def in_line_order(self) -> RankedBoxes:
+        order = np.argsort(self.lines, kind="stable")
+        return RankedBoxes(self.lines[order], self.truth[order], self.scores[order])
 
 
 class Ilsvrc2012Fine(Challenge):
@@ -222,13 +261,25 @@ class Ilsvrc2012Fine(Challenge):
             raise TruthError(f"truth {truth} has class ids not in the class list: {unknown[:10].tolist()}")
         path = single_file(submission, SUBMISSION_SUFFIXES, log)
         scores = None if path is None else ilsvrc.read_confidences(path, len(truth_ids), len(classes), log)
-        items = [] if scores is None else [FineItem(path.name, truth_ids, classes, scores)]
+        items = [] if scores is None else [FineItem(path.name, np.arange(1, len(truth_ids) + 1), truth_ids, classes, scores)]
         return Job(FineContext(params["ap"], classes), items)
 
+    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
+        """The test boxes, named by their truth line: ``1``, ``2``, ..."""
+        return [str(n) for n in range(1, len(ilsvrc.read_truth_labels(truth)) + 1)]
+
+    def divide(self, context: FineContext, item: FineItem, split_of: Mapping[str, str]) -> list[tuple[str, FineItem]]:
+        """The lines of each split's boxes, truth and confidences alike."""
+        return [
+            (split, replace(item, lines=item.lines[rows], truth=item.truth[rows], scores=item.scores[rows]))
+            for split, rows in rows_by_split([str(n) for n in item.lines.tolist()], split_of)
+        ]
+
     def evaluate_item(self, context: FineContext, item: FineItem) -> ItemResult[RankedBoxes]:
-        return ItemResult(RankedBoxes(item.truth, item.scores))
+        return ItemResult(RankedBoxes(item.lines, item.truth, item.scores))
 
     def finalize(self, context: FineContext, stats: RankedBoxes, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+        stats = stats.in_line_order()
         positive = stats.truth[:, None] == context.classes[None, :]
         average = voc_average_precision if context.ap == "voc" else sklearn_average_precision
         values = average(positive, stats.scores)

@@ -38,6 +38,15 @@ class Table:
     boxes: Boxes
     photos: list[str]  # index -> name (the truth's list of every test photo)
 
+    def restricted(self, photos: np.ndarray) -> Table:
+        """The rows of ``photos`` (ascending indices) in file order, the photos numbered anew in their order."""
+        number = np.full(len(self.photos), -1, dtype=np.int64)
+        number[photos] = np.arange(len(photos))
+        rows = np.flatnonzero(number[self.boxes.photo] >= 0)
+        tokens = [self.boxes.tokens[4 * k + j] for k in rows.tolist() for j in range(4)]
+        boxes = Boxes(number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], tokens)
+        return Table(boxes, [self.photos[i] for i in photos.tolist()])
+
 
 @dataclass(frozen=True)
 class _Layout:

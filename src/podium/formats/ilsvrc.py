@@ -155,6 +155,10 @@ class Guesses:
         tokens = self.lines[image].replace(",", " ").split()
         return [Fraction(t) for t in tokens[5 * guess + 1 : 5 * guess + 5]]
 
+    def rows(self, images: NDArray[np.int64]) -> Guesses:
+        """The guesses of ``images`` (indices), in that order."""
+        return Guesses(self.values[images], [self.lines[i] for i in images.tolist()])
+
 
 def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesses | None:
     """Guesses per image, or ``None`` when the file is rejected.

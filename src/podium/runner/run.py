@@ -7,13 +7,14 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from podium.challenges import get
 from podium.engine import evaluate
 from podium.errors import UsageError
 from podium.issues import Issue
 from podium.parameters import resolve
+from podium.provenance import signature
 from podium.result import REJECTED, Result
 from podium.formats.folders import list_folder
 from podium.runner.contracts import CONTRACTS, INPUT_FILE, prepare_workdir, snapshot
@@ -39,13 +40,16 @@ def run_program(
     visible: tuple[Path, ...] = (),
     cpus: float | None = None,
     gpus: str | None = None,
+    split_of: Mapping[str, str] | None = None,
+    contest: Mapping[str, Any] | None = None,
 ) -> Result:
     """Run a participant's program under the challenge's contract and score its output.
 
     ``sandbox``: ``auto`` (bubblewrap for a command, Docker for an image),
     ``bwrap``, ``docker`` or ``none``; ``visible``: folders the program may read
     in the sandbox (its code, its interpreter); ``cpus``: cores' worth of CPU
-    time; ``gpus``: NVIDIA GPUs to give it (``all`` or ``device=0,1``).
+    time; ``gpus``: NVIDIA GPUs to give it (``all`` or ``device=0,1``);
+    ``split_of`` and ``contest``: as :func:`podium.engine.evaluate` takes them.
     """
     challenge = get(challenge_id)
     contract = CONTRACTS.get(challenge_id)
@@ -84,21 +88,30 @@ def run_program(
             warnings.append(Issue("images_modified", "the program changed the images folder (it should only read it)", str(images)))
         replaced = _replaced(work)
         if replaced:
-            return Result(challenge_id, REJECTED, {}, {}, warnings, [Issue("workdir_replaced", replaced, str(work))], params, run)
+            return _rejected(challenge_id, params, truth, contest, warnings, Issue("workdir_replaced", replaced, str(work)), run)
         _remove_input_file(work)
         run.update(contract.details(work, images))
         if not contract.has_output(work):
             if report.outcome == "finished":
                 run["outcome"] = "no_output"  # a limit or a crash stays the outcome: it is the cause
             error = Issue("no_output", f"the program wrote nothing to score ({_why(report, limit, memory_limit_mb)})", str(work))
-            return Result(challenge_id, REJECTED, {}, {}, warnings, [error], params, run)
+            return _rejected(challenge_id, params, truth, contest, warnings, error, run)
         scoring = {**settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}
-        result = evaluate(challenge_id, truth, work, scoring, workers=workers)
+        result = evaluate(challenge_id, truth, work, scoring, workers=workers, split_of=split_of, contest=contest)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     result.warnings = warnings + result.warnings
     result.run = run
+    return result
+
+
+def _rejected(
+    challenge_id: str, params: dict[str, Any], truth: Path, contest: Mapping[str, Any] | None, warnings: list[Issue], error: Issue, run: dict[str, Any]
+) -> Result:
+    """A run that left nothing to score."""
+    result = Result(challenge_id, REJECTED, {}, {}, warnings, [error], params, run)
+    result.signature = signature(challenge_id, get(challenge_id).parameters, params, truth, None, contest)
     return result
 
 

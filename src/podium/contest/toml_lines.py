@@ -1,0 +1,56 @@
+"""Where a key of a TOML file is written, so that every message about a contest file names its line.
+
+:mod:`tomllib` gives values without positions. :func:`key_lines` reads the text
+once more, line by line, and notes where each table header and each
+``key = value`` line is, by its path: ``("id",)``, ``("split", "seed")``,
+``("phase", 2, "end")`` (the second ``[[phase]]``), ``("parameters", "beta")``
+(from ``[parameters]`` or a dotted ``parameters.beta = ...``). It understands
+the TOML that people write; a line inside a multi-line string that looks like a
+key is noted too, which at worst points a message at a nearby line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+Path_ = tuple[str | int, ...]
+
+_KEY = r'(?:[A-Za-z0-9_-]+|"[^"]*"|\'[^\']*\')'
+_HEADER = re.compile(rf"^\s*(\[\[?)\s*({_KEY}(?:\s*\.\s*{_KEY})*)\s*\]\]?\s*(?:#.*)?$")
+_ASSIGNMENT = re.compile(rf"^\s*({_KEY}(?:\s*\.\s*{_KEY})*)\s*=")
+
+
+def _parts(dotted: str) -> list[str]:
+    return [p.strip().strip("\"'") for p in re.findall(rf"{_KEY}", dotted)]
+
+
+def key_lines(text: str) -> dict[Path_, int]:
+    """The line (from 1) of every table header and key, by path."""
+    lines: dict[Path_, int] = {}
+    table: Path_ = ()
+    arrays: dict[tuple[str, ...], int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            names = tuple(_parts(header.group(2)))
+            if header.group(1) == "[[":
+                arrays[names] = arrays.get(names, 0) + 1
+                table = (*names, arrays[names])
+                lines.setdefault(names, number)  # the array itself: its first table
+            else:
+                table = names
+            lines.setdefault(table, number)
+            continue
+        assignment = _ASSIGNMENT.match(line)
+        if assignment:
+            lines.setdefault((*table, *_parts(assignment.group(1))), number)
+    return lines
+
+
+def line_of(lines: Mapping[Path_, int], path: Path_) -> int | None:
+    """The line of ``path``, or of its nearest enclosing table written in the file."""
+    for end in range(len(path), 0, -1):
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None
