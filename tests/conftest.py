@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,21 +41,33 @@ def save_png(path: Path, pixels: np.ndarray, mode: str | None = None) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _every_document_meets_the_schema() -> Iterator[None]:
-    """Every result document a test makes (``to_dict`` and ``public_view``) is validated against the shipped schema."""
+@functools.cache
+def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
-    from podium.result import Result, schema
+    from podium.result import schema
 
-    validator = Draft202012Validator(schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def meets_the_schema(document: dict) -> dict:
+    """``document`` after validating it against the shipped JSON Schema (for documents made in a subprocess)."""
+    _validator().validate(document)
+    return document
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _every_document_meets_the_schema() -> Iterator[None]:
+    """Every result document a test makes in this process (``to_dict``, ``public_view``) is validated against the schema."""
+    from podium.result import Result
+
     patch = pytest.MonkeyPatch()
     for name in ("to_dict", "public_view"):
         made = getattr(Result, name)
 
         def checked(self: Result, made: Callable[[Result], dict] = made) -> dict:
             document = made(self)
-            validator.validate(json.loads(json.dumps(document, default=str)))
+            meets_the_schema(json.loads(json.dumps(document, default=str)))
             return document
 
         patch.setattr(Result, name, checked)

@@ -1,15 +1,16 @@
-"""The pixel-level example participant runs end to end under podium run (the budget rule too)."""
+"""The examples run end to end: the pixel-level participant under podium run (the budget rule too), and the example contests."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import sandbox_options
+from conftest import meets_the_schema, sandbox_options
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fuzzy_jaccard_thresholds"
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
@@ -25,7 +26,7 @@ def tiles(tmp_path_factory) -> Path:
 def podium_run(tiles: Path, *extra: str) -> dict:
     command = [sys.executable, "-m", "podium", "run", "fuzzy-jaccard", "--images", str(tiles / "images"),
                "--truth", str(tiles / "truth"), "--json", "-", "--quiet", *sandbox_options(), "--visible", str(EXAMPLE), *extra]  # fmt: skip
-    return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    return meets_the_schema(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
 
 
 def test_threshold_participant_is_scored(tiles: Path) -> None:
@@ -41,3 +42,42 @@ def test_budget_stops_a_slow_participant_and_scores_what_it_wrote(tiles: Path) -
     assert doc["run"]["outcome"] == "timeout" and doc["status"] == "scored"
     assert 1 <= doc["run"]["images_processed"] < 4
     assert any(w["code"] == "missing_images" for w in doc["warnings"])
+
+
+CONTESTS = Path(__file__).resolve().parents[1] / "examples" / "contests"
+
+
+@pytest.fixture(scope="module")
+def demo_checkout(tmp_path_factory) -> Path:
+    """A copy of examples/contests beside demo-data/, as ``make demo`` leaves a checkout."""
+    root = tmp_path_factory.mktemp("checkout")
+    shutil.copytree(CONTESTS, root / "examples" / "contests")
+    subprocess.run([sys.executable, "-m", "podium", "demo", "--folder", str(root / "demo-data"), "--workers", "1"], capture_output=True, check=True)
+    return root
+
+
+def test_the_readme_shows_the_example_contests_as_they_are() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name in ("glas-fixture", "face-clustering"):
+        assert (CONTESTS / name / "contest.toml").read_text() in readme, name
+
+
+def test_the_glas_fixture_contest_is_valid_and_scores_its_splits(shared: Path) -> None:
+    contest = CONTESTS / "glas-fixture" / "contest.toml"  # its truth is ../shared, beside the repository
+    check = subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(contest)], capture_output=True, text=True)
+    assert check.returncode == 0 and "2 public, 2 private units" in check.stdout, check.stdout + check.stderr
+    command = [sys.executable, "-m", "podium", "evaluate", "--contest", str(contest), "--submission",
+               str(shared / "data" / "glas-fixture" / "submission"), "--json", "-"]  # fmt: skip
+    doc = meets_the_schema(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
+    assert doc["splits"]["public"]["scores"]["f1"] == 0.8 and doc["splits"]["private"]["scores"]["f1"] == 1.0
+    assert doc["signature"]["contest"]["split"]["public_list"] == "public.txt"
+
+
+def test_the_example_face_clustering_contest_runs_its_participant(demo_checkout: Path) -> None:
+    folder = demo_checkout / "examples" / "contests" / "face-clustering"
+    command = [sys.executable, "-m", "podium", "run", "--contest", str(folder / "contest.toml"), "--json", "-", "--quiet",
+               "--command", f"{sys.executable} {folder / 'participant.py'}", *sandbox_options(), "--visible", str(folder)]  # fmt: skip
+    check = subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(folder / "contest.toml")], capture_output=True, text=True)
+    assert check.returncode == 0 and "60 public, 140 private units" in check.stdout, check.stdout + check.stderr
+    doc = meets_the_schema(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
+    assert doc["status"] == "scored" and doc["splits"]["public"]["units"] == 60 and doc["scores"]["pairwise_f"] == 1.0

@@ -423,7 +423,7 @@ def _describe(challenge: Any) -> dict[str, Any]:
         "rules": challenge.rules,
         "primary": challenge.primary,
         "scores": [{"name": s.name, "higher_is_better": s.higher_is_better, "help": s.help} for s in challenge.scores],
-        "parameters": [{"name": p.name, "default": p.default, "allowed": p.allowed, "help": p.help} for p in challenge.parameters],
+        "parameters": [{"name": p.name, "default": p.default, "allowed": p.allowed, "role": p.role, "help": p.help} for p in challenge.parameters],
     }
 
 

@@ -91,10 +91,11 @@ def print_challenge(console: Console, challenge: Challenge) -> None:
     params.add_column("--set KEY=")
     params.add_column("default")
     params.add_column("allowed")
+    params.add_column("role")
     params.add_column("meaning")
     for p in challenge.parameters:
         default = "none" if p.default is None else ",".join(p.default) if isinstance(p.default, tuple) else str(p.default)
-        params.add_row(p.name, escape(default), escape(p.allowed), escape(p.help))
+        params.add_row(p.name, escape(default), escape(p.allowed), p.role, escape(p.help))
     console.print(params)
 
 
