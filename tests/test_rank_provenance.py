@@ -34,6 +34,7 @@ def test_comparable_results_are_ranked_with_their_signature(tmp_path: Path, jacc
     signature = json.loads(a.read_text())["signature"]
     assert f"signature: fuzzy-jaccard · podium {signature['podium_version']} · truth {signature['truth'][:19]}" in output
     assert "roi=union" in output
+    assert "rank sum" not in output  # fuzzy-jaccard ranks by one score
     code, output = run("rank", "fuzzy-jaccard", str(a), str(b), "--json", "-")
     board = json.loads(output)
     assert board["mixed"] == [] and len(board["signatures"]) == 1 and board["signatures"][0]["teams"] == ["a", "b"]

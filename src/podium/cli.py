@@ -25,7 +25,7 @@ from podium.contest import Contest
 from podium.contest import load as load_contest
 from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.parameters import parse_settings
-from podium.ranking import Team, rank_teams
+from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.runner.run import run_program
 from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
 from podium.documents import Document, differences, read_document
@@ -341,7 +341,7 @@ def rank_command(
         "split": split,
         "by": by,
         "decimals": decimals,
-        "rank_sum": spec.rank_sum and by is None,
+        "rank_sum": ranks_by_sum(spec, by),
         "criteria": [{"name": c.name, "higher_is_better": c.higher_is_better} for c in criteria],
         "mixed": problems,
         "signatures": signatures,
@@ -355,7 +355,7 @@ def rank_command(
         return EXIT_SCORED
     if json_path:
         _write(Path(json_path), json.dumps(board, indent=2) + "\n")
-    display.stdout.print(display.leaderboard(spec, teams, criteria, by is None))
+    display.stdout.print(display.leaderboard(spec, teams, criteria, ranks_by_sum(spec, by)))
     for problem in problems:
         display.stdout.print(f"[yellow]mixed:[/yellow] {display.escape(problem)}", soft_wrap=True)
     for entry in signatures:

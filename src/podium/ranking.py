@@ -40,6 +40,11 @@ class Team:
     rank: int = 0
 
 
+def ranks_by_sum(challenge: Challenge, by: str | None) -> bool:
+    """Whether teams are ranked by their sum of per-criterion ranks: the challenge's rule, unless ``by`` names one score."""
+    return challenge.rank_sum and by is None
+
+
 def rank_teams(challenge: Challenge, teams: list[Team], decimals: int | None = None, by: str | None = None) -> list[ScoreSpec]:
     """Fill in every team's per-criterion ranks, rank sum and final rank; return the criteria.
 
@@ -53,7 +58,7 @@ def rank_teams(challenge: Challenge, teams: list[Team], decimals: int | None = N
         values = [_value(t, spec.name, decimals) for t in teams]
         for team, rank in zip(teams, competition_ranks(values, bool(spec.higher_is_better))):
             team.ranks[spec.name] = rank
-    if challenge.rank_sum and by is None:
+    if ranks_by_sum(challenge, by):
         for team in teams:
             team.rank_sum = sum(team.ranks.values()) if team.status == "scored" else None
         final = competition_ranks([t.rank_sum for t in teams], higher_is_better=False)
