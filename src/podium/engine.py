@@ -13,8 +13,8 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
 from typing import Any
@@ -29,15 +29,6 @@ from podium.provenance import signature
 from podium.result import REJECTED, SCORED, Result, Split
 
 Progress = Callable[[int, int], None]  # (items done, items in all)
-
-
-@dataclass(frozen=True)
-class Scored:
-    """Scores, details and scoring warnings of the merged statistics of some items."""
-
-    scores: dict[str, float | int | None]
-    details: dict[str, Any]
-    warnings: list[Issue]
 
 
 def evaluate(
@@ -63,16 +54,15 @@ def evaluate(
     """
     challenge = get(challenge_id)
     params = resolve(challenge.parameters, settings or {})
-    if submission.is_symlink():  # never read through: it could point anywhere
-        log = IssueLog()
-        log.error("not_a_file", "is a symbolic link; links are not followed", submission)
-        result = Result(challenge.id, REJECTED, {}, {}, [], log.errors, params)
-        result.signature = signature(challenge.id, challenge.parameters, params, truth, None, contest)
-        return result
-    if not submission.exists():
+    linked = submission.is_symlink()  # never read through: it could point anywhere
+    if linked:
+        link = Issue("not_a_file", "is a symbolic link; links are not followed", str(submission))
+        result = Result(challenge.id, REJECTED, {}, {}, [], [link], params)
+    elif not submission.exists():
         raise UsageError(f"submission {submission} does not exist")
-    result = _evaluate(challenge, params, truth, submission, workers, progress, checks_only, split_of)
-    result.signature = signature(challenge.id, challenge.parameters, params, truth, submission, contest)
+    else:
+        result = _evaluate(challenge, params, truth, submission, workers, progress, checks_only, split_of)
+    result.signature = signature(challenge.id, challenge.parameters, params, truth, None if linked else submission, contest)
     return result
 
 
@@ -105,16 +95,14 @@ def _evaluate(
     for (i, _, _), result in zip(parts, results):
         details_of.setdefault(i, []).append(result.details)
     details = {job.items[i].key: challenge.join_details(d) if len(d) > 1 else d[0] for i, d in details_of.items()}
-    whole = _finalize(challenge, job.context, [r.stats for r in results], details)
+    scores, summary, score_warnings = _finalize(challenge, job.context, [r.stats for r in results], details)
     splits = None
     if split_of is not None:
         splits = {}
-        for split in sorted(set(split_of.values())):
+        for split, units in sorted(Counter(split_of.values()).items()):
             chosen = [(part, result) for (_, name, part), result in zip(parts, results) if name == split]
-            scored = _finalize(challenge, job.context, [r.stats for _, r in chosen], {part.key: r.details for part, r in chosen})
-            splits[split] = Split(sum(1 for name in split_of.values() if name == split), scored.scores, scored.details, scored.warnings)
-    return Result(challenge.id, SCORED, whole.scores, whole.details, log.warnings, log.errors, params,
-                  score_warnings=whole.warnings, splits=splits)  # fmt: skip
+            splits[split] = Split(units, *_finalize(challenge, job.context, [r.stats for _, r in chosen], {part.key: r.details for part, r in chosen}))
+    return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits)
 
 
 def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str, str] | None) -> list[tuple[str | None, Any]]:
@@ -124,11 +112,13 @@ def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str
     return list(challenge.divide(context, item, split_of))
 
 
-def _finalize(challenge: Challenge, context: Any, stats: list[Any], details: dict[str, Any]) -> Scored:
-    """Merge ``stats`` in order and finalize them."""
+def _finalize(
+    challenge: Challenge, context: Any, stats: list[Any], details: dict[str, Any]
+) -> tuple[dict[str, float | int | None], dict[str, Any], list[Issue]]:
+    """Merge ``stats`` in order and finalize them: scores, details and the warnings about them."""
     log = IssueLog()
     scores, summary = challenge.finalize(context, reduce(lambda a, b: a.merge(b), stats), details, log)
-    return Scored(scores, summary, log.warnings)
+    return scores, summary, log.warnings
 
 
 def _run(

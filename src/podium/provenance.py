@@ -113,7 +113,7 @@ def _entries(root: Path, untrusted: bool) -> Iterator[bytes]:
 
 def rule_parameters(parameters: tuple[Parameter, ...], values: Mapping[str, Any]) -> dict[str, Any]:
     """The values of the ``rule`` parameters: those that change what a score means."""
-    return {p.name: _plain(values[p.name]) for p in parameters if p.role == "rule"}
+    return {p.name: values[p.name] for p in parameters if p.role == "rule"}
 
 
 def truth_fingerprint(truth: Path, parameters: tuple[Parameter, ...], values: Mapping[str, Any]) -> str | None:
@@ -175,12 +175,3 @@ def _text(value: object) -> str:
     if isinstance(value, list):
         return ",".join(map(str, value))
     return "none" if value is None else str(value)
-
-
-def _plain(value: Any) -> Any:
-    """A parameter value as JSON: tuples become lists, paths text."""
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    return value

@@ -201,7 +201,7 @@ class _Reader:
                 self.error(where[:-1] or where, f"{_name(where)} is missing: {what}")
             return None
         value = table[key]
-        if isinstance(value, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
             self.error(where, f"{_name(where)} must be {what}, not true/false")
             return None
         if not isinstance(value, kind):
@@ -220,7 +220,7 @@ class _Reader:
         if not isinstance(value, dict):
             self.error((key,), f"{key} must be a table [{key}], not {_toml_type(value)}")
             return {}
-        self.unknown_keys(value, TABLE_KEYS.get(key, tuple(value)), (key,))
+        self.unknown_keys(value, TABLE_KEYS[key], (key,))
         return value
 
     def path_of(self, where: Path_, text: str, folder: bool | None) -> Path | None:

@@ -81,9 +81,4 @@ class SplitPlan:
     def stamp(self) -> dict[str, Any]:
         """The split in a result's signature: the rule, the sizes and a fingerprint of the public units."""
         public = [unit for unit, split in self.split_of.items() if split == PUBLIC]
-        return {
-            **self.rule,
-            "fingerprint": of_names(public),
-            "public_units": len(public),
-            "private_units": len(self.split_of) - len(public),
-        }
+        return {**self.rule, "fingerprint": of_names(public), "public_units": self.count(PUBLIC), "private_units": self.count(PRIVATE)}
