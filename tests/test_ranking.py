@@ -122,6 +122,10 @@ def test_rank_command_refuses_other_challenges_and_name_mismatch(tmp_path: Path)
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ("[1, 2]", "needs challenge, status and scores"),
         ("\xff", "not UTF-8"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": "x"}', "signature of type str"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"parameters": [1]}}', "signature.parameters of type list"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"contest": [1]}}', "signature.contest of type list"),
+        ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"contest": {"split": 3}}}', "signature.contest.split of type int"),
     ],
 )
 def test_hostile_result_documents_are_refused_by_name(tmp_path: Path, document: str, fragment: str) -> None:

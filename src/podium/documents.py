@@ -53,9 +53,24 @@ def read_document(path: Path, challenge: str, split: str | None = None) -> Docum
     if not isinstance(scores, dict):
         raise PodiumError(f"{path} has scores of type {type(scores).__name__}; scores are an object of numbers")
     signature = doc.get("signature")
-    if signature is not None and not isinstance(signature, dict):
-        raise PodiumError(f"{path} has a signature of type {type(signature).__name__}; a signature is an object")
+    if signature is not None:
+        _check_signature(path, signature)
     return Document(path, challenge, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()}, signature)
+
+
+def _check_signature(path: Path, signature: object) -> None:
+    """A signature's objects are objects (its values are compared and shown, never trusted further)."""
+    parts: list[tuple[str, object]] = [("signature", signature)]
+    if isinstance(signature, dict):
+        parts.append(("signature.parameters", signature.get("parameters", {})))
+        contest = signature.get("contest")
+        if contest is not None:
+            parts.append(("signature.contest", contest))
+            if isinstance(contest, dict) and contest.get("split") is not None:
+                parts.append(("signature.contest.split", contest["split"]))
+    for name, value in parts:
+        if not isinstance(value, dict):
+            raise PodiumError(f"{path} has a {name} of type {type(value).__name__}; it must be an object")
 
 
 def _split_scores(path: Path, doc: dict[str, Any], split: str) -> object:

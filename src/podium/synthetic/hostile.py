@@ -116,8 +116,10 @@ def make_case(challenge: str, demo: Demo, root: Path, number: int, seed: int = 0
     if side == "result":
         kind, document = _hostile_result(rng, challenge)
         (root / "hostile.json").write_bytes(document)
-        (root / "fine.json").write_text(f'{{"challenge": "{challenge}", "status": "scored", "scores": {{}}}}')
-        args = ["rank", challenge, str(root / "fine.json"), str(root / "hostile.json"), "--json", "-"]
+        fine = SIGNATURE.replace("%s", challenge)
+        (root / "fine.json").write_text(f'{{"challenge": "{challenge}", "status": "scored", "scores": {{}}, "signature": {fine}}}')
+        order = [str(root / "hostile.json"), str(root / "fine.json")]  # the hostile one first: its signature is shown
+        args = ["rank", challenge, *order, "--split", "public", "--json", "-"] if rng.random() < 0.5 else ["rank", challenge, *order]
         return Case(challenge, number, side, kind, "hostile.json", args, len(document), root)
     if side == "submission":
         kind, target, submission = _mutate_submission(rng, submission, canary, big_mb, size)
@@ -379,7 +381,15 @@ def _hostile_boxes(rng: random.Random, boxes: Path, root: Path, canary: Path, bi
 
 
 RESULT_KINDS = ("scores_null", "scores_string", "scores_list", "score_string", "score_list", "score_object", "huge_integer",
-                "nan", "infinity", "status_case", "status_list", "deep_nesting", "not_json", "wrong_challenge")  # fmt: skip
+                "nan", "infinity", "status_case", "status_list", "deep_nesting", "not_json", "wrong_challenge",
+                "signature_string", "signature_parameters", "signature_contest", "signature_split")  # fmt: skip
+SIGNATURE = '{"challenge": "%s", "parameters": {}, "truth": null, "contest": {"id": "c", "split": {"fingerprint": null}}}'
+HOSTILE_SIGNATURES = {
+    "signature_string": '"sha256:0"',
+    "signature_parameters": '{"challenge": "%s", "parameters": [1], "truth": null, "contest": null}',
+    "signature_contest": '{"challenge": "%s", "parameters": {}, "truth": null, "contest": [1]}',
+    "signature_split": '{"challenge": "%s", "parameters": {}, "truth": null, "contest": {"id": "c", "split": 3}}',
+}
 
 
 def _hostile_result(rng: random.Random, challenge: str) -> tuple[str, bytes]:
@@ -392,7 +402,8 @@ def _hostile_result(rng: random.Random, challenge: str) -> tuple[str, bytes]:
     }.get(kind, "{}")  # fmt: skip
     status = {"status_case": '"SCORED"', "status_list": "[]"}.get(kind, '"scored"')
     name = "another-challenge" if kind == "wrong_challenge" else challenge
-    document = f'{{"challenge": "{name}", "status": {status}, "scores": {scores}}}'.encode()
+    signature = HOSTILE_SIGNATURES.get(kind, SIGNATURE).replace("%s", challenge)
+    document = f'{{"challenge": "{name}", "status": {status}, "scores": {scores}, "signature": {signature}}}'.encode()
     if kind == "deep_nesting":
         document = b"[" * 100_000 + b"]" * 100_000
     elif kind == "not_json":
