@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(VENV)/bin/podium demo
 
 test: $(STAMP)
-	tools/system-components.sh bwrap=bubblewrap
+	tools/system-components.sh bwrap=bubblewrap pg_ctlcluster=postgresql
 	$(VENV)/bin/python -m pytest
 
 clean:

@@ -135,3 +135,23 @@ def cgroup_problem() -> str | None:
 def run_cgroup() -> None:
     """A cgroup per run, with kernel-enforced limits and exact peak memory."""
     require("cgroups", cgroup_problem())
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """A PostgreSQL server started for this test session (skipped where none can be, failed in CI)."""
+    import postgres_server as pg
+
+    require("postgresql", pg.problem())
+    server = pg.Server()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new empty database of each kind: a SQLite file, and a database on the test PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'podium.sqlite3'}"
+    return request.getfixturevalue("postgres_server").new_database()

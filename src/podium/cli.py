@@ -448,6 +448,11 @@ def demo_command(folder: Path, workers: int | None) -> int:
     return EXIT_SCORED
 
 
+from podium.service.commands import register as _register_service_commands  # noqa: E402  (after guarded, which it uses)
+
+_register_service_commands(cli, guarded)
+
+
 def main() -> None:
     keep_large_blocks()
     cli(prog_name="podium")

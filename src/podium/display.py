@@ -120,7 +120,7 @@ def print_contest(console: Console, summary: dict[str, Any]) -> None:
             f"{p['start_local']} to {p['end_local']} local",
             soft_wrap=True,
         )
-    for name in ("limits", "quota", "ranking"):
+    for name in ("limits", "quota", "ranking", "service"):
         console.print(f"{name}: " + ", ".join(f"{k}={'default' if v is None else v}" for k, v in summary[name].items()), soft_wrap=True)
 
 

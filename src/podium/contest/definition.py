@@ -24,8 +24,9 @@
     submissions = "files"            # files | programs
 
     [limits]                         # program phases: time_s [default: the challenge's rule], memory_mb, cpus
-    [quota]                          # per_day (a day in the contest's time zone), total, count_failed [default: false]
+    [quota]                          # per_day (a day in the contest's time zone), total, concurrent, count_failed [default: false]
     [ranking]                        # by [default: the challenge's rule], decimals, final = best | last | selected, max_selected
+    [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false]
 
 Without ``[split]`` the whole test set is one public leaderboard. A contest of
 face-clustering must set ``th1_s``, ``th2_s`` and ``ram_max_mb``; no contest
@@ -59,14 +60,16 @@ SUBMISSION_KINDS = ("files", "programs")
 FINAL_POLICIES = ("best", "last", "selected")
 CONTEST_LIMITS = TextLimits(max_bytes=1 << 20, max_line=1 << 16)
 
-TOP_KEYS = ("id", "title", "challenge", "truth", "timezone", "images", "parameters", "split", "phase", "limits", "quota", "ranking")
+TOP_KEYS = ("id", "title", "challenge", "truth", "timezone", "images", "parameters", "split", "phase", "limits", "quota", "ranking", "service")
 TABLE_KEYS = {
     "split": ("public", "seed", "public_list"),
     "phase": ("name", "start", "end", "submissions"),
     "limits": ("time_s", "memory_mb", "cpus"),
-    "quota": ("per_day", "total", "count_failed"),
+    "quota": ("per_day", "total", "concurrent", "count_failed"),
     "ranking": ("by", "decimals", "final", "max_selected"),
+    "service": ("upload_mb", "self_registration"),
 }
+DEFAULT_UPLOAD_MB = 100.0
 
 
 class ContestError(PodiumError):
@@ -92,6 +95,7 @@ class Limits:
 class Quota:
     per_day: int | None
     total: int | None
+    concurrent: int | None  # queued or running at once
     count_failed: bool
 
 
@@ -101,6 +105,12 @@ class Ranking:
     decimals: int | None
     final: str
     max_selected: int | None
+
+
+@dataclass(frozen=True)
+class Service:
+    upload_mb: float  # the largest upload podium serve takes
+    self_registration: bool  # teams may register themselves
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,7 @@ class Contest:
     limits: Limits
     quota: Quota
     ranking: Ranking
+    service: Service
 
     def stamp(self) -> dict[str, Any]:
         """The contest in a result's signature."""
@@ -150,6 +161,7 @@ class Contest:
             "limits": vars(self.limits),
             "quota": vars(self.quota),
             "ranking": vars(self.ranking),
+            "service": vars(self.service),
         }
 
     def evaluation(self) -> dict[str, Any]:
@@ -258,6 +270,7 @@ class _Reader:
         limits = self.limits(programs, challenge_id)
         quota = self.quota()
         ranking = self.ranking(challenge)
+        service = self.service()
         units: list[str] = []
         if challenge is not None and truth is not None and params is not None:
             try:
@@ -268,7 +281,7 @@ class _Reader:
         split = self.split(units) if units else None
         if self.log.error_count or None in (contest_id, title, challenge_id, truth, timezone):
             return None
-        return Contest(self.path, contest_id, title, challenge_id, truth, timezone, settings, images, len(units), split, phases, limits, quota, ranking)  # type: ignore[arg-type]
+        return Contest(self.path, contest_id, title, challenge_id, truth, timezone, settings, images, len(units), split, phases, limits, quota, ranking, service)  # type: ignore[arg-type]
 
     def timezone(self) -> ZoneInfo | None:
         name = self.value(self.data, ("timezone",), str, "an IANA time zone name such as Europe/Paris")
@@ -417,7 +430,14 @@ class _Reader:
     def quota(self) -> Quota:
         table = self.table("quota")
         count_failed = self.value(table, ("quota", "count_failed"), bool, "true or false")
-        return Quota(self.positive(table, ("quota", "per_day"), int), self.positive(table, ("quota", "total"), int), bool(count_failed))
+        numbers = {key: self.positive(table, ("quota", key), int) for key in ("per_day", "total", "concurrent")}
+        return Quota(numbers["per_day"], numbers["total"], numbers["concurrent"], bool(count_failed))
+
+    def service(self) -> Service:
+        table = self.table("service")
+        upload_mb = self.positive(table, ("service", "upload_mb"), float)
+        registration = self.value(table, ("service", "self_registration"), bool, "true or false")
+        return Service(DEFAULT_UPLOAD_MB if upload_mb is None else upload_mb, bool(registration))
 
     def ranking(self, challenge: Challenge | None) -> Ranking:
         table = self.table("ranking")

@@ -1,0 +1,179 @@
+"""Unpacking an uploaded submission safely: a plain file, a zip, or a tar.gz of a folder.
+
+The kind is read from the first bytes, never from the name. Every member must
+be a regular file or a folder with a relative name of plain parts: links,
+devices, absolute names, ``..``, backslashes and control characters are
+refused, as are duplicate names. The number of entries, the bytes written
+(counted while writing, not taken from the headers) and each member's
+compression ratio are capped, so no archive can fill the disk or escape the
+folder it is unpacked in. Problems are :class:`ArchiveProblem` with one line
+that names the member.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import tarfile
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from podium.errors import PodiumError
+
+CHUNK = 1 << 20
+SAFE_PART = re.compile(r"^[^\x00-\x1f\x7f/\\]{1,255}$")
+SAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class ArchiveProblem(PodiumError):
+    """An upload that cannot be unpacked safely."""
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    max_entries: int = 20_000
+    max_bytes: int = 2 << 30  # unpacked, in all
+    max_ratio: float = 200.0  # unpacked / packed, per member
+
+
+def safe_filename(name: str) -> str:
+    """An uploaded file's name reduced to letters, digits, ``.``, ``_`` and ``-`` (never empty, never hidden)."""
+    base = SAFE_FILENAME.sub("_", name.replace("\\", "/").rsplit("/", 1)[-1]).strip("._") or "submission"
+    return base[:128]
+
+
+def kind_of(path: Path) -> str:
+    """``zip``, ``tar.gz`` or ``file``, from the first bytes."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head.startswith(b"PK\x03\x04") or head == b"PK\x05\x06":
+        return "zip"
+    if head.startswith(b"\x1f\x8b"):
+        return "tar.gz"
+    return "file"
+
+
+def unpack(upload: Path, name: str, target: Path, limits: ArchiveLimits) -> Path:
+    """Unpack ``upload`` into the new folder ``target``; return what to score.
+
+    A plain file is kept as ``target/<safe name>`` and returned; an archive is
+    unpacked into ``target`` and, if it holds one top folder only, that folder
+    is returned (``submission.zip`` of ``submission/`` scores like the folder).
+    """
+    target.mkdir(parents=True)
+    kind = kind_of(upload)
+    if kind == "file":
+        destination = target / safe_filename(name)
+        shutil.copyfile(upload, destination)
+        return destination
+    writer = _Writer(target, limits)
+    if kind == "zip":
+        _unzip(upload, writer)
+    else:
+        _untar(upload, writer)
+    entries = [p for p in target.iterdir()]
+    if len(entries) == 1 and entries[0].is_dir():
+        return entries[0]
+    if not entries:
+        raise ArchiveProblem(f"the {kind} archive is empty")
+    return target
+
+
+class _Writer:
+    """Writes members under ``root``, counting entries and bytes against the limits."""
+
+    def __init__(self, root: Path, limits: ArchiveLimits) -> None:
+        self.root = root
+        self.limits = limits
+        self.entries = 0
+        self.written = 0
+        self.seen: set[tuple[str, ...]] = set()
+
+    def parts(self, name: str) -> tuple[str, ...]:
+        self.entries += 1
+        if self.entries > self.limits.max_entries:
+            raise ArchiveProblem(f"the archive has more than {self.limits.max_entries} entries")
+        if "\\" in name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+            raise ArchiveProblem(f"member {name[:200]!r}: absolute or Windows paths are refused")
+        parts = tuple(p for p in name.split("/") if p not in ("", "."))
+        if not parts:
+            raise ArchiveProblem(f"member {name[:200]!r} has no name")
+        for part in parts:
+            if part == ".." or not SAFE_PART.match(part):
+                raise ArchiveProblem(f"member {name[:200]!r}: '..' and control characters are refused in names")
+        if parts in self.seen:
+            raise ArchiveProblem(f"member {name[:200]!r} appears twice")
+        self.seen.add(parts)
+        return parts
+
+    def folder(self, name: str) -> None:
+        path = self.root.joinpath(*self.parts(name))
+        self._no_file_in_the_way(path)
+        path.mkdir(parents=True, exist_ok=True)
+
+    def file(self, name: str, source: IO[bytes], packed: int) -> None:
+        path = self.root.joinpath(*self.parts(name))
+        self._no_file_in_the_way(path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        budget = max(packed, 1) * self.limits.max_ratio
+        size = 0
+        try:
+            out = open(path, "xb")  # x: never overwrite
+        except FileExistsError:
+            raise ArchiveProblem(f"member {name[:200]!r} appears twice") from None
+        with out:
+            while chunk := source.read(CHUNK):
+                size += len(chunk)
+                self.written += len(chunk)
+                if self.written > self.limits.max_bytes:
+                    raise ArchiveProblem(f"the archive unpacks to more than {self.limits.max_bytes // 2**20} MB")
+                if size > budget and size > CHUNK:
+                    raise ArchiveProblem(f"member {name[:200]!r} unpacks to over {self.limits.max_ratio:g} times its packed size (a zip bomb?)")
+                out.write(chunk)
+        os.chmod(path, 0o644)
+
+    def _no_file_in_the_way(self, path: Path) -> None:
+        for parent in (path, *path.parents):
+            if parent == self.root:
+                return
+            if parent.exists() and not parent.is_dir() or parent.is_symlink():
+                raise ArchiveProblem(f"{parent.relative_to(self.root)} is both a file and a folder in the archive")
+
+
+def _unzip(upload: Path, writer: _Writer) -> None:
+    try:
+        with zipfile.ZipFile(upload) as archive:
+            for info in archive.infolist():
+                mode = info.external_attr >> 16
+                kind = mode & 0o170000
+                if info.is_dir():
+                    writer.folder(info.filename)
+                elif kind not in (0, 0o100000):  # 0: made on a system without Unix modes
+                    raise ArchiveProblem(f"member {info.filename[:200]!r} is a link or a special file; only files and folders are taken")
+                else:
+                    with archive.open(info) as source:
+                        writer.file(info.filename, source, info.compress_size)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error, RuntimeError) as exc:  # RuntimeError: encrypted
+        raise ArchiveProblem(f"the zip archive cannot be read: {exc}") from None
+
+
+def _untar(upload: Path, writer: _Writer) -> None:
+    packed = upload.stat().st_size
+    try:
+        with tarfile.open(upload, mode="r:gz") as archive:
+            for member in archive:
+                if member.isdir():
+                    writer.folder(member.name)
+                elif member.isreg():
+                    source = archive.extractfile(member)
+                    assert source is not None
+                    writer.file(member.name, source, packed)  # tar.gz compresses the stream as one: the whole upload is the budget
+                else:
+                    raise ArchiveProblem(f"member {member.name[:200]!r} is a link or a special file; only files and folders are taken")
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ArchiveProblem(f"the tar.gz archive cannot be read: {exc}") from None

@@ -1,0 +1,84 @@
+"""A small HTTP client of the service's API (standard library only): what ``podium submit``, ``status`` and ``leaderboard`` use."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: Any  # parsed JSON, or the text when the server sent none
+
+    @property
+    def message(self) -> str:
+        if isinstance(self.body, dict) and "detail" in self.body:
+            detail = self.body["detail"]
+            return detail if isinstance(detail, str) else json.dumps(detail)
+        return str(self.body)[:500]
+
+
+class ServerUnreachable(Exception):
+    pass
+
+
+def request(server: str, method: str, path: str, token: str | None = None, body: bytes | Path | None = None,
+            query: dict[str, str] | None = None, json_body: Any = None) -> Answer:  # fmt: skip
+    url = server.rstrip("/") + path + ("?" + urllib.parse.urlencode(query) if query else "")
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data: Any = None
+    if json_body is not None:
+        data, headers["Content-Type"] = json.dumps(json_body).encode(), "application/json"
+    elif isinstance(body, Path):
+        data, headers["Content-Type"], headers["Content-Length"] = open(body, "rb"), "application/octet-stream", str(body.stat().st_size)
+    elif body is not None:
+        data, headers["Content-Type"] = body, "application/octet-stream"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers, method=method), timeout=TIMEOUT_S) as response:
+            return Answer(response.status, _parse(response.read()))
+    except urllib.error.HTTPError as error:
+        return Answer(error.code, _parse(error.read()))
+    except (urllib.error.URLError, OSError) as error:
+        raise ServerUnreachable(f"cannot reach {server}: {getattr(error, 'reason', error)}") from None
+    finally:
+        if hasattr(data, "close"):
+            data.close()
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def packed(path: Path, folder: Path) -> Path:
+    """``path`` itself if it is a file; a folder packed as ``NAME.tar.gz`` in ``folder``."""
+    if path.is_file():
+        return path
+    archive = folder / f"{path.name or 'submission'}.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for item in sorted(path.rglob("*")):
+            if item.is_symlink() or not (item.is_file() or item.is_dir()):
+                continue
+            tar.add(item, arcname=str(item.relative_to(path)), recursive=False)
+    return archive
+
+
+def submit(server: str, token: str, path: Path, entry: str | None = None) -> Answer:
+    with tempfile.TemporaryDirectory(prefix="podium-submit-") as folder:
+        upload = packed(path, Path(folder))
+        query = {"filename": upload.name} | ({"entry": entry} if entry else {})
+        return request(server, "POST", "/api/submissions", token, body=upload, query=query)

@@ -1,0 +1,310 @@
+"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``reveal``, ``rescore`` (on the database),
+and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
+
+Heavy imports (FastAPI, SQLAlchemy) happen inside the commands, so the scoring
+commands start as fast as before.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from podium import display
+from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
+
+DEFAULT_DATA = Path("podium-data")
+SANDBOXES = ("auto", "bwrap", "docker", "none")
+FINAL = ("scored", "rejected", "failed", "error", "cancelled")
+
+
+def database_options(command: Any) -> Any:
+    for option in reversed([
+        click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA, show_default=True,
+                     help="The service's folder: uploads, results (and the SQLite database without --database)."),
+        click.option("--database", metavar="URL", envvar="PODIUM_DATABASE", default=None,
+                     help="postgresql://USER@HOST:PORT/NAME [default: SQLite in --data] [env PODIUM_DATABASE]."),
+    ]):  # fmt: skip
+        command = option(command)
+    return command
+
+
+def client_options(command: Any) -> Any:
+    for option in reversed([
+        click.option("--server", metavar="URL", envvar="PODIUM_SERVER", required=True, help="The service, e.g. http://127.0.0.1:8000 [env PODIUM_SERVER]."),
+        click.option("--json", "as_json", is_flag=True, help="Print the server's JSON answer."),
+    ]):  # fmt: skip
+        command = option(command)
+    return command
+
+
+TOKEN_OPTION = click.option("--token", envvar="PODIUM_TOKEN", required=True, help="Your team's API token [env PODIUM_TOKEN].")
+
+
+def _open(data: Path, database: str | None, contest_path: Path | None = None) -> Any:
+    """The database engine, migrated; with ``contest_path``, tied to that contest."""
+    from podium.contest import load
+    from podium.service.database import connect, database_url, migrate
+    from podium.service.server import register_contest
+
+    data.mkdir(parents=True, exist_ok=True)
+    engine = connect(database_url(database, data))
+    migrate(engine)
+    if contest_path is not None:
+        register_contest(engine, load(contest_path))
+    return engine
+
+
+def register(cli: click.Group, guarded: Any) -> None:
+    """Add the service's commands to the ``podium`` command."""
+
+    @cli.command("serve")
+    @click.option("--contest", "contest_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file.")
+    @database_options
+    @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on (0.0.0.0: every interface).")
+    @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+    @click.option("--workers", type=click.IntRange(min=0), default=1, show_default=True, help="Scoring workers on this machine (0: only remote ones).")
+    @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How workers run programs (podium run --sandbox).")
+    @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+    @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
+    @guarded
+    def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str,
+                      cgroup: Path | None, allow_images: bool) -> int:  # fmt: skip
+        """Serve a contest: the web API, the leaderboard and N scoring workers."""
+        import uvicorn
+
+        from podium.contest import load
+        from podium.service.app import Service, create_app
+        from podium.service.database import database_url
+        from podium.service.server import Workers, worker_command
+
+        contest = load(contest_path)
+        engine = _open(data, database, contest_path)
+        url = database_url(database, data)
+        pool = Workers(worker_command(url, data.resolve(), sandbox, cgroup), workers)
+        display.stdout.print(
+            f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at http://{host}:{port}/ "
+            f"(API: http://{host}:{port}/docs); {workers} worker{'s' * (workers != 1)}; data in {data.resolve()}\n"
+            f"add a team: podium team add NAME --data {data}" + (" --database URL" if database else ""),
+            soft_wrap=True,
+        )
+        pool.start()
+        try:
+            uvicorn.run(create_app(Service(engine, data.resolve(), allow_images=allow_images)), host=host, port=port, log_level="warning")
+        finally:
+            pool.stop()
+        return EXIT_SCORED
+
+    @cli.command("worker")
+    @database_options
+    @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How programs are run (podium run --sandbox).")
+    @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+    @click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
+    @guarded
+    def worker_command_(data: Path, database: str | None, sandbox: str, cgroup: Path | None, lease: float | None) -> int:
+        """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
+        from podium.service.database import connect, database_url
+        from podium.service.queue import LEASE_S
+        from podium.service.scoring import Runtime
+        from podium.service.worker import Worker
+
+        engine = connect(database_url(database, data))
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        Worker(engine, data.resolve(), Runtime(sandbox, cgroup), lease_s=lease or LEASE_S).run(stop)
+        return EXIT_SCORED
+
+    @cli.group("team")
+    def team_group() -> None:
+        """Teams of the served contest."""
+
+    @team_group.command("add")
+    @click.argument("name")
+    @click.option("--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file (ties a new database to it).")
+    @database_options
+    @guarded
+    def team_add_command(name: str, contest_path: Path | None, data: Path, database: str | None) -> int:
+        """Add a team and print its API token (shown once; only its hash is kept)."""
+        from podium.service import accounts
+        from podium.service.database import writing
+        from podium.service.worker import utc_now
+
+        engine = _open(data, database, contest_path)
+        with writing(engine) as connection:
+            team_id = accounts.add_team(connection, name, utc_now())
+            token = accounts.new_token(connection, team_id, False, f"podium team add {name}", utc_now())
+        click.echo(token)
+        return EXIT_SCORED
+
+    @team_group.command("token")
+    @click.argument("name")
+    @database_options
+    @guarded
+    def team_token_command(name: str, data: Path, database: str | None) -> int:
+        """Print a new API token for a team (its other tokens stay valid)."""
+        from podium.service import accounts
+        from podium.service.database import writing
+        from podium.service.worker import utc_now
+
+        with writing(_open(data, database)) as connection:
+            click.echo(accounts.new_token(connection, accounts.team_id(connection, name), False, f"podium team token {name}", utc_now()))
+        return EXIT_SCORED
+
+    @cli.group("user")
+    def user_group() -> None:
+        """Members of teams, and organizers, who log in with a password."""
+
+    @user_group.command("add")
+    @click.argument("name")
+    @click.option("--team", help="The member's team.")
+    @click.option("--organizer", is_flag=True, help="An organizer: sees every submission and full results.")
+    @click.option("--password-stdin", is_flag=True, help="Read the password from standard input instead of asking.")
+    @database_options
+    @guarded
+    def user_add_command(name: str, team: str | None, organizer: bool, password_stdin: bool, data: Path, database: str | None) -> int:
+        """Add a member of a team (--team) or an organizer (--organizer); the password is stored as an scrypt hash."""
+        from podium.service import accounts
+        from podium.service.database import writing
+        from podium.service.worker import utc_now
+
+        if (team is None) == (not organizer):
+            raise UsageError("give exactly one of --team NAME and --organizer")
+        password = sys.stdin.readline().rstrip("\n") if password_stdin else click.prompt("password", hide_input=True, confirmation_prompt=True)
+        with writing(_open(data, database)) as connection:
+            team_id = None if team is None else accounts.team_id(connection, team)
+            accounts.add_user(connection, name, password, team_id, organizer, utc_now())
+        click.echo(f"added {'organizer' if organizer else 'member of ' + str(team)} {name}")
+        return EXIT_SCORED
+
+    @cli.command("reveal")
+    @database_options
+    @guarded
+    def reveal_command(data: Path, database: str | None) -> int:
+        """Reveal the private split now: the leaderboard shows the final ranking, and teams their full results."""
+        from podium.service import state
+        from podium.service.database import writing
+        from podium.service.worker import utc_now
+
+        with writing(_open(data, database)) as connection:
+            state.put(connection, state.REVEALED, utc_now().isoformat())
+        click.echo("the private split is revealed")
+        return EXIT_SCORED
+
+    @cli.command("rescore")
+    @click.option("--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                  help="Serve this contest file from now on (same id: a new truth, parameters or split).")  # fmt: skip
+    @database_options
+    @guarded
+    def rescore_command(contest_path: Path | None, data: Path, database: str | None) -> int:
+        """Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept."""
+        from podium.service.rescore import rescore
+
+        round_, count = rescore(_open(data, database, contest_path))
+        click.echo(f"round {round_}: {count} submission{'s' * (count != 1)} queued for scoring again")
+        return EXIT_SCORED
+
+    @cli.command("submit")
+    @client_options
+    @TOKEN_OPTION
+    @click.argument("path", type=click.Path(exists=True, path_type=Path))
+    @click.option("--entry", help="Programs: the entry point in the archive [run.sh], or docker:IMAGE.")
+    @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score.")
+    @guarded
+    def submit_command(server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float) -> int:
+        """Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem."""
+        from podium.service.client import request, submit
+
+        answer = _answered(lambda: submit(server, token, path, entry))
+        if answer.status not in (201, 422):
+            raise PodiumError(f"the server refused the submission ({answer.status}): {answer.message}")
+        shown = answer.body
+        deadline = time.monotonic() + wait_s
+        while shown["status"] not in FINAL and time.monotonic() < deadline:
+            time.sleep(0.5)
+            shown = _answered(lambda: request(server, "GET", f"/api/submissions/{answer.body['id']}", token)).body
+        _print_submission(shown, as_json)
+        return EXIT_REJECTED if shown["status"] in ("rejected", "failed") else EXIT_SCORED
+
+    @cli.command("status")
+    @client_options
+    @TOKEN_OPTION
+    @click.argument("submission_id", type=int, required=False)
+    @guarded
+    def status_command(server: str, as_json: bool, token: str, submission_id: int | None) -> int:
+        """Your team's submissions (or one, with its problems and result)."""
+        from podium.service.client import request
+
+        path = "/api/submissions" + (f"/{submission_id}" if submission_id is not None else "")
+        answer = _answered(lambda: request(server, "GET", path, token))
+        if answer.status != 200:
+            raise PodiumError(f"{answer.status}: {answer.message}")
+        if submission_id is not None:
+            _print_submission(answer.body, as_json)
+        elif as_json:
+            click.echo(json.dumps(answer.body, indent=2))
+        else:
+            for item in answer.body:
+                since = f" since {item['started']}" if item["status"] == "running" else ""
+                reason = f": {item['reason']}" if item["reason"] else ""
+                display.stdout.print(f"{item['id']:>6}  {item['created']}  {item['phase']}  {item['status']}{since}{display.escape(reason)}", soft_wrap=True)
+        return EXIT_SCORED
+
+    @cli.command("leaderboard")
+    @client_options
+    @guarded
+    def leaderboard_command(server: str, as_json: bool) -> int:
+        """The contest's leaderboard (public scores until the reveal)."""
+        from podium.challenges import get
+        from podium.ranking import Team
+        from podium.challenges.base import ScoreSpec
+        from podium.service.client import request
+
+        answer = _answered(lambda: request(server, "GET", "/api/leaderboard"))
+        if answer.status != 200:
+            raise PodiumError(f"{answer.status}: {answer.message}")
+        board = answer.body
+        if as_json:
+            click.echo(json.dumps(board, indent=2))
+            return EXIT_SCORED
+        teams = [Team(t["team"], t["status"], t["scores"], t["ranks"], t["rank_sum"], t["rank"]) for t in board["teams"]]
+        criteria = [ScoreSpec(c["name"], c["higher_is_better"], "") for c in board["criteria"]]
+        split = "final ranking, private split" if board["revealed"] else "public split"
+        display.stdout.print(f"[bold]{display.escape(board['title'])}[/bold] ({split})")
+        display.stdout.print(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
+        return EXIT_SCORED
+
+
+def _answered(call: Any) -> Any:
+    from podium.service.client import ServerUnreachable
+
+    try:
+        answer = call()
+    except ServerUnreachable as exc:
+        raise PodiumError(str(exc)) from None
+    if answer.status == 401:
+        raise PodiumError(f"the server does not know this token: {answer.message}")
+    return answer
+
+
+def _print_submission(item: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(item, indent=2))
+        return
+    display.stdout.print(f"submission {item['id']}: [bold]{item['status']}[/bold]" + (f": {display.escape(item['reason'])}" if item.get("reason") else ""), soft_wrap=True)
+    for problem in item.get("problems") or []:
+        where = ":".join(str(x) for x in (problem.get("file"), problem.get("line")) if x not in (None, ""))
+        display.stdout.print(f"  {display.escape(where)}{': ' if where else ''}{display.escape(problem['message'])}", soft_wrap=True)
+    result = item.get("result") or {}
+    scores = ((result.get("splits") or {}).get("public") or {}).get("scores") or result.get("scores") or {}
+    if scores:
+        display.stdout.print("public scores: " + ", ".join(f"{k}={v}" for k, v in scores.items() if "/" not in k), soft_wrap=True)
+    if item.get("stderr_tail"):
+        display.stdout.print("last lines of the program's stderr:\n" + display.escape(item["stderr_tail"]), soft_wrap=True)
+

@@ -1,0 +1,131 @@
+"""Taking a submission in: the open phase, the quota, safe unpacking, the checks, the queue.
+
+The upload is first unpacked in ``DATA/incoming``; files are checked at once
+(:func:`podium.engine.evaluate` with ``checks_only``); a program archive must
+hold its entry point. Then, in one write transaction that locks the team's
+row, the quota is checked again, the submission is recorded and (if accepted)
+queued, and its folder moved to ``DATA/submissions/ID``. A rejected
+submission is recorded with every problem and uses no quota.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, insert, select
+
+from podium.contest import Contest
+from podium.contest.definition import Phase
+from podium.engine import evaluate
+from podium.result import REJECTED as RESULT_REJECTED
+from podium.service import queue, state
+from podium.service.archives import ArchiveLimits, ArchiveProblem, unpack
+from podium.service.database import writing
+from podium.service.accounts import Caller
+from podium.service.quota import usage
+from podium.service.scoring import DOCKER_PREFIX, outcome_of
+from podium.service.tables import QUEUED, REJECTED, submissions, teams
+from podium.service.worker import submission_folder
+
+DEFAULT_ENTRY = "run.sh"
+
+
+class Refused(Exception):
+    """An upload refused before it is recorded: ``status`` is the HTTP status (409 closed, 413 too large, 429 quota)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Upload:
+    path: Path  # the bytes received
+    filename: str
+    size: int
+    sha256: str
+    entry: str | None  # programs: the entry point (default run.sh) or docker:IMAGE
+
+
+def open_phase(contest: Contest, now: datetime) -> Phase:
+    for phase in contest.phases:
+        if phase.start <= now < phase.end:
+            return phase
+    upcoming = [p for p in contest.phases if p.start > now]
+    if upcoming:
+        raise Refused(409, f"no phase is open: {upcoming[0].name} opens at {upcoming[0].start.isoformat()}")
+    raise Refused(409, f"the contest has ended: its last phase closed at {contest.phases[-1].end.isoformat()}")
+
+
+def check_quota(engine: Engine, contest: Contest, caller: Caller, now: datetime) -> None:
+    """Refuse (429) a team whose quota is used, before its upload is read."""
+    with writing(engine) as connection:
+        _check_quota(connection, contest, caller, now)
+
+
+def _check_quota(connection: Any, contest: Contest, caller: Caller, now: datetime) -> None:
+    assert caller.team_id is not None
+    refusal = usage(connection, caller.team_id, contest.quota, contest.timezone, now).refusal(contest.quota)
+    if refusal:
+        raise Refused(429, refusal)
+
+
+def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: Upload, now: datetime, allow_images: bool) -> dict[str, Any]:
+    """Check, record and queue an upload; the submission as the team sees it."""
+    assert caller.team_id is not None
+    phase = open_phase(contest, now)
+    staging = data / "incoming" / uuid.uuid4().hex
+    try:
+        target, status, reason, problems = _check(contest, phase, upload, staging, allow_images)
+        with writing(engine) as connection:
+            connection.execute(select(teams.c.id).where(teams.c.id == caller.team_id).with_for_update())  # one upload of a team at a time
+            if status == QUEUED:
+                _check_quota(connection, contest, caller, now)
+            values = dict(
+                team_id=caller.team_id, phase=phase.name, kind=phase.submissions, filename=upload.filename[:255], size=upload.size,
+                sha256=upload.sha256, target=str(target.relative_to(staging)), entry=(upload.entry or DEFAULT_ENTRY) if phase.submissions == "programs" else None,
+                created=now, status=status, reason=reason, problems=problems, selected=False,
+            )  # fmt: skip
+            submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])
+            if status == QUEUED:
+                queue.enqueue(connection, submission_id, state.current_round(connection), now)
+            folder = submission_folder(data, submission_id)
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            staging.rename(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"id": submission_id, "phase": phase.name, "kind": phase.submissions, "status": status, "reason": reason, "problems": problems}
+
+
+def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_images: bool) -> tuple[Path, str, str | None, list[dict[str, Any]]]:
+    """Unpack and check: (what to score, status, reason, problems)."""
+    if phase.submissions == "programs" and upload.entry and upload.entry.startswith(DOCKER_PREFIX):
+        staging.mkdir(parents=True)
+        if not allow_images:
+            return staging, REJECTED, "this server runs no Docker engine: submit the program's code as an archive", []
+        return staging, QUEUED, None, []
+    limits = ArchiveLimits(max_bytes=max(int(contest.service.upload_mb * 2**20) * 20, 1 << 30))
+    try:
+        target = unpack(upload.path, upload.filename, staging / "files", limits)
+    except ArchiveProblem as exc:
+        shutil.rmtree(staging / "files", ignore_errors=True)
+        (staging / "files").mkdir(parents=True, exist_ok=True)
+        problem = {"code": "archive", "message": str(exc), "file": upload.filename, "line": None}
+        return staging / "files", REJECTED, str(exc), [problem]
+    if phase.submissions == "programs":
+        entry = upload.entry or DEFAULT_ENTRY
+        path = target / entry
+        if not target.is_dir() or ".." in Path(entry).parts or Path(entry).is_absolute() or not path.is_file() or path.is_symlink():
+            reason = f"the archive has no entry point {entry!r} (a file at its top, run in the program's working folder)"
+            return target, REJECTED, reason, [{"code": "no_entry_point", "message": reason, "file": upload.filename, "line": None}]
+        return target, QUEUED, None, []
+    result = evaluate(contest.challenge, contest.truth, target, contest.settings, checks_only=True, **contest.evaluation())
+    outcome = outcome_of(result, "files", target)
+    if result.status == RESULT_REJECTED:
+        return target, REJECTED, outcome.reason, outcome.problems
+    return target, QUEUED, None, outcome.problems

@@ -1,0 +1,115 @@
+"""The leaderboard: each team's chosen submission, ranked by the contest's rule.
+
+Before the reveal the board shows public-split scores, each team's best
+submission by them. After it (the last phase ended, or ``podium reveal``)
+it shows private-split scores of each team's final submission, chosen by the
+contest's policy:
+
+- ``best``: the submission best by public score (what the public board showed);
+- ``last``: the team's last scored submission;
+- ``selected``: the best by private score among those the team selected;
+  a team that selected none gets its best by public score (as Kaggle does).
+
+A submission's own ranking among its team's uses the contest's ranking rule
+(``podium.ranking.rank_teams``), ties going to the earlier submission. Teams
+are then ranked 1224 by the same rule; teams with no scored submission rank
+last. Without a split, public and private are both the whole test set. Each
+submission counts with its result of the newest round it has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from podium.challenges import get
+from podium.contest import Contest
+from podium.ranking import Team, rank_teams, ranks_by_sum
+from podium.result import PRIVATE, PUBLIC
+from podium.service import state
+from podium.service.tables import SCORED, results, submissions, teams
+
+
+@dataclass
+class Entry:
+    submission_id: int
+    created: datetime
+    selected: bool
+    public: dict[str, Any]
+    private: dict[str, Any]
+
+
+def is_revealed(connection: Connection, contest: Contest, now: datetime) -> bool:
+    return state.revealed_at(connection) is not None or (bool(contest.phases) and now >= contest.phases[-1].end)
+
+
+def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
+    revealed = is_revealed(connection, contest, now)
+    spec = get(contest.challenge)
+    by, decimals = contest.ranking.by, contest.ranking.decimals
+    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    statuses: dict[int, list[str]] = {team: [] for team in names}
+    for row in connection.execute(select(submissions.c.team_id, submissions.c.status)):
+        statuses[row.team_id].append(row.status)
+    entries = _scored_entries(connection)
+    board: list[Team] = []
+    for team_id, name in names.items():
+        mine = entries.get(team_id, [])
+        chosen = _final(spec, mine, contest, decimals, by) if revealed else _best(spec, mine, PUBLIC, decimals, by)
+        if chosen is None:
+            status = "none" if not statuses[team_id] else "no scored submission"
+            board.append(Team(name, status, {}))
+        else:
+            board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
+    criteria = rank_teams(spec, board, decimals, by)
+    return {
+        "contest": contest.id,
+        "title": contest.title,
+        "challenge": contest.challenge,
+        "revealed": revealed,
+        "split": PRIVATE if revealed else PUBLIC,
+        "by": by,
+        "decimals": decimals,
+        "final": contest.ranking.final,
+        "rank_sum": ranks_by_sum(spec, by),
+        "criteria": [{"name": c.name, "higher_is_better": c.higher_is_better} for c in criteria],
+        "teams": [{"rank": t.rank, "team": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores} for t in board],
+    }
+
+
+def _scored_entries(connection: Connection) -> dict[int, list[Entry]]:
+    """Every team's submissions that are scored in their newest round, oldest first."""
+    newest: dict[int, Any] = {}
+    for row in connection.execute(select(results.c.submission_id, results.c.round, results.c.status, results.c.public_scores, results.c.private_scores)):
+        if row.submission_id not in newest or row.round > newest[row.submission_id].round:
+            newest[row.submission_id] = row
+    entries: dict[int, list[Entry]] = {}
+    query = select(submissions.c.id, submissions.c.team_id, submissions.c.created, submissions.c.selected).order_by(submissions.c.created, submissions.c.id)
+    for row in connection.execute(query):
+        result = newest.get(row.id)
+        if result is not None and result.status == SCORED:
+            entries.setdefault(row.team_id, []).append(Entry(row.id, row.created, bool(row.selected), result.public_scores, result.private_scores))
+    return entries
+
+
+def _best(spec: Any, entries: list[Entry], split: str, decimals: int | None, by: str | None) -> Entry | None:
+    """The entry ranked first among ``entries`` by ``split`` scores (the earliest of equals)."""
+    if not entries:
+        return None
+    candidates = [Team(f"{index:012d}", SCORED, e.public if split == PUBLIC else e.private) for index, e in enumerate(entries)]
+    rank_teams(spec, candidates, decimals, by)  # sorts by (rank, name): the earliest of the best first
+    return entries[int(candidates[0].name)]
+
+
+def _final(spec: Any, entries: list[Entry], contest: Contest, decimals: int | None, by: str | None) -> Entry | None:
+    policy = contest.ranking.final
+    if policy == "last":
+        return entries[-1] if entries else None
+    if policy == "selected":
+        selected = [e for e in entries if e.selected]
+        if selected:
+            return _best(spec, selected, PRIVATE, decimals, by)
+    return _best(spec, entries, PUBLIC, decimals, by)

@@ -1,0 +1,31 @@
+"""Rescoring: a new round in which every accepted submission is scored again.
+
+After a change of podium's version, the contest's parameters, split or truth
+(``podium rescore [--contest FILE]``), the round number goes up; workers
+reload the contest file and score each submission that was ever accepted
+(it has a job) again. Each result is kept under its (submission, round), so
+earlier results stay with their signatures, and the leaderboard, which takes
+each submission's newest result, rebuilds itself as the round completes.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, select
+
+from podium.service import queue, state
+from podium.service.database import writing
+from podium.service.tables import CANCELLED, jobs, submissions
+from podium.service.worker import utc_now
+
+
+def rescore(engine: Engine) -> tuple[int, int]:
+    """Start a new round; (its number, the submissions queued)."""
+    now = utc_now()
+    with writing(engine) as connection:
+        round_ = state.current_round(connection) + 1
+        state.put(connection, state.ROUND, str(round_))
+        accepted = select(jobs.c.submission_id).join(submissions).where(submissions.c.status != CANCELLED).distinct().order_by(jobs.c.submission_id)
+        ids = [row[0] for row in connection.execute(accepted)]
+        for submission_id in ids:
+            queue.enqueue(connection, submission_id, round_, now)
+    return round_, len(ids)

@@ -1,0 +1,108 @@
+"""Scoring one stored submission: what a worker does with a job, and how the answer is kept.
+
+A file submission is scored by :func:`podium.engine.evaluate`; a program by
+:func:`podium.runner.run.run_program` in the sandbox under the contest's
+limits. The outcome's status is the team's: ``scored``; ``rejected`` (the
+files fail a check); ``failed`` (the program crashed, ran out of time or
+memory, or wrote nothing scorable). Any exception is podium's or the
+organizer's failure, never the team's: the worker retries the job.
+
+File names in the problems are made relative to the submission, so a team
+never sees the server's folders.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from podium.contest import Contest
+from podium.engine import evaluate
+from podium.result import PRIVATE, PUBLIC, SCORED, Result
+from podium.runner.run import run_program
+from podium.service.tables import FAILED, REJECTED
+from podium.service.tables import SCORED as SUBMISSION_SCORED
+
+DOCKER_PREFIX = "docker:"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # scored | rejected | failed
+    reason: str | None
+    problems: list[dict[str, Any]]
+    document: dict[str, Any]
+    public_document: dict[str, Any]
+    public_scores: dict[str, Any]
+    private_scores: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How a worker runs programs: the sandbox (``podium run --sandbox``) and a delegated cgroup."""
+
+    sandbox: str = "auto"
+    cgroup: Path | None = None
+
+
+def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime: Runtime) -> Outcome:
+    """Score the submission whose files are ``target`` (a program's code folder, with ``entry`` its entry point)."""
+    evaluation = contest.evaluation()
+    if kind == "files":
+        result = evaluate(contest.challenge, contest.truth, target, contest.settings, **evaluation)
+    else:
+        assert contest.images is not None and entry is not None
+        image = entry[len(DOCKER_PREFIX):] if entry.startswith(DOCKER_PREFIX) else None
+        limits = contest.limits
+        result = run_program(
+            contest.challenge, command=None if image else program_command(target, entry), image=image, images=contest.images,
+            truth=contest.truth, settings=contest.settings, time_limit_s=limits.time_s, memory_limit_mb=limits.memory_mb,
+            cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, visible=() if image else (target,), **evaluation,
+        )  # fmt: skip
+    return outcome_of(result, kind, target)
+
+
+def program_command(code: Path, entry: str) -> str:
+    """The shell command that starts a program: ``sh ENTRY`` for a shell script, ``python3 ENTRY`` for Python, else ENTRY itself."""
+    path = shlex.quote(str(code / entry))
+    if entry.endswith(".py"):
+        return f"python3 {path}"
+    if entry.endswith(".sh"):
+        return f"/bin/sh {path}"
+    return path
+
+
+def outcome_of(result: Result, kind: str, root: Path) -> Outcome:
+    document = _relative(result.to_dict(), root)
+    public_document = _relative(result.public_view(), root)
+    if result.status == SCORED:
+        status, reason = SUBMISSION_SCORED, None
+    else:
+        status = FAILED if kind == "programs" else REJECTED
+        reason = result.errors[0].message if result.errors else "not scored"
+    problems = public_document["errors"] + public_document["warnings"]
+    splits = document.get("splits")
+    public_scores = document["scores"] if splits is None else splits.get(PUBLIC, {}).get("scores", {})
+    private_scores = document["scores"] if splits is None else splits.get(PRIVATE, {}).get("scores", {})
+    return Outcome(status, reason, problems, document, public_document, public_scores, private_scores)
+
+
+def _relative(document: dict[str, Any], root: Path) -> dict[str, Any]:
+    """The document with every issue's file relative to the submission (other server paths: their last part only)."""
+    prefix = str(root) + os.sep
+
+    def fix(issue: dict[str, Any]) -> dict[str, Any]:
+        name = issue.get("file")
+        if isinstance(name, str) and os.path.isabs(name):
+            name = name[len(prefix):] if name.startswith(prefix) else "." if name == str(root) else os.path.basename(name)
+        return {**issue, "file": name}
+
+    fixed = {**document, "warnings": [fix(i) for i in document["warnings"]], "errors": [fix(i) for i in document["errors"]]}
+    if "splits" in document:
+        fixed["splits"] = {n: {**s, "warnings": [fix(i) for i in s["warnings"]]} for n, s in document["splits"].items()}
+    if "run" in document:
+        fixed["run"] = {k: v for k, v in document["run"].items() if k != "workdir"}
+    return fixed

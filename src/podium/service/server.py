@@ -1,0 +1,66 @@
+"""``podium serve``: the web app on uvicorn and N worker processes beside it, restarted if they die."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from podium.contest import Contest
+from podium.errors import UsageError
+from podium.service import state
+from podium.service.database import writing
+
+RESTART_PAUSE_S = 2.0
+
+
+def register_contest(engine: Engine, contest: Contest) -> None:
+    """Tie the database to ``contest`` (refused if it holds another contest's submissions)."""
+    with writing(engine) as connection:
+        known = state.get(connection, state.CONTEST_ID)
+        if known is not None and known != contest.id:
+            raise UsageError(f"this database holds the contest {known!r}, not {contest.id!r}; give another --data or --database")
+        state.put(connection, state.CONTEST_ID, contest.id)
+        state.put(connection, state.CONTEST_PATH, str(contest.path.resolve()))
+
+
+def worker_command(database: str, data: Path, sandbox: str, cgroup: Path | None) -> list[str]:
+    command = [sys.executable, "-m", "podium", "worker", "--database", database, "--data", str(data), "--sandbox", sandbox]
+    return command + (["--cgroup", str(cgroup)] if cgroup else [])
+
+
+class Workers:
+    """N ``podium worker`` processes, each started again if it ends while the service runs."""
+
+    def __init__(self, command: list[str], count: int) -> None:
+        self.command = command
+        self.stopping = threading.Event()
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.threads = [threading.Thread(target=self._keep_one, daemon=True) for _ in range(count)]
+
+    def start(self) -> None:
+        for thread in self.threads:
+            thread.start()
+
+    def _keep_one(self) -> None:
+        while not self.stopping.is_set():
+            process = subprocess.Popen(self.command)
+            self.processes.append(process)
+            process.wait()
+            if not self.stopping.is_set():
+                print(f"podium: a worker ended (exit code {process.returncode}); starting another", file=sys.stderr)
+                self.stopping.wait(RESTART_PAUSE_S)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()

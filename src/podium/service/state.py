@@ -1,0 +1,54 @@
+"""The service's settings row by row: the contest file it serves, the scoring round, the reveal."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, insert, select, update
+
+from podium.contest import Contest
+from podium.contest import load as load_contest
+from podium.errors import UsageError
+from podium.service.database import reading
+from podium.service.tables import settings
+
+CONTEST_PATH = "contest_path"
+CONTEST_ID = "contest_id"
+ROUND = "round"  # 1, then one more for each rescore
+REVEALED = "revealed"  # ISO time at which the organizer revealed the private split
+
+
+def get(connection: Connection, key: str) -> str | None:
+    return connection.execute(select(settings.c.value).where(settings.c.key == key)).scalar()
+
+
+def put(connection: Connection, key: str, value: str) -> None:
+    if connection.execute(update(settings).where(settings.c.key == key).values(value=value)).rowcount == 0:
+        connection.execute(insert(settings).values(key=key, value=value))
+
+
+def current_round(connection: Connection) -> int:
+    return int(get(connection, ROUND) or 1)
+
+
+def revealed_at(connection: Connection) -> datetime | None:
+    value = get(connection, REVEALED)
+    return None if value is None else datetime.fromisoformat(value)
+
+
+class ContestCache:
+    """The served contest, read again from its file when the scoring round changes (``podium rescore``)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._loaded: tuple[int, Contest] | None = None
+
+    def get(self) -> Contest:
+        with reading(self.engine) as connection:
+            round_, path = current_round(connection), get(connection, CONTEST_PATH)
+        if path is None:
+            raise UsageError("the database serves no contest yet: start podium serve --contest FILE first")
+        if self._loaded is None or self._loaded[0] != round_:
+            self._loaded = (round_, load_contest(Path(path)))
+        return self._loaded[1]

@@ -1,0 +1,145 @@
+"""The service's tables (SQLAlchemy Core). Alembic migrations in ``migrations/`` create them.
+
+Times are aware UTC datetimes (:class:`UTCDateTime`). A submission's status is
+one of ``STATUSES``; whether it uses the team's quota follows from its status
+alone (:func:`podium.service.quota.charged`), so no counter can drift.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.types import TypeDecorator
+
+QUEUED, RUNNING, SCORED, REJECTED, FAILED, ERROR, CANCELLED = "queued", "running", "scored", "rejected", "failed", "error", "cancelled"
+STATUSES = (QUEUED, RUNNING, SCORED, REJECTED, FAILED, ERROR, CANCELLED)
+JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_GAVE_UP = "queued", "running", "done", "gave_up"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """An aware UTC datetime on every database (SQLite stores it without its zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the database; podium stores aware UTC times")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData()
+
+settings = Table(  # one row per key: the contest file served, when the private split was revealed, the scoring round
+    "settings",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+teams = Table(
+    "teams",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("created", UTCDateTime, nullable=False),
+)
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("team_id", Integer, ForeignKey("teams.id"), nullable=True),  # None: an organizer
+    Column("organizer", Boolean, nullable=False, default=False),
+    Column("password_hash", String(256), nullable=False),
+    Column("created", UTCDateTime, nullable=False),
+)
+
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("digest", String(64), nullable=False, unique=True),  # SHA-256 of the token; the token itself is never stored
+    Column("team_id", Integer, ForeignKey("teams.id"), nullable=True),
+    Column("organizer", Boolean, nullable=False, default=False),
+    Column("label", String(128), nullable=False),
+    Column("created", UTCDateTime, nullable=False),
+)
+
+submissions = Table(
+    "submissions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("team_id", Integer, ForeignKey("teams.id"), nullable=False),
+    Column("phase", String(64), nullable=False),
+    Column("kind", String(16), nullable=False),  # files | programs
+    Column("filename", String(255), nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("target", String(1024), nullable=False),  # what is scored or run, relative to the submission's folder
+    Column("entry", String(255), nullable=True),  # programs: the entry point in the target folder, or docker:IMAGE
+    Column("created", UTCDateTime, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("reason", Text, nullable=True),  # why it was rejected or failed, in one line
+    Column("problems", JSON, nullable=True),  # the checks' warnings and errors: [{code, message, file, line}]
+    Column("started", UTCDateTime, nullable=True),
+    Column("finished", UTCDateTime, nullable=True),
+    Column("selected", Boolean, nullable=False, default=False),
+    Index("ix_submissions_team_created", "team_id", "created"),
+)
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("submission_id", Integer, ForeignKey("submissions.id"), nullable=False),
+    Column("round", Integer, nullable=False),  # the scoring round: 1, then one more per rescore
+    Column("state", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("lease", String(32), nullable=True),  # the holder's random lease id
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("worker", String(128), nullable=True),
+    Column("error", Text, nullable=True),  # podium's own failure in the last attempt
+    Column("created", UTCDateTime, nullable=False),
+    UniqueConstraint("submission_id", "round", name="uq_jobs_submission_round"),
+    Index("ix_jobs_state_id", "state", "id"),
+)
+
+results = Table(
+    "results",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("submission_id", Integer, ForeignKey("submissions.id"), nullable=False),
+    Column("round", Integer, nullable=False),
+    Column("status", String(16), nullable=False),  # the result document's: scored | rejected
+    Column("public_scores", JSON, nullable=False),  # the public split's (the whole test set's without a split)
+    Column("private_scores", JSON, nullable=False),  # the private split's (the whole test set's without a split)
+    Column("document", JSON, nullable=False),  # the full result document, signature included
+    Column("public_document", JSON, nullable=False),  # what the team sees before the reveal
+    Column("created", UTCDateTime, nullable=False),
+    UniqueConstraint("submission_id", "round", name="uq_results_submission_round"),  # scoring is idempotent
+)

@@ -1,0 +1,100 @@
+"""A worker: claims jobs from the queue, scores them, keeps the results; any number on any machine.
+
+``podium worker --database URL --data DIR`` runs one; ``podium serve
+--workers N`` starts N beside the web service. A worker reloads the contest
+file when the scoring round changes (``podium rescore``). A heartbeat thread
+renews the lease while a job is scored; if the lease is lost, the result is
+dropped (another worker has the job).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+
+from podium.errors import PodiumError
+from podium.service import queue, state
+from podium.service.database import reading
+from podium.service.scoring import Runtime, score
+from podium.service.tables import submissions
+
+Clock = Callable[[], datetime]
+POLL_S = 0.5
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def submission_folder(data: Path, submission_id: int) -> Path:
+    return data / "submissions" / str(submission_id)
+
+
+class Worker:
+    def __init__(self, engine: Engine, data: Path, runtime: Runtime = Runtime(), clock: Clock = utc_now, lease_s: float = queue.LEASE_S) -> None:
+        self.engine = engine
+        self.data = data
+        self.runtime = runtime
+        self.clock = clock
+        self.lease_s = lease_s
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+        self.contest = state.ContestCache(engine)
+
+    def run(self, stop: threading.Event) -> None:
+        """Work until ``stop`` is set."""
+        while not stop.is_set():
+            if not self.work_once():
+                stop.wait(POLL_S)
+
+    def work_once(self) -> bool:
+        """Score one job; ``False`` when the queue is empty."""
+        claim = queue.claim(self.engine, self.name, self.clock(), self.lease_s)
+        if claim is None:
+            return False
+        beat = _Heartbeat(self, claim)
+        beat.start()
+        try:
+            with reading(self.engine) as connection:
+                row = connection.execute(select(submissions).where(submissions.c.id == claim.submission_id)).one()
+            target = submission_folder(self.data, row.id) / row.target
+            outcome = score(self.contest.get(), row.kind, target, row.entry, self.runtime)
+        except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's
+            beat.stop()
+            queue.retry(self.engine, claim, f"{type(exc).__name__}: {exc}", self.clock())
+        except Exception as exc:  # a bug in podium
+            beat.stop()
+            traceback.print_exc()
+            queue.retry(self.engine, claim, f"internal error {type(exc).__name__}: {str(exc)[:300]}", self.clock())
+        else:
+            beat.stop()
+            queue.finish(self.engine, claim, outcome, self.clock())
+        return True
+
+
+class _Heartbeat(threading.Thread):
+    """Renews a claim's lease every third of the lease until stopped."""
+
+    def __init__(self, worker: Worker, claim: queue.Claim) -> None:
+        super().__init__(daemon=True)
+        self.worker = worker
+        self.claim = claim
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.worker.lease_s / 3):
+            try:
+                if not queue.heartbeat(self.worker.engine, self.claim, self.worker.clock(), self.worker.lease_s):
+                    return
+            except Exception:  # a database hiccup: try again at the next beat
+                continue
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join()
