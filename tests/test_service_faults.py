@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
+from podium.challenges import get
 from podium.service import queue
 from podium.service.accounts import Caller
 from podium.service.database import reading
@@ -153,14 +154,14 @@ def test_podium_failures_are_retried_then_end_in_error_uncharged(tmp_path: Path)
 
 @pytest.mark.parametrize("uploads", [100])
 def test_concurrent_uploads_are_all_accounted_for(database_url: str, tmp_path: Path, uploads: int) -> None:
-    contest = write_contest(tmp_path / "contest", quota="per_day = 1000")
+    contest = write_contest(tmp_path / "contest", "camera-traps", quota="per_day = 1000")  # a CSV, scored in milliseconds
     clock = Clock(at("2026-03-02T12:00:00Z"))
     teams = tuple(f"team{i:02d}" for i in range(10))
     service, token = set_up(database_url, contest, tmp_path / "data", teams, clock)
-    archive = demo_archive(contest, tmp_path / "demo.tar.gz").read_bytes()
+    csv = (get("camera-traps").write_demo(tmp_path / "demo").submission / "team.tsv").read_bytes()
     with LiveServer(service) as live:
         def send(i: int) -> tuple[int, int]:
-            answer = live.call("POST", "/api/submissions", token[teams[i % 10]], body=archive, query={"filename": "demo.tar.gz"})
+            answer = live.call("POST", "/api/submissions", token[teams[i % 10]], body=csv, query={"filename": "team.tsv"})
             return answer.status, answer.body["id"]
 
         with ThreadPoolExecutor(max_workers=uploads) as pool:

@@ -1,0 +1,204 @@
+"""The service's parts alone: safe unpacking, quota days, migrations on both databases, final-submission policies, the commands."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import tarfile
+import warnings
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from podium.service.archives import ArchiveLimits, ArchiveProblem, safe_filename, unpack
+from podium.service.database import connect, migrate
+from podium.service.quota import local_day
+from podium.service.tables import metadata
+from podium.service.worker import Worker
+from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
+
+
+def zip_of(*members: tuple[str, bytes], mode: int | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        warnings.simplefilter("ignore")  # a duplicate name is one of the cases
+        for name, data in members:
+            info = zipfile.ZipInfo(name)
+            if mode is not None:
+                info.external_attr = mode << 16
+            archive.writestr(info, data, zipfile.ZIP_DEFLATED)
+    return buffer.getvalue()
+
+
+def tar_of(*members: tarfile.TarInfo, data: bytes = b"") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for member in members:
+            archive.addfile(member, io.BytesIO(data) if member.isreg() else None)
+    return buffer.getvalue()
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, size: int = 0, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.linkname = kind, size, link
+    return info
+
+
+HOSTILE = {
+    "zip slip": (zip_of(("a/../../evil", b"x")), "'..'"),
+    "absolute zip": (zip_of(("/etc/evil", b"x")), "absolute"),
+    "windows path": (zip_of(("C:\\evil", b"x")), "absolute or Windows"),
+    "zip symlink": (zip_of(("link", b"/etc/passwd"), mode=stat.S_IFLNK | 0o777), "link or a special file"),
+    "zip duplicate": (zip_of(("a.txt", b"1"), ("a.txt", b"2")), "twice"),
+    "zip bomb": (zip_of(("bomb", b"\0" * (8 << 20))), "times its packed size"),
+    "control character": (zip_of(("a\nb", b"x")), "control characters"),
+    "tar symlink": (tar_of(member("link", tarfile.SYMTYPE, link="/etc/passwd")), "link or a special file"),
+    "tar hard link": (tar_of(member("hard", tarfile.LNKTYPE, link="/etc/passwd")), "link or a special file"),
+    "tar device": (tar_of(member("dev", tarfile.CHRTYPE)), "link or a special file"),
+    "tar dot-dot": (tar_of(member("../x", size=1), data=b"x"), "'..'"),
+    "file over folder": (tar_of(member("a", size=1), member("a/b", size=1), data=b"x"), "both a file and a folder"),
+    "truncated gzip": (b"\x1f\x8b\x08\x00garbage", "cannot be read"),
+    "broken zip": (b"PK\x03\x04" + b"\0" * 40, "cannot be read"),
+    "empty zip": (zip_of(), "empty"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_archives_are_refused_with_a_reason(case: str, tmp_path: Path) -> None:
+    data, reason = HOSTILE[case]
+    upload = tmp_path / "upload"
+    upload.write_bytes(data)
+    with pytest.raises(ArchiveProblem, match=reason.replace("(", r"\(")):
+        unpack(upload, "x", tmp_path / "out" / "files", ArchiveLimits())
+    outside = {p.name for p in tmp_path.iterdir()}
+    assert outside == {"upload", "out"}  # nothing written beside the folder
+
+
+def test_archive_caps_on_entries_and_bytes(tmp_path: Path) -> None:
+    upload = tmp_path / "upload"
+    upload.write_bytes(zip_of(*[(f"f{i}", b"x") for i in range(11)]))
+    with pytest.raises(ArchiveProblem, match="more than 10 entries"):
+        unpack(upload, "x", tmp_path / "a", ArchiveLimits(max_entries=10))
+    upload.write_bytes(zip_of(("big", os.urandom(3 << 20))))  # incompressible: the ratio passes, the size does not
+    with pytest.raises(ArchiveProblem, match="more than 2 MB"):
+        unpack(upload, "x", tmp_path / "b", ArchiveLimits(max_bytes=2 << 20))
+
+
+def test_good_archives_and_files_unpack_to_what_is_scored(tmp_path: Path) -> None:
+    upload = tmp_path / "upload"
+    upload.write_bytes(zip_of(("submission/", b""), ("submission/a.png", b"1"), ("submission/sub/b.png", b"2")))
+    target = unpack(upload, "x.zip", tmp_path / "z", ArchiveLimits())
+    assert target == tmp_path / "z" / "submission" and (target / "sub" / "b.png").read_bytes() == b"2"
+    upload.write_bytes(tar_of(member("a.txt", size=1), member("b.txt", size=1), data=b"x"))
+    assert unpack(upload, "x.tgz", tmp_path / "t", ArchiveLimits()) == tmp_path / "t"
+    upload.write_bytes(b"plain text")
+    assert unpack(upload, "../../My Result.csv", tmp_path / "f", ArchiveLimits()) == tmp_path / "f" / "My_Result.csv"
+    assert safe_filename("..") == "submission" and safe_filename(".hidden") == "hidden"
+
+
+@pytest.mark.parametrize(
+    ("moment", "zone", "start", "end"),
+    [
+        ("2026-03-10T03:59:59.999999Z", "America/New_York", "2026-03-09T04:00:00", "2026-03-10T04:00:00"),
+        ("2026-03-10T04:00:00Z", "America/New_York", "2026-03-10T04:00:00", "2026-03-11T04:00:00"),
+        ("2026-03-08T12:00:00Z", "America/New_York", "2026-03-08T05:00:00", "2026-03-09T04:00:00"),  # 23 hours: clocks go forward
+        ("2026-10-25T12:00:00Z", "Europe/London", "2026-10-24T23:00:00", "2026-10-26T00:00:00"),  # 25 hours: clocks go back
+        ("2026-03-01T20:30:00Z", "Asia/Tehran", "2026-03-01T20:30:00", "2026-03-02T20:30:00"),  # +03:30
+    ],
+)
+def test_a_quota_day_is_a_calendar_day_in_the_contest_time_zone(moment: str, zone: str, start: str, end: str) -> None:
+    day = local_day(datetime.fromisoformat(moment), ZoneInfo(zone))
+    assert day == (datetime.fromisoformat(start).replace(tzinfo=UTC), datetime.fromisoformat(end).replace(tzinfo=UTC))
+
+
+def test_migrations_make_exactly_the_tables_of_the_code(database_url: str) -> None:
+    engine = connect(database_url)
+    migrate(engine)
+    migrate(engine)  # a second time changes nothing
+    with engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), metadata) == []
+
+
+@pytest.mark.parametrize(("final", "winner_scores"), [("best", "good"), ("last", "worse")])
+def test_final_submission_policies(final: str, winner_scores: str, tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest", ranking=f'final = "{final}"')
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    good = demo_archive(contest, tmp_path / "good.tar.gz")
+    worse = tmp_path / "worse.tar.gz"
+    with tarfile.open(worse, "w:gz") as tar:  # the demo with its masks shifted out of place
+        for path in sorted((contest.parent / "demo" / "submission").iterdir()):
+            from PIL import Image
+            import numpy as np
+
+            with Image.open(path) as image:
+                pixels = np.roll(np.asarray(image), 7, axis=1)
+            buffer = io.BytesIO()
+            Image.fromarray(pixels).save(buffer, format="PNG")
+            info = tarfile.TarInfo(f"submission/{path.name}")
+            info.size = len(buffer.getvalue())
+            tar.addfile(info, io.BytesIO(buffer.getvalue()))
+    worker = Worker(service.engine, service.data, clock=clock)
+    with LiveServer(service) as live:
+        for body in (good, worse):
+            assert live.call("POST", "/api/submissions", token["alpha"], body=body, query={"filename": body.name}).status == 201
+            clock.now = at("2026-03-02T12:01:00Z")
+        while worker.work_once():
+            pass
+        public = live.call("GET", "/api/leaderboard").body["teams"]
+        clock.now = at("2026-06-01T00:00:00Z")  # the last phase has ended: revealed
+        private = live.call("GET", "/api/leaderboard").body["teams"]
+        mine = {s["filename"]: s for s in live.call("GET", "/api/submissions", token["alpha"]).body}
+    good_private = mine["good.tar.gz"]["result"]["splits"]["private"]["scores"]
+    worse_private = mine["worse.tar.gz"]["result"]["splits"]["private"]["scores"]
+    assert good_private != worse_private
+    assert public[0]["team"] == "alpha" and public[0]["scores"] == mine["good.tar.gz"]["result"]["splits"]["public"]["scores"]
+    assert private[0]["scores"] == (good_private if winner_scores == "good" else worse_private)
+    assert [(t["team"], t["rank"], t["status"]) for t in private] == [("alpha", 1, "scored"), ("beta", 2, "none")]
+
+
+def podium(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "podium", *args], capture_output=True, text=True, input=stdin, timeout=120)
+
+
+def test_the_commands_of_organizers_and_teams(tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest", timezone="UTC", quota="per_day = 50")
+    contest.write_text(contest.read_text().replace("2026-06-01T00:00:00Z", "2036-06-01T00:00:00Z"))  # open now, for the real clock
+    data = tmp_path / "data"
+    added = podium("team", "add", "alpha", "--contest", str(contest), "--data", str(data))
+    assert added.returncode == 0, added.stderr
+    token = added.stdout.strip()
+    assert podium("team", "add", "alpha", "--data", str(data)).returncode == 2
+    assert podium("user", "add", "ann", "--team", "alpha", "--password-stdin", "--data", str(data), stdin="short\n").returncode == 2
+    assert podium("user", "add", "ann", "--team", "alpha", "--password-stdin", "--data", str(data), stdin="a long password\n").returncode == 0
+    other = write_contest(tmp_path / "other", "camera-traps")
+    assert "holds the contest 'test-glas'" in podium("team", "add", "x", "--contest", str(other), "--data", str(data)).stderr
+    service, _ = set_up(f"sqlite:///{data / 'podium.sqlite3'}", contest, data, (), Clock(datetime.now(UTC)))
+    with LiveServer(service) as live:
+        submission = contest.parent / "demo" / "submission"
+        sent = podium("submit", "--server", live.url, "--token", token, str(submission))
+        assert sent.returncode == 0 and "queued" in sent.stdout, sent.stdout + sent.stderr
+        bad = tmp_path / "bad"
+        bad.mkdir()
+        (bad / "testA_1_seg.png").write_bytes(b"not a png")
+        rejected = podium("submit", "--server", live.url, "--token", token, str(bad))
+        assert rejected.returncode == 1 and "rejected" in rejected.stdout and "testA_1_seg.png" in rejected.stdout, rejected.stdout
+        assert podium("submit", "--server", live.url, "--token", "pdm_wrong", str(bad)).returncode == 2
+        Worker(service.engine, service.data).work_once()
+        status = json.loads(podium("status", "--server", live.url, "--token", token, "--json").stdout)
+        assert [s["status"] for s in status] == ["rejected", "scored"]
+        board = podium("leaderboard", "--server", live.url)
+        assert board.returncode == 0 and "alpha" in board.stdout and "public split" in board.stdout
+        assert podium("reveal", "--data", str(data)).returncode == 0
+        assert json.loads(podium("leaderboard", "--server", live.url, "--json").stdout)["revealed"] is True
+        assert "round 2: 1 submission queued" in podium("rescore", "--data", str(data)).stdout
+    assert "cannot reach" in podium("leaderboard", "--server", live.url).stderr
