@@ -1,7 +1,10 @@
 # podium: the two commands of the README.
-#   make demo  - set up .venv and score a sample submission of every challenge
+#   make demo  - set up .venv, score a sample submission of every challenge, then serve the demo contest
+#                (make demo SERVE=0: score only; PORT=8000 by default)
 #   make test  - set up .venv, install missing system components (root with apt-get only), run the whole test suite
 PYTHON ?= python3
+SERVE ?= 1
+PORT ?= 8000
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
@@ -18,6 +21,9 @@ $(STAMP): pyproject.toml constraints.txt
 
 demo: $(STAMP)
 	$(VENV)/bin/podium demo
+ifeq ($(SERVE),1)
+	$(VENV)/bin/podium serve --contest examples/contests/demo/contest.toml --data demo-data/service --port $(PORT) --team demo
+endif
 
 test: $(STAMP)
 	tools/system-components.sh bwrap=bubblewrap pg_ctlcluster=postgresql

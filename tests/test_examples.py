@@ -81,3 +81,36 @@ def test_the_example_face_clustering_contest_runs_its_participant(demo_checkout:
     assert check.returncode == 0 and "60 public, 140 private units" in check.stdout, check.stdout + check.stderr
     doc = meets_the_schema(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
     assert doc["status"] == "scored" and doc["splits"]["public"]["units"] == 60 and doc["scores"]["pairwise_f"] == 1.0
+
+
+def test_make_demo_serves_the_demo_contest_and_scores_a_submission(demo_checkout: Path) -> None:
+    """What ``make demo`` starts: podium serve on examples/contests/demo with a team 'demo', its worker a process."""
+    import re
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "podium", "serve", "--contest", str(demo_checkout / "examples" / "contests" / "demo" / "contest.toml"),
+               "--data", str(demo_checkout / "demo-data" / "service"), "--port", str(port), "--team", "demo"]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [server.stdout.readline() for _ in range(5)]  # type: ignore[union-attr]
+        token = re.search(r"--token (\S+)", "".join(lines))
+        assert token is not None and f"http://127.0.0.1:{port}/docs" in "".join(lines), lines
+        address = f"http://127.0.0.1:{port}"
+        for _ in range(100):  # bounded: 10 s for uvicorn to listen
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        sent = subprocess.run([sys.executable, "-m", "podium", "submit", "--server", address, "--token", token.group(1), "--wait", "60",
+                               str(demo_checkout / "demo-data" / "glas" / "submission")], capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert sent.returncode == 0 and "scored" in sent.stdout and "public scores: f1=" in sent.stdout, sent.stdout + sent.stderr
+        board = subprocess.run([sys.executable, "-m", "podium", "leaderboard", "--server", address, "--json"], capture_output=True, text=True, timeout=60)
+        assert json.loads(board.stdout)["teams"][0]["team"] == "demo"
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=60)

@@ -27,7 +27,7 @@ from podium.service.accounts import Caller
 from podium.service.database import reading
 from podium.service.intake import Upload, take
 from podium.service.tables import jobs, results, submissions
-from podium.service.worker import Worker, utc_now
+from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
 
 FACES = '''images = "{images}"

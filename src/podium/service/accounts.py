@@ -68,7 +68,7 @@ def add_team(connection: Connection, name: str, now: datetime) -> int:
     check_name(name, "team name")
     if connection.execute(select(teams.c.id).where(teams.c.name == name)).first():
         raise UsageError(f"there is already a team {name!r}")
-    return int(connection.execute(insert(teams).values(name=name, created=now)).inserted_primary_key[0])
+    return int(connection.execute(insert(teams).values(name=name, created=now)).inserted_primary_key[0])  # type: ignore[index]
 
 
 def team_id(connection: Connection, name: str) -> int:
@@ -85,7 +85,7 @@ def add_user(connection: Connection, name: str, password: str, team: int | None,
     if connection.execute(select(users.c.id).where(users.c.name == name)).first():
         raise UsageError(f"there is already a user {name!r}")
     values = dict(name=name, password_hash=hash_password(password), team_id=team, organizer=organizer, created=now)
-    return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])
+    return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
 
 
 def new_token(connection: Connection, team: int | None, organizer: bool, label: str, now: datetime) -> str:

@@ -84,7 +84,7 @@ def create_app(service: Service) -> FastAPI:
     @app.get("/healthz", summary="Liveness, and the jobs queued and running")
     def health() -> dict[str, Any]:
         with reading(service.engine) as connection:
-            counts = dict(connection.execute(select(jobs.c.state, func.count()).where(jobs.c.state.in_((JOB_QUEUED, JOB_RUNNING))).group_by(jobs.c.state)).all())
+            counts: dict[str, int] = dict(connection.execute(select(jobs.c.state, func.count()).where(jobs.c.state.in_((JOB_QUEUED, JOB_RUNNING))).group_by(jobs.c.state)).all())
         return {"ok": True, "version": __version__, "queued": counts.get(JOB_QUEUED, 0), "running": counts.get(JOB_RUNNING, 0)}
 
     @app.get("/api/contest", summary="The contest: challenge, phases, quota, ranking rule, split sizes")

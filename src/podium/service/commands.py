@@ -74,9 +74,10 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How workers run programs (podium run --sandbox).")
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
     @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
+    @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
     @guarded
     def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str,
-                      cgroup: Path | None, allow_images: bool) -> int:  # fmt: skip
+                      cgroup: Path | None, allow_images: bool, team_names: tuple[str, ...]) -> int:  # fmt: skip
         """Serve a contest: the web API, the leaderboard and N scoring workers."""
         import uvicorn
 
@@ -89,15 +90,21 @@ def register(cli: click.Group, guarded: Any) -> None:
         engine = _open(data, database, contest_path)
         url = database_url(database, data)
         pool = Workers(worker_command(url, data.resolve(), sandbox, cgroup), workers)
+        address = f"http://{host}:{port}"
         display.stdout.print(
-            f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at http://{host}:{port}/ "
-            f"(API: http://{host}:{port}/docs); {workers} worker{'s' * (workers != 1)}; data in {data.resolve()}\n"
-            f"add a team: podium team add NAME --data {data}" + (" --database URL" if database else ""),
+            f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
+            f"data in {data.resolve()}\n  the API and its documentation: {address}/docs\n  the leaderboard: {address}/api/leaderboard "
+            f"or podium leaderboard --server {address}\n  add a team: podium team add NAME --data {data}" + (" --database URL" if database else ""),
             soft_wrap=True,
         )
+        for name, token in _team_tokens(engine, team_names):
+            display.stdout.print(f"  team {name}: podium submit --server {address} --token {token} PATH", soft_wrap=True)
+        signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
         pool.start()
         try:
             uvicorn.run(create_app(Service(engine, data.resolve(), allow_images=allow_images)), host=host, port=port, log_level="warning")
+        except KeyboardInterrupt:
+            pass
         finally:
             pool.stop()
         return EXIT_SCORED
@@ -279,6 +286,27 @@ def register(cli: click.Group, guarded: Any) -> None:
         display.stdout.print(f"[bold]{display.escape(board['title'])}[/bold] ({split})")
         display.stdout.print(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
         return EXIT_SCORED
+
+
+def _interrupted(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _team_tokens(engine: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """A new token for each named team, adding the teams that are new."""
+    from podium.service import accounts
+    from podium.service.database import writing
+    from podium.service.worker import utc_now
+
+    tokens = []
+    with writing(engine) as connection:
+        for name in names:
+            try:
+                team = accounts.team_id(connection, name)
+            except UsageError:
+                team = accounts.add_team(connection, name, utc_now())
+            tokens.append((name, accounts.new_token(connection, team, False, f"podium serve --team {name}", utc_now())))
+    return tokens
 
 
 def _answered(call: Any) -> Any:

@@ -91,7 +91,7 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
                 sha256=upload.sha256, target=str(target.relative_to(staging)), entry=(upload.entry or DEFAULT_ENTRY) if phase.submissions == "programs" else None,
                 created=now, status=status, reason=reason, problems=problems, selected=False,
             )  # fmt: skip
-            submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])
+            submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:
                 queue.enqueue(connection, submission_id, state.current_round(connection), now)
             folder = submission_folder(data, submission_id)

@@ -30,7 +30,8 @@ from podium.contest import Contest
 from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.result import PRIVATE, PUBLIC
 from podium.service import state
-from podium.service.tables import SCORED, results, submissions, teams
+from podium.service.tables import SCORED, submissions, teams
+from podium.service.views import newest_results
 
 
 @dataclass
@@ -82,16 +83,14 @@ def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict
 
 def _scored_entries(connection: Connection) -> dict[int, list[Entry]]:
     """Every team's submissions that are scored in their newest round, oldest first."""
-    newest: dict[int, Any] = {}
-    for row in connection.execute(select(results.c.submission_id, results.c.round, results.c.status, results.c.public_scores, results.c.private_scores)):
-        if row.submission_id not in newest or row.round > newest[row.submission_id].round:
-            newest[row.submission_id] = row
+    newest = newest_results(connection)
     entries: dict[int, list[Entry]] = {}
     query = select(submissions.c.id, submissions.c.team_id, submissions.c.created, submissions.c.selected).order_by(submissions.c.created, submissions.c.id)
-    for row in connection.execute(query):
-        result = newest.get(row.id)
+    for submission in connection.execute(query):
+        result = newest.get(submission.id)
         if result is not None and result.status == SCORED:
-            entries.setdefault(row.team_id, []).append(Entry(row.id, row.created, bool(row.selected), result.public_scores, result.private_scores))
+            entry = Entry(submission.id, submission.created, bool(submission.selected), result.public_scores, result.private_scores)
+            entries.setdefault(submission.team_id, []).append(entry)
     return entries
 
 

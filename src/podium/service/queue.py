@@ -20,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, Engine, and_, insert, or_, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, and_, insert, or_, select, update
 
 from podium.service.database import writing
 from podium.service.scoring import Outcome
@@ -69,7 +69,7 @@ def claim(engine: Engine, worker: str, now: datetime, lease_s: float = LEASE_S) 
             return Claim(row.id, row.submission_id, row.round, lease, row.attempts + 1)
 
 
-def _holds(claim: Claim) -> object:
+def _holds(claim: Claim) -> ColumnElement[bool]:
     return and_(jobs.c.id == claim.job_id, jobs.c.lease == claim.lease, jobs.c.state == JOB_RUNNING)
 
 

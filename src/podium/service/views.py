@@ -24,13 +24,12 @@ def submission_rows(connection: Connection, team_id: int | None, submission_id: 
     return list(connection.execute(query))
 
 
-def newest_results(connection: Connection, ids: list[int]) -> dict[int, Any]:
-    found: dict[int, Any] = {}
-    if not ids:
-        return found
-    for row in connection.execute(select(results).where(results.c.submission_id.in_(ids)).order_by(results.c.round)):
-        found[row.submission_id] = row
-    return found
+def newest_results(connection: Connection, ids: list[int] | None = None) -> dict[int, Any]:
+    """Each submission's result of its newest round: of ``ids``, or of every submission (``None``)."""
+    query = select(results).order_by(results.c.round)
+    if ids is not None:
+        query = query.where(results.c.submission_id.in_(ids))
+    return {row.submission_id: row for row in connection.execute(query)}  # later rounds overwrite earlier ones
 
 
 def submission_view(row: Any, result: Any | None, full: bool) -> dict[str, Any]:
