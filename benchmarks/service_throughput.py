@@ -25,7 +25,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 
 from podium.challenges import get
-from podium.service.client import request
+from podium.service.client import packed, request
 
 CONTEST = """id = "bench"
 title = "bench"
@@ -127,10 +126,7 @@ def main() -> None:
         demo = get("glas").write_demo(folder / "demo")
         contest = folder / "contest.toml"
         contest.write_text(CONTEST.format(truth=demo.truth))
-        packed = folder / "s.tar.gz"
-        with tarfile.open(packed, "w:gz") as tar:
-            tar.add(demo.submission, arcname="submission")
-        archive = packed.read_bytes()
+        archive = packed(demo.submission, folder).read_bytes()
         base_wall, base_cpu = baseline(contest, demo.submission, count)
         one = serve(contest, archive, count, 1, folder, 0)
         two = serve(contest, archive, count, 2, folder, 50)

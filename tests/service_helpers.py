@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import threading
 import time
@@ -9,12 +10,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import uvicorn
+from PIL import Image
 
 from podium.challenges import get
 from podium.service import accounts
 from podium.service.app import Service, create_app
-from podium.service.client import Answer, request
+from podium.service.client import Answer, packed, request
 from podium.service.database import connect, migrate, writing
 from podium.service.server import register_contest
 from podium.contest import load
@@ -103,12 +106,19 @@ def set_up(url: str, contest_path: Path, data: Path, teams: tuple[str, ...], clo
     return Service(engine, data, clock), tokens
 
 
-def demo_archive(contest: Path, target: Path) -> Path:
-    """The demo submission next to ``contest`` packed as a tar.gz at ``target``."""
-    import tarfile
+def demo_archive(contest: Path, folder: Path) -> Path:
+    """The demo submission next to ``contest``, packed as ``podium submit`` packs a folder: ``folder/submission.tar.gz``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return packed(contest.parent / "demo" / "submission", folder)
 
-    with tarfile.open(target, "w:gz") as tar:
-        tar.add(contest.parent / "demo" / "submission", arcname="submission")
+
+def worse_copy(submission: Path, target: Path) -> Path:
+    """A GlaS submission folder copied to ``target`` with every mask shifted 7 pixels out of place: lower scores on every image."""
+    shutil.copytree(submission, target)
+    for path in sorted(target.iterdir()):
+        with Image.open(path) as image:
+            pixels = np.roll(np.asarray(image), 7, axis=1)
+        Image.fromarray(pixels).save(path)
     return target
 
 

@@ -10,38 +10,19 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
-import tarfile
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
-from PIL import Image
 
 from podium.service import state
+from podium.service.client import packed
 from podium.service.database import reading, writing
 from podium.service.rescore import rescore
 from podium.service.tables import jobs, results
 from podium.service.worker import Worker
-from service_helpers import Clock, LiveServer, at, set_up, write_contest
+from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
 from sqlalchemy import func, select
-
-
-def tar_gz(folder: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(folder, arcname=folder.name)
-    return buffer.getvalue()
-
-
-def worse_copy(submission: Path, target: Path) -> Path:
-    """The demo submission with one public-or-private image emptied: lower scores."""
-    shutil.copytree(submission, target)
-    for name in ("testA_1_seg.png", "testB_2_seg.png"):
-        with Image.open(target / name) as image:
-            Image.fromarray(np.zeros_like(np.asarray(image))).save(target / name)
-    return target
 
 
 def drain(worker: Worker) -> int:
@@ -62,8 +43,8 @@ def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, conte
     service, token = set_up(database_url, contest, tmp_path / "data", ("alpha", "beta"), clock)
     worker = Worker(service.engine, service.data, clock=clock)
     demo = contest.parent / "demo"
-    good = tar_gz(demo / "submission")
-    worse = tar_gz(worse_copy(demo / "submission", tmp_path / "worse"))
+    good = packed(demo / "submission", tmp_path).read_bytes()
+    worse = packed(worse_copy(demo / "submission", tmp_path / "worse"), tmp_path).read_bytes()
     with LiveServer(service) as live:
         # a good upload of alpha's is queued, then scored
         first = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})

@@ -25,7 +25,7 @@ from podium.challenges import get
 from podium.service import queue
 from podium.service.accounts import Caller
 from podium.service.database import reading
-from podium.service.intake import Upload, take
+from podium.service.intake import Upload, submission_folder, take
 from podium.service.tables import jobs, results, submissions
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
@@ -111,7 +111,7 @@ def test_a_lost_lease_writes_nothing_and_the_job_is_not_counted_twice(database_u
     from podium.contest import load
     from podium.service.scoring import Runtime, score
 
-    upload = demo_archive(contest, tmp_path / "demo.tar.gz")
+    upload = demo_archive(contest, tmp_path / "upload")
     taken = take(service.engine, load(contest), service.data, Caller(1, "alpha", False), Upload(upload, "demo.tar.gz", 1, "0" * 64, None), clock(), False)
     slow = queue.claim(service.engine, "slow", clock(), lease_s=5)
     assert slow is not None and queue.claim(service.engine, "other", clock(), lease_s=5) is None  # held
@@ -119,7 +119,7 @@ def test_a_lost_lease_writes_nothing_and_the_job_is_not_counted_twice(database_u
     fast = queue.claim(service.engine, "fast", later, lease_s=5)
     assert fast is not None and fast.job_id == slow.job_id and fast.attempt == 2
     assert not queue.heartbeat(service.engine, slow, later)
-    target = service.data / "submissions" / str(taken["id"]) / "files" / "submission"
+    target = submission_folder(service.data, taken["id"]) / str(one(service.engine, select(submissions.c.target).where(submissions.c.id == taken["id"])))
     outcome = score(load(contest), "files", target, None, Runtime())
     assert queue.finish(service.engine, fast, outcome, later)
     assert not queue.finish(service.engine, slow, outcome, later)  # the first holder's answer is dropped
@@ -135,7 +135,7 @@ def test_podium_failures_are_retried_then_end_in_error_uncharged(tmp_path: Path)
     service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
     from podium.contest import load
 
-    upload = demo_archive(contest, tmp_path / "demo.tar.gz")
+    upload = demo_archive(contest, tmp_path / "upload")
     taken = take(service.engine, load(contest), service.data, Caller(1, "alpha", False), Upload(upload, "demo.tar.gz", 1, "0" * 64, None), clock(), False)
     truth = tmp_path / "contest" / "demo" / "truth"
     hidden = truth.with_name("truth-gone")

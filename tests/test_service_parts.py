@@ -19,12 +19,13 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from podium.service.client import packed
 from podium.service.archives import ArchiveLimits, ArchiveProblem, safe_filename, unpack
 from podium.service.database import connect, migrate
 from podium.service.quota import local_day
 from podium.service.tables import metadata
 from podium.service.worker import Worker
-from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
+from service_helpers import Clock, LiveServer, at, demo_archive, set_up, worse_copy, write_contest
 
 
 def zip_of(*members: tuple[str, bytes], mode: int | None = None) -> bytes:
@@ -133,20 +134,8 @@ def test_final_submission_policies(final: str, winner_scores: str, tmp_path: Pat
     contest = write_contest(tmp_path / "contest", ranking=f'final = "{final}"')
     clock = Clock(at("2026-03-02T12:00:00Z"))
     service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
-    good = demo_archive(contest, tmp_path / "good.tar.gz")
-    worse = tmp_path / "worse.tar.gz"
-    with tarfile.open(worse, "w:gz") as tar:  # the demo with its masks shifted out of place
-        for path in sorted((contest.parent / "demo" / "submission").iterdir()):
-            from PIL import Image
-            import numpy as np
-
-            with Image.open(path) as image:
-                pixels = np.roll(np.asarray(image), 7, axis=1)
-            buffer = io.BytesIO()
-            Image.fromarray(pixels).save(buffer, format="PNG")
-            info = tarfile.TarInfo(f"submission/{path.name}")
-            info.size = len(buffer.getvalue())
-            tar.addfile(info, io.BytesIO(buffer.getvalue()))
+    good = demo_archive(contest, tmp_path / "good")  # good/submission.tar.gz
+    worse = packed(worse_copy(contest.parent / "demo" / "submission", tmp_path / "worse"), tmp_path)  # worse.tar.gz
     worker = Worker(service.engine, service.data, clock=clock)
     with LiveServer(service) as live:
         for body in (good, worse):
@@ -158,10 +147,10 @@ def test_final_submission_policies(final: str, winner_scores: str, tmp_path: Pat
         clock.now = at("2026-06-01T00:00:00Z")  # the last phase has ended: revealed
         private = live.call("GET", "/api/leaderboard").body["teams"]
         mine = {s["filename"]: s for s in live.call("GET", "/api/submissions", token["alpha"]).body}
-    good_private = mine["good.tar.gz"]["result"]["splits"]["private"]["scores"]
+    good_private = mine["submission.tar.gz"]["result"]["splits"]["private"]["scores"]
     worse_private = mine["worse.tar.gz"]["result"]["splits"]["private"]["scores"]
     assert good_private != worse_private
-    assert public[0]["team"] == "alpha" and public[0]["scores"] == mine["good.tar.gz"]["result"]["splits"]["public"]["scores"]
+    assert public[0]["team"] == "alpha" and public[0]["scores"] == mine["submission.tar.gz"]["result"]["splits"]["public"]["scores"]
     assert private[0]["scores"] == (good_private if winner_scores == "good" else worse_private)
     assert [(t["team"], t["rank"], t["status"]) for t in private] == [("alpha", 1, "scored"), ("beta", 2, "none")]
 

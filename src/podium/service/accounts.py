@@ -15,6 +15,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
 from sqlalchemy import Connection, insert, select
 
@@ -24,6 +25,10 @@ from podium.service.tables import teams, tokens, users
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 MIN_PASSWORD = 10
+
+
+class NameTaken(UsageError):
+    """A team or user name that is already taken."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ def token_digest(token: str) -> str:
 def add_team(connection: Connection, name: str, now: datetime) -> int:
     check_name(name, "team name")
     if connection.execute(select(teams.c.id).where(teams.c.name == name)).first():
-        raise UsageError(f"there is already a team {name!r}")
+        raise NameTaken(f"there is already a team {name!r}")
     return int(connection.execute(insert(teams).values(name=name, created=now)).inserted_primary_key[0])  # type: ignore[index]
 
 
@@ -78,12 +83,20 @@ def team_id(connection: Connection, name: str) -> int:
     return int(found)
 
 
+def lock_team(connection: Connection, team: int) -> None:
+    """Hold the team's row until the transaction ends, so that a team's quota or selection is checked and changed by one request at a time.
+
+    ``FOR UPDATE`` on PostgreSQL; on SQLite the write transaction (``BEGIN IMMEDIATE``) already holds the database.
+    """
+    connection.execute(select(teams.c.id).where(teams.c.id == team).with_for_update())
+
+
 def add_user(connection: Connection, name: str, password: str, team: int | None, organizer: bool, now: datetime) -> int:
     check_name(name, "user name")
     if len(password) < MIN_PASSWORD:
         raise UsageError(f"a password needs at least {MIN_PASSWORD} characters")
     if connection.execute(select(users.c.id).where(users.c.name == name)).first():
-        raise UsageError(f"there is already a user {name!r}")
+        raise NameTaken(f"there is already a user {name!r}")
     values = dict(name=name, password_hash=hash_password(password), team_id=team, organizer=organizer, created=now)
     return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
 
@@ -105,10 +118,13 @@ def caller_of(connection: Connection, token: str) -> Caller | None:
 def log_in(connection: Connection, name: str, password: str, now: datetime) -> str | None:
     """A new token for a user whose password matches; ``None`` otherwise (the same time either way)."""
     row = connection.execute(select(users).where(users.c.name == name)).first()
-    stored = row.password_hash if row is not None else _DUMMY_HASH
+    stored = row.password_hash if row is not None else _dummy_hash()
     if not verify_password(password, stored) or row is None:
         return None
     return new_token(connection, row.team_id, bool(row.organizer), f"login of {name}", now)
 
 
-_DUMMY_HASH = hash_password(secrets.token_hex(16))  # an unknown user costs one scrypt too
+@cache
+def _dummy_hash() -> str:
+    """A hash to check an unknown user's password against, so that it costs one scrypt too."""
+    return hash_password(secrets.token_hex(16))

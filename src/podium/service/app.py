@@ -24,14 +24,13 @@ from podium import __version__
 from podium.errors import UsageError
 from podium.service import accounts, state
 from podium.service.database import reading, writing
+from podium.service.docs_page import render
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.leaderboard import is_revealed, leaderboard
 from podium.service.quota import usage
-from podium.service.tables import JOB_QUEUED, JOB_RUNNING, QUEUED, SCORED, jobs, submissions
+from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, JOB_RUNNING, QUEUED, SCORED, Clock, utc_now
+from podium.service.tables import jobs, submissions
 from podium.service.views import newest_results, submission_rows, submission_view
-from podium.service.worker import Clock, utc_now
-
-CHUNK = 1 << 16
 
 
 class Credentials(BaseModel):
@@ -80,7 +79,6 @@ def create_app(service: Service) -> FastAPI:
     app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.")
     app.state.service = service
 
-
     @app.get("/healthz", summary="Liveness, and the jobs queued and running")
     def health() -> dict[str, Any]:
         with reading(service.engine) as connection:
@@ -112,8 +110,10 @@ def create_app(service: Service) -> FastAPI:
                 team_id = accounts.add_team(connection, body.team, now)
                 accounts.add_user(connection, body.user, body.password, team_id, False, now)
                 token = accounts.new_token(connection, team_id, False, f"registration of {body.user}", now)
+        except accounts.NameTaken as exc:
+            raise HTTPException(409, str(exc)) from None
         except UsageError as exc:
-            raise HTTPException(409 if "already" in str(exc) else 422, str(exc)) from None
+            raise HTTPException(422, str(exc)) from None
         return {"team": body.team, "token": token}
 
     @app.post("/api/tokens", status_code=201, summary="Log in: a new API token for a member or organizer")
@@ -191,9 +191,9 @@ def create_app(service: Service) -> FastAPI:
                 raise HTTPException(404, f"no submission {submission_id} of yours")
             if row.status != QUEUED:
                 raise HTTPException(409, f"submission {submission_id} is {row.status}; only a queued one can be cancelled")
-            connection.execute(update(jobs).where(jobs.c.submission_id == submission_id, jobs.c.state == JOB_QUEUED).values(state="cancelled"))
-            connection.execute(update(submissions).where(submissions.c.id == submission_id).values(status="cancelled", finished=service.clock()))
-        return {"id": submission_id, "status": "cancelled"}
+            connection.execute(update(jobs).where(jobs.c.submission_id == submission_id, jobs.c.state == JOB_QUEUED).values(state=JOB_CANCELLED))
+            connection.execute(update(submissions).where(submissions.c.id == submission_id).values(status=CANCELLED, finished=service.clock()))
+        return {"id": submission_id, "status": CANCELLED}
 
     @app.put("/api/submissions/{submission_id}/selected", summary="Select (true) or unselect (false) a submission for the final ranking")
     def select_submission(submission_id: int, selected: bool, who: Who) -> dict[str, Any]:
@@ -202,7 +202,7 @@ def create_app(service: Service) -> FastAPI:
         if ranking.final != "selected":
             raise HTTPException(409, f"this contest ranks each team's {ranking.final} submission; there is nothing to select")
         with writing(service.engine) as connection:
-            connection.execute(select(submissions.c.id).where(submissions.c.team_id == team_id).with_for_update())
+            accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
             row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)).first()
             if row is None:
                 raise HTTPException(404, f"no submission {submission_id} of yours")
@@ -230,8 +230,6 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> str:
-        from podium.service.docs_page import render
-
         return render(app.openapi())
 
     return app

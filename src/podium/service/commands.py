@@ -18,11 +18,12 @@ from typing import Any
 import click
 
 from podium import display
+from podium.contest import Contest, load
 from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
+from podium.runner.sandbox import SANDBOXES
+from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
 
 DEFAULT_DATA = Path("podium-data")
-SANDBOXES = ("auto", "bwrap", "docker", "none")
-FINAL = ("scored", "rejected", "failed", "error", "cancelled")
 
 
 def database_options(command: Any) -> Any:
@@ -48,18 +49,21 @@ def client_options(command: Any) -> Any:
 TOKEN_OPTION = click.option("--token", envvar="PODIUM_TOKEN", required=True, help="Your team's API token [env PODIUM_TOKEN].")
 
 
-def _open(data: Path, database: str | None, contest_path: Path | None = None) -> Any:
-    """The database engine, migrated; with ``contest_path``, tied to that contest."""
-    from podium.contest import load
+def _open(data: Path, database: str | None, contest: Contest | None = None) -> Any:
+    """The database engine, migrated; with ``contest``, tied to that contest."""
     from podium.service.database import connect, database_url, migrate
     from podium.service.server import register_contest
 
     data.mkdir(parents=True, exist_ok=True)
     engine = connect(database_url(database, data))
     migrate(engine)
-    if contest_path is not None:
-        register_contest(engine, load(contest_path))
+    if contest is not None:
+        register_contest(engine, contest)
     return engine
+
+
+def _load(contest_path: Path | None) -> Contest | None:
+    return None if contest_path is None else load(contest_path)
 
 
 def register(cli: click.Group, guarded: Any) -> None:
@@ -81,15 +85,13 @@ def register(cli: click.Group, guarded: Any) -> None:
         """Serve a contest: the web API, the leaderboard and N scoring workers."""
         import uvicorn
 
-        from podium.contest import load
         from podium.service.app import Service, create_app
         from podium.service.database import database_url
-        from podium.service.server import Workers, worker_command
+        from podium.service.server import Workers, worker_argv
 
         contest = load(contest_path)
-        engine = _open(data, database, contest_path)
-        url = database_url(database, data)
-        pool = Workers(worker_command(url, data.resolve(), sandbox, cgroup), workers)
+        engine = _open(data, database, contest)
+        pool = Workers(worker_argv(database_url(database, data), data.resolve(), sandbox, cgroup), workers)
         address = f"http://{host}:{port}"
         display.stdout.print(
             f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
@@ -115,7 +117,7 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
     @click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
     @guarded
-    def worker_command_(data: Path, database: str | None, sandbox: str, cgroup: Path | None, lease: float | None) -> int:
+    def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, lease: float | None) -> int:
         """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
         from podium.service.database import connect, database_url
         from podium.service.queue import LEASE_S
@@ -141,9 +143,8 @@ def register(cli: click.Group, guarded: Any) -> None:
         """Add a team and print its API token (shown once; only its hash is kept)."""
         from podium.service import accounts
         from podium.service.database import writing
-        from podium.service.worker import utc_now
 
-        engine = _open(data, database, contest_path)
+        engine = _open(data, database, _load(contest_path))
         with writing(engine) as connection:
             team_id = accounts.add_team(connection, name, utc_now())
             token = accounts.new_token(connection, team_id, False, f"podium team add {name}", utc_now())
@@ -158,7 +159,6 @@ def register(cli: click.Group, guarded: Any) -> None:
         """Print a new API token for a team (its other tokens stay valid)."""
         from podium.service import accounts
         from podium.service.database import writing
-        from podium.service.worker import utc_now
 
         with writing(_open(data, database)) as connection:
             click.echo(accounts.new_token(connection, accounts.team_id(connection, name), False, f"podium team token {name}", utc_now()))
@@ -179,7 +179,6 @@ def register(cli: click.Group, guarded: Any) -> None:
         """Add a member of a team (--team) or an organizer (--organizer); the password is stored as an scrypt hash."""
         from podium.service import accounts
         from podium.service.database import writing
-        from podium.service.worker import utc_now
 
         if (team is None) == (not organizer):
             raise UsageError("give exactly one of --team NAME and --organizer")
@@ -197,7 +196,6 @@ def register(cli: click.Group, guarded: Any) -> None:
         """Reveal the private split now: the leaderboard shows the final ranking, and teams their full results."""
         from podium.service import state
         from podium.service.database import writing
-        from podium.service.worker import utc_now
 
         with writing(_open(data, database)) as connection:
             state.put(connection, state.REVEALED, utc_now().isoformat())
@@ -213,7 +211,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         """Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept."""
         from podium.service.rescore import rescore
 
-        round_, count = rescore(_open(data, database, contest_path))
+        round_, count = rescore(_open(data, database, _load(contest_path)))
         click.echo(f"round {round_}: {count} submission{'s' * (count != 1)} queued for scoring again")
         return EXIT_SCORED
 
@@ -237,7 +235,7 @@ def register(cli: click.Group, guarded: Any) -> None:
             time.sleep(0.5)
             shown = _answered(lambda: request(server, "GET", f"/api/submissions/{answer.body['id']}", token)).body
         _print_submission(shown, as_json)
-        return EXIT_REJECTED if shown["status"] in ("rejected", "failed") else EXIT_SCORED
+        return EXIT_REJECTED if shown["status"] in NOT_SCORED_BY_THE_TEAMS_FAULT else EXIT_SCORED
 
     @cli.command("status")
     @client_options
@@ -296,7 +294,6 @@ def _team_tokens(engine: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:
     """A new token for each named team, adding the teams that are new."""
     from podium.service import accounts
     from podium.service.database import writing
-    from podium.service.worker import utc_now
 
     tokens = []
     with writing(engine) as connection:

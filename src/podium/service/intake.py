@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Connection, Engine, insert
 
 from podium.contest import Contest
 from podium.contest.definition import Phase
@@ -25,12 +25,13 @@ from podium.engine import evaluate
 from podium.result import REJECTED as RESULT_REJECTED
 from podium.service import queue, state
 from podium.service.archives import ArchiveLimits, ArchiveProblem, unpack
-from podium.service.database import writing
-from podium.service.accounts import Caller
+from podium.issues import Issue
+from podium.service.accounts import Caller, lock_team
+from podium.service.database import reading, writing
 from podium.service.quota import usage
 from podium.service.scoring import DOCKER_PREFIX, outcome_of
-from podium.service.tables import QUEUED, REJECTED, submissions, teams
-from podium.service.worker import submission_folder
+from podium.service.statuses import QUEUED, REJECTED
+from podium.service.tables import submissions
 
 DEFAULT_ENTRY = "run.sh"
 
@@ -41,6 +42,11 @@ class Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def submission_folder(data: Path, submission_id: int) -> Path:
+    """Where a submission's files are kept: ``DATA/submissions/ID``."""
+    return data / "submissions" / str(submission_id)
 
 
 @dataclass(frozen=True)
@@ -63,12 +69,12 @@ def open_phase(contest: Contest, now: datetime) -> Phase:
 
 
 def check_quota(engine: Engine, contest: Contest, caller: Caller, now: datetime) -> None:
-    """Refuse (429) a team whose quota is used, before its upload is read."""
-    with writing(engine) as connection:
+    """Refuse (429) a team whose quota is used, before its upload is read (``take`` checks again, under a lock)."""
+    with reading(engine) as connection:
         _check_quota(connection, contest, caller, now)
 
 
-def _check_quota(connection: Any, contest: Contest, caller: Caller, now: datetime) -> None:
+def _check_quota(connection: Connection, contest: Contest, caller: Caller, now: datetime) -> None:
     assert caller.team_id is not None
     refusal = usage(connection, caller.team_id, contest.quota, contest.timezone, now).refusal(contest.quota)
     if refusal:
@@ -83,7 +89,7 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
     try:
         target, status, reason, problems = _check(contest, phase, upload, staging, allow_images)
         with writing(engine) as connection:
-            connection.execute(select(teams.c.id).where(teams.c.id == caller.team_id).with_for_update())  # one upload of a team at a time
+            lock_team(connection, caller.team_id)
             if status == QUEUED:
                 _check_quota(connection, contest, caller, now)
             values = dict(
@@ -115,14 +121,13 @@ def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_
     except ArchiveProblem as exc:
         shutil.rmtree(staging / "files", ignore_errors=True)
         (staging / "files").mkdir(parents=True, exist_ok=True)
-        problem = {"code": "archive", "message": str(exc), "file": upload.filename, "line": None}
-        return staging / "files", REJECTED, str(exc), [problem]
+        return staging / "files", REJECTED, str(exc), [Issue("archive", str(exc), upload.filename).to_dict()]
     if phase.submissions == "programs":
         entry = upload.entry or DEFAULT_ENTRY
         path = target / entry
         if not target.is_dir() or ".." in Path(entry).parts or Path(entry).is_absolute() or not path.is_file() or path.is_symlink():
             reason = f"the archive has no entry point {entry!r} (a file at its top, run in the program's working folder)"
-            return target, REJECTED, reason, [{"code": "no_entry_point", "message": reason, "file": upload.filename, "line": None}]
+            return target, REJECTED, reason, [Issue("no_entry_point", reason, upload.filename).to_dict()]
         return target, QUEUED, None, []
     result = evaluate(contest.challenge, contest.truth, target, contest.settings, checks_only=True, **contest.evaluation())
     outcome = outcome_of(result, "files", target)

@@ -30,14 +30,14 @@ from podium.contest import Contest
 from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.result import PRIVATE, PUBLIC
 from podium.service import state
-from podium.service.tables import SCORED, submissions, teams
+from podium.service.statuses import SCORED
+from podium.service.tables import submissions, teams
 from podium.service.views import newest_results
 
 
 @dataclass
 class Entry:
     submission_id: int
-    created: datetime
     selected: bool
     public: dict[str, Any]
     private: dict[str, Any]
@@ -52,16 +52,14 @@ def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
     names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
-    statuses: dict[int, list[str]] = {team: [] for team in names}
-    for row in connection.execute(select(submissions.c.team_id, submissions.c.status)):
-        statuses[row.team_id].append(row.status)
+    submitted = set(connection.execute(select(submissions.c.team_id).distinct()).scalars())
     entries = _scored_entries(connection)
     board: list[Team] = []
     for team_id, name in names.items():
         mine = entries.get(team_id, [])
         chosen = _final(spec, mine, contest, decimals, by) if revealed else _best(spec, mine, PUBLIC, decimals, by)
         if chosen is None:
-            status = "none" if not statuses[team_id] else "no scored submission"
+            status = "no scored submission" if team_id in submitted else "none"
             board.append(Team(name, status, {}))
         else:
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
@@ -85,11 +83,11 @@ def _scored_entries(connection: Connection) -> dict[int, list[Entry]]:
     """Every team's submissions that are scored in their newest round, oldest first."""
     newest = newest_results(connection)
     entries: dict[int, list[Entry]] = {}
-    query = select(submissions.c.id, submissions.c.team_id, submissions.c.created, submissions.c.selected).order_by(submissions.c.created, submissions.c.id)
+    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):
         result = newest.get(submission.id)
         if result is not None and result.status == SCORED:
-            entry = Entry(submission.id, submission.created, bool(submission.selected), result.public_scores, result.private_scores)
+            entry = Entry(submission.id, bool(submission.selected), result.public_scores, result.private_scores)
             entries.setdefault(submission.team_id, []).append(entry)
     return entries
 

@@ -24,9 +24,8 @@ from sqlalchemy import ColumnElement, Connection, Engine, and_, insert, or_, sel
 
 from podium.service.database import writing
 from podium.service.scoring import Outcome
-from podium.service.tables import (
-    ERROR, JOB_DONE, JOB_GAVE_UP, JOB_QUEUED, JOB_RUNNING, QUEUED, RUNNING, jobs, results, submissions,
-)  # fmt: skip
+from podium.service.statuses import ERROR, JOB_DONE, JOB_GAVE_UP, JOB_QUEUED, JOB_RUNNING, QUEUED, RUNNING
+from podium.service.tables import jobs, results, submissions
 
 LEASE_S = 60.0
 MAX_ATTEMPTS = 3

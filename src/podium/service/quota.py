@@ -17,7 +17,8 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Connection, func, select
 
 from podium.contest.definition import Quota
-from podium.service.tables import FAILED, QUEUED, RUNNING, SCORED, submissions
+from podium.service.statuses import FAILED, QUEUED, RUNNING, SCORED
+from podium.service.tables import submissions
 
 
 def charged_statuses(quota: Quota) -> tuple[str, ...]:

@@ -14,8 +14,8 @@ from sqlalchemy import Engine, select
 
 from podium.service import queue, state
 from podium.service.database import writing
-from podium.service.tables import CANCELLED, jobs, submissions
-from podium.service.worker import utc_now
+from podium.service.statuses import CANCELLED, utc_now
+from podium.service.tables import jobs, submissions
 
 
 def rescore(engine: Engine) -> tuple[int, int]:

@@ -23,8 +23,8 @@ from podium.contest import Contest
 from podium.engine import evaluate
 from podium.result import PRIVATE, PUBLIC, SCORED, Result
 from podium.runner.run import run_program
-from podium.service.tables import FAILED, REJECTED
-from podium.service.tables import SCORED as SUBMISSION_SCORED
+from podium.service.statuses import FAILED, REJECTED
+from podium.service.statuses import SCORED as SUBMISSION_SCORED
 
 DOCKER_PREFIX = "docker:"
 

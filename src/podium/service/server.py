@@ -27,7 +27,7 @@ def register_contest(engine: Engine, contest: Contest) -> None:
         state.put(connection, state.CONTEST_PATH, str(contest.path.resolve()))
 
 
-def worker_command(database: str, data: Path, sandbox: str, cgroup: Path | None) -> list[str]:
+def worker_argv(database: str, data: Path, sandbox: str, cgroup: Path | None) -> list[str]:
     command = [sys.executable, "-m", "podium", "worker", "--database", database, "--data", str(data), "--sandbox", sandbox]
     return command + (["--cgroup", str(cgroup)] if cgroup else [])
 

@@ -1,7 +1,7 @@
 """The service's tables (SQLAlchemy Core). Alembic migrations in ``migrations/`` create them.
 
 Times are aware UTC datetimes (:class:`UTCDateTime`). A submission's status is
-one of ``STATUSES``; whether it uses the team's quota follows from its status
+one of :data:`podium.service.statuses.STATUSES`; whether it uses the team's quota follows from its status
 alone (:func:`podium.service.quota.charged`), so no counter can drift.
 """
 
@@ -26,10 +26,6 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.types import TypeDecorator
-
-QUEUED, RUNNING, SCORED, REJECTED, FAILED, ERROR, CANCELLED = "queued", "running", "scored", "rejected", "failed", "error", "cancelled"
-STATUSES = (QUEUED, RUNNING, SCORED, REJECTED, FAILED, ERROR, CANCELLED)
-JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_GAVE_UP = "queued", "running", "done", "gave_up"
 
 
 class UTCDateTime(TypeDecorator[datetime]):

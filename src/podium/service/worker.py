@@ -13,8 +13,6 @@ import os
 import socket
 import threading
 import traceback
-from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine, select
@@ -22,19 +20,12 @@ from sqlalchemy import Engine, select
 from podium.errors import PodiumError
 from podium.service import queue, state
 from podium.service.database import reading
+from podium.service.intake import submission_folder
 from podium.service.scoring import Runtime, score
+from podium.service.statuses import Clock, utc_now
 from podium.service.tables import submissions
 
-Clock = Callable[[], datetime]
 POLL_S = 0.5
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def submission_folder(data: Path, submission_id: int) -> Path:
-    return data / "submissions" / str(submission_id)
 
 
 class Worker:
@@ -60,21 +51,23 @@ class Worker:
             return False
         beat = _Heartbeat(self, claim)
         beat.start()
+        failure: str | None = None
         try:
             with reading(self.engine) as connection:
                 row = connection.execute(select(submissions).where(submissions.c.id == claim.submission_id)).one()
             target = submission_folder(self.data, row.id) / row.target
             outcome = score(self.contest.get(), row.kind, target, row.entry, self.runtime)
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's
-            beat.stop()
-            queue.retry(self.engine, claim, f"{type(exc).__name__}: {exc}", self.clock())
+            failure = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # a bug in podium
-            beat.stop()
             traceback.print_exc()
-            queue.retry(self.engine, claim, f"internal error {type(exc).__name__}: {str(exc)[:300]}", self.clock())
-        else:
+            failure = f"internal error {type(exc).__name__}: {str(exc)[:300]}"
+        finally:
             beat.stop()
+        if failure is None:
             queue.finish(self.engine, claim, outcome, self.clock())
+        else:
+            queue.retry(self.engine, claim, failure, self.clock())
         return True
 
 
