@@ -119,6 +119,11 @@ ERRORS = [
     ('final = "best"', 'final = "selected"', 'final = "selected"', "needs max_selected"),
     ('final = "best"', 'final = "best"\n\n[limits]\nmemory_mb = 1000', "[limits]", "applies to programs, but no phase takes programs"),
     ('submissions = "files"\n\n[quota]', 'submissions = "programs"\n\n[quota]', "[[phase]]#1", "glas has no program contract"),
+    ("total = 50", "total = 50\nconcurrent = 0", "concurrent = 0", "must be a positive integer"),
+    ('final = "best"', 'final = "best"\n\n[service]\nupload_mb = -1', "upload_mb = -1", "must be a positive number"),
+    ('final = "best"', 'final = "best"\n\n[service]\nself_registration = "yes"', "self_registration", "must be true or false, not a string"),
+    ('final = "best"', 'final = "best"\n\n[service]\nupload_gb = 1', "upload_gb", "did you mean upload_mb?"),
+    ('timezone = "Europe/Paris"', 'timezone = "Europe/Paris"\nservice = 3', "service = 3", "service must be a table [service]"),
 ]
 
 

@@ -7,7 +7,8 @@ podium on it in a forked child. No case may end in an internal error, an exit co
 does not allow, a run over 10 s, a peak of more than 1 GB, or a read of the canary file that
 the links in hostile inputs point to. ``PODIUM_FUZZ_CASES`` sets the number of cases
 per challenge (default 120); ``benchmarks/fuzz.py`` runs 1,000 per challenge with inputs up to
-300 MB and records time and memory.
+300 MB and records time and memory. Hostile uploads for ``podium serve`` (archives,
+``podium.synthetic.hostile.hostile_archive``) go through the unpacking the service does.
 """
 
 from __future__ import annotations
@@ -43,3 +44,42 @@ def test_hostile_inputs_never_break_podium(tmp_path: Path, challenge: str) -> No
         shutil.rmtree(tmp_path / f"case{number}", ignore_errors=True)
     assert not failures, f"{len(failures)} of {CASES} cases failed:\n" + "\n".join(failures[:10])
     assert len(kinds) >= 10, sorted(kinds)  # the cases cover many kinds of hostility
+
+
+def test_hostile_uploads_never_break_unpacking(tmp_path: Path) -> None:
+    """Uploads to podium serve: hostile archives end in a clear refusal or in files inside the upload's folder, nothing else."""
+    import random
+
+    from podium.service.archives import ArchiveLimits, ArchiveProblem, unpack
+    from podium.synthetic.hostile import hostile_archive
+
+    demo = get("glas").write_demo(tmp_path / "demo")
+    limits = ArchiveLimits(max_entries=300, max_bytes=16 << 20)
+    failures, kinds = [], set()
+    for number in range(CASES):
+        kind, data = hostile_archive(random.Random(f"archive:{number}"), demo.submission)
+        kinds.add(kind)
+        root = tmp_path / f"case{number}"
+        root.mkdir()
+        (root / "upload").write_bytes(data)
+        try:
+            target = unpack(root / "upload", "upload", root / "out", limits)
+        except ArchiveProblem as exc:
+            assert str(exc) and "\n" not in str(exc).strip(), kind
+        except Exception as exc:  # noqa: BLE001 - any other exception is the failure this test looks for
+            failures.append(f"#{number} {kind}: {type(exc).__name__}: {str(exc)[:300]}")
+        else:
+            if not target.resolve().is_relative_to((root / "out").resolve()):
+                failures.append(f"#{number} {kind}: scored {target}, outside the upload's folder")
+            try:
+                [str(p).encode("utf-8") for p in (root / "out").rglob("*")]  # problems name files: they must be text
+            except UnicodeEncodeError:
+                failures.append(f"#{number} {kind}: a file name that is not UTF-8 was accepted")
+        outside = {p.name for p in root.iterdir()} - {"upload", "out"}
+        links = [p for p in (root / "out").rglob("*") if p.is_symlink() or not (p.is_file() or p.is_dir())] if (root / "out").exists() else []
+        if outside or links:
+            failures.append(f"#{number} {kind}: wrote {sorted(outside)} beside the folder, or links/special files {links[:3]}")
+        shutil.rmtree(root, ignore_errors=True)
+    assert not (Path("/tmp") / "podium-escape.txt").exists()
+    assert not failures, f"{len(failures)} of {CASES} cases failed:\n" + "\n".join(failures[:10])
+    assert len(kinds) >= 10, sorted(kinds)

@@ -66,6 +66,9 @@ HOSTILE = {
     "tar hard link": (tar_of(member("hard", tarfile.LNKTYPE, link="/etc/passwd")), "link or a special file"),
     "tar device": (tar_of(member("dev", tarfile.CHRTYPE)), "link or a special file"),
     "tar dot-dot": (tar_of(member("../x", size=1), data=b"x"), "'..'"),
+    "tar name not UTF-8": (tar_of(member("\udcff.png", size=1), data=b"x"), "names must be UTF-8"),
+    "name part over 255 bytes": (zip_of(("é" * 128, b"x")), "over 255 bytes"),
+    "name over 1024 bytes": (zip_of(("/".join(["d" * 200] * 6), b"x")), "over 1024 bytes"),
     "file over folder": (tar_of(member("a", size=1), member("a/b", size=1), data=b"x"), "both a file and a folder"),
     "truncated gzip": (b"\x1f\x8b\x08\x00garbage", "cannot be read"),
     "broken zip": (b"PK\x03\x04" + b"\0" * 40, "cannot be read"),
@@ -101,6 +104,8 @@ def test_good_archives_and_files_unpack_to_what_is_scored(tmp_path: Path) -> Non
     assert target == tmp_path / "z" / "submission" and (target / "sub" / "b.png").read_bytes() == b"2"
     upload.write_bytes(tar_of(member("a.txt", size=1), member("b.txt", size=1), data=b"x"))
     assert unpack(upload, "x.tgz", tmp_path / "t", ArchiveLimits()) == tmp_path / "t"
+    upload.write_bytes(zip_of(("a" * 255, b"x"), ("/".join(["d" * 200] * 5) + "/" + "e" * 19, b"y")))  # 255 bytes; 1,024 bytes
+    assert unpack(upload, "x.zip", tmp_path / "long", ArchiveLimits()) == tmp_path / "long"
     upload.write_bytes(b"plain text")
     assert unpack(upload, "../../My Result.csv", tmp_path / "f", ArchiveLimits()) == tmp_path / "f" / "My_Result.csv"
     assert safe_filename("..") == "submission" and safe_filename(".hidden") == "hidden"
@@ -191,3 +196,47 @@ def test_the_commands_of_organizers_and_teams(tmp_path: Path) -> None:
         assert json.loads(podium("leaderboard", "--server", live.url, "--json").stdout)["revealed"] is True
         assert "round 2: 1 submission queued" in podium("rescore", "--data", str(data)).stdout
     assert "cannot reach" in podium("leaderboard", "--server", live.url).stderr
+
+
+def test_concurrent_and_total_quotas(tmp_path: Path) -> None:
+    from podium.challenges import get
+
+    contest = write_contest(tmp_path / "contest", "camera-traps", quota="per_day = 10\ntotal = 2\nconcurrent = 1")
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    csv = (get("camera-traps").write_demo(tmp_path / "demo").submission / "team.tsv").read_bytes()
+    worker = Worker(service.engine, service.data, clock=clock)
+    with LiveServer(service) as live:
+        send = lambda: live.call("POST", "/api/submissions", token["alpha"], body=csv, query={"filename": "team.tsv"})  # noqa: E731
+        assert send().status == 201
+        busy = send()
+        assert busy.status == 429 and "queued or running" in busy.body["detail"]
+        assert worker.work_once()
+        assert send().status == 201  # the first is scored: one at a time again
+        assert worker.work_once()
+        spent = send()
+        assert spent.status == 429 and "total quota of 2" in spent.body["detail"]
+        assert {"total": 2, "total_allowed": 2, "concurrent": 0, "concurrent_allowed": 1}.items() <= live.call("GET", "/api/quota", token["alpha"]).body.items()
+
+
+@pytest.mark.parametrize("count_failed", [False, True])
+def test_which_statuses_use_the_quota(count_failed: bool, tmp_path: Path) -> None:
+    from sqlalchemy import insert
+
+    from podium.contest.definition import Quota
+    from podium.service.database import reading, writing
+    from podium.service.quota import usage
+    from podium.service.statuses import STATUSES
+    from podium.service.tables import submissions
+
+    contest = write_contest(tmp_path / "contest", "camera-traps")
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    with writing(service.engine) as connection:
+        for status in STATUSES:
+            connection.execute(insert(submissions).values(team_id=1, phase="first", kind="files", filename="x", size=1, sha256="0" * 64,
+                                                          target="files", created=clock(), status=status, selected=False))  # fmt: skip
+    with reading(service.engine) as connection:
+        used = usage(connection, 1, Quota(None, None, None, count_failed), ZoneInfo("UTC"), clock())
+    charged = {"queued", "running", "scored"} | ({"failed"} if count_failed else set())  # never rejected, error or cancelled
+    assert (used.today, used.total, used.concurrent) == (len(charged), len(charged), 2)

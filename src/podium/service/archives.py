@@ -3,7 +3,7 @@
 The kind is read from the first bytes, never from the name. Every member must
 be a regular file or a folder with a relative name of plain parts: links,
 devices, absolute names, ``..``, backslashes and control characters are
-refused, as are duplicate names. The number of entries, the bytes written
+refused, as are duplicate names, names that are not UTF-8 and names too long for the file system. The number of entries, the bytes written
 (counted while writing, not taken from the headers) and each member's
 compression ratio are capped, so no archive can fill the disk or escape the
 folder it is unpacked in. Problems are :class:`ArchiveProblem` with one line
@@ -26,7 +26,9 @@ from typing import IO
 from podium.errors import PodiumError
 
 CHUNK = 1 << 20
-SAFE_PART = re.compile(r"^[^\x00-\x1f\x7f/\\]{1,255}$")
+SAFE_PART = re.compile(r"^[^\x00-\x1f\x7f/\\]+$")
+MAX_PART_BYTES = 255  # a file name's limit on Linux file systems, in UTF-8 bytes
+MAX_NAME_BYTES = 1024  # a member's whole name: far below PATH_MAX (4096) once under the data folder
 SAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -106,6 +108,14 @@ class _Writer:
         for part in parts:
             if part == ".." or not SAFE_PART.match(part):
                 raise ArchiveProblem(f"member {name[:200]!r}: '..' and control characters are refused in names")
+            try:
+                size = len(part.encode("utf-8"))
+            except UnicodeEncodeError:  # bytes that are not UTF-8: the name could be neither shown nor stored as text
+                raise ArchiveProblem(f"member {name[:200]!r}: names must be UTF-8") from None
+            if size > MAX_PART_BYTES:
+                raise ArchiveProblem(f"member {name[:200]!r}: a name part is over {MAX_PART_BYTES} bytes")
+        if len("/".join(parts).encode("utf-8")) > MAX_NAME_BYTES:
+            raise ArchiveProblem(f"member {name[:200]!r}: the name is over {MAX_NAME_BYTES} bytes")
         if parts in self.seen:
             raise ArchiveProblem(f"member {name[:200]!r} appears twice")
         self.seen.add(parts)

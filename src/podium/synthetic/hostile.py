@@ -42,6 +42,7 @@ import signal
 import sys
 import tarfile
 import time
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -470,3 +471,74 @@ def _open_watcher(canary: tuple[int, int], flag: Path) -> Callable[[str, tuple[o
             flag.write_text(str(args[0]))
 
     return hook
+
+
+# --- hostile uploads: archives for podium serve ---------------------------------------------------
+
+ARCHIVE_KINDS = ("flip", "truncate", "dotdot", "absolute", "backslash", "control", "long_name", "wide_name", "not_utf8", "deep", "symlink",
+                 "hardlink", "device", "fifo", "duplicate", "file_and_folder", "bomb", "many_entries", "empty", "junk")  # fmt: skip
+
+
+def hostile_archive(rng: random.Random, submission: Path) -> tuple[str, bytes]:
+    """A zip or tar.gz upload made from the files of ``submission`` with one hostile change; (kind, bytes)."""
+    kind = rng.choice(ARCHIVE_KINDS)
+    files = [(str(p.relative_to(submission)), p.read_bytes()) for p in _files(submission)]
+    as_zip = rng.random() < 0.5 and kind != "not_utf8"  # zipfile cannot write such a name; tarfile can
+    special = {"symlink": tarfile.SYMTYPE, "hardlink": tarfile.LNKTYPE, "device": tarfile.CHRTYPE, "fifo": tarfile.FIFOTYPE}
+    names = {
+        "dotdot": "../" * rng.randint(1, 5) + "escape.txt", "absolute": "/tmp/podium-escape.txt", "backslash": "..\\..\\escape.txt",
+        "control": "a\x01b\nc.txt", "long_name": "a" * rng.choice((255, 256, 1000)), "wide_name": "é" * rng.choice((127, 128, 200)),
+        "not_utf8": "\udcff\udcfe" * rng.choice((1, 128)) + ".txt",  # bytes 0xff 0xfe as tarfile and zipfile read them
+        "deep": "/".join(["d" * 60] * rng.choice((60, 80))) + "/x.txt",
+    }  # fmt: skip
+    if kind in names:
+        members = [*files, (names[kind], b"x")]
+    elif kind == "duplicate":
+        members = [*files, files[0]]
+    elif kind == "file_and_folder":
+        members = [("a", b"x"), ("a/b", b"y")]
+    elif kind == "bomb":
+        members = [("bomb.bin", bytes(rng.choice((8, 32)) << 20))]
+    elif kind == "many_entries":
+        members = [(f"f{i}.txt", b"") for i in range(rng.choice((301, 2000)))]
+    elif kind == "empty":
+        members = []
+    else:
+        members = files
+    if kind in special:
+        data = _tar_gz(files, (kind, special[kind]))
+    else:
+        data = _zip(members) if as_zip else _tar_gz(members)
+    if kind == "flip":
+        mutable = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            mutable[rng.randrange(len(mutable))] = rng.randrange(256)
+        data = bytes(mutable)
+    elif kind == "truncate":
+        data = data[: rng.randrange(1, len(data))]
+    elif kind == "junk":
+        data = data[:4] + rng.randbytes(rng.randint(0, 4096))
+    return kind, data
+
+
+def _zip(members: list[tuple[str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        warnings.simplefilter("ignore")  # duplicate names are a case
+        for name, data in members:
+            archive.writestr(zipfile.ZipInfo(name), data, zipfile.ZIP_DEFLATED)
+    return buffer.getvalue()
+
+
+def _tar_gz(members: list[tuple[str, bytes]], special: tuple[str, bytes] | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        if special is not None:
+            info = tarfile.TarInfo(special[0])
+            info.type, info.linkname = special[1], "/etc/passwd"
+            archive.addfile(info)
+    return buffer.getvalue()
