@@ -240,3 +240,23 @@ def test_which_statuses_use_the_quota(count_failed: bool, tmp_path: Path) -> Non
         used = usage(connection, 1, Quota(None, None, None, count_failed), ZoneInfo("UTC"), clock())
     charged = {"queued", "running", "scored"} | ({"failed"} if count_failed else set())  # never rejected, error or cancelled
     assert (used.today, used.total, used.concurrent) == (len(charged), len(charged), 2)
+
+
+def test_bodies_other_than_uploads_are_capped(tmp_path: Path) -> None:
+    import http.client
+
+    from podium.service.app import SMALL_BODY
+
+    contest = write_contest(tmp_path / "contest", "camera-traps")
+    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), Clock(at("2026-03-02T12:00:00Z")))
+    with LiveServer(service) as live:
+        at_cap = json.dumps({"user": "u", "password": "p" * (SMALL_BODY - 29)})
+        assert len(at_cap) == SMALL_BODY
+        assert live.call("POST", "/api/tokens", json_body=json.loads(at_cap)).status == 401  # exactly at the cap: read, and the user is unknown
+        assert live.call("POST", "/api/tokens", json_body={"user": "u", "password": "p" * (SMALL_BODY - 28)}).status == 413
+        host, port = live.url.removeprefix("http://").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        chunks = (b"x" * 4096 for _ in range(64))  # 256 KiB without a Content-Length
+        connection.request("POST", "/api/tokens", body=chunks, headers={"Content-Type": "application/json"}, encode_chunked=True)
+        assert connection.getresponse().status == 413
+        connection.close()

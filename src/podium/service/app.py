@@ -1,6 +1,8 @@
 """The web API (FastAPI): JSON over HTTP, described at ``/openapi.json`` and ``/docs`` (served offline).
 
-Every team endpoint takes ``Authorization: Bearer TOKEN``. A team sees its own
+Every team endpoint takes ``Authorization: Bearer TOKEN``. FastAPI reads a
+JSON body whole and caps none, so every request but an upload carries at most
+``SMALL_BODY`` bytes (:class:`SmallBodies`), or is answered 413. A team sees its own
 submissions only; another team's submission is answered 404, as if it did not
 exist. Results are the public view until the reveal. Uploads are the raw
 request body (``POST /api/submissions?filename=NAME``), streamed to disk and
@@ -18,6 +20,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sqlalchemy import Engine, func, select, update
 
 from podium import __version__
@@ -31,6 +34,41 @@ from podium.service.quota import usage
 from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, JOB_RUNNING, QUEUED, SCORED, Clock, utc_now
 from podium.service.tables import jobs, submissions
 from podium.service.views import newest_results, submission_rows, submission_view
+
+
+SMALL_BODY = 64 << 10
+UPLOADS = "/api/submissions"  # the one path that takes large bodies, capped by the contest's upload_mb
+
+
+class SmallBodies:
+    """ASGI middleware: a request body, other than an upload's, of more than ``SMALL_BODY`` bytes is answered 413.
+
+    A declared Content-Length is refused before anything is read; a chunked
+    body is counted as it arrives.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] == UPLOADS:
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > SMALL_BODY:
+            await JSONResponse({"detail": f"this request's body may be at most {SMALL_BODY:,} bytes"}, status_code=413)(scope, receive, send)
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > SMALL_BODY:
+                raise HTTPException(413, f"this request's body may be at most {SMALL_BODY:,} bytes")
+            return message
+
+        await self.app(scope, counted, send)
 
 
 class Credentials(BaseModel):
@@ -78,6 +116,7 @@ Who = Annotated[accounts.Caller, Depends(caller)]
 def create_app(service: Service) -> FastAPI:
     app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.")
     app.state.service = service
+    app.add_middleware(SmallBodies)
 
     @app.get("/healthz", summary="Liveness, and the jobs queued and running")
     def health() -> dict[str, Any]:
@@ -124,7 +163,7 @@ def create_app(service: Service) -> FastAPI:
             raise HTTPException(401, "wrong user name or password")
         return {"token": token}
 
-    @app.post("/api/submissions", status_code=201, summary="Upload a submission: the request body is the file, zip or tar.gz",
+    @app.post(UPLOADS, status_code=201, summary="Upload a submission: the request body is the file, zip or tar.gz",
               responses={413: {"description": "larger than the contest's upload_mb"}, 409: {"description": "no phase is open"},
                          422: {"description": "rejected: every problem, with file and line (no quota used)"}, 429: {"description": "quota used"}})  # fmt: skip
     async def upload(
