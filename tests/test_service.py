@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from podium.service import state
+from podium.service import accounts, state
 from podium.service.client import packed
 from podium.service.database import reading, writing
 from podium.service.rescore import rescore
@@ -89,6 +89,12 @@ def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, conte
         assert live.call("PUT", f"/api/submissions/{first.body['id']}/selected", token["beta"], query={"selected": "true"}).status == 404
         listed = live.call("GET", "/api/submissions", token["beta"]).body
         assert [s["id"] for s in listed] == [beta.body["id"]] and {s["team"] for s in listed} == {"beta"}
+        with writing(service.engine) as connection:
+            organizer = accounts.new_token(connection, None, True, "test organizer", clock())
+        everything = live.call("GET", "/api/submissions", organizer).body
+        assert {s["team"] for s in everything} == {"alpha", "beta"}
+        assert any(s["result"] and "private" in s["result"]["splits"] for s in everything)  # organizers see full results
+        assert live.call("POST", "/api/submissions", organizer, body=good).status == 403
         assert live.call("GET", "/api/submissions", "pdm_not-a-token").status == 401
         assert live.call("GET", "/api/submissions").status == 401
 

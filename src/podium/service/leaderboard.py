@@ -31,7 +31,7 @@ from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.result import PRIVATE, PUBLIC
 from podium.service import state
 from podium.service.statuses import SCORED
-from podium.service.tables import submissions, teams
+from podium.service.tables import results, submissions, teams
 from podium.service.views import newest_results
 
 
@@ -81,7 +81,7 @@ def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict
 
 def _scored_entries(connection: Connection) -> dict[int, list[Entry]]:
     """Every team's submissions that are scored in their newest round, oldest first."""
-    newest = newest_results(connection)
+    newest = newest_results(connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores))
     entries: dict[int, list[Entry]] = {}
     query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):

@@ -24,9 +24,13 @@ def submission_rows(connection: Connection, team_id: int | None, submission_id: 
     return list(connection.execute(query))
 
 
-def newest_results(connection: Connection, ids: list[int] | None = None) -> dict[int, Any]:
-    """Each submission's result of its newest round: of ``ids``, or of every submission (``None``)."""
-    query = select(results).order_by(results.c.round)
+def newest_results(connection: Connection, ids: list[int] | None = None, columns: tuple[Any, ...] = tuple(results.c)) -> dict[int, Any]:
+    """Each submission's result of its newest round: of ``ids``, or of every submission (``None``).
+
+    ``columns`` (``submission_id`` among them) leave out what is not needed: the
+    leaderboard reads scores, not the documents.
+    """
+    query = select(*columns).order_by(results.c.round)
     if ids is not None:
         query = query.where(results.c.submission_id.in_(ids))
     return {row.submission_id: row for row in connection.execute(query)}  # later rounds overwrite earlier ones
