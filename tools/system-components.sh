@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Install the system components the tests run against, where they are missing:
-#   tools/system-components.sh COMMAND=PACKAGE ...
+#   tools/system-components.sh COMMAND=PACKAGE ...   (COMMAND: a name on PATH, or a path pattern such as /usr/lib/x/*/bin/y)
 # Only as root with apt-get (as in CI): 'apt-get update' once, then one install.
 # Elsewhere it says what is missing; the tests that need it then skip with the
 # reason, or fail when CI=true.
 set -uo pipefail
 missing=()
 for pair in "$@"; do
-    command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
+    wanted="${pair%%=*}"
+    if [[ "$wanted" == */* ]]; then
+        compgen -G "$wanted" >/dev/null || missing+=("${pair#*=}")
+    else
+        command -v "$wanted" >/dev/null 2>&1 || missing+=("${pair#*=}")
+    fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
