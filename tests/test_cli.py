@@ -35,13 +35,18 @@ def test_scored_document(demo, tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "fuzzy_jaccard/a" in result.stdout  # the table
     doc = json.loads(out.read_text())
-    assert set(doc) == DOCUMENT_KEYS
+    assert set(doc) == DOCUMENT_KEYS | {"units"}
     assert doc["challenge"] == "fuzzy-jaccard" and doc["status"] == "scored"
     assert doc["podium_version"] == __version__
     assert doc["parameters"] == {"roi": "union", "ignore": None, "unreadable": "reject", "rate_mp_s": 1.0, "startup_s": 0.0}
     assert set(doc["scores"]) == {"fuzzy_jaccard", "fuzzy_jaccard/a", "fuzzy_jaccard/b"}
     assert all(isinstance(v, float) for v in doc["scores"].values())
     assert set(doc["details"]["per_image"]) == {"image_0000", "image_0001", "image_0002"}
+    units = doc["units"]
+    assert units["columns"] == ["intersection/a", "intersection/b", "union/a", "union/b"]
+    assert set(units["rows"]) == set(doc["details"]["per_image"])
+    sums = np.sum(list(units["rows"].values()), axis=0)
+    assert sums.tolist() == [doc["details"]["classes"][c][key] for key in ("intersection", "union") for c in ("a", "b")]
 
 
 def test_json_to_stdout_is_only_json(demo) -> None:

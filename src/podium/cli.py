@@ -19,7 +19,9 @@ import click
 
 from podium import __version__, display
 from podium.allocator import keep_large_blocks
+from podium.bootstrap import bootstrap, resamplable
 from podium.challenges import IDS, every, get
+from podium.challenges.base import Challenge, ScoreSpec
 from podium.engine import default_workers, evaluate
 from podium.contest import Contest
 from podium.contest import load as load_contest
@@ -31,7 +33,7 @@ from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
 from podium.documents import Document, differences, read_document
 from podium.provenance import comparable_part
 from podium.provenance import short as short_signature
-from podium.result import PRIVATE, PUBLIC, REJECTED, Result
+from podium.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
 
 VIEWS = ("full", PUBLIC)
 SPLITS = (PUBLIC, PRIVATE)
@@ -295,11 +297,14 @@ def run_command(
 @click.option("--split", type=click.Choice(SPLITS), default=None, help="Rank by the scores of a contest split [default: the whole test set].")
 @click.option("--decimals", type=click.IntRange(min=0), default=None, help="Round scores to N decimals before ranking [default: the contest's].")
 @click.option("--allow-mixed", is_flag=True, help="Rank results whose challenge parameters, truth or split differ (they are not comparable).")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=100, max=100_000), default=None, metavar="N",
+              help="Resample the test set's units N times: each team's 95% score and rank intervals and its share of firsts.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="The bootstrap's random seed.")
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the leaderboard as JSON to PATH (- = stdout, no table).")
 @guarded
 def rank_command(
     challenge: str | None, results: tuple[Path, ...], contest_path: Path | None, names: tuple[str, ...], by: str | None, split: str | None,
-    decimals: int | None, allow_mixed: bool, json_path: str | None,
+    decimals: int | None, allow_mixed: bool, resamples: int | None, seed: int, json_path: str | None,
 ) -> int:  # fmt: skip
     """Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT...
 
@@ -335,6 +340,8 @@ def rank_command(
         raise PodiumError("these results cannot be ranked together: " + "; ".join(problems) + " (--allow-mixed ranks them anyway)")
     teams = [Team(name, d.status, d.scores) for name, d in zip(team_names, documents)]
     criteria = rank_teams(spec, teams, decimals, by)
+    if resamples is not None:
+        _bootstrap(spec, teams, dict(zip(team_names, documents)), criteria, ranks_by_sum(spec, by), resamples, seed, decimals)
     signatures = _distinct_signatures(documents, team_names, split is not None)
     board = {
         "challenge": challenge,
@@ -347,9 +354,12 @@ def rank_command(
         "signatures": signatures,
         "teams": [
             {"rank": t.rank, "name": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores}
+            | ({} if resamples is None else {"confidence": None if t.confidence is None else t.confidence.to_dict()})
             for t in teams
         ],
     }
+    if resamples is not None:
+        board["bootstrap"] = {"resamples": resamples, "seed": seed, "level": 0.95, "score": criteria[0].name}
     if json_path == "-":
         click.echo(json.dumps(board, indent=2))
         return EXIT_SCORED
@@ -362,6 +372,20 @@ def rank_command(
         teams_of = "" if len(signatures) == 1 else f" ({', '.join(entry['teams'])})"
         display.stdout.print(f"signature{teams_of}: {display.escape(short_signature(entry['signature']))}", soft_wrap=True)
     return EXIT_SCORED
+
+
+def _bootstrap(
+    spec: Challenge, teams: list[Team], documents: dict[str, Document], criteria: list[ScoreSpec], rank_sum: bool, resamples: int, seed: int, decimals: int | None
+) -> None:
+    """Fill in every scored team's confidence (:mod:`podium.bootstrap`)."""
+    if not resamplable(spec):
+        raise UsageError(f"--bootstrap: {spec.id}'s scores are not functions of sums over units, so they cannot be resampled this way")
+    for document in documents.values():
+        if document.status == SCORED and document.units is None:
+            raise PodiumError(f"--bootstrap: {document.path} has no unit statistics (it was made by an older podium)")
+    tables = [documents[t.name].units for t in teams]
+    for team, confidence in zip(teams, bootstrap(spec, criteria, rank_sum, tables, resamples, seed=seed, decimals=decimals)):
+        team.confidence = confidence
 
 
 def _distinct_signatures(documents: list[Document], team_names: list[str], with_split: bool) -> list[dict[str, Any]]:

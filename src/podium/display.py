@@ -66,10 +66,17 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
         table.add_column(f"{escape(spec.name)} ({_direction(spec.higher_is_better)})", justify="right")
     if rank_sum:
         table.add_column("rank sum", justify="right")
+    bootstrapped = any(t.confidence is not None for t in teams)
+    if bootstrapped:
+        for name in (f"{escape(criteria[0].name)} 95%", "rank 95%", "first"):
+            table.add_column(name, justify="right")
     for team in teams:
         cells = [f"{_number(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})" for c in criteria]
         if rank_sum:
             cells.append(_number(team.rank_sum))
+        if bootstrapped:
+            c = team.confidence
+            cells += ["", "", ""] if c is None else [f"{_number(c.score.low)}–{_number(c.score.high)}", f"{c.rank.low}–{c.rank.high}", f"{c.first:.1%}"]
         table.add_row(str(team.rank), escape(team.name), *cells)
     return table
 

@@ -31,6 +31,15 @@ class Document:
     status: str
     scores: dict[str, float | int | None]  # of the whole test set, or of the split asked for
     signature: dict[str, Any] | None
+    units: Units | None = None  # the unit statistics of the whole test set, or of the split asked for
+
+
+@dataclass(frozen=True)
+class Units:
+    """A document's unit statistics: column names, and each unit's row (NaN for null)."""
+
+    columns: tuple[str, ...]
+    rows: dict[str, list[float]]
 
 
 def read_document(path: Path, challenge: str, split: str | None = None) -> Document:
@@ -55,7 +64,28 @@ def read_document(path: Path, challenge: str, split: str | None = None) -> Docum
     signature = doc.get("signature")
     if signature is not None:
         _check_signature(path, signature)
-    return Document(path, challenge, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()}, signature)
+    units = _units(path, doc["units"], split) if status == SCORED and "units" in doc else None
+    return Document(path, challenge, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()}, signature, units)
+
+
+def _units(path: Path, units: Any, split: str | None) -> Units:
+    """The ``units`` section checked: columns are names, every row has one number (or null) per column."""
+    if not isinstance(units, dict) or not isinstance(units.get("columns"), list) or not isinstance(units.get("rows"), dict):
+        raise PodiumError(f"{path}: units must be an object with a list of columns and an object of rows")
+    columns = units["columns"]
+    if not all(isinstance(c, str) for c in columns):
+        raise PodiumError(f"{path}: units.columns must be names")
+    rows: dict[str, list[float]] = {}
+    for key, row in units["rows"].items():
+        if not isinstance(row, list) or len(row) != len(columns) or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in row):
+            raise PodiumError(f"{path}: units.rows[{key[:80]!r}] must hold {len(columns)} numbers")
+        rows[key] = [float("nan") if v is None else float(v) for v in row]
+    split_of = units.get("split")
+    if split is not None and split_of is not None:  # without split names (a public view) the rows are the split's already
+        if not isinstance(split_of, dict):
+            raise PodiumError(f"{path}: units.split must map units to splits")
+        rows = {k: v for k, v in rows.items() if split_of.get(k) == split}
+    return Units(tuple(columns), rows)
 
 
 def _check_signature(path: Path, signature: object) -> None:

@@ -26,7 +26,7 @@ from podium.errors import TruthError, UsageError
 from podium.issues import Issue, IssueLog
 from podium.parameters import resolve
 from podium.provenance import signature
-from podium.result import REJECTED, SCORED, Result, Split
+from podium.result import REJECTED, SCORED, Result, Split, UnitTable
 
 Progress = Callable[[int, int], None]  # (items done, items in all)
 
@@ -102,7 +102,9 @@ def _evaluate(
         for split, units in sorted(Counter(split_of.values()).items()):
             chosen = [(part, result) for (_, name, part), result in zip(parts, results) if name == split]
             splits[split] = Split(units, *_finalize(challenge, job.context, [r.stats for _, r in chosen], {part.key: r.details for part, r in chosen}))
-    return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits)
+    columns = challenge.unit_columns(job.context)
+    units = UnitTable(columns, {k: v for r in results for k, v in r.units.items()}, split_of) if columns else None
+    return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits, units=units)
 
 
 def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str, str] | None) -> list[tuple[str | None, Any]]:

@@ -14,8 +14,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from podium.challenges.base import Challenge, ScoreSpec
+
+if TYPE_CHECKING:
+    from podium.bootstrap import Confidence
 
 
 def competition_ranks(values: Sequence[float | None], higher_is_better: bool) -> list[int]:
@@ -38,6 +42,7 @@ class Team:
     ranks: dict[str, int] = field(default_factory=dict)
     rank_sum: int | None = None
     rank: int = 0
+    confidence: Confidence | None = None  # filled by a bootstrap (podium rank --bootstrap)
 
 
 def ranks_by_sum(challenge: Challenge, by: str | None) -> bool:

@@ -2,11 +2,13 @@
 
 ``{"schema_version", "challenge", "status": "scored"|"rejected", "scores": {name: number|null},
 "details", "warnings": [ISSUE], "errors": [ISSUE], "podium_version", "parameters",
-"signature", "splits"?, "run"?, "view"?}`` with ``ISSUE = {"code", "message", "file", "line"}``.
+"signature", "splits"?, "units"?, "run"?, "view"?}`` with ``ISSUE = {"code", "message", "file", "line"}``.
 ``scores`` is flat; per-class values use ``metric/class`` keys. A rejected
 submission has empty ``scores``. With a contest, ``splits`` holds each split's
 ``{"units", "scores", "details", "warnings"}``, and the top-level scores are the
-whole test set's. The JSON Schema is ``podium/schemas/result.schema.json``.
+whole test set's. ``units`` (challenges that declare unit statistics) holds
+``{"columns": [name], "rows": {unit: [number]}, "split"?: {unit: split}}``: the
+additive statistics of every unit, from which a bootstrap resamples scores. The JSON Schema is ``podium/schemas/result.schema.json``.
 
 No number in the document is NaN or infinite, ``details`` included: such a
 value is written ``null``, so the document is strict JSON.
@@ -18,6 +20,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from importlib import resources
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -51,6 +54,25 @@ class Split:
 
 
 @dataclass
+class UnitTable:
+    """The additive statistics of every unit, and (in a contest) each unit's split."""
+
+    columns: tuple[str, ...]
+    rows: dict[str, tuple[float, ...]]
+    split_of: Mapping[str, str] | None = None
+
+    def to_dict(self, only: str | None = None) -> dict[str, Any]:
+        """The document's ``units``; ``only`` keeps the rows of that split (and no split names)."""
+        rows = {k: list(v) for k, v in sorted(self.rows.items())}
+        if only is not None and self.split_of is not None:
+            rows = {k: v for k, v in rows.items() if self.split_of.get(k) == only}
+        document: dict[str, Any] = {"columns": list(self.columns), "rows": _json_safe(rows)}
+        if self.split_of is not None and only is None:
+            document["split"] = {k: self.split_of[k] for k in rows if k in self.split_of}
+        return document
+
+
+@dataclass
 class Result:
     challenge: str
     status: str
@@ -63,6 +85,7 @@ class Result:
     score_warnings: list[Issue] = field(default_factory=list)  # about the whole test set's scores
     splits: dict[str, Split] | None = None
     signature: dict[str, Any] = field(default_factory=dict)
+    units: UnitTable | None = None
 
     def to_dict(self) -> dict[str, Any]:
         document = {
@@ -79,6 +102,8 @@ class Result:
         }
         if self.splits is not None:
             document["splits"] = {name: split.to_dict() for name, split in self.splits.items()}
+        if self.units is not None:
+            document["units"] = self.units.to_dict()
         if self.run is not None:
             document["run"] = _json_safe(self.run)
         return document
@@ -96,6 +121,8 @@ class Result:
         document.update(view=PUBLIC, scores={}, details={}, warnings=[w.to_dict() for w in self.warnings])
         splits = document.pop("splits")
         document["splits"] = {PUBLIC: splits[PUBLIC]} if PUBLIC in splits else {}
+        if self.units is not None:
+            document["units"] = self.units.to_dict(only=PUBLIC)
         return document
 
     def to_json(self, public: bool = False) -> str:

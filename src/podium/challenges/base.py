@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from podium.issues import Issue, IssueLog
 from podium.parameters import Parameter
@@ -74,6 +75,7 @@ class ItemResult(Generic[S]):
     errors: list[Issue] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
     truth_errors: list[Issue] = field(default_factory=list)
+    units: dict[str, tuple[float, ...]] = field(default_factory=dict)  # unit name -> its row of :meth:`Challenge.unit_columns`
 
 
 class Challenge(ABC):
@@ -119,6 +121,20 @@ class Challenge(ABC):
         for part in parts[1:]:
             joined = add_details(joined, part)
         return joined
+
+    def unit_columns(self, context: Any) -> tuple[str, ...]:
+        """The additive statistics of one unit, the columns of :attr:`ItemResult.units`; none: no bootstrap."""
+        return ()
+
+    def scores_of_sums(self, columns: tuple[str, ...], sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+        """Scores from sums of unit rows, one sum per row of ``sums`` (resamples x ``columns``).
+
+        A challenge whose scores are functions of per-unit sums names its
+        :meth:`unit_columns`, fills :attr:`ItemResult.units`, and computes here
+        every score that can rank it (NaN where a score is undefined), so that
+        a bootstrap over units costs one matrix product (:mod:`podium.bootstrap`).
+        """
+        raise NotImplementedError(f"{self.id} has no unit statistics")
 
     def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:
         """The scores that rank teams: by default the primary score alone."""

@@ -97,8 +97,20 @@ class CameraTraps(Challenge):
             optimal = count_points(pred, truth, chosen)
             details.update(greedy_points=counts.points, optimal_points=optimal.points, points_order_dependent=optimal.points - counts.points)
             counts = optimal
-        details["per_photo"] = _per_photo(item, chosen)
-        return ItemResult(counts, details=details)
+        photos = PhotoCounts.of(item, chosen)
+        details["per_photo"] = photos.per_photo(item.truth.photos)
+        return ItemResult(counts, details=details, units=photos.rows(item.truth.photos))
+
+    def unit_columns(self, context: Context) -> tuple[str, ...]:
+        """Per photo: its points, its maximum (6 per truth object) and its predictions."""
+        return UNIT_COLUMNS
+
+    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+        """``max(0, points) / max_points``; without truth objects 1 if nothing was predicted, else 0."""
+        points, max_points, predictions = sums.T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            score = np.where(max_points > 0, np.maximum(points, 0) / np.where(max_points > 0, max_points, 1), (predictions == 0).astype(float))
+        return {"score": score, "points": points}
 
     def finalize(
         self, context: Context, stats: PointCounts, details: dict[str, Any], log: IssueLog
@@ -169,22 +181,43 @@ def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:
     return result
 
 
-def _per_photo(item: Item, truth_of: np.ndarray) -> dict[str, dict[str, int]]:
-    pred, truth = item.submission.boxes, item.truth.boxes
-    n = len(item.truth.photos)
-    matched = truth_of >= 0
-    right = np.zeros(len(truth_of), dtype=bool)
-    right[matched] = pred.cls[matched] == truth.cls[truth_of[matched]]
-    tp = np.bincount(pred.photo[matched], minlength=n)
-    fp = np.bincount(pred.photo[~matched], minlength=n)
-    n_truth = np.bincount(truth.photo, minlength=n)
-    good = np.bincount(pred.photo[right], minlength=n)
-    points = tp - fp - (n_truth - tp) + 5 * (good - (tp - good))
-    active = np.flatnonzero((n_truth > 0) | (tp + fp > 0))
-    return {
-        item.truth.photos[i]: {"points": int(points[i]), "matched": int(tp[i]), "false": int(fp[i]), "missed": int(n_truth[i] - tp[i])}
-        for i in active.tolist()
-    }
+@dataclass(frozen=True)
+class PhotoCounts:
+    """Per photo of an item: points, matched and false predictions, truth objects."""
+
+    points: np.ndarray
+    matched: np.ndarray
+    false: np.ndarray
+    truth: np.ndarray
+
+    @classmethod
+    def of(cls, item: Item, truth_of: np.ndarray) -> PhotoCounts:
+        pred, truth = item.submission.boxes, item.truth.boxes
+        n = len(item.truth.photos)
+        matched = truth_of >= 0
+        right = np.zeros(len(truth_of), dtype=bool)
+        right[matched] = pred.cls[matched] == truth.cls[truth_of[matched]]
+        tp = np.bincount(pred.photo[matched], minlength=n)
+        fp = np.bincount(pred.photo[~matched], minlength=n)
+        n_truth = np.bincount(truth.photo, minlength=n)
+        good = np.bincount(pred.photo[right], minlength=n)
+        return cls(tp - fp - (n_truth - tp) + 5 * (good - (tp - good)), tp, fp, n_truth)
+
+    def per_photo(self, photos: list[str]) -> dict[str, dict[str, int]]:
+        """The details of every photo with a truth object or a prediction."""
+        active = np.flatnonzero((self.truth > 0) | (self.matched + self.false > 0))
+        return {
+            photos[i]: {"points": int(self.points[i]), "matched": int(self.matched[i]), "false": int(self.false[i]), "missed": int(self.truth[i] - self.matched[i])}
+            for i in active.tolist()
+        }
+
+    def rows(self, photos: list[str]) -> dict[str, tuple[float, ...]]:
+        """Every photo's row of :data:`UNIT_COLUMNS`."""
+        table = np.stack([self.points, 6 * self.truth, self.matched + self.false], axis=1).tolist()
+        return {photo: tuple(row) for photo, row in zip(photos, table)}
+
+
+UNIT_COLUMNS = ("points", "max_points", "predictions")
 
 
 def _check_suitable_sizes(table: Table, images: Path, min_size: int, log: IssueLog) -> None:

@@ -103,7 +103,25 @@ class FuzzyJaccard(Challenge):
         if problems and context.unreadable == "reject":
             return ItemResult(empty, errors=problems)
         stats = statistics(predictions)
-        return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems)
+        units = {item.key: stats.intersection + stats.union}
+        return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems, units=units)
+
+    def unit_columns(self, context: Context) -> tuple[str, ...]:
+        """Per image, ``Σ min(P, G)`` of every class, then ``Σ max(P, G)`` of every class."""
+        classes = context.truth.classes
+        return tuple(f"intersection/{c}" for c in classes) + tuple(f"union/{c}" for c in classes)
+
+    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-class ``D = ΣI / ΣU`` (NaN where ``ΣU = 0``) and their mean over the defined classes."""
+        n = len(columns) // 2
+        intersection, union = sums[:, :n], sums[:, n:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_class = np.where(union > 0, intersection / np.where(union > 0, union, 1), np.nan)
+        defined = ~np.isnan(per_class)
+        mean = np.where(defined.any(axis=1), np.nansum(per_class, axis=1) / np.maximum(defined.sum(axis=1), 1), np.nan)
+        scores = {"fuzzy_jaccard": mean}
+        scores.update({f"fuzzy_jaccard/{name.split('/', 1)[1]}": per_class[:, c] for c, name in enumerate(columns[:n])})
+        return scores
 
     @staticmethod
     def _read_truth(

@@ -21,7 +21,7 @@ from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import read_text
 from podium.issues import Issue, IssueLog
-from podium.metrics.imagenet import ErrorCounts, TruthBox, classification_errors, localization_errors, voc_average_precision
+from podium.metrics.imagenet import K, ErrorCounts, TruthBox, classification_errors, localization_errors, voc_average_precision
 from podium.parameters import choice, optional_path
 
 SUBMISSION_SUFFIXES = (".txt",)
@@ -118,12 +118,35 @@ class _TopK(Challenge):
                         item.key,
                     )
                 )
-        return ItemResult(counts, details={"images": counts.images}, warnings=warnings)
+        units = {image_name(n): (1.0, *row) for n, row in zip(item.numbers.tolist(), counts.per_image.tolist())}
+        details = {"images": counts.images, "per_class": _per_class(item.truth[:, 0], counts.per_image, self.prefix)}
+        return ItemResult(counts, details=details, warnings=warnings, units=units)
+
+    def unit_columns(self, context: str) -> tuple[str, ...]:
+        """Per image: 1 (it counts the images), then its error with 1..5 guesses (missed truth labels / truth labels)."""
+        return ("images", *(f"{self.prefix}@{k}" for k in range(1, K + 1)))
+
+    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+        """Mean errors: the sums of the images' errors divided by the number of images."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            errors = sums[:, 1:] / sums[:, :1]
+        scores = {f"{self.prefix}@{k}": errors[:, k - 1] for k in range(1, K + 1)}
+        return scores | {self.primary: errors[:, K - 1]}
 
     def finalize(self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         scores: dict[str, float | int | None] = {f"{self.prefix}@{k}": stats.error(k) for k in range(1, 6)}
         scores[self.primary] = stats.error(5)
-        return scores, {"images": stats.images, "label_space": context}
+        per_class = self.join_details([d["per_class"] for d in details.values()]) if details else {}
+        return scores, {"images": stats.images, "label_space": context, "per_class": per_class}
+
+
+def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str, dict[str, float]]:
+    """Per true class (an image's first truth label): its images and the sums of their errors with 1..5 guesses."""
+    per_class: dict[str, dict[str, float]] = {}
+    for label in np.unique(labels).tolist():
+        rows = errors[labels == label]
+        per_class[str(label)] = {"images": len(rows)} | {f"{prefix}@{k}": float(rows[:, k - 1].sum()) for k in range(1, K + 1)}
+    return per_class
 
 
 def _convert(guesses: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
@@ -156,6 +179,10 @@ class Ilsvrc2012Cls(_TopK):
         scores, summary = super().finalize(context, stats, details, log)
         scores["top1_error"] = stats.error(1)
         return scores, summary
+
+    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+        scores = super().scores_of_sums(columns, sums)
+        return scores | {"top1_error": scores["error@1"]}
 
     def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.ilsvrc2012 import write_classification

@@ -45,6 +45,7 @@ class ErrorCounts:
 
     images: int = 0
     misses: dict[int, tuple[int, ...]] = field(default_factory=dict)  # n labels -> misses at K=1..5
+    per_image: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, K)), compare=False, repr=False)  # (images, K) errors
 
     @classmethod
     def of(cls, found: NDArray[np.bool_], valid: NDArray[np.bool_]) -> ErrorCounts:
@@ -52,13 +53,13 @@ class ErrorCounts:
         n_labels = valid.sum(axis=1)
         missed = (~found & valid[:, :, None]).sum(axis=1)  # (images, K)
         misses = {int(n): tuple(int(v) for v in missed[n_labels == n].sum(axis=0)) for n in np.unique(n_labels)}
-        return cls(len(found), misses)
+        return cls(len(found), misses, missed / np.maximum(n_labels, 1)[:, None])
 
     def merge(self, other: ErrorCounts) -> ErrorCounts:
         misses = dict(self.misses)
         for n, values in other.misses.items():
             misses[n] = tuple(a + b for a, b in zip(misses.get(n, (0,) * K), values))
-        return ErrorCounts(self.images + other.images, misses)
+        return ErrorCounts(self.images + other.images, misses, np.concatenate([self.per_image, other.per_image]))
 
     def error(self, k: int) -> float:
         """Mean per-image error with ``k`` guesses (0 for no image)."""
