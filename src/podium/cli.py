@@ -30,7 +30,7 @@ from podium.parameters import parse_settings
 from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.runner.run import run_program
 from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
-from podium.documents import Document, differences, read_document
+from podium.documents import Document, differences, load_document, read_document
 from podium.provenance import comparable_part
 from podium.provenance import short as short_signature
 from podium.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
@@ -424,6 +424,31 @@ def contest_check_command(path: Path, as_json: bool) -> int:
         click.echo(json.dumps(summary, indent=2))
     else:
         display.print_contest(display.stdout, summary)
+    return EXIT_SCORED
+
+
+@cli.command("report")
+@click.argument("result", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The HTML file [default: RESULT with .html].")
+@click.option("--truth", type=click.Path(exists=True, path_type=Path), default=None, help="The truth it was scored against: the worst items are drawn.")
+@click.option("--submission", type=click.Path(exists=True, path_type=Path), default=None, help="The submission it scored (with --truth).")
+@guarded
+def report_command(result: Path, output: Path | None, truth: Path | None, submission: Path | None) -> int:
+    """Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items."""
+    from podium.report import render_report
+
+    if (truth is None) != (submission is None):
+        raise UsageError("give both --truth and --submission to draw the worst items, or neither")
+    document = load_document(result)
+    if document["challenge"] not in IDS or document["status"] not in (SCORED, REJECTED):
+        raise PodiumError(f"{result} is not a result of a known challenge ({str(document['challenge'])[:80]!r}, status {str(document['status'])[:80]!r})")
+    try:
+        html = render_report(document, result.name, truth, submission)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        raise PodiumError(f"{result}: its details are not those podium writes ({type(exc).__name__}: {str(exc)[:200]})") from None
+    target = output or result.with_suffix(".html")
+    _write(target, html)
+    display.stdout.print(f"report written to {display.escape(str(target))} ({len(html.encode()) // 1024} KiB)", soft_wrap=True)
     return EXIT_SCORED
 
 

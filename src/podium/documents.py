@@ -42,8 +42,8 @@ class Units:
     rows: dict[str, list[float]]
 
 
-def read_document(path: Path, challenge: str, split: str | None = None) -> Document:
-    """A result document of ``challenge``, its scores taken from ``split`` if given; :class:`PodiumError` naming what is wrong."""
+def load_document(path: Path) -> dict[str, Any]:
+    """The JSON object of a result document, read within limits; :class:`PodiumError` naming what is wrong."""
     try:
         doc = json.loads(read_text(path, RESULT_LIMITS), parse_constant=_refuse_constant)
     except FileProblem as exc:
@@ -53,6 +53,12 @@ def read_document(path: Path, challenge: str, split: str | None = None) -> Docum
         raise PodiumError(f"{path} is not a podium result document: not valid JSON ({reason})") from None
     if not isinstance(doc, dict) or not {"challenge", "status", "scores"} <= doc.keys():
         raise PodiumError(f"{path} is not a podium result document (it needs challenge, status and scores)")
+    return doc
+
+
+def read_document(path: Path, challenge: str, split: str | None = None) -> Document:
+    """A result document of ``challenge``, its scores taken from ``split`` if given; :class:`PodiumError` naming what is wrong."""
+    doc = load_document(path)
     if doc["challenge"] != challenge:
         raise PodiumError(f"{path} is a result of {str(doc['challenge'])[:80]!r}, not {challenge!r}")
     status = doc["status"]

@@ -136,6 +136,9 @@ class FaceClustering(Challenge):
             "predicted_clusters": int(stats.clusters.sizes.size),
             "largest_true_clusters": sorted(stats.classes.sizes.tolist(), reverse=True)[:LARGEST_SHOWN],
             "largest_predicted_clusters": sorted(stats.clusters.sizes.tolist(), reverse=True)[:LARGEST_SHOWN],
+            "cluster_sizes": {"true": _size_counts(stats.classes.sizes), "predicted": _size_counts(stats.clusters.sizes)},
+            "merges": _most_mixed(stats.pred, stats.true, stats.count, "cluster", "identities"),
+            "splits": _most_mixed(stats.true, stats.pred, stats.count, "identity", "clusters"),
             "mutual_information": mutual_information(stats),
             "time_points": points.time_points,
             "ram_points": points.ram_points,
@@ -185,3 +188,21 @@ def final_points(
     ram_points = max(0.0, 1.0 - ram_mb / ram_max_mb)
     total = w_f * f + w_nmi * nmi + w_time * time_points + w_ram * ram_points
     return FinalPoints(100.0 * total / (w_f + w_nmi + w_time + w_ram), time_points, ram_points, None, [])
+
+
+def _size_counts(sizes: np.ndarray) -> dict[str, int]:
+    """How many groups have each size: ``{size: groups}``."""
+    values, counts = np.unique(sizes, return_counts=True)
+    return {str(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}
+
+
+def _most_mixed(group: np.ndarray, other: np.ndarray, count: np.ndarray, name: str, parts: str) -> list[dict[str, int]]:
+    """The groups (label codes) spread over the most labels of the other side: a merge or a split, largest first."""
+    labels, inverse = np.unique(group, return_inverse=True)
+    spread = np.bincount(inverse, minlength=labels.size)
+    size = np.bincount(inverse, weights=count, minlength=labels.size).astype(np.int64)
+    top = np.zeros(labels.size, np.int64)
+    np.maximum.at(top, inverse, count)
+    mixed = np.flatnonzero(spread > 1)
+    chosen = mixed[np.lexsort((labels[mixed], -size[mixed], -spread[mixed]))][:LARGEST_SHOWN]
+    return [{name: int(labels[i]), "size": int(size[i]), parts: int(spread[i]), "largest_part": int(top[i])} for i in chosen.tolist()]
