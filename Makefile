@@ -26,7 +26,7 @@ ifeq ($(SERVE),1)
 endif
 
 test: $(STAMP)
-	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql'
+	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium
 	$(VENV)/bin/python -m pytest
 
 clean:

@@ -97,7 +97,9 @@ def test_make_demo_serves_the_demo_contest_and_scores_a_submission(demo_checkout
                "--data", str(demo_checkout / "demo-data" / "service"), "--port", str(port), "--team", "demo"]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        lines = [server.stdout.readline() for _ in range(5)]  # type: ignore[union-attr]
+        lines: list[str] = []
+        while len(lines) < 20 and "--token" not in "".join(lines):  # bounded: the banner, then the team's command
+            lines.append(server.stdout.readline())  # type: ignore[union-attr]
         token = re.search(r"--token (\S+)", "".join(lines))
         assert token is not None and f"http://127.0.0.1:{port}/docs" in "".join(lines), lines
         address = f"http://127.0.0.1:{port}"

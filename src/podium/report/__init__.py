@@ -45,8 +45,17 @@ def _score_rows(document: dict[str, Any]) -> tuple[list[dict[str, str]], int]:
     return rows, max(0, len(document.get("scores", {})) - SHOWN_SCORES)
 
 
+def shown_part(document: dict[str, Any]) -> dict[str, Any]:
+    """The document as a report shows it: a public view's scores and details are its public split's."""
+    public = (document.get("splits") or {}).get("public")
+    if document.get("view") == "public" and public:
+        return document | {"scores": public["scores"], "details": public["details"]}
+    return document
+
+
 def report_context(document: dict[str, Any], gallery: list[Thumbnail] | None = None) -> dict[str, Any]:
     """The values ``report_body.html`` needs."""
+    document = shown_part(document)
     scores, hidden = _score_rows(document)
     signature = document.get("signature") or {}
     return {

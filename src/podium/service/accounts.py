@@ -14,10 +14,10 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cache
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, delete, insert, select
 
 from podium.errors import UsageError
 from podium.service.tables import teams, tokens, users
@@ -115,13 +115,35 @@ def caller_of(connection: Connection, token: str) -> Caller | None:
     return None if row is None else Caller(row.team_id, row.name, bool(row.organizer))
 
 
-def log_in(connection: Connection, name: str, password: str, now: datetime) -> str | None:
-    """A new token for a user whose password matches; ``None`` otherwise (the same time either way)."""
+def log_in(connection: Connection, name: str, password: str, now: datetime, kind: str = "login") -> str | None:
+    """A new token (``kind`` "session": a web page session) for a user whose password matches; ``None`` otherwise (the same time either way)."""
     row = connection.execute(select(users).where(users.c.name == name)).first()
     stored = row.password_hash if row is not None else _dummy_hash()
     if not verify_password(password, stored) or row is None:
         return None
-    return new_token(connection, row.team_id, bool(row.organizer), f"login of {name}", now)
+    return new_token(connection, row.team_id, bool(row.organizer), f"{kind} of {name}", now)
+
+
+SESSION = timedelta(hours=12)  # a web session's life from its login
+
+
+def session_caller(connection: Connection, token: str, now: datetime) -> Caller | None:
+    """The caller of a web session token less than :data:`SESSION` old; API tokens are no sessions."""
+    row = connection.execute(
+        select(tokens.c.team_id, tokens.c.organizer, teams.c.name)
+        .select_from(tokens.outerjoin(teams))
+        .where(tokens.c.digest == token_digest(token), tokens.c.label.startswith("session of "), tokens.c.created > now - SESSION)
+    ).first()
+    return None if row is None else Caller(row.team_id, row.name, bool(row.organizer))
+
+
+def end_session(connection: Connection, token: str) -> None:
+    connection.execute(delete(tokens).where(tokens.c.digest == token_digest(token), tokens.c.label.startswith("session of ")))
+
+
+def csrf_token(session: str) -> str:
+    """The form token of a session: derived from it, so a page of another site cannot know it."""
+    return hashlib.sha256(b"csrf:" + session.encode()).hexdigest()[:32]
 
 
 @cache

@@ -25,7 +25,7 @@ from sqlalchemy import Engine, func, select, update
 
 from podium import __version__
 from podium.errors import UsageError
-from podium.service import accounts, state
+from podium.service import accounts, pages, state
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
@@ -37,7 +37,7 @@ from podium.service.views import newest_results, submission_rows, submission_vie
 
 
 SMALL_BODY = 64 << 10
-UPLOADS = "/api/submissions"  # the one path that takes large bodies, capped by the contest's upload_mb
+UPLOADS = ("/api/submissions", "/submissions/upload")  # the paths that take large bodies, capped by the contest's upload_mb
 
 
 class SmallBodies:
@@ -51,7 +51,7 @@ class SmallBodies:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] == UPLOADS:
+        if scope["type"] != "http" or scope["path"] in UPLOADS:
             await self.app(scope, receive, send)
             return
         declared = dict(scope["headers"]).get(b"content-length", b"0")
@@ -91,6 +91,7 @@ class Service:
         self.clock = clock
         self.allow_images = allow_images
         self.contests = state.ContestCache(engine)
+        self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 
 def caller(request: Request, authorization: Annotated[str | None, Header()] = None) -> accounts.Caller:
@@ -110,6 +111,50 @@ def team_of(who: accounts.Caller) -> int:
     return who.team_id
 
 
+async def receive_upload(service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None) -> JSONResponse:
+    """Take the request body as a submission: the phase and quota first, then streamed to disk under the contest's cap."""
+    team_of(who)
+    contest = service.contests.get()
+    now = service.clock()
+    try:
+        open_phase(contest, now)
+        await run_in_threadpool(check_quota, service.engine, contest, who, now)
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    cap = int(contest.service.upload_mb * 2**20)
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cap:
+        raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
+    (service.data / "incoming").mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
+        digest, size = hashlib.sha256(), 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > cap:
+                raise HTTPException(413, f"the upload is over {contest.service.upload_mb:g} MB, the most this contest takes")
+            digest.update(chunk)
+            spool.write(chunk)
+        spool.flush()
+        if size == 0:
+            raise HTTPException(422, "the upload is empty")
+        received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
+        try:
+            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, now, service.allow_images)
+        except Refused as refused:
+            raise HTTPException(refused.status, str(refused)) from None
+    return JSONResponse(taken, status_code=201 if taken["status"] == QUEUED else 422)
+
+
+def visible_submissions(service: Service, who: accounts.Caller, submission_id: int | None = None) -> list[dict[str, Any]]:
+    """The submissions ``who`` may see (a team its own, organizers every team's), as :func:`submission_view` shows them."""
+    contest = service.contests.get()
+    with reading(service.engine) as connection:
+        rows = submission_rows(connection, None if who.organizer else who.team_id, submission_id)
+        found = newest_results(connection, [r.id for r in rows])
+        full = who.organizer or is_revealed(connection, contest, service.clock())
+    return [submission_view(row, found.get(row.id), full) for row in rows]
+
+
 Who = Annotated[accounts.Caller, Depends(caller)]
 
 
@@ -117,6 +162,7 @@ def create_app(service: Service) -> FastAPI:
     app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.")
     app.state.service = service
     app.add_middleware(SmallBodies)
+    app.include_router(pages.router(service))
 
     @app.get("/healthz", summary="Liveness, and the jobs queued and running")
     def health() -> dict[str, Any]:
@@ -163,7 +209,7 @@ def create_app(service: Service) -> FastAPI:
             raise HTTPException(401, "wrong user name or password")
         return {"token": token}
 
-    @app.post(UPLOADS, status_code=201, summary="Upload a submission: the request body is the file, zip or tar.gz",
+    @app.post(UPLOADS[0], status_code=201, summary="Upload a submission: the request body is the file, zip or tar.gz",
               responses={413: {"description": "larger than the contest's upload_mb"}, 409: {"description": "no phase is open"},
                          422: {"description": "rejected: every problem, with file and line (no quota used)"}, 429: {"description": "quota used"}})  # fmt: skip
     async def upload(
@@ -171,55 +217,18 @@ def create_app(service: Service) -> FastAPI:
         filename: Annotated[str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")] = "submission",
         entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh], or docker:IMAGE")] = None,
     ) -> JSONResponse:  # fmt: skip
-        team_of(who)
-        contest = service.contests.get()
-        now = service.clock()
-        try:
-            open_phase(contest, now)
-            await run_in_threadpool(check_quota, service.engine, contest, who, now)
-        except Refused as refused:
-            raise HTTPException(refused.status, str(refused)) from None
-        cap = int(contest.service.upload_mb * 2**20)
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > cap:
-            raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
-        (service.data / "incoming").mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
-            digest, size = hashlib.sha256(), 0
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > cap:
-                    raise HTTPException(413, f"the upload is over {contest.service.upload_mb:g} MB, the most this contest takes")
-                digest.update(chunk)
-                spool.write(chunk)
-            spool.flush()
-            if size == 0:
-                raise HTTPException(422, "the upload is empty")
-            received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
-            try:
-                taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, now, service.allow_images)
-            except Refused as refused:
-                raise HTTPException(refused.status, str(refused)) from None
-        return JSONResponse(taken, status_code=201 if taken["status"] == QUEUED else 422)
+        return await receive_upload(service, request, who, filename, entry)
 
     @app.get("/api/submissions", summary="Your team's submissions, newest first (organizers: every team's)")
     def list_submissions(who: Who) -> list[dict[str, Any]]:
-        return _views(who, None)
+        return visible_submissions(service, who)
 
     @app.get("/api/submissions/{submission_id}", summary="One submission: status, problems, stderr tail, result")
     def show_submission(submission_id: int, who: Who) -> dict[str, Any]:
-        found = _views(who, submission_id)
+        found = visible_submissions(service, who, submission_id)
         if not found:
             raise HTTPException(404, f"no submission {submission_id} of yours")
         return found[0]
-
-    def _views(who: accounts.Caller, submission_id: int | None) -> list[dict[str, Any]]:
-        contest = service.contests.get()
-        with reading(service.engine) as connection:
-            rows = submission_rows(connection, None if who.organizer else who.team_id, submission_id)
-            found = newest_results(connection, [r.id for r in rows])
-            full = who.organizer or is_revealed(connection, contest, service.clock())
-        return [submission_view(row, found.get(row.id), full) for row in rows]
 
     @app.post("/api/submissions/{submission_id}/cancel", summary="Cancel a queued submission (it uses no quota)")
     def cancel(submission_id: int, who: Who) -> dict[str, Any]:

@@ -95,7 +95,8 @@ def register(cli: click.Group, guarded: Any) -> None:
         address = f"http://{host}:{port}"
         display.stdout.print(
             f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
-            f"data in {data.resolve()}\n  the API and its documentation: {address}/docs\n  the leaderboard: {address}/api/leaderboard "
+            f"data in {data.resolve()}\n  the contest's pages: {address}/ (log in as a user: podium user add NAME --team TEAM --data {data})"
+            f"\n  the API and its documentation: {address}/docs\n  the leaderboard: {address}/leaderboard, {address}/api/leaderboard "
             f"or podium leaderboard --server {address}\n  add a team: podium team add NAME --data {data}" + (" --database URL" if database else ""),
             soft_wrap=True,
         )

@@ -48,7 +48,14 @@ def is_revealed(connection: Connection, contest: Contest, now: datetime) -> bool
 
 
 def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
+    """The board: public scores until the reveal, then each team's final submission on the private split."""
+    return standings(connection, contest, now)[0]
+
+
+def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[dict[str, Any], dict[str, int]]:
+    """The board, and the submission it shows of each team that has one (by team name: for the server's use only)."""
     revealed = is_revealed(connection, contest, now)
+    shown: dict[str, int] = {}
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
     names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
@@ -63,6 +70,7 @@ def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict
             board.append(Team(name, status, {}))
         else:
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
+            shown[name] = chosen.submission_id
     criteria = rank_teams(spec, board, decimals, by)
     return {
         "contest": contest.id,
@@ -76,7 +84,7 @@ def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict
         "rank_sum": ranks_by_sum(spec, by),
         "criteria": [{"name": c.name, "higher_is_better": c.higher_is_better} for c in criteria],
         "teams": [{"rank": t.rank, "team": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores} for t in board],
-    }
+    }, shown
 
 
 def _scored_entries(connection: Connection) -> dict[int, list[Entry]]:

@@ -1,0 +1,61 @@
+"""The leaderboard page's rank confidence: a paired bootstrap over the shown split's units.
+
+Until the reveal the board is the public split's, so the resampled rows are
+the public units' only: the intervals tell nothing of the private split.
+The bootstrap (:mod:`podium.bootstrap`, :data:`RESAMPLES` resamples, seed 0)
+is kept per set of shown results, so a page view costs it once per change of
+the board.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from podium.bootstrap import Confidence, bootstrap, resamplable
+from podium.challenges import get
+from podium.contest import Contest
+from podium.documents import Units
+from podium.ranking import ranks_by_sum
+from podium.service.tables import results
+from podium.service.views import newest_results
+
+RESAMPLES = 1000
+KEPT = 16  # boards whose bootstrap is kept
+
+
+def _units(document: dict[str, Any], split: str) -> Units | None:
+    table = document.get("units")
+    if not table:
+        return None
+    split_of = table.get("split")
+    rows = {k: [float("nan") if v is None else float(v) for v in row] for k, row in table["rows"].items() if split_of is None or split_of.get(k) == split}
+    return Units(tuple(table["columns"]), rows)
+
+
+def board_confidence(
+    cache: dict[Any, dict[str, Confidence]], connection: Connection, contest: Contest, board: dict[str, Any], shown: dict[str, int]
+) -> dict[str, Confidence] | None:
+    """Each ranked team's :class:`Confidence` on the board's split, or ``None`` when the challenge cannot be resampled.
+
+    ``board`` and ``shown`` are :func:`~podium.service.leaderboard.standings`; ``cache`` keeps the bootstraps.
+    """
+    spec = get(contest.challenge)
+    if not resamplable(spec):
+        return None
+    found = newest_results(connection, list(shown.values()), (results.c.submission_id, results.c.id, results.c.document))
+    key = (board["split"], tuple(sorted((team, found[i].id) for team, i in shown.items() if i in found)))
+    if key not in cache:
+        names = [team for team, i in shown.items() if i in found]
+        tables = [_units(found[shown[team]].document, board["split"]) for team in names]
+        if not names or any(t is None for t in tables):
+            return None
+        criteria = spec.ranking_criteria(set().union(*(t["scores"] for t in board["teams"])))
+        if contest.ranking.by is not None:
+            criteria = [spec.score_spec(contest.ranking.by)]
+        confidences = bootstrap(spec, criteria, ranks_by_sum(spec, contest.ranking.by), tables, RESAMPLES, decimals=contest.ranking.decimals)
+        if len(cache) >= KEPT:
+            cache.pop(next(iter(cache)))
+        cache[key] = {team: c for team, c in zip(names, confidences) if c is not None}
+    return cache[key]

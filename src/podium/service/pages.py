@@ -1,0 +1,272 @@
+"""The web pages of ``podium serve``: server-rendered (Jinja2), htmx for live parts, no build step, no CDN.
+
+Pages: the contest (``/``), the leaderboard (``/leaderboard``, sortable, with
+bootstrap intervals), log in and out, a team's submissions with live status
+and an upload form (``/submissions``), each submission's report, and the
+organizers' page (teams, every submission, rescore, reveal).
+
+Security: a session is a token in an HttpOnly, SameSite=Strict cookie that
+expires :data:`~podium.service.accounts.SESSION` after its login; every form
+and htmx request that changes something carries the session's CSRF token
+(a hidden field, or the ``X-CSRF-Token`` header), checked before anything
+else. Log-ins are limited to :data:`LOGINS` tries per :data:`LOGIN_WINDOW_S`
+seconds per client address and per user name (429 beyond). A team sees its
+own submissions only; another's is answered 404.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from datetime import datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import jinja2
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from podium import __version__
+from podium.challenges import get
+from podium.report import environment as report_environment
+from podium.report import report_context
+from podium.service import accounts, state
+from podium.service.confidence import board_confidence
+from podium.service.database import reading, writing
+from podium.service.intake import Refused, open_phase
+from podium.service.leaderboard import is_revealed, standings
+from podium.service.quota import usage
+from podium.service.rescore import rescore
+from podium.service.statuses import FINAL
+from podium.service.tables import submissions, teams, users
+
+from sqlalchemy import func, select
+
+COOKIE = "podium_session"
+LOGINS = 10
+LOGIN_WINDOW_S = 300.0
+STATIC = resources.files("podium.service") / "static"
+STATIC_FILES = {  # name -> (package folder, media type)
+    "htmx.min.js": (STATIC, "text/javascript"),
+    "pages.js": (STATIC, "text/javascript"),
+    "pages.css": (STATIC, "text/css"),
+    "vega.min.js": (resources.files("podium.report") / "vendor", "text/javascript"),
+    "vega-lite.min.js": (resources.files("podium.report") / "vendor", "text/javascript"),
+    "render.js": (resources.files("podium.report") / "templates", "text/javascript"),
+}
+
+
+class LoginLimit:
+    """At most ``tries`` log-in attempts per ``window_s`` seconds per key (a client address, a user name)."""
+
+    def __init__(self, tries: int = LOGINS, window_s: float = LOGIN_WINDOW_S) -> None:
+        self.tries, self.window_s = tries, window_s
+        self.seen: dict[str, deque[float]] = {}
+
+    def allow(self, *keys: str) -> bool:
+        now = time.monotonic()
+        for key in keys:
+            recent = self.seen.setdefault(key, deque())
+            while recent and recent[0] <= now - self.window_s:
+                recent.popleft()
+        if any(len(self.seen[key]) >= self.tries for key in keys):
+            return False
+        for key in keys:
+            self.seen[key].append(now)
+        return True
+
+
+def _environment() -> jinja2.Environment:
+    return report_environment(jinja2.PackageLoader("podium.service", "templates"))
+
+
+def _utc(value: datetime | None) -> str:
+    return "" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _left(seconds: float) -> str:
+    days, rest = divmod(int(seconds), 86400)
+    return f"{days} d {rest // 3600} h" if days else f"{rest // 3600} h {rest % 3600 // 60} min"
+
+
+def router(service: Any) -> APIRouter:
+    """The pages of ``service`` (a :class:`~podium.service.app.Service`)."""
+    pages = APIRouter(include_in_schema=False)
+    templates = _environment()
+    templates.globals.update(utc=_utc, version=__version__)
+    limit = LoginLimit()
+
+    def session_of(request: Request) -> tuple[str | None, accounts.Caller | None]:
+        token = request.cookies.get(COOKIE)
+        if not token:
+            return None, None
+        with reading(service.engine) as connection:
+            return token, accounts.session_caller(connection, token, service.clock())
+
+    def page(request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
+        token, who = session_of(request)
+        contest = service.contests.get()
+        html = templates.get_template(name).render(
+            who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=contest, path=request.url.path, **values
+        )
+        return HTMLResponse(html, status_code=code)
+
+    def signed_in(request: Request) -> tuple[str, accounts.Caller]:
+        token, who = session_of(request)
+        if token is None or who is None:
+            raise HTTPException(303, headers={"Location": "/login?next=" + quote(request.url.path)})
+        return token, who
+
+    async def checked_form(request: Request) -> tuple[accounts.Caller, dict[str, str]]:
+        """The signed-in caller and the form's fields, once its CSRF token is right (403 otherwise)."""
+        token, who = signed_in(request)
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        sent = form.get("csrf") or request.headers.get("x-csrf-token", "")
+        if sent != accounts.csrf_token(token):
+            raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
+        return who, form
+
+    @pages.get("/static/{name}")
+    def static(name: str) -> Response:
+        if name not in STATIC_FILES:
+            raise HTTPException(404, "no such file")
+        folder, media = STATIC_FILES[name]
+        return Response((folder / name).read_bytes(), media_type=media, headers={"Cache-Control": "public, max-age=3600"})
+
+    @pages.get("/", response_class=HTMLResponse)
+    def contest_page(request: Request) -> HTMLResponse:
+        contest, now = service.contests.get(), service.clock()
+        try:
+            phase = open_phase(contest, now)
+            status = f"{phase.name} is open: {_left((phase.end - now).total_seconds())} left"
+        except Refused as closed:
+            status = str(closed)
+        with reading(service.engine) as connection:
+            revealed = is_revealed(connection, contest, now)
+        return page(request, "contest.html", summary=contest.summary(), challenge=get(contest.challenge), phases=contest.phases, status=status, revealed=revealed)
+
+    @pages.get("/leaderboard", response_class=HTMLResponse)
+    def board_page(request: Request, sort: str | None = None) -> HTMLResponse:
+        return page(request, "leaderboard.html", **board_values(sort))
+
+    @pages.get("/leaderboard/table", response_class=HTMLResponse)
+    def board_table(request: Request, sort: str | None = None) -> HTMLResponse:
+        return page(request, "leaderboard_table.html", **board_values(sort))
+
+    def board_values(sort: str | None) -> dict[str, Any]:
+        contest = service.contests.get()
+        with reading(service.engine) as connection:
+            board, shown = standings(connection, contest, service.clock())
+            confidence = board_confidence(service.confidence_cache, connection, contest, board, shown)
+        rows = board["teams"]
+        names = [c["name"] for c in board["criteria"]]
+        if sort in names:
+            higher = next(c["higher_is_better"] for c in board["criteria"] if c["name"] == sort)
+            rows = sorted(rows, key=lambda t: (t["scores"].get(sort) is None, -(t["scores"].get(sort) or 0) if higher else (t["scores"].get(sort) or 0)))
+        elif sort == "team":
+            rows = sorted(rows, key=lambda t: t["team"].lower())
+        return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
+
+    @pages.get("/login", response_class=HTMLResponse)
+    def login_page(request: Request, next: str = "/submissions") -> HTMLResponse:
+        return page(request, "login.html", next=next if next.startswith("/") and not next.startswith("//") else "/", error=None)
+
+    @pages.post("/login")
+    async def login(request: Request) -> Response:
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        name, password = form.get("user", ""), form.get("password", "")
+        target = form.get("next", "/submissions")
+        target = target if target.startswith("/") and not target.startswith("//") else "/"
+        client = request.client.host if request.client else "unknown"
+        if not limit.allow("address:" + client, "user:" + name):
+            return page(request, "login.html", code=429, next=target, error=f"too many log-in attempts; wait {LOGIN_WINDOW_S / 60:g} minutes")
+        with writing(service.engine) as connection:
+            token = accounts.log_in(connection, name, password, service.clock(), kind="session")
+        if token is None:
+            return page(request, "login.html", code=401, next=target, error="wrong user name or password")
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path="/")
+        return response
+
+    @pages.post("/logout")
+    async def logout(request: Request) -> Response:
+        token, _ = signed_in(request)
+        await checked_form(request)
+        with writing(service.engine) as connection:
+            accounts.end_session(connection, token)
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    def views(who: accounts.Caller, submission_id: int | None = None) -> list[dict[str, Any]]:
+        from podium.service.app import visible_submissions
+
+        return visible_submissions(service, who, submission_id)
+
+    @pages.get("/submissions", response_class=HTMLResponse)
+    def submissions_page(request: Request) -> HTMLResponse:
+        _, who = signed_in(request)
+        contest = service.contests.get()
+        quota = None
+        if who.team_id is not None:
+            with reading(service.engine) as connection:
+                quota = usage(connection, who.team_id, contest.quota, contest.timezone, service.clock()).to_dict(contest.quota)
+        return page(request, "submissions.html", rows=views(who), quota=quota, final=FINAL)
+
+    @pages.get("/submissions/rows", response_class=HTMLResponse)
+    def submission_rows_part(request: Request) -> HTMLResponse:
+        _, who = signed_in(request)
+        return page(request, "submission_rows.html", rows=views(who), final=FINAL)
+
+    @pages.post("/submissions/upload")
+    async def upload(request: Request, filename: str = "submission", entry: str | None = None) -> Response:
+        from podium.service.app import receive_upload
+
+        token, who = signed_in(request)
+        if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
+            raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
+        return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None)
+
+    @pages.get("/submissions/{submission_id}", response_class=HTMLResponse)
+    def report_page(request: Request, submission_id: int) -> HTMLResponse:
+        _, who = signed_in(request)
+        found = views(who, submission_id)
+        if not found:
+            raise HTTPException(404, f"no submission {submission_id} of yours")
+        view = found[0]
+        report = report_context(view["result"]) if view["result"] else None
+        return page(request, "report_page.html", view=view, report=report)
+
+    @pages.get("/organizer", response_class=HTMLResponse)
+    def organizer_page(request: Request, done: str | None = None) -> HTMLResponse:
+        _, who = signed_in(request)
+        if not who.organizer:
+            raise HTTPException(403, "for organizers only")
+        with reading(service.engine) as connection:
+            team_rows = connection.execute(
+                select(teams.c.name, func.count(func.distinct(users.c.id)).label("members"), func.count(func.distinct(submissions.c.id)).label("submissions"))
+                .select_from(teams.outerjoin(users).outerjoin(submissions, submissions.c.team_id == teams.c.id))
+                .group_by(teams.c.id, teams.c.name)
+                .order_by(teams.c.name)
+            ).all()
+            round_, revealed = state.current_round(connection), state.revealed_at(connection)
+        return page(request, "organizer.html", teams=team_rows, rows=views(who), round=round_, revealed=revealed, done=done, final=FINAL)
+
+    @pages.post("/organizer/{action}")
+    async def organizer_action(request: Request, action: str) -> Response:
+        who, _ = await checked_form(request)
+        if not who.organizer:
+            raise HTTPException(403, "for organizers only")
+        if action == "reveal":
+            with writing(service.engine) as connection:
+                state.put(connection, state.REVEALED, service.clock().isoformat())
+            done = "the private split is revealed"
+        elif action == "rescore":
+            round_, count = rescore(service.engine)
+            done = f"round {round_}: {count} submissions queued again"
+        else:
+            raise HTTPException(404, "no such action")
+        return RedirectResponse("/organizer?done=" + quote(done), status_code=303)
+
+    return pages

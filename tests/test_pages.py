@@ -1,0 +1,113 @@
+"""The service's pages over HTTP (no browser): sessions that expire, CSRF, the log-in limit, who sees what."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import http.client
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.cookies import SimpleCookie
+from urllib.parse import urlsplit
+
+from service_helpers import Clock, LiveServer, at, set_up, write_contest
+from podium.service import accounts
+from podium.service.database import writing
+from podium.service.pages import COOKIE, LOGINS, LoginLimit
+
+
+class Client:
+    """HTTP to the live server, keeping the session cookie, following no redirect."""
+
+    def __init__(self, url: str) -> None:
+        self.netloc = urlsplit(url).netloc
+        self.cookies: dict[str, str] = {}
+
+    def call(self, method: str, path: str, content: bytes | str = b"", headers: dict[str, str] | None = None) -> int:
+        connection = http.client.HTTPConnection(self.netloc, timeout=30)
+        sent = dict(headers or {})
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        connection.request(method, path, body=content if isinstance(content, bytes) else content.encode(), headers=sent)
+        response = connection.getresponse()
+        response.read()
+        for header in response.headers.get_all("set-cookie") or []:
+            for name, morsel in SimpleCookie(header).items():
+                if morsel.value and morsel["max-age"] != "0":
+                    self.cookies[name] = morsel.value
+                else:
+                    self.cookies.pop(name, None)
+        connection.close()
+        return response.status
+
+    def get(self, path: str) -> int:
+        return self.call("GET", path)
+
+    def post(self, path: str, content: bytes | str = b"", headers: dict[str, str] | None = None) -> int:
+        return self.call("POST", path, content, headers)
+
+
+@contextmanager
+def _client(tmp_path: Path) -> Iterator[tuple[Client, Clock]]:
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.db'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    with writing(service.engine) as connection:
+        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())
+    with LiveServer(service) as live:
+        yield Client(live.url), clock
+
+
+def _log_in(client: Client, user: str = "ann", password: str = "ann-password-1") -> int:
+    return client.post("/login", f"user={user}&password={password}&next=/submissions", {"Content-Type": "application/x-www-form-urlencoded"})
+
+
+def test_sessions_expire_and_forms_need_their_token(tmp_path: Path) -> None:
+    with _client(tmp_path) as (client, clock):
+        _sessions(client, clock)
+
+
+def _sessions(client: Client, clock: Clock) -> None:
+    assert client.get("/submissions") == 303  # to the log-in page
+    assert _log_in(client, password="wrong") == 401
+    assert _log_in(client) == 303
+    cookie = client.cookies[COOKIE]
+    assert client.get("/submissions") == 200
+    assert client.get("/organizer") == 403  # a team member is no organizer
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert client.post("/logout", "csrf=forged", form) == 403
+    assert client.post("/submissions/upload?filename=a.txt", b"x") == 403  # no CSRF header
+    clock.now += accounts.SESSION - timedelta(seconds=1)
+    assert client.get("/submissions") == 200
+    clock.now += timedelta(seconds=2)
+    assert client.get("/submissions") == 303  # expired
+    clock.now -= timedelta(seconds=2)
+    assert client.post("/logout", f"csrf={accounts.csrf_token(cookie)}", form) == 303
+    client.cookies[COOKIE] = cookie
+    assert client.get("/submissions") == 303  # ended with the log-out
+
+
+def test_log_ins_are_limited(tmp_path: Path) -> None:
+    with _client(tmp_path) as (client, _):
+        codes = [_log_in(client, password="wrong") for _ in range(LOGINS)]
+        assert codes == [401] * LOGINS
+        assert _log_in(client) == 429  # even the right password, until the window has passed
+
+
+def test_login_limit_window() -> None:
+    limit = LoginLimit(tries=2, window_s=0.05)
+    assert limit.allow("a") and limit.allow("a") and not limit.allow("a")
+    assert limit.allow("b")  # another key has its own count
+    import time
+
+    time.sleep(0.06)
+    assert limit.allow("a")
+
+
+def test_static_files_are_named(tmp_path: Path) -> None:
+    with _client(tmp_path) as (client, _):
+        assert client.get("/static/htmx.min.js") == 200
+        assert client.get("/static/vega-lite.min.js") == 200
+        assert client.get("/static/..%2Fpages.py") == 404
+        assert client.get("/static/contest.toml") == 404
