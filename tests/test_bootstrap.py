@@ -176,3 +176,11 @@ def test_rank_command_bootstrap_refusals(demos: dict, tmp_path: Path) -> None:
     broken.write_text(json.dumps(document | {"units": {"columns": ["tp"], "rows": {"a": [1, 2]}}}))
     run = CliRunner().invoke(cli, ["rank", "glas", str(broken)])
     assert run.exit_code == 2 and "must hold 1 numbers" in run.output
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps(document | {"units": {"columns": ["tp"], "rows": {k: [1] for k in document["units"]["rows"]}}}))
+    run = CliRunner().invoke(cli, ["rank", "glas", str(foreign), "--bootstrap", "100"])
+    assert run.exit_code == 2 and "are not those of glas" in run.output  # columns glas does not compute from
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps(document | {"units": document["units"] | {"split": [1]}}))
+    run = CliRunner().invoke(cli, ["rank", "glas", str(split)])
+    assert run.exit_code == 2 and "units.split must map" in run.output

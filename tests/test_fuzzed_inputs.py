@@ -2,7 +2,7 @@
 
 Each case (``podium.synthetic.hostile``) changes one thing in a copy of the demo's submission
 (or, for one case in five, its truth) the way a hostile participant or a careless organizer
-would (or, for one case in twenty, gives ``podium rank`` a broken result document), and runs
+would (or, for one case in twenty, gives ``podium rank`` or ``podium report`` a broken result document), and runs
 podium on it in a forked child. No case may end in an internal error, an exit code its side
 does not allow, a run over 10 s, a peak of more than 1 GB, or a read of the canary file that
 the links in hostile inputs point to. ``PODIUM_FUZZ_CASES`` sets the number of cases

@@ -97,6 +97,12 @@ def bootstrap(
         raise PodiumError("the results' unit statistics have different columns")
     if any(sorted(t.rows) != keys for t in present):
         raise PodiumError("the results were not scored on the same units; a paired bootstrap needs the same test set")
+    try:  # columns the challenge does not compute from (a document that is not podium's) fail here, named
+        probe = challenge.scores_of_sums(columns, np.zeros((1, len(columns))))
+        if any(np.shape(probe[spec.name]) != (1,) for spec in criteria):
+            raise ValueError(columns)
+    except (ValueError, IndexError, KeyError):
+        raise PodiumError(f"the unit statistics' columns {', '.join(columns)[:200]} are not those of {challenge.id}") from None
     matrices = [None if t is None else np.array([t.rows[k] for k in keys], dtype=np.float64) for t in tables]
     rng = np.random.default_rng(seed)
     n = len(keys)

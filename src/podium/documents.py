@@ -70,12 +70,13 @@ def read_document(path: Path, challenge: str, split: str | None = None) -> Docum
     signature = doc.get("signature")
     if signature is not None:
         _check_signature(path, signature)
-    units = _units(path, doc["units"], split) if status == SCORED and "units" in doc else None
+    units = parse_units(str(path), doc["units"], split) if status == SCORED and "units" in doc else None
     return Document(path, challenge, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()}, signature, units)
 
 
-def _units(path: Path, units: Any, split: str | None) -> Units:
-    """The ``units`` section checked: columns are names, every row has one number (or null) per column."""
+def parse_units(path: str, units: Any, split: str | None) -> Units:
+    """A document's ``units`` checked (columns are names, every row has one number or null per column), null read as NaN;
+    the rows of ``split`` only, when given. ``path`` names the document in messages."""
     if not isinstance(units, dict) or not isinstance(units.get("columns"), list) or not isinstance(units.get("rows"), dict):
         raise PodiumError(f"{path}: units must be an object with a list of columns and an object of rows")
     columns = units["columns"]
@@ -87,9 +88,9 @@ def _units(path: Path, units: Any, split: str | None) -> Units:
             raise PodiumError(f"{path}: units.rows[{key[:80]!r}] must hold {len(columns)} numbers")
         rows[key] = [float("nan") if v is None else float(v) for v in row]
     split_of = units.get("split")
+    if split_of is not None and not isinstance(split_of, dict):
+        raise PodiumError(f"{path}: units.split must map units to splits")
     if split is not None and split_of is not None:  # without split names (a public view) the rows are the split's already
-        if not isinstance(split_of, dict):
-            raise PodiumError(f"{path}: units.split must map units to splits")
         rows = {k: v for k, v in rows.items() if split_of.get(k) == split}
     return Units(tuple(columns), rows)
 

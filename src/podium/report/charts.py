@@ -38,15 +38,13 @@ def _spec(title: str, values: list[dict[str, Any]], **rest: Any) -> dict[str, An
     return {"$schema": SCHEMA, "description": title, "width": WIDTH, "height": 220, "data": {"values": values}, **rest}
 
 
-def bars(title: str, rows: list[dict[str, Any]], category: str, value: str, *, sort: str = "-y", color: str | None = None, note: str = "") -> Chart:
+def bars(title: str, rows: list[dict[str, Any]], category: str, value: str, *, sort: str = "-y", note: str = "") -> Chart:
     """A bar per row: ``category`` along x, ``value`` up."""
     encoding: dict[str, Any] = {
         "x": {"field": category, "type": "nominal", "sort": sort, "axis": {"labelLimit": 120}},
         "y": {"field": value, "type": "quantitative"},
         "tooltip": [{"field": category}, {"field": value, "format": ".4f"}],
     }
-    if color:
-        encoding["color"] = {"field": color, "type": "nominal"}
     return Chart(title, _spec(title, rows, mark={"type": "bar", "tooltip": True}, encoding=encoding), note)
 
 
@@ -68,10 +66,8 @@ def histogram(title: str, values: Sequence[float], label: str, *, note: str = ""
     return Chart(title, _spec(title, rows, mark={"type": "bar", "tooltip": True}, encoding=encoding), note or f"{finite.size} items")
 
 
-def line(title: str, rows: list[dict[str, Any]], x: str, y: str, *, series: str | None = None) -> Chart:
-    encoding: dict[str, Any] = {"x": {"field": x, "type": "ordinal"}, "y": {"field": y, "type": "quantitative"}, "tooltip": [{"field": x}, {"field": y, "format": ".4f"}]}
-    if series:
-        encoding["color"] = {"field": series, "type": "nominal"}
+def line(title: str, rows: list[dict[str, Any]], x: str, y: str) -> Chart:
+    encoding = {"x": {"field": x, "type": "ordinal"}, "y": {"field": y, "type": "quantitative"}, "tooltip": [{"field": x}, {"field": y, "format": ".4f"}]}
     return Chart(title, _spec(title, rows, mark={"type": "line", "point": True, "tooltip": True}, encoding=encoding))
 
 

@@ -16,22 +16,13 @@ from sqlalchemy import Connection
 from podium.bootstrap import Confidence, bootstrap, resamplable
 from podium.challenges import get
 from podium.contest import Contest
-from podium.documents import Units
+from podium.documents import parse_units
 from podium.ranking import ranks_by_sum
 from podium.service.tables import results
 from podium.service.views import newest_results
 
 RESAMPLES = 1000
 KEPT = 16  # boards whose bootstrap is kept
-
-
-def _units(document: dict[str, Any], split: str) -> Units | None:
-    table = document.get("units")
-    if not table:
-        return None
-    split_of = table.get("split")
-    rows = {k: [float("nan") if v is None else float(v) for v in row] for k, row in table["rows"].items() if split_of is None or split_of.get(k) == split}
-    return Units(tuple(table["columns"]), rows)
 
 
 def board_confidence(
@@ -48,9 +39,10 @@ def board_confidence(
     key = (board["split"], tuple(sorted((team, found[i].id) for team, i in shown.items() if i in found)))
     if key not in cache:
         names = [team for team, i in shown.items() if i in found]
-        tables = [_units(found[shown[team]].document, board["split"]) for team in names]
-        if not names or any(t is None for t in tables):
+        documents = [found[shown[team]].document for team in names]
+        if not names or any("units" not in d for d in documents):
             return None
+        tables = [parse_units(f"submission {shown[team]}", d["units"], board["split"]) for team, d in zip(names, documents)]
         criteria = spec.ranking_criteria(set().union(*(t["scores"] for t in board["teams"])))
         if contest.ranking.by is not None:
             criteria = [spec.score_spec(contest.ranking.by)]

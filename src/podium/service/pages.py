@@ -77,6 +77,16 @@ class LoginLimit:
         return True
 
 
+async def _form(request: Request) -> dict[str, str]:
+    """A URL-encoded form's fields (the body is at most 64 KiB: :class:`~podium.service.app.SmallBodies`)."""
+    return {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+
+
+def _local(target: str) -> str:
+    """``target`` if it is a path on this site, else ``/``: a log-in never sends the browser elsewhere."""
+    return target if target.startswith("/") and not target.startswith("//") else "/"
+
+
 def _environment() -> jinja2.Environment:
     return report_environment(jinja2.PackageLoader("podium.service", "templates"))
 
@@ -118,14 +128,13 @@ def router(service: Any) -> APIRouter:
             raise HTTPException(303, headers={"Location": "/login?next=" + quote(request.url.path)})
         return token, who
 
-    async def checked_form(request: Request) -> tuple[accounts.Caller, dict[str, str]]:
-        """The signed-in caller and the form's fields, once its CSRF token is right (403 otherwise)."""
+    async def checked_form(request: Request) -> tuple[str, accounts.Caller]:
+        """The signed-in session and caller, once the form's CSRF token (field or header) is right (403 otherwise)."""
         token, who = signed_in(request)
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
-        sent = form.get("csrf") or request.headers.get("x-csrf-token", "")
+        sent = (await _form(request)).get("csrf") or request.headers.get("x-csrf-token", "")
         if sent != accounts.csrf_token(token):
             raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
-        return who, form
+        return token, who
 
     @pages.get("/static/{name}")
     def static(name: str) -> Response:
@@ -170,14 +179,12 @@ def router(service: Any) -> APIRouter:
 
     @pages.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, next: str = "/submissions") -> HTMLResponse:
-        return page(request, "login.html", next=next if next.startswith("/") and not next.startswith("//") else "/", error=None)
+        return page(request, "login.html", next=_local(next), error=None)
 
     @pages.post("/login")
     async def login(request: Request) -> Response:
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
-        name, password = form.get("user", ""), form.get("password", "")
-        target = form.get("next", "/submissions")
-        target = target if target.startswith("/") and not target.startswith("//") else "/"
+        form = await _form(request)
+        name, password, target = form.get("user", ""), form.get("password", ""), _local(form.get("next", "/submissions"))
         client = request.client.host if request.client else "unknown"
         if not limit.allow("address:" + client, "user:" + name):
             return page(request, "login.html", code=429, next=target, error=f"too many log-in attempts; wait {LOGIN_WINDOW_S / 60:g} minutes")
@@ -191,8 +198,7 @@ def router(service: Any) -> APIRouter:
 
     @pages.post("/logout")
     async def logout(request: Request) -> Response:
-        token, _ = signed_in(request)
-        await checked_form(request)
+        token, _ = await checked_form(request)
         with writing(service.engine) as connection:
             accounts.end_session(connection, token)
         response = RedirectResponse("/", status_code=303)
@@ -255,7 +261,7 @@ def router(service: Any) -> APIRouter:
 
     @pages.post("/organizer/{action}")
     async def organizer_action(request: Request, action: str) -> Response:
-        who, _ = await checked_form(request)
+        _, who = await checked_form(request)
         if not who.organizer:
             raise HTTPException(403, "for organizers only")
         if action == "reveal":

@@ -64,7 +64,7 @@ class Case:
 
     challenge: str
     number: int
-    side: str  # "submission", "truth" or "result" (a result document given to podium rank)
+    side: str  # "submission", "truth" or "result" (a result document given to podium rank or podium report)
     kind: str
     target: str
     args: list[str]
@@ -120,7 +120,11 @@ def make_case(challenge: str, demo: Demo, root: Path, number: int, seed: int = 0
         fine = SIGNATURE.replace("%s", challenge)
         (root / "fine.json").write_text(f'{{"challenge": "{challenge}", "status": "scored", "scores": {{}}, "signature": {fine}}}')
         order = [str(root / "hostile.json"), str(root / "fine.json")]  # the hostile one first: its signature is shown
-        args = ["rank", challenge, *order, "--split", "public", "--json", "-"] if rng.random() < 0.5 else ["rank", challenge, *order]
+        args = rng.choice([
+            ["rank", challenge, *order, "--split", "public", "--json", "-"],
+            ["rank", challenge, *order],
+            ["report", order[0], "-o", str(root / "report.html")],
+        ])  # fmt: skip
         return Case(challenge, number, side, kind, "hostile.json", args, len(document), root)
     if side == "submission":
         kind, target, submission = _mutate_submission(rng, submission, canary, big_mb, size)
@@ -383,7 +387,17 @@ def _hostile_boxes(rng: random.Random, boxes: Path, root: Path, canary: Path, bi
 
 RESULT_KINDS = ("scores_null", "scores_string", "scores_list", "score_string", "score_list", "score_object", "huge_integer",
                 "nan", "infinity", "status_case", "status_list", "deep_nesting", "not_json", "wrong_challenge",
-                "signature_string", "signature_parameters", "signature_contest", "signature_split")  # fmt: skip
+                "signature_string", "signature_parameters", "signature_contest", "signature_split",
+                "units_list", "units_columns", "units_row_length", "units_row_string", "units_split", "details_list", "details_wrong")  # fmt: skip
+HOSTILE_EXTRAS = {  # more keys of a broken document: its unit statistics (rank), its details (report)
+    "units_list": '"units": [1]',
+    "units_columns": '"units": {"columns": [1], "rows": {}}',
+    "units_row_length": '"units": {"columns": ["a", "b"], "rows": {"u": [1]}}',
+    "units_row_string": '"units": {"columns": ["a"], "rows": {"u": ["1"]}}',
+    "units_split": '"units": {"columns": ["a"], "rows": {"u": [1]}, "split": [1]}',
+    "details_list": '"details": [1]',
+    "details_wrong": '"details": {"per_image": 5, "per_class": [1], "per_photo": {"a": 1}, "cluster_sizes": 3, "merges": 1}',
+}
 SIGNATURE = '{"challenge": "%s", "parameters": {}, "truth": null, "contest": {"id": "c", "split": {"fingerprint": null}}}'
 HOSTILE_SIGNATURES = {
     "signature_string": '"sha256:0"',
@@ -404,7 +418,8 @@ def _hostile_result(rng: random.Random, challenge: str) -> tuple[str, bytes]:
     status = {"status_case": '"SCORED"', "status_list": "[]"}.get(kind, '"scored"')
     name = "another-challenge" if kind == "wrong_challenge" else challenge
     signature = HOSTILE_SIGNATURES.get(kind, SIGNATURE).replace("%s", challenge)
-    document = f'{{"challenge": "{name}", "status": {status}, "scores": {scores}, "signature": {signature}}}'.encode()
+    extra = ", " + HOSTILE_EXTRAS[kind] if kind in HOSTILE_EXTRAS else ""
+    document = f'{{"challenge": "{name}", "status": {status}, "scores": {scores}, "signature": {signature}{extra}}}'.encode()
     if kind == "deep_nesting":
         document = b"[" * 100_000 + b"]" * 100_000
     elif kind == "not_json":
