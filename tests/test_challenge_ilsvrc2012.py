@@ -9,8 +9,7 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 from conftest import run, run_json
-from podium.challenges.ilsvrc2012 import sklearn_average_precision
-from podium.metrics.imagenet import voc_average_precision
+from podium.metrics.average_precision import sklearn_average_precision, voc_average_precision
 from podium.synthetic.ilsvrc2012 import write_meta
 
 KIT = ("ILSVRC2012_validation_ground_truth.txt", "meta.mat", "ILSVRC2012_bbox_val.tgz")

@@ -21,7 +21,7 @@ from podium.errors import TruthError
 from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
 from podium.issues import IssueLog, plural, summarize_names
-from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, greedy_matching
+from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, count_points_per_photo, greedy_matching, points_score
 from podium.parameters import choice, integer, optional_path
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -97,20 +97,18 @@ class CameraTraps(Challenge):
             optimal = count_points(pred, truth, chosen)
             details.update(greedy_points=counts.points, optimal_points=optimal.points, points_order_dependent=optimal.points - counts.points)
             counts = optimal
-        photos = PhotoCounts.of(item, chosen)
-        details["per_photo"] = photos.per_photo(item.truth.photos)
-        return ItemResult(counts, details=details, units=photos.rows(item.truth.photos))
+        photos = count_points_per_photo(pred, truth, chosen, len(item.truth.photos))
+        details["per_photo"] = _per_photo(photos, item.truth.photos)
+        return ItemResult(counts, details=details, units=_unit_rows(photos, item.truth.photos))
 
     def unit_columns(self, context: Context) -> tuple[str, ...]:
         """Per photo: its points, its maximum (6 per truth object) and its predictions."""
         return UNIT_COLUMNS
 
     def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
-        """``max(0, points) / max_points``; without truth objects 1 if nothing was predicted, else 0."""
+        """The score of :func:`~podium.metrics.detection_points.points_score` and the points."""
         points, max_points, predictions = sums.T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            score = np.where(max_points > 0, np.maximum(points, 0) / np.where(max_points > 0, max_points, 1), (predictions == 0).astype(float))
-        return {"score": score, "points": points}
+        return {"score": points_score(points, max_points, predictions), "points": points}
 
     def finalize(
         self, context: Context, stats: PointCounts, details: dict[str, Any], log: IssueLog
@@ -121,20 +119,9 @@ class CameraTraps(Challenge):
                 "order_dependent",
                 f"the matching order changes the points: greedy {summary['greedy_points']}, optimal {summary['optimal_points']}",
             )
-        n_pred, n_truth, m = stats.predictions, stats.truth_objects, stats.matched
-        scores: dict[str, float | int | None] = {
-            "score": stats.score,
-            "points": stats.points,
-            "detection_points": stats.detection_points,
-            "classification_points": stats.classification_points,
-            "max_points": stats.max_points,
-            "precision": m / n_pred if n_pred else None,
-            "recall": m / n_truth if n_truth else None,
-            "f1": 2 * m / (n_pred + n_truth) if n_pred + n_truth else None,
-            "class_accuracy": stats.class_right / m if m else None,
-        }
+        scores: dict[str, float | int | None] = {spec.name: getattr(stats, spec.name) for spec in self.scores}
         return scores, {
-            "matched": m,
+            "matched": stats.matched,
             "false_detections": stats.false_detections,
             "missed": stats.missed,
             "class_right": stats.class_right,
@@ -181,40 +168,19 @@ def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:
     return result
 
 
-@dataclass(frozen=True)
-class PhotoCounts:
-    """Per photo of an item: points, matched and false predictions, truth objects."""
+def _per_photo(photos: PointCounts, names: list[str]) -> dict[str, dict[str, int]]:
+    """The details of every photo with a truth object or a prediction."""
+    active = np.flatnonzero((photos.truth_objects > 0) | (photos.predictions > 0))
+    return {
+        names[i]: {"points": int(photos.points[i]), "matched": int(photos.matched[i]), "false": int(photos.false_detections[i]), "missed": int(photos.missed[i])}
+        for i in active.tolist()
+    }
 
-    points: np.ndarray
-    matched: np.ndarray
-    false: np.ndarray
-    truth: np.ndarray
 
-    @classmethod
-    def of(cls, item: Item, truth_of: np.ndarray) -> PhotoCounts:
-        pred, truth = item.submission.boxes, item.truth.boxes
-        n = len(item.truth.photos)
-        matched = truth_of >= 0
-        right = np.zeros(len(truth_of), dtype=bool)
-        right[matched] = pred.cls[matched] == truth.cls[truth_of[matched]]
-        tp = np.bincount(pred.photo[matched], minlength=n)
-        fp = np.bincount(pred.photo[~matched], minlength=n)
-        n_truth = np.bincount(truth.photo, minlength=n)
-        good = np.bincount(pred.photo[right], minlength=n)
-        return cls(tp - fp - (n_truth - tp) + 5 * (good - (tp - good)), tp, fp, n_truth)
-
-    def per_photo(self, photos: list[str]) -> dict[str, dict[str, int]]:
-        """The details of every photo with a truth object or a prediction."""
-        active = np.flatnonzero((self.truth > 0) | (self.matched + self.false > 0))
-        return {
-            photos[i]: {"points": int(self.points[i]), "matched": int(self.matched[i]), "false": int(self.false[i]), "missed": int(self.truth[i] - self.matched[i])}
-            for i in active.tolist()
-        }
-
-    def rows(self, photos: list[str]) -> dict[str, tuple[float, ...]]:
-        """Every photo's row of :data:`UNIT_COLUMNS`."""
-        table = np.stack([self.points, 6 * self.truth, self.matched + self.false], axis=1).tolist()
-        return {photo: tuple(row) for photo, row in zip(photos, table)}
+def _unit_rows(photos: PointCounts, names: list[str]) -> dict[str, tuple[float, ...]]:
+    """Every photo's row of :data:`UNIT_COLUMNS`."""
+    table = np.stack([photos.points, photos.max_points, photos.predictions], axis=1).tolist()
+    return {name: tuple(row) for name, row in zip(names, table)}
 
 
 UNIT_COLUMNS = ("points", "max_points", "predictions")

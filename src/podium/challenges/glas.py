@@ -9,7 +9,7 @@ criterion with standard competition ranking, and by the sum of their ranks.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,9 @@ from podium.errors import TruthError, UsageError
 from podium.formats import label_images, png
 from podium.formats.folders import one_level_down
 from podium.issues import Issue, IssueLog, plural, summarize_names
-from podium.metrics.object_segmentation import ObjectStats, TooComplex, image_stats
+from podium.metrics import object_segmentation
+from podium.metrics.object_segmentation import UNIT_COLUMNS, ObjectStats, TooComplex, image_stats
+from podium.metrics.state import Statistics, keyed
 from podium.parameters import Parameter, choice
 
 SCORES = ("f1", "object_dice", "object_hausdorff")
@@ -48,16 +50,10 @@ class Item:
 
 
 @dataclass(frozen=True)
-class PartStats:
+class PartStats(Statistics):
     """Object statistics per part of the test set (``""``: images of no part)."""
 
-    parts: dict[str, ObjectStats] = field(default_factory=dict)
-
-    def merge(self, other: PartStats) -> PartStats:
-        merged = dict(self.parts)
-        for part, stats in other.parts.items():
-            merged[part] = merged[part].merge(stats) if part in merged else stats
-        return PartStats(merged)
+    parts: dict[str, ObjectStats] = keyed()
 
     def total(self) -> ObjectStats:
         total = ObjectStats.empty()
@@ -170,7 +166,7 @@ class GlaS(Challenge):
         }
         if context.parts:
             details["part"] = item.part or None
-        return ItemResult(PartStats({item.part: stats}), details=details, warnings=warnings, units={item.key: _unit_row(stats)})
+        return ItemResult(PartStats({item.part: stats}), details=details, warnings=warnings, units={item.key: stats.sums()})
 
     def unit_columns(self, context: Context) -> tuple[str, ...]:
         """Per image: TP, FP, FN, and per side the object area and its area-weighted Dice and Hausdorff sums."""
@@ -178,11 +174,9 @@ class GlaS(Challenge):
 
     def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
         """Pooled F1, object Dice and object Hausdorff, with the conventions of :mod:`podium.metrics.object_segmentation`."""
-        tp, fp, fn, s_area, s_dice, s_hd, g_area, g_dice, g_hd = sums.T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            f1 = np.where(tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), 1.0)
-            hausdorff = _halves(s_area, s_hd, g_area, g_hd, 0.0)
-        return {"f1": f1, "object_dice": _halves(s_area, s_dice, g_area, g_dice, 1.0), "object_hausdorff": np.where(np.isinf(hausdorff), np.nan, hausdorff)}
+        scores = object_segmentation.scores_of_sums(sums)
+        hausdorff = scores["object_hausdorff"]
+        return scores | {"object_hausdorff": np.where(np.isinf(hausdorff), np.nan, hausdorff)}
 
     def finalize(
         self, context: Context, stats: PartStats, details: dict[str, Any], log: IssueLog
@@ -243,26 +237,6 @@ def _objects_of(labels: np.ndarray, binary: str) -> tuple[np.ndarray, str | None
         return labels, None
     note = f"is a binary mask (one value, {nonzero[0]}); its {n} 8-connected pieces were taken as {n} objects"
     return pieces, note if binary == "auto" else None
-
-
-UNIT_COLUMNS = ("tp", "fp", "fn", "segmented_area", "segmented_area_dice", "segmented_area_hausdorff", "truth_area", "truth_area_dice", "truth_area_hausdorff")
-
-
-def _unit_row(stats: ObjectStats) -> tuple[float, ...]:
-    """One image's row of :data:`UNIT_COLUMNS`."""
-    row: list[float] = [stats.tp, stats.fp, stats.fn]
-    for side in (stats.segmented, stats.truth):
-        row += [sum(side.area), *(math.fsum(a * v for a, v in zip(side.area, values)) for values in (side.dice, side.hausdorff))]
-    return tuple(row)
-
-
-def _halves(s_area: np.ndarray, s_sum: np.ndarray, g_area: np.ndarray, g_sum: np.ndarray, neither: float) -> np.ndarray:
-    """The mean of the sides' area-weighted means, over the sides that have objects; ``neither`` if none has."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.where(s_area > 0, s_sum / np.where(s_area > 0, s_area, 1), 0.0)
-        g = np.where(g_area > 0, g_sum / np.where(g_area > 0, g_area, 1), 0.0)
-    count = (s_area > 0).astype(float) + (g_area > 0)
-    return np.where(count > 0, (s + g) / np.maximum(count, 1), neither)
 
 
 def _scores(stats: ObjectStats) -> dict[str, float | int | None]:

@@ -21,7 +21,8 @@ from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import read_text
 from podium.issues import Issue, IssueLog
-from podium.metrics.imagenet import K, ErrorCounts, TruthBox, classification_errors, localization_errors, voc_average_precision
+from podium.metrics.average_precision import RankedBoxes
+from podium.metrics.imagenet import K, ErrorCounts, TruthBox, classification_errors, localization_errors
 from podium.parameters import choice, optional_path
 
 SUBMISSION_SUFFIXES = (".txt",)
@@ -240,25 +241,6 @@ class FineItem:
     scores: np.ndarray  # (boxes, classes)
 
 
-@dataclass(frozen=True)
-class RankedBoxes:
-    """The state of average precision: every box's truth line, class and confidences (merging concatenates).
-
-    Ties of confidence keep line order, so :meth:`in_line_order` restores it after any merge.
-    """
-
-    lines: np.ndarray
-    truth: np.ndarray
-    scores: np.ndarray
-
-    def merge(self, other: RankedBoxes) -> RankedBoxes:
-        return RankedBoxes(*(np.concatenate([a, b]) for a, b in ((self.lines, other.lines), (self.truth, other.truth), (self.scores, other.scores))))
-
-    def in_line_order(self) -> RankedBoxes:
-        order = np.argsort(self.lines, kind="stable")
-        return RankedBoxes(self.lines[order], self.truth[order], self.scores[order])
-
-
 class Ilsvrc2012Fine(Challenge):
     """Task 3 (dogs). The task 3 kit is not public; podium defines the files:
 
@@ -306,10 +288,7 @@ class Ilsvrc2012Fine(Challenge):
         return ItemResult(RankedBoxes(item.lines, item.truth, item.scores))
 
     def finalize(self, context: FineContext, stats: RankedBoxes, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
-        stats = stats.in_line_order()
-        positive = stats.truth[:, None] == context.classes[None, :]
-        average = voc_average_precision if context.ap == "voc" else sklearn_average_precision
-        values = average(positive, stats.scores)
+        values = stats.per_class(context.classes, context.ap)
         defined = values[~np.isnan(values)]
         scores: dict[str, float | int | None] = {"mean_ap": float(defined.mean()) if defined.size else None}
         scores.update({f"ap/{c}": (None if np.isnan(v) else float(v)) for c, v in zip(context.classes.tolist(), values)})
@@ -332,20 +311,3 @@ def _class_list(path: Path) -> np.ndarray:
     if len(set(ids)) != len(ids):
         raise TruthError(f"classes {path} repeats a class id")
     return np.array(sorted(ids), dtype=np.int64)
-
-
-def sklearn_average_precision(positive: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """scikit-learn's ``average_precision_score`` per column: ``Σ (R_n - R_{n-1}) P_n`` over distinct thresholds."""
-    out = np.full(positive.shape[1], np.nan)
-    for c in range(positive.shape[1]):
-        y, s = positive[:, c], scores[:, c]
-        if not y.any():
-            continue
-        order = np.argsort(-s, kind="stable")
-        y, s = y[order], s[order]
-        last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last item of each group of tied scores
-        tp = np.cumsum(y)[last]
-        precision = tp / (last + 1)
-        recall = tp / y.sum()
-        out[c] = float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
-    return out

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
+
+from podium.metrics.state import Statistics, summed
 
 UNIT_ROUNDOFF = 2.0**-53
 ERROR_UNITS = 128  # bounds the absolute rounding error of the intersection and of the union (see iou_error_bound)
+Count = Any  # an int (a test set's total), or an int array (one total per photo)
 
 
 @dataclass(frozen=True)
@@ -46,41 +49,86 @@ class Boxes:
 
 
 @dataclass(frozen=True)
-class PointCounts:
-    """Mergeable totals."""
+class PointCounts(Statistics):
+    """Mergeable totals: of a test set (integers), or of each photo (arrays of one length).
 
-    matched: int = 0
-    false_detections: int = 0  # unmatched predictions
-    missed: int = 0  # unmatched truth boxes
-    class_right: int = 0
-    class_wrong: int = 0
-    truth_objects: int = 0
-    predictions: int = 0
+    The formulas below are the only ones: the scores of a test set, the points
+    of each photo and the bootstrap's resamples all use them.
 
-    def merge(self, other: PointCounts) -> PointCounts:
-        return PointCounts(*(a + b for a, b in zip(self.__dict__.values(), other.__dict__.values())))
+    >>> counts = PointCounts(matched=3, false_detections=1, missed=1, class_right=2, class_wrong=1, truth_objects=4, predictions=4)
+    >>> counts.detection_points, counts.classification_points, counts.points, counts.max_points, counts.score
+    (1, 5, 6, 24, 0.25)
+    >>> PointCounts().score, PointCounts(false_detections=1, predictions=1).score  # no truth object: 1 only if nothing was predicted
+    (1.0, 0.0)
+    >>> PointCounts().precision is None, PointCounts().f1 is None  # 0/0 is undefined
+    (True, True)
+    """
+
+    matched: Count = summed()
+    false_detections: Count = summed()  # unmatched predictions
+    missed: Count = summed()  # unmatched truth boxes
+    class_right: Count = summed()
+    class_wrong: Count = summed()
+    truth_objects: Count = summed()
+    predictions: Count = summed()
 
     @property
-    def detection_points(self) -> int:
+    def detection_points(self) -> Count:
+        """+1 per matched prediction, -1 per false detection, -1 per missed truth object."""
         return self.matched - self.false_detections - self.missed
 
     @property
-    def classification_points(self) -> int:
+    def classification_points(self) -> Count:
+        """+5 per matched pair of the right class, -5 per matched pair of the wrong class."""
         return 5 * (self.class_right - self.class_wrong)
 
     @property
-    def points(self) -> int:
+    def points(self) -> Count:
         return self.detection_points + self.classification_points
 
     @property
-    def max_points(self) -> int:
+    def max_points(self) -> Count:
+        """6 per truth object: a matched prediction of the right class."""
         return 6 * self.truth_objects
 
     @property
     def score(self) -> float:
-        if not self.truth_objects:
-            return 1.0 if not self.predictions else 0.0
-        return max(0, self.points) / self.max_points
+        return float(points_score(self.points, self.max_points, self.predictions))
+
+    @property
+    def precision(self) -> float | None:
+        """matched / predictions."""
+        return self.matched / self.predictions if self.predictions else None
+
+    @property
+    def recall(self) -> float | None:
+        """matched / truth objects."""
+        return self.matched / self.truth_objects if self.truth_objects else None
+
+    @property
+    def f1(self) -> float | None:
+        """2 matched / (predictions + truth objects)."""
+        total = self.predictions + self.truth_objects
+        return 2 * self.matched / total if total else None
+
+    @property
+    def class_accuracy(self) -> float | None:
+        """right classes / matched pairs."""
+        return self.class_right / self.matched if self.matched else None
+
+
+def points_score(points: ArrayLike, max_points: ArrayLike, predictions: ArrayLike) -> NDArray[np.float64]:
+    """``max(0, points) / max_points``; with no truth object (``max_points = 0``), 1 if nothing was predicted, else 0.
+
+    Element-wise, so that a bootstrap scores all its resamples at once.
+
+    >>> points_score([6, -3, 0, 0], [24, 12, 0, 0], [4, 3, 0, 2]).tolist()
+    [0.25, 0.0, 1.0, 0.0]
+    """
+    points, max_points, predictions = (np.asarray(a, dtype=np.float64) for a in (points, max_points, predictions))
+    has_truth = max_points > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(has_truth, np.maximum(points, 0) / np.where(has_truth, max_points, 1), (predictions == 0).astype(np.float64))
 
 
 def _corners(xywh: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -222,6 +270,7 @@ def _exact_greedy(pred: Boxes, truth: Boxes, preds: NDArray[np.int64], truths: N
 
 
 def count_points(pred: Boxes, truth: Boxes, truth_of: NDArray[np.int64]) -> PointCounts:
+    """The totals of a matching (``truth_of[k]``: the truth box of prediction ``k``, or -1)."""
     matched = truth_of >= 0
     right = int(np.count_nonzero(pred.cls[matched] == truth.cls[truth_of[matched]]))
     n_matched = int(np.count_nonzero(matched))
@@ -233,4 +282,24 @@ def count_points(pred: Boxes, truth: Boxes, truth_of: NDArray[np.int64]) -> Poin
         class_wrong=n_matched - right,
         truth_objects=len(truth.photo),
         predictions=len(pred.photo),
+    )
+
+
+def count_points_per_photo(pred: Boxes, truth: Boxes, truth_of: NDArray[np.int64], n_photos: int) -> PointCounts:
+    """The totals of each photo ``0..n_photos-1``, as arrays: their sum is :func:`count_points`."""
+    matched = truth_of >= 0
+    right = np.zeros(len(truth_of), dtype=bool)
+    right[matched] = pred.cls[matched] == truth.cls[truth_of[matched]]
+    n_matched = np.bincount(pred.photo[matched], minlength=n_photos)
+    n_right = np.bincount(pred.photo[right], minlength=n_photos)
+    n_truth = np.bincount(truth.photo, minlength=n_photos)
+    n_pred = np.bincount(pred.photo, minlength=n_photos)
+    return PointCounts(
+        matched=n_matched,
+        false_detections=n_pred - n_matched,
+        missed=n_truth - n_matched,
+        class_right=n_right,
+        class_wrong=n_matched - n_right,
+        truth_objects=n_truth,
+        predictions=n_pred,
     )

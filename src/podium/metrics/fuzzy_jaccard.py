@@ -28,15 +28,17 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from podium.metrics.state import Statistics, summed
+
 MAX_PROBABILITY = 100
 
 
 @dataclass(frozen=True)
-class FuzzyJaccardStats:
+class FuzzyJaccardStats(Statistics):
     """Per-class sums ``intersection = Σ min(P, G)`` and ``union = Σ max(P, G)``."""
 
-    intersection: tuple[int, ...]
-    union: tuple[int, ...]
+    intersection: tuple[int, ...] = summed(())
+    union: tuple[int, ...] = summed(())
 
     @classmethod
     def zeros(cls, n_classes: int) -> FuzzyJaccardStats:
@@ -80,15 +82,6 @@ class FuzzyJaccardStats:
             np.equal(labels, c + 1, out=mask)
             sums.add(mask, p)
         return cls(tuple(sums.intersection), tuple(sums.union))
-
-    def merge(self, other: FuzzyJaccardStats) -> FuzzyJaccardStats:
-        """Statistics of the union of two disjoint sets of images."""
-        if len(self.union) != len(other.union):
-            raise ValueError("cannot merge statistics of different numbers of classes")
-        return FuzzyJaccardStats(
-            tuple(a + b for a, b in zip(self.intersection, other.intersection)),
-            tuple(a + b for a, b in zip(self.union, other.union)),
-        )
 
     def compute(self) -> NDArray[np.float64]:
         """Per-class ``D``; NaN for a class whose union is 0."""

@@ -14,20 +14,19 @@ a right guess and 1 otherwise; the error is the mean of ``e`` over images.
   separates it from equality, and in exact rational arithmetic elsewhere. Any
   instance of the class may serve any guess (no one-to-one matching).
 
-Average precision (PASCAL VOC 2010+, the later ILSVRC kits' VOCap.m): rank by
-confidence, descending, ties keeping line order; precision made monotone from
-the right (the envelope); area under the stepwise precision-recall curve, which
-equals the mean of the envelope at the ranks of the positives.
+Task 3's average precision is in :mod:`podium.metrics.average_precision`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
+
+from podium.metrics.state import Statistics, concatenated, keyed, summed
 
 K = 5
 _NEVER_TRUTH = -3  # padding of the truth matrix
@@ -40,12 +39,12 @@ ExactCorners = Callable[[int, int], Sequence[Fraction]]  # (image, guess) -> the
 
 
 @dataclass(frozen=True)
-class ErrorCounts:
+class ErrorCounts(Statistics):
     """Exact, mergeable totals: misses at K = 1..5 summed by number of truth labels per image."""
 
-    images: int = 0
-    misses: dict[int, tuple[int, ...]] = field(default_factory=dict)  # n labels -> misses at K=1..5
-    per_image: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, K)), compare=False, repr=False)  # (images, K) errors
+    images: int = summed()
+    misses: dict[int, tuple[int, ...]] = keyed()  # n labels -> misses at K=1..5
+    per_image: NDArray[np.float64] = concatenated(default_factory=lambda: np.zeros((0, K)), compare=False)  # (images, K) errors
 
     @classmethod
     def of(cls, found: NDArray[np.bool_], valid: NDArray[np.bool_]) -> ErrorCounts:
@@ -54,12 +53,6 @@ class ErrorCounts:
         missed = (~found & valid[:, :, None]).sum(axis=1)  # (images, K)
         misses = {int(n): tuple(int(v) for v in missed[n_labels == n].sum(axis=0)) for n in np.unique(n_labels)}
         return cls(len(found), misses, missed / np.maximum(n_labels, 1)[:, None])
-
-    def merge(self, other: ErrorCounts) -> ErrorCounts:
-        misses = dict(self.misses)
-        for n, values in other.misses.items():
-            misses[n] = tuple(a + b for a, b in zip(misses.get(n, (0,) * K), values))
-        return ErrorCounts(self.images + other.images, misses, np.concatenate([self.per_image, other.per_image]))
 
     def error(self, k: int) -> float:
         """Mean per-image error with ``k`` guesses (0 for no image)."""
@@ -154,23 +147,3 @@ def _exact_localized(g: Sequence[Fraction], b: Sequence[Corner]) -> bool:
     inter = iw * ih
     union = (g[2] - g[0] + 1) * (g[3] - g[1] + 1) + (b[2] - b[0] + 1) * (b[3] - b[1] + 1) - inter
     return bool(iw > 0 and ih > 0 and 2 * inter >= union)
-
-
-def voc_average_precision(positive: NDArray[np.bool_], scores: NDArray[np.float64]) -> NDArray[np.float64]:
-    """VOC 2010+ all-points AP of every column: ``positive`` and ``scores`` are (items, classes).
-
-    A class without positives gets NaN.
-    """
-    ranked = np.ascontiguousarray(-scores.T)  # one row per class: sorting rows is cache-friendly
-    order = np.argsort(ranked, axis=1, kind="stable")  # descending confidence; ties keep line order
-    hits = np.take_along_axis(np.ascontiguousarray(positive.T), order, axis=1)
-    tp = np.cumsum(hits, axis=1, dtype=np.float64)
-    precision = tp / np.arange(1, hits.shape[1] + 1)
-    envelope = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
-    n_pos = hits.sum(axis=1)
-    # Recall rises by 1/n_pos at each positive and nowhere else, so VOCap.m's sum over recall
-    # steps is the mean of the envelope over the ranks of the positives.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ap = np.where(hits, envelope, 0.0).sum(axis=1) / n_pos
-    ap[n_pos == 0] = np.nan
-    return ap

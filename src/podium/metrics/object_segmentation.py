@@ -45,6 +45,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import ndimage
 
+from podium.metrics.state import Statistics, concatenated, summed
+
 
 WORK_PER_PIXEL = 200  # the work budget of one image pair, in distance evaluations per pixel ...
 WORK_BASE = 100_000_000  # ... plus this: about 2 s here for a GlaS image, 10 s for 4 megapixels
@@ -70,48 +72,41 @@ class _Budget:
 
 
 @dataclass(frozen=True)
-class SideTerms:
+class SideTerms(Statistics):
     """Per object of one side: area, Dice with its partner, Hausdorff to its partner."""
 
-    area: tuple[int, ...] = ()
-    dice: tuple[float, ...] = ()
-    hausdorff: tuple[float, ...] = ()
+    area: tuple[int, ...] = concatenated(())
+    dice: tuple[float, ...] = concatenated(())
+    hausdorff: tuple[float, ...] = concatenated(())
 
-    def __add__(self, other: SideTerms) -> SideTerms:
-        return SideTerms(self.area + other.area, self.dice + other.dice, self.hausdorff + other.hausdorff)
+    def weighted_sum(self, values: tuple[float, ...]) -> float:
+        """``Σ area·value`` over the objects, exactly rounded (:func:`math.fsum`): independent of their order."""
+        return math.fsum(a * v for a, v in zip(self.area, values, strict=True))
 
-    def weighted(self, values: tuple[float, ...]) -> float | None:
-        """``Σ area·value / Σ area`` exactly rounded; ``None`` without objects."""
-        total = sum(self.area)
-        if not total:
-            return None
-        if any(math.isinf(v) for v in values):
-            return math.inf
-        return math.fsum(a * v for a, v in zip(self.area, values)) / total
+
+UNIT_COLUMNS = ("tp", "fp", "fn", "segmented_area", "segmented_area_dice", "segmented_area_hausdorff", "truth_area", "truth_area_dice", "truth_area_hausdorff")
 
 
 @dataclass(frozen=True)
-class ObjectStats:
+class ObjectStats(Statistics):
     """Mergeable statistics of one or more images."""
 
-    tp: int
-    fp: int
-    fn: int
-    segmented: SideTerms
-    truth: SideTerms
+    tp: int = summed()
+    fp: int = summed()
+    fn: int = summed()
+    segmented: SideTerms = summed(SideTerms())
+    truth: SideTerms = summed(SideTerms())
 
     @classmethod
     def empty(cls) -> ObjectStats:
-        return cls(0, 0, 0, SideTerms(), SideTerms())
+        return cls()
 
-    def merge(self, other: ObjectStats) -> ObjectStats:
-        return ObjectStats(
-            self.tp + other.tp,
-            self.fp + other.fp,
-            self.fn + other.fn,
-            self.segmented + other.segmented,
-            self.truth + other.truth,
-        )
+    def sums(self) -> tuple[float, ...]:
+        """The additive summary of :data:`UNIT_COLUMNS`: TP, FP, FN, then per side the area and the area-weighted Dice and Hausdorff."""
+        row: list[float] = [self.tp, self.fp, self.fn]
+        for side in (self.segmented, self.truth):
+            row += [sum(side.area), side.weighted_sum(side.dice), side.weighted_sum(side.hausdorff)]
+        return tuple(row)
 
     @property
     def precision(self) -> float:
@@ -123,24 +118,45 @@ class ObjectStats:
 
     @property
     def f1(self) -> float:
-        if self.tp + self.fp + self.fn == 0:
-            return 1.0
-        return 2 * self.tp / (2 * self.tp + self.fp + self.fn)
+        return float(scores_of_sums(np.array(self.sums()))["f1"])
 
     @property
     def object_dice(self) -> float:
-        return self._average(self.segmented.weighted(self.segmented.dice), self.truth.weighted(self.truth.dice), 1.0)
+        return float(scores_of_sums(np.array(self.sums()))["object_dice"])
 
     @property
     def object_hausdorff(self) -> float:
-        return self._average(
-            self.segmented.weighted(self.segmented.hausdorff), self.truth.weighted(self.truth.hausdorff), 0.0
-        )
+        return float(scores_of_sums(np.array(self.sums()))["object_hausdorff"])
 
-    @staticmethod
-    def _average(a: float | None, b: float | None, neither: float) -> float:
-        halves = [h for h in (a, b) if h is not None]
-        return sum(halves) / len(halves) if halves else neither
+
+def scores_of_sums(sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+    """Pooled F1, object Dice and object Hausdorff from sums of :data:`UNIT_COLUMNS` (the last axis).
+
+    - ``F1 = 2TP / (2TP + FP + FN)``; 1 when neither side has an object.
+    - Object Dice and Hausdorff: the mean, over the sides that have objects, of
+      the side's ``Σ area·value / Σ area``; with no object on either side Dice is
+      1 and Hausdorff 0. An infinite Hausdorff stays infinite.
+
+    Element-wise over the leading axes, so that a bootstrap scores all its resamples at once.
+
+    >>> scores = scores_of_sums(np.array([[1, 0, 1, 10, 10.0, 0.0, 20, 10.0, 40.0], [0, 0, 0, 0, 0, 0, 0, 0, 0]]))
+    >>> scores["f1"].tolist(), scores["object_dice"].tolist(), scores["object_hausdorff"].tolist()
+    ([0.6666666666666666, 1.0], [0.75, 1.0], [1.0, 0.0])
+    """
+    tp, fp, fn, s_area, s_dice, s_hd, g_area, g_dice, g_hd = np.moveaxis(np.asarray(sums, dtype=np.float64), -1, 0)
+    objects = tp + fp + fn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(objects > 0, 2 * tp / np.where(objects > 0, 2 * tp + fp + fn, 1), 1.0)
+    return {"f1": f1, "object_dice": _mean_of_sides(s_area, s_dice, g_area, g_dice, 1.0), "object_hausdorff": _mean_of_sides(s_area, s_hd, g_area, g_hd, 0.0)}
+
+
+def _mean_of_sides(s_area: NDArray[np.float64], s_sum: NDArray[np.float64], g_area: NDArray[np.float64], g_sum: NDArray[np.float64], neither: float) -> NDArray[np.float64]:
+    """The mean of the sides' area-weighted means, over the sides that have objects; ``neither`` if none has."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(s_area > 0, s_sum / np.where(s_area > 0, s_area, 1), 0.0)
+        g = np.where(g_area > 0, g_sum / np.where(g_area > 0, g_area, 1), 0.0)
+    count = (s_area > 0).astype(np.float64) + (g_area > 0)
+    return np.where(count > 0, (s + g) / np.maximum(count, 1), neither)
 
 
 def hausdorff(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> float:
