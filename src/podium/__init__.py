@@ -1,3 +1,12 @@
-"""podium: exact, fast scoring of computer-vision challenges."""
+"""podium: exact, fast scoring of computer-vision challenges.
 
-__version__ = "0.5.0"  # the single source: pyproject.toml reads it from here
+The library's entry points are :func:`evaluate`, :func:`validate` and :func:`demo`
+(:mod:`podium.api`), and the one-shot metric functions of :mod:`podium.metrics`.
+"""
+
+__version__ = "0.6.0"  # the single source: pyproject.toml reads it from here
+
+from podium.api import demo, evaluate, validate  # noqa: E402  (after __version__, which they import)
+from podium.result import Result  # noqa: E402
+
+__all__ = ["Result", "__version__", "demo", "evaluate", "validate"]

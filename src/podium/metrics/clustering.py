@@ -215,15 +215,27 @@ class BCubed:
 
 
 def pairwise_f_score(labels_true: ArrayLike, labels_pred: ArrayLike, *, beta: float = 1.0) -> float:
-    """Pairwise F_β of two labelings of the same items (integer labels)."""
+    """Pairwise F_β of two labelings of the same items (integer labels).
+
+    >>> pairwise_f_score([0, 0, 1, 1], [0, 0, 1, 2])  # pairs: truth {01, 23}, prediction {01}: P 1, R 1/2
+    0.6666666666666666
+    """
     return PairCounts.of(ContingencyTable.from_labels(labels_true, labels_pred)).f_score(beta)
 
 
 def nmi_score(labels_true: ArrayLike, labels_pred: ArrayLike, *, average: Average = "arithmetic") -> float:
-    """Normalized mutual information of two labelings of the same items (integer labels)."""
+    """Normalized mutual information of two labelings of the same items (integer labels).
+
+    >>> nmi_score([0, 0, 1, 1], [5, 5, 2, 2]), nmi_score([0, 0, 1, 1], [0, 1, 0, 1])  # label values do not matter
+    (1.0, 0.0)
+    """
     return normalized_mutual_information(ContingencyTable.from_labels(labels_true, labels_pred), average)
 
 
 def bcubed_f_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
-    """BCubed F of two labelings of the same items (integer labels)."""
+    """BCubed F of two labelings of the same items (integer labels).
+
+    >>> bcubed_f_score([0, 0, 1, 1], [0, 0, 0, 0])  # precision 1/2, recall 1
+    0.6666666666666666
+    """
     return BCubed.of(ContingencyTable.from_labels(labels_true, labels_pred)).f_score

@@ -43,6 +43,13 @@ class Boxes:
     cls: NDArray[np.int8]
     tokens: Sequence[str]  # 4 per box: the decimal text of xc, yc, w, h
 
+    @classmethod
+    def from_rows(cls, rows: ArrayLike) -> Boxes:
+        """Boxes from rows ``(photo, xc, yc, w, h, class)``; their decimal text is each float's shortest repr."""
+        table = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
+        xywh = table[:, 1:5]
+        return cls(table[:, 0].astype(np.int64), xywh, table[:, 5].astype(np.int8), [repr(v) for v in xywh.ravel().tolist()])
+
     def exact(self, k: int) -> tuple[Fraction, Fraction, Fraction, Fraction]:
         """Box ``k`` as written, in exact rational numbers."""
         return tuple(Fraction(t) for t in self.tokens[4 * k : 4 * k + 4])  # type: ignore[return-value]
@@ -303,3 +310,36 @@ def count_points_per_photo(pred: Boxes, truth: Boxes, truth_of: NDArray[np.int64
         truth_objects=n_truth,
         predictions=n_pred,
     )
+
+
+# --- one-shot functions, scikit-learn style ---------------------------------------------------
+
+
+def point_counts(truth: ArrayLike, pred: ArrayLike) -> PointCounts:
+    """The rules' matching and counts of two box lists, rows ``(photo, xc, yc, w, h, class)`` in file order.
+
+    Photos are integers; boxes are normalized. A prediction matches only at
+    ``IoU > 0.5``, strictly, decided exactly:
+
+    >>> truth = [(0, 0.5, 0.5, 0.2, 0.2, 1)]
+    >>> point_counts(truth, [(0, 0.5, 0.5, 0.2, 0.2, 1)]).points  # matched, right class: +1 +5
+    6
+    >>> half = point_counts(truth, [(0, 0.5, 0.5, 0.1, 0.2, 1)])  # IoU exactly 0.5: no match
+    >>> half.matched, half.false_detections, half.missed, half.points
+    (0, 1, 1, -2)
+    """
+    pred_boxes, truth_boxes = Boxes.from_rows(pred), Boxes.from_rows(truth)
+    return count_points(pred_boxes, truth_boxes, greedy_matching(pred_boxes, truth_boxes).truth_of)
+
+
+def camera_trap_score(truth: ArrayLike, pred: ArrayLike) -> float:
+    """``max(0, points) / (6 · truth objects)`` of :func:`point_counts`; without truth objects 1 if nothing was predicted, else 0.
+
+    >>> camera_trap_score([(0, 0.5, 0.5, 0.2, 0.2, 1)], [(0, 0.5, 0.5, 0.2, 0.2, 0)])  # matched, wrong class: (1 - 5) < 0
+    0.0
+    >>> camera_trap_score([(0, 0.5, 0.5, 0.2, 0.2, 1), (1, 0.3, 0.3, 0.1, 0.1, 0)], [(0, 0.5, 0.5, 0.2, 0.2, 1)])  # (6 - 1) / 12
+    0.4166666666666667
+    >>> camera_trap_score([], []), camera_trap_score([], [(0, 0.5, 0.5, 0.2, 0.2, 1)])  # empty sides
+    (1.0, 0.0)
+    """
+    return point_counts(truth, pred).score

@@ -153,6 +153,13 @@ def fuzzy_jaccard_score(
 
     To pool several images, add up :meth:`FuzzyJaccardStats.from_masks` with
     :meth:`FuzzyJaccardStats.merge` instead of averaging per-image scores.
+
+    >>> fuzzy_jaccard_score([[[100, 0]], [[0, 100]]], [[[100, 50]], [[0, 0]]], average=None).tolist()  # 100/150 and 0/100
+    [0.6666666666666666, 0.0]
+    >>> fuzzy_jaccard_score([[[0, 0]], [[0, 100]]], [[[0, 0]], [[0, 100]]], average=None).tolist()  # class 1: 0/0, undefined
+    [nan, 1.0]
+    >>> fuzzy_jaccard_score([[[0, 0]], [[0, 100]]], [[[0, 0]], [[0, 100]]])  # the mean leaves it out
+    1.0
     """
     truth = np.asarray(y_true)
     pred = np.asarray(y_pred)

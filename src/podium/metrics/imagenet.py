@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from podium.metrics.state import Statistics, concatenated, keyed, summed
 
@@ -147,3 +147,64 @@ def _exact_localized(g: Sequence[Fraction], b: Sequence[Corner]) -> bool:
     inter = iw * ih
     union = (g[2] - g[0] + 1) * (g[3] - g[1] + 1) + (b[2] - b[0] + 1) * (b[3] - b[1] + 1) - inter
     return bool(iw > 0 and ih > 0 and 2 * inter >= union)
+
+
+# --- one-shot functions, scikit-learn style ---------------------------------------------------
+
+
+def _truth_matrix(y_true: Sequence[int] | Sequence[Sequence[int]]) -> NDArray[np.int64]:
+    """Truth labels as an (images, labels) matrix padded with -1."""
+    rows = [[label] if isinstance(label, (int, np.integer)) else list(label) for label in y_true]
+    width = max((len(r) for r in rows), default=1)
+    return np.array([r + [-1] * (width - len(r)) for r in rows], dtype=np.int64).reshape(len(rows), width)
+
+
+def _guesses(guesses: ArrayLike, group: int) -> NDArray[np.float64]:
+    array = np.asarray(guesses, dtype=np.float64)
+    array = array.reshape(len(array), -1, group) if array.size else np.zeros((len(array), 0, group))
+    if array.shape[1] > K:
+        raise ValueError(f"at most {K} guesses per image")
+    return np.concatenate([array, np.full((len(array), K - array.shape[1], group), np.nan)], axis=1)
+
+
+def top_k_error(y_true: Sequence[int] | Sequence[Sequence[int]], guesses: ArrayLike, *, k: int = K) -> float:
+    """Flat classification error with the first ``k`` guesses (ILSVRC 2012 Task 1).
+
+    ``y_true`` holds each image's label (1..1000) or its list of labels;
+    ``guesses[i]`` the labels guessed for image ``i``, best first (at most 5).
+    An image's error is the share of its truth labels that no guess names.
+
+    >>> top_k_error([3, 7], [[3, 1], [1, 7]], k=1), top_k_error([3, 7], [[3, 1], [1, 7]], k=2)
+    (0.5, 0.0)
+    >>> top_k_error([[3, 7]], [[3]])  # one of two labels found
+    0.5
+    >>> top_k_error([], [])  # no image: 0 by the kit's convention
+    0.0
+    """
+    truth, guessed = _truth_matrix(y_true), _guesses(guesses, 1)
+    if len(truth) != len(guessed):
+        raise ValueError(f"y_true has {len(truth)} images and guesses {len(guessed)}")
+    return classification_errors(truth, guessed).error(k)
+
+
+def localization_error(
+    y_true: Sequence[int] | Sequence[Sequence[int]], guesses: ArrayLike, boxes: list[list[TruthBox]], *, k: int = K
+) -> float:
+    """Flat localization error with the first ``k`` guesses (ILSVRC 2012 Task 2).
+
+    ``guesses[i]`` holds rows ``(label, xmin, ymin, xmax, ymax)``, best first;
+    ``boxes[i]`` the truth boxes ``(class, xmin, ymin, xmax, ymax)`` of image
+    ``i``. A guess is right when its label is a truth label and its box overlaps a
+    box of that class with IoU >= 0.5 (inclusive pixel corners), so exactly 0.5 counts:
+
+    >>> localization_error([7], [[(7, 0, 0, 9, 9)]], [[(7, 0, 0, 4, 9)]])  # IoU 50/100
+    0.0
+    >>> localization_error([7], [[(7, 0, 0, 9, 9)]], [[(7, 0, 0, 3, 9)]])  # IoU 40/100
+    1.0
+    >>> localization_error([7], [[(5, 0, 0, 9, 9)]], [[(7, 0, 0, 9, 9)]])  # the right box with the wrong label
+    1.0
+    """
+    truth, guessed = _truth_matrix(y_true), _guesses(guesses, 5)
+    if not len(truth) == len(guessed) == len(boxes):
+        raise ValueError(f"y_true, guesses and boxes must have one length (images), not {len(truth)}, {len(guessed)}, {len(boxes)}")
+    return localization_errors(truth, guessed, boxes).error(k)
