@@ -90,7 +90,7 @@ def print_challenge(console: Console, challenge: Challenge) -> None:
     scores.add_column("meaning")
     for spec in challenge.scores:
         primary = " (primary)" if spec.name == challenge.primary else ""
-        scores.add_row(escape(spec.name) + primary, _direction(spec.higher_is_better), escape(spec.help))
+        scores.add_row(escape(spec.name + ("/<class>" if spec.family else "")) + primary, _direction(spec.higher_is_better), escape(spec.help))
     console.print(scores)
     if not challenge.parameters:
         return

@@ -46,11 +46,13 @@ class ScoreSpec:
     """A reported score: ``name`` (per-class variants are ``name/<class>``) and direction.
 
     ``higher_is_better`` is ``None`` for a descriptive count that is neither.
+    A ``family`` is reported only as its variants ``name/<variant>`` (e.g. one AP per class).
     """
 
     name: str
     higher_is_better: bool | None
     help: str
+    family: bool = False
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,10 @@ class Ilsvrc2012Fine(Challenge):
         optional_path("classes", "file of the class ids, one per line, in column order [default: the truth's ids, ascending]", "an existing file"),
         choice("ap", "voc", "voc = PASCAL VOC 2010+ all-points AP (ties in line order); sklearn = scikit-learn's (ties grouped)", ("voc", "sklearn")),
     )
-    scores = (ScoreSpec("mean_ap", True, "mean AP over classes with a positive (per class: ap/<class id>)"),)
+    scores = (
+        ScoreSpec("mean_ap", True, "mean AP over classes with a positive"),
+        ScoreSpec("ap", True, "AP of each class, as ap/<class id>; null for a class without a positive", family=True),
+    )
     primary = "mean_ap"
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:

@@ -35,7 +35,7 @@ def columns(contest: Contest) -> list[Column]:
         names = [contest.ranking.by]
     else:
         names = [spec.name for spec in challenge.leaderboard_criteria(resolve(challenge.parameters, contest.settings))]
-    names += [spec.name for spec in challenge.scores if spec.higher_is_better is not None and spec.name not in names]
+    names += [spec.name for spec in challenge.scores if spec.higher_is_better is not None and not spec.family and spec.name not in names]
     return [Column(name, bool(challenge.score_spec(name).higher_is_better), challenge.score_spec(name).help) for name in names]
 
 

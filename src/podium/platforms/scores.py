@@ -82,10 +82,8 @@ def numbers_only(challenge_id: str, scores: Mapping[str, Any], keys: Sequence[st
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             numbers[name] = value
             continue
-        try:
-            better = challenge.score_spec(name).higher_is_better
-        except KeyError:  # a per-class value without a declared score (ILSVRC's ap/<class>): descriptive
-            better = None
+        spec = challenge.score_spec(name)
+        better = None if spec.family else spec.higher_is_better  # a class's null AP says the class has no positive
         if better is None:
             notes.append(f"{name} is undefined (null): left out")
         else:
