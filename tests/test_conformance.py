@@ -163,3 +163,124 @@ class TestIlsvrcFine(ChallengeConformance):
 def test_every_challenge_is_checked() -> None:
     checked = {cls.challenge_id for cls in ChallengeConformance.__subclasses__()}
     assert checked == set(IDS)
+
+
+# --- readers: each fast path equals its slow path on random valid input --------------------------
+
+READER_SEEDS = range(12)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    """Record what ``module.name`` returns, so that a test knows its input took the fast path."""
+    original, returned = getattr(module, name), []
+
+    def recorded(*args: Any) -> Any:
+        returned.append(original(*args))
+        return returned[-1]
+
+    monkeypatch.setattr(module, name, recorded)
+    return returned
+
+
+def _decimal(rng: np.random.Generator, low: float, high: float) -> str:
+    """A random number as a participant writes it: an integer, a short or a long decimal, or exponent notation."""
+    value = rng.uniform(low, high)
+    return str(rng.choice([f"{value:.0f}", f"{value:.3f}", repr(float(value)), f"{value:.6e}"]))
+
+
+@pytest.mark.parametrize("seed", READER_SEEDS)
+def test_camera_trap_table_fast_path(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.formats import detection_table
+
+    rng = np.random.default_rng(seed)
+    photos = [f"IMG_{k:04d}.JPG" for k in range(int(rng.integers(1, 40)))]
+    rows = []
+    for name in photos:
+        for _ in range(int(rng.integers(0, 4))):
+            w, h = rng.uniform(0.01, 0.5, 2)
+            box = [rng.uniform(w / 2, 1 - w / 2), rng.uniform(h / 2, 1 - h / 2), w, h]
+            rows.append(f"{name}\t{' '.join(f'{v:.{int(rng.integers(3, 17))}f}' for v in box)}\t{rng.choice(['0', '1', 'True', 'false'])}")
+        if rng.random() < 0.2:
+            rows.append(f"{name}\t\t")  # a photo without animals
+    path = tmp_path / "table.tsv"
+    path.write_text("Name\tBBox\tClass\n" + "\n".join(rows) + "\n")
+    known = {name: k for k, name in enumerate(photos)}
+    fast_log, slow_log = IssueLog(), IssueLog()
+    taken = _spy(monkeypatch, detection_table, "_read_clean")
+    fast = detection_table.read_table(path, fast_log, known)
+    assert taken[0] is not None, "the input did not take the fast path"
+    monkeypatch.setattr(detection_table, "_read_clean", lambda *args: None)
+    slow = detection_table.read_table(path, slow_log, known)
+    assert fast is not None and slow is not None, (fast_log.errors, slow_log.errors)
+    for field in ("photo", "xywh", "cls"):
+        np.testing.assert_array_equal(getattr(fast.boxes, field), getattr(slow.boxes, field))
+    assert list(fast.boxes.tokens) == list(slow.boxes.tokens) and fast.photos == slow.photos
+    assert fast_log.warnings == slow_log.warnings
+
+
+@pytest.mark.parametrize("seed", READER_SEEDS)
+@pytest.mark.parametrize("group", [1, 5])
+def test_ilsvrc_guesses_fast_path(seed: int, group: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.formats import ilsvrc
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    lines = []
+    for _ in range(n):
+        guesses = []
+        for _ in range(5):
+            guesses.append(str(int(rng.integers(1, 1001))))
+            if group == 5:
+                guesses += [_decimal(rng, 0, 500) for _ in range(4)]
+        lines.append(" ".join(guesses))
+    path = tmp_path / "guesses.txt"
+    path.write_text("\n".join(lines) + "\n")
+    taken = _spy(monkeypatch, ilsvrc, "_full_lines")
+    fast = ilsvrc.read_guesses(path, n, group, IssueLog())
+    assert taken[0] is not None, "the input did not take the fast path"
+    monkeypatch.setattr(ilsvrc, "_full_lines", lambda *args: None)
+    slow = ilsvrc.read_guesses(path, n, group, IssueLog())
+    assert fast is not None and slow is not None
+    np.testing.assert_array_equal(fast.values, slow.values)
+    assert fast.lines == slow.lines
+
+
+@pytest.mark.parametrize("seed", READER_SEEDS)
+def test_voc_xml_fast_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.formats import ilsvrc
+
+    rng = np.random.default_rng(seed)
+    wnids = {f"n{k:08d}": k + 1 for k in range(20)}
+    objects = "".join(
+        f"<object><name>{rng.choice(list(wnids))}</name><pose>Unspecified</pose><bndbox>"
+        + "".join(f"<{tag}>{_decimal(rng, 0, 500) if rng.random() < 0.3 else int(rng.integers(0, 500))}</{tag}>" for tag in ("xmin", "ymin", "xmax", "ymax"))
+        + "</bndbox></object>\n"
+        for _ in range(int(rng.integers(1, 6)))
+    )
+    data = f'<?xml version="1.0"?>\n<annotation><folder>val</folder><size><width>500</width></size>\n{objects}</annotation>'.encode()
+    slow = _spy(monkeypatch, ilsvrc, "_parse_xml_tree")
+    fast = ilsvrc._parse_xml(data, wnids)
+    assert not slow, "the input did not take the fast path"
+    assert fast == ilsvrc._parse_xml_tree(data, wnids)
+
+
+@pytest.mark.parametrize("seed", READER_SEEDS)
+def test_clustering_csv_fast_path(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.formats import clustering_csv
+    from podium.synthetic.face_clustering import write_csvs
+
+    rng = np.random.default_rng(seed)
+    truth_path, _ = write_csvs(tmp_path, int(rng.integers(2, 80)), 7, seed)
+    truth = clustering_csv.read_truth(truth_path)
+    order = rng.permutation(len(truth.names)) if rng.random() < 0.5 else np.arange(len(truth.names))
+    names = [truth.stems[i] if rng.random() < 0.5 else truth.names[i] for i in order]
+    clusters = np.unique(rng.integers(0, 9, len(names)), return_inverse=True)[1] + 1  # numbers 1..K, each used
+    path = tmp_path / "team.csv"
+    path.write_text("".join(f"{name},{' ' * int(rng.integers(0, 2))}{c}\n" for name, c in zip(names, clusters)))
+    taken = _spy(monkeypatch, clustering_csv, "_one_comma_each")
+    fast = clustering_csv.read_submission(path, truth, "ignore", IssueLog())
+    assert taken == [True], "the input did not take the fast path"
+    monkeypatch.setattr(clustering_csv, "_one_comma_each", lambda *args: False)  # rows through the csv module
+    slow = clustering_csv.read_submission(path, truth, "ignore", IssueLog())
+    assert fast is not None and slow is not None
+    np.testing.assert_array_equal(fast, slow)
