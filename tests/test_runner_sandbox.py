@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from podium.cli import cli
 from podium.runner import cgroups
-from podium.runner.contracts import prepare_workdir
+from podium.runner.workdir import prepare_workdir
 from podium.runner.process import PIDS_LIMIT, RunReport, run_limited
 from podium.runner.sandbox import SANDBOX_ID, bubblewrap, gpu_devices
 

@@ -8,6 +8,7 @@ any number of workers.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import sys
@@ -23,7 +24,7 @@ from typing import Any
 from podium.allocator import keep_large_blocks
 from podium.archives import Opened, opened
 from podium.challenges import get
-from podium.challenges.base import Challenge, ItemResult
+from podium.challenges.base import Challenge, ContractError, ItemResult, Job
 from podium.errors import TruthError, UsageError
 from podium.issues import Issue, IssueLog
 from podium.parameters import resolve
@@ -101,10 +102,13 @@ def _evaluate(
 ) -> Result:
     log = IssueLog()
     job = challenge.prepare(truth, submission, params, log)
+    _check_job(challenge, job, log)
     parts = [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
     results = list(_run(challenge, job.context, [part for _, _, part in parts], workers, progress))
+    columns = challenge.unit_columns(job.context)
     truth_log = IssueLog()
-    for result in results:
+    for (i, _, _), result in zip(parts, results):
+        _check_result(challenge, job.items[i].key, result, truth, len(columns))
         truth_log.add_errors(result.truth_errors)
         log.add_errors(result.errors)
         log.add_warnings(result.warnings)
@@ -125,9 +129,33 @@ def _evaluate(
         for split, count in sorted(Counter(split_of.values()).items()):
             chosen = [(part, result) for (_, name, part), result in zip(parts, results) if name == split]
             splits[split] = Split(count, *_finalize(challenge, job.context, [r.stats for _, r in chosen], {part.key: r.details for part, r in chosen}))
-    columns = challenge.unit_columns(job.context)
     units = UnitTable(columns, {k: v for r in results for k, v in r.units.items()}, split_of) if columns else None
     return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits, units=units)
+
+
+def _check_job(challenge: Challenge[Any, Any, Any], job: Job[Any, Any], log: IssueLog) -> None:
+    """The contract's rules on a plan: string keys, unique; no items only with an error logged."""
+    keys = [getattr(item, "key", None) for item in job.items]
+    if not all(isinstance(key, str) for key in keys):
+        raise ContractError(f"{challenge.id}: every item must have a str key (got {next(k for k in keys if not isinstance(k, str))!r})")
+    if len(set(keys)) != len(keys):
+        raise ContractError(f"{challenge.id}: item keys must be unique ({Counter(keys).most_common(1)[0][0]!r} is repeated)")
+    if not job.items and not log.error_count:
+        raise ContractError(f"{challenge.id}: prepare planned no item and logged no error; an empty submission must be rejected with a reason")
+
+
+def _check_result(challenge: Challenge[Any, Any, Any], key: str, result: ItemResult[Any], truth: Path, n_columns: int) -> None:
+    """The contract's rules on an item's result: truth problems apart, JSON details, full unit rows."""
+    inside = (str(truth), str(truth) + os.sep)
+    for issue in result.errors:
+        if issue.file and (issue.file == inside[0] or issue.file.startswith(inside[1])):
+            raise ContractError(f"{challenge.id}: item {key!r} reports a problem of the truth ({issue.file}) as the submission's; it belongs in truth_errors")
+    try:
+        json.dumps(result.details, allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        raise ContractError(f"{challenge.id}: the details of item {key!r} are not JSON ({exc})") from None
+    if any(len(row) != n_columns for row in result.units.values()):
+        raise ContractError(f"{challenge.id}: item {key!r} has a unit row without one value per unit column ({n_columns})")
 
 
 def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str, str] | None) -> list[tuple[str | None, Any]]:

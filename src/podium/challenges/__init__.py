@@ -33,3 +33,8 @@ def get(challenge_id: str) -> Challenge:
 
 def every() -> list[Challenge]:
     return [get(i) for i in IDS]
+
+
+def runnable() -> list[str]:
+    """The challenges whose participants may send programs (``podium run``)."""
+    return [challenge.id for challenge in every() if challenge.program is not None]

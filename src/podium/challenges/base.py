@@ -12,6 +12,22 @@ in parallel processes (or, later, on a distributed engine):
    pure function of ``(context, item)``.
 3. :meth:`Challenge.finalize` turns the merged statistics into scores.
 
+The contract, typed as ``Challenge[Context, Item, Stats]`` and checked by the
+engine (:func:`podium.engine.evaluate` raises :class:`ContractError` naming the
+rule a challenge broke):
+
+- every item has a ``key`` (a ``str``), unique in its job: it names the item in ``details``;
+- a job without items has logged at least one error (the submission is rejected, never scored empty);
+- problems of the truth go to :attr:`ItemResult.truth_errors`, never to ``errors``
+  (the truth is the organizer's to fix: exit 2, not a rejection);
+- ``details`` are JSON: dicts with string keys, lists, strings, numbers, booleans, ``None``;
+- each unit row has one value per :meth:`Challenge.unit_columns`;
+- statistics merge exactly (:mod:`podium.metrics.state`), so any grouping of the
+  items gives the same scores (``tests/test_conformance.py`` checks every challenge).
+
+A challenge whose participants may send programs declares :attr:`Challenge.program`,
+the rules' contract for running them (:mod:`podium.challenges.program`).
+
 A contest splits the test set into public and private parts. Its unit is what
 the challenge scores one by one: an image, a photo, a box
 (:meth:`Challenge.units`). :meth:`Challenge.divide` cuts a work item into one
@@ -25,7 +41,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,12 +49,26 @@ from numpy.typing import NDArray
 from podium.issues import Issue, IssueLog
 from podium.parameters import Parameter
 
+if TYPE_CHECKING:
+    from podium.challenges.program import Program
+
 
 class Mergeable(Protocol):
     def merge(self, other: Self) -> Self: ...
 
 
-S = TypeVar("S", bound=Mergeable)
+class Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+ContextT = TypeVar("ContextT")
+ItemT = TypeVar("ItemT", bound=Keyed)
+StatsT = TypeVar("StatsT", bound=Mergeable)
+
+
+class ContractError(RuntimeError):
+    """A challenge broke the contract of :mod:`podium.challenges.base`: a bug in the challenge, not in the input."""
 
 
 @dataclass(frozen=True)
@@ -65,14 +95,16 @@ class Demo:
 
 
 @dataclass
-class Job:
-    context: Any
-    items: list[Any]  # each has a ``key`` (str) naming it in ``details``
+class Job(Generic[ContextT, ItemT]):
+    """What :meth:`Challenge.prepare` plans: a picklable context shared by all items, and the items."""
+
+    context: ContextT
+    items: list[ItemT]
 
 
 @dataclass
-class ItemResult(Generic[S]):
-    stats: S
+class ItemResult(Generic[StatsT]):
+    stats: StatsT
     details: dict[str, Any] = field(default_factory=dict)
     errors: list[Issue] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
@@ -80,7 +112,7 @@ class ItemResult(Generic[S]):
     units: dict[str, tuple[float, ...]] = field(default_factory=dict)  # unit name -> its row of :meth:`Challenge.unit_columns`
 
 
-class Challenge(ABC):
+class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
     id: ClassVar[str]
     title: ClassVar[str]
     rules: ClassVar[str]  # where the official rules are, for ``podium challenges``
@@ -88,18 +120,19 @@ class Challenge(ABC):
     scores: ClassVar[tuple[ScoreSpec, ...]]
     primary: ClassVar[str]  # the score that ranks teams
     rank_sum: ClassVar[bool] = False  # rank by the sum of per-criterion ranks, not by one score
+    program: ClassVar[Program | None] = None  # how participants' programs run (podium run), if they may send programs
 
     @abstractmethod
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
-        """Read the truth (raise :class:`~podium.errors.TruthError`) and plan the items."""
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[ContextT, ItemT]:
+        """Read the truth (raise :class:`~podium.errors.TruthError`) and plan the items; log every submission problem."""
 
     @abstractmethod
-    def evaluate_item(self, context: Any, item: Any) -> ItemResult[Any]:
+    def evaluate_item(self, context: ContextT, item: ItemT) -> ItemResult[StatsT]:
         """Statistics of one item; problems are returned, never raised."""
 
     @abstractmethod
-    def finalize(self, context: Any, stats: Any, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | None], dict[str, Any]]:
-        """Scores and the ``details`` document from the merged statistics."""
+    def finalize(self, context: ContextT, stats: StatsT, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+        """Scores (every declared score; see :attr:`scores`) and the ``details`` document from the merged statistics."""
 
     @abstractmethod
     def write_demo(self, folder: Path) -> Demo:
@@ -109,7 +142,7 @@ class Challenge(ABC):
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
         """The names of the test set's units, in the truth's order (raise :class:`~podium.errors.TruthError`)."""
 
-    def divide(self, context: Any, item: Any, split_of: Mapping[str, str]) -> list[tuple[str, Any]]:
+    def divide(self, context: ContextT, item: ItemT, split_of: Mapping[str, str]) -> list[tuple[str, ItemT]]:
         """``item`` cut into ``(split, part)`` pairs, one per split that holds some of its units.
 
         The default serves challenges whose items are single units named by ``item.key``.
@@ -124,7 +157,7 @@ class Challenge(ABC):
             joined = add_details(joined, part)
         return joined
 
-    def unit_columns(self, context: Any) -> tuple[str, ...]:
+    def unit_columns(self, context: ContextT) -> tuple[str, ...]:
         """The additive statistics of one unit, the columns of :attr:`ItemResult.units`; none: no bootstrap."""
         return ()
 

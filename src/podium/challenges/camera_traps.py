@@ -39,7 +39,7 @@ class Context:
     matching: str
 
 
-class CameraTraps(Challenge):
+class CameraTraps(Challenge[Context, Item, PointCounts]):
     id = "camera-traps"
     title = "Camera-trap animal detection and 'suitable for full analysis' classification, in points"
     rules = "seeds/003_5118cb1f996393c7.txt"
@@ -61,7 +61,7 @@ class CameraTraps(Challenge):
     )
     primary = "score"
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[Context, Item]:
         truth_table = _read_truth(truth)
         if params["images"] is not None:
             _check_suitable_sizes(truth_table, params["images"], params["min_size"], log)

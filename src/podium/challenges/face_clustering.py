@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
+from podium.challenges.program import Program
 from podium.errors import UsageError
 from podium.formats import clustering_csv
-from podium.formats.folders import single_file
+from podium.formats.folders import list_folder, single_file
 from podium.issues import IssueLog
 from podium.metrics.clustering import AVERAGES, BCubed, ContingencyTable, PairCounts, mutual_information, normalized_mutual_information
 from podium.parameters import choice, real
@@ -49,7 +50,24 @@ class Context:
     final: dict[str, float | None]
 
 
-class FaceClustering(Challenge):
+class FaceClusteringProgram(Program):
+    """The program writes one ``.csv`` in its working directory. The time limit is Th2
+    (``th2_s``) unless ``--time-limit`` is given; the measured time and peak memory
+    become ``time_s`` and ``ram_mb`` of the final points."""
+
+    def time_limit(self, images: Path, params: dict[str, Any]) -> float | None:
+        if params["th2_s"] is None:
+            raise UsageError("podium run face-clustering needs --time-limit S or --set th2_s=S (Th2, the hard limit)")
+        return float(params["th2_s"])
+
+    def has_output(self, workdir: Path) -> bool:
+        return any(p.suffix.lower() == ".csv" for p in list_folder(workdir).files)
+
+    def scoring_settings(self, wall_s: float, peak_memory_mb: float) -> dict[str, str]:
+        return {"time_s": repr(wall_s), "ram_mb": repr(peak_memory_mb)}
+
+
+class FaceClustering(Challenge[Context, Item, ContingencyTable]):
     id = "face-clustering"
     title = "Face clustering by identity: pairwise F-measure, NMI, running time and RAM points"
     rules = "seeds/001_4a5ac8e8268eee3c.txt"
@@ -79,8 +97,9 @@ class FaceClustering(Challenge):
         ScoreSpec("clusters", None, "number of predicted clusters"),
     )
     primary = "final"
+    program = FaceClusteringProgram()
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[Context, Item]:
         final = {k: params[k] for k in ("time_s", "ram_mb", "th1_s", "th2_s", "ram_max_mb", "w_f", "w_nmi", "w_time", "w_ram")}
         if final["th1_s"] is not None and final["th2_s"] is not None and final["th2_s"] < final["th1_s"]:
             raise UsageError(f"th2_s={final['th2_s']:g} must not be below th1_s={final['th1_s']:g}")

@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
+from podium.challenges.program import Program, megapixels
 from podium.errors import UsageError
 from podium.formats import png
+from podium.formats.folders import list_folder
 from podium.formats import probability_maps as maps
 from podium.issues import Issue, IssueLog
 from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats
@@ -41,7 +43,27 @@ class Item:
     predictions: tuple[Path | None, ...]  # one per class; None = missing
 
 
-class FuzzyJaccard(Challenge):
+class FuzzyJaccardProgram(Program):
+    """The program writes ``<class>/<stem>.png`` under its working directory. The time
+    limit is the rules' budget: the total megapixels of the test images / ``rate_mp_s``
+    + ``startup_s``. What it wrote before it was stopped is scored; missing or
+    unreadable outputs count as all background."""
+
+    def time_limit(self, images: Path, params: dict[str, Any]) -> float | None:
+        return megapixels(images) / params["rate_mp_s"] + params["startup_s"]
+
+    def has_output(self, workdir: Path) -> bool:
+        return any(list_folder(folder).files for folder in list_folder(workdir).folders)
+
+    def scoring_settings(self, wall_s: float, peak_memory_mb: float) -> dict[str, str]:
+        return {"unreadable": "zero"}  # a program stopped mid-write leaves broken files: background
+
+    def details(self, workdir: Path, images: Path) -> dict[str, Any]:
+        written = {p.stem for folder in list_folder(workdir).folders for p in list_folder(folder).files}
+        return {"images_processed": len(written), "test_images": len(list_folder(images, refuse_hard_links=False).files)}
+
+
+class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
     id = "fuzzy-jaccard"
     title = "Pixel-level target detection, fuzzy (min/max) Jaccard over the region of interest"
     rules = "seeds/000_9c4ba323e960b865.txt"
@@ -67,8 +89,9 @@ class FuzzyJaccard(Challenge):
         ScoreSpec("fuzzy_jaccard", True, "mean over classes of the pooled fuzzy Jaccard index D (per class: fuzzy_jaccard/<class>)"),
     )
     primary = "fuzzy_jaccard"
+    program = FuzzyJaccardProgram()
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[Context, Item]:
         truth_set = maps.read_truth(truth)
         ignore = params["ignore"]
         if ignore is not None and truth_set.layout == "masks":

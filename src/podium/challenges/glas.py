@@ -62,7 +62,7 @@ class PartStats(Statistics):
         return total
 
 
-class GlaS(Challenge):
+class GlaS(Challenge[Context, Item, PartStats]):
     id = "glas"
     title = "Gland instance segmentation (GlaS, MICCAI 2015): object-level F1, Dice and Hausdorff"
     rules = "seeds/002_ea0d617af09236b8.txt"
@@ -107,7 +107,7 @@ class GlaS(Challenge):
         """The three scores of each part named in ``params["parts"]``, else the three."""
         return self.ranking_criteria({f"{s}/{part}" for s in SCORES for part in params["parts"]} | set(SCORES))
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[Context, Item]:
         suffixes = params["suffixes"]
         truth_files = _truth_files(truth, suffixes)
         parts = params["parts"]

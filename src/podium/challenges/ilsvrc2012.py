@@ -55,13 +55,13 @@ class Item:
     sorted_ids: np.ndarray | None  # ILSVRC2012_ID of each sorted-WNID index, when meta is given
 
 
-class _TopK(Challenge):
+class _TopK(Challenge[str, Item, ErrorCounts]):
     """Task 1 and 2: flat error with 1..5 guesses, one line per image."""
 
     group: ClassVar[int]  # numbers per guess
     prefix: ClassVar[str]  # score name prefix
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[str, Item]:
         labels = ilsvrc.read_truth_labels(truth, log)
         meta = ilsvrc.read_meta(params["meta"]) if params["meta"] is not None else None
         if params["labels"] == "wnid-sorted" and meta is None:
@@ -241,7 +241,7 @@ class FineItem:
     scores: np.ndarray  # (boxes, classes)
 
 
-class Ilsvrc2012Fine(Challenge):
+class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
     """Task 3 (dogs). The task 3 kit is not public; podium defines the files:
 
     - truth: one line per test box (the organizers give the dog boxes) with its class id;
@@ -262,7 +262,7 @@ class Ilsvrc2012Fine(Challenge):
     )
     primary = "mean_ap"
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job:
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[FineContext, FineItem]:
         labels = ilsvrc.read_truth_labels(truth)
         if any(len(x) != 1 for x in labels):
             raise TruthError(f"truth {truth} must hold exactly one class id per line (one per test box)")

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from podium.challenges import IDS, get
+from podium.challenges import IDS, get, runnable
 from podium.challenges.base import Challenge
 from podium.contest.split import SplitPlan, draw_public, read_public_list
 from podium.contest.toml_lines import Path_, key_lines, line_of
@@ -53,7 +53,6 @@ from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
 from podium.issues import IssueLog
 from podium.parameters import Parameter
-from podium.runner.contracts import CONTRACTS
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SUBMISSION_KINDS = ("files", "programs")
@@ -410,8 +409,8 @@ class _Reader:
 
     def limits(self, programs: bool, challenge_id: str | None) -> Limits:
         table = self.table("limits")
-        if programs and challenge_id is not None and challenge_id not in CONTRACTS:
-            self.error(("phase",), f"{challenge_id} has no program contract; programs can be run for {', '.join(CONTRACTS)}")
+        if programs and challenge_id in IDS and get(challenge_id).program is None:
+            self.error(("phase",), f"{challenge_id} has no program contract; programs can be run for {', '.join(runnable())}")
         if programs and "memory_mb" not in table:
             self.error(("limits",), "a phase takes programs: [limits] must set memory_mb (and may set time_s and cpus)")
         if table and not programs:

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from podium.challenges import get
+from podium.challenges import get, runnable
 from podium.engine import evaluate
 from podium.errors import UsageError
 from podium.issues import Issue
@@ -17,7 +17,7 @@ from podium.parameters import resolve
 from podium.provenance import signature
 from podium.result import REJECTED, Result
 from podium.formats.folders import list_folder
-from podium.runner.contracts import CONTRACTS, INPUT_FILE, prepare_workdir, snapshot
+from podium.runner.workdir import INPUT_FILE, prepare_workdir, snapshot
 from podium.runner.docker import run_docker
 from podium.runner.process import RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose
@@ -52,9 +52,9 @@ def run_program(
     ``split_of`` and ``contest``: as :func:`podium.engine.evaluate` takes them.
     """
     challenge = get(challenge_id)
-    contract = CONTRACTS.get(challenge_id)
+    contract = challenge.program
     if contract is None:
-        raise UsageError(f"{challenge_id} has no program contract; podium run supports {', '.join(CONTRACTS)}")
+        raise UsageError(f"{challenge_id} has no program contract; podium run supports {', '.join(runnable())}")
     if (command is None) == (image is None):
         raise UsageError("give exactly one of --command and --image")
     if not images.is_dir():
