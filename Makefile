@@ -1,7 +1,8 @@
 # podium: the two commands of the README.
 #   make demo  - set up .venv, score a sample submission of every challenge, then serve the demo contest
 #                (make demo SERVE=0: score only; PORT=8000 by default)
-#   make test  - set up .venv, install missing system components (root with apt-get only), run the whole test suite
+#   make test  - set up .venv, install missing system components (root with apt-get only), check the code (ruff, mypy),
+#                run the whole test suite (docstring examples included)
 PYTHON ?= python3
 SERVE ?= 1
 PORT ?= 8000
@@ -27,7 +28,9 @@ endif
 
 test: $(STAMP)
 	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium
+	$(VENV)/bin/ruff check src tests tools benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -61,10 +61,10 @@ def baseline_terms(truth: np.ndarray, seg: np.ndarray, empty_h: float) -> list[l
                 out.append((area, 0.0, empty_h))
                 continue
 
-            def distance(j: int) -> float:
-                ob = other_boxes[j - 1]
-                union = tuple(slice(min(a.start, b.start), max(a.stop, b.stop)) for a, b in zip(box, ob))
-                return hausdorff(own[union] == code, other[union] == j)
+            def distance(j: int) -> float:  # called within this iteration only
+                ob = other_boxes[j - 1]  # noqa: B023
+                union = tuple(slice(min(a.start, b.start), max(a.stop, b.stop)) for a, b in zip(box, ob))  # noqa: B023
+                return hausdorff(own[union] == code, other[union] == j)  # noqa: B023
 
             if not hits:
                 out.append((area, 0.0, min(distance(j) for j in other_labels)))  # every object on the other side

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import average_precision_score
 
-from podium.metrics.average_precision import sklearn_average_precision, voc_average_precision
 from podium.formats import ilsvrc
 from podium.issues import IssueLog
+from podium.metrics.average_precision import sklearn_average_precision, voc_average_precision
 from podium.metrics.imagenet import localization_errors
 
 KIT = Path(__file__).resolve().parents[2] / "shared" / "data" / "ilsvrc2012"

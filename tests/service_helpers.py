@@ -15,12 +15,12 @@ import uvicorn
 from PIL import Image
 
 from podium.challenges import get
+from podium.contest import load
 from podium.service import accounts
 from podium.service.app import Service, create_app
 from podium.service.client import Answer, packed, request
 from podium.service.database import connect, migrate, writing
 from podium.service.server import register_contest
-from podium.contest import load
 
 
 class Clock:
@@ -41,7 +41,7 @@ class LiveServer:
         self.server = uvicorn.Server(uvicorn.Config(create_app(service), log_level="warning", limit_concurrency=500, backlog=512))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
-    def __enter__(self) -> "LiveServer":
+    def __enter__(self) -> LiveServer:
         self.thread.start()
         for _ in range(200):  # bounded: 10 s
             if self.server.started:

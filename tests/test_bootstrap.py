@@ -100,7 +100,7 @@ def test_resamples_equal_scoring_the_resampled_test_set() -> None:
         assert confidence.score.low == pytest.approx(low, abs=1e-12) and confidence.score.high == pytest.approx(high, abs=1e-12)
         assert (confidence.rank.low, confidence.rank.high) == tuple(np.percentile(ranks[:, team], [2.5, 97.5], method="inverted_cdf"))
         assert confidence.first == np.mean(ranks[:, team] == 1)
-    assert confidences[0].first > confidences[1].first > confidences[2].first == 0  # noqa: PLR2004
+    assert confidences[0].first > confidences[1].first > confidences[2].first == 0
 
 
 def _units(values: list[float]) -> Units:

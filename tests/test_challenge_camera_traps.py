@@ -98,9 +98,10 @@ def test_iou_of_exactly_one_half_is_not_a_match(tmp_path: Path) -> None:
     assert exact_iou(half, (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))) == Fraction(1, 2)
     sub = write(tmp_path / "s.tsv", [("a.jpg", half, 1)])
     code, doc = evaluate(truth, sub)
+    assert code == 0, doc
     assert (doc["scores"]["detection_points"], doc["details"]["matched"]) == (-2, 0)
     sub = write(tmp_path / "s.tsv", [("a.jpg", (Fraction("0.4001"), Fraction("0.5"), Fraction("0.2002"), Fraction("0.4")), 1)])
-    code, doc = evaluate(truth, sub)
+    _code, doc = evaluate(truth, sub)
     assert doc["details"]["matched"] == 1 and doc["scores"]["score"] == 1.0
 
 
@@ -115,7 +116,7 @@ def test_float_rounding_cannot_turn_one_half_into_a_match(tmp_path: Path) -> Non
     assert inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter) > 0.5  # floats are fooled
     truth = write(tmp_path / "t.tsv", [("a.jpg", truth_box, 0)])
     sub = write(tmp_path / "s.tsv", [("a.jpg", pred_box, 0)])
-    code, doc = evaluate(truth, sub)
+    _code, doc = evaluate(truth, sub)
     assert doc["details"]["matched"] == 0
 
 
@@ -138,7 +139,7 @@ def test_tiny_boxes_at_one_half_are_decided_exactly(tmp_path: Path) -> None:
 
 def test_sixty_significant_digits_at_one_half(tmp_path: Path) -> None:
     # Products of 60-digit coordinates have 120 digits: no fixed decimal precision holds them.
-    long = lambda head, tail: head + "0" * 57 + tail  # noqa: E731  (60 significant digits)
+    long = lambda head, tail: head + "0" * 57 + tail
     Y, H, W = long("0.5", "3"), long("0.4", "7"), long("0.4", "4")
     truth_box = f"0.5 {Y} {W} {H}"
     pred_box = f"0.3{'9' * 58} {Y} {long('0.2', '2')} {H}"  # half of the truth's width, inside it
@@ -155,13 +156,13 @@ def test_random_tiny_boxes_match_the_exact_reference(tmp_path: Path, seed: int) 
     """Grid boxes shrunk to a 1e-9 scale: every IoU near 1/2 or a tie needs exact arithmetic."""
     rng = np.random.default_rng(1000 + seed)
     scale, offset = Fraction(1, 10**9), Fraction(3, 10)
-    shrink = lambda b: (offset + b[0] * scale, offset + b[1] * scale, b[2] * scale, b[3] * scale)  # noqa: E731
+    shrink = lambda b: (offset + b[0] * scale, offset + b[1] * scale, b[2] * scale, b[3] * scale)
     truth_rows = [("a.jpg", shrink(grid_box(rng)), int(rng.integers(0, 2))) for _ in range(4)]
     pred_rows = [("a.jpg", shrink(grid_box(rng)) if rng.random() < 0.5 else b, int(rng.integers(0, 2))) for _, b, _ in truth_rows]
-    text = lambda b: " ".join(f"{float(v):.20f}".rstrip("0") for v in b)  # noqa: E731
+    text = lambda b: " ".join(f"{float(v):.20f}".rstrip("0") for v in b)
     truth = write_raw(tmp_path / "t.tsv", [(n, text(b), c) for n, b, c in truth_rows])
     sub = write_raw(tmp_path / "s.tsv", [(n, text(b), c) for n, b, c in pred_rows])
-    as_written = lambda rows: [(n, tuple(Fraction(v) for v in text(b).split()), c) for n, b, c in rows]  # noqa: E731
+    as_written = lambda rows: [(n, tuple(Fraction(v) for v in text(b).split()), c) for n, b, c in rows]
     code, doc = evaluate(truth, sub)
     assert code == 0, doc["errors"]
     detection, classification, _ = reference_points(as_written(truth_rows), as_written(pred_rows))
@@ -175,9 +176,10 @@ def test_order_matters_and_optimal_is_only_a_check(tmp_path: Path) -> None:
     truth = write(tmp_path / "t.tsv", [("a.jpg", t1, 1), ("a.jpg", t2, 1)])
     sub = write(tmp_path / "s.tsv", [("a.jpg", p_both, 1), ("a.jpg", t1, 1)])  # greedy: first takes t1 (tie -> earlier)
     code, doc = evaluate(truth, sub)
+    assert code == 0, doc
     assert doc["details"]["matched"] == 1 and doc["details"]["photos_contested"] == 1
     # greedy: +1 +5 for the first, -1 for the second (t1 taken), -1 for t2 missed = 4; optimal: 12
-    code, doc = evaluate(truth, sub, "--set", "matching=optimal")
+    _code, doc = evaluate(truth, sub, "--set", "matching=optimal")
     assert doc["details"]["matched"] == 2 and doc["scores"]["score"] == 1.0
     assert (doc["details"]["greedy_points"], doc["details"]["points_order_dependent"]) == (4, 8)
     assert any(w["code"] == "order_dependent" for w in doc["warnings"])
@@ -187,9 +189,10 @@ def test_empty_photos_and_no_truth_objects(tmp_path: Path) -> None:
     truth = write(tmp_path / "t.tsv", [("a.jpg", None, None), ("b.jpg", None, None)])
     sub = write(tmp_path / "s.tsv", [])
     code, doc = evaluate(truth, sub)
+    assert code == 0, doc
     assert doc["scores"]["score"] == 1.0 and doc["scores"]["points"] == 0
     sub = write(tmp_path / "s.tsv", [("b.jpg", (Fraction("0.5"),) * 2 + (Fraction("0.1"),) * 2, 0)])
-    code, doc = evaluate(truth, sub)
+    _code, doc = evaluate(truth, sub)
     assert doc["scores"]["score"] == 0.0 and doc["scores"]["points"] == -1
 
 
@@ -257,8 +260,9 @@ def test_min_size_check_of_the_truth(tmp_path: Path) -> None:
     Image.new("RGB", (1000, 500)).save(tmp_path / "img" / "a.jpg")
     truth = write(tmp_path / "t.tsv", [("a.jpg", (Fraction("0.5"), Fraction("0.5"), Fraction("0.1"), Fraction("0.5")), 1)])
     code, doc = evaluate(truth, truth, "--set", f"images={tmp_path / 'img'}")
+    assert code == 0, doc
     assert any(w["code"] == "small_suitable" for w in doc["warnings"])  # 100 px wide < 128
-    code, doc = evaluate(truth, truth, "--set", f"images={tmp_path / 'img'}", "--set", "min_size=100")
+    _code, doc = evaluate(truth, truth, "--set", f"images={tmp_path / 'img'}", "--set", "min_size=100")
     assert not any(w["code"] == "small_suitable" for w in doc["warnings"])
 
 

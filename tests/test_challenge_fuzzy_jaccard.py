@@ -308,8 +308,8 @@ def test_missing_images_are_zeros_with_one_warning(good) -> None:
     assert len(warnings) == 1 and "tree/a.png" in warnings[0]["message"]
     # The missing map scores as all zeros.
     labels = {"a": np.array([[0, 1, 2, 1]] * 4), "b": np.array([[2, 2, 0, 1]] * 4)}
-    predictions = {"a": [np.full((4, 4), 50)] + [None], "b": [np.full((4, 4), 50)] * 2}
-    per_class, mean = reference_scores(labels, predictions)
+    predictions = {"a": [np.full((4, 4), 50), None], "b": [np.full((4, 4), 50)] * 2}
+    _per_class, mean = reference_scores(labels, predictions)
     assert doc["scores"]["fuzzy_jaccard"] == pytest.approx(mean, abs=1e-15)
 
 

@@ -71,7 +71,7 @@ def test_labels_above_255_are_never_cast_to_8_bits(tmp_path: Path) -> None:
     truth[:, :5], truth[:, 5:] = 256, 512  # both 0 modulo 256
     save_png(tmp_path / "t" / "x.png", truth)
     save_png(tmp_path / "s" / "x.png", truth)
-    code, doc = evaluate(tmp_path / "t", tmp_path / "s")
+    _code, doc = evaluate(tmp_path / "t", tmp_path / "s")
     assert doc["details"]["tp"] == 2
 
 
@@ -81,8 +81,9 @@ def test_binary_mask_is_labelled_with_a_warning(tmp_path: Path) -> None:
     save_png(tmp_path / "t" / "x.png", truth)
     save_png(tmp_path / "s" / "x.png", (truth > 0).astype(np.uint8) * 255)
     code, doc = evaluate(tmp_path / "t", tmp_path / "s")
+    assert code == 0, doc
     assert doc["details"]["tp"] == 2 and doc["warnings"][0]["code"] == "binary_mask"
-    code, doc = evaluate(tmp_path / "t", tmp_path / "s", "--set", "binary=objects")
+    _code, doc = evaluate(tmp_path / "t", tmp_path / "s", "--set", "binary=objects")
     assert (doc["details"]["tp"], doc["details"]["fp"], doc["details"]["fn"]) == (1, 0, 1) and not doc["warnings"]
 
 
@@ -91,7 +92,7 @@ def test_diagonal_pieces_are_one_object_when_8_connected(tmp_path: Path) -> None
     seg[1, 1] = seg[2, 2] = 1  # touch at a corner: one 8-connected object
     save_png(tmp_path / "t" / "x.png", seg)
     save_png(tmp_path / "s" / "x.png", seg)
-    code, doc = evaluate(tmp_path / "t", tmp_path / "s")
+    _code, doc = evaluate(tmp_path / "t", tmp_path / "s")
     assert doc["details"]["fp"] == 0 and not doc["warnings"]
 
 
@@ -110,7 +111,7 @@ def test_missing_image_is_an_empty_prediction(pair) -> None:
 def test_parts_add_scores_per_part(pair) -> None:
     truth, sub = pair
     save_png(sub / "testB_1_seg.png", np.zeros((20, 30), np.uint8))
-    code, doc = evaluate(truth, sub, "--set", "parts=testA,testB")
+    _code, doc = evaluate(truth, sub, "--set", "parts=testA,testB")
     assert doc["scores"]["f1/testA"] == 1.0 and doc["scores"]["f1/testB"] == 0.0
     assert doc["scores"]["f1"] == pytest.approx(2 * 2 / (2 * 2 + 0 + 2))
     assert set(doc["scores"]) == {f"{s}{p}" for s in ("f1", "object_dice", "object_hausdorff") for p in ("", "/testA", "/testB")}
@@ -187,7 +188,7 @@ def test_per_image_details_match_the_kernel(pair) -> None:
     seg = glands()
     seg[3, 20] = 7  # a small false object far away
     save_png(sub / "testA_1_seg.png", seg.astype(np.uint8))
-    code, doc = evaluate(truth, sub)
+    _code, doc = evaluate(truth, sub)
     stats = image_stats(glands(), seg, math.hypot(20, 30))
     image = doc["details"]["per_image"]["testA_1"]
     assert (image["fp"], image["object_dice"], image["object_hausdorff"]) == (1, stats.object_dice, stats.object_hausdorff)

@@ -75,7 +75,7 @@ def test_iou_boundary_with_the_plus_one_convention(tmp_path: Path, meta) -> None
 def test_any_instance_serves_any_guess_and_the_label_must_match(tmp_path: Path, meta) -> None:
     boxes = [[(7, 0, 0, 9, 9), (7, 100, 100, 119, 119)], [(3, 0, 0, 9, 9)]]
     guesses = ["5 0 0 9 9 7 100 100 119 119", "3 50 50 60 60 3 0 0 9 9"]
-    code, doc = loc_case(tmp_path, meta, ["7", "3"], boxes, guesses)
+    _code, doc = loc_case(tmp_path, meta, ["7", "3"], boxes, guesses)
     assert doc["scores"]["loc_error@1"] == 1.0  # image 1: wrong label first; image 2: box far away
     assert doc["scores"]["loc_error@2"] == 0.0
 
@@ -83,7 +83,7 @@ def test_any_instance_serves_any_guess_and_the_label_must_match(tmp_path: Path, 
 def test_multi_label_images_average_over_their_labels(tmp_path: Path) -> None:
     truth = write_lines(tmp_path / "gt.txt", ["3 7", "5"])
     sub = write_lines(tmp_path / "sub.txt", ["7 1 2 3 4", "9 5"])
-    code, doc = run_json("ilsvrc2012-cls", truth, sub)
+    _code, doc = run_json("ilsvrc2012-cls", truth, sub)
     # image 1: label 7 found at guess 1, label 3 at guess 4 -> e@1 = 1/2, e@4 = 0; image 2: e@1 = 1, e@2 = 0
     assert doc["scores"]["error@1"] == pytest.approx((0.5 + 1) / 2)
     assert doc["scores"]["error@2"] == pytest.approx(0.5 / 2)
@@ -148,7 +148,7 @@ def slow_voc_ap(positive: np.ndarray, scores: np.ndarray) -> float:
         fp += not positive[i]
         rec.append(tp / positive.sum())
         prec.append(tp / (tp + fp))
-    mrec, mpre = [0.0] + rec + [1.0], [0.0] + prec + [0.0]
+    mrec, mpre = [0.0, *rec, 1.0], [0.0, *prec, 0.0]
     for i in range(len(mpre) - 2, -1, -1):
         mpre[i] = max(mpre[i], mpre[i + 1])
     return sum((mrec[i] - mrec[i - 1]) * mpre[i] for i in range(1, len(mrec)) if mrec[i] != mrec[i - 1])

@@ -57,7 +57,7 @@ def test_json_to_stdout_is_only_json(demo) -> None:
 
 
 def test_rejected_document_is_written(demo, tmp_path: Path) -> None:
-    truth, sub = demo
+    truth, _sub = demo
     bad = tmp_path / "sub"
     save_png(bad / "a" / "image_0000.png", np.full((30, 40), 255, np.uint8))
     out = tmp_path / "result.json"
@@ -150,8 +150,8 @@ def test_installed_command_runs_with_two_workers(demo) -> None:
     """The real entry point, in a real process, with a process pool."""
     truth, sub = demo
     command = [sys.executable, "-m", "podium", "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub)]
-    one = subprocess.run(command + ["--json", "-", "--workers", "1"], capture_output=True, text=True, check=True)
-    two = subprocess.run(command + ["--json", "-", "--workers", "2"], capture_output=True, text=True, check=True)
+    one = subprocess.run([*command, "--json", "-", "--workers", "1"], capture_output=True, text=True, check=True)
+    two = subprocess.run([*command, "--json", "-", "--workers", "2"], capture_output=True, text=True, check=True)
     assert one.stderr == "" and two.stderr == ""  # no progress bar when stderr is not a terminal
     assert meets_the_schema(json.loads(one.stdout))["scores"] == meets_the_schema(json.loads(two.stdout))["scores"]
 

@@ -75,7 +75,7 @@ def test_random_labelings_agree_with_sklearn(seed: int) -> None:
     rng = np.random.default_rng(seed)
     true, pred = random_labels(rng, int(rng.integers(1, 400)))
     t = table(true, pred)
-    (tn2, fp2), (fn2, tp2) = pair_confusion_matrix(true, pred)  # ordered pairs
+    (_tn2, fp2), (fn2, tp2) = pair_confusion_matrix(true, pred)  # ordered pairs
     counts = PairCounts.of(t)
     assert (counts.tp, counts.fp, counts.fn) == (tp2 // 2, fp2 // 2, fn2 // 2)
     for average in ("arithmetic", "geometric", "min", "max"):

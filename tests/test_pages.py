@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from pathlib import Path
-
 import http.client
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from http.cookies import SimpleCookie
+from pathlib import Path
 from urllib.parse import urlsplit
 
-from service_helpers import Clock, LiveServer, at, set_up, write_contest
 from podium.service import accounts
 from podium.service.database import writing
 from podium.service.pages import COOKIE, LOGINS, LoginLimit
+from service_helpers import Clock, LiveServer, at, set_up, write_contest
 
 
 class Client:

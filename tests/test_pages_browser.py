@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from conftest import require
-from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
 from podium.service import accounts
 from podium.service.client import packed
 from podium.service.database import writing
 from podium.service.worker import Worker
+from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
@@ -62,7 +62,7 @@ class Scorer:
             if not self.worker.work_once():
                 self.stop.wait(0.2)
 
-    def __enter__(self) -> "Scorer":
+    def __enter__(self) -> Scorer:
         self.thread.start()
         return self
 

@@ -44,8 +44,8 @@ from conftest import run
 from podium.challenges import IDS, get
 from podium.contest import load
 from podium.engine import evaluate
-from podium.platforms.columns import columns
 from podium.errors import UsageError
+from podium.platforms.columns import columns
 from podium.platforms.evalai import CODENAMES, SubmissionRejected
 from podium.platforms.reference import reference_of
 from podium.platforms.scores import SENTINEL, numbers_only
@@ -428,7 +428,7 @@ def test_platform_entries_refuse_an_unusable_layout_with_exit_2(contests: dict, 
     code, output = run("codabench", "glas", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"))
     assert code == 2 and "no submission folder" in output and "input/res" in output
     (tmp_path / "bad.tar.gz").write_bytes(b"\x1f\x8b broken")
-    with pytest.raises(UsageError, match="the test annotation file .*bad.tar.gz"):
+    with pytest.raises(UsageError, match=r"the test annotation file .*bad\.tar\.gz"):
         evalai_evaluate(str(tmp_path / "bad.tar.gz"), str(demo.submission), "test")
     with pytest.raises(UsageError, match="does not exist"):
         evalai_evaluate(str(tmp_path / "none.tar.gz"), str(demo.submission), "test")

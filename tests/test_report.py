@@ -7,6 +7,7 @@ import re
 from html import unescape
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -16,8 +17,6 @@ from podium.engine import evaluate
 from podium.report import render_report
 from podium.report.charts import BINS, MAX_BARS, charts_of
 from podium.report.gallery import SHOWN, glas_overlay
-
-import numpy as np
 
 
 @pytest.fixture(scope="module")

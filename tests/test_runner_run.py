@@ -190,6 +190,16 @@ def test_usage_errors(tmp_path: Path, pixels, args: list[str], fragment: str) ->
     assert code == 2 and fragment in output, output
 
 
+def test_every_visible_folder_is_kept_away_from_the_truth(tmp_path: Path, pixels) -> None:
+    images, truth = pixels
+    harmless = tmp_path / "code"
+    harmless.mkdir()
+    for visible in ([truth.parent, harmless], [harmless, truth.parent]):  # the first of two once went unchecked
+        args = [arg for folder in visible for arg in ("--visible", str(folder))]
+        code, output = run("run", "fuzzy-jaccard", "--command", "true", *args, "--images", str(images), "--truth", str(truth))
+        assert code == 2 and f"--visible {truth.parent} would show the program the truth" in output, output
+
+
 def test_docker_command_line(tmp_path: Path) -> None:
     command = docker_command("team/face:1", tmp_path / "work", tmp_path / "images", 2048, tmp_path / "cid")
     assert command[:3] == ["docker", "run", "--rm"]
@@ -231,7 +241,7 @@ def test_image_without_an_engine_is_a_usage_error(tmp_path: Path, pixels) -> Non
 @pytest.mark.skipif(not docker_engine(), reason="no Docker engine on this machine")
 def test_docker_end_to_end(tmp_path: Path, pixels) -> None:
     images, truth = pixels
-    code, doc = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "60")
+    _code, doc = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "60")
     assert doc["run"]["network_isolated"] is True and doc["run"]["outcome"] in ("finished", "no_output")
 
 
@@ -254,7 +264,7 @@ def test_a_program_that_replaces_its_input_or_its_folder_is_rejected_not_a_crash
 
 
 def test_a_program_contest_gives_the_images_limits_and_split(tmp_path: Path, faces) -> None:
-    images, truth = faces
+    _images, _truth = faces
     (tmp_path / "contest.toml").write_text(
         'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "truth.csv"\nimages = "images"\n\n'
         '[parameters]\nth1_s = 60\nth2_s = 120\nram_max_mb = 4096\n\n[split]\npublic = 0.3\nseed = 1\n\n'

@@ -23,9 +23,9 @@ from click.testing import CliRunner
 
 from podium.cli import cli
 from podium.runner import cgroups
-from podium.runner.workdir import prepare_workdir
 from podium.runner.process import PIDS_LIMIT, RunReport, run_limited
 from podium.runner.sandbox import SANDBOX_ID, bubblewrap, gpu_devices
+from podium.runner.workdir import prepare_workdir
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"), pytest.mark.usefixtures("sandbox")]
 INTERPRETER = tuple(Path(p) for p in {sys.prefix, sys.base_prefix})
@@ -173,7 +173,7 @@ def _accept(server: socket.socket) -> object:
 
 
 def test_no_way_back_to_the_host_namespaces_nor_kernel_settings(tmp_path: Path) -> None:
-    report, paths = sandboxed(
+    _report, paths = sandboxed(
         tmp_path,
         """
         import ctypes, json, os

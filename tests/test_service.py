@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from sqlalchemy import func, select
 
 from podium.service import accounts, state
 from podium.service.client import packed
@@ -22,7 +23,6 @@ from podium.service.rescore import rescore
 from podium.service.tables import jobs, results
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
-from sqlalchemy import func, select
 
 
 def drain(worker: Worker) -> int:

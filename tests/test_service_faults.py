@@ -107,7 +107,7 @@ def test_a_worker_killed_mid_job_the_job_completes_once(database_url: str, tmp_p
 def test_a_lost_lease_writes_nothing_and_the_job_is_not_counted_twice(database_url: str, tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest")
     clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
+    service, _token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
     from podium.contest import load
     from podium.service.scoring import Runtime, score
 

@@ -19,8 +19,8 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from podium.service.client import packed
 from podium.archives import ArchiveLimits, ArchiveProblem, safe_filename, unpack
+from podium.service.client import packed
 from podium.service.database import connect, migrate
 from podium.service.quota import local_day
 from podium.service.tables import metadata
@@ -207,7 +207,7 @@ def test_concurrent_and_total_quotas(tmp_path: Path) -> None:
     csv = (get("camera-traps").write_demo(tmp_path / "demo").submission / "team.tsv").read_bytes()
     worker = Worker(service.engine, service.data, clock=clock)
     with LiveServer(service) as live:
-        send = lambda: live.call("POST", "/api/submissions", token["alpha"], body=csv, query={"filename": "team.tsv"})  # noqa: E731
+        send = lambda: live.call("POST", "/api/submissions", token["alpha"], body=csv, query={"filename": "team.tsv"})
         assert send().status == 201
         busy = send()
         assert busy.status == 429 and "queued or running" in busy.body["detail"]

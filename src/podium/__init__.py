@@ -6,7 +6,7 @@ The library's entry points are :func:`evaluate`, :func:`validate` and :func:`dem
 
 __version__ = "0.6.0"  # the single source: pyproject.toml reads it from here
 
-from podium.api import demo, evaluate, validate  # noqa: E402  (after __version__, which they import)
-from podium.result import Result  # noqa: E402
+from podium.api import demo, evaluate, validate
+from podium.result import Result
 
 __all__ = ["Result", "__version__", "demo", "evaluate", "validate"]

@@ -186,7 +186,7 @@ class _Writer:
         budget = max(packed, 1) * self.limits.max_ratio
         size = 0
         try:
-            out = open(path, "xb")  # x: never overwrite
+            out = open(path, "xb")  # noqa: SIM115 (closed by the with below)  x: never overwrite
         except FileExistsError:
             raise ArchiveProblem(f"member {name[:200]!r} appears twice") from None
         with out:
@@ -204,7 +204,7 @@ class _Writer:
         for parent in (path, *path.parents):
             if parent == self.root:
                 return
-            if parent.exists() and not parent.is_dir() or parent.is_symlink():
+            if (parent.exists() and not parent.is_dir()) or parent.is_symlink():
                 raise ArchiveProblem(f"{parent.relative_to(self.root)} is both a file and a folder in the archive")
 
 

@@ -24,6 +24,7 @@ array([[1, 2, 2],
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,7 @@ def bootstrap(
     challenge: Challenge,
     criteria: list[ScoreSpec],
     rank_sum: bool,
-    tables: list[Units | None],
+    tables: Sequence[Units | None],
     resamples: int,
     *,
     seed: int = 0,
@@ -128,7 +129,7 @@ def bootstrap(
             final_ranks.append(ranks_of(sums, higher_is_better=False))
         else:
             final_ranks.append(ranks[0])
-    scores, ranks = np.concatenate(first_scores), np.concatenate(final_ranks)
+    scores, all_ranks = np.concatenate(first_scores), np.concatenate(final_ranks)
     tail = 100 * (1 - level) / 2
     confidences: list[Confidence | None] = []
     for team, matrix in enumerate(matrices):
@@ -137,6 +138,6 @@ def bootstrap(
             continue
         finite = scores[:, team][~np.isnan(scores[:, team])]
         score = Interval(*(float(v) for v in np.percentile(finite, [tail, 100 - tail]))) if finite.size else Interval(None, None)
-        rank = Interval(*(int(v) for v in np.percentile(ranks[:, team], [tail, 100 - tail], method="inverted_cdf")))
-        confidences.append(Confidence(score, rank, float(np.mean(ranks[:, team] == 1))))
+        rank = Interval(*(int(v) for v in np.percentile(all_ranks[:, team], [tail, 100 - tail], method="inverted_cdf")))
+        confidences.append(Confidence(score, rank, float(np.mean(all_ranks[:, team] == 1))))
     return confidences

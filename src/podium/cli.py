@@ -10,8 +10,8 @@ import functools
 import json
 import sys
 import traceback
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +23,18 @@ from podium.archives import opened
 from podium.bootstrap import bootstrap, resamplable
 from podium.challenges import IDS, every, get
 from podium.challenges.base import Challenge, ScoreSpec
-from podium.engine import default_workers, evaluate
 from podium.contest import Setup
 from podium.contest import load as load_contest
+from podium.documents import Document, differences, load_document, read_document
+from podium.engine import default_workers, evaluate
 from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.parameters import parse_settings
-from podium.ranking import Team, rank_teams, ranks_by_sum
-from podium.runner.run import run_program
-from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
-from podium.documents import Document, differences, load_document, read_document
 from podium.provenance import comparable_part
 from podium.provenance import short as short_signature
+from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
+from podium.runner.run import run_program
+from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
 
 VIEWS = ("full", PUBLIC)
 SPLITS = (PUBLIC, PRIVATE)
@@ -130,7 +130,7 @@ def validate_command(
     return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, quiet, checks_only=True)
 
 
-def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, fixed: dict[str, object]) -> Setup:
+def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, fixed: Mapping[str, object]) -> Setup:
     """The challenge, truth and settings; with a contest, options it fixes (``fixed``: option -> value given) are refused."""
     raw = parse_settings(settings)
     if contest_path is None:
@@ -331,7 +331,7 @@ def rank_command(
     if resamples is not None:
         _bootstrap(spec, teams, dict(zip(team_names, documents)), criteria, ranks_by_sum(spec, by), resamples, seed, decimals)
     signatures = _distinct_signatures(documents, team_names, split is not None)
-    board = {
+    board: dict[str, Any] = {
         "challenge": challenge,
         "split": split,
         "by": by,
@@ -488,7 +488,8 @@ def demo_command(folder: Path, workers: int | None) -> int:
     return EXIT_SCORED
 
 
-from podium.platforms.commands import register as _register_platform_commands  # noqa: E402  (after guarded, which they use)
+# The service's and the platforms' commands import this module (guarded, the cli group): they join last.
+from podium.platforms.commands import register as _register_platform_commands  # noqa: E402
 from podium.service.commands import register as _register_service_commands  # noqa: E402
 
 _register_service_commands(cli, guarded)

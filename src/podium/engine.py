@@ -13,10 +13,10 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
 from collections import Counter
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from functools import reduce
 from pathlib import Path
 from typing import Any

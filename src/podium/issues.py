@@ -8,8 +8,8 @@ submission with a million bad lines gives a short, readable answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass(frozen=True)

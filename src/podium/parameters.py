@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Literal, Mapping
+from typing import Literal
 
 from podium.errors import UsageError
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np

@@ -68,7 +68,7 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
         path = single_file(submission, TABLE_SUFFIXES, log)
         photos = {name: i for i, name in enumerate(truth_table.photos)}
         table = None if path is None else read_table(path, log, photos)
-        items = [] if table is None else [Item(path.name, truth_table, table)]
+        items = [Item(path.name, truth_table, table)] if path is not None and table is not None else []
         return Job(Context(params["matching"]), items)
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:

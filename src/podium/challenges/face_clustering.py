@@ -47,7 +47,7 @@ class Item:
 class Context:
     beta: float
     nmi_average: str
-    final: dict[str, float | None]
+    final: dict[str, Any]  # the parameters of final_points
 
 
 class FaceClusteringProgram(Program):
@@ -109,7 +109,7 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
         context = Context(params["beta"], params["nmi_average"], final)
         path = single_file(submission, (".csv",), log)
         clusters = None if path is None else clustering_csv.read_submission(path, table, params["order"], log)
-        items = [] if clusters is None else [Item(path.name, table.identity, clusters, table.names)]
+        items = [Item(path.name, table.identity, clusters, table.names)] if path is not None and clusters is not None else []
         return Job(context, items)
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:

@@ -21,8 +21,8 @@ from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
 from podium.challenges.program import Program, megapixels
 from podium.errors import UsageError
 from podium.formats import png
-from podium.formats.folders import list_folder
 from podium.formats import probability_maps as maps
+from podium.formats.folders import list_folder
 from podium.issues import Issue, IssueLog
 from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats
 from podium.parameters import choice, optional_integer, real
@@ -126,7 +126,7 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
         if problems and context.unreadable == "reject":
             return ItemResult(empty, errors=problems)
         stats = statistics(predictions)
-        units = {item.key: stats.intersection + stats.union}
+        units = {item.key: tuple(map(float, stats.intersection + stats.union))}
         return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems, units=units)
 
     def unit_columns(self, context: Context) -> tuple[str, ...]:
@@ -149,17 +149,17 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
     @staticmethod
     def _read_truth(
         context: Context, item: Item
-    ) -> tuple[tuple[int, ...], Callable[[list[np.ndarray | None]], FuzzyJaccardStats]]:
+    ) -> tuple[tuple[int, int], Callable[[list[np.ndarray | None]], FuzzyJaccardStats]]:
         """The image shape, and the statistics of predictions against this image's truth."""
         if context.truth.layout == "labels":
             (path,) = item.truth_files
             labels = maps.read_labels(path, len(context.truth.classes), context.ignore)
             roi = maps.roi_of_labels(labels, context.roi, context.ignore)
-            return labels.shape, partial(FuzzyJaccardStats.from_labels, labels, roi=roi)
+            return (labels.shape[0], labels.shape[1]), partial(FuzzyJaccardStats.from_labels, labels, roi=roi)
         masks = [maps.read_mask(path) for path in item.truth_files]
         if len({m.shape for m in masks}) > 1:
             raise png.ImageError("class masks of this image differ in size", item.truth_files[0])
-        return masks[0].shape, partial(FuzzyJaccardStats.from_masks, masks, roi=maps.roi_of_masks(masks, context.roi))
+        return (masks[0].shape[0], masks[0].shape[1]), partial(FuzzyJaccardStats.from_masks, masks, roi=maps.roi_of_masks(masks, context.roi))
 
     def finalize(
         self, context: Context, stats: FuzzyJaccardStats, details: dict[str, Any], log: IssueLog

@@ -141,6 +141,7 @@ class GlaS(Challenge[Context, Item, PartStats]):
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
         warnings: list[Issue] = []
+        segmented: np.ndarray
         if item.submission is None:
             segmented = np.zeros(truth.shape, dtype=np.uint8)
         else:
@@ -156,7 +157,7 @@ class GlaS(Challenge[Context, Item, PartStats]):
             stats = image_stats(truth, segmented, empty_h)
         except TooComplex as exc:
             return ItemResult(empty, errors=[Issue("too_complex", str(exc), str(item.submission))])
-        details = {
+        details: dict[str, Any] = {
             "tp": stats.tp,
             "fp": stats.fp,
             "fn": stats.fn,

@@ -21,8 +21,8 @@ from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import read_text
 from podium.issues import Issue, IssueLog
-from podium.metrics.average_precision import RankedBoxes
-from podium.metrics.imagenet import K, ErrorCounts, TruthBox, classification_errors, localization_errors
+from podium.metrics.average_precision import Method, RankedBoxes
+from podium.metrics.imagenet import ErrorCounts, K, TruthBox, classification_errors, localization_errors
 from podium.parameters import choice, optional_path
 
 SUBMISSION_SUFFIXES = (".txt",)
@@ -69,7 +69,7 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         boxes = self._boxes(params, meta, len(labels))
         path = single_file(submission, SUBMISSION_SUFFIXES, log)
         read = None if path is None else ilsvrc.read_guesses(path, len(labels), self.group, log)
-        if read is None:
+        if path is None or read is None:
             return Job(params["labels"], [])
         sorted_ids = meta.id_of_sorted_index() if meta is not None else None
         guesses = _convert(read.values, sorted_ids) if params["labels"] == "wnid-sorted" else read.values  # type: ignore[arg-type]
@@ -165,10 +165,7 @@ class Ilsvrc2012Cls(_TopK):
     title = "ILSVRC 2012 Task 1: classification, flat top-5 error"
     rules = "seeds/004_a5a1ad02cdfc0410.txt"
     parameters = (LABELS, META)
-    scores = tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)) + (
-        ScoreSpec("top5_error", False, "= error@5, the challenge's measure"),
-        ScoreSpec("top1_error", False, "= error@1"),
-    )
+    scores = (*tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)), ScoreSpec("top5_error", False, "= error@5, the challenge's measure"), ScoreSpec("top1_error", False, "= error@1"))
     primary = "top5_error"
     group = 1
     prefix = "error"
@@ -204,9 +201,7 @@ class Ilsvrc2012Loc(_TopK):
         META,
         LABELS,
     )
-    scores = tuple(ScoreSpec(f"loc_error@{k}", False, f"localization error with {k} guesses") for k in range(1, 6)) + (
-        ScoreSpec("loc_error", False, "= loc_error@5, the challenge's measure"),
-    )
+    scores = (*tuple(ScoreSpec(f"loc_error@{k}", False, f"localization error with {k} guesses") for k in range(1, 6)), ScoreSpec("loc_error", False, "= loc_error@5, the challenge's measure"))
     primary = "loc_error"
     group = 5
     prefix = "loc_error"
@@ -228,7 +223,7 @@ class Ilsvrc2012Loc(_TopK):
 
 @dataclass(frozen=True)
 class FineContext:
-    ap: str
+    ap: Method
     classes: np.ndarray  # class ids, ascending: the columns of the submission
 
 
@@ -273,7 +268,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
             raise TruthError(f"truth {truth} has class ids not in the class list: {unknown[:10].tolist()}")
         path = single_file(submission, SUBMISSION_SUFFIXES, log)
         scores = None if path is None else ilsvrc.read_confidences(path, len(truth_ids), len(classes), log)
-        items = [] if scores is None else [FineItem(path.name, np.arange(1, len(truth_ids) + 1), truth_ids, classes, scores)]
+        items = [FineItem(path.name, np.arange(1, len(truth_ids) + 1), truth_ids, classes, scores)] if path is not None and scores is not None else []
         return Job(FineContext(params["ap"], classes), items)
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:

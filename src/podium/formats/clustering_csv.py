@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import count, repeat
+from itertools import count, pairwise, repeat
 from pathlib import Path
 
 import numpy as np
@@ -225,7 +225,7 @@ def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) ->
     in_truth_order = index.size == n_images and bool((index == np.arange(n_images)).all())
     if not (in_truth_order and truth.ascending):
         known = np.flatnonzero(index >= 0)
-        _check_order([truth.names[i] for i in index[known]], [rows.lines[k] for k in known], order, path, log)
+        _check_order([truth.names[i] for i in index[known].tolist()], [rows.lines[k] for k in known.tolist()], order, path, log)
     if not clean:
         return None
     clusters = np.zeros(n_images, dtype=np.int64)
@@ -349,7 +349,7 @@ def _ascending(names: list[str]) -> bool:
     if all(map(str.__lt__, names, names[1:])):
         return True
     keys = map(natural_key, names)  # lazily: a file out of order fails at its first pair
-    previous = next(keys, None)
+    previous = next(keys, [])
     for key in keys:
         if not previous < key:
             return False
@@ -362,8 +362,8 @@ def _check_order(names: list[str], lines: Sequence[int], order: str, path: Path,
     if _ascending(names):
         return
     # The file is out of order in both senses; name the place where the order it kept longer breaks.
-    plain = next(i for i, (a, b) in enumerate(zip(names, names[1:])) if not a < b)
-    natural = next(i for i, (a, b) in enumerate(zip(map(natural_key, names), map(natural_key, names[1:]))) if not a < b)
+    plain = next(i for i, (a, b) in enumerate(pairwise(names)) if not a < b)
+    natural = next(i for i, (a, b) in enumerate(pairwise(map(natural_key, names))) if not a < b)
     first = max(plain, natural)
     message = f"rows are not in ascending order of the image names: {names[first + 1]!r} comes after {names[first]!r}"
     if order == "ignore":

@@ -28,7 +28,7 @@ BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
 COORDINATE_HEADERS = ({"xc", "x", "x_c", "xcenter", "x_center"}, {"yc", "y", "y_c", "ycenter", "y_center"}, {"w", "width"}, {"h", "height"})
 CLASSES = {"0": 0, "1": 1, "false": 0, "true": 1}
 CLASS_VALUES = {**CLASSES, "False": 0, "True": 1, "FALSE": 0, "TRUE": 1}  # as written, for the fast path
-_BOX_PUNCTUATION = str.maketrans({c: " " for c in "[](){}\"',;"})
+_BOX_PUNCTUATION = str.maketrans(dict.fromkeys("[](){}\"',;", " "))
 
 
 @dataclass(frozen=True)

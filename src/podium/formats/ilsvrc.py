@@ -27,8 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from podium.errors import TruthError
-from podium.formats.folders import list_folder
 from podium.formats.files import FileProblem, read_bytes
+from podium.formats.folders import list_folder
 from podium.formats.text import DECIMAL, TextLimits, read_text
 from podium.issues import Issue, IssueLog, plural
 from podium.metrics.imagenet import Corner, TruthBox

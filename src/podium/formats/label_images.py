@@ -76,7 +76,7 @@ def read_label_image(path: Path, shape: tuple[int, int] | None = None) -> NDArra
         if data.startswith(png.SIGNATURE):
             header = png.parse_header(data)
             _check_shape(header.shape, shape)
-            if not (header.color_type == 0 and header.bit_depth in (8, 16) or header.color_type == 3):
+            if not ((header.color_type == 0 and header.bit_depth in (8, 16)) or header.color_type == 3):
                 raise png.ImageError(f"is {header.describe()}; a label image has one channel of 8 or 16-bit integers")
             return png.decode(data, header)
         return _read_with_pillow(data, shape)

@@ -14,6 +14,7 @@ import io
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import imagecodecs
 import numpy as np
@@ -121,7 +122,7 @@ def max_png_bytes(shape: tuple[int, int], bytes_per_pixel: int = 2) -> int:
     return 2 * height * (width * bytes_per_pixel + 1) + (1 << 20)
 
 
-def decode(data: bytes, header: PngHeader) -> NDArray[np.generic]:
+def decode(data: bytes, header: PngHeader) -> NDArray[Any]:
     """Pixels of a PNG already checked by :func:`parse_header`.
 
     Palette images give their indices; others give the sample values as

@@ -18,6 +18,7 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -188,7 +189,7 @@ def map_submission(root: Path, truth: TruthSet, log: IssueLog) -> dict[tuple[int
 def read_labels(path: Path, n_classes: int, ignore: int | None) -> NDArray[np.integer]:
     """A truth label image; values must be 0..n_classes or ``ignore``."""
     data, header = _open(path, bytes_per_pixel=2)
-    if not (header.color_type == 0 and header.bit_depth in (8, 16) or header.color_type == 3):
+    if not ((header.color_type == 0 and header.bit_depth in (8, 16)) or header.color_type == 3):
         raise png.ImageError(f"is {header.describe()}; a label image must be 8 or 16-bit grayscale or a palette PNG", path)
     labels = _decode(path, data, header)
     if int(labels.max()) > n_classes:
@@ -250,7 +251,7 @@ def _open(path: Path, bytes_per_pixel: int, shape: tuple[int, int] | None = None
         raise exc.at(path) from None
 
 
-def _decode(path: Path, data: bytes, header: png.PngHeader) -> NDArray[np.generic]:
+def _decode(path: Path, data: bytes, header: png.PngHeader) -> NDArray[Any]:
     try:
         return png.decode(data, header)
     except png.ImageError as exc:

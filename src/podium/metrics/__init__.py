@@ -36,7 +36,20 @@ _WHERE = {
     "localization_error": "imagenet",
     "average_precision_score": "average_precision",
 }
-__all__ = sorted(_WHERE)
+__all__ = [
+    "average_precision_score",
+    "bcubed_f_score",
+    "camera_trap_score",
+    "fuzzy_jaccard_score",
+    "localization_error",
+    "nmi_score",
+    "object_dice_score",
+    "object_f1_score",
+    "object_hausdorff_distance",
+    "pairwise_f_score",
+    "point_counts",
+    "top_k_error",
+]
 
 if TYPE_CHECKING:
     from podium.metrics.average_precision import average_precision_score

@@ -22,8 +22,8 @@ as NaN by :meth:`FuzzyJaccardStats.compute` and left out of the mean.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray

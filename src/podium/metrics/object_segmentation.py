@@ -47,7 +47,6 @@ from scipy import ndimage
 
 from podium.metrics.state import Statistics, concatenated, summed
 
-
 WORK_PER_PIXEL = 200  # the work budget of one image pair, in distance evaluations per pixel ...
 WORK_BASE = 100_000_000  # ... plus this: about 2 s here for a GlaS image, 10 s for 4 megapixels
 

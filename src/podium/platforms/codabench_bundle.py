@@ -32,7 +32,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no type hints
+import yaml
 from PIL import Image
 
 from podium import __version__

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import re
 import tempfile
-from datetime import UTC, datetime
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # PyYAML ships no type hints
+import yaml
 
 from podium import __version__
 from podium.archives import ArchiveLimits, ArchiveProblem, inside, kind_of, unpack

@@ -121,7 +121,7 @@ def cases(part: Shown) -> dict[str, dict[str, Any]]:
 
 def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     """The numbers (and nulls) of a mapping; nested values left out."""
-    return {k: v for k, v in values.items() if v is None or isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {k: v for k, v in values.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))}
 
 
 def score_folder(setup: Setup, folder: Path, unpacked_by: str, workers: int, echo: Callable[[str], None]) -> Result:

@@ -6,21 +6,22 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from podium.challenges import get, runnable
 from podium.engine import evaluate
 from podium.errors import UsageError
+from podium.formats.folders import list_folder
 from podium.issues import Issue
 from podium.parameters import resolve
 from podium.provenance import signature
 from podium.result import REJECTED, Result
-from podium.formats.folders import list_folder
-from podium.runner.workdir import INPUT_FILE, prepare_workdir, snapshot
 from podium.runner.docker import run_docker
 from podium.runner.process import RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose
+from podium.runner.workdir import INPUT_FILE, prepare_workdir, snapshot
 
 
 def run_program(
@@ -62,7 +63,7 @@ def run_program(
     chosen = choose(sandbox, image is not None)
     if gpus and chosen == "none":
         raise UsageError("--gpus needs a sandbox (bubblewrap or Docker); without one the program sees every device podium sees")
-    _keep_truth_hidden(truth, {"--images": images, **{"--visible": path for path in visible}})
+    _keep_truth_hidden(truth, [("--images", images), *(("--visible", path) for path in visible)])
     params = resolve(challenge.parameters, settings)
     limit = time_limit_s if time_limit_s is not None else contract.time_limit(images, params)
     scratch = None if workdir is not None else Path(tempfile.mkdtemp(prefix="podium-run-"))
@@ -115,10 +116,10 @@ def _rejected(
     return result
 
 
-def _keep_truth_hidden(truth: Path, shown: dict[str, Path]) -> None:
+def _keep_truth_hidden(truth: Path, shown: list[tuple[str, Path]]) -> None:
     """Refuse to show the program a folder that holds the truth (or lies inside it)."""
     hidden = truth.resolve()
-    for option, path in shown.items():
+    for option, path in shown:
         seen = path.resolve()
         if seen == hidden or seen in hidden.parents or hidden in seen.parents:
             raise UsageError(f"{option} {path} would show the program the truth ({truth}); keep the truth outside the folders it sees")

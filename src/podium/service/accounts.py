@@ -50,7 +50,7 @@ def hash_password(password: str) -> str:
     """``scrypt$n$r$p$salt$hash`` (base64)."""
     salt = secrets.token_bytes(16)
     digest = hashlib.scrypt(password.encode(), salt=salt, **SCRYPT, maxmem=64 << 20, dklen=32)
-    encode = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    encode = lambda b: base64.b64encode(b).decode()
     return f"scrypt${SCRYPT['n']}${SCRYPT['r']}${SCRYPT['p']}${encode(salt)}${encode(digest)}"
 
 
@@ -97,7 +97,7 @@ def add_user(connection: Connection, name: str, password: str, team: int | None,
         raise UsageError(f"a password needs at least {MIN_PASSWORD} characters")
     if connection.execute(select(users.c.id).where(users.c.name == name)).first():
         raise NameTaken(f"there is already a user {name!r}")
-    values = dict(name=name, password_hash=hash_password(password), team_id=team, organizer=organizer, created=now)
+    values = {"name": name, "password_hash": hash_password(password), "team_id": team, "organizer": organizer, "created": now}
     return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
 
 

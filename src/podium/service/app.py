@@ -20,8 +20,8 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sqlalchemy import Engine, func, select, update
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podium import __version__
 from podium.errors import UsageError
@@ -34,7 +34,6 @@ from podium.service.quota import usage
 from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, JOB_RUNNING, QUEUED, SCORED, Clock, utc_now
 from podium.service.tables import jobs, submissions
 from podium.service.views import newest_results, submission_rows, submission_view
-
 
 SMALL_BODY = 64 << 10
 UPLOADS = ("/api/submissions", "/submissions/upload")  # the paths that take large bodies, capped by the contest's upload_mb

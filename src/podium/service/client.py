@@ -42,7 +42,7 @@ def request(server: str, method: str, path: str, token: str | None = None, body:
     if json_body is not None:
         data, headers["Content-Type"] = json.dumps(json_body).encode(), "application/json"
     elif isinstance(body, Path):
-        data, headers["Content-Type"], headers["Content-Length"] = open(body, "rb"), "application/octet-stream", str(body.stat().st_size)
+        data, headers["Content-Type"], headers["Content-Length"] = open(body, "rb"), "application/octet-stream", str(body.stat().st_size)  # noqa: SIM115 (closed in finally)
     elif body is not None:
         data, headers["Content-Type"] = body, "application/octet-stream"
     try:

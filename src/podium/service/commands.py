@@ -268,8 +268,8 @@ def register(cli: click.Group, guarded: Any) -> None:
     def leaderboard_command(server: str, as_json: bool) -> int:
         """The contest's leaderboard (public scores until the reveal)."""
         from podium.challenges import get
-        from podium.ranking import Team
         from podium.challenges.base import ScoreSpec
+        from podium.ranking import Team
         from podium.service.client import request
 
         answer = _answered(lambda: request(server, "GET", "/api/leaderboard"))

@@ -19,13 +19,13 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert
 
+from podium.archives import ArchiveLimits, ArchiveProblem, unpack
 from podium.contest import Contest
 from podium.contest.definition import Phase
 from podium.engine import evaluate
+from podium.issues import Issue
 from podium.result import REJECTED as RESULT_REJECTED
 from podium.service import queue, state
-from podium.archives import ArchiveLimits, ArchiveProblem, unpack
-from podium.issues import Issue
 from podium.service.accounts import Caller, lock_team
 from podium.service.database import reading, writing
 from podium.service.quota import usage
@@ -92,11 +92,11 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
             lock_team(connection, caller.team_id)
             if status == QUEUED:
                 _check_quota(connection, contest, caller, now)
-            values = dict(
-                team_id=caller.team_id, phase=phase.name, kind=phase.submissions, filename=upload.filename[:255], size=upload.size,
-                sha256=upload.sha256, target=str(target.relative_to(staging)), entry=(upload.entry or DEFAULT_ENTRY) if phase.submissions == "programs" else None,
-                created=now, status=status, reason=reason, problems=problems, selected=False,
-            )  # fmt: skip
+            values = {
+                "team_id": caller.team_id, "phase": phase.name, "kind": phase.submissions, "filename": upload.filename[:255], "size": upload.size,
+                "sha256": upload.sha256, "target": str(target.relative_to(staging)), "entry": (upload.entry or DEFAULT_ENTRY) if phase.submissions == "programs" else None,
+                "created": now, "status": status, "reason": reason, "problems": problems, "selected": False,
+            }  # fmt: skip
             submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:
                 queue.enqueue(connection, submission_id, state.current_round(connection), now)

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, quote
 import jinja2
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import func, select
 
 from podium import __version__
 from podium.challenges import get
@@ -40,8 +41,6 @@ from podium.service.quota import usage
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.tables import submissions, teams, users
-
-from sqlalchemy import func, select
 
 COOKIE = "podium_session"
 LOGINS = 10

@@ -64,7 +64,7 @@ def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, no
     start, end = local_day(now, zone)
     charged = submissions.c.status.in_(charged_statuses(quota))
     mine = submissions.c.team_id == team_id
-    count = lambda *where: int(connection.execute(select(func.count()).select_from(submissions).where(mine, *where)).scalar_one())  # noqa: E731
+    count = lambda *where: int(connection.execute(select(func.count()).select_from(submissions).where(mine, *where)).scalar_one())
     today = count(charged, submissions.c.created >= start, submissions.c.created < end)
     total = count(charged)
     concurrent = count(submissions.c.status.in_((QUEUED, RUNNING)))

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 
-def smooth_field(shape: tuple[int, int], cell: int, rng: np.random.Generator) -> NDArray[np.float32]:
+def smooth_field(shape: tuple[int, int], cell: int, rng: np.random.Generator) -> NDArray[np.floating]:
     """Uniform noise on a grid of ``cell``-pixel cells, bilinearly interpolated to ``shape``."""
     height, width = shape
     grid = rng.random((height // cell + 2, width // cell + 2), dtype=np.float32)
@@ -18,7 +18,7 @@ def smooth_field(shape: tuple[int, int], cell: int, rng: np.random.Generator) ->
     return top * (1 - rf[:, None]) + bottom * rf[:, None]
 
 
-def _axis_weights(n: int, cell: int) -> tuple[NDArray[np.intp], NDArray[np.float32]]:
+def _axis_weights(n: int, cell: int) -> tuple[NDArray[np.intp], NDArray[np.floating]]:
     position = np.arange(n, dtype=np.float32) / cell
     index = position.astype(np.intp)
     return index, position - index

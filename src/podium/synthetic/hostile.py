@@ -229,9 +229,9 @@ def _structural(kind: str, submission: Path, target: Path, canary: Path, big_mb:
 TOKENS = [b"nan", b"-1", b"1e309", b"\n\n", b",,", b"\t", b"123456789012345678901234567890", b"\xff\xfe", b'"', b"\x00",
           b"inf", b"-0", b"0x1p3", b"1e-400", b"9" * 5000, b"0." + b"3" * 60, b"1e-9", b"\r", b";", b"[", b"]", b"1_0"]  # fmt: skip
 BYTE_KINDS = ("truncate", "flip", "junk", "empty")
-TEXT_KINDS = BYTE_KINDS + ("token", "duplicate", "giant_field", "long_line", "many_rows", "newlines", "padding", "utf16",
-                           "cr_only", "long_decimals", "tiny_boxes", "quotes")  # fmt: skip
-PNG_KINDS = BYTE_KINDS + ("trns", "sixteen_bit", "palette", "rgb", "alpha", "gigapixel", "bad_crc", "many_labels", "dots", "not_png")
+TEXT_KINDS = (*BYTE_KINDS, "token", "duplicate", "giant_field", "long_line", "many_rows", "newlines", "padding", "utf16",
+              "cr_only", "long_decimals", "tiny_boxes", "quotes")  # fmt: skip
+PNG_KINDS = (*BYTE_KINDS, "trns", "sixteen_bit", "palette", "rgb", "alpha", "gigapixel", "bad_crc", "many_labels", "dots", "not_png")
 
 
 def _mutate_file(rng: random.Random, data: bytes, suffix: str, big_mb: int) -> tuple[str, bytes]:
@@ -445,7 +445,7 @@ def run_case(case: Case, time_limit_s: float = 10.0) -> Outcome:
             fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
-            sys.stdout = sys.stderr = open(1, "w", closefd=False)
+            sys.stdout = sys.stderr = open(1, "w", closefd=False)  # noqa: SIM115 (the process's own stdout, for its life)
             canary_id = (os.stat(canary).st_dev, os.stat(canary).st_ino)
             sys.addaudithook(_open_watcher(canary_id, flag_path))
             try:
