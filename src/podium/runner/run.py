@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -52,6 +53,11 @@ def run_program(
     time; ``gpus``: NVIDIA GPUs to give it (``all`` or ``device=0,1``);
     ``split_of`` and ``contest``: as :func:`podium.engine.evaluate` takes them.
     """
+    if not sys.platform.startswith("linux"):
+        raise UsageError(
+            "podium run needs Linux: it confines and measures programs with bubblewrap, cgroups and /proc "
+            "(evaluate, validate, rank and the Python API work on any system)"
+        )
     challenge = get(challenge_id)
     contract = challenge.program
     if contract is None:
