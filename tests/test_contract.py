@@ -1,4 +1,4 @@
-"""The engine checks the challenge contract and names the rule a challenge broke."""
+"""The engine (and the result document, for details) checks the challenge contract and names the rule a challenge broke."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from podium import engine
-from podium.challenges.base import Challenge, ContractError, Demo, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
+from podium.errors import ContractError
 from podium.issues import Issue, IssueLog
 from podium.metrics.state import Statistics, summed
 
@@ -50,7 +51,7 @@ class Toy(Challenge[str, Item, Count]):
         return ItemResult(Count(1), details=details, units=units)
 
     def finalize(self, context: str, stats: Count, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
-        return {"n": stats.n}, {}
+        return {"n": stats.n}, {"per_item": details}
 
     def unit_columns(self, context: str) -> tuple[str, ...]:
         return ("n",)
@@ -82,7 +83,6 @@ def test_a_challenge_that_keeps_the_contract_is_scored(files: tuple[Path, Path],
         ("repeated", "item keys must be unique ('a' is repeated)"),
         ("empty", "prepare planned no item and logged no error"),
         ("truth", "reports a problem of the truth"),
-        ("details", "the details of item 'a' are not JSON"),
         ("units", "unit row without one value per unit column"),
     ],
 )
@@ -90,3 +90,10 @@ def test_each_broken_rule_is_named(flaw: str, message: str, files: tuple[Path, P
     monkeypatch.setattr(engine, "get", lambda _: Toy(flaw))
     with pytest.raises(ContractError, match=f"^toy: .*{re.escape(message)}"):
         engine.evaluate("toy", *files)
+
+
+def test_details_that_are_not_json_are_refused_by_the_document(files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "get", lambda _: Toy("details"))
+    result = engine.evaluate("toy", *files)
+    with pytest.raises(ContractError, match=r"^toy: the details are not JSON \(a set is not JSON\)"):
+        result.to_json()

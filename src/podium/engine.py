@@ -8,7 +8,6 @@ any number of workers.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import sys
@@ -24,8 +23,8 @@ from typing import Any
 from podium.allocator import keep_large_blocks
 from podium.archives import Opened, opened
 from podium.challenges import get
-from podium.challenges.base import Challenge, ContractError, ItemResult, Job
-from podium.errors import TruthError, UsageError
+from podium.challenges.base import Challenge, ItemResult, Job
+from podium.errors import ContractError, TruthError, UsageError
 from podium.issues import Issue, IssueLog
 from podium.parameters import resolve
 from podium.provenance import signature
@@ -145,15 +144,11 @@ def _check_job(challenge: Challenge[Any, Any, Any], job: Job[Any, Any], log: Iss
 
 
 def _check_result(challenge: Challenge[Any, Any, Any], key: str, result: ItemResult[Any], truth: Path, n_columns: int) -> None:
-    """The contract's rules on an item's result: truth problems apart, JSON details, full unit rows."""
+    """The contract's rules on an item's result: truth problems apart, full unit rows (JSON details: :mod:`podium.result`)."""
     inside = (str(truth), str(truth) + os.sep)
     for issue in result.errors:
         if issue.file and (issue.file == inside[0] or issue.file.startswith(inside[1])):
             raise ContractError(f"{challenge.id}: item {key!r} reports a problem of the truth ({issue.file}) as the submission's; it belongs in truth_errors")
-    try:
-        json.dumps(result.details, allow_nan=True)
-    except (TypeError, ValueError) as exc:
-        raise ContractError(f"{challenge.id}: the details of item {key!r} are not JSON ({exc})") from None
     if any(len(row) != n_columns for row in result.units.values()):
         raise ContractError(f"{challenge.id}: item {key!r} has a unit row without one value per unit column ({n_columns})")
 

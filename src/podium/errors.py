@@ -38,6 +38,10 @@ class PodiumError(Exception):
         self.issues = issues if more <= 0 else [*issues[:ISSUES_SHOWN], Issue("more_errors", f"{more:,} more errors not listed")]
 
 
+class ContractError(RuntimeError):
+    """A challenge broke the contract of :mod:`podium.challenges.base`: a bug in the challenge (exit 70), not in the input."""
+
+
 class UsageError(PodiumError):
     """A wrong command line or parameter value."""
 

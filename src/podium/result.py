@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from podium import __version__
+from podium.errors import ContractError
 from podium.issues import Issue
 
 SCHEMA_VERSION = 1
@@ -48,7 +49,7 @@ class Split:
         return {
             "units": self.units,
             "scores": _json_safe(self.scores),
-            "details": _json_safe(self.details),
+            "details": _details(self.details),
             "warnings": [w.to_dict() for w in self.warnings],
         }
 
@@ -93,7 +94,7 @@ class Result:
             "challenge": self.challenge,
             "status": self.status,
             "scores": _json_safe(self.scores),
-            "details": _json_safe(self.details),
+            "details": _details(self.details, self.challenge),
             "warnings": [w.to_dict() for w in self.warnings + self.score_warnings],
             "errors": [e.to_dict() for e in self.errors],
             "podium_version": __version__,
@@ -130,17 +131,33 @@ class Result:
         return json.dumps(document, indent=2, allow_nan=False, default=_jsonable)
 
 
-def _json_safe(value: Any) -> Any:
-    """``value`` with every non-finite float (NumPy's too) replaced by ``None``, recursively."""
+def _json_safe(value: Any, strict: bool = False) -> Any:
+    """``value`` with every non-finite float (NumPy's too) replaced by ``None``, recursively.
+
+    ``strict``: anything but dicts with string keys, lists, tuples, strings, numbers,
+    booleans and ``None`` raises :class:`ValueError` (otherwise it is written as its text).
+    """
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        if strict and not all(isinstance(k, str) for k in value):
+            raise ValueError(f"a key {next(k for k in value if not isinstance(k, str))!r} is not a string")
+        return {k: _json_safe(v, strict) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [_json_safe(v, strict) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if strict and not (value is None or isinstance(value, (str, int, float))):
+        raise ValueError(f"a {type(value).__name__} is not JSON")
     return value
+
+
+def _details(details: dict[str, Any], challenge: str | None = None) -> Any:
+    """The details as JSON; a challenge that put anything else there broke its contract."""
+    try:
+        return _json_safe(details, strict=True)
+    except ValueError as exc:
+        raise ContractError(f"{challenge or 'a split'}: the details are not JSON ({exc})") from None
 
 
 def _jsonable(value: object) -> object:

@@ -13,8 +13,8 @@ in parallel processes (or, later, on a distributed engine):
 3. :meth:`Challenge.finalize` turns the merged statistics into scores.
 
 The contract, typed as ``Challenge[Context, Item, Stats]`` and checked by the
-engine (:func:`podium.engine.evaluate` raises :class:`ContractError` naming the
-rule a challenge broke):
+engine (:func:`podium.engine.evaluate` raises :class:`~podium.errors.ContractError` naming the
+rule a challenge broke; the result document refuses details that are not JSON):
 
 - every item has a ``key`` (a ``str``), unique in its job: it names the item in ``details``;
 - a job without items has logged at least one error (the submission is rejected, never scored empty);
@@ -65,10 +65,6 @@ class Keyed(Protocol):
 ContextT = TypeVar("ContextT")
 ItemT = TypeVar("ItemT", bound=Keyed)
 StatsT = TypeVar("StatsT", bound=Mergeable)
-
-
-class ContractError(RuntimeError):
-    """A challenge broke the contract of :mod:`podium.challenges.base`: a bug in the challenge, not in the input."""
 
 
 @dataclass(frozen=True)
