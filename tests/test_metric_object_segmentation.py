@@ -96,7 +96,7 @@ def test_random_images_match_brute_force(seed: int) -> None:
 def test_pooled_scores_use_global_weights() -> None:
     rng = np.random.default_rng(11)
     images = [(random_labels(rng, (15, 18), 4, False), random_labels(rng, (15, 18), 3, False)) for _ in range(6)]
-    pooled = ObjectStats.empty()
+    pooled = ObjectStats()
     all_s, all_g, tp = [], [], 0
     for truth, seg in images:
         pooled = pooled.merge(image_stats(truth, seg, 10.0))
@@ -112,7 +112,7 @@ def test_pooled_scores_use_global_weights() -> None:
     assert pooled.f1 == 2 * tp / (len(all_s) + len(all_g))
     assert pooled.object_dice == pytest.approx((weighted(all_s, 0) + weighted(all_g, 0)) / 2, abs=1e-12)
     assert pooled.object_hausdorff == pytest.approx((weighted(all_s, 1) + weighted(all_g, 1)) / 2, abs=1e-9)
-    reversed_order = ObjectStats.empty()
+    reversed_order = ObjectStats()
     for truth, seg in reversed(images):
         reversed_order = image_stats(truth, seg, 10.0).merge(reversed_order)
     assert reversed_order.object_dice == pooled.object_dice  # fsum: exactly the same in any order

@@ -56,7 +56,7 @@ class PartStats(Statistics):
     parts: dict[str, ObjectStats] = keyed()
 
     def total(self) -> ObjectStats:
-        total = ObjectStats.empty()
+        total = ObjectStats()
         for part in sorted(self.parts):
             total = total.merge(self.parts[part])
         return total
@@ -185,7 +185,7 @@ class GlaS(Challenge[Context, Item, PartStats]):
         total = stats.total()
         scores = _scores(total)
         for part in context.parts:
-            part_scores = _scores(stats.parts.get(part, ObjectStats.empty()))
+            part_scores = _scores(stats.parts.get(part, ObjectStats()))
             scores.update({f"{name}/{part}": value for name, value in part_scores.items()})
         if any(v is None for k, v in scores.items() if k.startswith("object_hausdorff")):
             log.warning("infinite_hausdorff", "an object had no object on the other side of its image and empty_hausdorff=inf: Hausdorff is infinite, reported as null")

@@ -96,10 +96,6 @@ class ObjectStats(Statistics):
     segmented: SideTerms = summed(SideTerms())
     truth: SideTerms = summed(SideTerms())
 
-    @classmethod
-    def empty(cls) -> ObjectStats:
-        return cls()
-
     def sums(self) -> tuple[float, ...]:
         """The additive summary of :data:`UNIT_COLUMNS`: TP, FP, FN, then per side the area and the area-weighted Dice and Hausdorff."""
         row: list[float] = [self.tp, self.fp, self.fn]
@@ -115,17 +111,22 @@ class ObjectStats(Statistics):
     def recall(self) -> float:
         return self.tp / (self.tp + self.fn) if self.tp + self.fn else (1.0 if not self.fp else 0.0)
 
+    @cached_property
+    def _pooled(self) -> dict[str, float]:
+        """The three scores, from one pass over the objects (:meth:`sums`)."""
+        return {name: float(value) for name, value in scores_of_sums(np.array(self.sums())).items()}
+
     @property
     def f1(self) -> float:
-        return float(scores_of_sums(np.array(self.sums()))["f1"])
+        return self._pooled["f1"]
 
     @property
     def object_dice(self) -> float:
-        return float(scores_of_sums(np.array(self.sums()))["object_dice"])
+        return self._pooled["object_dice"]
 
     @property
     def object_hausdorff(self) -> float:
-        return float(scores_of_sums(np.array(self.sums()))["object_hausdorff"])
+        return self._pooled["object_hausdorff"]
 
 
 def scores_of_sums(sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
