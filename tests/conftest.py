@@ -149,6 +149,16 @@ def postgres_server() -> Iterator[Any]:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def dask_cluster() -> Iterator[Any]:
+    """A Dask scheduler and two one-thread workers on 127.0.0.1, shared by the session's tests (see dask_cluster.py)."""
+    from dask_cluster import Cluster
+
+    cluster = Cluster(workers=2)
+    yield cluster
+    cluster.stop()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A new empty database of each kind: a SQLite file, and a database on the test PostgreSQL server."""

@@ -21,13 +21,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, func, select
 
+from dask_cluster import Cluster
 from podium.challenges import get
+from podium.contest import load
 from podium.service import queue
 from podium.service.accounts import Caller
 from podium.service.database import reading
 from podium.service.intake import Upload, submission_folder, take
+from podium.service.scoring import Runtime, score
+from podium.service.statuses import JOB_DONE, JOB_RUNNING
 from podium.service.tables import jobs, results, submissions
 from podium.service.worker import Worker
+from podium.synthetic.glas import write_set
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
 
 FACES = '''images = "{images}"
@@ -67,8 +72,8 @@ def one(engine: Engine, query) -> object:  # type: ignore[no-untyped-def]
         return connection.execute(query).scalar_one()
 
 
-def start_worker(url: str, data: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "podium", "worker", "--database", url, "--data", str(data), "--sandbox", "none", "--lease", "2"]
+def start_worker(url: str, data: Path, *options: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "podium", "worker", "--database", url, "--data", str(data), "--sandbox", "none", "--lease", "2", *options]
     return subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -77,7 +82,6 @@ def test_a_worker_killed_mid_job_the_job_completes_once(database_url: str, tmp_p
     clock = Clock(at("2026-03-02T12:00:00Z"))
     service, _ = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
     archive = program_archive(tmp_path / "upload", sleep=4)
-    from podium.contest import load
 
     taken = take(service.engine, load(contest), service.data, Caller(1, "alpha", False), Upload(archive, "program.tar.gz", archive.stat().st_size, "0" * 64, None), clock(), False)
     assert taken["status"] == "queued", taken
@@ -108,7 +112,6 @@ def test_a_lost_lease_writes_nothing_and_the_job_is_not_counted_twice(database_u
     contest = write_contest(tmp_path / "contest")
     clock = Clock(at("2026-03-02T12:00:00Z"))
     service, _token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
-    from podium.contest import load
     from podium.service.scoring import Runtime, score
 
     upload = demo_archive(contest, tmp_path / "upload")
@@ -133,7 +136,6 @@ def test_podium_failures_are_retried_then_end_in_error_uncharged(tmp_path: Path)
     contest = write_contest(tmp_path / "contest", quota="per_day = 1")
     clock = Clock(at("2026-03-02T12:00:00Z"))
     service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
-    from podium.contest import load
 
     upload = demo_archive(contest, tmp_path / "upload")
     taken = take(service.engine, load(contest), service.data, Caller(1, "alpha", False), Upload(upload, "demo.tar.gz", 1, "0" * 64, None), clock(), False)
@@ -180,3 +182,47 @@ def test_concurrent_uploads_are_all_accounted_for(database_url: str, tmp_path: P
             thread.join(timeout=60)
     assert one(service.engine, select(func.count()).select_from(submissions).where(submissions.c.status == "scored")) == uploads
     assert one(service.engine, select(func.max(jobs.c.attempts))) == 1
+
+
+def test_two_machines_one_postgresql_queue_and_a_dask_cluster_lose_nothing_and_score_nothing_twice(postgres_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two ``podium worker --scheduler`` processes on one PostgreSQL queue, scoring on two Dask workers:
+    one podium worker and one Dask worker are killed with SIGKILL while jobs run. Every submission is
+    scored exactly once, with the scores a local evaluation gives."""
+    url = postgres_server.new_database()
+    contest_path = write_contest(tmp_path / "contest", "glas", quota="per_day = 10")
+    write_set(tmp_path / "contest" / "demo", n_images=12, shape=(522, 775), glands=15, seed=5)  # longer jobs than the demo's
+    teams = tuple(f"team{k}" for k in range(8))
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, _ = set_up(url, contest_path, tmp_path / "data", teams, clock)
+    contest = load(contest_path)
+    archive = demo_archive(contest_path, tmp_path / "upload")
+    for team_id, name in enumerate(teams, start=1):
+        upload = Upload(archive, "submission.tar.gz", archive.stat().st_size, "0" * 64, None)
+        assert take(service.engine, contest, service.data, Caller(team_id, name, False), upload, clock(), False)["status"] == "queued"
+    expected = score(contest, "files", contest_path.parent / "demo" / "submission", None, Runtime())
+
+    cluster = Cluster(workers=2)
+    podium_workers = [start_worker(url, service.data, "--scheduler", cluster.address) for _ in range(2)]
+    try:
+        victim = podium_workers[0]
+        holding = select(func.count()).select_from(jobs).where(jobs.c.state == JOB_RUNNING, jobs.c.worker.like(f"%:{victim.pid}:%"))
+        wait_for(lambda: one(service.engine, holding) == 1, 60, "the first podium worker to hold a job")
+        os.killpg(victim.pid, signal.SIGKILL)
+        running = select(func.count()).select_from(jobs).where(jobs.c.state == JOB_RUNNING, ~jobs.c.worker.like(f"%:{victim.pid}:%"))
+        wait_for(lambda: one(service.engine, running) == 1, 60, "the other podium worker to hold a job")
+        cluster.kill(cluster.workers[0])
+        done = select(func.count()).select_from(jobs).where(jobs.c.state == JOB_DONE)
+        wait_for(lambda: one(service.engine, done) == len(teams), 120, "every job to be done")
+    finally:
+        for process in podium_workers:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+        cluster.stop()
+    with reading(service.engine) as connection:
+        rows = connection.execute(select(results.c.submission_id, results.c.public_scores, results.c.private_scores)).all()
+        statuses = connection.execute(select(submissions.c.status)).scalars().all()
+        attempts = connection.execute(select(func.max(jobs.c.attempts))).scalar_one()
+    assert sorted(r.submission_id for r in rows) == list(range(1, len(teams) + 1))  # one result each: nothing lost, nothing twice
+    assert set(statuses) == {"scored"}
+    assert attempts == 2  # the killed worker's job was taken again
+    assert all(r.public_scores == expected.public_scores and r.private_scores == expected.private_scores for r in rows)

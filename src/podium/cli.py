@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from podium import __version__, display
+from podium import __version__, display, distributed
 from podium.allocator import keep_large_blocks
 from podium.archives import opened
 from podium.bootstrap import bootstrap, resamplable
@@ -89,6 +89,9 @@ VIEW_OPTION = click.option(
 )  # fmt: skip
 
 
+SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
+
+
 def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Options shared by ``evaluate`` and ``validate``."""
     for option in reversed(
@@ -101,6 +104,7 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table)."),
             VIEW_OPTION,
             click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores]."),
+            SCHEDULER_OPTION,
             click.option("--quiet", is_flag=True, help="No progress bar, no table, no problem listing."),
         ]
     ):
@@ -113,10 +117,10 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @guarded
 def evaluate_command(
     challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
-    json_path: str | None, view: str, workers: int | None, quiet: bool,
+    json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE)."""
-    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, quiet, checks_only=False)
+    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, scheduler, quiet, checks_only=False)
 
 
 @cli.command("validate")
@@ -124,10 +128,10 @@ def evaluate_command(
 @guarded
 def validate_command(
     challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
-    json_path: str | None, view: str, workers: int | None, quiet: bool,
+    json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run only the checks of a submission (same document and exit codes)."""
-    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, quiet, checks_only=True)
+    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, scheduler, quiet, checks_only=True)
 
 
 def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, fixed: Mapping[str, object]) -> Setup:
@@ -162,6 +166,7 @@ def _score(
     json_path: str | None,
     view: str,
     workers: int | None,
+    scheduler: str | None,
     quiet: bool,
     checks_only: bool,
 ) -> int:
@@ -175,6 +180,7 @@ def _score(
             submission,
             setup.settings,
             workers=workers or default_workers(),
+            scheduler=scheduler,
             progress=progress,
             checks_only=checks_only,
             **setup.evaluation(),
@@ -225,12 +231,14 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
               help="A folder the sandboxed program may read at its own path: its code, interpreter, models (repeatable).")  # fmt: skip
 @click.option("--cpus", type=click.FloatRange(min=0, min_open=True), default=None, help="CPU time in cores' worth (e.g. 4).")
 @click.option("--gpus", metavar="all|device=N,...", default=None, help="NVIDIA GPUs the sandboxed program may use.")
+@SCHEDULER_OPTION
 @click.option("--quiet", is_flag=True, help="No table, no problem listing.")
 @guarded
 def run_command(
     challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None,
     time_limit: float | None, memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, view: str,
-    workdir: Path | None, cgroup: Path | None, sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None, quiet: bool,
+    workdir: Path | None, cgroup: Path | None, sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None,
+    scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run a participant's program in a sandbox under the contest's contract and limits, then score its output."""
     fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--cpus": cpus}
@@ -255,6 +263,7 @@ def run_command(
         memory_limit_mb=memory_limit,
         workdir=workdir,
         workers=default_workers(),
+        scheduler=scheduler,
         cgroup=cgroup,
         sandbox=sandbox,
         visible=visible,

@@ -1,9 +1,10 @@
 """Evaluating a submission: prepare, score every item (in parallel), merge, finalize.
 
 The engine knows nothing of terminals: progress goes to an optional callback,
-so the CLI, a web service or a distributed runner can drive it alike. Item
-statistics are exact and merged in item order, so the result is the same for
-any number of workers.
+so the CLI, a web service or a distributed runner can drive it alike. Items
+run inline, in local processes, or on a Dask cluster (:mod:`podium.distributed`);
+item statistics are exact and merged in item order, so the result is the same
+for any number of workers and any cluster.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from podium.allocator import keep_large_blocks
 from podium.archives import Opened, opened
@@ -40,12 +42,17 @@ def evaluate(
     settings: Mapping[str, str] | None = None,
     *,
     workers: int = 1,
+    scheduler: str | None = None,
     progress: Progress | None = None,
     checks_only: bool = False,
     split_of: Mapping[str, str] | None = None,
     contest: Mapping[str, Any] | None = None,
 ) -> Result:
     """Score ``submission`` against ``truth``; with ``checks_only``, validate it only.
+
+    Items are scored inline, by ``workers`` local processes, or, given the
+    address of a Dask ``scheduler``, on that cluster (:mod:`podium.distributed`);
+    the result is the same in all three ways.
 
     ``submission`` is a file, a folder, or a zip or tar.gz of either, unpacked
     safely (:func:`podium.archives.opened`); problems then name ``ARCHIVE/member``.
@@ -70,7 +77,7 @@ def evaluate(
         if scored.problem is not None:
             result = Result(challenge.id, REJECTED, {}, {}, [], [Issue("archive", scored.problem, str(submission))], params)
         else:
-            result = _evaluate(challenge, params, truth, scored.path, workers, progress, checks_only, split_of)
+            result = _evaluate(challenge, params, truth, scored.path, _Spread(workers, scheduler, progress), checks_only, split_of)
             _name_members(result, scored, submission)
         result.signature = signature(challenge.id, challenge.parameters, params, truth, scored.path, contest)
     return result
@@ -94,8 +101,7 @@ def _evaluate(
     params: dict[str, Any],
     truth: Path,
     submission: Path,
-    workers: int,
-    progress: Progress | None,
+    spread: _Spread,
     checks_only: bool,
     split_of: Mapping[str, str] | None,
 ) -> Result:
@@ -103,7 +109,11 @@ def _evaluate(
     job = challenge.prepare(truth, submission, params, log)
     _check_job(challenge, job, log)
     parts = [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
-    results = list(_run(challenge, job.context, [part for _, _, part in parts], workers, progress))
+    results: list[ItemResult[Any]] = []
+    if parts:  # a rejected plan needs no workers
+        with _pool(challenge, job.context, spread, (truth, submission)) as pool:
+            parts = _pieces(challenge, job.context, truth, params, parts, pool.slots)
+            results = list(pool.map([part for _, _, part in parts], spread.progress))
     columns = challenge.unit_columns(job.context)
     truth_log = IssueLog()
     for (i, _, _), result in zip(parts, results):
@@ -117,19 +127,25 @@ def _evaluate(
         status = REJECTED if log.error_count else SCORED
         return Result(challenge.id, status, {}, {}, log.warnings, log.errors, params)
 
-    details_of: dict[int, list[dict[str, Any]]] = {}
-    for (i, _, _), result in zip(parts, results):
-        details_of.setdefault(i, []).append(result.details)
-    details = {job.items[i].key: challenge.join_details(d) if len(d) > 1 else d[0] for i, d in details_of.items()}
+    details = _joined_details(challenge, job, list(zip(parts, results)))
     scores, summary, score_warnings = _finalize(challenge, job.context, [r.stats for r in results], details)
     splits = None
     if split_of is not None:
         splits = {}
         for split, count in sorted(Counter(split_of.values()).items()):
-            chosen = [(part, result) for (_, name, part), result in zip(parts, results) if name == split]
-            splits[split] = Split(count, *_finalize(challenge, job.context, [r.stats for _, r in chosen], {part.key: r.details for part, r in chosen}))
+            chosen = [(part, result) for part, result in zip(parts, results) if part[1] == split]
+            stats = [r.stats for _, r in chosen]
+            splits[split] = Split(count, *_finalize(challenge, job.context, stats, _joined_details(challenge, job, chosen)))
     units = UnitTable(columns, {k: v for r in results for k, v in r.units.items()}, split_of) if columns else None
     return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits, units=units)
+
+
+def _joined_details(challenge: Challenge, job: Job[Any, Any], scored: list[tuple[tuple[int, str | None, Any], ItemResult[Any]]]) -> dict[str, Any]:
+    """Each item's details by its key, those of its parts joined (:meth:`Challenge.join_details`)."""
+    details_of: dict[int, list[dict[str, Any]]] = {}
+    for (i, _, _), result in scored:
+        details_of.setdefault(i, []).append(result.details)
+    return {job.items[i].key: challenge.join_details(d) if len(d) > 1 else d[0] for i, d in details_of.items()}
 
 
 def _check_job(challenge: Challenge[Any, Any, Any], job: Job[Any, Any], log: IssueLog) -> None:
@@ -169,28 +185,82 @@ def _finalize(
     return scores, summary, log.warnings
 
 
-def _run(
-    challenge: Challenge, context: Any, items: list[Any], workers: int, progress: Progress | None
-) -> Iterator[ItemResult[Any]]:
-    """Item results in item order, computed inline or by ``workers`` processes."""
-    total = len(items)
-    if workers <= 1 or total <= 1:
-        for done, item in enumerate(items, start=1):
-            yield challenge.evaluate_item(context, item)
-            if progress:
-                progress(done, total)
-        return
-    with ProcessPoolExecutor(
-        max_workers=min(workers, total),
-        mp_context=_process_context(),
-        initializer=_init_worker,
-        initargs=(challenge.id, context),
-    ) as pool:
-        # One item at a time keeps every core busy to the end; results come back in order.
-        for done, result in enumerate(pool.map(_evaluate_in_worker, items), start=1):
-            yield result
-            if progress:
-                progress(done, total)
+@dataclass(frozen=True)
+class _Spread:
+    """Where items are scored: inline, ``workers`` local processes, or a Dask cluster at ``scheduler``."""
+
+    workers: int
+    scheduler: str | None
+    progress: Progress | None
+
+
+class _Pool(Protocol):
+    slots: int  # items scored at once
+
+    def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]: ...
+
+
+@contextmanager
+def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...]) -> Iterator[_Pool]:
+    if spread.scheduler is not None:
+        from podium.distributed import Cluster  # Dask is imported only when asked for
+
+        with Cluster(spread.scheduler, challenge.id, context, paths) as cluster:
+            yield cluster
+    else:
+        yield _Processes(challenge, context, max(spread.workers, 1))
+
+
+@dataclass
+class _Processes:
+    """Items scored inline (one slot) or by a pool of local processes."""
+
+    challenge: Challenge
+    context: Any
+    slots: int
+
+    def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]:
+        total = len(items)
+        if self.slots <= 1 or total <= 1:
+            for done, item in enumerate(items, start=1):
+                yield self.challenge.evaluate_item(self.context, item)
+                if progress:
+                    progress(done, total)
+            return
+        with ProcessPoolExecutor(
+            max_workers=min(self.slots, total),
+            mp_context=_process_context(),
+            initializer=_init_worker,
+            initargs=(self.challenge.id, self.context),
+        ) as pool:
+            # One item at a time keeps every core busy to the end; results come back in order.
+            for done, result in enumerate(pool.map(_evaluate_in_worker, items), start=1):
+                yield result
+                if progress:
+                    progress(done, total)
+
+
+PIECES_PER_SLOT = 4
+
+
+def _pieces(
+    challenge: Challenge, context: Any, truth: Path, params: dict[str, Any], parts: list[tuple[int, str | None, Any]], slots: int
+) -> list[tuple[int, str | None, Any]]:
+    """``parts`` cut into pieces of contiguous units when there are too few to keep ``slots`` busy.
+
+    A job of one item (a table of 50,000 images, say) would otherwise run on
+    one core. With ``slots`` > 1 and fewer than ``PIECES_PER_SLOT * slots``
+    parts, the test set's units are cut into that many runs in the truth's
+    order and every part is divided along them (:meth:`Challenge.divide`, as for
+    a contest's splits). The pieces' statistics merge exactly, so the scores do
+    not change; a divided item's details are joined as a split item's are.
+    """
+    wanted = PIECES_PER_SLOT * slots
+    if slots <= 1 or len(parts) >= wanted:
+        return parts
+    units = challenge.units(truth, params)
+    piece_of = {unit: f"{k * wanted // len(units):06d}" for k, unit in enumerate(units)}
+    return [(i, split, piece) for i, split, part in parts for _, piece in challenge.divide(context, part, piece_of)]
 
 
 def _process_context() -> multiprocessing.context.BaseContext:

@@ -23,6 +23,7 @@ from podium.formats.folders import single_file
 from podium.issues import IssueLog, plural, summarize_names
 from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, count_points_per_photo, greedy_matching, points_score
 from podium.parameters import choice, integer, optional_path
+from podium.truth_cache import cached
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
 
@@ -136,6 +137,11 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
 
 
 def _read_truth(truth: Path) -> Table:
+    """The truth table, read once per process (:mod:`podium.truth_cache`)."""
+    return cached("camera_traps.truth", (truth,), lambda: _read_truth_table(truth))
+
+
+def _read_truth_table(truth: Path) -> Table:
     truth_log = IssueLog()
     table = read_table(truth, truth_log, None) if truth.is_file() else None
     if table is None:

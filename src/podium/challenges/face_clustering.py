@@ -31,6 +31,7 @@ from podium.formats.folders import list_folder, single_file
 from podium.issues import IssueLog
 from podium.metrics.clustering import AVERAGES, BCubed, ContingencyTable, PairCounts, mutual_information, normalized_mutual_information
 from podium.parameters import choice, real
+from podium.truth_cache import cached
 
 LARGEST_SHOWN = 5
 
@@ -105,7 +106,7 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
             raise UsageError(f"th2_s={final['th2_s']:g} must not be below th1_s={final['th1_s']:g}")
         if final["w_f"] + final["w_nmi"] + final["w_time"] + final["w_ram"] == 0:
             raise UsageError("the weights w_f, w_nmi, w_time, w_ram must not all be 0")
-        table = clustering_csv.read_truth(truth)
+        table = _read_truth(truth)
         context = Context(params["beta"], params["nmi_average"], final)
         path = single_file(submission, (".csv",), log)
         clusters = None if path is None else clustering_csv.read_submission(path, table, params["order"], log)
@@ -114,7 +115,7 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
         """The images of the truth CSV."""
-        return clustering_csv.read_truth(truth).names
+        return _read_truth(truth).names
 
     def divide(self, context: Context, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
         """The images of each split, with their truth identities and submitted clusters (codes shared by all parts)."""
@@ -225,3 +226,8 @@ def _most_mixed(group: np.ndarray, other: np.ndarray, count: np.ndarray, name: s
     mixed = np.flatnonzero(spread > 1)
     chosen = mixed[np.lexsort((labels[mixed], -size[mixed], -spread[mixed]))][:LARGEST_SHOWN]
     return [{name: int(labels[i]), "size": int(size[i]), parts: int(spread[i]), "largest_part": int(top[i])} for i in chosen.tolist()]
+
+
+def _read_truth(truth: Path) -> clustering_csv.TruthTable:
+    """The truth CSV, read once per process (:mod:`podium.truth_cache`)."""
+    return cached("face_clustering.truth", (truth,), lambda: clustering_csv.read_truth(truth))

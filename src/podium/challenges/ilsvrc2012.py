@@ -20,10 +20,11 @@ from podium.errors import TruthError, UsageError
 from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import read_text
-from podium.issues import Issue, IssueLog
+from podium.issues import IssueLog
 from podium.metrics.average_precision import Method, RankedBoxes
 from podium.metrics.imagenet import ErrorCounts, K, TruthBox, classification_errors, localization_errors
 from podium.parameters import choice, optional_path
+from podium.truth_cache import cached
 
 SUBMISSION_SUFFIXES = (".txt",)
 CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
@@ -62,8 +63,9 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
     prefix: ClassVar[str]  # score name prefix
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[str, Item]:
-        labels = ilsvrc.read_truth_labels(truth, log)
-        meta = ilsvrc.read_meta(params["meta"]) if params["meta"] is not None else None
+        labels = _truth_labels(truth)
+        ilsvrc.warn_labels_outside(labels, truth, log)
+        meta = cached("ilsvrc.meta", (params["meta"],), lambda: ilsvrc.read_meta(params["meta"])) if params["meta"] is not None else None
         if params["labels"] == "wnid-sorted" and meta is None:
             raise UsageError("labels=wnid-sorted needs meta=PATH/meta.mat to convert the indices")
         boxes = self._boxes(params, meta, len(labels))
@@ -74,11 +76,14 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         sorted_ids = meta.id_of_sorted_index() if meta is not None else None
         guesses = _convert(read.values, sorted_ids) if params["labels"] == "wnid-sorted" else read.values  # type: ignore[arg-type]
         numbers = np.arange(1, len(labels) + 1)
-        return Job(params["labels"], [Item(path.name, numbers, ilsvrc.truth_matrix(labels), guesses, read, boxes, sorted_ids)])
+        matrix = ilsvrc.truth_matrix(labels)
+        if params["labels"] == "ilsvrc" and sorted_ids is not None:
+            _check_label_space(matrix, guesses, sorted_ids, path.name, log)
+        return Job(params["labels"], [Item(path.name, numbers, matrix, guesses, read, boxes, sorted_ids)])
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
         """The validation images, one per truth line: ``ILSVRC2012_val_00000001`` and on."""
-        return [image_name(n) for n in range(1, len(ilsvrc.read_truth_labels(truth)) + 1)]
+        return [image_name(n) for n in range(1, len(_truth_labels(truth)) + 1)]
 
     def divide(self, context: str, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
         """The lines of each split's images, truth, guesses and boxes alike."""
@@ -107,21 +112,9 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
 
     def evaluate_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
         counts = self._errors(item, item.guesses)
-        warnings = []
-        if context == "ilsvrc" and item.sorted_ids is not None and counts.error(5) >= CHANCE_TOP5_ERROR:
-            converted = self._errors(item, _convert(item.guesses, item.sorted_ids))
-            if converted.error(5) < counts.error(5) - 0.2:
-                warnings.append(
-                    Issue(
-                        "label_space",
-                        f"top-5 error {counts.error(5):.4f} is at chance level, but read as 0-based sorted-WNID indices "
-                        f"the labels give {converted.error(5):.4f}: use --set labels=wnid-sorted if that is what they are",
-                        item.key,
-                    )
-                )
         units = {image_name(n): (1.0, *row) for n, row in zip(item.numbers.tolist(), counts.per_image.tolist())}
         details = {"images": counts.images, "per_class": _per_class(item.truth[:, 0], counts.per_image, self.prefix)}
-        return ItemResult(counts, details=details, warnings=warnings, units=units)
+        return ItemResult(counts, details=details, units=units)
 
     def unit_columns(self, context: str) -> tuple[str, ...]:
         """Per image: 1 (it counts the images), then its error with 1..5 guesses (missed truth labels / truth labels)."""
@@ -141,6 +134,11 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         return scores, {"images": stats.images, "label_space": context, "per_class": per_class}
 
 
+def _truth_labels(truth: Path) -> list[list[int]]:
+    """The truth lines' labels, read once per process (:mod:`podium.truth_cache`)."""
+    return cached("ilsvrc.truth_labels", (truth,), lambda: ilsvrc.read_truth_labels(truth))
+
+
 def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str, dict[str, float]]:
     """Per true class (an image's first truth label): its images and the sums of their errors with 1..5 guesses."""
     per_class: dict[str, dict[str, float]] = {}
@@ -148,6 +146,25 @@ def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str,
         rows = errors[labels == label]
         per_class[str(label)] = {"images": len(rows)} | {f"{prefix}@{k}": float(rows[:, k - 1].sum()) for k in range(1, K + 1)}
     return per_class
+
+
+def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.ndarray, key: str, log: IssueLog) -> None:
+    """A warning when the guessed labels are at chance level as ILSVRC2012_IDs but far better read as sorted-WNID indices.
+
+    The labels alone decide (classification error with 5 guesses, boxes aside), on the
+    whole submission, so the warning is the same however its images are split up.
+    """
+    as_given = classification_errors(truth, guesses).error(5)
+    if as_given < CHANCE_TOP5_ERROR:
+        return
+    converted = classification_errors(truth, _convert(guesses, sorted_ids)).error(5)
+    if converted < as_given - 0.2:
+        log.warning(
+            "label_space",
+            f"the labels' top-5 error {as_given:.4f} is at chance level, but read as 0-based sorted-WNID indices "
+            f"they give {converted:.4f}: use --set labels=wnid-sorted if that is what they are",
+            key,
+        )
 
 
 def _convert(guesses: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
@@ -209,7 +226,9 @@ class Ilsvrc2012Loc(_TopK):
     def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list:
         if params["boxes"] is None or meta is None:
             raise UsageError("ilsvrc2012-loc needs --set boxes=PATH (XML folder or .tgz) and --set meta=PATH/meta.mat")
-        return ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid)
+        return cached(
+            "ilsvrc.val_boxes", (params["boxes"], params["meta"]), lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid), n
+        )
 
     def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
         assert item.boxes is not None
@@ -258,7 +277,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
     primary = "mean_ap"
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[FineContext, FineItem]:
-        labels = ilsvrc.read_truth_labels(truth)
+        labels = _truth_labels(truth)
         if any(len(x) != 1 for x in labels):
             raise TruthError(f"truth {truth} must hold exactly one class id per line (one per test box)")
         truth_ids = np.array([x[0] for x in labels], dtype=np.int64)
@@ -273,7 +292,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
         """The test boxes, named by their truth line: ``1``, ``2``, ..."""
-        return [str(n) for n in range(1, len(ilsvrc.read_truth_labels(truth)) + 1)]
+        return [str(n) for n in range(1, len(_truth_labels(truth)) + 1)]
 
     def divide(self, context: FineContext, item: FineItem, split_of: Mapping[str, str]) -> list[tuple[str, FineItem]]:
         """The lines of each split's boxes, truth and confidences alike."""

@@ -101,11 +101,11 @@ def submission_limits(n_lines: int, bytes_per_line: int, what: str) -> TextLimit
     )
 
 
-def read_truth_labels(path: Path, log: IssueLog | None = None) -> list[list[int]]:
+def read_truth_labels(path: Path) -> list[list[int]]:
     """Labels of each image, one line per image; :class:`TruthError` listing every bad line.
 
     As in the kit, a 0 is padding of a multi-label line, not a label: it is dropped.
-    A label outside 1..1000 is kept (it can never be guessed) with a warning in ``log``.
+    A label outside 1..1000 is kept: it can never be guessed (:func:`warn_labels_outside`).
     """
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file")
@@ -123,15 +123,19 @@ def read_truth_labels(path: Path, log: IssueLog | None = None) -> list[list[int]
         labels.append([v for v in values if v])
     if problems.error_count or not labels:
         raise TruthError(f"truth {path} is not usable", problems.errors or [Issue("truth_empty", "is empty", str(path))])
+    return labels
+
+
+def warn_labels_outside(labels: list[list[int]], path: Path, log: IssueLog) -> None:
+    """A warning in ``log`` when truth lines hold a label outside 1..1000, which no guess can match."""
     outside = [i for i, values in enumerate(labels, start=1) if any(v > N_CLASSES for v in values)]
-    if outside and log is not None:
+    if outside:
         log.warning(
             "truth_label_range",
             f"{plural(len(outside), 'line')} of the truth hold a label outside 1..{N_CLASSES}, which no guess can match (first at line {outside[0]})",
             path,
             outside[0],
         )
-    return labels
 
 
 def truth_matrix(labels: list[list[int]]) -> NDArray[np.int64]:

@@ -37,6 +37,7 @@ def run_program(
     memory_limit_mb: float | None,
     workdir: Path | None = None,
     workers: int = 1,
+    scheduler: str | None = None,
     cgroup: Path | None = None,
     sandbox: str = "auto",
     visible: tuple[Path, ...] = (),
@@ -51,7 +52,8 @@ def run_program(
     ``bwrap``, ``docker`` or ``none``; ``visible``: folders the program may read
     in the sandbox (its code, its interpreter); ``cpus``: cores' worth of CPU
     time; ``gpus``: NVIDIA GPUs to give it (``all`` or ``device=0,1``);
-    ``split_of`` and ``contest``: as :func:`podium.engine.evaluate` takes them.
+    ``workers``, ``scheduler``, ``split_of`` and ``contest``: as :func:`podium.engine.evaluate`
+    takes them, for scoring the program's output.
     """
     if not sys.platform.startswith("linux"):
         raise UsageError(
@@ -104,7 +106,7 @@ def run_program(
             error = Issue("no_output", f"the program wrote nothing to score ({_why(report, limit, memory_limit_mb)})", str(work))
             return _rejected(challenge_id, params, truth, contest, warnings, error, run)
         scoring = {**settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}
-        result = evaluate(challenge_id, truth, work, scoring, workers=workers, split_of=split_of, contest=contest)
+        result = evaluate(challenge_id, truth, work, scoring, workers=workers, scheduler=scheduler, split_of=split_of, contest=contest)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from podium import display
+from podium import display, distributed
 from podium.contest import Contest, load
 from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.runner.sandbox import SANDBOXES
@@ -77,21 +77,23 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--workers", type=click.IntRange(min=0), default=1, show_default=True, help="Scoring workers on this machine (0: only remote ones).")
     @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How workers run programs (podium run --sandbox).")
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+    @click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
     @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
     @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
     @guarded
     def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str,
-                      cgroup: Path | None, allow_images: bool, team_names: tuple[str, ...]) -> int:  # fmt: skip
+                      cgroup: Path | None, scheduler: str | None, allow_images: bool, team_names: tuple[str, ...]) -> int:  # fmt: skip
         """Serve a contest: the web API, the leaderboard and N scoring workers."""
         import uvicorn
 
         from podium.service.app import Service, create_app
         from podium.service.database import database_url
+        from podium.service.scoring import Runtime
         from podium.service.server import Workers, worker_argv
 
         contest = load(contest_path)
         engine = _open(data, database, contest)
-        pool = Workers(worker_argv(database_url(database, data), data.resolve(), sandbox, cgroup), workers)
+        pool = Workers(worker_argv(database_url(database, data), data.resolve(), Runtime(sandbox, cgroup, scheduler)), workers)
         address = f"http://{host}:{port}"
         display.stdout.print(
             f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
@@ -116,9 +118,10 @@ def register(cli: click.Group, guarded: Any) -> None:
     @database_options
     @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How programs are run (podium run --sandbox).")
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+    @click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
     @click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
     @guarded
-    def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, lease: float | None) -> int:
+    def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None) -> int:
         """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
         from podium.service.database import connect, database_url
         from podium.service.queue import LEASE_S
@@ -128,7 +131,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         engine = connect(database_url(database, data))
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        Worker(engine, data.resolve(), Runtime(sandbox, cgroup), lease_s=lease or LEASE_S).run(stop)
+        Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
         return EXIT_SCORED
 
     @cli.group("team")

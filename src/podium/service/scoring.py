@@ -42,17 +42,19 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Runtime:
-    """How a worker runs programs: the sandbox (``podium run --sandbox``) and a delegated cgroup."""
+    """How a worker scores: the sandbox of programs (``podium run --sandbox``), a delegated cgroup,
+    and the Dask scheduler that scores a job's items (:mod:`podium.distributed`), if any."""
 
     sandbox: str = "auto"
     cgroup: Path | None = None
+    scheduler: str | None = None
 
 
 def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime: Runtime) -> Outcome:
     """Score the submission whose files are ``target`` (a program's code folder, with ``entry`` its entry point)."""
     evaluation = contest.evaluation()
     if kind == "files":
-        result = evaluate(contest.challenge, contest.truth, target, contest.settings, **evaluation)
+        result = evaluate(contest.challenge, contest.truth, target, contest.settings, scheduler=runtime.scheduler, **evaluation)
     else:
         assert contest.images is not None and entry is not None
         image = entry[len(DOCKER_PREFIX):] if entry.startswith(DOCKER_PREFIX) else None
@@ -60,7 +62,7 @@ def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime:
         result = run_program(
             contest.challenge, command=None if image else program_command(target, entry), image=image, images=contest.images,
             truth=contest.truth, settings=contest.settings, time_limit_s=limits.time_s, memory_limit_mb=limits.memory_mb,
-            cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, visible=() if image else (target,), **evaluation,
+            cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, scheduler=runtime.scheduler, visible=() if image else (target,), **evaluation,
         )  # fmt: skip
     return outcome_of(result, kind, target)
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
@@ -13,6 +14,9 @@ from podium.contest import Contest
 from podium.errors import UsageError
 from podium.service import state
 from podium.service.database import writing
+
+if TYPE_CHECKING:
+    from podium.service.scoring import Runtime
 
 RESTART_PAUSE_S = 2.0
 
@@ -27,9 +31,9 @@ def register_contest(engine: Engine, contest: Contest) -> None:
         state.put(connection, state.CONTEST_PATH, str(contest.path.resolve()))
 
 
-def worker_argv(database: str, data: Path, sandbox: str, cgroup: Path | None) -> list[str]:
-    command = [sys.executable, "-m", "podium", "worker", "--database", database, "--data", str(data), "--sandbox", sandbox]
-    return command + (["--cgroup", str(cgroup)] if cgroup else [])
+def worker_argv(database: str, data: Path, runtime: Runtime) -> list[str]:
+    command = [sys.executable, "-m", "podium", "worker", "--database", database, "--data", str(data), "--sandbox", runtime.sandbox]
+    return command + (["--cgroup", str(runtime.cgroup)] if runtime.cgroup else []) + (["--scheduler", runtime.scheduler] if runtime.scheduler else [])
 
 
 class Workers:

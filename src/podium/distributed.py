@@ -1,0 +1,120 @@
+"""Scoring one submission's items on a Dask distributed cluster.
+
+``podium evaluate --scheduler tcp://HOST:PORT`` (and ``podium serve`` /
+``podium worker`` with the same option) hands the items of one job to the
+workers of an existing Dask cluster instead of local processes. The engine
+plans, merges and finalizes as always (:mod:`podium.engine`); only
+:meth:`Challenge.evaluate_item` runs on the cluster, one task per item, and the
+results are taken back in item order. Statistics merge exactly, so the scores
+are those of one local worker, bit for bit, whatever the cluster's size or the
+order in which tasks finish.
+
+What goes where:
+
+- The job's context is scattered once to every worker (``broadcast``), not
+  sent with each task.
+- Items travel in the task graph, never scattered: a task whose worker dies
+  is run again elsewhere from its graph (Dask retries a task whose workers die
+  up to its ``allowed-failures``, 3 by default, then raises ``KilledWorker``).
+- Files are read by the workers at the paths the items name: the truth and the
+  submission must be at the same paths on every worker (a shared filesystem;
+  an archive is unpacked under ``TMPDIR``, so give the workers and podium one
+  shared ``TMPDIR``). Before the first task, every worker is asked whether it
+  sees them and runs the same podium version; a worker that does not is named
+  in a :class:`~podium.errors.UsageError`.
+
+Dask is an optional dependency (``pip install 'podium[distributed]'``),
+imported only here and only when a scheduler is given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from podium import __version__
+from podium.allocator import keep_large_blocks
+from podium.challenges import get
+from podium.challenges.base import ItemResult
+from podium.errors import UsageError
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+CONNECT_TIMEOUT_S = 10.0
+WORKERS_TIMEOUT_S = 30.0  # how long a job waits for a first worker to join an empty cluster
+INSTALL_HINT = "pip install 'podium[distributed]'"
+ADDRESS = "tcp://HOST:PORT"  # the commands' --scheduler metavar
+OPTION_HELP = "Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed])."
+
+
+class Cluster:
+    """A connection to a Dask scheduler for one job: ``slots`` worker threads, :meth:`map` over items."""
+
+    def __init__(self, address: str, challenge_id: str, context: Any, paths: tuple[Path, ...] = ()) -> None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise UsageError(f"--scheduler needs Dask distributed: {INSTALL_HINT}") from None
+        try:
+            self.client: Client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        try:
+            self.slots = self._check_workers(address, paths)
+            self.challenge_id = challenge_id
+            self.context = self.client.scatter(context, broadcast=True, hash=False)
+        except BaseException:
+            self.client.close()
+            raise
+
+    def _check_workers(self, address: str, paths: tuple[Path, ...]) -> int:
+        """The cluster's worker threads, once every worker runs this podium and sees ``paths``."""
+        try:
+            self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+        except TimeoutError:
+            raise UsageError(f"no Dask worker joined the scheduler at {address} within {WORKERS_TIMEOUT_S:g} s") from None
+        answers = self.client.run(_worker_view, [str(p) for p in paths])
+        for worker, (version, missing) in sorted(answers.items()):
+            if version != __version__:
+                raise UsageError(f"Dask worker {worker} runs podium {version}, this process {__version__}: scores could differ")
+            if missing:
+                raise UsageError(f"Dask worker {worker} does not see {missing[0]}: the truth and the submission must be at the same paths on every worker")
+        return sum(self.client.nthreads().values())
+
+    def map(self, items: list[Any], progress: Callable[[int, int], None] | None = None) -> Iterator[ItemResult[Any]]:
+        """The items' results in item order, each item one task."""
+        futures = self.client.map(_evaluate_item, items, challenge_id=self.challenge_id, context=self.context, pure=False)
+        try:
+            for done, future in enumerate(futures, start=1):
+                yield future.result()
+                if progress:
+                    progress(done, len(items))
+        finally:
+            self.client.cancel(futures)
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None) -> None:
+        self.client.cancel([self.context])
+        self.client.close()
+
+
+def _worker_view(paths: list[str]) -> tuple[str, list[str]]:
+    """On a worker: its podium version, and which of ``paths`` it cannot see."""
+    return __version__, [p for p in paths if not os.path.exists(p)]
+
+
+_prepared: list[bool] = []
+
+
+def _evaluate_item(item: Any, *, challenge_id: str, context: Any) -> ItemResult[Any]:
+    """On a worker: one item's result (the allocator set as in podium's own workers, once per process)."""
+    if not _prepared:
+        keep_large_blocks()
+        _prepared.append(True)
+    return get(challenge_id).evaluate_item(context, item)

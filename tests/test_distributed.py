@@ -1,0 +1,104 @@
+"""Scoring on a real Dask cluster (``dask scheduler`` and ``dask worker`` processes on 127.0.0.1).
+
+The result of every challenge is the local one bit for bit, with and without a
+contest split; a job of one item is cut into pieces that every worker gets; a
+worker killed mid-job changes nothing; an unreachable scheduler and workers
+that cannot see the files are the organizer's errors (exit 2), named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run
+from dask_cluster import Cluster
+from podium import distributed, engine
+from podium.challenges import IDS, get
+from podium.errors import UsageError
+from podium.parameters import resolve
+from podium.result import Result
+from podium.synthetic.glas import write_set
+
+
+def document(result: Result) -> dict[str, Any]:
+    """The full document without the time it was made."""
+    data = json.loads(result.to_json())
+    data["signature"].pop("created")
+    return data
+
+
+@pytest.mark.parametrize("challenge_id", IDS)
+@pytest.mark.parametrize("with_split", [False, True], ids=["whole", "split"])
+def test_every_challenge_scores_the_same_on_the_cluster(challenge_id: str, with_split: bool, dask_cluster: Cluster, tmp_path: Path) -> None:
+    challenge = get(challenge_id)
+    demo = challenge.write_demo(tmp_path)
+    split_of = None
+    if with_split:
+        units = challenge.units(demo.truth, resolve(challenge.parameters, demo.settings))
+        split_of = {unit: ("public" if k % 3 else "private") for k, unit in enumerate(units)}
+    local = engine.evaluate(challenge_id, demo.truth, demo.submission, demo.settings, split_of=split_of)
+    seen: list[tuple[int, int]] = []
+    remote = engine.evaluate(challenge_id, demo.truth, demo.submission, demo.settings, split_of=split_of, scheduler=dask_cluster.address,
+                             progress=lambda done, total: seen.append((done, total)))  # fmt: skip
+    assert local.status == "scored", local.errors
+    assert document(remote) == document(local)
+    assert seen and seen[-1][0] == seen[-1][1]
+
+
+def test_a_job_of_one_item_is_cut_into_pieces_for_every_worker(dask_cluster: Cluster, tmp_path: Path) -> None:
+    demo = get("ilsvrc2012-loc").write_demo(tmp_path)
+    totals: set[int] = set()
+    result = engine.evaluate("ilsvrc2012-loc", demo.truth, demo.submission, demo.settings, scheduler=dask_cluster.address,
+                             progress=lambda done, total: totals.add(total))  # fmt: skip
+    assert totals == {engine.PIECES_PER_SLOT * 2}  # two one-thread workers
+    assert document(result) == document(engine.evaluate("ilsvrc2012-loc", demo.truth, demo.submission, demo.settings))
+    assert result.details["images"] == 1000 and result.units is not None and len(result.units.rows) == 1000  # every image once
+
+
+def test_local_processes_cut_a_job_of_one_item_too(tmp_path: Path) -> None:
+    demo = get("face-clustering").write_demo(tmp_path)
+    totals: set[int] = set()
+    result = engine.evaluate("face-clustering", demo.truth, demo.submission, demo.settings, workers=2, progress=lambda done, total: totals.add(total))
+    assert totals == {engine.PIECES_PER_SLOT * 2}
+    assert document(result) == document(engine.evaluate("face-clustering", demo.truth, demo.submission, demo.settings))
+
+
+def test_a_worker_killed_mid_job_changes_nothing(tmp_path: Path) -> None:
+    truth, submission = write_set(tmp_path / "glas", n_images=24, shape=(522, 775), glands=15, seed=3)
+    expected = document(engine.evaluate("glas", truth, submission))
+    cluster = Cluster(workers=2)
+    try:
+        victim = cluster.workers[0]
+
+        def kill_once(done: int, total: int) -> None:
+            if done == 3 and victim.poll() is None:
+                cluster.kill(victim)  # the other worker still has tasks running; the victim had its own
+
+        assert document(engine.evaluate("glas", truth, submission, scheduler=cluster.address, progress=kill_once)) == expected
+        assert victim.poll() is not None
+    finally:
+        cluster.stop()
+
+
+def test_an_unreachable_scheduler_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
+    demo = get("camera-traps").write_demo(tmp_path)
+    code, output = run("evaluate", "camera-traps", "--truth", str(demo.truth), "--submission", str(demo.submission), "--scheduler", "tcp://127.0.0.1:9")
+    assert code == 2
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in output
+    assert "Traceback" not in output
+
+
+def test_workers_that_cannot_see_the_files_are_named(dask_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    demo = get("glas").write_demo(tmp_path / "here")
+    monkeypatch.chdir(tmp_path)  # relative paths: the workers run in folders of their own
+    truth, submission = (Path(os.path.relpath(p, tmp_path)) for p in (demo.truth, demo.submission))
+    with pytest.raises(UsageError, match=r"Dask worker tcp://127\.0\.0\.1:\d+ does not see here/"):
+        engine.evaluate("glas", truth, submission, scheduler=dask_cluster.address)
+    code, output = run("evaluate", "glas", "--truth", str(truth), "--submission", str(submission), "--scheduler", dask_cluster.address)
+    assert code == 2 and "must be at the same paths on every worker" in output
