@@ -1,8 +1,9 @@
 """Scoring one submission on a Dask cluster against local processes, and how the cost grows with the items.
 
 For each test set, in one run and on the same files, :func:`podium.engine.evaluate`
-is timed in this process (no process start), the truth already read once (its
-parse is cached per process, :mod:`podium.truth_cache`):
+is timed in this process (no process start, the result document written apart),
+the truth already read once (its parse is cached per process,
+:mod:`podium.truth_cache`):
 
   (1) inline, 1 worker                       (3) Dask, 1 worker of 1 thread
   (2) local process pool, 2 workers          (4) Dask, 2 workers of 1 thread each
@@ -10,8 +11,7 @@ parse is cached per process, :mod:`podium.truth_cache`):
 The Dask workers run in their own processes (``LocalCluster``, started before
 timing; its start-up is printed apart). Every mode must give the same result
 document (the time stamp aside) before any time is printed. CPU seconds are
-those of this process and of all its child processes, live (Dask's) or ended
-(the local pool's). Targets (issue 16): (4)/(3) >= 1.7x; (4) at most 10% slower
+those of this process and of all its descendants (:func:`cpu_seconds`). Targets (issue 16): (4)/(3) >= 1.7x; (4) at most 10% slower
 than (2).
 
 Then the growth: (4) on 1/4, 1/2 and all of each set, with the peak resident
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import resource
 import shutil
@@ -44,6 +45,7 @@ from fuzzy_jaccard_throughput import CLASSES
 from fuzzy_jaccard_throughput import build as build_fuzzy
 
 from podium import engine
+from podium.result import Result
 from podium.synthetic.glas import write_set
 
 HERE = Path(__file__).resolve().parent
@@ -107,37 +109,47 @@ def _subset(parent: Path, name: str, write: Callable[[Path], None]) -> Path:
     return folder
 
 
-def cpu_seconds(cluster_pids: list[int]) -> float:
-    """This process's and its ended children's CPU, plus the live Dask workers'."""
+def cpu_seconds() -> float:
+    """CPU seconds of this process, of its ended children, and of every live descendant with the children it ended.
+
+    The local pool's workers may be children of a fork server (a live descendant
+    that reaped them), Dask's workers children of their nannies: both are counted.
+    """
     own = resource.getrusage(resource.RUSAGE_SELF)
     ended = resource.getrusage(resource.RUSAGE_CHILDREN)
-    live = 0.0
-    for pid in cluster_pids:
+    total = own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
+    for process in psutil.Process().children(recursive=True):
         try:
-            times = psutil.Process(pid).cpu_times()
-            live += times.user + times.system
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
         except psutil.NoSuchProcess:
             pass
-    return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime + live
+    return total
 
 
-def document(case: Case, **how: Any) -> dict[str, Any]:
-    result = engine.evaluate(case.challenge, case.truth, case.submission, case.settings, **how)
+def document(result: Result) -> dict[str, Any]:
+    """The result document without the time it was made."""
     data = json.loads(result.to_json())
     data["signature"].pop("created")
     return data
 
 
-def timed(case: Case, repeats: int, pids: list[int], **how: Any) -> tuple[float, float, dict[str, Any]]:
-    """Best wall seconds of ``repeats`` runs, that run's CPU seconds, and the document."""
+def timed(case: Case, repeats: int, **how: Any) -> tuple[float, float, dict[str, Any]]:
+    """Best wall seconds of ``repeats`` evaluations (the document written apart), that run's CPU seconds, and the document."""
     best = (float("inf"), 0.0)
-    data: dict[str, Any] = {}
+    result = None
     for _ in range(repeats):
-        cpu, wall = cpu_seconds(pids), time.perf_counter()
-        data = document(case, **how)
-        wall, cpu = time.perf_counter() - wall, cpu_seconds(pids) - cpu
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        result = engine.evaluate(case.challenge, case.truth, case.submission, case.settings, **how)
+        wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
         best = min(best, (wall, cpu))
-    return best[0], best[1], data
+    assert result is not None
+    return best[0], best[1], document(result)
+
+
+def read_truth(case: Case) -> None:
+    """One evaluation, so the truth is read once, as a worker of the service has it."""
+    engine.evaluate(case.challenge, case.truth, case.submission, case.settings)
 
 
 def reset_peaks(pids: list[int]) -> None:
@@ -166,10 +178,11 @@ def main() -> None:
     if load[0] > 0.5:
         print("WARNING: the machine is busy; wall times will be high")
 
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # the scheduler runs in this process: no INFO lines
     clusters: dict[int, tuple[LocalCluster, Client, list[int]]] = {}
     for n in (1, 2):
         start = time.perf_counter()
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
         client = Client(cluster)
         client.wait_for_workers(n)
         pids = list(client.run(os.getpid).values())
@@ -184,15 +197,14 @@ def main() -> None:
             if whole is None:
                 print(f"{name:<16}left out: no ../shared/data/ilsvrc2012")
                 continue
-            everyone = [p for n in clusters for p in clusters[n][2]]
-            document(whole)  # the truth read once, as a worker of the service has it
+            read_truth(whole)
             modes = {
                 "(1) inline, 1 worker": {"workers": 1},
                 "(2) local pool, 2 workers": {"workers": 2},
                 "(3) Dask, 1 worker": {"scheduler": clusters[1][0].scheduler_address},
                 "(4) Dask, 2 workers": {"scheduler": clusters[2][0].scheduler_address},
             }
-            measured = {mode: timed(whole, args.repeats, everyone, **how) for mode, how in modes.items()}
+            measured = {mode: timed(whole, args.repeats, **how) for mode, how in modes.items()}
             reference = measured["(1) inline, 1 worker"][2]
             assert all(data == reference for _, _, data in measured.values()), f"{name}: the modes' documents differ"
             one = measured["(3) Dask, 1 worker"][0]
@@ -204,9 +216,9 @@ def main() -> None:
             for fraction in FRACTIONS:
                 case = makers[name](fraction)
                 assert case is not None
-                document(case)
+                read_truth(case)
                 reset_peaks(clusters[2][2])
-                wall, cpu, _ = timed(case, args.repeats, everyone, scheduler=clusters[2][0].scheduler_address)
+                wall, cpu, _ = timed(case, args.repeats, scheduler=clusters[2][0].scheduler_address)
                 growth.append((name, case.items, wall, cpu, [peak_mb(p) for p in clusters[2][2]]))
     finally:
         for cluster, client, _ in clusters.values():

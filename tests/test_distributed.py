@@ -1,8 +1,7 @@
 """Scoring on a real Dask cluster (``dask scheduler`` and ``dask worker`` processes on 127.0.0.1).
 
 The result of every challenge is the local one bit for bit, with and without a
-contest split; a job of one item is cut into pieces that every worker gets; a
-worker killed mid-job changes nothing; an unreachable scheduler and workers
+contest split; a worker killed mid-job changes nothing; an unreachable scheduler and workers
 that cannot see the files are the organizer's errors (exit 2), named.
 """
 
@@ -48,24 +47,6 @@ def test_every_challenge_scores_the_same_on_the_cluster(challenge_id: str, with_
     assert local.status == "scored", local.errors
     assert document(remote) == document(local)
     assert seen and seen[-1][0] == seen[-1][1]
-
-
-def test_a_job_of_one_item_is_cut_into_pieces_for_every_worker(dask_cluster: Cluster, tmp_path: Path) -> None:
-    demo = get("ilsvrc2012-loc").write_demo(tmp_path)
-    totals: set[int] = set()
-    result = engine.evaluate("ilsvrc2012-loc", demo.truth, demo.submission, demo.settings, scheduler=dask_cluster.address,
-                             progress=lambda done, total: totals.add(total))  # fmt: skip
-    assert totals == {engine.PIECES_PER_SLOT * 2}  # two one-thread workers
-    assert document(result) == document(engine.evaluate("ilsvrc2012-loc", demo.truth, demo.submission, demo.settings))
-    assert result.details["images"] == 1000 and result.units is not None and len(result.units.rows) == 1000  # every image once
-
-
-def test_local_processes_cut_a_job_of_one_item_too(tmp_path: Path) -> None:
-    demo = get("face-clustering").write_demo(tmp_path)
-    totals: set[int] = set()
-    result = engine.evaluate("face-clustering", demo.truth, demo.submission, demo.settings, workers=2, progress=lambda done, total: totals.add(total))
-    assert totals == {engine.PIECES_PER_SLOT * 2}
-    assert document(result) == document(engine.evaluate("face-clustering", demo.truth, demo.submission, demo.settings))
 
 
 def test_a_worker_killed_mid_job_changes_nothing(tmp_path: Path) -> None:

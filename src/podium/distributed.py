@@ -30,6 +30,7 @@ imported only here and only when a scheduler is given.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -52,7 +53,7 @@ OPTION_HELP = "Score the items on the Dask cluster of this scheduler instead of 
 
 
 class Cluster:
-    """A connection to a Dask scheduler for one job: ``slots`` worker threads, :meth:`map` over items."""
+    """A connection to a Dask scheduler for one job: :meth:`map` scores its items there."""
 
     def __init__(self, address: str, challenge_id: str, context: Any, paths: tuple[Path, ...] = ()) -> None:
         try:
@@ -64,15 +65,15 @@ class Cluster:
         except (OSError, TimeoutError, ValueError) as exc:
             raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
         try:
-            self.slots = self._check_workers(address, paths)
+            self._check_workers(address, paths)
             self.challenge_id = challenge_id
             self.context = self.client.scatter(context, broadcast=True, hash=False)
         except BaseException:
             self.client.close()
             raise
 
-    def _check_workers(self, address: str, paths: tuple[Path, ...]) -> int:
-        """The cluster's worker threads, once every worker runs this podium and sees ``paths``."""
+    def _check_workers(self, address: str, paths: tuple[Path, ...]) -> None:
+        """Wait for a worker; refuse workers that run another podium or do not see ``paths``."""
         try:
             self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
         except TimeoutError:
@@ -83,11 +84,12 @@ class Cluster:
                 raise UsageError(f"Dask worker {worker} runs podium {version}, this process {__version__}: scores could differ")
             if missing:
                 raise UsageError(f"Dask worker {worker} does not see {missing[0]}: the truth and the submission must be at the same paths on every worker")
-        return sum(self.client.nthreads().values())
 
     def map(self, items: list[Any], progress: Callable[[int, int], None] | None = None) -> Iterator[ItemResult[Any]]:
         """The items' results in item order, each item one task."""
-        futures = self.client.map(_evaluate_item, items, challenge_id=self.challenge_id, context=self.context, pure=False)
+        with warnings.catch_warnings():  # items travel in the graph on purpose (see the module docstring)
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            futures = self.client.map(_evaluate_item, items, challenge_id=self.challenge_id, context=self.context, pure=False)
         try:
             for done, future in enumerate(futures, start=1):
                 yield future.result()

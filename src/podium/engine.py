@@ -112,7 +112,6 @@ def _evaluate(
     results: list[ItemResult[Any]] = []
     if parts:  # a rejected plan needs no workers
         with _pool(challenge, job.context, spread, (truth, submission)) as pool:
-            parts = _pieces(challenge, job.context, truth, params, parts, pool.slots)
             results = list(pool.map([part for _, _, part in parts], spread.progress))
     columns = challenge.unit_columns(job.context)
     truth_log = IssueLog()
@@ -195,8 +194,6 @@ class _Spread:
 
 
 class _Pool(Protocol):
-    slots: int  # items scored at once
-
     def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]: ...
 
 
@@ -217,18 +214,18 @@ class _Processes:
 
     challenge: Challenge
     context: Any
-    slots: int
+    workers: int
 
     def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]:
         total = len(items)
-        if self.slots <= 1 or total <= 1:
+        if self.workers <= 1 or total <= 1:
             for done, item in enumerate(items, start=1):
                 yield self.challenge.evaluate_item(self.context, item)
                 if progress:
                     progress(done, total)
             return
         with ProcessPoolExecutor(
-            max_workers=min(self.slots, total),
+            max_workers=min(self.workers, total),
             mp_context=_process_context(),
             initializer=_init_worker,
             initargs=(self.challenge.id, self.context),
@@ -238,29 +235,6 @@ class _Processes:
                 yield result
                 if progress:
                     progress(done, total)
-
-
-PIECES_PER_SLOT = 4
-
-
-def _pieces(
-    challenge: Challenge, context: Any, truth: Path, params: dict[str, Any], parts: list[tuple[int, str | None, Any]], slots: int
-) -> list[tuple[int, str | None, Any]]:
-    """``parts`` cut into pieces of contiguous units when there are too few to keep ``slots`` busy.
-
-    A job of one item (a table of 50,000 images, say) would otherwise run on
-    one core. With ``slots`` > 1 and fewer than ``PIECES_PER_SLOT * slots``
-    parts, the test set's units are cut into that many runs in the truth's
-    order and every part is divided along them (:meth:`Challenge.divide`, as for
-    a contest's splits). The pieces' statistics merge exactly, so the scores do
-    not change; a divided item's details are joined as a split item's are.
-    """
-    wanted = PIECES_PER_SLOT * slots
-    if slots <= 1 or len(parts) >= wanted:
-        return parts
-    units = challenge.units(truth, params)
-    piece_of = {unit: f"{k * wanted // len(units):06d}" for k, unit in enumerate(units)}
-    return [(i, split, piece) for i, split, part in parts for _, piece in challenge.divide(context, part, piece_of)]
 
 
 def _process_context() -> multiprocessing.context.BaseContext:
