@@ -45,6 +45,7 @@ from fuzzy_jaccard_throughput import CLASSES
 from fuzzy_jaccard_throughput import build as build_fuzzy
 
 from podium import engine
+from podium.allocator import keep_large_blocks
 from podium.result import Result
 from podium.synthetic.glas import write_set
 
@@ -178,6 +179,7 @@ def main() -> None:
     if load[0] > 0.5:
         print("WARNING: the machine is busy; wall times will be high")
 
+    keep_large_blocks()  # as the podium command does, so (1) runs as `podium evaluate --workers 1` would
     logging.getLogger("distributed").setLevel(logging.ERROR)  # the scheduler runs in this process: no INFO lines
     clusters: dict[int, tuple[LocalCluster, Client, list[int]]] = {}
     for n in (1, 2):

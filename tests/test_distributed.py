@@ -68,11 +68,22 @@ def test_a_worker_killed_mid_job_changes_nothing(tmp_path: Path) -> None:
 
 def test_an_unreachable_scheduler_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
-    demo = get("camera-traps").write_demo(tmp_path)
-    code, output = run("evaluate", "camera-traps", "--truth", str(demo.truth), "--submission", str(demo.submission), "--scheduler", "tcp://127.0.0.1:9")
+    demo = get("glas").write_demo(tmp_path)
+    code, output = run("evaluate", "glas", "--truth", str(demo.truth), "--submission", str(demo.submission), "--scheduler", "tcp://127.0.0.1:9")
     assert code == 2
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in output
     assert "Traceback" not in output
+
+
+def test_a_job_of_one_item_is_scored_here_without_the_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
+    demo = get("camera-traps").write_demo(tmp_path)
+    result = engine.evaluate("camera-traps", demo.truth, demo.submission, scheduler="tcp://127.0.0.1:9")  # never reached
+    assert document(result) == document(engine.evaluate("camera-traps", demo.truth, demo.submission))
+    units = get("camera-traps").units(demo.truth, resolve(get("camera-traps").parameters, {}))
+    split_of = {unit: ("public" if k % 2 else "private") for k, unit in enumerate(units)}
+    with pytest.raises(UsageError, match="cannot reach the Dask scheduler"):  # two parts: the cluster is asked
+        engine.evaluate("camera-traps", demo.truth, demo.submission, split_of=split_of, scheduler="tcp://127.0.0.1:9")
 
 
 def test_workers_that_cannot_see_the_files_are_named(dask_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -111,7 +111,7 @@ def _evaluate(
     parts = [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
     results: list[ItemResult[Any]] = []
     if parts:  # a rejected plan needs no workers
-        with _pool(challenge, job.context, spread, (truth, submission)) as pool:
+        with _pool(challenge, job.context, spread, (truth, submission), len(parts)) as pool:
             results = list(pool.map([part for _, _, part in parts], spread.progress))
     columns = challenge.unit_columns(job.context)
     truth_log = IssueLog()
@@ -198,8 +198,15 @@ class _Pool(Protocol):
 
 
 @contextmanager
-def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...]) -> Iterator[_Pool]:
-    if spread.scheduler is not None:
+def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...], items: int) -> Iterator[_Pool]:
+    """The local processes or the cluster that score ``items`` items.
+
+    A job of one item (the table challenges' whole file) is scored in this
+    process even with a scheduler: a cluster has nothing to spread, and
+    sending the item costs more than it could save (50,000 ILSVRC images:
+    0.59 s here, 0.99 s as one Dask task, ``benchmarks/README.md``).
+    """
+    if spread.scheduler is not None and items > 1:
         from podium.distributed import Cluster  # Dask is imported only when asked for
 
         with Cluster(spread.scheduler, challenge.id, context, paths) as cluster:
