@@ -154,7 +154,7 @@ def run(count: int, root: Path, url: str | None) -> None:
     stored = folder_bytes(data)
     print(f"{count:>6,}{1000 * intake_s:>11.1f}{intake_statements:>9.1f}{drain_s:>9.2f}{1000 * drain_s / count:>10.1f}{job_statements:>9.1f}"
           f"{'  ' + ' '.join(f'{p:.0f}' for p in peaks):>14}{'  ' + ' '.join(f'{c:.1f}' for c in cpu):>13}"
-          f"{total_db / len(team_ids) / 1024:>11.1f}{stored / len(team_ids) / 1024:>11.1f}")  # fmt: skip
+          f"{board_ms:>10.1f}{total_db / len(team_ids) / 1024:>11.1f}{stored / len(team_ids) / 1024:>11.1f}")  # fmt: skip
     engine.dispose()
 
 

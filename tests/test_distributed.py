@@ -94,3 +94,11 @@ def test_workers_that_cannot_see_the_files_are_named(dask_cluster: Cluster, tmp_
         engine.evaluate("glas", truth, submission, scheduler=dask_cluster.address)
     code, output = run("evaluate", "glas", "--truth", str(truth), "--submission", str(submission), "--scheduler", dask_cluster.address)
     assert code == 2 and "must be at the same paths on every worker" in output
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:9", "not an address"])
+def test_a_service_worker_refuses_to_start_without_its_scheduler(address: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
+    code, output = run("worker", "--data", str(tmp_path), "--scheduler", address)
+    assert code == 2, output
+    assert f"cannot reach the Dask scheduler at {address}" in output and "Traceback" not in output

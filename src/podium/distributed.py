@@ -52,18 +52,28 @@ ADDRESS = "tcp://HOST:PORT"  # the commands' --scheduler metavar
 OPTION_HELP = "Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed])."
 
 
+def connect(address: str) -> Client:
+    """A client of the scheduler at ``address``; :class:`~podium.errors.UsageError` if there is none."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError(f"--scheduler needs Dask distributed: {INSTALL_HINT}") from None
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+def check_reachable(address: str) -> None:
+    """Fail at once (a service's start) when no scheduler answers at ``address``, rather than at every job."""
+    connect(address).close()
+
+
 class Cluster:
     """A connection to a Dask scheduler for one job: :meth:`map` scores its items there."""
 
     def __init__(self, address: str, challenge_id: str, context: Any, paths: tuple[Path, ...] = ()) -> None:
-        try:
-            from distributed import Client
-        except ImportError:
-            raise UsageError(f"--scheduler needs Dask distributed: {INSTALL_HINT}") from None
-        try:
-            self.client: Client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        self.client = connect(address)
         try:
             self._check_workers(address, paths)
             self.challenge_id = challenge_id

@@ -92,6 +92,8 @@ def register(cli: click.Group, guarded: Any) -> None:
         from podium.service.server import Workers, worker_argv
 
         contest = load(contest_path)
+        if scheduler is not None:
+            distributed.check_reachable(scheduler)
         engine = _open(data, database, contest)
         pool = Workers(worker_argv(database_url(database, data), data.resolve(), Runtime(sandbox, cgroup, scheduler)), workers)
         address = f"http://{host}:{port}"
@@ -128,6 +130,8 @@ def register(cli: click.Group, guarded: Any) -> None:
         from podium.service.scoring import Runtime
         from podium.service.worker import Worker
 
+        if scheduler is not None:
+            distributed.check_reachable(scheduler)
         engine = connect(database_url(database, data))
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
