@@ -29,6 +29,7 @@ imported only here and only when a scheduler is given.
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections.abc import Callable, Iterator
@@ -121,12 +122,13 @@ def _worker_view(paths: list[str]) -> tuple[str, list[str]]:
     return __version__, [p for p in paths if not os.path.exists(p)]
 
 
-_prepared: list[bool] = []
+@functools.cache
+def _prepare_worker() -> None:
+    """Once per worker process: the allocator set as in podium's own workers."""
+    keep_large_blocks()
 
 
 def _evaluate_item(item: Any, *, challenge_id: str, context: Any) -> ItemResult[Any]:
-    """On a worker: one item's result (the allocator set as in podium's own workers, once per process)."""
-    if not _prepared:
-        keep_large_blocks()
-        _prepared.append(True)
+    """On a worker: one item's result."""
+    _prepare_worker()
     return get(challenge_id).evaluate_item(context, item)
