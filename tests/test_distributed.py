@@ -102,3 +102,21 @@ def test_a_service_worker_refuses_to_start_without_its_scheduler(address: str, t
     code, output = run("worker", "--data", str(tmp_path), "--scheduler", address)
     assert code == 2, output
     assert f"cannot reach the Dask scheduler at {address}" in output and "Traceback" not in output
+
+
+def test_the_service_hands_its_scheduler_to_every_job(dask_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium.contest import load
+    from podium.service.scoring import Runtime, score
+    from podium.service.server import worker_argv
+    from service_helpers import write_contest
+
+    argv = worker_argv("sqlite:///db", tmp_path, Runtime("none", None, dask_cluster.address))
+    assert argv[argv.index("--scheduler") + 1] == dask_cluster.address
+    contest = load(write_contest(tmp_path / "contest", "glas"))
+    submission = tmp_path / "contest" / "demo" / "submission"
+    on_cluster = score(contest, "files", submission, None, Runtime(scheduler=dask_cluster.address))
+    here = score(contest, "files", submission, None, Runtime())
+    assert on_cluster.status == "scored" and (on_cluster.public_scores, on_cluster.private_scores) == (here.public_scores, here.private_scores)
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
+    with pytest.raises(UsageError, match="cannot reach the Dask scheduler"):  # the worker retries the job: podium's failure, not the team's
+        score(contest, "files", submission, None, Runtime(scheduler="tcp://127.0.0.1:9"))
