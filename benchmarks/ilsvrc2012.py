@@ -6,8 +6,8 @@
       the boxes and scoring, against a straightforward Python loop (tarfile + ElementTree + a loop
       over images, guesses and boxes). Target: >= 10x faster, same errors.
   (3) Average precision for 120 classes x 10,000 boxes: podium's VOC AP (all classes at once) and
-      its scikit-learn mode, against calling scikit-learn's average_precision_score per class.
-      Target: >= 3x faster, same values.
+      its scikit-learn mode, against calling scikit-learn's average_precision_score per class,
+      each the best of 5 runs. Target: >= 3x faster, same values.
 
 Needs ../shared/data/ilsvrc2012 for (1) and (2).
     .venv/bin/python benchmarks/ilsvrc2012.py
@@ -21,6 +21,7 @@ import sys
 import tarfile
 import time
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -107,26 +108,33 @@ def task2() -> None:
     print(f"    podium speed-up: {base_s / total_s:.1f}x   target >= 10x\n")
 
 
+AP_REPEATS = 5
+
+
+def best_of(repeats: int, run: Callable[[], object]) -> tuple[float, float, object]:
+    """The best wall seconds of ``repeats`` runs, that run's CPU seconds (this process), and its value."""
+    best = (float("inf"), 0.0, None)
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        value = run()
+        best = min(best, (time.perf_counter() - wall, time.process_time() - cpu, value), key=lambda b: b[0])
+    return best
+
+
 def task3() -> None:
     rng = np.random.default_rng(0)
     n, classes = 10_000, 120
     truth = rng.integers(0, classes, n)
     scores = np.round(rng.random((n, classes)) + 0.5 * (truth[:, None] == np.arange(classes)), 3)  # ties happen
     positive = truth[:, None] == np.arange(classes)[None, :]
-    start = time.perf_counter()
-    reference = np.array([average_precision_score(positive[:, c], scores[:, c]) for c in range(classes)])
-    sklearn_s = time.perf_counter() - start
-    start = time.perf_counter()
-    ours_sklearn = sklearn_average_precision(positive, scores)
-    ours_sklearn_s = time.perf_counter() - start
-    start = time.perf_counter()
-    voc_average_precision(positive, scores)
-    voc_s = time.perf_counter() - start
+    sklearn_s, sklearn_cpu, reference = best_of(AP_REPEATS, lambda: np.array([average_precision_score(positive[:, c], scores[:, c]) for c in range(classes)]))
+    ours_s, ours_cpu, ours_sklearn = best_of(AP_REPEATS, lambda: sklearn_average_precision(positive, scores))
+    voc_s, voc_cpu, _ = best_of(AP_REPEATS, lambda: voc_average_precision(positive, scores))
     assert np.allclose(ours_sklearn, reference, atol=1e-12)
-    print(f"(3) AP, {classes} classes x {n:,} boxes (same values as scikit-learn to 1e-12)")
-    print(f"    scikit-learn average_precision_score, per class   {sklearn_s:6.3f} s")
-    print(f"    podium, scikit-learn mode                          {ours_sklearn_s:6.3f} s  ({sklearn_s / ours_sklearn_s:.1f}x)")
-    print(f"    podium, VOC AP, all classes at once                {voc_s:6.3f} s  ({sklearn_s / voc_s:.1f}x, target >= 3x)")
+    print(f"(3) AP, {classes} classes x {n:,} boxes (same values as scikit-learn to 1e-12), best of {AP_REPEATS}: wall s / CPU s")
+    print(f"    scikit-learn average_precision_score, per class   {sklearn_s:6.3f} / {sklearn_cpu:.3f}")
+    print(f"    podium, scikit-learn mode                          {ours_s:6.3f} / {ours_cpu:.3f}  ({sklearn_s / ours_s:.1f}x)")
+    print(f"    podium, VOC AP, all classes at once                {voc_s:6.3f} / {voc_cpu:.3f}  ({sklearn_s / voc_s:.1f}x, target >= 3x)")
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 from conftest import run, run_json
-from podium.metrics.average_precision import sklearn_average_precision, voc_average_precision
+from podium.metrics.average_precision import descending_order, sklearn_average_precision, voc_average_precision
 from podium.synthetic.ilsvrc2012 import write_meta
 
 KIT = ("ILSVRC2012_validation_ground_truth.txt", "meta.mat", "ILSVRC2012_bbox_val.tgz")
@@ -169,6 +169,19 @@ def test_voc_ap_against_the_slow_reference_and_sklearn_mode(seed: int) -> None:
             assert theirs[c] == pytest.approx(average_precision_score(positive[:, c], scores[:, c]), abs=1e-12)
         else:
             assert np.isnan(ours[c]) and np.isnan(theirs[c])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_descending_order_is_the_stable_sort_of_the_negated_rows(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows, n = int(rng.integers(1, 6)), int(rng.integers(0, 300))
+    values = np.round(rng.normal(size=(rows, n)), int(rng.integers(0, 4)))  # few decimals: long runs of ties
+    special = rng.random((rows, n))
+    values[special < 0.05] = np.nan
+    values[(special >= 0.05) & (special < 0.1)] = 0.0
+    values[(special >= 0.1) & (special < 0.15)] = -0.0
+    values[(special >= 0.15) & (special < 0.17)] = np.inf
+    assert np.array_equal(descending_order(values), np.argsort(-values, axis=1, kind="stable"))
 
 
 def test_task3_end_to_end_and_rejections(tmp_path: Path) -> None:

