@@ -151,8 +151,8 @@ def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str,
 def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.ndarray, key: str, log: IssueLog) -> None:
     """A warning when the guessed labels are at chance level as ILSVRC2012_IDs but far better read as sorted-WNID indices.
 
-    The labels alone decide (classification error with 5 guesses, boxes aside), on the
-    whole submission, so the warning is the same however its images are split up.
+    The labels alone decide (classification error with 5 guesses, boxes aside), once on the
+    whole submission, not once per split of a contest nor per item however items are scored.
     """
     as_given = classification_errors(truth, guesses).error(5)
     if as_given < CHANCE_TOP5_ERROR:
