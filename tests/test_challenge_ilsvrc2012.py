@@ -9,6 +9,7 @@ import pytest
 from sklearn.metrics import average_precision_score
 
 from conftest import run, run_json
+from podium.challenges.ilsvrc2012 import _per_class
 from podium.metrics.average_precision import descending_order, sklearn_average_precision, voc_average_precision
 from podium.synthetic.ilsvrc2012 import write_meta
 
@@ -88,6 +89,24 @@ def test_multi_label_images_average_over_their_labels(tmp_path: Path) -> None:
     assert doc["scores"]["error@1"] == pytest.approx((0.5 + 1) / 2)
     assert doc["scores"]["error@2"] == pytest.approx(0.5 / 2)
     assert doc["scores"]["error@4"] == 0.0
+    # per true class (the first truth label): class 3 has image 1 (errors 1/2, 1/2, 1/2, 0, 0), class 5 image 2 (1, 0, 0, 0, 0)
+    assert doc["details"]["per_class"] == {
+        "3": {"images": 1, "error@1": 0.5, "error@2": 0.5, "error@3": 0.5, "error@4": 0.0, "error@5": 0.0},
+        "5": {"images": 1, "error@1": 1.0, "error@2": 0.0, "error@3": 0.0, "error@4": 0.0, "error@5": 0.0},
+    }
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_per_class_sums_against_a_loop_over_classes(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(1, 60, 2_000)
+    errors = rng.integers(0, 4, (2_000, 5)) / rng.integers(1, 4, (2_000, 1))  # multi-label images: fractions
+    ours = _per_class(labels, errors, "error")
+    assert list(ours) == [str(c) for c in np.unique(labels)]
+    for c in np.unique(labels):
+        rows = errors[labels == c]
+        expected = {"images": len(rows)} | {f"error@{k}": pytest.approx(float(rows[:, k - 1].sum()), rel=1e-12) for k in range(1, 6)}
+        assert ours[str(c)] == expected
 
 
 def test_wnid_sorted_labels_are_converted_and_the_mistake_is_flagged(tmp_path: Path, meta) -> None:
