@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
+from dask_scaling import peak_mb
 from sqlalchemy import Engine, event, func, select, text
 
 from podium.challenges import get
@@ -84,13 +85,6 @@ def database_bytes(engine: Engine, url: str) -> int:
         return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
     with reading(engine) as connection:
         return int(connection.execute(text("select pg_database_size(current_database())")).scalar_one())
-
-
-def peak_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def run(count: int, root: Path, url: str | None) -> None:

@@ -217,7 +217,7 @@ def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path
 
 @dataclass
 class _Processes:
-    """Items scored inline (one slot) or by a pool of local processes."""
+    """Items scored inline (one worker) or by a pool of local processes."""
 
     challenge: Challenge
     context: Any

@@ -45,7 +45,7 @@ def cached(reader: str, files: tuple[Path | None, ...], read: Callable[[], T], *
     >>> _ = path.write_text("1\\n2\\n")
     >>> cached("lines", (path,), lambda: path.read_text().split())
     ['1', '2']
-    >>> _ = path.write_text("3\\n")  # same size, new content: read again
+    >>> _ = path.write_text("3\\n")  # new content: read again
     >>> cached("lines", (path,), lambda: path.read_text().split())
     ['3']
     """
