@@ -66,6 +66,9 @@ def _load(contest_path: Path | None) -> Contest | None:
     return None if contest_path is None else load(contest_path)
 
 
+SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
+
+
 def register(cli: click.Group, guarded: Any) -> None:
     """Add the service's commands to the ``podium`` command."""
 
@@ -77,7 +80,7 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--workers", type=click.IntRange(min=0), default=1, show_default=True, help="Scoring workers on this machine (0: only remote ones).")
     @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How workers run programs (podium run --sandbox).")
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
-    @click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
+    @SCHEDULER_OPTION
     @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
     @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
     @guarded
@@ -120,7 +123,7 @@ def register(cli: click.Group, guarded: Any) -> None:
     @database_options
     @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How programs are run (podium run --sandbox).")
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
-    @click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
+    @SCHEDULER_OPTION
     @click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
     @guarded
     def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None) -> int:
