@@ -92,7 +92,7 @@ def task2() -> None:
     start = time.perf_counter()
     guesses = ilsvrc.read_guesses(pred_path, len(labels), 5, IssueLog())
     assert guesses is not None
-    counts = localization_errors(ilsvrc.truth_matrix(labels), guesses.values, boxes, guesses.exact_corners)
+    counts = localization_errors(labels, guesses.values, boxes, guesses.exact_corners)
     score_s = time.perf_counter() - start
     total_s, doc = podium_command("ilsvrc2012-loc", "--truth", str(truth_path), "--submission", str(pred_path),
                                   "--set", f"boxes={boxes_path}", "--set", f"meta={KIT / 'meta.mat'}")  # fmt: skip

@@ -135,8 +135,16 @@ def _evaluate(
             chosen = [(part, result) for part, result in zip(parts, results) if part[1] == split]
             stats = [r.stats for _, r in chosen]
             splits[split] = Split(count, *_finalize(challenge, job.context, stats, _joined_details(challenge, job, chosen)))
-    units = UnitTable(columns, {k: v for r in results for k, v in r.units.items()}, split_of) if columns else None
+    units = UnitTable(columns, _merged_units(results), split_of) if columns else None
     return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits, units=units)
+
+
+def _merged_units(results: list[ItemResult[Any]]) -> dict[str, tuple[float, ...]]:
+    """Every item's unit rows in one table, in item order."""
+    merged: dict[str, tuple[float, ...]] = {}
+    for result in results:
+        merged.update(result.units)
+    return merged
 
 
 def _joined_details(challenge: Challenge, job: Job[Any, Any], scored: list[tuple[tuple[int, str | None, Any], ItemResult[Any]]]) -> dict[str, Any]:
@@ -164,7 +172,7 @@ def _check_result(challenge: Challenge[Any, Any, Any], key: str, result: ItemRes
     for issue in result.errors:
         if issue.file and (issue.file == inside[0] or issue.file.startswith(inside[1])):
             raise ContractError(f"{challenge.id}: item {key!r} reports a problem of the truth ({issue.file}) as the submission's; it belongs in truth_errors")
-    if any(len(row) != n_columns for row in result.units.values()):
+    if set(map(len, result.units.values())) - {n_columns}:
         raise ContractError(f"{challenge.id}: item {key!r} has a unit row without one value per unit column ({n_columns})")
 
 
@@ -175,9 +183,7 @@ def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str
     return list(challenge.divide(context, item, split_of))
 
 
-def _finalize(
-    challenge: Challenge, context: Any, stats: list[Any], details: dict[str, Any]
-) -> tuple[dict[str, float | int | None], dict[str, Any], list[Issue]]:
+def _finalize(challenge: Challenge, context: Any, stats: list[Any], details: dict[str, Any]) -> tuple[dict[str, float | int | None], dict[str, Any], list[Issue]]:
     """Merge ``stats`` in order and finalize them: scores, details and the warnings about them."""
     log = IssueLog()
     scores, summary = challenge.finalize(context, reduce(lambda a, b: a.merge(b), stats), details, log)

@@ -7,6 +7,7 @@ is not public: podium defines its file format (see :class:`Ilsvrc2012Fine`).
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -33,8 +34,7 @@ CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
 LABELS = choice(
     "labels",
     "ilsvrc",
-    "label space of the submission: ilsvrc = ILSVRC2012_IDs 1..1000 (meta.mat order); "
-    "wnid-sorted = 0-based indices in sorted-WNID order (deep-learning frameworks), converted with meta=",
+    "label space of the submission: ilsvrc = ILSVRC2012_IDs 1..1000 (meta.mat order); wnid-sorted = 0-based indices in sorted-WNID order (deep-learning frameworks), converted with meta=",
     ("ilsvrc", "wnid-sorted"),
 )
 META = optional_path("meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)", "the kit's meta.mat file")
@@ -43,6 +43,20 @@ META = optional_path("meta", "the kit's meta.mat (needed by labels=wnid-sorted a
 def image_name(number: int) -> str:
     """The validation image of truth line ``number`` (from 1), as the kit names it, without ``.JPEG``."""
     return f"ILSVRC2012_val_{number:08d}"
+
+
+def image_names(numbers: np.ndarray) -> list[str]:
+    """:func:`image_name` of each number, taken from a table the process builds once.
+
+    >>> image_names(np.array([2, 50000]))
+    ['ILSVRC2012_val_00000002', 'ILSVRC2012_val_00050000']
+    """
+    return _names_below(1 << int(numbers.max(initial=0)).bit_length())[numbers].tolist()
+
+
+@functools.lru_cache(maxsize=1)
+def _names_below(count: int) -> np.ndarray:
+    return np.array([image_name(n) for n in range(count)], dtype=object)
 
 
 @dataclass(frozen=True)
@@ -63,31 +77,30 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
     prefix: ClassVar[str]  # score name prefix
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[str, Item]:
-        labels = _truth_labels(truth)
-        ilsvrc.warn_labels_outside(labels, truth, log)
+        matrix = _truth_labels(truth)
+        ilsvrc.warn_labels_outside(matrix, truth, log)
         meta = cached("ilsvrc.meta", (params["meta"],), lambda: ilsvrc.read_meta(params["meta"])) if params["meta"] is not None else None
         if params["labels"] == "wnid-sorted" and meta is None:
             raise UsageError("labels=wnid-sorted needs meta=PATH/meta.mat to convert the indices")
-        boxes = self._boxes(params, meta, len(labels))
+        boxes = self._boxes(params, meta, len(matrix))
         path = single_file(submission, SUBMISSION_SUFFIXES, log)
-        read = None if path is None else ilsvrc.read_guesses(path, len(labels), self.group, log)
+        read = None if path is None else ilsvrc.read_guesses(path, len(matrix), self.group, log)
         if path is None or read is None:
             return Job(params["labels"], [])
         sorted_ids = meta.id_of_sorted_index() if meta is not None else None
         guesses = _convert(read.values, sorted_ids) if params["labels"] == "wnid-sorted" else read.values  # type: ignore[arg-type]
-        numbers = np.arange(1, len(labels) + 1)
-        matrix = ilsvrc.truth_matrix(labels)
+        numbers = np.arange(1, len(matrix) + 1)
         if params["labels"] == "ilsvrc" and sorted_ids is not None:
             _check_label_space(matrix, guesses, sorted_ids, path.name, log)
         return Job(params["labels"], [Item(path.name, numbers, matrix, guesses, read, boxes, sorted_ids)])
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
         """The validation images, one per truth line: ``ILSVRC2012_val_00000001`` and on."""
-        return [image_name(n) for n in range(1, len(_truth_labels(truth)) + 1)]
+        return image_names(np.arange(1, len(_truth_labels(truth)) + 1))
 
     def divide(self, context: str, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
         """The lines of each split's images, truth, guesses and boxes alike."""
-        names = [image_name(n) for n in item.numbers.tolist()]
+        names = image_names(item.numbers)
         return [
             (
                 split,
@@ -112,7 +125,8 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
 
     def evaluate_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
         counts = self._errors(item, item.guesses)
-        units = {image_name(n): (1.0, *row) for n, row in zip(item.numbers.tolist(), counts.per_image.tolist())}
+        columns = np.column_stack([np.ones(len(item.numbers)), counts.per_image]).T.tolist()
+        units = dict(zip(image_names(item.numbers), zip(*columns)))  # rows built by zip, in C
         details = {"images": counts.images, "per_class": _per_class(item.truth[:, 0], counts.per_image, self.prefix)}
         return ItemResult(counts, details=details, units=units)
 
@@ -134,8 +148,8 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         return scores, {"images": stats.images, "label_space": context, "per_class": per_class}
 
 
-def _truth_labels(truth: Path) -> list[list[int]]:
-    """The truth lines' labels, read once per process (:mod:`podium.truth_cache`)."""
+def _truth_labels(truth: Path) -> np.ndarray:
+    """The truth lines' labels (padded with -1), read once per process (:mod:`podium.truth_cache`)."""
     return cached("ilsvrc.truth_labels", (truth,), lambda: ilsvrc.read_truth_labels(truth))
 
 
@@ -146,10 +160,7 @@ def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str,
     """
     classes, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
     sums = np.stack([np.bincount(inverse, weights=errors[:, k], minlength=len(classes)) for k in range(K)], axis=1)
-    return {
-        str(label): {"images": images} | {f"{prefix}@{k}": value for k, value in enumerate(row, start=1)}
-        for label, images, row in zip(classes.tolist(), counts.tolist(), sums.tolist())
-    }
+    return {str(label): {"images": images} | {f"{prefix}@{k}": value for k, value in enumerate(row, start=1)} for label, images, row in zip(classes.tolist(), counts.tolist(), sums.tolist())}
 
 
 def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.ndarray, key: str, log: IssueLog) -> None:
@@ -165,8 +176,7 @@ def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.nd
     if converted < as_given - 0.2:
         log.warning(
             "label_space",
-            f"the labels' top-5 error {as_given:.4f} is at chance level, but read as 0-based sorted-WNID indices "
-            f"they give {converted:.4f}: use --set labels=wnid-sorted if that is what they are",
+            f"the labels' top-5 error {as_given:.4f} is at chance level, but read as 0-based sorted-WNID indices they give {converted:.4f}: use --set labels=wnid-sorted if that is what they are",
             key,
         )
 
@@ -186,7 +196,11 @@ class Ilsvrc2012Cls(_TopK):
     title = "ILSVRC 2012 Task 1: classification, flat top-5 error"
     rules = "seeds/004_a5a1ad02cdfc0410.txt"
     parameters = (LABELS, META)
-    scores = (*tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)), ScoreSpec("top5_error", False, "= error@5, the challenge's measure"), ScoreSpec("top1_error", False, "= error@1"))
+    scores = (
+        *tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)),
+        ScoreSpec("top5_error", False, "= error@5, the challenge's measure"),
+        ScoreSpec("top1_error", False, "= error@1"),
+    )
     primary = "top5_error"
     group = 1
     prefix = "error"
@@ -230,9 +244,7 @@ class Ilsvrc2012Loc(_TopK):
     def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list:
         if params["boxes"] is None or meta is None:
             raise UsageError("ilsvrc2012-loc needs --set boxes=PATH (XML folder or .tgz) and --set meta=PATH/meta.mat")
-        return cached(
-            "ilsvrc.val_boxes", (params["boxes"], params["meta"]), lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid), n
-        )
+        return cached("ilsvrc.val_boxes", (params["boxes"], params["meta"]), lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid), n)
 
     def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
         assert item.boxes is not None
@@ -282,9 +294,9 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[FineContext, FineItem]:
         labels = _truth_labels(truth)
-        if any(len(x) != 1 for x in labels):
+        if labels.shape[1] != 1:
             raise TruthError(f"truth {truth} must hold exactly one class id per line (one per test box)")
-        truth_ids = np.array([x[0] for x in labels], dtype=np.int64)
+        truth_ids = labels[:, 0]
         classes = _class_list(params["classes"]) if params["classes"] is not None else np.unique(truth_ids)
         unknown = np.setdiff1d(truth_ids, classes)
         if unknown.size:
@@ -300,10 +312,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
 
     def divide(self, context: FineContext, item: FineItem, split_of: Mapping[str, str]) -> list[tuple[str, FineItem]]:
         """The lines of each split's boxes, truth and confidences alike."""
-        return [
-            (split, replace(item, lines=item.lines[rows], truth=item.truth[rows], scores=item.scores[rows]))
-            for split, rows in rows_by_split([str(n) for n in item.lines.tolist()], split_of)
-        ]
+        return [(split, replace(item, lines=item.lines[rows], truth=item.truth[rows], scores=item.scores[rows])) for split, rows in rows_by_split([str(n) for n in item.lines.tolist()], split_of)]
 
     def evaluate_item(self, context: FineContext, item: FineItem) -> ItemResult[RankedBoxes]:
         return ItemResult(RankedBoxes(item.lines, item.truth, item.scores))

@@ -101,17 +101,43 @@ def submission_limits(n_lines: int, bytes_per_line: int, what: str) -> TextLimit
     )
 
 
-def read_truth_labels(path: Path) -> list[list[int]]:
-    """Labels of each image, one line per image; :class:`TruthError` listing every bad line.
+def read_truth_labels(path: Path) -> NDArray[np.int64]:
+    """Labels of each image, one line per image, as a read-only (images, most labels of an image)
+    matrix padded with -1; :class:`TruthError` listing every bad line.
 
     As in the kit, a 0 is padding of a multi-label line, not a label: it is dropped.
     A label outside 1..1000 is kept: it can never be guessed (:func:`warn_labels_outside`).
+    The kit's files (one label per line) are parsed at C speed, anything else line by line.
     """
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file")
+    lines = _lines(path, "truth")
+    matrix = _integer_rows(lines)
+    if matrix is None or matrix.shape[1] != 1 or not ((matrix > 0) & (matrix < LIMIT)).all():
+        matrix = _padded(_labels_by_line(lines, path))
+    matrix.flags.writeable = False  # shared by every evaluation of the process (podium.truth_cache)
+    return matrix
+
+
+def _integer_rows(lines: list[str]) -> NDArray[np.int64] | None:
+    """The lines as a matrix of integers when each holds the same number of them (NumPy's C reader), else ``None``.
+
+    A blank line, a comma or any token NumPy does not read as an integer gives ``None``:
+    the line-by-line reader then names the problem.
+    """
+    if not lines:
+        return None
+    try:
+        values = np.loadtxt(lines, dtype=np.int64, comments=None, ndmin=2)
+    except (ValueError, OverflowError):
+        return None
+    return values if len(values) == len(lines) else None
+
+
+def _labels_by_line(lines: list[str], path: Path) -> list[list[int]]:
     labels: list[list[int]] = []
     problems = IssueLog()  # keeps the first 50 and counts the rest
-    for number, line in enumerate(_lines(path, "truth"), start=1):
+    for number, line in enumerate(lines, start=1):
         try:
             values = [int(t) for t in line.split()]
         except ValueError:
@@ -126,25 +152,26 @@ def read_truth_labels(path: Path) -> list[list[int]]:
     return labels
 
 
-def warn_labels_outside(labels: list[list[int]], path: Path, log: IssueLog) -> None:
-    """A warning in ``log`` when truth lines hold a label outside 1..1000, which no guess can match."""
-    outside = [i for i, values in enumerate(labels, start=1) if any(v > N_CLASSES for v in values)]
-    if outside:
-        log.warning(
-            "truth_label_range",
-            f"{plural(len(outside), 'line')} of the truth hold a label outside 1..{N_CLASSES}, which no guess can match (first at line {outside[0]})",
-            path,
-            outside[0],
-        )
-
-
-def truth_matrix(labels: list[list[int]]) -> NDArray[np.int64]:
+def _padded(labels: list[list[int]]) -> NDArray[np.int64]:
     """(images, most labels of an image) padded with -1."""
     width = max(len(x) for x in labels)
     matrix = np.full((len(labels), width), -1, dtype=np.int64)
     for i, values in enumerate(labels):
         matrix[i, : len(values)] = values
     return matrix
+
+
+def warn_labels_outside(labels: NDArray[np.int64], path: Path, log: IssueLog) -> None:
+    """A warning in ``log`` when truth lines hold a label outside 1..1000, which no guess can match."""
+    outside = np.flatnonzero((labels > N_CLASSES).any(axis=1))
+    if outside.size:
+        first = int(outside[0]) + 1
+        log.warning(
+            "truth_label_range",
+            f"{plural(outside.size, 'line')} of the truth hold a label outside 1..{N_CLASSES}, which no guess can match (first at line {first})",
+            path,
+            first,
+        )
 
 
 @dataclass(frozen=True)
@@ -213,13 +240,15 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
 
 def _full_lines(lines: list[str], group: int) -> NDArray[np.float64] | None:
     """The common case at C speed: every line has exactly five valid guesses; else ``None``."""
-    text = " ".join(lines)
-    if "," in text or any(len(line.split()) != MAX_GUESSES * group for line in lines):
+    if not lines:
         return None
     try:
-        values = np.array(text.split(), dtype=np.float64).reshape(len(lines), MAX_GUESSES, group)
-    except ValueError:
+        values = np.loadtxt(lines, dtype=np.float64, comments=None, ndmin=2)
+    except ValueError:  # a comma, a word, lines of different lengths
         return None
+    if values.shape != (len(lines), MAX_GUESSES * group):  # a blank line, or fewer or more guesses
+        return None
+    values = values.reshape(len(lines), MAX_GUESSES, group)
     labels = values[..., 0]
     if not np.isfinite(values).all() or (labels != np.round(labels)).any() or (labels < 1).any() or (labels > N_CLASSES).any():
         return None  # the line-by-line path names the problem
@@ -424,10 +453,7 @@ def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[TruthBox]:
         raise ValueError(f"is not well-formed XML ({exc})") from None
     if root.tag != "annotation":
         raise ValueError(f"is not a VOC annotation (its root element is <{root.tag[:40]}>, not <annotation>)")
-    return [
-        _object((obj.findtext("name") or "").strip(), [obj.findtext(f"bndbox/{k}") for k in ("xmin", "ymin", "xmax", "ymax")], id_of_wnid)
-        for obj in root.iter("object")
-    ]
+    return [_object((obj.findtext("name") or "").strip(), [obj.findtext(f"bndbox/{k}") for k in ("xmin", "ymin", "xmax", "ymax")], id_of_wnid) for obj in root.iter("object")]
 
 
 def read_confidences(path: Path, n_boxes: int, n_classes: int, log: IssueLog) -> NDArray[np.float64] | None:
