@@ -177,10 +177,8 @@ def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:
 def _per_photo(photos: PointCounts, names: list[str]) -> dict[str, dict[str, int]]:
     """The details of every photo with a truth object or a prediction."""
     active = np.flatnonzero((photos.truth_objects > 0) | (photos.predictions > 0))
-    return {
-        names[i]: {"points": int(photos.points[i]), "matched": int(photos.matched[i]), "false": int(photos.false_detections[i]), "missed": int(photos.missed[i])}
-        for i in active.tolist()
-    }
+    columns = [np.asarray(values)[active].tolist() for values in (photos.points, photos.matched, photos.false_detections, photos.missed)]
+    return {names[i]: dict(zip(("points", "matched", "false", "missed"), row)) for i, *row in zip(active.tolist(), *columns)}  # each array computed once
 
 
 def _unit_rows(photos: PointCounts, names: list[str]) -> dict[str, tuple[float, ...]]:
