@@ -40,6 +40,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -65,8 +66,7 @@ class _Budget:
         self.left -= units
         if self.left < 0:
             raise TooComplex(
-                "its objects are scattered in pieces over the image (a label is meant to be one gland): "
-                "scoring it exactly would take more than the work podium allows for an image of this size"
+                "its objects are scattered in pieces over the image (a label is meant to be one gland): scoring it exactly would take more than the work podium allows for an image of this size"
             )
 
 
@@ -195,10 +195,11 @@ class _Side:
         self.pixels = _Grouped.of(self.codes, self.n)
         starts = self.pixels.start[:-1]
         y, x = self.pixels.y, self.pixels.x  # raster order within an object: its first and last rows are y's ends
-        self.extremes = np.column_stack(
-            [y[starts], y[self.pixels.start[1:] - 1], np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)]
-        ).astype(np.int64) if self.n else np.zeros((0, 4), dtype=np.int64)
+        self.extremes = (
+            np.column_stack([y[starts], y[self.pixels.start[1:] - 1], np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)]).astype(np.int64) if self.n else np.zeros((0, 4), dtype=np.int64)
+        )
         self._hulls: dict[int, tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]] = {}
+        self._trees: dict[int, Any] = {}  # code -> scipy.spatial.cKDTree of its 4-boundary
 
     def box(self, code: int) -> tuple[slice, slice]:
         top, bottom, left, right = self.extremes[code - 1].tolist()
@@ -206,6 +207,21 @@ class _Side:
 
     def mask(self, code: int, box: tuple[slice, slice]) -> NDArray[np.bool_]:
         return self.codes[box] == code
+
+    def squared_to_boundary(self, code: int, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger]) -> NDArray[np.int64]:
+        """Squared distance from each point ``(y, x)`` to the nearest 4-boundary pixel of object ``code``.
+
+        A k-d tree of the boundary, built once per object, finds that pixel; the
+        distance is then recomputed in integers, so it is exact.
+        """
+        by, bx = self.boundary.of_object(code)
+        if code not in self._trees:
+            from scipy.spatial import cKDTree
+
+            self._trees[code] = cKDTree(np.column_stack([by, bx]).astype(np.float64))
+        _, nearest = self._trees[code].query(np.column_stack([y, x]).astype(np.float64))
+        dy, dx = y.astype(np.int64) - by[nearest], x.astype(np.int64) - bx[nearest]
+        return dy * dy + dx * dx
 
     @cached_property
     def edge(self) -> NDArray[np.bool_]:
@@ -321,9 +337,7 @@ def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int32]:
     return codes if values.size and values[0] == 0 else codes + 1  # no background pixel: code 0 stays free
 
 
-def image_stats(
-    truth: NDArray[np.integer], segmented: NDArray[np.integer], empty_hausdorff: float, max_work: float | None = None
-) -> ObjectStats:
+def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empty_hausdorff: float, max_work: float | None = None) -> ObjectStats:
     """Statistics of one image pair (label images of one shape).
 
     ``max_work`` bounds the distance evaluations (default: ``WORK_PER_PIXEL`` per
@@ -346,8 +360,10 @@ def image_stats(
     pair_s, pair_g, count = _overlaps(s, g)
     partner_of_s, shared_s = _partners(pair_s, pair_g, count, s.n)
     partner_of_g, shared_g = _partners(pair_g, pair_s, count, g.n)
-    matched_s = np.flatnonzero(partner_of_s) + 1
+    matched_s, matched_g = np.flatnonzero(partner_of_s) + 1, np.flatnonzero(partner_of_g) + 1
     tp = int(np.count_nonzero(2 * shared_s[matched_s - 1] > g.area[partner_of_s[matched_s - 1]]))
+    overlaps = (pair_s * (g.n + 1) + pair_g, count)
+    matched_hausdorff = _matched_hausdorff(s, g, matched_s, partner_of_s[matched_s - 1], partner_of_g[matched_g - 1], matched_g, overlaps, budget)
 
     def terms(own: _Side, other: _Side, partner: NDArray[np.int64], shared: NDArray[np.int64], own_is_s: bool) -> SideTerms:
         areas = own.area[1:]
@@ -356,13 +372,31 @@ def image_stats(
         if other.n:
             matched = np.flatnonzero(partner)
             dice[matched] = 2 * shared[matched] / (areas[matched] + other.area[partner[matched]])
-            s_codes, g_codes = (matched + 1, partner[matched]) if own_is_s else (partner[matched], matched + 1)
-            haus[matched] = _hausdorff_pairs(s, g, s_codes, g_codes, budget)
+            haus[matched] = matched_hausdorff[: len(matched)] if own_is_s else matched_hausdorff[len(matched_s) :]
             alone = np.flatnonzero(partner == 0)
             haus[alone] = _nearest_hausdorff(own, other, alone + 1, own_is_s, budget)
         return SideTerms(tuple(areas.tolist()), tuple(dice.tolist()), tuple(haus.tolist()))
 
     return ObjectStats(tp, s.n - tp, g.n - tp, terms(s, g, partner_of_s, shared_s, True), terms(g, s, partner_of_g, shared_g, False))
+
+
+def _matched_hausdorff(
+    s: _Side,
+    g: _Side,
+    s_of_s: NDArray[np.int64],
+    g_of_s: NDArray[np.int64],
+    s_of_g: NDArray[np.int64],
+    g_of_g: NDArray[np.int64],
+    overlaps: tuple[NDArray[np.int64], NDArray[np.int64]],
+    budget: _Budget,
+) -> NDArray[np.float64]:
+    """Hausdorff distances of the S side's pairs, then of the G side's; a pair that both sides
+    chose (mutual partners, the usual case) is measured once. ``overlaps``: the sorted keys
+    ``s * (g.n + 1) + g`` of the overlapping pairs, and their common pixels."""
+    s_codes, g_codes = np.concatenate([s_of_s, s_of_g]), np.concatenate([g_of_s, g_of_g])
+    keys, first, back = np.unique(s_codes * (g.n + 1) + g_codes, return_index=True, return_inverse=True)
+    overlap = overlaps[1][np.searchsorted(overlaps[0], keys)]
+    return _hausdorff_pairs(s, g, s_codes[first], g_codes[first], overlap, budget)[back.ravel()]
 
 
 def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
@@ -391,10 +425,21 @@ _EDT_PIXEL_COST = 10
 _EDT_CALL_COST = 20_000  # the fixed cost of one distance-transform call, in distance evaluations
 _CHUNK = 1 << 21  # distance evaluations per vectorized batch
 _HULL_WORTH = 32  # boundary pixels from which the convex hull is worth computing
+_TREE_WORTH = 64  # boundary pixels of B from which a k-d tree beats measuring them all
+_TREE_QUERY_COST = 60  # one k-d tree query, in distance evaluations
 
 
-def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], budget: _Budget) -> NDArray[np.float64]:
-    """Hausdorff distance of each pair (S object, G object), exactly as :func:`hausdorff` gives it.
+def _point_cost(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], inter_area: NDArray[np.int64], overlap: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Distance evaluations of ``h(A→B)`` from points: the pixels gathered, then at most the
+    candidates outside B times B's boundary or one k-d tree query each (:func:`_farthest`)."""
+    gathered = np.diff(own.edge_pixels.start)[a_codes - 1] + np.minimum(inter_area, own.area[a_codes])
+    candidates = np.minimum(gathered, own.area[a_codes] - overlap)
+    boundary = np.diff(other.boundary.start)[b_codes - 1]
+    return gathered + candidates * np.where(boundary > _TREE_WORTH, _TREE_QUERY_COST, boundary)
+
+
+def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], overlap: NDArray[np.int64], budget: _Budget) -> NDArray[np.float64]:
+    """Hausdorff distance of each pair (S object, G object, their common pixels), exactly as :func:`hausdorff` gives it.
 
     A pair is measured either by distance transforms on its union box
     (:func:`hausdorff`), or from points: ``h(A→B) = max d(a, B)`` over the
@@ -407,13 +452,10 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     if not len(s_codes):
         return result
     es, eg = s.extremes[s_codes - 1], g.extremes[g_codes - 1]
-    union_area = (np.maximum(es[:, 1], eg[:, 1]) - np.minimum(es[:, 0], eg[:, 0]) + 1) * (
-        np.maximum(es[:, 3], eg[:, 3]) - np.minimum(es[:, 2], eg[:, 2]) + 1
-    )
+    union_area = (np.maximum(es[:, 1], eg[:, 1]) - np.minimum(es[:, 0], eg[:, 0]) + 1) * (np.maximum(es[:, 3], eg[:, 3]) - np.minimum(es[:, 2], eg[:, 2]) + 1)
     _, _, height, width = _box_overlap(s, g, s_codes, g_codes)
     inter_area = height * width
-    bs, bg = np.diff(s.boundary.start)[s_codes - 1], np.diff(g.boundary.start)[g_codes - 1]
-    point_cost = (bs + np.minimum(inter_area, s.area[s_codes])) * bg + (bg + np.minimum(inter_area, g.area[g_codes])) * bs
+    point_cost = _point_cost(s, g, s_codes, g_codes, inter_area, overlap) + _point_cost(g, s, g_codes, s_codes, inter_area, overlap)
     by_transform = _EDT_PIXEL_COST * union_area + _EDT_CALL_COST < point_cost
     budget.spend(float(np.sum((_EDT_PIXEL_COST * union_area + _EDT_CALL_COST)[by_transform])))
     for k in np.flatnonzero(by_transform).tolist():
@@ -427,9 +469,7 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     return result
 
 
-def _directed_squared(
-    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget
-) -> NDArray[np.int64]:
+def _directed_squared(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget) -> NDArray[np.int64]:
     """``max over a in A of min over b in B |a - b|²`` for each pair (A of ``own``, B of ``other``).
 
     When B is one pixel, the farthest pixel of A is a vertex of A's convex hull
@@ -469,23 +509,39 @@ def _batches(work: NDArray[np.int64]) -> Iterator[slice]:
         first = last
 
 
-def _farthest(
-    other: _Side, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger], per_pair: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget
-) -> NDArray[np.int64]:
-    """:func:`_max_min_squared` of grouped points, in batches of about ``_CHUNK`` distances."""
+def _farthest(other: _Side, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger], per_pair: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget) -> NDArray[np.int64]:
+    """Per pair: the largest squared distance from its points to B, 0 when it has none.
+
+    By B's k-d tree (:meth:`_Side.squared_to_boundary`) when B has more than
+    ``_TREE_WORTH`` boundary pixels, else by :func:`_max_min_squared` in batches
+    of about ``_CHUNK`` distances.
+    """
     out = np.zeros(len(b_codes), dtype=np.int64)
-    work = per_pair * np.diff(other.boundary.start)[b_codes - 1]
-    budget.spend(float(work.sum()))
+    boundary = np.diff(other.boundary.start)[b_codes - 1]
     row_start = np.cumsum(per_pair) - per_pair
+    by_tree = (boundary > _TREE_WORTH) & (per_pair > 0)
+    budget.spend(float(per_pair[by_tree].sum()) * _TREE_QUERY_COST)
+    tree_pairs = np.flatnonzero(by_tree)
+    for b in np.unique(b_codes[tree_pairs]).tolist():  # one query per B, for all of its pairs
+        pairs = tree_pairs[b_codes[tree_pairs] == b]
+        counts = per_pair[pairs]
+        first = np.cumsum(counts) - counts
+        rows = np.arange(int(counts.sum())) + np.repeat(row_start[pairs] - first, counts)
+        out[pairs] = np.maximum.reduceat(other.squared_to_boundary(b, y[rows], x[rows]), first)
+    by_points = ~by_tree & (per_pair > 0)
+    keep = np.repeat(by_points, per_pair)
+    y, x, brute = y[keep], x[keep], np.flatnonzero(by_points)
+    counts = per_pair[brute]
+    work = counts * boundary[brute]
+    budget.spend(float(work.sum()))
+    starts = np.cumsum(counts) - counts
     for batch in _batches(work):
-        rows = slice(int(row_start[batch.start]), int(row_start[batch.stop - 1] + per_pair[batch.stop - 1]))
-        out[batch] = _max_min_squared(other, y[rows], x[rows], per_pair[batch], b_codes[batch])
+        rows = slice(int(starts[batch.start]), int(starts[batch.stop - 1] + counts[batch.stop - 1]))
+        out[brute[batch]] = _max_min_squared(other, y[rows], x[rows], counts[batch], b_codes[brute[batch]])
     return out
 
 
-def _box_overlap(
-    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+def _box_overlap(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Top, left, height and width of the overlap of the boxes of A and B (height or width 0: none)."""
     ea, eb = own.extremes[a_codes - 1], other.extremes[b_codes - 1]
     top, left = np.maximum(ea[:, 0], eb[:, 0]), np.maximum(ea[:, 2], eb[:, 2])
@@ -494,12 +550,11 @@ def _box_overlap(
     return top, left, height, width
 
 
-def _candidate_points(
-    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
-) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.int64]]:
+def _candidate_points(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.int64]]:
     """For each pair, grouped by pair: the points of A that can be the farthest from B, and their count.
 
-    They are A's 8-boundary and A's pixels strictly inside B's octagon: the
+    Pixels of A inside B are at distance 0 and never needed. Of the others, the
+    candidates are A's 8-boundary and A's pixels strictly inside B's octagon: the
     region where, for each of the 8 king moves v, ``v·a < max over b in B of v·b``.
     From any other pixel of A a king move v stays in A and has ``v·(a - b) >= 0``
     for every b, so it increases ``|a - b|²`` by ``2 v·(a - b) + |v|² > 0`` for
@@ -508,12 +563,16 @@ def _candidate_points(
     """
     top, left, height, width = _box_overlap(own, other, a_codes, b_codes)
     scan_pixels = own.area[a_codes] <= height * width
-    pair_edge, rows = _segments(own.edge_pixels, a_codes)
-    pairs, ys, xs = [pair_edge], [own.edge_pixels.y[rows]], [own.edge_pixels.x[rows]]
+    pair, rows = _segments(own.edge_pixels, a_codes)
+    y, x = own.edge_pixels.y[rows], own.edge_pixels.x[rows]
+    keep = other.codes[y, x] != b_codes[pair]
+    pairs, ys, xs = [pair[keep]], [y[keep]], [x[keep]]
     pair, rows = _segments(own.pixels, a_codes[scan_pixels])
     pair = np.flatnonzero(scan_pixels)[pair]
     y, x = own.pixels.y[rows], own.pixels.x[rows]
-    keep = ~own.pixel_on_edge[rows] & _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
+    outside = np.flatnonzero(~own.pixel_on_edge[rows] & (other.codes[y, x] != b_codes[pair]))  # few: the octagon test comes after
+    pair, y, x = pair[outside], y[outside], x[outside]
+    keep = _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
     pairs.append(pair[keep])
     ys.append(y[keep])
     xs.append(x[keep])
@@ -523,7 +582,9 @@ def _candidate_points(
     k = np.arange(pair.size) - np.repeat(np.cumsum(area) - area, area)
     y = (top[pair] + k // width[pair]).astype(own.pixels.y.dtype)
     x = (left[pair] + k % width[pair]).astype(own.pixels.x.dtype)
-    keep = (own.codes[y, x] == a_codes[pair]) & ~own.edge8[y, x] & _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
+    outside = np.flatnonzero((own.codes[y, x] == a_codes[pair]) & ~own.edge8[y, x] & (other.codes[y, x] != b_codes[pair]))
+    pair, y, x = pair[outside], y[outside], x[outside]
+    keep = _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
     pairs.append(pair[keep])
     ys.append(y[keep])
     xs.append(x[keep])
@@ -547,10 +608,8 @@ def _segments(grouped: _Grouped, codes: NDArray[np.int64]) -> tuple[NDArray[np.i
     return pair, np.arange(pair.size) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
 
 
-def _max_min_squared(
-    other: _Side, y: NDArray[np.int64], x: NDArray[np.int64], rows_per_pair: NDArray[np.int64], b_codes: NDArray[np.int64]
-) -> NDArray[np.int64]:
-    """Per pair: the largest, over its points ``(y, x)``, squared distance to object B's nearest pixel.
+def _max_min_squared(other: _Side, y: NDArray[np.int64], x: NDArray[np.int64], rows_per_pair: NDArray[np.int64], b_codes: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Per pair: the largest, over its points ``(y, x)`` (outside B, at least one), squared distance to B's nearest pixel.
 
     Every point meets every 4-boundary pixel of its pair's B: the minimum per
     point, then the maximum per pair, both by ``reduceat`` over contiguous runs.
@@ -563,7 +622,6 @@ def _max_min_squared(
     dy = np.repeat(y, cols) - other.boundary.y[col]
     dx = np.repeat(x, cols) - other.boundary.x[col]
     nearest = np.minimum.reduceat(dy * dy + dx * dx, row_start)
-    nearest[other.codes[y, x] == b_of_row] = 0  # inside B
     pair_start = np.cumsum(rows_per_pair) - rows_per_pair
     return np.maximum.reduceat(nearest, pair_start)
 
@@ -598,7 +656,8 @@ def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_i
         mine = np.repeat(codes[pending], k)
         s_side, g_side = (own, other) if own_is_s else (other, own)
         s_codes, g_codes = (mine, index.ravel()) if own_is_s else (index.ravel(), mine)
-        distances = _hausdorff_pairs(s_side, g_side, s_codes, g_codes, budget).reshape(index.shape)
+        nothing_common = np.zeros(len(s_codes), dtype=np.int64)  # the object overlaps nothing
+        distances = _hausdorff_pairs(s_side, g_side, s_codes, g_codes, nothing_common, budget).reshape(index.shape)
         best[pending] = distances.min(axis=1)
         pending = pending[(bound[:, -1] < best[pending]) & (k < other.n)]
         k = min(2 * k, other.n)
