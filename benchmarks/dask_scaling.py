@@ -33,17 +33,16 @@ import argparse
 import json
 import logging
 import os
-import resource
 import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
 from distributed import Client, LocalCluster
 from fuzzy_jaccard_throughput import CLASSES
 from fuzzy_jaccard_throughput import build as build_fuzzy
+from timing import best_of, machine_header
 
 from podium import engine, truth_cache
 from podium.allocator import keep_large_blocks
@@ -111,24 +110,6 @@ def _subset(parent: Path, name: str, write: Callable[[Path], None]) -> Path:
     return folder
 
 
-def cpu_seconds() -> float:
-    """CPU seconds of this process, of its ended children, and of every live descendant with the children it ended.
-
-    The local pool's workers may be children of a fork server (a live descendant
-    that reaped them), Dask's workers children of their nannies: both are counted.
-    """
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
-    for process in psutil.Process().children(recursive=True):
-        try:
-            times = process.cpu_times()
-            total += times.user + times.system + times.children_user + times.children_system
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
 def document(result: Result) -> dict[str, Any]:
     """The result document without the time it was made."""
     data = json.loads(result.to_json())
@@ -136,17 +117,14 @@ def document(result: Result) -> dict[str, Any]:
     return data
 
 
+TWO_WORKERS = [""]  # the address of the cluster with two workers, once started
+
+
 def timed(case: Case, repeats: int, **how: Any) -> tuple[float, float, dict[str, Any]]:
     """Best wall seconds of ``repeats`` evaluations (the document written apart), that run's CPU seconds, and the document."""
-    best = (float("inf"), 0.0)
-    result = None
-    for _ in range(repeats):
-        cpu, wall = cpu_seconds(), time.perf_counter()
-        result = engine.evaluate(case.challenge, case.truth, case.submission, case.settings, **how)
-        wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
-        best = min(best, (wall, cpu))
-    assert result is not None
-    return best[0], best[1], document(result)
+    parallel = 2 if how.get("workers") == 2 or how.get("scheduler") == TWO_WORKERS[0] else 1
+    run = best_of(repeats, lambda: engine.evaluate(case.challenge, case.truth, case.submission, case.settings, **how), parallel=parallel, what=f"{case.what}, {how}")
+    return run.wall, run.cpu, document(run.value)
 
 
 def read_truth(case: Case) -> float:
@@ -177,10 +155,7 @@ def main() -> None:
     parser.add_argument("--sets", default="fuzzy-jaccard,glas,ilsvrc2012-loc")
     args = parser.parse_args()
     makers = {"fuzzy-jaccard": fuzzy_case, "glas": glas_case, "ilsvrc2012-loc": ilsvrc_case}
-    load = os.getloadavg()
-    print(f"load average before the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores; best of {args.repeats} runs")
-    if load[0] > 0.5:
-        print("WARNING: the machine is busy; wall times will be high")
+    machine_header(args.repeats)
 
     keep_large_blocks()  # as the podium command does, so (1) runs as `podium evaluate --workers 1` would
     logging.getLogger("distributed").setLevel(logging.ERROR)  # the scheduler runs in this process: no INFO lines
@@ -204,6 +179,7 @@ def main() -> None:
                 continue
             truth_cache.clear()
             first = read_truth(whole)
+            TWO_WORKERS[0] = clusters[2][0].scheduler_address
             modes = {
                 "(1) inline, 1 worker": {"workers": 1},
                 "(2) local pool, 2 workers": {"workers": 2},

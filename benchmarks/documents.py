@@ -4,20 +4,18 @@ On the sets of ``dask_scaling.py`` (GlaS, 200 images; ILSVRC Task 2, the kit's 5
 when ``../shared/data/ilsvrc2012`` is there), with a contest split of half the units, the truth
 already read once: the seconds of ``validate`` (the checks the service runs at upload, in its
 web process), the bytes of the full and the public result documents (both are stored, per unit
-and in all), the seconds to write both, and the submission's bytes per unit. Best of 3 runs.
+and in all), the seconds to write both, and the submission's bytes per unit. Best of 3 runs, wall
+and CPU seconds.
 
     .venv/bin/python benchmarks/documents.py
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from dask_scaling import Case, glas_case, ilsvrc_case
+from timing import best_of, machine_header
 
 from podium import engine
 from podium.allocator import keep_large_blocks
@@ -27,23 +25,14 @@ from podium.parameters import resolve
 REPEATS = 3
 
 
-def best(run: Callable[[], Any]) -> tuple[float, Any]:
-    seconds, value = float("inf"), None
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        value = run()
-        seconds = min(seconds, time.perf_counter() - start)
-    return seconds, value
-
-
 def size(path: Path) -> int:
     return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def main() -> None:
     keep_large_blocks()
-    print(f"load average before the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; best of {REPEATS} runs")
-    print(f"{'set':<16}{'units':>8}{'validate s':>12}{'full B/unit':>13}{'public B/unit':>15}{'full MB':>9}{'public MB':>11}{'write s':>9}{'sub B/unit':>12}")
+    machine_header(REPEATS)
+    print(f"{'set':<16}{'units':>8}{'validate s':>12}{'CPU s':>7}{'full B/unit':>13}{'public B/unit':>15}{'full MB':>9}{'public MB':>11}{'write s':>9}{'CPU s':>7}{'sub B/unit':>12}")
     for case in (glas_case(1.0), ilsvrc_case(1.0)):
         if case is None:
             print("ilsvrc2012-loc  left out: no ../shared/data/ilsvrc2012")
@@ -57,12 +46,13 @@ def measure(case: Case) -> str:
     units = challenge.units(case.truth, resolve(challenge.parameters, case.settings))
     split_of = {unit: ("public" if k % 2 else "private") for k, unit in enumerate(units)}
     engine.evaluate(case.challenge, case.truth, case.submission, case.settings)  # the truth read once
-    validate_s, _ = best(lambda: engine.evaluate(case.challenge, case.truth, case.submission, case.settings, checks_only=True))
+    validate = best_of(REPEATS, lambda: engine.evaluate(case.challenge, case.truth, case.submission, case.settings, checks_only=True), what="validate")
     result = engine.evaluate(case.challenge, case.truth, case.submission, case.settings, split_of=split_of)
-    write_s, (full, public) = best(lambda: (result.to_json(), result.to_json(public=True)))
+    write = best_of(REPEATS, lambda: (result.to_json(), result.to_json(public=True)), what="writing")
+    full, public = write.value
     n = len(units)
-    return (f"{case.challenge:<16}{n:>8,}{validate_s:>12.3f}{len(full) / n:>13.0f}{len(public) / n:>15.0f}{len(full) / 1e6:>9.2f}"
-            f"{len(public) / 1e6:>11.2f}{write_s:>9.3f}{size(case.submission) / n:>12.0f}")  # fmt: skip
+    return (f"{case.challenge:<16}{n:>8,}{validate.wall:>12.3f}{validate.cpu:>7.3f}{len(full) / n:>13.0f}{len(public) / n:>15.0f}{len(full) / 1e6:>9.2f}"
+            f"{len(public) / 1e6:>11.2f}{write.wall:>9.3f}{write.cpu:>7.3f}{size(case.submission) / n:>12.0f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ to ``--big-mb``. Each case runs in a forked child with a time limit of ``--time-
 seconds (killed there); the child's peak resident memory (``ru_maxrss``, shared pages
 included) and every file it opens are watched. This is a robustness run, not a speed
 comparison: its targets are 0 internal errors, 0 runs over 10 s, a peak under 1 GB for any
-input under 300 MB, and 0 reads outside the submission.
+input under 300 MB, and 0 reads outside the submission. Each challenge's line ends with the run's
+wall and CPU seconds (its forked children included); the run is done once.
 
     .venv/bin/python benchmarks/fuzz.py [--cases 1000] [--big-mb 300] [--seed 0] [--challenge ID ...]
 """
@@ -18,6 +19,8 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from timing import cpu_seconds, machine_header
 
 from podium.challenges import IDS, get
 from podium.synthetic.hostile import make_case, run_case
@@ -31,8 +34,9 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds before a case is killed")
     parser.add_argument("--challenge", action="append", choices=IDS, help="only these challenges")
     args = parser.parse_args()
+    machine_header(1)
     print(f"{'challenge':<16} {'cases':>6} {'internal':>8} {'bad exit':>8} {'over 10 s':>9} {'outside':>7} "
-          f"{'>1 GB':>5} {'max s':>6} {'max MB':>7} {'largest input MB':>16} {'wall s':>7}")  # fmt: skip
+          f"{'>1 GB':>5} {'max s':>6} {'max MB':>7} {'largest input MB':>16} {'wall s':>7} {'CPU s':>7}")  # fmt: skip
     totals = {"internal": 0, "exit": 0, "slow": 0, "outside": 0, "memory": 0}
     for challenge in args.challenge or IDS:
         with tempfile.TemporaryDirectory(prefix="podium-fuzz-") as scratch:
@@ -40,7 +44,7 @@ def main() -> None:
             demo = get(challenge).write_demo(root / "demo")
             counts = dict.fromkeys(totals, 0)
             slowest = peak = largest = 0.0
-            start = time.monotonic()
+            start, cpu = time.perf_counter(), cpu_seconds()
             failures = []
             for number in range(args.cases):
                 case = make_case(challenge, demo, root / f"case{number}", number, seed=args.seed, big_mb=args.big_mb)
@@ -62,7 +66,7 @@ def main() -> None:
                 largest = max(largest, case.input_bytes / 2**20)
             print(f"{challenge:<16} {args.cases:>6} {counts['internal']:>8} {counts['exit']:>8} {counts['slow']:>9} "
                   f"{counts['outside']:>7} {counts['memory']:>5} {slowest:>6.2f} {peak:>7.0f} {largest:>16.0f} "
-                  f"{time.monotonic() - start:>7.0f}", flush=True)  # fmt: skip
+                  f"{time.perf_counter() - start:>7.0f} {cpu_seconds() - cpu:>7.0f}", flush=True)  # fmt: skip
             for line in failures[:20]:
                 print(line, flush=True)
             for key in totals:

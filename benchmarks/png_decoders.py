@@ -2,7 +2,7 @@
 
 Decodes the same truth and submission files with each installed candidate
 (Pillow, OpenCV, pyspng, imagecodecs, pywuffs), checks that every candidate
-gives the same pixels, and prints the throughput. Run
+gives the same pixels, and prints the throughput (best of ``--repeats``, with the CPU seconds). Run
 ``benchmarks/fuzzy_jaccard_throughput.py`` first to build the files, and
 ``pip install -r benchmarks/requirements.txt`` for the optional candidates.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import imagecodecs
 import numpy as np
 from PIL import Image
+from timing import Timed, best_of, machine_header
 
 HERE = Path(__file__).resolve().parent
 
@@ -58,8 +58,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=HERE / "data" / "fuzzy-jaccard")
     parser.add_argument("--files", type=int, default=100, help="how many files to decode")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    machine_header(args.repeats)
     paths = sorted(args.data.glob("truth/*.png")) + sorted(args.data.glob("submission/*/*.png"))
     if not paths:
         raise SystemExit(f"no PNG under {args.data}: run benchmarks/fuzzy_jaccard_throughput.py first")
@@ -68,22 +69,19 @@ def main() -> None:
     reference = [imagecodecs.png_decode(b) for b in blobs]
     megapixels = sum(r.size for r in reference) / 1e6
     print(f"{len(blobs)} files, {megapixels:.0f} MP, {sum(map(len, blobs)) / 1e6:.0f} MB\n")
-    print(f"{'decoder':32s} {'MP/s':>8s} {'vs Pillow':>10s}")
-    rates = {}
+    runs: dict[str, Timed[None]] = {}
     for name, decode in candidates().items():
         for blob, expected in zip(blobs, reference):
             assert np.array_equal(decode(blob), expected), f"{name} decodes differently"
-        best = min(_time(decode, blobs) for _ in range(args.runs))
-        rates[name] = megapixels / best
-    for name, rate in rates.items():
-        print(f"{name:32s} {rate:8.1f} {rate / rates['Pillow']:9.2f}x")
+        runs[name] = best_of(args.repeats, lambda decode=decode: _decode_all(decode, blobs), what=name)  # type: ignore[misc]
+    print(f"{'decoder':32s} {'wall s':>7s} {'CPU s':>7s} {'MP/s':>8s} {'vs Pillow':>10s}")
+    for name, run in runs.items():
+        print(f"{name:32s} {run.wall:7.2f} {run.cpu:7.2f} {megapixels / run.wall:8.1f} {runs['Pillow'].wall / run.wall:9.2f}x")
 
 
-def _time(decode: Callable[[bytes], np.ndarray], blobs: list[bytes]) -> float:
-    start = time.perf_counter()
+def _decode_all(decode: Callable[[bytes], np.ndarray], blobs: list[bytes]) -> None:
     for blob in blobs:
         decode(blob)
-    return time.perf_counter() - start
 
 
 if __name__ == "__main__":

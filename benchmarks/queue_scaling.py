@@ -22,7 +22,6 @@ queue and the database are what is measured). Measured:
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 import psutil
 from dask_scaling import peak_mb
 from sqlalchemy import Engine, event, func, select, text
+from timing import machine_header
 
 from podium.challenges import get
 from podium.contest import load
@@ -157,10 +157,8 @@ def main() -> None:
     parser.add_argument("--counts", default="10,100,1000")
     parser.add_argument("--database", default=None, help="a PostgreSQL URL (its podium tables are dropped first) [default: SQLite]")
     args = parser.parse_args()
-    load_average = os.getloadavg()
-    print(f"load average before the run: {load_average[0]:.2f} on {os.cpu_count()} cores; {'PostgreSQL' if args.database else 'SQLite'}")
-    if load_average[0] > 0.5:
-        print("WARNING: the machine is busy; wall times will be high")
+    machine_header(1)
+    print("PostgreSQL" if args.database else "SQLite")
     print("10 more jobs than N are queued; 10 are scored in this process to count statements, the 2 workers drain the N others")
     print(f"{'N':>6}{'intake ms':>11}{'SQL/sub':>9}{'drain s':>9}{'ms/job':>10}{'SQL/job':>9}{'peak MB':>14}{'CPU s':>13}{'board ms':>10}{'DB KB/sub':>11}{'files KB':>11}")
     with tempfile.TemporaryDirectory(prefix="podium-queue-") as root:

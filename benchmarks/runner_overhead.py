@@ -2,7 +2,8 @@
 
 A face-clustering "program" that copies a ready CSV (`cp`) or sleeps 0.5 s first. For each run:
 overhead = podium's total time - the program's measured wall time, and the CPU seconds podium
-and its children spent. Side by side in one run, medians of 7:
+and its children spent. Side by side in one run, medians of ``--repeats`` (7) runs; a run of the
+``cp`` program that waited for a core (wall far above CPU) is flagged busy:
 
 - ``--sandbox none``: the keeper starts the program directly (the baseline);
 - ``--sandbox bwrap``: the same program in the bubblewrap sandbox, in a cgroup of its own when
@@ -10,21 +11,22 @@ and its children spent. Side by side in one run, medians of 7:
   (target, issue 11: < 0.1 s per run);
 - the ``podium run`` command end to end (Python start-up included), in the sandbox.
 
-    .venv/bin/python benchmarks/runner_overhead.py
+    .venv/bin/python benchmarks/runner_overhead.py [--repeats 7]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
+
+from timing import Timed, machine_header, timed, warn_if_busy
 
 from podium.runner.run import run_program
 from podium.runner.sandbox import bwrap_problem
@@ -33,23 +35,20 @@ from podium.synthetic.face_clustering import write_csvs
 SETTINGS = {"th1_s": "60", "th2_s": "120", "ram_max_mb": "4096"}
 
 
-def cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def measure(label: str, once: Callable[[], float], repeats: int) -> None:
-    """``once`` runs podium and returns the program's measured wall time."""
-    rows = []
-    for _ in range(repeats):
-        start, cpu = time.perf_counter(), cpu_seconds()
-        wall = once()
-        rows.append((wall, time.perf_counter() - start, cpu_seconds() - cpu))
-    wall, total, cpu = (statistics.median(r[k] for r in rows) for k in range(3))
+def measure(label: str, once: Callable[[], float], repeats: int, cpu_bound: bool) -> None:
+    """``once`` runs podium and returns the program's measured wall time; medians of ``repeats`` runs."""
+    runs = [timed(once) for _ in range(repeats)]
+    wall, total, cpu = (statistics.median(values) for values in zip(*((r.value, r.wall, r.cpu) for r in runs)))
+    if cpu_bound:
+        warn_if_busy(Timed(total, cpu, None), what=label)
     print(f"{label:44s} {wall:9.3f}s {total:9.3f}s {total - wall:9.3f}s {cpu:9.3f}s", flush=True)
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    machine_header(args.repeats, "median")
     folder = Path(tempfile.mkdtemp(prefix="podium-overhead-"))
     try:
         truth, submission = write_csvs(folder, n_images=200, n_identities=20)
@@ -69,7 +68,7 @@ def main() -> None:
                     assert result.status == "scored" and result.run is not None, result.errors
                     return float(result.run["wall_s"])
 
-                measure(f"{label}, run_program, {sandbox}", in_process, 7)
+                measure(f"{label}, run_program, {sandbox}", in_process, args.repeats, cpu_bound=label == "cp")
             cli = [sys.executable, "-m", "podium", "run", "face-clustering", "--command", command, "--images", str(images),
                    "--truth", str(truth), "--json", "-", "--quiet", "--sandbox", sandboxes[-1], "--visible", str(submission)]  # fmt: skip
             cli += [a for k, v in SETTINGS.items() for a in ("--set", f"{k}={v}")]
@@ -77,7 +76,7 @@ def main() -> None:
             def command_line(cli: list[str] = cli) -> float:
                 return float(json.loads(subprocess.run(cli, capture_output=True, text=True, check=True).stdout)["run"]["wall_s"])
 
-            measure(f"{label}, podium run command, {sandboxes[-1]}", command_line, 5)
+            measure(f"{label}, podium run command, {sandboxes[-1]}", command_line, args.repeats, cpu_bound=label == "cp")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

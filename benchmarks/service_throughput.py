@@ -11,7 +11,9 @@ On the demo contest's challenge (GlaS, six demo images, split half public):
 - API latency: 50 concurrent clients reading ``/api/leaderboard``.
 
 CPU seconds are those of the server, its workers (or the baseline processes)
-and their children, from ``getrusage(RUSAGE_CHILDREN)``. Loopback only.
+and their children, from ``getrusage(RUSAGE_CHILDREN)``. One run of each (the
+throughput runs take about a minute); the baseline, which is CPU-bound, is
+flagged if it waited for a core. Loopback only.
 
     .venv/bin/python benchmarks/service_throughput.py [--submissions 60]
 """
@@ -30,6 +32,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
+
+from timing import Timed, machine_header, warn_if_busy
 
 from podium.challenges import get
 from podium.service.client import packed, request
@@ -121,6 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=60)
     count = parser.parse_args().submissions
+    machine_header(1)
     folder = Path(tempfile.mkdtemp(prefix="podium-bench-serve-"))
     try:
         demo = get("glas").write_demo(folder / "demo")
@@ -128,6 +133,7 @@ def main() -> None:
         contest.write_text(CONTEST.format(truth=demo.truth))
         archive = packed(demo.submission, folder).read_bytes()
         base_wall, base_cpu = baseline(contest, demo.submission, count)
+        warn_if_busy(Timed(base_wall, base_cpu, None), what="the baseline")
         one = serve(contest, archive, count, 1, folder, 0)
         two = serve(contest, archive, count, 2, folder, 50)
         print(f"{count} GlaS demo submissions (6 images each), {sys.version.split()[0]}")

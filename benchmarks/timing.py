@@ -1,8 +1,9 @@
 """What every benchmark here shares: the machine's state before the run, best-of-N timing with CPU
 seconds beside wall seconds, and a warning when the machine was busy.
 
-CPU seconds count this process and its children that have ended (``getrusage``), so a
-``podium`` command run with :mod:`subprocess` is counted once it is reaped. A measurement is
+CPU seconds count this process, its children that have ended (``getrusage``) and its live
+descendants, so a ``podium`` command run with :mod:`subprocess` is counted once it is reaped, and
+a pool's or a cluster's workers while they run. A measurement is
 *busy* when its wall time is far above the CPU time its work should take: more than
 ``BUSY_RATIO`` times the CPU seconds divided by the processes meant to run at once. The
 work was then waiting for a core that something else held, and its figure is not comparable.
@@ -33,16 +34,33 @@ class Timed(Generic[T]):
 
 
 def cpu_seconds() -> float:
-    """User + system seconds of this process and of its children that have ended."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    """User + system seconds of this process, of its children that have ended, and of every live
+    descendant with the children it ended (psutil, where installed).
+
+    A local pool's workers may be children of a fork server (a live descendant that reaped
+    them), Dask's workers children of their nannies: both are counted.
+    """
+    me, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = me.ru_utime + me.ru_stime + ended.ru_utime + ended.ru_stime
+    try:
+        import psutil
+    except ImportError:
+        return total
+    for process in psutil.Process().children(recursive=True):
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+        except psutil.NoSuchProcess:
+            pass
+    return total
 
 
-def machine_header(repeats: int) -> str:
+def machine_header(repeats: int, statistic: str = "best") -> str:
     """Print and return the line every benchmark starts with: load average, cores, and the repeats it runs."""
     load1, load5, _ = os.getloadavg()
     cores = os.cpu_count() or 1
-    line = f"load average before the run: {load1:.2f} (1 min), {load5:.2f} (5 min) on {cores} cores; best of {repeats} runs"
+    runs = "one run" if repeats == 1 else f"{statistic} of {repeats} runs"
+    line = f"load average before the run: {load1:.2f} (1 min), {load5:.2f} (5 min) on {cores} cores; {runs}"
     print(line)
     if load1 > BUSY_LOAD * cores:
         print(f"WARNING: the machine is busy ({load1:.2f} runnable on {cores} cores): wall times below may be inflated")
