@@ -317,3 +317,15 @@ def test_bad_settings_exit_2(rules, settings: list[str], fragment: str) -> None:
     args = [a for s in settings for a in ("--set", s)]
     code, output = run("evaluate", "face-clustering", "--truth", str(truth), "--submission", str(sub), *args)
     assert code == 2 and fragment in output, output
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_unpadding_takes_a_shortcut_that_changes_nothing(seed: int) -> None:
+    """The rules' ``name, 5`` is unpadded by a plain replace; any padding gives what the one regular expression gives."""
+    from podium.formats.clustering_csv import _PADDING, _unpad
+
+    rng = np.random.default_rng(seed)
+    pads = ["", " ", "  ", "\t", " \t"] if seed % 2 else ["", " "]
+    lines = [f"{rng.choice(pads)}face {i}{rng.choice(pads)},{rng.choice(pads)}{rng.integers(1, 9)}{rng.choice(pads)}" for i in range(30)]
+    body = "\n".join(lines) + "\n"
+    assert _unpad(body) == _PADDING.sub(r"\1", body).strip(" \t")

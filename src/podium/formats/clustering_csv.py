@@ -147,10 +147,17 @@ def _one_comma_each(lines: list[str]) -> bool:
 
 
 def _unpad(body: str) -> str:
-    """Spaces and tabs around the fields of comma-separated lines removed (names keep inner spaces)."""
+    """Spaces and tabs around the fields of comma-separated lines removed (names keep inner spaces).
+
+    The rules' own form, ``face_0000001, 5``, takes one ``str.replace``; any other padding
+    then goes through one regular-expression pass (linear in the text, 5x slower).
+    """
     if " " not in body and "\t" not in body:
         return body
-    return _PADDING.sub(r"\1", body).strip(" \t")  # one pass: linear in the text
+    body = body.replace(", ", ",")
+    if "\t" in body or " ," in body or ", " in body or " \n" in body or "\n " in body:
+        body = _PADDING.sub(r"\1", body)
+    return body.strip(" \t")
 
 
 def _is_header(fields: list[str], labels: set[str]) -> bool:
