@@ -1,9 +1,9 @@
 """What every benchmark here shares: the machine's state before the run, best-of-N timing with CPU
 seconds beside wall seconds, and a warning when the machine was busy.
 
-CPU seconds count this process, its children that have ended (``getrusage``) and its live
-descendants, so a ``podium`` command run with :mod:`subprocess` is counted once it is reaped, and
-a pool's or a cluster's workers while they run. A measurement is
+CPU seconds count this process and its children that have ended (``getrusage``), so a
+``podium`` command run with :mod:`subprocess` is counted once it is reaped; ``live`` adds the
+live descendants, a pool's or a cluster's workers. A measurement is
 *busy* when its wall time is far above the CPU time its work should take: more than
 ``BUSY_RATIO`` times the CPU seconds divided by the processes meant to run at once. The
 work was then waiting for a core that something else held, and its figure is not comparable.
@@ -16,11 +16,12 @@ import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
-BUSY_LOAD = 0.5  # 1-minute load average per core above which the machine is called busy before a run
+BUSY_CORES = 0.25  # cores' worth of other work, just before a run, above which the machine is called busy
 BUSY_RATIO = 1.3  # wall / (CPU / parallel) above which one measurement is called busy
 
 
@@ -33,19 +34,20 @@ class Timed(Generic[T]):
     value: T
 
 
-def cpu_seconds() -> float:
-    """User + system seconds of this process, of its children that have ended, and of every live
-    descendant with the children it ended (psutil, where installed).
+def cpu_seconds(live: bool = False) -> float:
+    """User + system seconds of this process and of its children that have ended; with ``live``,
+    also of every live descendant with the children it ended (psutil).
 
-    A local pool's workers may be children of a fork server (a live descendant that reaped
-    them), Dask's workers children of their nannies: both are counted.
+    ``live`` is for pools that outlive a measurement: a local pool's workers may be children of
+    a fork server (a live descendant that reaped them), Dask's workers children of their
+    nannies. Finding them reads /proc, tens of milliseconds: short measurements leave it off.
     """
     me, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     total = me.ru_utime + me.ru_stime + ended.ru_utime + ended.ru_stime
-    try:
-        import psutil
-    except ImportError:
+    if not live:
         return total
+    import psutil
+
     for process in psutil.Process().children(recursive=True):
         try:
             times = process.cpu_times()
@@ -55,28 +57,51 @@ def cpu_seconds() -> float:
     return total
 
 
+def busy_cores(seconds: float = 0.5) -> float:
+    """How many cores' worth of work other processes did over the next ``seconds`` (/proc/stat; 0 elsewhere).
+
+    The load average is printed too, but it lags: a minute after a heavy run it still counts it.
+    """
+    def ticks() -> tuple[int, int]:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # all, idle + iowait
+
+    try:
+        (total0, idle0), cpu0 = ticks(), cpu_seconds()
+        time.sleep(seconds)
+        (total1, idle1), cpu1 = ticks(), cpu_seconds()
+    except OSError:
+        return 0.0
+    cores = os.cpu_count() or 1
+    busy = cores * (1 - (idle1 - idle0) / max(total1 - total0, 1))
+    return max(0.0, busy - (cpu1 - cpu0) / seconds)
+
+
 def machine_header(repeats: int, statistic: str = "best") -> str:
-    """Print and return the line every benchmark starts with: load average, cores, and the repeats it runs."""
+    """Print and return the line every benchmark starts with: load average, cores busy now, the repeats it runs."""
     load1, load5, _ = os.getloadavg()
     cores = os.cpu_count() or 1
+    busy = busy_cores()
     runs = "one run" if repeats == 1 else f"{statistic} of {repeats} runs"
-    line = f"load average before the run: {load1:.2f} (1 min), {load5:.2f} (5 min) on {cores} cores; {runs}"
+    line = f"load average before the run: {load1:.2f} (1 min), {load5:.2f} (5 min) on {cores} cores, {busy:.2f} cores busy now; {runs}"
     print(line)
-    if load1 > BUSY_LOAD * cores:
-        print(f"WARNING: the machine is busy ({load1:.2f} runnable on {cores} cores): wall times below may be inflated")
+    if busy > BUSY_CORES:
+        print(f"WARNING: the machine is busy ({busy:.2f} of {cores} cores taken by other work): wall times below may be inflated")
     return line
 
 
-def timed(run: Callable[[], T]) -> Timed[T]:
-    """One run of ``run``, timed."""
-    wall, cpu = time.perf_counter(), cpu_seconds()
+def timed(run: Callable[[], T], live: bool = False) -> Timed[T]:
+    """One run of ``run``, timed (``live``: see :func:`cpu_seconds`)."""
+    cpu = cpu_seconds(live)
+    wall = time.perf_counter()
     value = run()
-    return Timed(time.perf_counter() - wall, cpu_seconds() - cpu, value)
+    wall = time.perf_counter() - wall
+    return Timed(wall, cpu_seconds(live) - cpu, value)
 
 
-def best_of(repeats: int, run: Callable[[], T], *, parallel: int = 1, what: str = "") -> Timed[T]:
+def best_of(repeats: int, run: Callable[[], T], *, parallel: int = 1, what: str = "", live: bool = False) -> Timed[T]:
     """The run of ``repeats`` with the least wall time; a warning if even that one was busy (:func:`warn_if_busy`)."""
-    best = min((timed(run) for _ in range(repeats)), key=lambda t: t.wall)
+    best = min((timed(run, live) for _ in range(repeats)), key=lambda t: t.wall)
     warn_if_busy(best, parallel=parallel, what=what)
     return best
 
