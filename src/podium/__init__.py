@@ -4,7 +4,7 @@ The library's entry points are :func:`evaluate`, :func:`validate` and :func:`dem
 (:mod:`podium.api`), and the one-shot metric functions of :mod:`podium.metrics`.
 """
 
-__version__ = "0.7.0"  # the single source: pyproject.toml reads it from here
+__version__ = "0.8.0"  # the single source: pyproject.toml reads it from here
 
 from podium.api import demo, evaluate, validate
 from podium.result import Result

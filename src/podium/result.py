@@ -143,13 +143,26 @@ def _json_safe(value: Any, strict: bool = False) -> Any:
 
     ``strict``: anything but dicts with string keys, lists, tuples, strings, numbers,
     booleans and ``None`` raises :class:`ValueError` (otherwise it is written as its text).
+
+    Plain JSON values, the usual case, go through the json module's C encoder and decoder
+    and come back as they would be written; anything else is walked in Python.
     """
+    try:
+        plain = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):  # NumPy integers, non-finite floats, other objects
+        return _walked(value, strict)
+    if strict and plain != value:  # tuples, or keys that are not strings
+        return _walked(value, strict)
+    return plain
+
+
+def _walked(value: Any, strict: bool) -> Any:
     if isinstance(value, dict):
         if strict and not all(isinstance(k, str) for k in value):
             raise ValueError(f"a key {next(k for k in value if not isinstance(k, str))!r} is not a string")
-        return {k: _json_safe(v, strict) for k, v in value.items()}
+        return {k: _walked(v, strict) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v, strict) for v in value]
+        return [_walked(v, strict) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
