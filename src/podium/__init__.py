@@ -2,11 +2,30 @@
 
 The library's entry points are :func:`evaluate`, :func:`validate` and :func:`demo`
 (:mod:`podium.api`), and the one-shot metric functions of :mod:`podium.metrics`.
+They are imported on first use, so that a process that needs only a part of podium
+(the sandbox's keeper, a platform's scoring program) does not pay for NumPy and the engine.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.8.0"  # the single source: pyproject.toml reads it from here
 
-from podium.api import demo, evaluate, validate
-from podium.result import Result
+if TYPE_CHECKING:
+    from podium.api import demo, evaluate, validate
+    from podium.result import Result
 
 __all__ = ["Result", "__version__", "demo", "evaluate", "validate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("demo", "evaluate", "validate"):
+        from podium import api
+
+        return getattr(api, name)
+    if name == "Result":
+        from podium.result import Result
+
+        return Result
+    raise AttributeError(f"module 'podium' has no attribute {name!r}")
