@@ -347,8 +347,9 @@ def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empt
     noise over the whole image do not.
 
     Near-linear in pixels plus objects: partners come from one sort of the
-    overlapping pixel pairs; Hausdorff distances of small or distant pairs from
-    boundary points (:func:`_hausdorff_pairs`); the nearest object of an object
+    overlapping pixel pairs; Hausdorff distances from boundary points, or k-d
+    trees of boundaries, unless a distance transform is cheaper
+    (:func:`_hausdorff_pairs`); a pair both sides chose is measured once; the nearest object of an object
     that overlaps nothing is searched in increasing order of a lower bound on
     the Hausdorff distance, and the search stops when the bound passes the best
     distance found (:func:`_nearest_hausdorff`).
@@ -443,10 +444,14 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
 
     A pair is measured either by distance transforms on its union box
     (:func:`hausdorff`), or from points: ``h(A→B) = max d(a, B)`` over the
-    candidates of :func:`_candidate_points`, and ``d(a, B)`` is 0 for ``a`` in B,
-    else the distance to the nearest 4-boundary pixel of B (the nearest pixel of
-    B is always one: from any other, a step towards ``a`` stays in B and is nearer). Squared distances are integers and the square root is taken
-    last, so both ways give bit-identical values. Each pair takes the cheaper way.
+    candidates of :func:`_candidate_points` (pixels of A outside B; ``d`` is 0
+    inside), and ``d(a, B)`` is the distance to the nearest 4-boundary pixel of
+    B (the nearest pixel of B is always one: from any other, a step towards
+    ``a`` stays in B and is nearer), found by measuring them all or by B's k-d
+    tree (:func:`_farthest`). Squared distances are integers and the square root
+    is taken last, so every way gives bit-identical values. Each pair takes the
+    way :func:`_point_cost` and the transform's cost say is cheaper; ``overlap``
+    (the pair's common pixels) bounds the candidates.
     """
     result = np.zeros(len(s_codes))
     if not len(s_codes):
@@ -475,8 +480,8 @@ def _directed_squared(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_co
     When B is one pixel, the farthest pixel of A is a vertex of A's convex hull
     (a convex function peaks at an extreme point), so only those are measured.
     Otherwise the points of A that can be the farthest (:func:`_candidate_points`)
-    meet every 4-boundary pixel of B, in batches of about ``_CHUNK`` pixels
-    gathered and distances computed, so memory stays bounded.
+    are gathered in batches of about ``_CHUNK`` pixels, so memory stays bounded,
+    and measured against B's 4-boundary (:func:`_farthest`).
     """
     out = np.zeros(len(a_codes), dtype=np.int64)
     single = (other.area[b_codes] == 1) & (np.diff(own.edge_pixels.start)[a_codes - 1] > _HULL_WORTH)
