@@ -214,7 +214,7 @@ def test_camera_trap_table_fast_path(seed: int, tmp_path: Path, monkeypatch: pyt
     assert fast is not None and slow is not None, (fast_log.errors, slow_log.errors)
     for field in ("photo", "xywh", "cls"):
         np.testing.assert_array_equal(getattr(fast.boxes, field), getattr(slow.boxes, field))
-    assert list(fast.boxes.tokens) == list(slow.boxes.tokens) and fast.photos == slow.photos
+    assert list(fast.boxes.texts) == list(slow.boxes.texts) and fast.photos == slow.photos
     assert fast_log.warnings == slow_log.warnings
 
 

@@ -43,8 +43,8 @@ class Table:
         number = np.full(len(self.photos), -1, dtype=np.int64)
         number[photos] = np.arange(len(photos))
         rows = np.flatnonzero(number[self.boxes.photo] >= 0)
-        tokens = [self.boxes.tokens[4 * k + j] for k in rows.tolist() for j in range(4)]
-        boxes = Boxes(number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], tokens)
+        texts = [self.boxes.texts[k] for k in rows.tolist()]
+        boxes = Boxes(number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], texts)
         return Table(boxes, [self.photos[i] for i in photos.tolist()])
 
 
@@ -141,15 +141,16 @@ def _read_clean(
     joined = " ".join(box_texts)
     if not joined.isascii() or any(c in joined for c in "[](){}\"',;\n_") or list(map(str.count, box_texts, repeat(" "))).count(3) != len(box_texts):
         return None
-    tokens = joined.split(" ") if box_texts else []
-    try:
-        xywh = np.array(tokens, dtype=np.float64).reshape(-1, 4)
+    try:  # NumPy's C reader; the checks above made every text four numbers between single spaces
+        xywh = np.loadtxt(box_texts, dtype=np.float64, comments=None, ndmin=2) if box_texts else np.zeros((0, 4))
     except ValueError:
+        return None
+    if xywh.shape != (len(box_texts), 4):
         return None
     classes = list(map(CLASS_VALUES.get, class_texts, repeat(-1)))
     if -1 in classes or not _valid(xywh):
         return None
-    boxes = Boxes(np.array(photo_of_row, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), tokens)
+    boxes = Boxes(np.array(photo_of_row, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), box_texts)
     return boxes, [first + i for i in kept] if isinstance(kept, list) else range(first, first + len(lines))
 
 
@@ -168,7 +169,7 @@ def _read_rows(
     """Row by row with the csv module: quotes, brackets, other delimiters, and every problem named."""
     photo: list[int] = []
     values: list[list[float]] = []
-    tokens: list[str] = []
+    texts: list[str] = []
     classes: list[int] = []
     line_numbers: list[int] = []
     for number, fields in enumerate(csv.reader(lines, delimiter=layout.delimiter), start=first):
@@ -194,12 +195,12 @@ def _read_rows(
             log.error("bad_box", problem, path, number)
             continue
         photo.append(index)
-        tokens.extend(box)
+        texts.append(" ".join(box))
         values.append([float(v) for v in box])
         classes.append(cls)
         line_numbers.append(number)
     xywh = np.array(values, dtype=np.float64).reshape(-1, 4)
-    return Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), tokens), line_numbers
+    return Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), texts), line_numbers
 
 
 def _no_boxes() -> Boxes:

@@ -42,18 +42,18 @@ class Boxes:
     photo: NDArray[np.int64]
     xywh: NDArray[np.float64]  # (n, 4)
     cls: NDArray[np.int8]
-    tokens: Sequence[str]  # 4 per box: the decimal text of xc, yc, w, h
+    texts: Sequence[str]  # per box: the decimal text of xc, yc, w, h, separated by single spaces
 
     @classmethod
     def from_rows(cls, rows: ArrayLike) -> Boxes:
         """Boxes from rows ``(photo, xc, yc, w, h, class)``; their decimal text is each float's shortest repr."""
         table = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
         xywh = table[:, 1:5]
-        return cls(table[:, 0].astype(np.int64), xywh, table[:, 5].astype(np.int8), [repr(v) for v in xywh.ravel().tolist()])
+        return cls(table[:, 0].astype(np.int64), xywh, table[:, 5].astype(np.int8), [" ".join(map(repr, row)) for row in xywh.tolist()])
 
     def exact(self, k: int) -> tuple[Fraction, Fraction, Fraction, Fraction]:
         """Box ``k`` as written, in exact rational numbers."""
-        return tuple(Fraction(t) for t in self.tokens[4 * k : 4 * k + 4])  # type: ignore[return-value]
+        return tuple(Fraction(t) for t in self.texts[k].split(" "))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
