@@ -432,6 +432,8 @@ def contest_check_command(path: Path, as_json: bool) -> int:
 @guarded
 def report_command(result: Path, output: Path | None, truth: Path | None, submission: Path | None) -> int:
     """Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items."""
+    from jinja2 import TemplateError
+
     from podium.report import render_report
 
     if (truth is None) != (submission is None):
@@ -444,7 +446,7 @@ def report_command(result: Path, output: Path | None, truth: Path | None, submis
             if scored is not None and scored.problem is not None:
                 raise UsageError(f"--submission {submission}: {scored.problem}")
             html = render_report(document, result.name, truth, None if scored is None else scored.path)
-    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+    except (TypeError, KeyError, AttributeError, ValueError, TemplateError) as exc:  # TemplateError: a field the page shows is missing
         raise PodiumError(f"{result}: its details are not those podium writes ({type(exc).__name__}: {str(exc)[:200]})") from None
     target = output or result.with_suffix(".html")
     _write(target, html)
