@@ -119,7 +119,9 @@ def test_one_process_of_300_mb_reports_300_mb_within_5_percent(tmp_path: Path, m
 
 @pytest.mark.parametrize(
     ("shared_mb", "own_mb", "low", "high"),
-    [(0, 300, 900, 945), (300, 100, 600, 630)],  # within 5%: a shared page counts once, not once per child
+    # Within 10%: a shared page counts once, not once per child (that would be 1,200 in the second case).
+    # Summed Pss is usually within 5%; one full suite in about ten here saw 655 MB for the second.
+    [(0, 300, 900, 990), (300, 100, 600, 660)],
 )
 def test_forked_children_count_every_page_once(tmp_path: Path, method: str, shared_mb: int, own_mb: int, low: int, high: int) -> None:
     """Three forked children, each with ``own_mb`` of its own and ``shared_mb`` inherited from their parent."""
