@@ -183,7 +183,9 @@ def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str
     return list(challenge.divide(context, item, split_of))
 
 
-def _finalize(challenge: Challenge, context: Any, stats: list[Any], details: dict[str, Any]) -> tuple[dict[str, float | int | None], dict[str, Any], list[Issue]]:
+def _finalize(
+    challenge: Challenge, context: Any, stats: list[Any], details: dict[str, Any]
+) -> tuple[dict[str, float | int | None], dict[str, Any], list[Issue]]:
     """Merge ``stats`` in order and finalize them: scores, details and the warnings about them."""
     log = IssueLog()
     scores, summary = challenge.finalize(context, reduce(lambda a, b: a.merge(b), stats), details, log)

@@ -34,7 +34,8 @@ CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
 LABELS = choice(
     "labels",
     "ilsvrc",
-    "label space of the submission: ilsvrc = ILSVRC2012_IDs 1..1000 (meta.mat order); wnid-sorted = 0-based indices in sorted-WNID order (deep-learning frameworks), converted with meta=",
+    "label space of the submission: ilsvrc = ILSVRC2012_IDs 1..1000 (meta.mat order); "
+    "wnid-sorted = 0-based indices in sorted-WNID order (deep-learning frameworks), converted with meta=",
     ("ilsvrc", "wnid-sorted"),
 )
 META = optional_path("meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)", "the kit's meta.mat file")
@@ -160,7 +161,10 @@ def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str,
     """
     classes, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
     sums = np.stack([np.bincount(inverse, weights=errors[:, k], minlength=len(classes)) for k in range(K)], axis=1)
-    return {str(label): {"images": images} | {f"{prefix}@{k}": value for k, value in enumerate(row, start=1)} for label, images, row in zip(classes.tolist(), counts.tolist(), sums.tolist())}
+    return {
+        str(label): {"images": images} | {f"{prefix}@{k}": value for k, value in enumerate(row, start=1)}
+        for label, images, row in zip(classes.tolist(), counts.tolist(), sums.tolist())
+    }
 
 
 def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.ndarray, key: str, log: IssueLog) -> None:
@@ -176,7 +180,8 @@ def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.nd
     if converted < as_given - 0.2:
         log.warning(
             "label_space",
-            f"the labels' top-5 error {as_given:.4f} is at chance level, but read as 0-based sorted-WNID indices they give {converted:.4f}: use --set labels=wnid-sorted if that is what they are",
+            f"the labels' top-5 error {as_given:.4f} is at chance level, but read as 0-based sorted-WNID indices "
+            f"they give {converted:.4f}: use --set labels=wnid-sorted if that is what they are",
             key,
         )
 
@@ -196,11 +201,7 @@ class Ilsvrc2012Cls(_TopK):
     title = "ILSVRC 2012 Task 1: classification, flat top-5 error"
     rules = "seeds/004_a5a1ad02cdfc0410.txt"
     parameters = (LABELS, META)
-    scores = (
-        *tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)),
-        ScoreSpec("top5_error", False, "= error@5, the challenge's measure"),
-        ScoreSpec("top1_error", False, "= error@1"),
-    )
+    scores = (*tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)), ScoreSpec("top5_error", False, "= error@5, the challenge's measure"), ScoreSpec("top1_error", False, "= error@1"))
     primary = "top5_error"
     group = 1
     prefix = "error"
@@ -244,7 +245,9 @@ class Ilsvrc2012Loc(_TopK):
     def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list:
         if params["boxes"] is None or meta is None:
             raise UsageError("ilsvrc2012-loc needs --set boxes=PATH (XML folder or .tgz) and --set meta=PATH/meta.mat")
-        return cached("ilsvrc.val_boxes", (params["boxes"], params["meta"]), lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid), n)
+        return cached(
+            "ilsvrc.val_boxes", (params["boxes"], params["meta"]), lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid), n
+        )
 
     def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
         assert item.boxes is not None
@@ -312,7 +315,10 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
 
     def divide(self, context: FineContext, item: FineItem, split_of: Mapping[str, str]) -> list[tuple[str, FineItem]]:
         """The lines of each split's boxes, truth and confidences alike."""
-        return [(split, replace(item, lines=item.lines[rows], truth=item.truth[rows], scores=item.scores[rows])) for split, rows in rows_by_split([str(n) for n in item.lines.tolist()], split_of)]
+        return [
+            (split, replace(item, lines=item.lines[rows], truth=item.truth[rows], scores=item.scores[rows]))
+            for split, rows in rows_by_split([str(n) for n in item.lines.tolist()], split_of)
+        ]
 
     def evaluate_item(self, context: FineContext, item: FineItem) -> ItemResult[RankedBoxes]:
         return ItemResult(RankedBoxes(item.lines, item.truth, item.scores))

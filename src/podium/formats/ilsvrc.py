@@ -453,7 +453,10 @@ def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[TruthBox]:
         raise ValueError(f"is not well-formed XML ({exc})") from None
     if root.tag != "annotation":
         raise ValueError(f"is not a VOC annotation (its root element is <{root.tag[:40]}>, not <annotation>)")
-    return [_object((obj.findtext("name") or "").strip(), [obj.findtext(f"bndbox/{k}") for k in ("xmin", "ymin", "xmax", "ymax")], id_of_wnid) for obj in root.iter("object")]
+    return [
+        _object((obj.findtext("name") or "").strip(), [obj.findtext(f"bndbox/{k}") for k in ("xmin", "ymin", "xmax", "ymax")], id_of_wnid)
+        for obj in root.iter("object")
+    ]
 
 
 def read_confidences(path: Path, n_boxes: int, n_classes: int, log: IssueLog) -> NDArray[np.float64] | None:

@@ -66,7 +66,8 @@ class _Budget:
         self.left -= units
         if self.left < 0:
             raise TooComplex(
-                "its objects are scattered in pieces over the image (a label is meant to be one gland): scoring it exactly would take more than the work podium allows for an image of this size"
+                "its objects are scattered in pieces over the image (a label is meant to be one gland): "
+                "scoring it exactly would take more than the work podium allows for an image of this size"
             )
 
 
@@ -195,9 +196,9 @@ class _Side:
         self.pixels = _Grouped.of(self.codes, self.n)
         starts = self.pixels.start[:-1]
         y, x = self.pixels.y, self.pixels.x  # raster order within an object: its first and last rows are y's ends
-        self.extremes = (
-            np.column_stack([y[starts], y[self.pixels.start[1:] - 1], np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)]).astype(np.int64) if self.n else np.zeros((0, 4), dtype=np.int64)
-        )
+        self.extremes = np.column_stack(
+            [y[starts], y[self.pixels.start[1:] - 1], np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)]
+        ).astype(np.int64) if self.n else np.zeros((0, 4), dtype=np.int64)
         self._hulls: dict[int, tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]] = {}
         self._trees: dict[int, Any] = {}  # code -> scipy.spatial.cKDTree of its 4-boundary
 
@@ -337,7 +338,9 @@ def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int32]:
     return codes if values.size and values[0] == 0 else codes + 1  # no background pixel: code 0 stays free
 
 
-def image_stats(truth: NDArray[np.integer], segmented: NDArray[np.integer], empty_hausdorff: float, max_work: float | None = None) -> ObjectStats:
+def image_stats(
+    truth: NDArray[np.integer], segmented: NDArray[np.integer], empty_hausdorff: float, max_work: float | None = None
+) -> ObjectStats:
     """Statistics of one image pair (label images of one shape).
 
     ``max_work`` bounds the distance evaluations (default: ``WORK_PER_PIXEL`` per
@@ -457,7 +460,9 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     if not len(s_codes):
         return result
     es, eg = s.extremes[s_codes - 1], g.extremes[g_codes - 1]
-    union_area = (np.maximum(es[:, 1], eg[:, 1]) - np.minimum(es[:, 0], eg[:, 0]) + 1) * (np.maximum(es[:, 3], eg[:, 3]) - np.minimum(es[:, 2], eg[:, 2]) + 1)
+    union_area = (np.maximum(es[:, 1], eg[:, 1]) - np.minimum(es[:, 0], eg[:, 0]) + 1) * (
+        np.maximum(es[:, 3], eg[:, 3]) - np.minimum(es[:, 2], eg[:, 2]) + 1
+    )
     _, _, height, width = _box_overlap(s, g, s_codes, g_codes)
     inter_area = height * width
     point_cost = _point_cost(s, g, s_codes, g_codes, inter_area, overlap) + _point_cost(g, s, g_codes, s_codes, inter_area, overlap)
@@ -474,7 +479,9 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     return result
 
 
-def _directed_squared(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget) -> NDArray[np.int64]:
+def _directed_squared(
+    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget
+) -> NDArray[np.int64]:
     """``max over a in A of min over b in B |a - b|²`` for each pair (A of ``own``, B of ``other``).
 
     When B is one pixel, the farthest pixel of A is a vertex of A's convex hull
@@ -514,7 +521,9 @@ def _batches(work: NDArray[np.int64]) -> Iterator[slice]:
         first = last
 
 
-def _farthest(other: _Side, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger], per_pair: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget) -> NDArray[np.int64]:
+def _farthest(
+    other: _Side, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger], per_pair: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget
+) -> NDArray[np.int64]:
     """Per pair: the largest squared distance from its points to B, 0 when it has none.
 
     By B's k-d tree (:meth:`_Side.squared_to_boundary`) when B has more than
@@ -546,7 +555,9 @@ def _farthest(other: _Side, y: NDArray[np.signedinteger], x: NDArray[np.signedin
     return out
 
 
-def _box_overlap(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+def _box_overlap(
+    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Top, left, height and width of the overlap of the boxes of A and B (height or width 0: none)."""
     ea, eb = own.extremes[a_codes - 1], other.extremes[b_codes - 1]
     top, left = np.maximum(ea[:, 0], eb[:, 0]), np.maximum(ea[:, 2], eb[:, 2])
@@ -555,7 +566,9 @@ def _box_overlap(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: 
     return top, left, height, width
 
 
-def _candidate_points(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.int64]]:
+def _candidate_points(
+    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
+) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.int64]]:
     """For each pair, grouped by pair: the points of A that can be the farthest from B, and their count.
 
     Pixels of A inside B are at distance 0 and never needed. Of the others, the
@@ -613,7 +626,9 @@ def _segments(grouped: _Grouped, codes: NDArray[np.int64]) -> tuple[NDArray[np.i
     return pair, np.arange(pair.size) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
 
 
-def _max_min_squared(other: _Side, y: NDArray[np.int64], x: NDArray[np.int64], rows_per_pair: NDArray[np.int64], b_codes: NDArray[np.int64]) -> NDArray[np.int64]:
+def _max_min_squared(
+    other: _Side, y: NDArray[np.int64], x: NDArray[np.int64], rows_per_pair: NDArray[np.int64], b_codes: NDArray[np.int64]
+) -> NDArray[np.int64]:
     """Per pair: the largest, over its points ``(y, x)`` (outside B, at least one), squared distance to B's nearest pixel.
 
     Every point meets every 4-boundary pixel of its pair's B: the minimum per
