@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from podium.formats.files import FileProblem
-from podium.formats.text import DECIMAL, TextLimits, read_text
+from podium.formats.text import DECIMAL, TextLimits, numeric_rows, read_text
 from podium.issues import IssueLog, plural
 from podium.metrics.detection_points import Boxes
 
@@ -141,11 +141,8 @@ def _read_clean(
     joined = " ".join(box_texts)
     if not joined.isascii() or any(c in joined for c in "[](){}\"',;\n_") or list(map(str.count, box_texts, repeat(" "))).count(3) != len(box_texts):
         return None
-    try:  # NumPy's C reader; the checks above made every text four numbers between single spaces
-        xywh = np.loadtxt(box_texts, dtype=np.float64, comments=None, ndmin=2) if box_texts else np.zeros((0, 4))
-    except ValueError:
-        return None
-    if xywh.shape != (len(box_texts), 4):
+    xywh = numeric_rows(box_texts, np.float64) if box_texts else np.zeros((0, 4))
+    if xywh is None or xywh.shape[1] != 4:  # the checks above left four numbers between single spaces, or this
         return None
     classes = list(map(CLASS_VALUES.get, class_texts, repeat(-1)))
     if -1 in classes or not _valid(xywh):

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from podium.errors import TruthError
 from podium.formats.files import FileProblem, read_bytes
 from podium.formats.folders import list_folder
-from podium.formats.text import DECIMAL, TextLimits, read_text
+from podium.formats.text import DECIMAL, TextLimits, numeric_rows, read_text
 from podium.issues import Issue, IssueLog, plural
 from podium.metrics.imagenet import Corner, TruthBox
 
@@ -112,26 +112,11 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file")
     lines = _lines(path, "truth")
-    matrix = _integer_rows(lines)
+    matrix = numeric_rows(lines, np.int64)
     if matrix is None or matrix.shape[1] != 1 or not ((matrix > 0) & (matrix < LIMIT)).all():
         matrix = _padded(_labels_by_line(lines, path))
     matrix.flags.writeable = False  # shared by every evaluation of the process (podium.truth_cache)
     return matrix
-
-
-def _integer_rows(lines: list[str]) -> NDArray[np.int64] | None:
-    """The lines as a matrix of integers when each holds the same number of them (NumPy's C reader), else ``None``.
-
-    A blank line, a comma or any token NumPy does not read as an integer gives ``None``:
-    the line-by-line reader then names the problem.
-    """
-    if not lines:
-        return None
-    try:
-        values = np.loadtxt(lines, dtype=np.int64, comments=None, ndmin=2)
-    except (ValueError, OverflowError):
-        return None
-    return values if len(values) == len(lines) else None
 
 
 def _labels_by_line(lines: list[str], path: Path) -> list[list[int]]:
@@ -240,13 +225,8 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
 
 def _full_lines(lines: list[str], group: int) -> NDArray[np.float64] | None:
     """The common case at C speed: every line has exactly five valid guesses; else ``None``."""
-    if not lines:
-        return None
-    try:
-        values = np.loadtxt(lines, dtype=np.float64, comments=None, ndmin=2)
-    except ValueError:  # a comma, a word, lines of different lengths
-        return None
-    if values.shape != (len(lines), MAX_GUESSES * group):  # a blank line, or fewer or more guesses
+    values = numeric_rows(lines, np.float64)
+    if values is None or values.shape[1] != MAX_GUESSES * group:
         return None
     values = values.reshape(len(lines), MAX_GUESSES, group)
     labels = values[..., 0]

@@ -56,6 +56,25 @@ def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
     return text
 
 
+def numeric_rows(lines: list[str], dtype: type[np.int64] | type[np.float64]) -> np.ndarray | None:
+    """The lines as a (lines, numbers) matrix read by NumPy's C reader, when every line holds the
+    same count of whitespace-separated numbers of ``dtype``; else ``None``.
+
+    The fast path of the table readers: a blank line, a comma, a word or a ragged line gives
+    ``None``, and the caller's line-by-line reader then names the problem.
+
+    >>> numeric_rows(["1 2", "3 4"], np.int64).tolist(), numeric_rows(["1 2", "3"], np.int64), numeric_rows(["1", ""], np.int64)
+    ([[1, 2], [3, 4]], None, None)
+    """
+    if not lines:
+        return None
+    try:
+        values = np.loadtxt(lines, dtype=dtype, comments=None, ndmin=2)
+    except (ValueError, OverflowError):
+        return None
+    return values if len(values) == len(lines) else None
+
+
 def _check_line_lengths(data: bytes, max_line: int) -> None:
     """Refuse a line of more than ``max_line`` characters.
 
