@@ -367,7 +367,8 @@ def image_stats(
     matched_s, matched_g = np.flatnonzero(partner_of_s) + 1, np.flatnonzero(partner_of_g) + 1
     tp = int(np.count_nonzero(2 * shared_s[matched_s - 1] > g.area[partner_of_s[matched_s - 1]]))
     overlaps = (pair_s * (g.n + 1) + pair_g, count)
-    matched_hausdorff = _matched_hausdorff(s, g, matched_s, partner_of_s[matched_s - 1], partner_of_g[matched_g - 1], matched_g, overlaps, budget)
+    s_codes, g_codes = np.concatenate([matched_s, partner_of_g[matched_g - 1]]), np.concatenate([partner_of_s[matched_s - 1], matched_g])
+    matched_hausdorff = _matched_hausdorff(s, g, s_codes, g_codes, overlaps, budget)  # the S side's pairs, then the G side's
 
     def terms(own: _Side, other: _Side, partner: NDArray[np.int64], shared: NDArray[np.int64], own_is_s: bool) -> SideTerms:
         areas = own.area[1:]
@@ -385,19 +386,11 @@ def image_stats(
 
 
 def _matched_hausdorff(
-    s: _Side,
-    g: _Side,
-    s_of_s: NDArray[np.int64],
-    g_of_s: NDArray[np.int64],
-    s_of_g: NDArray[np.int64],
-    g_of_g: NDArray[np.int64],
-    overlaps: tuple[NDArray[np.int64], NDArray[np.int64]],
-    budget: _Budget,
+    s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], overlaps: tuple[NDArray[np.int64], NDArray[np.int64]], budget: _Budget
 ) -> NDArray[np.float64]:
-    """Hausdorff distances of the S side's pairs, then of the G side's; a pair that both sides
-    chose (mutual partners, the usual case) is measured once. ``overlaps``: the sorted keys
-    ``s * (g.n + 1) + g`` of the overlapping pairs, and their common pixels."""
-    s_codes, g_codes = np.concatenate([s_of_s, s_of_g]), np.concatenate([g_of_s, g_of_g])
+    """Hausdorff distance of each pair (S code, G code); a pair listed twice (mutual partners, the
+    usual case) is measured once. ``overlaps``: the sorted keys ``s * (g.n + 1) + g`` of the
+    overlapping pairs, and their common pixels."""
     keys, first, back = np.unique(s_codes * (g.n + 1) + g_codes, return_index=True, return_inverse=True)
     overlap = overlaps[1][np.searchsorted(overlaps[0], keys)]
     return _hausdorff_pairs(s, g, s_codes[first], g_codes[first], overlap, budget)[back.ravel()]
