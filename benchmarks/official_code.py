@@ -169,19 +169,17 @@ def podium_glas(images: list[tuple[str, Path, Path]], repeats: int) -> list[Time
 
 
 def code_rule_f1(truth: Path, seg: Path) -> tuple[float, bool]:
-    """F1 under the code's FN rule (ground-truth objects nobody chose), from podium's matching, and
-    whether it differs from podium's F1 under the rules' text (FN = |G| - TP)."""
-    g, s = (object_segmentation._Side(label_images.read_label_image(p)) for p in (truth, seg))
-    pair_s, pair_g, count = object_segmentation._overlaps(s, g)
-    partner, shared = object_segmentation._partners(pair_s, pair_g, count, s.n)
-    chosen = partner[partner > 0]
-    tp = int(np.count_nonzero(2 * shared[partner > 0] > g.area[chosen]))
-    fp, fn = s.n - tp, g.n - len(np.unique(chosen))
+    """F1 with podium's TP and FP but the code's FN (ground-truth objects no segmented object
+    chose), and whether that FN differs from the rules' (``|G| - TP``, podium's)."""
+    g_image, s_image = label_images.read_label_image(truth), label_images.read_label_image(seg)
+    stats = object_segmentation.image_stats(g_image, s_image, math.inf)
+    g, s = object_segmentation._Side(g_image), object_segmentation._Side(s_image)
+    partner, _ = object_segmentation._partners(*object_segmentation._overlaps(s, g), s.n)
+    fn = g.n - len(np.unique(partner[partner > 0]))
     if not s.n or not g.n:
         return float(not s.n and not g.n), False
-    precision, recall = tp / (tp + fp), tp / (tp + fn)
-    f1 = 2 * precision * recall / (precision + recall) if tp else math.nan
-    return f1, fn != g.n - tp
+    precision, recall = stats.tp / (stats.tp + stats.fp), stats.tp / (stats.tp + fn)
+    return (2 * precision * recall / (precision + recall) if stats.tp else math.nan), fn != stats.fn
 
 
 def octave_glas(octave: str, code: Path, images: list[tuple[str, Path, Path]], repeats: int, work: Path) -> list[Timed[Scores]]:
