@@ -229,14 +229,15 @@ def _part_of(stem: str, parts: tuple[str, ...]) -> str:
 
 def _objects_of(labels: np.ndarray, binary: str) -> tuple[np.ndarray, str | None]:
     """Label the 8-connected pieces of a binary mask when ``binary`` says so."""
-    values = np.unique(labels)
-    nonzero = values[values != 0]
-    if binary == "objects" or nonzero.size != 1:
+    if binary == "objects" or not labels.size:
+        return labels, None
+    value = labels.max()
+    if not value or np.count_nonzero(labels) != np.count_nonzero(labels == value):  # not one value besides 0
         return labels, None
     pieces, n = ndimage.label(labels != 0, structure=EIGHT_CONNECTED)
     if binary == "auto" and n <= 1:
         return labels, None
-    note = f"is a binary mask (one value, {nonzero[0]}); its {n} 8-connected pieces were taken as {n} objects"
+    note = f"is a binary mask (one value, {value}); its {n} 8-connected pieces were taken as {n} objects"
     return pieces, note if binary == "auto" else None
 
 

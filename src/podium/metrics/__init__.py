@@ -1,4 +1,6 @@
-"""Pure NumPy metric kernels: a one-shot function per score on in-memory arrays, and mergeable statistics.
+"""Metric kernels on NumPy arrays: a one-shot function per score on in-memory arrays, and mergeable statistics.
+
+No I/O. The loops NumPy cannot express in few passes (GlaS: :mod:`~podium.metrics.label_scan`) are compiled with Numba.
 
 The one-shot functions, in scikit-learn style (each module documents its formulas and conventions):
 

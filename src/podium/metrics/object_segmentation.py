@@ -37,15 +37,14 @@ do not depend on the order in which images are merged.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
+from podium.metrics import label_scan
 from podium.metrics.state import Statistics, concatenated, summed
 
 WORK_PER_PIXEL = 200  # the work budget of one image pair, in distance evaluations per pixel ...
@@ -184,23 +183,27 @@ class _Side:
     """The objects of one label image: codes 1..n in label order, areas, boxes, pixels by object.
 
     ``extremes[k]`` is ``(top, bottom, left, right)`` of object k+1 (inclusive pixel
-    indices). ``pixels``, ``boundary`` and ``edge_pixels`` list, grouped by object,
-    the coordinates of its pixels, of its 4-boundary and of its 8-boundary (pixels
-    with a 4- or 8-neighbour outside the object or outside the image).
+    indices). ``pixels``, ``boundary`` and ``edge_pixels`` list, grouped by object
+    and in raster order within it, the coordinates of its pixels, of its
+    4-boundary and of its 8-boundary (pixels with a 4- or 8-neighbour outside the
+    object or outside the image); ``pixel_on_edge`` says for each row of
+    ``pixels`` whether it is on the 8-boundary, and ``flags`` marks both
+    boundaries on the image (:mod:`~podium.metrics.label_scan`). ``octagon[k]``
+    holds max and min of y, x, y + x and y - x over object k+1's pixels.
     """
 
     def __init__(self, labels: NDArray[np.integer]) -> None:
-        self.codes = _consecutive_codes(labels)
-        self.n = int(self.codes.max(initial=0))
-        self.area = np.bincount(self.codes.ravel(), minlength=self.n + 1)
-        self.pixels = _Grouped.of(self.codes, self.n)
-        starts = self.pixels.start[:-1]
-        y, x = self.pixels.y, self.pixels.x  # raster order within an object: its first and last rows are y's ends
-        self.extremes = np.column_stack(
-            [y[starts], y[self.pixels.start[1:] - 1], np.minimum.reduceat(x, starts), np.maximum.reduceat(x, starts)]
-        ).astype(np.int64) if self.n else np.zeros((0, 4), dtype=np.int64)
+        self.codes, self.n = _consecutive_codes(labels)
+        self.flags, self.area, on4, on8, self.octagon = label_scan.object_shapes(self.codes, self.n)
+        self.extremes = np.ascontiguousarray(self.octagon[:, [1, 0, 3, 2]])  # one layout: one compiled signature
+        # Squared distances of int32 coordinates stay below 2**31 while both sides are under 32,768.
+        kind: type[np.signedinteger] = np.int32 if max(self.codes.shape) < 2**15 else np.int64
+        start, start4, start8 = _starts(self.area[1:]), _starts(on4[1:]), _starts(on8[1:])
+        y, x, y4, x4, y8, x8 = (np.empty(int(size[-1]), kind) for size in (start, start, start4, start4, start8, start8))
+        self.pixel_on_edge = np.empty(y.size, dtype=bool)
+        label_scan.group_pixels(self.codes, self.flags, start, start4, start8, y, x, self.pixel_on_edge, y4, x4, y8, x8)
+        self.pixels, self.boundary, self.edge_pixels = _Grouped(y, x, start), _Grouped(y4, x4, start4), _Grouped(y8, x8, start8)
         self._hulls: dict[int, tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]] = {}
-        self._trees: dict[int, Any] = {}  # code -> scipy.spatial.cKDTree of its 4-boundary
 
     def box(self, code: int) -> tuple[slice, slice]:
         top, bottom, left, right = self.extremes[code - 1].tolist()
@@ -209,58 +212,17 @@ class _Side:
     def mask(self, code: int, box: tuple[slice, slice]) -> NDArray[np.bool_]:
         return self.codes[box] == code
 
-    def squared_to_boundary(self, code: int, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger]) -> NDArray[np.int64]:
-        """Squared distance from each point ``(y, x)`` to the nearest 4-boundary pixel of object ``code``.
+    @cached_property
+    def octagon_area(self) -> NDArray[np.int64]:
+        """Per object: the pixels of its octagon, its box less the four corners the diagonals cut off
+        (a corner cut ``t`` pixels deep holds ``t (t + 1) / 2``).
 
-        A k-d tree of the boundary, built once per object, finds that pixel; the
-        distance is then recomputed in integers, so it is exact.
+        >>> _Side(np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]])).octagon_area.tolist()
+        [5]
         """
-        by, bx = self.boundary.of_object(code)
-        if code not in self._trees:
-            from scipy.spatial import cKDTree
-
-            self._trees[code] = cKDTree(np.column_stack([by, bx]).astype(np.float64))
-        _, nearest = self._trees[code].query(np.column_stack([y, x]).astype(np.float64))
-        dy, dx = y.astype(np.int64) - by[nearest], x.astype(np.int64) - bx[nearest]
-        return dy * dy + dx * dx
-
-    @cached_property
-    def edge(self) -> NDArray[np.bool_]:
-        """Object pixels with a 4-neighbour outside their object or outside the image."""
-        c = self.codes
-        edge = np.zeros(c.shape, dtype=bool)
-        edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = True
-        edge[1:, :] |= c[1:, :] != c[:-1, :]
-        edge[:-1, :] |= c[:-1, :] != c[1:, :]
-        edge[:, 1:] |= c[:, 1:] != c[:, :-1]
-        edge[:, :-1] |= c[:, :-1] != c[:, 1:]
-        return edge & (c > 0)
-
-    @cached_property
-    def edge8(self) -> NDArray[np.bool_]:
-        """Object pixels with an 8-neighbour outside their object or outside the image."""
-        c = self.codes
-        edge = self.edge.copy()
-        edge[1:, 1:] |= c[1:, 1:] != c[:-1, :-1]
-        edge[:-1, :-1] |= c[:-1, :-1] != c[1:, 1:]
-        edge[1:, :-1] |= c[1:, :-1] != c[:-1, 1:]
-        edge[:-1, 1:] |= c[:-1, 1:] != c[1:, :-1]
-        return edge & (c > 0)
-
-    @cached_property
-    def boundary(self) -> _Grouped:
-        """The 4-boundary, grouped: the nearest pixel of an object to any point outside it is on it."""
-        return self.pixels.subset(self.edge[self.pixels.y, self.pixels.x])
-
-    @cached_property
-    def edge_pixels(self) -> _Grouped:
-        """The 8-boundary, grouped: with the pixels inside another object's octagon, the candidates to be farthest."""
-        return self.pixels.subset(self.pixel_on_edge)
-
-    @cached_property
-    def pixel_on_edge(self) -> NDArray[np.bool_]:
-        """For each row of :attr:`pixels`: whether it is on its object's 8-boundary."""
-        return self.edge8[self.pixels.y, self.pixels.x]
+        y_max, y_min, x_max, x_min, s_max, s_min, d_max, d_min = self.octagon.T
+        corners = [s_min - (y_min + x_min), (y_max + x_max) - s_max, d_min - (y_min - x_max), (y_max - x_min) - d_max]
+        return (y_max - y_min + 1) * (x_max - x_min + 1) - sum(t * (t + 1) // 2 for t in corners)
 
     def hull(self, code: int) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]:
         """The pixels of object ``code`` at the vertices of its convex hull (all of its 8-boundary if flat)."""
@@ -275,18 +237,6 @@ class _Side:
                 self._hulls[code] = (y, x)
         return self._hulls[code]
 
-    @cached_property
-    def octagon(self) -> NDArray[np.int64]:
-        """Per object: max and min of y, x, y + x and y - x over its pixels (its octagonal hull)."""
-        if not self.n:
-            return np.zeros((0, 8), dtype=np.int64)
-        y, x = self.pixels.y.astype(np.int64), self.pixels.x.astype(np.int64)
-        starts = self.pixels.start[:-1]
-        columns = []
-        for values in (y, x, y + x, y - x):
-            columns += [np.maximum.reduceat(values, starts), np.minimum.reduceat(values, starts)]
-        return np.stack(columns, axis=1)
-
 
 @dataclass(frozen=True)
 class _Grouped:
@@ -295,23 +245,6 @@ class _Grouped:
     y: NDArray[np.signedinteger]
     x: NDArray[np.signedinteger]
     start: NDArray[np.int64]
-
-    @classmethod
-    def of(cls, codes: NDArray[np.integer], n: int) -> _Grouped:
-        """Every object pixel, grouped by code, in raster order within each object."""
-        flat = codes.ravel()
-        where = np.flatnonzero(flat)
-        small = flat[where].astype(np.uint16 if n < 2**16 else np.int64)  # a radix sort for up to 65,535 objects
-        where = where[np.argsort(small, kind="stable")]
-        y, x = np.divmod(where, codes.shape[1])
-        # Squared distances of int32 coordinates stay below 2**31 while both sides are under 32,768.
-        kind = np.int32 if max(codes.shape) < 2**15 else np.int64
-        return cls(y.astype(kind), x.astype(kind), _starts(np.bincount(flat[where], minlength=n + 1)[1:]))
-
-    def subset(self, keep: NDArray[np.bool_]) -> _Grouped:
-        """The rows where ``keep`` holds, still grouped (every object has a row: codes are consecutive)."""
-        per_object = np.add.reduceat(keep.astype(np.int64), self.start[:-1]) if len(self.start) > 1 else np.zeros(0, np.int64)
-        return _Grouped(self.y[keep], self.x[keep], _starts(per_object))
 
     def of_object(self, code: int) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]:
         rows = slice(self.start[code - 1], self.start[code])
@@ -322,20 +255,21 @@ def _starts(counts: NDArray[np.int64]) -> NDArray[np.int64]:
     return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
 
-def _consecutive_codes(labels: NDArray[np.integer]) -> NDArray[np.int32]:
-    """Labels renumbered 1..n in label order, 0 kept for background.
+def _consecutive_codes(labels: NDArray[np.integer]) -> tuple[NDArray[np.int32], int]:
+    """Labels renumbered 1..n in label order, 0 kept for background, and n.
 
-    A lookup table over the label values when they are small enough (one pass),
-    else :func:`numpy.unique`.
+    A lookup table over the label values when they are small enough (one
+    compiled pass, :func:`~podium.metrics.label_scan.renumber`), else :func:`numpy.unique`.
     """
-    if labels.size and labels.dtype.kind in "ui" and int(labels.max()) < max(2**16, 4 * labels.size):
-        present = np.bincount(labels.ravel())
-        present[0] = 0
-        table = np.cumsum(present > 0).astype(np.int32)
-        return table[labels]
+    if not labels.size:
+        return np.zeros(labels.shape, np.int32), 0
+    top = int(labels.max())
+    if labels.dtype.kind in "ui" and top < max(2**16, 4 * labels.size):
+        return label_scan.renumber(labels, top + 1)
     values, codes = np.unique(labels, return_inverse=True)
     codes = codes.reshape(labels.shape).astype(np.int32)
-    return codes if values.size and values[0] == 0 else codes + 1  # no background pixel: code 0 stays free
+    background = values[0] == 0
+    return (codes if background else codes + 1), values.size - int(background)  # no background pixel: code 0 stays free
 
 
 def image_stats(
@@ -349,10 +283,11 @@ def image_stats(
     it (65,535 objects in 2000x2000 use a fifth of it); labels scattered as
     noise over the whole image do not.
 
-    Near-linear in pixels plus objects: partners come from one sort of the
-    overlapping pixel pairs; Hausdorff distances from boundary points, or k-d
-    trees of boundaries, unless a distance transform is cheaper
-    (:func:`_hausdorff_pairs`); a pair both sides chose is measured once; the nearest object of an object
+    Near-linear in pixels plus objects: the objects' pixels and boundaries come
+    from two compiled raster passes (:mod:`~podium.metrics.label_scan`), the
+    overlapping pairs from one more; Hausdorff distances from candidate points
+    scanned against boundaries with an early break, unless a distance transform
+    is cheaper (:func:`_hausdorff_pairs`); a pair both sides chose is measured once; the nearest object of an object
     that overlaps nothing is searched in increasing order of a lower bound on
     the Hausdorff distance, and the search stops when the bound passes the best
     distance found (:func:`_nearest_hausdorff`).
@@ -397,10 +332,8 @@ def _matched_hausdorff(
 
 
 def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """Pairs (S code, G code) of overlapping objects and their pixel counts."""
-    both = (s.codes > 0) & (g.codes > 0)
-    keys, count = np.unique(s.codes[both].astype(np.int64) * (g.n + 1) + g.codes[both], return_counts=True)
-    return keys // (g.n + 1), keys % (g.n + 1), count
+    """Pairs (S code, G code) of overlapping objects, in increasing order, and their common pixels."""
+    return label_scan.overlaps(s.pixels.y, s.pixels.x, s.pixels.start, g.codes, g.n)
 
 
 def _partners(own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -417,22 +350,24 @@ def _partners(own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[n
     return partner, shared
 
 
-# Pairs whose union box is larger than this many times their point work go to the distance transform.
-_EDT_PIXEL_COST = 10
-_EDT_CALL_COST = 20_000  # the fixed cost of one distance-transform call, in distance evaluations
-_CHUNK = 1 << 21  # distance evaluations per vectorized batch
+# A pair goes to the distance transform when that is cheaper than its point work (:func:`_point_cost`).
+# Costs in units of the compiled scan's work (about 2.5 ns each here): SciPy's transform takes about
+# 28 ns per pixel of the box and 35 µs per call.
+_EDT_PIXEL_COST = 11
+_EDT_CALL_COST = 15_000
 _HULL_WORTH = 32  # boundary pixels from which the convex hull is worth computing
-_TREE_WORTH = 64  # boundary pixels of B from which a k-d tree beats measuring them all
-_TREE_QUERY_COST = 60  # one k-d tree query, in distance evaluations
+_SCAN_COST = 40  # distances a candidate evaluates before its scan of B breaks off (measured: 34 and 38 on average)
 
 
 def _point_cost(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], inter_area: NDArray[np.int64], overlap: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Distance evaluations of ``h(A→B)`` from points: the pixels gathered, then at most the
-    candidates outside B times B's boundary or one k-d tree query each (:func:`_farthest`)."""
-    gathered = np.diff(own.edge_pixels.start)[a_codes - 1] + np.minimum(inter_area, own.area[a_codes])
-    candidates = np.minimum(gathered, own.area[a_codes] - overlap)
+    """The expected work of ``h(A→B)`` from points: the pixels visited, then for each candidate
+    (at most the pixels of A outside B) a scan of B's boundary, broken off early (:func:`_directed_squared`)."""
+    edge = np.diff(own.edge_pixels.start)[a_codes - 1]
+    gathered = edge + np.minimum(inter_area, own.area[a_codes])
+    inner = np.minimum(own.area[a_codes] - overlap, other.octagon_area[b_codes - 1] - other.area[b_codes])  # outside B, inside its octagon
+    candidates = np.minimum(gathered, edge + np.maximum(inner, 0))
     boundary = np.diff(other.boundary.start)[b_codes - 1]
-    return gathered + candidates * np.where(boundary > _TREE_WORTH, _TREE_QUERY_COST, boundary)
+    return gathered + candidates * np.minimum(boundary, _SCAN_COST)
 
 
 def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], overlap: NDArray[np.int64], budget: _Budget) -> NDArray[np.float64]:
@@ -440,11 +375,9 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
 
     A pair is measured either by distance transforms on its union box
     (:func:`hausdorff`), or from points: ``h(A→B) = max d(a, B)`` over the
-    candidates of :func:`_candidate_points` (pixels of A outside B; ``d`` is 0
-    inside), and ``d(a, B)`` is the distance to the nearest 4-boundary pixel of
-    B (the nearest pixel of B is always one: from any other, a step towards
-    ``a`` stays in B and is nearer), found by measuring them all or by B's k-d
-    tree (:func:`_farthest`). Squared distances are integers and the square root
+    candidates of :func:`_directed_squared` (pixels of A outside B; ``d`` is 0
+    inside), ``d(a, B)`` being the distance to the nearest 4-boundary pixel of
+    B. Squared distances are integers and the square root
     is taken last, so every way gives bit-identical values. Each pair takes the
     way :func:`_point_cost` and the transform's cost say is cheaper; ``overlap``
     (the pair's common pixels) bounds the candidates.
@@ -479,9 +412,19 @@ def _directed_squared(
 
     When B is one pixel, the farthest pixel of A is a vertex of A's convex hull
     (a convex function peaks at an extreme point), so only those are measured.
-    Otherwise the points of A that can be the farthest (:func:`_candidate_points`)
-    are gathered in batches of about ``_CHUNK`` pixels, so memory stays bounded,
-    and measured against B's 4-boundary (:func:`_farthest`).
+    Otherwise the compiled :func:`~podium.metrics.label_scan.directed_squared`
+    measures the points of A that can be the farthest against B's 4-boundary (the
+    nearest pixel of B to a point outside it is always on it: from any other, a
+    step towards the point stays in B and is nearer), charging the budget with the
+    pixels it visits and the distances it evaluates.
+
+    The candidates: pixels of A inside B are at distance 0 and never needed. Of
+    the others, the candidates are A's 8-boundary and A's pixels strictly inside
+    B's octagon: the region where, for each of the 8 king moves v,
+    ``v·a < max over b in B of v·b``. From any other pixel of A a king move v
+    stays in A and has ``v·(a - b) >= 0`` for every b, so it increases
+    ``|a - b|²`` by ``2 v·(a - b) + |v|² > 0`` for every b: that pixel is not the
+    farthest.
     """
     out = np.zeros(len(a_codes), dtype=np.int64)
     single = (other.area[b_codes] == 1) & (np.diff(own.edge_pixels.start)[a_codes - 1] > _HULL_WORTH)
@@ -493,58 +436,13 @@ def _directed_squared(
         dy, dx = hy[:, None].astype(np.int64) - by[None, :], hx[:, None].astype(np.int64) - bx[None, :]
         out[pairs] = (dy * dy + dx * dx).max(axis=0)
     rest = np.flatnonzero(~single)
-    a_rest, b_rest = a_codes[rest], b_codes[rest]
-    _, _, height, width = _box_overlap(own, other, a_rest, b_rest)
-    gathered = np.minimum(own.area[a_rest], height * width) + np.diff(own.edge_pixels.start)[a_rest - 1]
-    budget.spend(float(gathered.sum()))
-    for batch in _batches(gathered):
-        y, x, per_pair = _candidate_points(own, other, a_rest[batch], b_rest[batch])
-        out[rest[batch]] = _farthest(other, y, x, per_pair, b_rest[batch], budget)
-    return out
-
-
-def _batches(work: NDArray[np.int64]) -> Iterator[slice]:
-    """Consecutive slices of the items whose ``work`` adds up to about ``_CHUNK`` (one item at least)."""
-    total = np.cumsum(work)
-    first = 0
-    while first < len(work):
-        done = int(total[first - 1]) if first else 0
-        last = min(max(first + 1, int(np.searchsorted(total, done + _CHUNK, side="right"))), len(work))
-        yield slice(first, last)
-        first = last
-
-
-def _farthest(
-    other: _Side, y: NDArray[np.signedinteger], x: NDArray[np.signedinteger], per_pair: NDArray[np.int64], b_codes: NDArray[np.int64], budget: _Budget
-) -> NDArray[np.int64]:
-    """Per pair: the largest squared distance from its points to B, 0 when it has none.
-
-    By B's k-d tree (:meth:`_Side.squared_to_boundary`) when B has more than
-    ``_TREE_WORTH`` boundary pixels, else by :func:`_max_min_squared` in batches
-    of about ``_CHUNK`` distances.
-    """
-    out = np.zeros(len(b_codes), dtype=np.int64)
-    boundary = np.diff(other.boundary.start)[b_codes - 1]
-    row_start = np.cumsum(per_pair) - per_pair
-    by_tree = (boundary > _TREE_WORTH) & (per_pair > 0)
-    budget.spend(float(per_pair[by_tree].sum()) * _TREE_QUERY_COST)
-    tree_pairs = np.flatnonzero(by_tree)
-    for b in np.unique(b_codes[tree_pairs]).tolist():  # one query per B, for all of its pairs
-        pairs = tree_pairs[b_codes[tree_pairs] == b]
-        counts = per_pair[pairs]
-        first = np.cumsum(counts) - counts
-        rows = np.arange(int(counts.sum())) + np.repeat(row_start[pairs] - first, counts)
-        out[pairs] = np.maximum.reduceat(other.squared_to_boundary(b, y[rows], x[rows]), first)
-    by_points = ~by_tree & (per_pair > 0)
-    keep = np.repeat(by_points, per_pair)
-    y, x, brute = y[keep], x[keep], np.flatnonzero(by_points)
-    counts = per_pair[brute]
-    work = counts * boundary[brute]
-    budget.spend(float(work.sum()))
-    starts = np.cumsum(counts) - counts
-    for batch in _batches(work):
-        rows = slice(int(starts[batch.start]), int(starts[batch.stop - 1] + counts[batch.stop - 1]))
-        out[brute[batch]] = _max_min_squared(other, y[rows], x[rows], counts[batch], b_codes[brute[batch]])
+    if rest.size:
+        px, bd = own.pixels, other.boundary
+        out[rest], work = label_scan.directed_squared(
+            a_codes[rest], b_codes[rest], own.codes, own.flags, px.y, px.x, px.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
+            own.edge_pixels.start, own.extremes, other.codes, bd.y, bd.x, bd.start, other.octagon, other.extremes, budget.left,
+        )  # fmt: skip
+        budget.spend(work)
     return out
 
 
@@ -557,86 +455,6 @@ def _box_overlap(
     height = np.clip(np.minimum(ea[:, 1], eb[:, 1]) - top + 1, 0, None)
     width = np.clip(np.minimum(ea[:, 3], eb[:, 3]) - left + 1, 0, None)
     return top, left, height, width
-
-
-def _candidate_points(
-    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64]
-) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.int64]]:
-    """For each pair, grouped by pair: the points of A that can be the farthest from B, and their count.
-
-    Pixels of A inside B are at distance 0 and never needed. Of the others, the
-    candidates are A's 8-boundary and A's pixels strictly inside B's octagon: the
-    region where, for each of the 8 king moves v, ``v·a < max over b in B of v·b``.
-    From any other pixel of A a king move v stays in A and has ``v·(a - b) >= 0``
-    for every b, so it increases ``|a - b|²`` by ``2 v·(a - b) + |v|² > 0`` for
-    every b: that pixel is not the farthest. Inner pixels are found by scanning
-    A's pixels, or the overlap of the boxes when it is smaller.
-    """
-    top, left, height, width = _box_overlap(own, other, a_codes, b_codes)
-    scan_pixels = own.area[a_codes] <= height * width
-    pair, rows = _segments(own.edge_pixels, a_codes)
-    y, x = own.edge_pixels.y[rows], own.edge_pixels.x[rows]
-    keep = other.codes[y, x] != b_codes[pair]
-    pairs, ys, xs = [pair[keep]], [y[keep]], [x[keep]]
-    pair, rows = _segments(own.pixels, a_codes[scan_pixels])
-    pair = np.flatnonzero(scan_pixels)[pair]
-    y, x = own.pixels.y[rows], own.pixels.x[rows]
-    outside = np.flatnonzero(~own.pixel_on_edge[rows] & (other.codes[y, x] != b_codes[pair]))  # few: the octagon test comes after
-    pair, y, x = pair[outside], y[outside], x[outside]
-    keep = _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
-    pairs.append(pair[keep])
-    ys.append(y[keep])
-    xs.append(x[keep])
-    windows = np.flatnonzero(~scan_pixels)
-    area = (height * width)[windows]
-    pair = np.repeat(windows, area)
-    k = np.arange(pair.size) - np.repeat(np.cumsum(area) - area, area)
-    y = (top[pair] + k // width[pair]).astype(own.pixels.y.dtype)
-    x = (left[pair] + k % width[pair]).astype(own.pixels.x.dtype)
-    outside = np.flatnonzero((own.codes[y, x] == a_codes[pair]) & ~own.edge8[y, x] & (other.codes[y, x] != b_codes[pair]))
-    pair, y, x = pair[outside], y[outside], x[outside]
-    keep = _inside_octagon(other.octagon[b_codes[pair] - 1], y, x)
-    pairs.append(pair[keep])
-    ys.append(y[keep])
-    xs.append(x[keep])
-    pair = np.concatenate(pairs)
-    order = np.argsort(pair, kind="stable")
-    return np.concatenate(ys)[order], np.concatenate(xs)[order], np.bincount(pair, minlength=len(a_codes))
-
-
-def _inside_octagon(octagon: NDArray[np.int64], y: NDArray[np.signedinteger], x: NDArray[np.signedinteger]) -> NDArray[np.bool_]:
-    """Strictly inside: ``octagon`` rows hold max and min of y, x, y + x and y - x over B."""
-    y, x = y.astype(np.int64), x.astype(np.int64)
-    o = octagon.T
-    return (y < o[0]) & (y > o[1]) & (x < o[2]) & (x > o[3]) & (y + x < o[4]) & (y + x > o[5]) & (y - x < o[6]) & (y - x > o[7])
-
-
-def _segments(grouped: _Grouped, codes: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """``(pair, row)`` of every row of each object in ``codes``, in order."""
-    first = grouped.start[codes - 1]
-    sizes = grouped.start[codes] - first
-    pair = np.repeat(np.arange(len(codes)), sizes)
-    return pair, np.arange(pair.size) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
-
-
-def _max_min_squared(
-    other: _Side, y: NDArray[np.int64], x: NDArray[np.int64], rows_per_pair: NDArray[np.int64], b_codes: NDArray[np.int64]
-) -> NDArray[np.int64]:
-    """Per pair: the largest, over its points ``(y, x)`` (outside B, at least one), squared distance to B's nearest pixel.
-
-    Every point meets every 4-boundary pixel of its pair's B: the minimum per
-    point, then the maximum per pair, both by ``reduceat`` over contiguous runs.
-    """
-    b_of_row = np.repeat(b_codes, rows_per_pair)
-    first_col = other.boundary.start[b_of_row - 1]
-    cols = other.boundary.start[b_of_row] - first_col
-    row_start = np.cumsum(cols) - cols
-    col = np.arange(int(row_start[-1] + cols[-1]), dtype=np.int64) + np.repeat(first_col - row_start, cols)
-    dy = np.repeat(y, cols) - other.boundary.y[col]
-    dx = np.repeat(x, cols) - other.boundary.x[col]
-    nearest = np.minimum.reduceat(dy * dy + dx * dx, row_start)
-    pair_start = np.cumsum(rows_per_pair) - rows_per_pair
-    return np.maximum.reduceat(nearest, pair_start)
 
 
 def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_is_s: bool, budget: _Budget) -> NDArray[np.float64]:
@@ -679,6 +497,17 @@ def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_i
 
 def _union_box(a: tuple[slice, slice], b: tuple[slice, slice]) -> tuple[slice, slice]:
     return tuple(slice(min(x.start, y.start), max(x.stop, y.stop)) for x, y in zip(a, b))  # type: ignore[return-value]
+
+
+def compile_kernels() -> None:
+    """Compile the kernels of :mod:`~podium.metrics.label_scan` (or load them from Numba's cache) for
+    the label types scoring meets: 8- and 16-bit PNG labels, and 32-bit pieces of binary masks.
+    The first time, in a new installation, this takes a few seconds; ``make`` runs it after installing.
+    """
+    for kind in (np.uint8, np.uint16, np.int32):
+        labels = np.zeros((3, 3), dtype=kind)
+        labels[1, 1] = 1
+        image_stats(labels, labels.T.copy(), 1.0)
 
 
 # --- one-shot functions, scikit-learn style ---------------------------------------------------

@@ -1,0 +1,340 @@
+"""Compiled passes over label images (Numba): renumbering, and the pixels of each object grouped.
+
+These are the loops of :mod:`podium.metrics.object_segmentation` that NumPy can only
+express as many whole-image passes. Each function here reads every pixel once or
+twice, in raster order, and is exact (integers only). Compiled on first use and
+cached beside the module, or in Numba's user cache when that folder is read-only; where
+neither can be written, compiled again in each process (a few seconds).
+
+Definitions (as in :class:`~podium.metrics.object_segmentation._Side`):
+
+- the 4-boundary of an object: its pixels with a 4-neighbour outside the object
+  or outside the image;
+- the 8-boundary: its pixels with an 8-neighbour outside the object or outside
+  the image (the 4-boundary is part of it);
+- the octagon: max and min over its pixels of ``y``, ``x``, ``y + x`` and ``y - x``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+ON_EDGE4, ON_EDGE8 = 1, 2  # the bits of the flag image
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _compiled(function: F) -> F:
+    """``function`` compiled without the GIL, its machine code cached on disk if a cache folder can be written."""
+    try:
+        return cast(F, njit(cache=True, nogil=True)(function))
+    except RuntimeError:  # Numba found no writable cache folder
+        return cast(F, njit(nogil=True)(function))
+
+
+@_compiled
+def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.int32], int]:  # pragma: no cover - compiled
+    """Labels renumbered 1..n in label order, 0 kept for background; ``table_size`` > every label.
+
+    >>> codes, n = renumber(np.array([[0, 7], [3, 7]], dtype=np.uint16), 8)
+    >>> codes.tolist(), n
+    ([[0, 2], [1, 2]], 2)
+    """
+    table = np.zeros(table_size, np.int32)
+    height, width = labels.shape
+    for i in range(height):
+        for j in range(width):
+            table[labels[i, j]] = 1
+    table[0] = 0
+    n = 0
+    for value in range(table_size):
+        if table[value]:
+            n += 1
+            table[value] = n
+    codes = np.empty((height, width), np.int32)
+    for i in range(height):
+        for j in range(width):
+            codes[i, j] = table[labels[i, j]]
+    return codes, n
+
+
+@_compiled
+def object_shapes(codes: NDArray[np.int32], n: int) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
+    """One raster pass: the flag image (bits ``ON_EDGE4``, ``ON_EDGE8`` on object pixels), and per
+    code 0..n the number of pixels, of 4-boundary and of 8-boundary pixels; per object
+    1..n (row code - 1) its octagon ``[max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x]``.
+    The octagon is taken over the 8-boundary only: a pixel p where ``v·p`` is largest, for a king
+    move v, has ``p + v`` outside the object, so it is on the 8-boundary.
+
+    >>> flags, area, on4, on8, octagon = object_shapes(np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1]], np.int32), 1)
+    >>> flags.tolist(), area.tolist(), on4.tolist(), on8.tolist(), octagon.tolist()
+    ([[3, 3, 3], [3, 0, 3], [3, 3, 3]], [0, 9], [0, 8], [0, 8], [[2, 0, 2, 0, 4, 0, 2, -2]])
+    """
+    height, width = codes.shape
+    flags = np.zeros((height, width), np.uint8)
+    area = np.zeros(n + 1, np.int64)
+    on4 = np.zeros(n + 1, np.int64)
+    on8 = np.zeros(n + 1, np.int64)
+    octagon = np.empty((n, 8), np.int64)
+    for k in range(n):
+        octagon[k, 0::2] = np.iinfo(np.int64).min
+        octagon[k, 1::2] = np.iinfo(np.int64).max
+    for i in range(height):
+        for j in range(width):
+            c = codes[i, j]
+            if c == 0:
+                continue
+            area[c] += 1
+            top, bottom, left, right = i == 0, i == height - 1, j == 0, j == width - 1
+            edge4 = top or bottom or left or right or codes[i - 1, j] != c or codes[i + 1, j] != c or codes[i, j - 1] != c or codes[i, j + 1] != c
+            edge8 = edge4 or codes[i - 1, j - 1] != c or codes[i - 1, j + 1] != c or codes[i + 1, j - 1] != c or codes[i + 1, j + 1] != c
+            if not edge8:
+                continue
+            flags[i, j] = ON_EDGE8 | (ON_EDGE4 if edge4 else 0)
+            on8[c] += 1
+            if edge4:
+                on4[c] += 1
+            o = octagon[c - 1]
+            for m, v in enumerate((i, j, i + j, i - j)):
+                if v > o[2 * m]:
+                    o[2 * m] = v
+                if v < o[2 * m + 1]:
+                    o[2 * m + 1] = v
+    return flags, area, on4, on8, octagon
+
+
+@_compiled
+def group_pixels(
+    codes: NDArray[np.int32],
+    flags: NDArray[np.uint8],
+    start: NDArray[np.int64],
+    start4: NDArray[np.int64],
+    start8: NDArray[np.int64],
+    y: NDArray[np.signedinteger],
+    x: NDArray[np.signedinteger],
+    on_edge8: NDArray[np.bool_],
+    y4: NDArray[np.signedinteger],
+    x4: NDArray[np.signedinteger],
+    y8: NDArray[np.signedinteger],
+    x8: NDArray[np.signedinteger],
+) -> None:  # pragma: no cover - compiled
+    """A counting sort by code, in raster order within each object: fills ``y, x, on_edge8`` (every
+    object pixel), ``y4, x4`` (4-boundary) and ``y8, x8`` (8-boundary); object k+1 fills rows
+    ``start[k]:start[k + 1]`` of the first (``start4``, ``start8`` of the others)."""
+    n = start.size - 1
+    at, at4, at8 = start[:n].copy(), start4[:n].copy(), start8[:n].copy()
+    height, width = codes.shape
+    for i in range(height):
+        for j in range(width):
+            c = codes[i, j] - 1
+            if c < 0:
+                continue
+            f = flags[i, j]
+            k = at[c]
+            y[k], x[k], on_edge8[k] = i, j, f != 0
+            at[c] = k + 1
+            if f:
+                y8[at8[c]], x8[at8[c]] = i, j
+                at8[c] += 1
+                if f & ON_EDGE4:
+                    y4[at4[c]], x4[at4[c]] = i, j
+                    at4[c] += 1
+
+
+@_compiled
+def _spread_step(n: int) -> int:  # pragma: no cover - compiled
+    """A step coprime with ``n`` near ``0.618 n``: ``k * step % n`` visits 0..n-1 once each, spread out."""
+    step = max(1, int(n * 0.6180339887498949 + 0.5))
+    while True:
+        a, b = step, n
+        while b:
+            a, b = b, a % b
+        if a == 1:
+            return step
+        step += 1
+
+
+@_compiled
+def directed_squared(
+    a_codes: NDArray[np.int64],
+    b_codes: NDArray[np.int64],
+    own_codes: NDArray[np.int32],
+    own_flags: NDArray[np.uint8],
+    own_y: NDArray[np.signedinteger],
+    own_x: NDArray[np.signedinteger],
+    own_start: NDArray[np.int64],
+    own_on_edge8: NDArray[np.bool_],
+    own_y8: NDArray[np.signedinteger],
+    own_x8: NDArray[np.signedinteger],
+    own_start8: NDArray[np.int64],
+    own_extremes: NDArray[np.int64],
+    other_codes: NDArray[np.int32],
+    other_y4: NDArray[np.signedinteger],
+    other_x4: NDArray[np.signedinteger],
+    other_start4: NDArray[np.int64],
+    other_octagon: NDArray[np.int64],
+    other_extremes: NDArray[np.int64],
+    work_left: float,
+) -> tuple[NDArray[np.int64], int]:  # pragma: no cover - compiled
+    """``max over a in A of min over b in B |a - b|²`` for each pair (A = own object ``a_codes[k]``,
+    B = other object ``b_codes[k]``), and the work done: pixels visited plus distances evaluated.
+    Stops as soon as the work passes ``work_left`` (the values are then incomplete).
+
+    The candidates to be farthest are the pixels of A outside B that are on A's 8-boundary
+    or strictly inside B's octagon; see :func:`podium.metrics.object_segmentation._directed_squared`
+    for why no other can be. The inner ones lie in the rows of both boxes: they are found by
+    scanning A's pixels in those rows (a binary search in A's raster-ordered list), or the
+    overlap of the two boxes when it is smaller. Their distance to B is that to B's nearest
+    4-boundary pixel (:func:`_farthest_squared`).
+    """
+    out = np.zeros(a_codes.size, np.int64)
+    work = 0
+    buffer_y = np.empty(64, np.int64)
+    buffer_x = np.empty(64, np.int64)
+    for k in range(a_codes.size):
+        a, b = a_codes[k], b_codes[k]
+        ea, eb, o = own_extremes[a - 1], other_extremes[b - 1], other_octagon[b - 1]
+        top, bottom, left, right = max(ea[0], eb[0]), min(ea[1], eb[1]), max(ea[2], eb[2]), min(ea[3], eb[3])
+        window = max(0, bottom - top + 1) * max(0, right - left + 1)
+        first8, last8 = own_start8[a - 1], own_start8[a]
+        rows = own_y[own_start[a - 1] : own_start[a]]
+        first = own_start[a - 1] + np.searchsorted(rows, top)
+        last = own_start[a - 1] + np.searchsorted(rows, bottom, side="right")
+        capacity = (last8 - first8) + min(max(last - first, 0), window)
+        if capacity > buffer_y.size:
+            buffer_y, buffer_x = np.empty(2 * capacity, np.int64), np.empty(2 * capacity, np.int64)
+        m = 0
+        for r in range(first8, last8):
+            py, px = own_y8[r], own_x8[r]
+            if other_codes[py, px] != b:
+                buffer_y[m], buffer_x[m] = py, px
+                m += 1
+        if last - first <= window:
+            work += (last8 - first8) + max(last - first, 0)
+            for r in range(first, last):
+                if own_on_edge8[r]:
+                    continue
+                py, px = own_y[r], own_x[r]
+                if other_codes[py, px] != b and o[1] < py < o[0] and o[3] < px < o[2] and o[5] < py + px < o[4] and o[7] < py - px < o[6]:
+                    buffer_y[m], buffer_x[m] = py, px
+                    m += 1
+        else:
+            work += (last8 - first8) + window
+            for py in range(top, bottom + 1):
+                for px in range(left, right + 1):
+                    inner = own_codes[py, px] == a and own_flags[py, px] == 0  # off A's 8-boundary
+                    if inner and other_codes[py, px] != b and o[1] < py < o[0] and o[3] < px < o[2] and o[5] < py + px < o[4] and o[7] < py - px < o[6]:
+                        buffer_y[m], buffer_x[m] = py, px
+                        m += 1
+        b_first, b_last = other_start4[b - 1], other_start4[b]
+        out[k], scanned = _farthest_squared(buffer_y[:m], buffer_x[:m], other_y4[b_first:b_last], other_x4[b_first:b_last])
+        work += scanned
+        if work > work_left:
+            break
+    return out, work
+
+
+@_compiled
+def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np.signedinteger], bx: NDArray[np.signedinteger]) -> tuple[int, int]:  # pragma: no cover - compiled
+    """``max over points p of min over boundary pixels q |p - q|²`` (0 without points), and the
+    distances evaluated. ``by, bx``: B's 4-boundary in raster order, so ``by`` is sorted.
+
+    With ``f`` the largest distance found so far and ``r = ⌊√f⌋``, a point cannot raise ``f``
+    iff some boundary pixel lies within ``f`` of it, and any such pixel lies in the rows
+    ``y ± r``: those rows are searched, nearest rows first, and the search stops at the
+    first such pixel (early break, after Taha & Hanbury 2015). Only when none is found is
+    the whole boundary measured, and that point's distance (then above ``f``) becomes ``f``.
+    Points are visited in a spread order (:func:`_spread_step`), so that ``f`` rises early
+    and few points need the whole boundary. Exact: integers only.
+
+    >>> y, x = np.array([0, 5, 9]), np.array([0, 0, 0])
+    >>> _farthest_squared(y, x, np.array([0, 1]), np.array([3, 3]))[0]  # (9 - 1)² + 3²
+    73
+    """
+    m, nb = y.size, by.size
+    farthest = work = 0
+    step = _spread_step(m) if m else 1
+    i = 0
+    for _ in range(m):
+        py, px = y[i], x[i]
+        i += step
+        if i >= m:
+            i -= m
+        if farthest:
+            reach = int(np.sqrt(farthest))
+            while reach * reach > farthest:
+                reach -= 1
+            while (reach + 1) * (reach + 1) <= farthest:
+                reach += 1
+            low, high = np.searchsorted(by, py - reach), np.searchsorted(by, py + reach, side="right")
+            down = np.searchsorted(by, py)
+            up = down - 1
+            within = False
+            while not within and (up >= low or down < high):
+                for j in (down, up):
+                    if low <= j < high:
+                        dy, dx = py - by[j], px - bx[j]
+                        work += 1
+                        if dy * dy + dx * dx <= farthest:
+                            within = True
+                            break
+                down += 1
+                up -= 1
+            if within:
+                continue
+        nearest = np.iinfo(np.int64).max
+        for j in range(nb):
+            dy, dx = py - by[j], px - bx[j]
+            nearest = min(nearest, dy * dy + dx * dx)
+        work += nb
+        farthest = nearest
+    return farthest, work
+
+
+@_compiled
+def overlaps(
+    s_y: NDArray[np.signedinteger], s_x: NDArray[np.signedinteger], s_start: NDArray[np.int64], g_codes: NDArray[np.int32], g_n: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
+    """Pairs (S code, G code) of objects that share pixels, in increasing order, and how many they share.
+
+    S's pixels come grouped by object (``s_y, s_x``, rows ``s_start[k]:s_start[k + 1]`` for
+    code k+1); each object's counts go to a table over G's codes, and only the entries
+    it touched are read back and cleared: linear in pixels.
+
+    >>> s_y, s_x, s_start = np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([0, 2, 3])
+    >>> [a.tolist() for a in overlaps(s_y, s_x, s_start, np.array([[2, 1], [0, 1]], np.int32), 2)]
+    [[1, 1, 2], [1, 2, 1], [1, 1, 1]]
+    """
+    table = np.zeros(g_n + 1, np.int64)
+    touched = np.empty(g_n + 1, np.int64)
+    size = 0
+    pair_s, pair_g, count = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64)
+    for k in range(s_start.size - 1):
+        m = 0
+        for r in range(s_start[k], s_start[k + 1]):
+            g = g_codes[s_y[r], s_x[r]]
+            if g:
+                if table[g] == 0:
+                    touched[m] = g
+                    m += 1
+                table[g] += 1
+        if size + m > pair_s.size:
+            grow = max(2 * pair_s.size, size + m)
+            pair_s, pair_g, count = _grown(pair_s, grow, size), _grown(pair_g, grow, size), _grown(count, grow, size)
+        for g in np.sort(touched[:m]):
+            pair_s[size], pair_g[size], count[size] = k + 1, g, table[g]
+            table[g] = 0
+            size += 1
+    return pair_s[:size].copy(), pair_g[:size].copy(), count[:size].copy()
+
+
+@_compiled
+def _grown(values: NDArray[np.int64], size: int, used: int) -> NDArray[np.int64]:  # pragma: no cover - compiled
+    out = np.empty(size, np.int64)
+    out[:used] = values[:used]
+    return out

@@ -1,0 +1,158 @@
+"""The compiled passes of podium.metrics.label_scan, each against a NumPy statement of its definition."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import podium
+from podium.metrics import label_scan
+from podium.metrics.object_segmentation import TooComplex, _Budget, _directed_squared, _Side, compile_kernels, image_stats
+
+
+def random_labels(rng: np.random.Generator, dtype: type, n: int, shape: tuple[int, int] = (37, 53)) -> np.ndarray:
+    image = np.zeros(shape, dtype=dtype)
+    top = {np.uint8: 255, np.uint16: 65535, np.int32: 2**15, np.int64: 10**6}[dtype]  # int64: beyond the lookup table
+    values = rng.choice(np.arange(1, top + 1), size=n, replace=False)
+    for value in values:
+        y, x = rng.integers(0, shape[0]), rng.integers(0, shape[1])
+        image[y : y + rng.integers(1, 15), x : x + rng.integers(1, 15)] = value
+    image[rng.random(shape) < 0.02] = values[0] if n else 0  # scattered pieces of one object
+    return image
+
+
+def numpy_edges(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """4- and 8-boundary of every object, by comparing the padded image with its 8 shifts."""
+    padded = np.pad(codes, 1, constant_values=-1)
+    h, w = codes.shape
+    shifted = {(dy, dx): padded[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w] for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx}
+    edge4 = np.zeros(codes.shape, bool)
+    for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        edge4 |= shifted[dy, dx] != codes
+    edge8 = edge4.copy()
+    for dy, dx in ((-1, -1), (-1, 1), (1, -1), (1, 1)):
+        edge8 |= shifted[dy, dx] != codes
+    return edge4 & (codes > 0), edge8 & (codes > 0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_sides_match_their_numpy_definitions(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    dtype = [np.uint8, np.uint16, np.int32, np.int64][seed % 4]
+    labels = random_labels(rng, dtype, int(rng.integers(0, 30)))
+    side = _Side(labels)
+    values, inverse = np.unique(labels, return_inverse=True)
+    expected_codes = inverse.reshape(labels.shape) + (values[0] != 0)
+    assert side.codes.tolist() == expected_codes.tolist() and side.n == int(expected_codes.max())
+    edge4, edge8 = numpy_edges(side.codes)
+    assert ((side.flags & label_scan.ON_EDGE4) != 0).tolist() == edge4.tolist()
+    assert ((side.flags & label_scan.ON_EDGE8) != 0).tolist() == edge8.tolist()
+    for code in range(1, side.n + 1):
+        ys, xs = np.nonzero(side.codes == code)  # raster order
+        assert side.pixels.of_object(code)[0].tolist() == ys.tolist() and side.pixels.of_object(code)[1].tolist() == xs.tolist()
+        on4, on8 = edge4[ys, xs], edge8[ys, xs]
+        assert [v.tolist() for v in side.boundary.of_object(code)] == [ys[on4].tolist(), xs[on4].tolist()]
+        assert [v.tolist() for v in side.edge_pixels.of_object(code)] == [ys[on8].tolist(), xs[on8].tolist()]
+        assert side.area[code] == ys.size
+        bounds = [f(v) for v in (ys, xs, ys + xs, ys - xs) for f in (np.max, np.min)]
+        assert side.octagon[code - 1].tolist() == bounds
+        assert side.extremes[code - 1].tolist() == [ys.min(), ys.max(), xs.min(), xs.max()]
+        grid_y, grid_x = np.mgrid[0 : labels.shape[0], 0 : labels.shape[1]]  # the octagon lies within the object's box
+        inside = (grid_y <= bounds[0]) & (grid_y >= bounds[1]) & (grid_x <= bounds[2]) & (grid_x >= bounds[3])
+        inside &= (grid_y + grid_x <= bounds[4]) & (grid_y + grid_x >= bounds[5]) & (grid_y - grid_x <= bounds[6]) & (grid_y - grid_x >= bounds[7])
+        assert side.octagon_area[code - 1] == np.count_nonzero(inside)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_overlaps_count_every_pair_of_codes(seed: int) -> None:
+    rng = np.random.default_rng(50 + seed)
+    s, g = _Side(random_labels(rng, np.uint16, 25)), _Side(random_labels(rng, np.uint16, 25))
+    both = (s.codes > 0) & (g.codes > 0)
+    keys, counts = np.unique(s.codes[both].astype(np.int64) * (g.n + 1) + g.codes[both], return_counts=True)
+    pair_s, pair_g, count = label_scan.overlaps(s.pixels.y, s.pixels.x, s.pixels.start, g.codes, g.n)
+    assert (pair_s * (g.n + 1) + pair_g).tolist() == keys.tolist() and count.tolist() == counts.tolist()
+
+
+def brute_directed(own: _Side, other: _Side, a: int, b: int) -> int:
+    ay, ax = np.nonzero(own.codes == a)
+    by, bx = np.nonzero(other.codes == b)
+    d = (ay[:, None] - by[None, :]) ** 2 + (ax[:, None] - bx[None, :]) ** 2
+    return int(d.min(axis=1).max())
+
+
+def test_the_early_break_is_exact_and_cuts_the_work() -> None:
+    """A long bar beside a disc: in raster order every row of the bar would raise the farthest
+    distance and scan the disc's whole boundary; the spread order finds it early."""
+    image = np.zeros((400, 120), np.int32)
+    yy, xx = np.mgrid[0:400, 0:120]
+    image[(yy - 60) ** 2 + (xx - 60) ** 2 < 50**2] = 1  # the disc
+    other = np.zeros_like(image)
+    other[5:395, 55:62] = 1  # the bar, through the disc and far beyond it
+    own, disc = _Side(other), _Side(image)
+    budget = _Budget(1e12)
+    got = _directed_squared(own, disc, np.array([1]), np.array([1]), budget)
+    assert got.tolist() == [brute_directed(own, disc, 1, 1)]
+    assert 1e12 - budget.left < 3 * own.area[1]  # near-linear: 5,103 here for 2,730 pixels; 160,383 in raster order
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_directed_distances_match_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    own, other = _Side(random_labels(rng, np.uint8, 6)), _Side(random_labels(rng, np.uint8, 6))
+    if not own.n or not other.n:
+        return
+    a = np.repeat(np.arange(1, own.n + 1), other.n)
+    b = np.tile(np.arange(1, other.n + 1), own.n)
+    got = _directed_squared(own, other, a, b, _Budget(1e12))
+    assert got.tolist() == [brute_directed(own, other, int(i), int(j)) for i, j in zip(a, b, strict=True)]
+
+
+def test_the_compiled_scan_stops_when_the_budget_is_spent() -> None:
+    rng = np.random.default_rng(7)
+    truth = random_labels(rng, np.uint16, 40, (300, 300))
+    seg = rng.integers(1, 60000, truth.shape).astype(np.uint16)  # every label scattered
+    own, other = _Side(seg), _Side(truth)
+    a = np.arange(1, own.n + 1)
+    b = np.full(own.n, 1)
+    _, full = label_scan.directed_squared(
+        a, b, own.codes, own.flags, own.pixels.y, own.pixels.x, own.pixels.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
+        own.edge_pixels.start, own.extremes, other.codes, other.boundary.y, other.boundary.x, other.boundary.start, other.octagon, other.extremes, 1e18,
+    )  # fmt: skip
+    _, cut = label_scan.directed_squared(
+        a, b, own.codes, own.flags, own.pixels.y, own.pixels.x, own.pixels.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
+        own.edge_pixels.start, own.extremes, other.codes, other.boundary.y, other.boundary.x, other.boundary.start, other.octagon, other.extremes, full / 10,
+    )  # fmt: skip
+    assert full / 10 < cut < full / 5  # stopped after the pair that passed the budget
+    with pytest.raises(TooComplex):
+        image_stats(truth, seg, 10.0, max_work=full / 10)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1) to mount a read-only copy of podium")
+def test_a_read_only_install_compiles_without_a_cache(tmp_path: Path) -> None:
+    """Where neither the package folder nor a user cache can be written, the kernels still run."""
+    copy = tmp_path / "site"
+    shutil.copytree(Path(podium.__file__).parent, copy / "podium", ignore=shutil.ignore_patterns("__pycache__"))
+    script = "import numpy as np; from podium.metrics import label_scan; print(label_scan.renumber(np.array([[0, 9]], np.uint8), 10)[1])"
+    shell = f'mount --bind "{copy}" "{copy}" && mount -o remount,ro,bind "{copy}" && exec "{sys.executable}" -c "{script}"'
+    environment = {"PATH": os.environ["PATH"], "HOME": str(copy), "XDG_CACHE_HOME": str(copy / "cache"), "PYTHONPATH": str(copy)}
+    result = subprocess.run(["unshare", "-m", "sh", "-c", shell], capture_output=True, text=True, env=environment, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "1"
+    assert not list(copy.rglob("*.nbi"))  # nothing was cached
+
+
+def test_compile_kernels_covers_what_scoring_a_png_needs() -> None:
+    """``make`` compiles the kernels once after installing; scoring 8- and 16-bit images then compiles nothing new."""
+    compile_kernels()
+    kernels = [getattr(label_scan, name) for name in ("renumber", "object_shapes", "group_pixels", "directed_squared", "overlaps")]
+    known = [set(kernel.signatures) for kernel in kernels]
+    rng = np.random.default_rng(3)
+    for kind in (np.uint8, np.uint16):
+        image_stats(random_labels(rng, kind, 12, (60, 80)), random_labels(rng, kind, 12, (60, 80)), 5.0)
+    assert [set(kernel.signatures) - before for kernel, before in zip(kernels, known, strict=True)] == [set()] * len(kernels)
