@@ -4,8 +4,9 @@
 ``podium worker`` with the same option) hands the items of one job to the
 workers of an existing Dask cluster instead of local processes. The engine
 plans, merges and finalizes as always (:mod:`podium.engine`); only
-:meth:`Challenge.evaluate_item` runs on the cluster, one task per item, and the
-results are taken back in item order. Statistics merge exactly, so the scores
+:meth:`Challenge.evaluate_item` runs on the cluster, one task per batch of
+consecutive items (large first, single items last), and the results are taken back in
+item order. Statistics merge exactly, so the scores
 are those of one local worker, bit for bit, whatever the cluster's size or the
 order in which tasks finish.
 
@@ -14,7 +15,7 @@ What goes where:
 - The job's context is scattered once to every worker (``broadcast``), not
   sent with each task.
 - Items travel in the task graph, never scattered: a task whose worker dies
-  is run again elsewhere from its graph (Dask retries a task whose workers die
+  is run again elsewhere from its graph (its whole batch) (Dask retries a task whose workers die
   up to its ``allowed-failures``, 3 by default, then raises ``KilledWorker``).
 - Files are read by the workers at the paths the items name: the truth and the
   submission must be at the same paths on every worker (a shared filesystem;
@@ -30,6 +31,7 @@ imported only here and only when a scheduler is given.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import warnings
 from collections.abc import Callable, Iterator
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_S = 10.0
 WORKERS_TIMEOUT_S = 30.0  # how long a job waits for a first worker to join an empty cluster
+GUIDED = 2  # each batch takes 1 / (GUIDED * threads) of the items left
 INSTALL_HINT = "pip install 'podium[distributed]'"
 ADDRESS = "tcp://HOST:PORT"  # the commands' --scheduler metavar
 OPTION_HELP = "Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed])."
@@ -97,15 +100,21 @@ class Cluster:
                 raise UsageError(f"Dask worker {worker} does not see {missing[0]}: the truth and the submission must be at the same paths on every worker")
 
     def map(self, items: list[Any], progress: Callable[[int, int], None] | None = None) -> Iterator[ItemResult[Any]]:
-        """The items' results in item order, each item one task."""
+        """The items' results in item order; consecutive items go in batches (:func:`batch_sizes`), one task each."""
+        threads = sum(worker.get("nthreads", 1) for worker in self.client.scheduler_info()["workers"].values())
+        ends = list(itertools.accumulate(batch_sizes(len(items), threads)))
+        batches = [items[start:end] for start, end in zip([0, *ends], ends)]
         with warnings.catch_warnings():  # items travel in the graph on purpose (see the module docstring)
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-            futures = self.client.map(_evaluate_item, items, challenge_id=self.challenge_id, context=self.context, pure=False)
+            futures = self.client.map(_evaluate_items, batches, challenge_id=self.challenge_id, context=self.context, pure=False)
         try:
-            for done, future in enumerate(futures, start=1):
-                yield future.result()
-                if progress:
-                    progress(done, len(items))
+            done = 0
+            for future in futures:
+                for result in future.result():
+                    done += 1
+                    yield result
+                    if progress:
+                        progress(done, len(items))
         finally:
             self.client.cancel(futures)
 
@@ -128,7 +137,27 @@ def _prepare_worker() -> None:
     keep_large_blocks()
 
 
-def _evaluate_item(item: Any, *, challenge_id: str, context: Any) -> ItemResult[Any]:
-    """On a worker: one item's result."""
+def batch_sizes(items: int, threads: int) -> list[int]:
+    """Consecutive batches of items, one task each, largest first (guided self-scheduling): each
+    batch takes ``1 / (GUIDED * threads)`` of the items left, at least one. Large batches keep
+    Dask's cost per task (a few milliseconds through the scheduler) small beside their items'
+    (a GlaS image: 7 ms); the small ones at the end keep the workers finishing together.
+
+    >>> batch_sizes(50, 2)
+    [13, 10, 7, 5, 4, 3, 2, 2, 1, 1, 1, 1]
+    >>> len(batch_sizes(200, 2)), batch_sizes(3, 8), batch_sizes(0, 2)
+    (16, [1, 1, 1], [])
+    """
+    sizes: list[int] = []
+    left = items
+    while left:
+        sizes.append(max(1, -(-left // (GUIDED * max(threads, 1)))))
+        left -= sizes[-1]
+    return sizes
+
+
+def _evaluate_items(items: list[Any], *, challenge_id: str, context: Any) -> list[ItemResult[Any]]:
+    """On a worker: the results of a batch of items."""
     _prepare_worker()
-    return get(challenge_id).evaluate_item(context, item)
+    challenge = get(challenge_id)
+    return [challenge.evaluate_item(context, item) for item in items]

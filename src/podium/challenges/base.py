@@ -117,6 +117,7 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
     primary: ClassVar[str]  # the score that ranks teams
     rank_sum: ClassVar[bool] = False  # rank by the sum of per-criterion ranks, not by one score
     program: ClassVar[Program | None] = None  # how participants' programs run (podium run), if they may send programs
+    preload: ClassVar[tuple[str, ...]] = ()  # modules a local pool's forkserver imports once, before forking workers (compiled kernels)
 
     @abstractmethod
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[ContextT, ItemT]:
