@@ -12,6 +12,7 @@ from sklearn.metrics import normalized_mutual_info_score
 
 from conftest import run, run_json
 from podium.challenges.face_clustering import final_points
+from podium.formats import clustering_csv
 from test_metric_clustering import IIR_PRED, IIR_TRUE
 
 RULES_NAMES = [f"I{i}.jpg" for i in range(1, 6)]
@@ -329,3 +330,15 @@ def test_unpadding_takes_a_shortcut_that_changes_nothing(seed: int) -> None:
     lines = [f"{rng.choice(pads)}face {i}{rng.choice(pads)},{rng.choice(pads)}{rng.integers(1, 9)}{rng.choice(pads)}" for i in range(30)]
     body = "\n".join(lines) + "\n"
     assert _unpad(body) == _PADDING.sub(r"\1", body).strip(" \t")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_stems_cut_every_names_last_extension(seed: int) -> None:
+    """The one-replace path of TruthTable.stems gives what cutting each name at its last dot gives."""
+    rng = np.random.default_rng(seed)
+    pieces = ["a", "b.", ".jpg", "jpg", ".png", ".", "x y"]
+    names = ["".join(rng.choice(pieces, size=int(rng.integers(1, 4)))) for _ in range(int(rng.integers(1, 30)))]
+    if rng.random() < 0.7:
+        names = [name + ".jpg" for name in names]
+    table = clustering_csv.TruthTable(Path("t.csv"), names, np.zeros(len(names), np.int64))
+    assert table.stems == [name.rpartition(".")[0] or name for name in names]
