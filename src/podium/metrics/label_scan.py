@@ -1,8 +1,10 @@
-"""Compiled passes over label images (Numba): renumbering, and the pixels of each object grouped.
+"""Compiled loops over label images (Numba): renumbering, each object's pixels and boundaries,
+the overlapping pairs, and directed Hausdorff distances between objects.
 
 These are the loops of :mod:`podium.metrics.object_segmentation` that NumPy can only
-express as many whole-image passes. Each function here reads every pixel once or
-twice, in raster order, and is exact (integers only). Compiled on first use and
+express as many whole-image passes or large batches. The passes read every pixel once
+or twice, in raster order; the distances visit candidate points and boundary rows
+(:func:`directed_squared`). All are exact (integers only). Compiled on first use and
 cached beside the module, or in Numba's user cache when that folder is read-only; where
 neither can be written, compiled again in each process (a few seconds).
 
