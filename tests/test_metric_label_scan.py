@@ -13,7 +13,7 @@ import pytest
 
 import podium
 from podium.metrics import label_scan
-from podium.metrics.object_segmentation import TooComplex, _Budget, _directed_squared, _Side, compile_kernels, image_stats
+from podium.metrics.object_segmentation import TooComplex, _Budget, _compiled_directed, _directed_squared, _Side, compile_kernels, image_stats
 
 
 def random_labels(rng: np.random.Generator, dtype: type, n: int, shape: tuple[int, int] = (37, 53)) -> np.ndarray:
@@ -120,14 +120,8 @@ def test_the_compiled_scan_stops_when_the_budget_is_spent() -> None:
     own, other = _Side(seg), _Side(truth)
     a = np.arange(1, own.n + 1)
     b = np.full(own.n, 1)
-    _, full = label_scan.directed_squared(
-        a, b, own.codes, own.flags, own.pixels.y, own.pixels.x, own.pixels.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
-        own.edge_pixels.start, own.extremes, other.codes, other.boundary.y, other.boundary.x, other.boundary.start, other.octagon, other.extremes, 1e18,
-    )  # fmt: skip
-    _, cut = label_scan.directed_squared(
-        a, b, own.codes, own.flags, own.pixels.y, own.pixels.x, own.pixels.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
-        own.edge_pixels.start, own.extremes, other.codes, other.boundary.y, other.boundary.x, other.boundary.start, other.octagon, other.extremes, full / 10,
-    )  # fmt: skip
+    _, full = _compiled_directed(own, other, a, b, 1e18)
+    _, cut = _compiled_directed(own, other, a, b, full / 10)
     assert full / 10 < cut < full / 5  # stopped after the pair that passed the budget
     with pytest.raises(TooComplex):
         image_stats(truth, seg, 10.0, max_work=full / 10)

@@ -438,13 +438,19 @@ def _directed_squared(
         out[pairs] = (dy * dy + dx * dx).max(axis=0)
     rest = np.flatnonzero(~single)
     if rest.size:
-        px, bd = own.pixels, other.boundary
-        out[rest], work = label_scan.directed_squared(
-            a_codes[rest], b_codes[rest], own.codes, own.flags, px.y, px.x, px.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
-            own.edge_pixels.start, own.extremes, other.codes, bd.y, bd.x, bd.start, other.octagon, other.extremes, budget.left,
-        )  # fmt: skip
+        out[rest], work = _compiled_directed(own, other, a_codes[rest], b_codes[rest], budget.left)
         budget.spend(work)
     return out
+
+
+def _compiled_directed(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], work_left: float) -> tuple[NDArray[np.int64], int]:
+    """:func:`~podium.metrics.label_scan.directed_squared` on the arrays of the two sides: the
+    squared distances, and the work done (it stops once the work passes ``work_left``)."""
+    px, bd = own.pixels, other.boundary
+    return label_scan.directed_squared(
+        a_codes, b_codes, own.codes, own.flags, px.y, px.x, px.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
+        own.edge_pixels.start, own.extremes, other.codes, bd.y, bd.x, bd.start, other.octagon, other.extremes, work_left,
+    )  # fmt: skip
 
 
 def _box_overlap(
