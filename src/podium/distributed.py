@@ -15,8 +15,8 @@ What goes where:
 - The job's context is scattered once to every worker (``broadcast``), not
   sent with each task.
 - Items travel in the task graph, never scattered: a task whose worker dies
-  is run again elsewhere from its graph (its whole batch) (Dask retries a task whose workers die
-  up to its ``allowed-failures``, 3 by default, then raises ``KilledWorker``).
+  is run again elsewhere from its graph, its whole batch of items (Dask retries a task whose
+  workers die up to its ``allowed-failures``, 3 by default, then raises ``KilledWorker``).
 - Files are read by the workers at the paths the items name: the truth and the
   submission must be at the same paths on every worker (a shared filesystem;
   an archive is unpacked under ``TMPDIR``, so give the workers and podium one

@@ -72,7 +72,8 @@ class TruthTable:
         names = self.names
         extension = "." + names[0].rpartition(".")[2] if names and "." in names[0].lstrip(".") else ""
         joined = "\n".join(names) + "\n"
-        if extension and joined.count(extension + "\n") == len(names) and ("\n" + joined).count("\n" + extension + "\n") == 0:
+        alone = joined.startswith(extension + "\n") or "\n" + extension + "\n" in joined  # a name that is only the extension
+        if extension and joined.count(extension + "\n") == len(names) and not alone:
             return joined.replace(extension + "\n", "\n")[:-1].split("\n")  # a name has no line break
         return [name.rpartition(".")[0] or name for name in names]
 
