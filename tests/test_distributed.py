@@ -120,3 +120,29 @@ def test_the_service_hands_its_scheduler_to_every_job(dask_cluster: Cluster, tmp
     monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
     with pytest.raises(UsageError, match="cannot reach the Dask scheduler"):  # the worker retries the job: podium's failure, not the team's
         score(contest, "files", submission, None, Runtime(scheduler="tcp://127.0.0.1:9"))
+
+
+def test_a_client_starts_with_the_garbage_collected_before_and_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An old client finalized inside a new client's start would wait on the lock that start holds (a hang)."""
+    import gc
+
+    import distributed as dask_distributed
+
+    finalized: list[str] = []
+    seen: list[tuple[bool, list[str]]] = []
+
+    class Old:  # garbage in a cycle, as Dask's clients are: only the collector finalizes it
+        def __del__(self) -> None:
+            finalized.append("old")
+
+    class Recorder:
+        def __init__(self, address: str, **_: object) -> None:
+            seen.append((gc.isenabled(), list(finalized)))
+
+    monkeypatch.setattr(dask_distributed, "Client", Recorder)
+    old = Old()
+    old.me = old  # type: ignore[attr-defined]
+    del old
+    assert gc.isenabled()
+    distributed.connect("tcp://127.0.0.1:9")
+    assert seen == [(False, ["old"])] and gc.isenabled()

@@ -31,10 +31,12 @@ imported only here and only when a scheduler is given.
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import os
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -62,10 +64,27 @@ def connect(address: str) -> Client:
         from distributed import Client
     except ImportError:
         raise UsageError(f"--scheduler needs Dask distributed: {INSTALL_HINT}") from None
+    with _no_collection_inside():
+        try:
+            return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+@contextmanager
+def _no_collection_inside() -> Iterator[None]:
+    """Garbage collected before, and not during: starting a client holds a lock shared by every
+    client's loop runner (``LoopRunner._lock``), and an older client finalized by a collection
+    inside that start would wait on the same lock in its ``__del__`` (a hang, seen in the test
+    suite; dask/distributed#7770 on clients that only the collector finalizes)."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def check_reachable(address: str) -> None:
@@ -122,8 +141,10 @@ class Cluster:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None) -> None:
-        self.client.cancel([self.context])
-        self.client.close()
+        try:
+            self.client.cancel([self.context])
+        finally:
+            self.client.close()  # never left to the garbage collector (see _no_collection_inside)
 
 
 def _worker_view(paths: list[str]) -> tuple[str, list[str]]:
