@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -c 'import sys; sys.exit("podium needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
-	$(VENV)/bin/python -c 'import podium.metrics.compiled'
+	$(VENV)/bin/python -c 'import podium.kernels'
 	rm -f $(VENV)/.installed-*
 	touch $@
 

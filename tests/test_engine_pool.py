@@ -23,7 +23,7 @@ if __name__ == "__main__":
     challenge = get("glas")
     context = engine._process_context([type(challenge).__module__, *challenge.preload])
     with ProcessPoolExecutor(1, mp_context=context) as pool:
-        loaded = pool.submit(eval, "sorted(m for m in ('numba', 'podium.challenges.glas', 'podium.metrics.compiled') if m in __import__('sys').modules)").result()
+        loaded = pool.submit(eval, "sorted(m for m in ('numba', 'podium.challenges.glas', 'podium.kernels') if m in __import__('sys').modules)").result()
     print(context.get_start_method(), loaded)
 """
 
@@ -36,9 +36,9 @@ def test_a_glas_pool_started_from_a_forkserver_has_its_kernels_loaded(tmp_path: 
     script.write_text(FORKSERVER)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["forkserver", "['numba',", "'podium.challenges.glas',", "'podium.metrics.compiled']"]
+    assert result.stdout.split() == ["forkserver", "['numba',", "'podium.challenges.glas',", "'podium.kernels']"]
 
 
 def test_only_glas_preloads_compiled_kernels() -> None:
-    assert get("glas").preload == ("podium.metrics.compiled",)
+    assert get("glas").preload == ("podium.kernels",)
     assert all(not get(name).preload for name in ("fuzzy-jaccard", "face-clustering", "camera-traps", "ilsvrc2012-cls"))

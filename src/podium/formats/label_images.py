@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from podium.formats import png
+from podium.formats import png, png_rows
 from podium.formats.folders import list_folder, stem_of
 from podium.issues import Issue
 
@@ -69,7 +69,10 @@ def list_label_images(folder: Path, suffixes: tuple[str, ...], truth: bool = Fal
 
 
 def read_label_image(path: Path, shape: tuple[int, int] | None = None) -> NDArray[np.integer]:
-    """A single-channel integer label image; ``shape``, when given, is checked before decoding."""
+    """A single-channel integer label image; ``shape``, when given, is checked before decoding.
+
+    A plain grayscale PNG is decoded by :mod:`~podium.formats.png_rows`, any other PNG by libpng.
+    """
     limit = MAX_BYTES_PER_PIXEL * shape[0] * shape[1] + (1 << 20) if shape else png.MAX_FILE_BYTES
     try:
         data = png.read_bytes(path, limit)
@@ -78,7 +81,8 @@ def read_label_image(path: Path, shape: tuple[int, int] | None = None) -> NDArra
             _check_shape(header.shape, shape)
             if not ((header.color_type == 0 and header.bit_depth in (8, 16)) or header.color_type == 3):
                 raise png.ImageError(f"is {header.describe()}; a label image has one channel of 8 or 16-bit integers")
-            return png.decode(data, header)
+            plain = png_rows.decode_gray(data, header)
+            return png.decode(data, header) if plain is None else plain
         return _read_with_pillow(data, shape)
     except png.ImageError as exc:
         raise exc.at(path) from None

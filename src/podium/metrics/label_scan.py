@@ -4,9 +4,8 @@ the overlapping pairs, and directed Hausdorff distances between objects.
 These are the loops of :mod:`podium.metrics.object_segmentation` that NumPy can only
 express as many whole-image passes or large batches. The passes read every pixel once
 or twice, in raster order; the distances visit candidate points and boundary rows
-(:func:`directed_squared`). All are exact (integers only). Compiled on first use and
-cached beside the module, or in Numba's user cache when that folder is read-only; where
-neither can be written, compiled again in each process (a few seconds).
+(:func:`directed_squared`). All are exact (integers only). Compiled on first use
+(:func:`podium.jit.compiled`).
 
 Definitions (as in :class:`~podium.metrics.object_segmentation._Side`):
 
@@ -19,27 +18,15 @@ Definitions (as in :class:`~podium.metrics.object_segmentation._Side`):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
-
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
+
+from podium.jit import compiled
 
 ON_EDGE4, ON_EDGE8 = 1, 2  # the bits of the flag image
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-
-def _compiled(function: F) -> F:
-    """``function`` compiled without the GIL, its machine code cached on disk if a cache folder can be written."""
-    try:
-        return cast(F, njit(cache=True, nogil=True)(function))
-    except RuntimeError:  # Numba found no writable cache folder
-        return cast(F, njit(nogil=True)(function))
-
-
-@_compiled
+@compiled
 def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.int32], int]:  # pragma: no cover - compiled
     """Labels renumbered 1..n in label order, 0 kept for background; ``table_size`` > every label.
 
@@ -65,7 +52,7 @@ def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.i
     return codes, n
 
 
-@_compiled
+@compiled
 def object_shapes(codes: NDArray[np.int32], n: int) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
     """One raster pass: the flag image (bits ``ON_EDGE4``, ``ON_EDGE8`` on object pixels), and per
     code 0..n the number of pixels, of 4-boundary and of 8-boundary pixels; per object
@@ -110,7 +97,7 @@ def object_shapes(codes: NDArray[np.int32], n: int) -> tuple[NDArray[np.uint8], 
     return flags, area, on4, on8, octagon
 
 
-@_compiled
+@compiled
 def group_pixels(
     codes: NDArray[np.int32],
     flags: NDArray[np.uint8],
@@ -148,7 +135,7 @@ def group_pixels(
                     at4[c] += 1
 
 
-@_compiled
+@compiled
 def _spread_step(n: int) -> int:  # pragma: no cover - compiled
     """A step coprime with ``n`` near ``0.618 n``: ``k * step % n`` visits 0..n-1 once each, spread out."""
     step = max(1, int(n * 0.6180339887498949 + 0.5))
@@ -161,7 +148,7 @@ def _spread_step(n: int) -> int:  # pragma: no cover - compiled
         step += 1
 
 
-@_compiled
+@compiled
 def directed_squared(
     a_codes: NDArray[np.int64],
     b_codes: NDArray[np.int64],
@@ -241,7 +228,7 @@ def directed_squared(
     return out, work
 
 
-@_compiled
+@compiled
 def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np.signedinteger], bx: NDArray[np.signedinteger]) -> tuple[int, int]:  # pragma: no cover - compiled
     """``max over points p of min over boundary pixels q |p - q|²`` (0 without points), and the
     distances evaluated. ``by, bx``: B's 4-boundary in raster order, so ``by`` is sorted.
@@ -298,7 +285,7 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
     return farthest, work
 
 
-@_compiled
+@compiled
 def overlaps(
     s_y: NDArray[np.signedinteger], s_x: NDArray[np.signedinteger], s_start: NDArray[np.int64], g_codes: NDArray[np.int32], g_n: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
@@ -335,7 +322,7 @@ def overlaps(
     return pair_s[:size].copy(), pair_g[:size].copy(), count[:size].copy()
 
 
-@_compiled
+@compiled
 def _grown(values: NDArray[np.int64], size: int, used: int) -> NDArray[np.int64]:  # pragma: no cover - compiled
     out = np.empty(size, np.int64)
     out[:used] = values[:used]

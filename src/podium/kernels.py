@@ -6,6 +6,8 @@
 kernels in memory instead of loading them (0.2 s).
 """
 
-from podium.metrics.object_segmentation import compile_kernels
+from podium.formats import png_rows
+from podium.metrics import object_segmentation
 
-compile_kernels()
+object_segmentation.compile_kernels()
+png_rows.compile_kernels()
