@@ -3,7 +3,7 @@
 The header (IHDR) is read and checked before any pixel is decoded, so that a
 wrong size, channel count or bit depth gets a precise message, and a file
 claiming a huge size is never inflated. Pixels are decoded with imagecodecs
-(libpng with zlib-ng), the fastest candidate measured in
+(libpng), the fastest general candidate measured in
 ``benchmarks/png_decoders.py``; palette images are decoded with Pillow, which
 keeps their indices (imagecodecs expands them to RGB).
 """
