@@ -101,6 +101,23 @@ def test_the_early_break_is_exact_and_cuts_the_work() -> None:
     assert 1e12 - budget.left < 3 * own.area[1]  # near-linear: 5,103 here for 2,730 pixels; 160,383 in raster order
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_the_farthest_point_matches_brute_force_past_the_spread_visits(seed: int) -> None:
+    """Point sets larger than the spread visits (the rest go in raster order, each tried first
+    against the last search's boundary pixel), clustered or scattered, against all distances."""
+    rng = np.random.default_rng(300 + seed)
+    for size in (0, 1, 7, label_scan.SPREAD_VISITS, label_scan.SPREAD_VISITS + 1, 3000):
+        spread = int(rng.choice([5, 40, 400]))
+        y, x = np.sort(rng.integers(0, spread, size)), rng.integers(0, spread, size)  # raster-ordered, as candidates are
+        by = rng.integers(0, 60, int(rng.integers(1, 300)))
+        bx = rng.integers(0, 60, by.size)
+        order = np.lexsort((bx, by))
+        by, bx = by[order], bx[order]
+        expected = int(((y[:, None] - by[None, :]) ** 2 + (x[:, None] - bx[None, :]) ** 2).min(axis=1).max()) if size else 0
+        assert label_scan._farthest_squared(y.astype(np.int64), x.astype(np.int64), by, bx)[0] == expected
+        assert sorted(label_scan._visiting_order(size).tolist()) == list(range(size))
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_directed_distances_match_brute_force(seed: int) -> None:
     rng = np.random.default_rng(200 + seed)

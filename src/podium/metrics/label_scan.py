@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from podium.jit import compiled
 
 ON_EDGE4, ON_EDGE8 = 1, 2  # the bits of the flag image
+SPREAD_VISITS = 256  # points :func:`_farthest_squared` visits spread out before the rest in raster order
 
 
 @compiled
@@ -238,30 +239,33 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
     ``y ± r``: those rows are searched, nearest rows first, and the search stops at the
     first such pixel (early break, after Taha & Hanbury 2015). Only when none is found is
     the whole boundary measured, and that point's distance (then above ``f``) becomes ``f``.
-    Points are visited in a spread order (:func:`_spread_step`), so that ``f`` rises early
-    and few points need the whole boundary. Exact: integers only.
+    The first :data:`SPREAD_VISITS` points are visited in a spread order (:func:`_spread_step`),
+    so that ``f`` rises early and few points need the whole boundary; the others in their own
+    order, raster order, each tried first against the boundary pixel that stopped the search for
+    the point before (a neighbour, usually: then one distance suffices). Exact: integers only.
 
     >>> y, x = np.array([0, 5, 9]), np.array([0, 0, 0])
     >>> _farthest_squared(y, x, np.array([0, 1]), np.array([3, 3]))[0]  # (9 - 1)² + 3²
     73
     """
     m, nb = y.size, by.size
-    farthest = work = 0
-    step = _spread_step(m) if m else 1
-    i = 0
-    for _ in range(m):
-        py, px = y[i], x[i]
-        i += step
-        if i >= m:
-            i -= m
+    if not m or not nb:
+        return 0, 0
+    top = by[0]
+    first = np.searchsorted(by, np.arange(top, by[nb - 1] + 2))  # first[r - top]: B's first pixel in row r or below
+    farthest = work = reach = 0
+    hit = 0  # the boundary pixel that stopped the last search
+    for p in _visiting_order(m):
+        py, px = y[p], x[p]
         if farthest:
-            reach = int(np.sqrt(farthest))
-            while reach * reach > farthest:
-                reach -= 1
-            while (reach + 1) * (reach + 1) <= farthest:
-                reach += 1
-            low, high = np.searchsorted(by, py - reach), np.searchsorted(by, py + reach, side="right")
-            down = np.searchsorted(by, py)
+            dy, dx = py - by[hit], px - bx[hit]
+            work += 1
+            if dy * dy + dx * dx <= farthest:
+                continue
+            last = first.size - 1
+            low = first[min(max(py - reach - top, 0), last)]
+            down = first[min(max(py - top, 0), last)]
+            high = first[min(max(py + reach + 1 - top, 0), last)]
             up = down - 1
             within = False
             while not within and (up >= low or down < high):
@@ -270,7 +274,7 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
                         dy, dx = py - by[j], px - bx[j]
                         work += 1
                         if dy * dy + dx * dx <= farthest:
-                            within = True
+                            within, hit = True, j
                             break
                 down += 1
                 up -= 1
@@ -279,10 +283,40 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
         nearest = np.iinfo(np.int64).max
         for j in range(nb):
             dy, dx = py - by[j], px - bx[j]
-            nearest = min(nearest, dy * dy + dx * dx)
+            if dy * dy + dx * dx < nearest:
+                nearest, hit = dy * dy + dx * dx, j
         work += nb
         farthest = nearest
+        reach = int(np.sqrt(farthest))  # ⌊√f⌋, corrected for rounding
+        while reach * reach > farthest:
+            reach -= 1
+        while (reach + 1) * (reach + 1) <= farthest:
+            reach += 1
     return farthest, work
+
+
+@compiled
+def _visiting_order(m: int) -> NDArray[np.int64]:  # pragma: no cover - compiled
+    """0..m-1: the first :data:`SPREAD_VISITS` in the spread order of :func:`_spread_step`, then the rest in order.
+
+    >>> _visiting_order(5).tolist()  # step 3
+    [0, 3, 1, 4, 2]
+    """
+    order = np.empty(m, np.int64)
+    seen = np.zeros(m, np.bool_)
+    step, i = (_spread_step(m) if m else 1), 0
+    spread = min(m, SPREAD_VISITS)
+    for k in range(spread):
+        order[k], seen[i] = i, True
+        i += step
+        if i >= m:
+            i -= m
+    k = spread
+    for i in range(m):
+        if not seen[i]:
+            order[k] = i
+            k += 1
+    return order
 
 
 @compiled
