@@ -123,7 +123,7 @@ def unfilter(raw: NDArray[np.uint8], rows: NDArray[np.uint8], step: int) -> bool
             for x in range(step, stride):
                 row[x] = (np.int64(line[x]) + ((np.int64(row[x - step]) + up[x]) >> 1)) & 255
         elif kind == 4 and step == 1:  # a and c kept in registers
-            a = c = 0
+            a = c = np.int64(0)
             for x in range(stride):
                 b = np.int64(up[x])
                 a = (line[x] + _paeth(a, b, c)) & 255
@@ -140,7 +140,7 @@ def unfilter(raw: NDArray[np.uint8], rows: NDArray[np.uint8], step: int) -> bool
 
 
 @compiled
-def _paeth(a: int, b: int, c: int) -> int:  # pragma: no cover - compiled
+def _paeth(a: np.int64, b: np.int64, c: np.int64) -> np.int64:  # pragma: no cover - compiled
     """Whichever of ``a``, ``b``, ``c`` is nearest to ``a + b - c``, in that order on ties."""
     pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - c - c)
     return a if pa <= pb and pa <= pc else (b if pb <= pc else c)
