@@ -54,16 +54,19 @@ def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.i
 
 
 @compiled
-def object_shapes(codes: NDArray[np.int32], n: int) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
+def object_shapes(
+    codes: NDArray[np.int32], n: int
+) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
     """One raster pass: the flag image (bits ``ON_EDGE4``, ``ON_EDGE8`` on object pixels), and per
     code 0..n the number of pixels, of 4-boundary and of 8-boundary pixels; per object
-    1..n (row code - 1) its octagon ``[max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x]``.
+    1..n (row code - 1) its octagon ``[max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x]``;
+    and the rows and columns of the 8-boundary pixels of all objects, in raster order.
     The octagon is taken over the 8-boundary only: a pixel p where ``v·p`` is largest, for a king
     move v, has ``p + v`` outside the object, so it is on the 8-boundary.
 
-    >>> flags, area, on4, on8, octagon = object_shapes(np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1]], np.int32), 1)
-    >>> flags.tolist(), area.tolist(), on4.tolist(), on8.tolist(), octagon.tolist()
-    ([[3, 3, 3], [3, 0, 3], [3, 3, 3]], [0, 9], [0, 8], [0, 8], [[2, 0, 2, 0, 4, 0, 2, -2]])
+    >>> flags, area, on4, on8, octagon, edge_y, edge_x = object_shapes(np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1]], np.int32), 1)
+    >>> flags.tolist(), area.tolist(), on4.tolist(), on8.tolist(), octagon.tolist(), edge_y.tolist(), edge_x.tolist()
+    ([[3, 3, 3], [3, 0, 3], [3, 3, 3]], [0, 9], [0, 8], [0, 8], [[2, 0, 2, 0, 4, 0, 2, -2]], [0, 0, 0, 1, 1, 2, 2, 2], [0, 1, 2, 0, 2, 0, 1, 2])
     """
     height, width = codes.shape
     flags = np.zeros((height, width), np.uint8)
@@ -71,10 +74,13 @@ def object_shapes(codes: NDArray[np.int32], n: int) -> tuple[NDArray[np.uint8], 
     on4 = np.zeros(n + 1, np.int64)
     on8 = np.zeros(n + 1, np.int64)
     octagon = np.empty((n, 8), np.int64)
+    edge_y, edge_x, row_x = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(width, np.int64)  # all of them; one row's
+    size = 0
     for k in range(n):
         octagon[k, 0::2] = np.iinfo(np.int64).min
         octagon[k, 1::2] = np.iinfo(np.int64).max
     for i in range(height):
+        m = 0
         for j in range(width):
             c = codes[i, j]
             if c == 0:
@@ -86,54 +92,51 @@ def object_shapes(codes: NDArray[np.int32], n: int) -> tuple[NDArray[np.uint8], 
             if not edge8:
                 continue
             flags[i, j] = ON_EDGE8 | (ON_EDGE4 if edge4 else 0)
+            row_x[m] = j
+            m += 1
             on8[c] += 1
             if edge4:
                 on4[c] += 1
             o = octagon[c - 1]
-            for m, v in enumerate((i, j, i + j, i - j)):
-                if v > o[2 * m]:
-                    o[2 * m] = v
-                if v < o[2 * m + 1]:
-                    o[2 * m + 1] = v
-    return flags, area, on4, on8, octagon
+            for side, v in enumerate((i, j, i + j, i - j)):
+                if v > o[2 * side]:
+                    o[2 * side] = v
+                if v < o[2 * side + 1]:
+                    o[2 * side + 1] = v
+        if size + m > edge_y.size:
+            edge_y, edge_x = _grown(edge_y, 2 * (size + m), size), _grown(edge_x, 2 * (size + m), size)
+        edge_y[size : size + m] = i
+        edge_x[size : size + m] = row_x[:m]
+        size += m
+    return flags, area, on4, on8, octagon, edge_y[:size].copy(), edge_x[:size].copy()
 
 
 @compiled
-def group_pixels(
+def group_edges(
     codes: NDArray[np.int32],
     flags: NDArray[np.uint8],
-    start: NDArray[np.int64],
+    edge_y: NDArray[np.int64],
+    edge_x: NDArray[np.int64],
     start4: NDArray[np.int64],
     start8: NDArray[np.int64],
-    y: NDArray[np.signedinteger],
-    x: NDArray[np.signedinteger],
-    on_edge8: NDArray[np.bool_],
     y4: NDArray[np.signedinteger],
     x4: NDArray[np.signedinteger],
     y8: NDArray[np.signedinteger],
     x8: NDArray[np.signedinteger],
 ) -> None:  # pragma: no cover - compiled
-    """A counting sort by code, in raster order within each object: fills ``y, x, on_edge8`` (every
-    object pixel), ``y4, x4`` (4-boundary) and ``y8, x8`` (8-boundary); object k+1 fills rows
-    ``start[k]:start[k + 1]`` of the first (``start4``, ``start8`` of the others)."""
-    n = start.size - 1
-    at, at4, at8 = start[:n].copy(), start4[:n].copy(), start8[:n].copy()
-    height, width = codes.shape
-    for i in range(height):
-        for j in range(width):
-            c = codes[i, j] - 1
-            if c < 0:
-                continue
-            f = flags[i, j]
-            k = at[c]
-            y[k], x[k], on_edge8[k] = i, j, f != 0
-            at[c] = k + 1
-            if f:
-                y8[at8[c]], x8[at8[c]] = i, j
-                at8[c] += 1
-                if f & ON_EDGE4:
-                    y4[at4[c]], x4[at4[c]] = i, j
-                    at4[c] += 1
+    """A counting sort by code of the 8-boundary pixels ``edge_y, edge_x`` (raster order, from
+    :func:`object_shapes`): fills ``y8, x8`` (8-boundary) and ``y4, x4`` (4-boundary), object k+1 in
+    rows ``start8[k]:start8[k + 1]`` and ``start4[k]:start4[k + 1]``, in raster order within each."""
+    n = start8.size - 1
+    at4, at8 = start4[:n].copy(), start8[:n].copy()
+    for e in range(edge_y.size):
+        i, j = edge_y[e], edge_x[e]
+        c = codes[i, j] - 1
+        y8[at8[c]], x8[at8[c]] = i, j
+        at8[c] += 1
+        if flags[i, j] & ON_EDGE4:
+            y4[at4[c]], x4[at4[c]] = i, j
+            at4[c] += 1
 
 
 @compiled
@@ -155,10 +158,6 @@ def directed_squared(
     b_codes: NDArray[np.int64],
     own_codes: NDArray[np.int32],
     own_flags: NDArray[np.uint8],
-    own_y: NDArray[np.signedinteger],
-    own_x: NDArray[np.signedinteger],
-    own_start: NDArray[np.int64],
-    own_on_edge8: NDArray[np.bool_],
     own_y8: NDArray[np.signedinteger],
     own_x8: NDArray[np.signedinteger],
     own_start8: NDArray[np.int64],
@@ -168,7 +167,6 @@ def directed_squared(
     other_x4: NDArray[np.signedinteger],
     other_start4: NDArray[np.int64],
     other_octagon: NDArray[np.int64],
-    other_extremes: NDArray[np.int64],
     work_left: float,
 ) -> tuple[NDArray[np.int64], int]:  # pragma: no cover - compiled
     """``max over a in A of min over b in B |a - b|²`` for each pair (A = own object ``a_codes[k]``,
@@ -177,10 +175,9 @@ def directed_squared(
 
     The candidates to be farthest are the pixels of A outside B that are on A's 8-boundary
     or strictly inside B's octagon; see :func:`podium.metrics.object_segmentation._directed_squared`
-    for why no other can be. The inner ones lie in the rows of both boxes: they are found by
-    scanning A's pixels in those rows (a binary search in A's raster-ordered list), or the
-    overlap of the two boxes when it is smaller. Their distance to B is that to B's nearest
-    4-boundary pixel (:func:`_farthest_squared`).
+    for why no other can be. The inner ones are found by scanning, within A's box, each row of
+    the octagon's interior between the columns its eight sides allow. Their distance to B is
+    that to B's nearest 4-boundary pixel (:func:`_farthest_squared`).
     """
     out = np.zeros(a_codes.size, np.int64)
     work = 0
@@ -188,14 +185,10 @@ def directed_squared(
     buffer_x = np.empty(64, np.int64)
     for k in range(a_codes.size):
         a, b = a_codes[k], b_codes[k]
-        ea, eb, o = own_extremes[a - 1], other_extremes[b - 1], other_octagon[b - 1]
-        top, bottom, left, right = max(ea[0], eb[0]), min(ea[1], eb[1]), max(ea[2], eb[2]), min(ea[3], eb[3])
-        window = max(0, bottom - top + 1) * max(0, right - left + 1)
+        ea, o = own_extremes[a - 1], other_octagon[b - 1]  # o: max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x
+        top, bottom, left, right = max(ea[0], o[1] + 1), min(ea[1], o[0] - 1), max(ea[2], o[3] + 1), min(ea[3], o[2] - 1)
         first8, last8 = own_start8[a - 1], own_start8[a]
-        rows = own_y[own_start[a - 1] : own_start[a]]
-        first = own_start[a - 1] + np.searchsorted(rows, top)
-        last = own_start[a - 1] + np.searchsorted(rows, bottom, side="right")
-        capacity = (last8 - first8) + min(max(last - first, 0), window)
+        capacity = (last8 - first8) + max(0, bottom - top + 1) * max(0, right - left + 1)
         if capacity > buffer_y.size:
             buffer_y, buffer_x = np.empty(2 * capacity, np.int64), np.empty(2 * capacity, np.int64)
         m = 0
@@ -204,23 +197,15 @@ def directed_squared(
             if other_codes[py, px] != b:
                 buffer_y[m], buffer_x[m] = py, px
                 m += 1
-        if last - first <= window:
-            work += (last8 - first8) + max(last - first, 0)
-            for r in range(first, last):
-                if own_on_edge8[r]:
-                    continue
-                py, px = own_y[r], own_x[r]
-                if other_codes[py, px] != b and o[1] < py < o[0] and o[3] < px < o[2] and o[5] < py + px < o[4] and o[7] < py - px < o[6]:
+        work += last8 - first8
+        for py in range(top, bottom + 1):
+            low = max(left, o[5] + 1 - py, py - o[6] + 1)  # o[5] < py + px, py - px < o[6]
+            high = min(right, o[4] - 1 - py, py - o[7] - 1)  # py + px < o[4], o[7] < py - px
+            work += max(0, high - low + 1)
+            for px in range(low, high + 1):
+                if own_codes[py, px] == a and own_flags[py, px] == 0 and other_codes[py, px] != b:  # inside A, off its 8-boundary, outside B
                     buffer_y[m], buffer_x[m] = py, px
                     m += 1
-        else:
-            work += (last8 - first8) + window
-            for py in range(top, bottom + 1):
-                for px in range(left, right + 1):
-                    inner = own_codes[py, px] == a and own_flags[py, px] == 0  # off A's 8-boundary
-                    if inner and other_codes[py, px] != b and o[1] < py < o[0] and o[3] < px < o[2] and o[5] < py + px < o[4] and o[7] < py - px < o[6]:
-                        buffer_y[m], buffer_x[m] = py, px
-                        m += 1
         b_first, b_last = other_start4[b - 1], other_start4[b]
         out[k], scanned = _farthest_squared(buffer_y[:m], buffer_x[:m], other_y4[b_first:b_last], other_x4[b_first:b_last])
         work += scanned
@@ -251,21 +236,32 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
     m, nb = y.size, by.size
     if not m or not nb:
         return 0, 0
-    top = by[0]
-    first = np.searchsorted(by, np.arange(top, by[nb - 1] + 2))  # first[r - top]: B's first pixel in row r or below
+    top, rows = by[0], by[nb - 1] - by[0] + 2
+    # first[r - top]: B's first pixel in row r or below; a table when it pays for itself, else binary searches
+    first = np.searchsorted(by, np.arange(top, top + rows)) if 8 * m > rows else np.empty(0, np.int64)
+    step, spread = _spread_step(m), min(m, SPREAD_VISITS)
+    seen = np.zeros(m if m > spread else 0, np.bool_)
+    i = r = 0
     farthest = work = reach = 0
     hit = 0  # the boundary pixel that stopped the last search
-    for p in _visiting_order(m):
+    for k in range(m):
+        if k < spread:  # spread out
+            p = i
+            if seen.size:
+                seen[p] = True
+            i = i + step - m if i + step >= m else i + step
+        else:  # the rest, in raster order
+            while seen[r]:
+                r += 1
+            p = r
+            r += 1
         py, px = y[p], x[p]
         if farthest:
             dy, dx = py - by[hit], px - bx[hit]
             work += 1
             if dy * dy + dx * dx <= farthest:
                 continue
-            last = first.size - 1
-            low = first[min(max(py - reach - top, 0), last)]
-            down = first[min(max(py - top, 0), last)]
-            high = first[min(max(py + reach + 1 - top, 0), last)]
+            low, down, high = _at_row(by, first, top, py - reach), _at_row(by, first, top, py), _at_row(by, first, top, py + reach + 1)
             up = down - 1
             within = False
             while not within and (up >= low or down < high):
@@ -296,64 +292,73 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
 
 
 @compiled
-def _visiting_order(m: int) -> NDArray[np.int64]:  # pragma: no cover - compiled
-    """0..m-1: the first :data:`SPREAD_VISITS` in the spread order of :func:`_spread_step`, then the rest in order.
-
-    >>> _visiting_order(5).tolist()  # step 3
-    [0, 3, 1, 4, 2]
-    """
-    order = np.empty(m, np.int64)
-    seen = np.zeros(m, np.bool_)
-    step, i = (_spread_step(m) if m else 1), 0
-    spread = min(m, SPREAD_VISITS)
-    for k in range(spread):
-        order[k], seen[i] = i, True
-        i += step
-        if i >= m:
-            i -= m
-    k = spread
-    for i in range(m):
-        if not seen[i]:
-            order[k] = i
-            k += 1
-    return order
+def _at_row(by: NDArray[np.signedinteger], first: NDArray[np.int64], top: int, row: int) -> int:  # pragma: no cover - compiled
+    """The index of the first of the row-sorted ``by`` in ``row`` or below: from the table ``first``
+    (rows from ``top``) when there is one, else by binary search."""
+    if first.size:
+        return first[min(max(row - top, 0), first.size - 1)]
+    return np.searchsorted(by, row)
 
 
 @compiled
-def overlaps(
-    s_y: NDArray[np.signedinteger], s_x: NDArray[np.signedinteger], s_start: NDArray[np.int64], g_codes: NDArray[np.int32], g_n: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
+def overlaps(s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g_n: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
     """Pairs (S code, G code) of objects that share pixels, in increasing order, and how many they share.
 
-    S's pixels come grouped by object (``s_y, s_x``, rows ``s_start[k]:s_start[k + 1]`` for
-    code k+1); each object's counts go to a table over G's codes, and only the entries
-    it touched are read back and cleared: linear in pixels.
+    One raster pass over both images lists runs of pixels with the same pair (few: a pair
+    changes only where a boundary is crossed); the runs are then grouped by S code, and each S
+    object's counts go to a table over G's codes of which only the entries it touched are read
+    back and cleared: linear in pixels plus objects.
 
-    >>> s_y, s_x, s_start = np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([0, 2, 3])
-    >>> [a.tolist() for a in overlaps(s_y, s_x, s_start, np.array([[2, 1], [0, 1]], np.int32), 2)]
-    [[1, 1, 2], [1, 2, 1], [1, 1, 1]]
+    >>> [a.tolist() for a in overlaps(np.array([[1, 1], [0, 1]], np.int32), np.array([[2, 1], [0, 1]], np.int32), 1, 2)]
+    [[1, 1], [1, 2], [2, 1]]
     """
-    table = np.zeros(g_n + 1, np.int64)
-    touched = np.empty(g_n + 1, np.int64)
+    height, width = s_codes.shape
+    keys, lengths = np.empty(64, np.int64), np.empty(64, np.int64)
+    row_keys, row_ends = np.empty(width + 1, np.int64), np.empty(width + 1, np.int64)  # one row's runs
     size = 0
-    pair_s, pair_g, count = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64)
-    for k in range(s_start.size - 1):
-        m = 0
-        for r in range(s_start[k], s_start[k + 1]):
-            g = g_codes[s_y[r], s_x[r]]
-            if g:
-                if table[g] == 0:
-                    touched[m] = g
-                    m += 1
-                table[g] += 1
-        if size + m > pair_s.size:
-            grow = max(2 * pair_s.size, size + m)
-            pair_s, pair_g, count = _grown(pair_s, grow, size), _grown(pair_g, grow, size), _grown(count, grow, size)
-        for g in np.sort(touched[:m]):
-            pair_s[size], pair_g[size], count[size] = k + 1, g, table[g]
+    for i in range(height):
+        m, run_key = 0, np.int64(0)
+        for j in range(width):
+            s, g = s_codes[i, j], g_codes[i, j]
+            key = np.int64(s) * (g_n + 1) + g if (s != 0) & (g != 0) else np.int64(0)
+            if key != run_key:
+                row_keys[m], row_ends[m] = run_key, j
+                m += 1
+                run_key = key
+        row_keys[m], row_ends[m] = run_key, width
+        m += 1
+        if size + m > keys.size:
+            keys, lengths = _grown(keys, 2 * (size + m), size), _grown(lengths, 2 * (size + m), size)
+        for r in range(m):
+            if row_keys[r]:
+                keys[size], lengths[size] = row_keys[r], row_ends[r] - (row_ends[r - 1] if r else 0)
+                size += 1
+    # Runs grouped by S code (a counting sort), then each S object's counts summed in a table over G's codes.
+    s_of = keys[:size] // (g_n + 1)
+    start = np.zeros(s_n + 2, np.int64)
+    for r in range(size):
+        start[s_of[r] + 1] += 1
+    start = np.cumsum(start)
+    at, order = start[:-1].copy(), np.empty(size, np.int64)
+    for r in range(size):
+        order[at[s_of[r]]] = r
+        at[s_of[r]] += 1
+    table, touched = np.zeros(g_n + 1, np.int64), np.empty(g_n + 1, np.int64)
+    pair_s, pair_g, count = np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size, np.int64)
+    m = 0
+    for code in range(1, s_n + 1):
+        t = 0
+        for r in order[start[code] : start[code + 1]]:
+            g = keys[r] % (g_n + 1)
+            if table[g] == 0:
+                touched[t] = g
+                t += 1
+            table[g] += lengths[r]
+        for g in np.sort(touched[:t]):
+            pair_s[m], pair_g[m], count[m] = code, g, table[g]
             table[g] = 0
-            size += 1
-    return pair_s[:size].copy(), pair_g[:size].copy(), count[:size].copy()
+            m += 1
+    return pair_s[:m].copy(), pair_g[:m].copy(), count[:m].copy()
 
 
 @compiled

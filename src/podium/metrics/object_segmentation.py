@@ -180,29 +180,26 @@ def hausdorff(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> float:
 
 
 class _Side:
-    """The objects of one label image: codes 1..n in label order, areas, boxes, pixels by object.
+    """The objects of one label image: codes 1..n in label order, areas, boxes, boundaries by object.
 
     ``extremes[k]`` is ``(top, bottom, left, right)`` of object k+1 (inclusive pixel
-    indices). ``pixels``, ``boundary`` and ``edge_pixels`` list, grouped by object
-    and in raster order within it, the coordinates of its pixels, of its
-    4-boundary and of its 8-boundary (pixels with a 4- or 8-neighbour outside the
-    object or outside the image); ``pixel_on_edge`` says for each row of
-    ``pixels`` whether it is on the 8-boundary, and ``flags`` marks both
-    boundaries on the image (:mod:`~podium.metrics.label_scan`). ``octagon[k]``
+    indices). ``boundary`` and ``edge_pixels`` list, grouped by object and in raster
+    order within it, the coordinates of its 4-boundary and of its 8-boundary (pixels
+    with a 4- or 8-neighbour outside the object or outside the image), and ``flags``
+    marks both on the image (:mod:`~podium.metrics.label_scan`). ``octagon[k]``
     holds max and min of y, x, y + x and y - x over object k+1's pixels.
     """
 
     def __init__(self, labels: NDArray[np.integer]) -> None:
         self.codes, self.n = _consecutive_codes(labels)
-        self.flags, self.area, on4, on8, self.octagon = label_scan.object_shapes(self.codes, self.n)
+        self.flags, self.area, on4, on8, self.octagon, edge_y, edge_x = label_scan.object_shapes(self.codes, self.n)
         self.extremes = np.ascontiguousarray(self.octagon[:, [1, 0, 3, 2]])  # one layout: one compiled signature
         # Squared distances of int32 coordinates stay below 2**31 while both sides are under 32,768.
         kind: type[np.signedinteger] = np.int32 if max(self.codes.shape) < 2**15 else np.int64
-        start, start4, start8 = _starts(self.area[1:]), _starts(on4[1:]), _starts(on8[1:])
-        y, x, y4, x4, y8, x8 = (np.empty(int(size[-1]), kind) for size in (start, start, start4, start4, start8, start8))
-        self.pixel_on_edge = np.empty(y.size, dtype=bool)
-        label_scan.group_pixels(self.codes, self.flags, start, start4, start8, y, x, self.pixel_on_edge, y4, x4, y8, x8)
-        self.pixels, self.boundary, self.edge_pixels = _Grouped(y, x, start), _Grouped(y4, x4, start4), _Grouped(y8, x8, start8)
+        start4, start8 = _starts(on4[1:]), _starts(on8[1:])
+        y4, x4, y8, x8 = (np.empty(int(size[-1]), kind) for size in (start4, start4, start8, start8))
+        label_scan.group_edges(self.codes, self.flags, edge_y, edge_x, start4, start8, y4, x4, y8, x8)
+        self.boundary, self.edge_pixels = _Grouped(y4, x4, start4), _Grouped(y8, x8, start8)
         self._hulls: dict[int, tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]] = {}
 
     def box(self, code: int) -> tuple[slice, slice]:
@@ -333,7 +330,7 @@ def _matched_hausdorff(
 
 def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Pairs (S code, G code) of overlapping objects, in increasing order, and their common pixels."""
-    return label_scan.overlaps(s.pixels.y, s.pixels.x, s.pixels.start, g.codes, g.n)
+    return label_scan.overlaps(s.codes, g.codes, s.n, g.n)
 
 
 def _partners(own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -360,11 +357,11 @@ _SCAN_COST = 40  # distances a candidate evaluates before its scan of B breaks o
 
 
 def _point_cost(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], inter_area: NDArray[np.int64], overlap: NDArray[np.int64]) -> NDArray[np.int64]:
-    """The expected work of ``h(A→B)`` from points: the pixels visited, then for each candidate
-    (A's 8-boundary, and at most A's pixels outside B within B's octagon) a scan of B's boundary, broken
-    off early (:func:`_directed_squared`)."""
+    """The expected work of ``h(A→B)`` from points: the pixels visited (A's 8-boundary, and at most the
+    overlap of the boxes within B's octagon), then for each candidate (A's 8-boundary, and at most A's
+    pixels outside B within B's octagon) a scan of B's boundary, broken off early (:func:`_directed_squared`)."""
     edge = np.diff(own.edge_pixels.start)[a_codes - 1]
-    gathered = edge + np.minimum(inter_area, own.area[a_codes])
+    gathered = edge + np.minimum(inter_area, other.octagon_area[b_codes - 1])
     inner = np.minimum(own.area[a_codes] - overlap, other.octagon_area[b_codes - 1] - other.area[b_codes])  # outside B, inside its octagon
     candidates = np.minimum(gathered, edge + np.maximum(inner, 0))
     boundary = np.diff(other.boundary.start)[b_codes - 1]
@@ -446,11 +443,10 @@ def _directed_squared(
 def _compiled_directed(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], work_left: float) -> tuple[NDArray[np.int64], int]:
     """:func:`~podium.metrics.label_scan.directed_squared` on the arrays of the two sides: the
     squared distances, and the work done (it stops once the work passes ``work_left``)."""
-    px, bd = own.pixels, other.boundary
+    edge, bd = own.edge_pixels, other.boundary
     return label_scan.directed_squared(
-        a_codes, b_codes, own.codes, own.flags, px.y, px.x, px.start, own.pixel_on_edge, own.edge_pixels.y, own.edge_pixels.x,
-        own.edge_pixels.start, own.extremes, other.codes, bd.y, bd.x, bd.start, other.octagon, other.extremes, work_left,
-    )  # fmt: skip
+        a_codes, b_codes, own.codes, own.flags, edge.y, edge.x, edge.start, own.extremes, other.codes, bd.y, bd.x, bd.start, other.octagon, work_left
+    )
 
 
 def _box_overlap(
