@@ -297,7 +297,7 @@ def _at_row(by: NDArray[np.signedinteger], first: NDArray[np.int64], top: int, r
     (rows from ``top``) when there is one, else by binary search."""
     if first.size:
         return first[min(max(row - top, 0), first.size - 1)]
-    return np.searchsorted(by, row)
+    return int(np.searchsorted(by, row))
 
 
 @compiled
