@@ -81,16 +81,20 @@ def object_shapes(
         octagon[k, 1::2] = np.iinfo(np.int64).max
     for i in range(height):
         m = 0
+        above, row, below = codes[max(i - 1, 0)], codes[i], codes[min(i + 1, height - 1)]
+        border_row = i == 0 or i == height - 1
         for j in range(width):
-            c = codes[i, j]
+            c = row[j]
             if c == 0:
                 continue
             area[c] += 1
-            top, bottom, left, right = i == 0, i == height - 1, j == 0, j == width - 1
-            edge4 = top or bottom or left or right or codes[i - 1, j] != c or codes[i + 1, j] != c or codes[i, j - 1] != c or codes[i, j + 1] != c
-            edge8 = edge4 or codes[i - 1, j - 1] != c or codes[i - 1, j + 1] != c or codes[i + 1, j - 1] != c or codes[i + 1, j + 1] != c
-            if not edge8:
-                continue
+            if border_row or j == 0 or j == width - 1:
+                edge4 = edge8 = True
+            else:  # every neighbour read, without branches: interior pixels, the most, need all eight
+                edge4 = (above[j] != c) | (below[j] != c) | (row[j - 1] != c) | (row[j + 1] != c)
+                edge8 = edge4 | (above[j - 1] != c) | (above[j + 1] != c) | (below[j - 1] != c) | (below[j + 1] != c)
+                if not edge8:
+                    continue
             flags[i, j] = ON_EDGE8 | (ON_EDGE4 if edge4 else 0)
             row_x[m] = j
             m += 1
