@@ -6,7 +6,9 @@ segmented object. The baseline is the algorithm podium 0.1 shipped: a distance t
 the union box of every pair, and, for an object that overlaps nothing, a Hausdorff distance to
 every object on the other side. Both must give identical per-object terms before any time is
 printed; the baseline runs up to ``--baseline-max`` objects (it is quadratic). Then scattered
-dot masks (labelled into 8-connected pieces) against synthetic glands, podium only.
+dot masks (labelled into 8-connected pieces) against synthetic glands, podium only; for each
+image, the share of the default work budget it uses (``WORK_PER_PIXEL`` per pixel plus
+``WORK_BASE``); last, how soon noise labels (each pixel a random label) are refused.
 
 Target (issue 10): 65,535 objects in one 2000x2000 image in under 5 s. Wall and CPU seconds;
 podium's the best of ``--repeats`` runs, the baseline's one run.
@@ -18,13 +20,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 from collections import Counter
+from unittest import mock
 
 import numpy as np
 from scipy import ndimage
 from timing import best_of, machine_header, timed, warn_if_busy
 
-from podium.metrics.object_segmentation import hausdorff, image_stats
+from podium.metrics import object_segmentation
+from podium.metrics.object_segmentation import WORK_BASE, WORK_PER_PIXEL, TooComplex, hausdorff, image_stats
 from podium.synthetic.glas import make_glands
 
 
@@ -76,19 +81,32 @@ def baseline_terms(truth: np.ndarray, seg: np.ndarray, empty_h: float) -> list[l
     return sides
 
 
+def budget_used(truth: np.ndarray, seg: np.ndarray, empty_h: float) -> float:
+    """The share of the default work budget that scoring the pair spends (scored once more, unbounded)."""
+    budget_type, budgets = object_segmentation._Budget, []
+
+    def counting(left: float) -> object_segmentation._Budget:
+        budgets.append(budget_type(left))
+        return budgets[-1]
+
+    with mock.patch.object(object_segmentation, "_Budget", counting):
+        image_stats(truth, seg, empty_h, max_work=1e18)
+    return (1e18 - budgets[0].left) / (WORK_PER_PIXEL * truth.size + WORK_BASE)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-max", type=int, default=4096, help="largest object count the baseline runs")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     machine_header(args.repeats)
-    print(f"{'image':<36} {'objects':>7} {'podium wall s':>13} {'cpu s':>6} {'baseline wall s':>15} {'cpu s':>6} {'speed-up':>8}")
+    print(f"{'image':<36} {'objects':>7} {'podium wall s':>13} {'cpu s':>6} {'budget':>7} {'baseline wall s':>15} {'cpu s':>6} {'speed-up':>8}")
     for side, shape in ((32, (224, 224)), (64, (448, 448)), (256, (2000, 2000))):
         truth, seg = grid_pair(side, shape)
         n = int(truth.max())
         empty_h = math.hypot(*shape)
         ours = best_of(args.repeats, lambda truth=truth, seg=seg, empty_h=empty_h: image_stats(truth, seg, empty_h), what=f"{n} objects")  # type: ignore[misc]
-        line = f"{'grid of 7x7 objects, ' + f'{shape[0]}x{shape[1]}':<36} {n:>7} {ours.wall:>13.2f} {ours.cpu:>6.2f}"
+        line = f"{'grid of 7x7 objects, ' + f'{shape[0]}x{shape[1]}':<36} {n:>7} {ours.wall:>13.2f} {ours.cpu:>6.2f} {budget_used(truth, seg, empty_h):>7.1%}"
         if n <= args.baseline_max:
             base = timed(lambda truth=truth, seg=seg, empty_h=empty_h: baseline_terms(truth, seg, empty_h))  # type: ignore[misc]
             warn_if_busy(base, what="the baseline")
@@ -106,7 +124,19 @@ def main() -> None:
         truth = make_glands(shape, 15, rng)
         dots, n = ndimage.label(rng.random(shape) < density, structure=np.ones((3, 3), dtype=bool))
         ours = best_of(args.repeats, lambda truth=truth, dots=dots, shape=shape: image_stats(truth, dots, math.hypot(*shape)), what=f"{n} dots")  # type: ignore[misc]
-        print(f"{f'{density:.0%} dot mask, {shape[0]}x{shape[1]}':<36} {n:>7} {ours.wall:>13.2f} {ours.cpu:>6.2f}", flush=True)
+        used = budget_used(truth, dots, math.hypot(*shape))
+        print(f"{f'{density:.0%} dot mask, {shape[0]}x{shape[1]}':<36} {n:>7} {ours.wall:>13.2f} {ours.cpu:>6.2f} {used:>7.1%}", flush=True)
+    small = (261, 388)
+    truth, noise = make_glands(small, 15, rng), rng.integers(1, 60000, small).astype(np.uint16)
+    print(f"\nnoise labels (16-bit, each pixel a random label of 1 to 59,999) against 15 glands: {small[0]}x{small[1]} would need {budget_used(truth, noise, 100.0):.0%} of its budget")
+    for shape in ((522, 775), (2000, 2000)):
+        truth, noise = make_glands(shape, 15, rng), rng.integers(1, 60000, shape).astype(np.uint16)
+        start = time.perf_counter()
+        try:
+            image_stats(truth, noise, 100.0)
+            print(f"  {shape[0]}x{shape[1]}: scored within the budget")
+        except TooComplex:
+            print(f"  {shape[0]}x{shape[1]}: refused (too_complex) after {time.perf_counter() - start:.2f} s")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ A label image is long runs of equal values. libpng spends its time on them in zl
 inflate, which copies a run a byte at a time, and in undoing the rows' filters; here the
 stream is inflated by zlib-ng (``imagecodecs.zlibng_decode``: 12 times zlib on the GlaS
 fixture's files) and the filters are undone by a compiled loop (:func:`unfilter`). On
-noisy images, where libpng's time goes to the Paeth filter, this way is slower (0.66 times
-libpng on the fuzzy-jaccard benchmark's maps: ``benchmarks/png_decoders.py``), so only label
-images are read this way.
+noisy images, where libpng's time goes to the Paeth filter, this way is slower (0.6 to 0.75
+times libpng's speed on the fuzzy-jaccard benchmark's maps: ``benchmarks/png_decoders.py``), so
+only label images are read this way.
 
 Only a plain file takes this way: grayscale of 8 or 16 bits, not interlaced, IHDR first and
 once, every chunk's CRC right, the IDAT chunks consecutive and followed by IEND, the stream
