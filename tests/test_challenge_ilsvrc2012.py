@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
+import podium
 from conftest import run, run_json
 from podium.challenges.ilsvrc2012 import _per_class
 from podium.metrics.average_precision import descending_order, sklearn_average_precision, voc_average_precision
@@ -138,6 +139,18 @@ def test_task1_rejections(tmp_path: Path, lines, code_name: str, fragment: str, 
     code, doc = run_json("ilsvrc2012-cls", truth, write_lines(tmp_path / "sub.txt", lines))
     assert code == 1
     assert any(e["code"] == code_name and fragment in e["message"] and e["line"] == line for e in doc["errors"]), doc["errors"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_task1_labels_written_as_decimals_score_as_integers(tmp_path: Path, seed: int) -> None:
+    """Integer labels go through the integer reader, ``3.0`` through the float reader: same scores."""
+    rng = np.random.default_rng(seed)
+    truth = write_lines(tmp_path / "gt.txt", [str(v) for v in rng.integers(1, 8, 40)])
+    guesses = rng.integers(1, 8, (40, 5))
+    as_integers = write_lines(tmp_path / "int.txt", [" ".join(map(str, row)) for row in guesses])
+    as_decimals = write_lines(tmp_path / "dec.txt", [" ".join(f"{v}.0" for v in row) for row in guesses])
+    scores = [podium.evaluate("ilsvrc2012-cls", truth, sub, workers=1).scores for sub in (as_integers, as_decimals)]
+    assert scores[0] == scores[1]
 
 
 def test_task1_warnings_for_extra_guesses_and_labels_outside_the_classes(tmp_path: Path) -> None:
