@@ -82,7 +82,7 @@ def processor() -> str:
     the time NumPy takes to sort 10^6 random doubles here (best of 3).
 
     Hosts that call themselves the same differ: NumPy sorts with AVX-512 wherever the CPU has it,
-    and on AMD Zen 4 (family 25, models 16-31 and 96-127) its compress-store to memory is
+    and on AMD Zen 4 (family 25, models 16-31, 96-127 and 160-175) its compress-store to memory is
     microcoded, so that sort runs about 3x slower than NumPy's AVX2 sort on the same host
     (x86-simd-sort issue 6). The sort time puts such a host on record beside every figure.
     """
