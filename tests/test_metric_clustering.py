@@ -15,6 +15,8 @@ from podium.metrics.clustering import (
     BCubed,
     ContingencyTable,
     PairCounts,
+    _Groups,
+    _runs,
     bcubed_f_score,
     nmi_score,
     normalized_mutual_information,
@@ -101,6 +103,22 @@ def test_random_small_labelings_agree_with_pair_enumeration(seed: int) -> None:
     p, r = slow_bcubed(true.tolist(), pred.tolist())
     assert bc.precision == pytest.approx(float(p), abs=1e-14)
     assert bc.recall == pytest.approx(float(r), abs=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_groups_by_runs_bincount_or_unique_agree_with_unique(seed: int) -> None:
+    """Sorted labels (runs), dense ones (bincount, absent labels skipped) and sparse ones (np.unique)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 300))
+    labels = rng.integers(0, int(rng.integers(1, 3 * n + 2)), n)
+    count = rng.integers(1, 50, n)
+    for variant in (np.sort(labels), labels, labels * 10**12 + 7):
+        groups = _Groups.of(variant, count)
+        _, inverse, occurrences = np.unique(variant, return_inverse=True, return_counts=True)
+        sizes = np.bincount(inverse, weights=count, minlength=occurrences.size).astype(np.int64)
+        assert np.array_equal(groups.sizes, sizes) and np.array_equal(groups.size_of_cell, sizes[inverse])
+    distinct, occurrences = _runs(np.sort(labels))
+    assert all(np.array_equal(a, b) for a, b in zip((distinct, occurrences), np.unique(labels, return_counts=True), strict=True))
 
 
 def test_merged_parts_give_the_whole() -> None:

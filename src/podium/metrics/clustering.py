@@ -80,9 +80,12 @@ class ContingencyTable:
         width = int(pred.max()) + 1
         if int(true.max()) >= np.iinfo(np.int64).max // width:
             raise ValueError("labels too large to pair (encode them as 0..n-1 first)")
-        keys, inverse = np.unique(true * width + pred, return_inverse=True)
-        counts = np.bincount(inverse, weights=weight, minlength=keys.size) if weight is not None else np.bincount(inverse, minlength=keys.size)
-        return cls(keys // width, keys % width, counts.astype(np.int64))
+        if weight is None:
+            keys, counts = _runs(np.sort(true * width + pred))
+        else:
+            keys, inverse = np.unique(true * width + pred, return_inverse=True)
+            counts = np.bincount(inverse, weights=weight, minlength=keys.size).astype(np.int64)
+        return cls(keys // width, keys % width, counts)
 
     def merge(self, other: ContingencyTable) -> ContingencyTable:
         """The table of the union of two disjoint sets of items."""
@@ -114,9 +117,34 @@ class _Groups:
 
     @classmethod
     def of(cls, labels: NDArray[np.int64], count: NDArray[np.int64]) -> _Groups:
+        """The groups of the cells' ``labels`` (one per cell), each weighted by its ``count`` (>= 1).
+
+        Sorted labels (the classes: the table is sorted by them) are cut into runs; labels no
+        larger than four times the cells (the clusters, numbered by the reader) are counted by
+        ``bincount``; any others go through ``np.unique``. All three give the same sizes.
+        """
+        if labels.size == 0 or bool((labels[1:] >= labels[:-1]).all()):
+            starts = _run_starts(labels)
+            sizes = np.add.reduceat(count, starts) if labels.size else np.zeros(0, np.int64)
+            return cls(sizes, np.repeat(sizes, np.diff(np.append(starts, labels.size))))
+        if int(labels.max()) < 4 * labels.size:
+            by_label = np.bincount(labels, weights=count).astype(np.int64)
+            return cls(by_label[by_label > 0], by_label[labels])
         _, inverse = np.unique(labels, return_inverse=True)
-        sizes = np.bincount(inverse, weights=count, minlength=1 if labels.size else 0).astype(np.int64)
+        sizes = np.bincount(inverse, weights=count).astype(np.int64)
         return cls(sizes, sizes[inverse])
+
+
+def _run_starts(values: NDArray[np.int64]) -> NDArray[np.intp]:
+    """Where each run of equal values of a sorted array starts."""
+    return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1]))) if values.size else np.zeros(0, np.intp)
+
+
+def _runs(values: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The distinct values of a sorted array and how often each occurs, as ``np.unique`` gives them
+    with ``return_counts`` (without the argsort it would do)."""
+    starts = _run_starts(values)
+    return values[starts], np.diff(np.append(starts, values.size)).astype(np.int64)
 
 
 def _pairs(sizes: NDArray[np.int64]) -> int:
