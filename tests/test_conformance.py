@@ -188,6 +188,63 @@ def _decimal(rng: np.random.Generator, low: float, high: float) -> str:
     return str(rng.choice([f"{value:.0f}", f"{value:.3f}", repr(float(value)), f"{value:.6e}"]))
 
 
+def _fixed_point_text(rng: np.random.Generator, places: int) -> str:
+    """An unsigned decimal with ``places`` fraction digits, its digits' integer sometimes past 2^53."""
+    digits = places + int(rng.integers(1, 4))
+    zeros = int(rng.integers(0, digits)) if rng.random() < 0.5 else 0  # leading zeros keep long ones below 2^53
+    text = "0" * zeros + "".join(map(str, rng.integers(0, 10, digits - zeros)))
+    sign = "-" if rng.random() < 0.3 else ""
+    return f"{sign}{text[:-places]}.{text[-places:]}"
+
+
+@pytest.mark.parametrize("seed", range(48))
+def test_fixed_point_reader_gives_the_float_readers_doubles(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file of plain decimals, whatever it holds (fixed or mixed places, 1 to 22 of them,
+    integers past 2^53, signs, exponents, ragged lines, blocks of different places), reads as
+    NumPy's float reader reads it, and files of one fixed place count take the fixed-point path."""
+    from podium.formats import text
+
+    rng = np.random.default_rng(seed)
+    monkeypatch.setattr(text, "FIXED_POINT_BLOCK", int(rng.integers(1, 50)))
+    places = int(rng.integers(1, 23))
+    width = int(rng.integers(1, 6))
+    lines = [" ".join(_fixed_point_text(rng, places) for _ in range(width)) for _ in range(int(rng.integers(1, 120)))]
+    spoil, variant = seed % 8, seed // 8  # every spoil, each of its variants
+    if spoil == 1:  # one number with fewer or more places
+        other = "1." + "5" * (places - 1 if variant % 2 and places > 1 else places + 1)
+        lines[-1] = " ".join([*lines[-1].split()[:-1], other])
+    elif spoil == 2:  # an exponent, a bare dot, a missing integer part, an integer, a number in words
+        lines[0] = lines[0].replace(lines[0].split()[0], ["1e3", "1.", ".5", "7", "1_000.5", "one"][variant], 1)
+    elif spoil == 3:  # a ragged line
+        lines.append(" ".join(["1." + "0" * places] * (width + 1)))
+    elif spoil == 5:  # a blank line, which NumPy's readers skip
+        lines.insert(variant % len(lines), "")
+    elif spoil == 4:  # tabs and runs of spaces between numbers
+        lines = [line.replace(" ", rng.choice(["\t", "  ", " \t "])) for line in lines]
+    taken = _spy(monkeypatch, text, "_fixed_point_rows")
+    try:
+        expected = np.loadtxt(lines, dtype=np.float64, comments=None, ndmin=2)
+    except ValueError:
+        expected = None
+    got = text.numeric_rows(lines, np.float64)
+    if expected is None or len(expected) != len(lines):
+        assert got is None
+    else:
+        assert got is not None and np.array_equal(got, expected)
+    plain = spoil not in (1, 2, 3, 5) and all(abs(int(t.replace(".", ""))) < 2**53 for line in lines for t in line.split())
+    assert (taken[0] is not None) == plain, (spoil, lines[:2])
+
+
+def test_fixed_point_reader_stops_at_2_to_the_53() -> None:
+    """Integers of up to 2^53 - 1 are doubles exactly; 2^53 and beyond go to the float reader."""
+    from podium.formats.text import _fixed_point_rows
+
+    for sign in ("", "-"):
+        below, at = f"{sign}900719925474099.1", f"{sign}900719925474099.2"  # digits 2^53 - 1 and 2^53
+        assert _fixed_point_rows([below]).tolist() == [[float(below)]]  # type: ignore[union-attr]
+        assert _fixed_point_rows([at]) is None and _fixed_point_rows([f"0.5 {at}"]) is None
+
+
 @pytest.mark.parametrize("seed", READER_SEEDS)
 def test_camera_trap_table_fast_path(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from podium.formats import detection_table

