@@ -18,8 +18,10 @@ challenge's demo; a subclass may override :meth:`ChallengeConformance.case`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import re
 from functools import reduce
 from pathlib import Path
 from typing import Any
@@ -189,12 +191,12 @@ def _decimal(rng: np.random.Generator, low: float, high: float) -> str:
 
 
 def _fixed_point_text(rng: np.random.Generator, places: int) -> str:
-    """An unsigned decimal with ``places`` fraction digits, its digits' integer sometimes past 2^53."""
+    """A decimal with ``places`` fraction digits (none: an integer), its digits' integer sometimes past 2^53."""
     digits = places + int(rng.integers(1, 4))
     zeros = int(rng.integers(0, digits)) if rng.random() < 0.5 else 0  # leading zeros keep long ones below 2^53
     text = "0" * zeros + "".join(map(str, rng.integers(0, 10, digits - zeros)))
     sign = "-" if rng.random() < 0.3 else ""
-    return f"{sign}{text[:-places]}.{text[-places:]}"
+    return f"{sign}{text[:-places]}.{text[-places:]}" if places else sign + text
 
 
 @pytest.mark.parametrize("seed", range(48))
@@ -206,7 +208,7 @@ def test_fixed_point_reader_gives_the_float_readers_doubles(seed: int, monkeypat
 
     rng = np.random.default_rng(seed)
     monkeypatch.setattr(text, "FIXED_POINT_BLOCK", int(rng.integers(1, 50)))
-    places = int(rng.integers(1, 23))
+    places = int(rng.integers(0, 23))
     width = int(rng.integers(1, 6))
     lines = [" ".join(_fixed_point_text(rng, places) for _ in range(width)) for _ in range(int(rng.integers(1, 120)))]
     spoil, variant = seed % 8, seed // 8  # every spoil, each of its variants
@@ -231,16 +233,35 @@ def test_fixed_point_reader_gives_the_float_readers_doubles(seed: int, monkeypat
         assert got is None
     else:
         assert got is not None and np.array_equal(got, expected)
-    plain = spoil not in (1, 2, 3, 5) and all(abs(int(t.replace(".", ""))) < 2**53 for line in lines for t in line.split())
-    assert (taken[0] is not None) == plain, (spoil, lines[:2])
+    assert (taken[0] is not None) == _fixed_point_readable(lines, text.FIXED_POINT_BLOCK), (spoil, lines[:2])
 
 
-def test_fixed_point_reader_stops_at_2_to_the_53() -> None:
-    """Integers of up to 2^53 - 1 are doubles exactly; 2^53 and beyond go to the float reader."""
+def _fixed_point_readable(lines: list[str], block: int) -> bool:
+    """What the fixed-point reader must take: lines of one count of numbers, each block of ``block``
+    lines spelling every number as digits with an optional minus and either no dot or one dot and
+    the same count (at most 22) of digits after it, all below 2^53 once the dots are gone."""
+    widths = {len(line.split()) for line in lines}
+    if len(widths) != 1 or 0 in widths:
+        return False
+    for start in range(0, len(lines), block):
+        numbers = [t for line in lines[start : start + block] for t in line.split()]
+        places = {len(t) - t.index(".") - 1 if "." in t else None for t in numbers}
+        if len(places) != 1 or (places.pop() or 0) > 22:
+            return False
+        if not all(re.fullmatch(r"-?[0-9]*\.?[0-9]*", t) and re.search("[0-9]", t) and abs(int(t.replace(".", ""))) < 2**53 for t in numbers):
+            return False
+    return True
+
+
+def test_fixed_point_reader_stops_at_2_to_the_53_and_22_places() -> None:
+    """Integers of up to 2^53 - 1 and 10^22 are doubles exactly; 2^53, 10^23 and beyond go to the float reader."""
     from podium.formats.text import _fixed_point_rows
 
-    for sign in ("", "-"):
-        below, at = f"{sign}900719925474099.1", f"{sign}900719925474099.2"  # digits 2^53 - 1 and 2^53
+    places_22, places_23 = "0." + "0" * 21 + "7", "0." + "0" * 22 + "7"
+    assert _fixed_point_rows([places_22]).tolist() == [[7e-22]] and _fixed_point_rows([places_23]) is None  # type: ignore[union-attr]
+
+    for sign, dot in itertools.product(("", "-"), (".", "")):
+        below, at = f"{sign}900719925474099{dot}1", f"{sign}900719925474099{dot}2"  # digits 2^53 - 1 and 2^53
         assert _fixed_point_rows([below]).tolist() == [[float(below)]]  # type: ignore[union-attr]
         assert _fixed_point_rows([at]) is None and _fixed_point_rows([f"0.5 {at}"]) is None
 

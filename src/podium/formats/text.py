@@ -82,19 +82,20 @@ def numeric_rows(lines: list[str], dtype: type[np.int64] | type[np.float64]) -> 
 
 def _fixed_point_rows(lines: list[str]) -> NDArray[np.float64] | None:
     """Lines of decimals that all have the same count ``d`` of fraction digits (``0.3307 -1.2500``),
-    read as the integers their signs and digits spell and divided by ``10^d``; ``None`` for anything
-    else (NumPy's integer reader refuses what is not a sign and digits once the dots are gone).
+    or of integers (``d = 0``: ``7 12 -3``), read as the integers their signs and digits spell and
+    divided by ``10^d``; ``None`` for anything else (NumPy's integer reader refuses what is not a
+    sign and digits once the dots are gone).
 
     Exact: an integer below ``2^53`` and ``10^d`` for ``d <= 22`` are both doubles, and IEEE
     division rounds their exact quotient correctly, so ``3307 / 10^4`` is the double nearest to
-    0.3307, the one ``float("0.3307")`` gives (Clinger's fast path). Twice as fast as NumPy's
-    float reader, because its integer reader is six times faster.
+    0.3307, the one ``float("0.3307")`` gives (Clinger's fast path). Two to eight times as fast
+    as NumPy's float reader, because its integer reader is six to eight times faster.
 
     The lines go in blocks of ``FIXED_POINT_BLOCK`` (each may have its own ``d``), so the
     character arrays stay a few megabytes whatever the file.
 
-    >>> _fixed_point_rows(["0.3307 12.5000", "1.0000 0.0001"]).tolist(), _fixed_point_rows(["0.5 0.25"])
-    ([[0.3307, 12.5], [1.0, 0.0001]], None)
+    >>> _fixed_point_rows(["0.3307 12.5000", "1.0000 0.0001"]).tolist(), _fixed_point_rows(["3 -4"]).tolist(), _fixed_point_rows(["0.5 0.25"])
+    ([[0.3307, 12.5], [1.0, 0.0001]], [[3.0, -4.0]], None)
     """
     blocks: list[NDArray[np.float64]] = []
     for start in range(0, len(lines), FIXED_POINT_BLOCK):
@@ -107,23 +108,24 @@ def _fixed_point_rows(lines: list[str]) -> NDArray[np.float64] | None:
 
 def _fixed_point_block(lines: list[str]) -> NDArray[np.float64] | None:
     text = "\n".join(lines)
-    if not text.isascii():
-        return None
-    chars = np.frombuffer(text.encode("ascii"), np.uint8)
-    space = (chars == 32) | (chars == 10) | (chars == 9)
-    dots = np.flatnonzero(chars == 46)
-    if dots.size == 0:
-        return None
-    after_first = space[dots[0] + 1 :]
-    places = int(after_first.argmax()) if after_first.any() else after_first.size
-    ends = dots + places + 1  # every dot: ``places`` characters, then a space or the end
-    if places > 22 or ends[-1] > chars.size or not space[ends[ends < chars.size]].all():
-        return None
-    numbers = int(not space[0]) + int((space[:-1] & ~space[1:]).sum())
-    if numbers != dots.size:  # a number without a dot (none can hold two: its first ends it)
-        return None
+    places, digits = 0, lines
+    if "." in text:
+        if not text.isascii():
+            return None
+        chars = np.frombuffer(text.encode("ascii"), np.uint8)
+        space = (chars == 32) | (chars == 10) | (chars == 9)
+        dots = np.flatnonzero(chars == 46)
+        after_first = space[dots[0] + 1 :]
+        places = int(after_first.argmax()) if after_first.any() else after_first.size
+        ends = dots + places + 1  # every dot: ``places`` characters, then a space or the end
+        if places > 22 or ends[-1] > chars.size or not space[ends[ends < chars.size]].all():
+            return None
+        numbers = int(not space[0]) + int((space[:-1] & ~space[1:]).sum())
+        if numbers != dots.size:  # a number without a dot (none can hold two: its first ends it)
+            return None
+        digits = text.replace(".", "").split("\n")
     try:
-        integers = np.loadtxt(text.replace(".", "").split("\n"), dtype=np.int64, comments=None, ndmin=2)
+        integers = np.loadtxt(digits, dtype=np.int64, comments=None, ndmin=2)
     except (ValueError, OverflowError):  # anything but signs and digits besides the dots
         return None
     if len(integers) != len(lines) or np.abs(integers).max() >= 1 << 53:
