@@ -231,7 +231,8 @@ TOKENS = [b"nan", b"-1", b"1e309", b"\n\n", b",,", b"\t", b"12345678901234567890
 BYTE_KINDS = ("truncate", "flip", "junk", "empty")
 TEXT_KINDS = (*BYTE_KINDS, "token", "duplicate", "giant_field", "long_line", "many_rows", "newlines", "padding", "utf16",
               "cr_only", "long_decimals", "tiny_boxes", "quotes")  # fmt: skip
-PNG_KINDS = (*BYTE_KINDS, "trns", "sixteen_bit", "palette", "rgb", "alpha", "gigapixel", "bad_crc", "many_labels", "dots", "not_png")
+PNG_KINDS = (*BYTE_KINDS, "trns", "sixteen_bit", "palette", "rgb", "alpha", "gigapixel", "bad_crc", "many_labels", "dots",
+             "inflate_bomb", "not_png")  # fmt: skip
 
 
 def _mutate_file(rng: random.Random, data: bytes, suffix: str, big_mb: int) -> tuple[str, bytes]:
@@ -331,7 +332,13 @@ def _mutate_png(kind: str, data: bytes, rng: random.Random) -> bytes:
         return encode(labels.astype(np.uint16))
     if kind == "dots":
         return encode(((np.random.default_rng(rng.randrange(2**32)).random((h, w)) < 0.2) * 255).astype(np.uint8))
+    if kind == "inflate_bomb":  # the image's own header, and image data that inflates to 64 MB, far past its rows
+        return data[:33] + _png_chunk(b"IDAT", zlib.compress(bytes(64 << 20), 9)) + _png_chunk(b"IEND", b"") if data.startswith(b"\x89PNG") else data
     return b"GIF89a" + data[6:]  # not_png
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
 
 
 def _with_header_size(data: bytes, width: int, height: int) -> bytes:
