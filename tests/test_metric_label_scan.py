@@ -45,7 +45,21 @@ def numpy_edges(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def test_sides_match_their_numpy_definitions(seed: int) -> None:
     rng = np.random.default_rng(seed)
     dtype = [np.uint8, np.uint16, np.int32, np.int64][seed % 4]
-    labels = random_labels(rng, dtype, int(rng.integers(0, 30)))
+    check_side(random_labels(rng, dtype, int(rng.integers(0, 30))))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 9), (2, 8), (3, 7), (4, 16), (5, 15), (6, 17), (17, 1), (3, 2)])
+def test_sides_of_narrow_and_short_images(shape: tuple[int, int]) -> None:
+    """Rows shorter than, equal to and just past the 8 pixels the marks are skipped by, and labels
+    already numbered 0..n (only widened) or not."""
+    rng = np.random.default_rng(shape[0] * 100 + shape[1])
+    for top in (1, 3, 250):
+        labels = rng.integers(0, top + 1, shape).astype(np.uint8)
+        labels[rng.random(shape) < 0.5] = labels.flat[0]  # runs and solid parts
+        check_side(labels)
+
+
+def check_side(labels: np.ndarray) -> None:
     side = _Side(labels)
     values, inverse = np.unique(labels, return_inverse=True)
     expected_codes = inverse.reshape(labels.shape) + (values[0] != 0)

@@ -30,6 +30,7 @@ SPREAD_VISITS = 256  # points :func:`_farthest_squared` visits spread out before
 @compiled
 def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.int32], int]:  # pragma: no cover - compiled
     """Labels renumbered 1..n in label order, 0 kept for background; ``table_size`` > every label.
+    Labels that are already 0..n (or 1..n) are only widened.
 
     >>> codes, n = renumber(np.array([[0, 7], [3, 7]], dtype=np.uint16), 8)
     >>> codes.tolist(), n
@@ -38,19 +39,58 @@ def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.i
     table = np.zeros(table_size, np.int32)
     height, width = labels.shape
     for i in range(height):
+        row = labels[i]
         for j in range(width):
-            table[labels[i, j]] = 1
+            table[row[j]] = 1
     table[0] = 0
     n = 0
+    unchanged = True
     for value in range(table_size):
         if table[value]:
             n += 1
             table[value] = n
+            unchanged &= n == value
     codes = np.empty((height, width), np.int32)
     for i in range(height):
-        for j in range(width):
-            codes[i, j] = table[labels[i, j]]
+        row, out = labels[i], codes[i]
+        if unchanged:  # a loop without lookups, which the compiler vectorizes
+            for j in range(width):
+                out[j] = row[j]
+        else:
+            for j in range(width):
+                out[j] = table[row[j]]
     return codes, n
+
+
+@compiled
+def _marked(marks: NDArray[np.uint8], size: int, positions: NDArray[np.int64]) -> int:  # pragma: no cover - compiled
+    """Writes the indices of the nonzero bytes of ``marks[:size]`` to ``positions``, in order, and
+    returns how many there are. Eight zero bytes are skipped at once (``marks.size`` is a multiple of 8).
+
+    >>> positions = np.empty(16, np.int64)
+    >>> m = _marked(np.array([0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1], np.uint8), 15, positions)
+    >>> positions[:m].tolist()
+    [1, 14]
+    """
+    words = marks.view(np.uint64)
+    m = 0
+    for w in range((size + 7) // 8):
+        if words[w]:
+            for j in range(8 * w, min(8 * w + 8, size)):
+                if marks[j]:
+                    positions[m] = j
+                    m += 1
+    return m
+
+
+@compiled
+def _row_marks(width: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:  # pragma: no cover - compiled
+    """A zeroed buffer of marks for one row and the sentinel after it (:func:`_marked`), and room for
+    their positions."""
+    return np.zeros((width + 8) // 8 * 8, np.uint8), np.empty((width + 8) // 8 * 8, np.int64)
+
+
+_RUN_START = 4  # a mark of :func:`object_shapes`: the pixel starts a run of one code in its row
 
 
 @compiled
@@ -64,6 +104,10 @@ def object_shapes(
     The octagon is taken over the 8-boundary only: a pixel p where ``v·p`` is largest, for a king
     move v, has ``p + v`` outside the object, so it is on the 8-boundary.
 
+    Each row is marked first in loops without branches, which the compiler vectorizes: a
+    pixel's edge bits, and whether it starts a run of one code. Only the marked pixels are then
+    visited (:func:`_marked`): areas are summed from the runs' lengths, the boundary from its pixels.
+
     >>> flags, area, on4, on8, octagon, edge_y, edge_x = object_shapes(np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1]], np.int32), 1)
     >>> flags.tolist(), area.tolist(), on4.tolist(), on8.tolist(), octagon.tolist(), edge_y.tolist(), edge_x.tolist()
     ([[3, 3, 3], [3, 0, 3], [3, 3, 3]], [0, 9], [0, 8], [0, 8], [[2, 0, 2, 0, 4, 0, 2, -2]], [0, 0, 0, 1, 1, 2, 2, 2], [0, 1, 2, 0, 2, 0, 1, 2])
@@ -75,31 +119,44 @@ def object_shapes(
     on8 = np.zeros(n + 1, np.int64)
     octagon = np.empty((n, 8), np.int64)
     edge_y, edge_x, row_x = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(width, np.int64)  # all of them; one row's
+    marks, positions = _row_marks(width)
+    same_column = np.zeros(width, np.uint8)  # the pixels above and below have the pixel's code
     size = 0
     for k in range(n):
         octagon[k, 0::2] = np.iinfo(np.int64).min
         octagon[k, 1::2] = np.iinfo(np.int64).max
+    both = ON_EDGE4 | ON_EDGE8
     for i in range(height):
-        m = 0
         above, row, below = codes[max(i - 1, 0)], codes[i], codes[min(i + 1, height - 1)]
-        border_row = i == 0 or i == height - 1
-        for j in range(width):
-            c = row[j]
-            if c == 0:
+        for j in range(width):  # none in the border rows: every object pixel there is on both boundaries
+            same_column[j] = (above[j] == row[j]) & (below[j] == row[j]) & (0 < i < height - 1)
+        marks[0] = _RUN_START | both * (row[0] != 0)
+        for j in range(1, width - 1):
+            same_left = row[j - 1] == row[j]
+            inner4 = same_left & (row[j + 1] == row[j]) & (same_column[j] == 1)
+            inner8 = inner4 & (same_column[j - 1] == 1) & (same_column[j + 1] == 1)
+            marks[j] = ((1 - inner4) * ON_EDGE4 + (1 - inner8) * ON_EDGE8) * (row[j] != 0) + (1 - same_left) * _RUN_START
+        if width > 1:
+            marks[width - 1] = both * (row[width - 1] != 0) + (row[width - 2] != row[width - 1]) * _RUN_START
+        marks[width] = _RUN_START  # the sentinel: the end of the row's last run
+        m, run_code, run_start = 0, 0, 0
+        for p in range(_marked(marks, width + 1, positions)):
+            j = positions[p]
+            mark = marks[j]
+            if mark & _RUN_START:
+                area[run_code] += j - run_start
+                if j == width:
+                    break
+                run_code, run_start = row[j], j
+            edge = mark & both
+            if edge == 0:
                 continue
-            area[c] += 1
-            if border_row or j == 0 or j == width - 1:
-                edge4 = edge8 = True
-            else:  # every neighbour read, without branches: interior pixels, the most, need all eight
-                edge4 = (above[j] != c) | (below[j] != c) | (row[j - 1] != c) | (row[j + 1] != c)
-                edge8 = edge4 | (above[j - 1] != c) | (above[j + 1] != c) | (below[j - 1] != c) | (below[j + 1] != c)
-                if not edge8:
-                    continue
-            flags[i, j] = ON_EDGE8 | (ON_EDGE4 if edge4 else 0)
+            c = row[j]
+            flags[i, j] = edge
             row_x[m] = j
             m += 1
             on8[c] += 1
-            if edge4:
+            if edge & ON_EDGE4:
                 on4[c] += 1
             o = octagon[c - 1]
             for side, v in enumerate((i, j, i + j, i - j)):
@@ -112,6 +169,7 @@ def object_shapes(
         edge_y[size : size + m] = i
         edge_x[size : size + m] = row_x[:m]
         size += m
+    area[0] = 0  # the background's runs were summed too
     return flags, area, on4, on8, octagon, edge_y[:size].copy(), edge_x[:size].copy()
 
 
@@ -180,13 +238,15 @@ def directed_squared(
     The candidates to be farthest are the pixels of A outside B that are on A's 8-boundary
     or strictly inside B's octagon; see :func:`podium.metrics.object_segmentation._directed_squared`
     for why no other can be. The inner ones are found by scanning, within A's box, each row of
-    the octagon's interior between the columns its eight sides allow. Their distance to B is
+    the octagon's interior between the columns its eight sides allow (marked in a vectorized
+    loop, then collected by :func:`_marked`). Their distance to B is
     that to B's nearest 4-boundary pixel (:func:`_farthest_squared`).
     """
     out = np.zeros(a_codes.size, np.int64)
     work = 0
     buffer_y = np.empty(64, np.int64)
     buffer_x = np.empty(64, np.int64)
+    marks, positions = _row_marks(own_codes.shape[1])
     for k in range(a_codes.size):
         a, b = a_codes[k], b_codes[k]
         ea, o = own_extremes[a - 1], other_octagon[b - 1]  # o: max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x
@@ -205,11 +265,15 @@ def directed_squared(
         for py in range(top, bottom + 1):
             low = max(left, o[5] + 1 - py, py - o[6] + 1)  # o[5] < py + px, py - px < o[6]
             high = min(right, o[4] - 1 - py, py - o[7] - 1)  # py + px < o[4], o[7] < py - px
-            work += max(0, high - low + 1)
-            for px in range(low, high + 1):
-                if own_codes[py, px] == a and own_flags[py, px] == 0 and other_codes[py, px] != b:  # inside A, off its 8-boundary, outside B
-                    buffer_y[m], buffer_x[m] = py, px
-                    m += 1
+            if high < low:
+                continue
+            work += high - low + 1
+            codes_a, flags_a, codes_b = own_codes[py, low : high + 1], own_flags[py, low : high + 1], other_codes[py, low : high + 1]
+            for t in range(high - low + 1):  # without branches, on row slices: vectorized
+                marks[t] = (codes_a[t] == a) & (flags_a[t] == 0) & (codes_b[t] != b)  # inside A, off its 8-boundary, outside B
+            for p in range(_marked(marks, high - low + 1, positions)):
+                buffer_y[m], buffer_x[m] = py, low + positions[p]
+                m += 1
         b_first, b_last = other_start4[b - 1], other_start4[b]
         out[k], scanned = _farthest_squared(buffer_y[:m], buffer_x[:m], other_y4[b_first:b_last], other_x4[b_first:b_last])
         work += scanned
@@ -309,7 +373,8 @@ def overlaps(s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g
     """Pairs (S code, G code) of objects that share pixels, in increasing order, and how many they share.
 
     One raster pass over both images lists runs of pixels with the same pair (few: a pair
-    changes only where a boundary is crossed); the runs are then grouped by S code, and each S
+    changes only where a boundary is crossed): each row marks where either code changes, in a
+    vectorized loop, and only those pixels are visited (:func:`_marked`). The runs are then grouped by S code, and each S
     object's counts go to a table over G's codes of which only the entries it touched are read
     back and cleared: linear in pixels plus objects.
 
@@ -318,25 +383,30 @@ def overlaps(s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g
     """
     height, width = s_codes.shape
     keys, lengths = np.empty(64, np.int64), np.empty(64, np.int64)
-    row_keys, row_ends = np.empty(width + 1, np.int64), np.empty(width + 1, np.int64)  # one row's runs
+    row_keys, row_lengths = np.empty(width + 1, np.int64), np.empty(width + 1, np.int64)  # one row's runs
+    marks, positions = _row_marks(width)
     size = 0
     for i in range(height):
-        m, run_key = 0, np.int64(0)
-        for j in range(width):
-            s, g = s_codes[i, j], g_codes[i, j]
-            key = np.int64(s) * (g_n + 1) + g if (s != 0) & (g != 0) else np.int64(0)
-            if key != run_key:
-                row_keys[m], row_ends[m] = run_key, j
+        s_row, g_row = s_codes[i], g_codes[i]
+        marks[0] = 1
+        for j in range(1, width):  # without branches: vectorized
+            marks[j] = (s_row[j] != s_row[j - 1]) | (g_row[j] != g_row[j - 1])
+        marks[width] = 1  # the sentinel: the end of the row's last run
+        m, run_key, run_start = 0, np.int64(0), 0
+        for p in range(_marked(marks, width + 1, positions)):
+            j = positions[p]
+            if run_key:
+                row_keys[m], row_lengths[m] = run_key, j - run_start
                 m += 1
-                run_key = key
-        row_keys[m], row_ends[m] = run_key, width
-        m += 1
+            if j == width:
+                break
+            s, g = s_row[j], g_row[j]
+            run_key, run_start = (np.int64(s) * (g_n + 1) + g if (s != 0) & (g != 0) else np.int64(0)), j
         if size + m > keys.size:
             keys, lengths = _grown(keys, 2 * (size + m), size), _grown(lengths, 2 * (size + m), size)
-        for r in range(m):
-            if row_keys[r]:
-                keys[size], lengths[size] = row_keys[r], row_ends[r] - (row_ends[r - 1] if r else 0)
-                size += 1
+        keys[size : size + m] = row_keys[:m]
+        lengths[size : size + m] = row_lengths[:m]
+        size += m
     # Runs grouped by S code (a counting sort), then each S object's counts summed in a table over G's codes.
     s_of = keys[:size] // (g_n + 1)
     start = np.zeros(s_n + 2, np.int64)
