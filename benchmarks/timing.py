@@ -127,9 +127,15 @@ def timed(run: Callable[[], T], live: bool = False) -> Timed[T]:
     return Timed(wall, cpu_seconds(live) - cpu, value)
 
 
-def best_of(repeats: int, run: Callable[[], T], *, parallel: int = 1, what: str = "", live: bool = False) -> Timed[T]:
-    """The run of ``repeats`` with the least wall time; a warning if even that one was busy (:func:`warn_if_busy`)."""
-    best = min((timed(run, live) for _ in range(repeats)), key=lambda t: t.wall)
+def best_of(repeats: int, run: Callable[[], T], *, parallel: int = 1, what: str = "", live: bool = False, min_seconds: float = 0.0) -> Timed[T]:
+    """The run with the least wall time of ``repeats`` runs, or of as many more as fill ``min_seconds``
+    of wall time (as ``timeit``'s autorange does, for runs of milliseconds, whose first repeats are
+    slower while the core warms up; at most 10,000); a warning if even the best was busy
+    (:func:`warn_if_busy`)."""
+    runs = [timed(run, live) for _ in range(repeats)]
+    while sum(r.wall for r in runs) < min_seconds and len(runs) < 10_000:
+        runs.append(timed(run, live))
+    best = min(runs, key=lambda t: t.wall)
     warn_if_busy(best, parallel=parallel, what=what)
     return best
 
