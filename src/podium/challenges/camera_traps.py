@@ -177,14 +177,13 @@ def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:
 def _per_photo(photos: PointCounts, names: list[str]) -> dict[str, dict[str, int]]:
     """The details of every photo with a truth object or a prediction."""
     active = np.flatnonzero((photos.truth_objects > 0) | (photos.predictions > 0))
-    columns = [np.asarray(values)[active].tolist() for values in (photos.points, photos.matched, photos.false_detections, photos.missed)]
-    return {names[i]: dict(zip(("points", "matched", "false", "missed"), row)) for i, *row in zip(active.tolist(), *columns)}  # each array computed once
+    columns = [np.asarray(values)[active].tolist() for values in (photos.points, photos.matched, photos.false_detections, photos.missed)]  # each computed once
+    return {names[i]: {"points": p, "matched": m, "false": f, "missed": s} for i, p, m, f, s in zip(active.tolist(), *columns)}
 
 
 def _unit_rows(photos: PointCounts, names: list[str]) -> dict[str, tuple[float, ...]]:
     """Every photo's row of :data:`UNIT_COLUMNS`."""
-    table = np.stack([photos.points, photos.max_points, photos.predictions], axis=1).tolist()
-    return {name: tuple(row) for name, row in zip(names, table)}
+    return dict(zip(names, zip(*(np.asarray(values).tolist() for values in (photos.points, photos.max_points, photos.predictions)))))
 
 
 UNIT_COLUMNS = ("points", "max_points", "predictions")

@@ -116,16 +116,14 @@ def _read_clean(
 
     ``None`` whenever anything is unusual; the row-by-row path then names every problem.
     """
-    if layout != _Layout("\t", False) or not all(map(str.__contains__, lines, repeat("\t"))):
-        return None
-    if list(map(str.count, lines, repeat("\t"))).count(2) != len(lines):
+    if layout != _Layout("\t", False) or list(map(str.count, lines, repeat("\t"))).count(2) != len(lines):
         return None
     parts = "\t".join(lines).split("\t")
-    names, box_texts, class_texts = [n.strip() for n in parts[0::3]], parts[1::3], parts[2::3]
+    names, box_texts, class_texts = list(map(str.strip, parts[0::3])), parts[1::3], parts[2::3]
     if not all(names):
         return None
     if new_photos:
-        for name in names:
+        for name in dict.fromkeys(names):  # each name once, in the order of first appearance
             known.setdefault(name, len(known))
     photo_of_row = list(map(known.get, names, repeat(-1)))
     if -1 in photo_of_row:

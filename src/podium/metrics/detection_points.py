@@ -139,17 +139,23 @@ def points_score(points: ArrayLike, max_points: ArrayLike, predictions: ArrayLik
         return np.where(has_truth, np.maximum(points, 0) / np.where(has_truth, max_points, 1), (predictions == 0).astype(np.float64))
 
 
-def _corners(xywh: NDArray[np.float64]) -> NDArray[np.float64]:
+Corners = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+
+def _corners(xywh: NDArray[np.float64], index: NDArray[np.int64]) -> Corners:
+    """The columns ``x1, y1, x2, y2`` of the ``(xc, yc, w, h)`` boxes ``xywh[index]``: ``xc ∓ w/2``,
+    ``yc ∓ h/2``, computed once per box and then gathered (a box is in many pairs)."""
     xc, yc, w, h = xywh.T
-    return np.stack([xc - w / 2, yc - h / 2, xc + w / 2, yc + h / 2], axis=1)
+    return (xc - w / 2)[index], (yc - h / 2)[index], (xc + w / 2)[index], (yc + h / 2)[index]
 
 
-def _iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """IoU of corner boxes ``a[k]`` and ``b[k]``, and the bound on its rounding error."""
-    iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
-    ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
+def _iou(a: Corners, b: Corners) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """IoU of corner boxes ``a[:][k]`` and ``b[:][k]``, and the bound on its rounding error."""
+    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = a, b
+    iw = np.clip(np.minimum(ax2, bx2) - np.maximum(ax1, bx1), 0, None)
+    ih = np.clip(np.minimum(ay2, by2) - np.maximum(ay1, by1), 0, None)
     inter = iw * ih
-    union = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
     iou = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
     return iou, iou_error_bound(iou, union)
 
@@ -210,7 +216,7 @@ def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
     best candidate. The others run the rules' loop.
     """
     p_idx, t_idx = _same_photo_pairs(pred.photo, truth.photo)
-    iou, bound = _iou(_corners(pred.xywh[p_idx]), _corners(truth.xywh[t_idx]))
+    iou, bound = _iou(_corners(pred.xywh, p_idx), _corners(truth.xywh, t_idx))
     near = np.abs(iou - 0.5) <= bound
     candidate = (iou > 0.5 + bound) | near
     p_c, t_c, iou_c, near_c, bound_c = p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate], bound[candidate]
