@@ -238,10 +238,11 @@ def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
     bounds = np.searchsorted(photo_c, np.union1d(contested, exact_photos), side="left")
     ends = np.searchsorted(photo_c, np.union1d(contested, exact_photos), side="right")
     exact_set = set(exact_photos.tolist())
+    exact_known: dict[tuple[str, str], Fraction] = {}  # exact IoUs by the two boxes' texts
     for start, end in zip(bounds.tolist(), ends.tolist()):
         photo = int(photo_c[start])
         if photo in exact_set:
-            _exact_greedy(pred, truth, p_c[start:end], t_c[start:end], truth_of)
+            _exact_greedy(pred, truth, p_c[start:end], t_c[start:end], truth_of, exact_known)
         else:
             _greedy(p_c[start:end].tolist(), t_c[start:end].tolist(), truth_of)
     return Matching(truth_of, int(exact_photos.size), contested, (p_c, t_c, iou_c))
@@ -271,12 +272,20 @@ def _greedy(preds: list[int], truths: list[int], truth_of: NDArray[np.int64]) ->
             done.add(p)
 
 
-def _exact_greedy(pred: Boxes, truth: Boxes, preds: NDArray[np.int64], truths: NDArray[np.int64], truth_of: NDArray[np.int64]) -> None:
-    """The rules' loop for one photo with exact IoUs: candidates re-decided, ties to the earlier truth."""
+def _exact_greedy(
+    pred: Boxes, truth: Boxes, preds: NDArray[np.int64], truths: NDArray[np.int64], truth_of: NDArray[np.int64], known: dict[tuple[str, str], Fraction]
+) -> None:
+    """The rules' loop for one photo with exact IoUs: candidates re-decided, ties to the earlier truth.
+
+    ``known`` holds the exact IoUs already computed, by the two boxes' texts: boxes written alike
+    (duplicates, the usual cause of exact ties) are computed once."""
     half = Fraction(1, 2)
     ranked: list[tuple[int, Fraction, int]] = []
     for p, t in zip(preds.tolist(), truths.tolist()):
-        value = exact_iou(pred.exact(p), truth.exact(t))
+        key = (pred.texts[p], truth.texts[t])
+        value = known.get(key)
+        if value is None:
+            value = known[key] = exact_iou(pred.exact(p), truth.exact(t))
         if value > half:
             ranked.append((p, -value, t))
     ranked.sort()
