@@ -226,16 +226,17 @@ def _without_prefix(labels: list[str]) -> list[str] | None:
     """The labels less the first label's prefix (all of it up to its final digits) when every label
     starts with it; ``None`` when one does not.
 
-    >>> _without_prefix(["p_12", "p_3"]), _without_prefix(["12", "3"]), _without_prefix(["p_12", "q_3"])
-    (['12', '3'], ['12', '3'], None)
+    >>> _without_prefix(["p_12", "p_3"]), _without_prefix(["12", "3"]), _without_prefix(["p_12", "q_3"]), _without_prefix(["p1", "5\\np2"])
+    (['12', '3'], ['12', '3'], None, None)
     """
     prefix = labels[0].rstrip("0123456789") if labels else ""
     if not prefix:
         return labels
-    joined = "\n" + "\n".join(labels)  # no label holds a line break
+    joined = "\n" + "\n".join(labels)
     if joined.count("\n" + prefix) != len(labels):
         return None
-    return joined.replace("\n" + prefix, "\n")[1:].split("\n")
+    numbers = joined.replace("\n" + prefix, "\n")[1:].split("\n")
+    return numbers if len(numbers) == len(labels) else None  # a label that held a line break split in two
 
 
 _POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
@@ -320,9 +321,8 @@ def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64],
     digits = "".join(values)
     if not (digits.isascii() and digits.isdigit()) or "" in values or max(map(len, values), default=0) > 18:
         return None
-    read = numeric_rows(values, np.int64)  # digits only, at most 18: NumPy's integer reader takes them
-    if read is None:
-        return None
+    read = numeric_rows(values, np.int64) if values else np.zeros((0, 1), np.int64)
+    assert read is not None  # digits only, at most 18 in each line: NumPy's integer reader takes every line
     cluster = read[:, 0]
     if cluster.size and cluster.min() < 1:
         return None
