@@ -8,6 +8,7 @@ from typing import Any, TypeVar, cast
 from numba import njit
 
 F = TypeVar("F", bound=Callable[..., Any])
+_KERNELS: list[Any] = []  # every compiled function, to tell whether one has run in this process
 
 
 def compiled(function: F) -> F:
@@ -17,6 +18,15 @@ def compiled(function: F) -> F:
     neither can be written, the function is compiled again in each process (a few seconds).
     """
     try:
-        return cast(F, njit(cache=True, nogil=True)(function))
+        kernel = njit(cache=True, nogil=True)(function)
     except RuntimeError:  # Numba found no writable cache folder
-        return cast(F, njit(nogil=True)(function))
+        kernel = njit(nogil=True)(function)
+    _KERNELS.append(kernel)
+    return cast(F, kernel)
+
+
+def kernels_loaded() -> bool:
+    """Whether a kernel has run in this process. Numba's compiler is then set up, and another kernel
+    loads from the cache in milliseconds; the first takes about a second (Numba's import, its
+    typing registries, and SciPy, which it imports to find BLAS)."""
+    return any(kernel.signatures for kernel in _KERNELS)

@@ -6,8 +6,9 @@
 kernels in memory instead of loading them (0.2 s).
 """
 
-from podium.formats import png_rows
+from podium.formats import detection_scan, png_rows
 from podium.metrics import object_segmentation
 
 object_segmentation.compile_kernels()
 png_rows.compile_kernels()
+detection_scan.compile_kernels()

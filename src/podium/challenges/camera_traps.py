@@ -67,8 +67,7 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
         if params["images"] is not None:
             _check_suitable_sizes(truth_table, params["images"], params["min_size"], log)
         path = single_file(submission, TABLE_SUFFIXES, log)
-        photos = {name: i for i, name in enumerate(truth_table.photos)}
-        table = None if path is None else read_table(path, log, photos)
+        table = None if path is None else read_table(path, log, truth_table)
         items = [Item(path.name, truth_table, table)] if path is not None and table is not None else []
         return Job(Context(params["matching"]), items)
 

@@ -13,21 +13,26 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
+from podium.formats.detection_scan import KnownNames, scan_rows
 from podium.formats.files import FileProblem
-from podium.formats.text import DECIMAL, TextLimits, numeric_rows, read_text
+from podium.formats.text import DECIMAL, TextLimits, TextSpans, numeric_rows, read_text
 from podium.issues import IssueLog, plural
+from podium.jit import kernels_loaded
 from podium.metrics.detection_points import Boxes
 
 TOLERANCE = 1e-9
 BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
 COORDINATE_HEADERS = ({"xc", "x", "x_c", "xcenter", "x_center"}, {"yc", "y", "y_c", "ycenter", "y_center"}, {"w", "width"}, {"h", "height"})
 CLASSES = {"0": 0, "1": 1, "false": 0, "true": 1}
-CLASS_VALUES = {**CLASSES, "False": 0, "True": 1, "FALSE": 0, "TRUE": 1}  # as written, for the fast path
+CLASS_VALUES = {**CLASSES, "False": 0, "True": 1, "FALSE": 0, "TRUE": 1}  # as written, for the clean tables
+SCAN_COLD_CHARACTERS = 20_000_000  # see _scan_pays
 _BOX_PUNCTUATION = str.maketrans(dict.fromkeys("[](){}\"',;", " "))
 
 
@@ -35,16 +40,21 @@ _BOX_PUNCTUATION = str.maketrans(dict.fromkeys("[](){}\"',;", " "))
 class Table:
     """Boxes of a table, and the photo names in order of first appearance."""
 
-    boxes: Boxes
+    boxes: Boxes  # its texts are TextSpans
     photos: list[str]  # index -> name (the truth's list of every test photo)
+
+    @cached_property
+    def names(self) -> KnownNames:
+        """The photo names as the compiled scan looks them up (kept with a cached truth)."""
+        return KnownNames.of(self.photos)
 
     def restricted(self, photos: np.ndarray) -> Table:
         """The rows of ``photos`` (ascending indices) in file order, the photos numbered anew in their order."""
         number = np.full(len(self.photos), -1, dtype=np.int64)
         number[photos] = np.arange(len(photos))
         rows = np.flatnonzero(number[self.boxes.photo] >= 0)
-        texts = [self.boxes.texts[k] for k in rows.tolist()]
-        boxes = Boxes(number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], texts)
+        assert isinstance(self.boxes.texts, TextSpans)
+        boxes = Boxes(number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], self.boxes.texts.take(rows))
         return Table(boxes, [self.photos[i] for i in photos.tolist()])
 
 
@@ -64,43 +74,72 @@ def _layout(header: str) -> _Layout | None:
     return None
 
 
-def read_table(path: Path, log: IssueLog, photos: dict[str, int] | None) -> Table | None:
+def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     """Parse and check a table; ``None`` when it has errors (all logged with their lines).
 
-    ``photos`` maps known photo names to indices (the truth's); a submission
-    row naming another photo is an error. Without it (reading the truth),
-    every name is a photo. A row with empty BBox and Class names a photo without detections.
+    Reading a submission, ``truth`` is the truth's table: a row naming a photo
+    not in it is an error. Without it (reading the truth), every name is a
+    photo. A row with empty BBox and Class names a photo without detections.
+    Clean tab-separated rows are read by a compiled scan
+    (:mod:`podium.formats.detection_scan`) where it pays (:func:`_scan_pays`),
+    else by ``str`` methods and NumPy; any other table row by row, which names
+    every problem. All three give the same rows.
     """
     errors_before = log.error_count
     try:
-        text = read_text(path, TextLimits() if photos is None else submission_limits(photos))
+        text = read_text(path, TextLimits() if truth is None else submission_limits(truth.photos))
     except FileProblem as exc:
         log.error("unreadable", str(exc), path, exc.line)
         return None
-    lines = text.splitlines()
-    header_line = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if header_line is None:
-        if photos is not None:
+    header = _header(text)
+    if header is None:
+        if truth is not None:
             return Table(_no_boxes(), [])
         log.error("empty", "is empty; the first line is the header Name, BBox, Class", path)
         return None
-    layout = _layout(lines[header_line])
+    header_line, header_text, body = header
+    layout = _layout(header_text)
     if layout is None:
         log.error("header", "the first line must be the header Name<TAB>BBox<TAB>Class (or Name, xc, yc, w, h, Class)", path, header_line + 1)
         return None
-    known = dict(photos) if photos is not None else {}
-    body = lines[header_line + 1 :]
-    table = _read_clean(body, header_line + 2, layout, known, photos is None)
-    if table is None:
-        table = _read_rows(body, header_line + 2, layout, known, photos is None, path, log)
-    if table is None or log.error_count > errors_before:
+    first = header_line + 2
+    tabs = layout == _Layout("\t", False)
+    scanned = scan_rows(body.encode(), None if truth is None else truth.names) if tabs and _scan_pays(body) else None
+    if scanned is not None and _valid(scanned.xywh):
+        boxes = Boxes(scanned.photo, scanned.xywh, scanned.cls, scanned.texts)
+        line_numbers: Sequence[int] | NDArray[np.int64] = scanned.lines + (first - 1)
+        photos = scanned.new_names if truth is None else truth.photos
+    else:
+        lines = body.splitlines()
+        known = {} if truth is None else {name: i for i, name in enumerate(truth.photos)}
+        clean = _read_clean(lines, first, known, truth is None) if tabs else None
+        boxes, line_numbers = clean or _read_rows(lines, first, layout, known, truth is None, path, log)
+        photos = list(known) if truth is None else truth.photos
+    if log.error_count > errors_before:
         return None
-    boxes, line_numbers = table
     _warn_outside_frame(boxes.xywh, line_numbers, path, log)
-    return Table(boxes, list(known))
+    return Table(boxes, photos)
 
 
-def submission_limits(photos: dict[str, int]) -> TextLimits:
+def _scan_pays(body: str) -> bool:
+    """Whether the compiled scan is worth its start. In a process that has not run a kernel yet,
+    Numba takes about a second to load, which the scan repays from about ``SCAN_COLD_CHARACTERS``
+    (450,000 rows; measured as commands: benchmarks/README.md, camera-traps); once loaded, the
+    scan pays on any table."""
+    return len(body) >= SCAN_COLD_CHARACTERS or kernels_loaded()
+
+
+def _header(text: str) -> tuple[int, str, str] | None:
+    """The header's index among the lines (the first that is not blank), its text, and the text after it."""
+    head, _, rest = text.partition("\n")
+    if head.strip() and len(head.splitlines()) == 1:
+        return 0, head, rest
+    lines = text.splitlines()
+    index = next((i for i, line in enumerate(lines) if line.strip()), None)
+    return None if index is None else (index, lines[index], "\n".join(lines[index + 1 :]))
+
+
+def submission_limits(photos: list[str]) -> TextLimits:
     """What a submission can need: on average 20 detections per photo (each false one costs a
     point), each row its photo name and up to 100 bytes of box and class, and 1 MiB to spare."""
     n = len(photos)
@@ -110,17 +149,18 @@ def submission_limits(photos: dict[str, int]) -> TextLimits:
 
 
 def _read_clean(
-    lines: list[str], first: int, layout: _Layout, known: dict[str, int], new_photos: bool
+    lines: list[str], first: int, known: dict[str, int], new_photos: bool
 ) -> tuple[Boxes, Sequence[int]] | None:
-    """The fast path: tab-separated rows ``name<TAB>xc yc w h<TAB>class`` that are all valid.
+    """Tab-separated rows ``name<TAB>xc yc w h<TAB>class`` that are all valid, split by ``str`` methods
+    and their numbers read by NumPy: the clean table's way in a process without Numba loaded.
 
     ``None`` whenever anything is unusual; the row-by-row path then names every problem.
     """
-    if layout != _Layout("\t", False) or list(map(str.count, lines, repeat("\t"))).count(2) != len(lines):
+    if list(map(str.count, lines, repeat("\t"))).count(2) != len(lines):
         return None
     parts = "\t".join(lines).split("\t")
     names, box_texts, class_texts = list(map(str.strip, parts[0::3])), parts[1::3], parts[2::3]
-    if not all(names):
+    if not all(names) or '"' in "".join(names):  # a quoted name: the csv module unquotes it
         return None
     if new_photos:
         for name in dict.fromkeys(names):  # each name once, in the order of first appearance
@@ -145,8 +185,9 @@ def _read_clean(
     classes = list(map(CLASS_VALUES.get, class_texts, repeat(-1)))
     if -1 in classes or not _valid(xywh):
         return None
-    boxes = Boxes(np.array(photo_of_row, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), box_texts)
+    boxes = Boxes(np.array(photo_of_row, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), TextSpans.of(box_texts))
     return boxes, [first + i for i in kept] if isinstance(kept, list) else range(first, first + len(lines))
+
 
 
 def _valid(xywh: np.ndarray) -> bool:
@@ -160,7 +201,7 @@ def _valid(xywh: np.ndarray) -> bool:
 
 def _read_rows(
     lines: list[str], first: int, layout: _Layout, known: dict[str, int], new_photos: bool, path: Path, log: IssueLog
-) -> tuple[Boxes, list[int]] | None:
+) -> tuple[Boxes, list[int]]:
     """Row by row with the csv module: quotes, brackets, other delimiters, and every problem named."""
     photo: list[int] = []
     values: list[list[float]] = []
@@ -195,11 +236,11 @@ def _read_rows(
         classes.append(cls)
         line_numbers.append(number)
     xywh = np.array(values, dtype=np.float64).reshape(-1, 4)
-    return Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), texts), line_numbers
+    return Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), TextSpans.of(texts)), line_numbers
 
 
 def _no_boxes() -> Boxes:
-    return Boxes(np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0, np.int8), [])
+    return Boxes(np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0, np.int8), TextSpans.of([]))
 
 
 
@@ -238,11 +279,11 @@ def _box_problem(box: tuple[str, ...]) -> str | None:
     return None
 
 
-def _warn_outside_frame(xywh: np.ndarray, lines: Sequence[int], path: Path, log: IssueLog) -> None:
+def _warn_outside_frame(xywh: np.ndarray, lines: Sequence[int] | NDArray[np.int64], path: Path, log: IssueLog) -> None:
     xc, yc, w, h = xywh.T
     outside = (xc - w / 2 < -TOLERANCE) | (xc + w / 2 > 1 + TOLERANCE) | (yc - h / 2 < -TOLERANCE) | (yc + h / 2 > 1 + TOLERANCE)
     if outside.any():
-        first = lines[int(np.flatnonzero(outside)[0])]
+        first = int(lines[int(np.flatnonzero(outside)[0])])
         log.warning(
             "outside_frame",
             f"{plural(int(outside.sum()), 'box', 'boxes')} stick out of the frame (first at line {first}); scored as given",

@@ -128,6 +128,7 @@ def register(cli: click.Group, guarded: Any) -> None:
     @guarded
     def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None) -> int:
         """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
+        import podium.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
         from podium.service.database import connect, database_url
         from podium.service.queue import LEASE_S
         from podium.service.scoring import Runtime
