@@ -282,7 +282,7 @@ def test_camera_trap_table_fast_path(seed: int, tmp_path: Path, monkeypatch: pyt
             rows.append(f"{name}\t\t")  # a photo without animals
     path = tmp_path / "table.tsv"
     path.write_text("Name\tBBox\tClass\n" + "\n".join(rows) + "\n")
-    known = detection_table.Table(detection_table._no_boxes(), photos)
+    known = detection_table.Table.of(detection_table._no_boxes(), photos)
     fast_log, slow_log = IssueLog(), IssueLog()
     monkeypatch.setattr(detection_table, "scan_rows", lambda *args: None)  # the compiled way: tests/test_detection_scan.py
     taken = _spy(monkeypatch, detection_table, "_read_clean")

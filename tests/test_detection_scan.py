@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from podium.formats import detection_table
-from podium.formats.detection_scan import KnownNames, scan_rows
+from podium.formats.detection_scan import scan_rows
 from podium.formats.text import TextSpans
 from podium.issues import IssueLog
 
@@ -80,6 +80,7 @@ def _contents(table: detection_table.Table | None) -> object:
     if table is None:
         return None
     boxes = table.boxes
+    assert table.names.tolist() == table.photos
     return boxes.photo.tolist(), boxes.xywh.view(np.int64).tolist(), boxes.cls.tolist(), list(boxes.texts), table.photos  # floats bit for bit
 
 
@@ -92,7 +93,7 @@ def test_scan_equals_the_row_reader_on_damaged_tables(seed: int, tmp_path: Path,
         text = _damaged(rng, text, 1 if seed % 3 == 1 else 3)
     path = tmp_path / "table.tsv"
     path.write_text(text, encoding="utf-8")
-    truth = None if seed % 2 else detection_table.Table(detection_table._no_boxes(), [*photos, "IMG_9999.JPG"])
+    truth = None if seed % 2 else detection_table.Table.of(detection_table._no_boxes(), [*photos, "IMG_9999.JPG"])
     fast, slow, scanned = _read_both(path, truth, monkeypatch)
     assert fast == slow
     if seed % 3 == 0:
@@ -160,10 +161,10 @@ def test_names_are_numbered_as_a_dictionary_numbers_them() -> None:
     truth = scan_rows(body, None)
     assert truth is not None
     first_seen = list(dict.fromkeys(names[k] for k in order))
-    assert truth.new_names == first_seen and truth.photo.tolist() == [first_seen.index(names[k]) for k in order]
-    submission = scan_rows(body, KnownNames.of(names))
-    assert submission is not None and submission.photo.tolist() == order.tolist() and submission.new_names == []
-    assert scan_rows(b"IMG_unknown.JPG\t\t\n", KnownNames.of(names)) is None
+    assert truth.photos is not None and truth.photos.tolist() == first_seen and truth.photo.tolist() == [first_seen.index(names[k]) for k in order]
+    submission = scan_rows(body, TextSpans.of(names))
+    assert submission is not None and submission.photo.tolist() == order.tolist() and submission.photos is None
+    assert scan_rows(b"IMG_unknown.JPG\t\t\n", TextSpans.of(names)) is None
 
 
 def test_text_spans_take_and_pickle() -> None:
@@ -174,7 +175,8 @@ def test_text_spans_take_and_pickle() -> None:
     part = spans.take(rows)
     assert list(part) == [strings[k] for k in rows] and len(part.data) == sum(len(strings[k].encode()) for k in rows)
     assert list(pickle.loads(pickle.dumps(part))) == list(part) and list(spans[10:20:3]) == strings[10:20:3]
-    assert list(spans.take(np.zeros(0, np.int64))) == []
+    assert list(spans.take(np.zeros(0, np.int64))) == [] == spans.take(np.zeros(0, np.int64)).tolist()
+    assert spans.tolist() == strings and part.tolist() == list(part) and TextSpans.of(["", "", "é"]).tolist() == ["", "", "é"]
 
 
 def test_the_spaces_beyond_ascii_are_those_str_strip_drops() -> None:

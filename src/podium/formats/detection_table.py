@@ -13,14 +13,13 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.formats.detection_scan import KnownNames, scan_rows
+from podium.formats.detection_scan import scan_rows
 from podium.formats.files import FileProblem
 from podium.formats.text import DECIMAL, TextLimits, TextSpans, numeric_rows, read_text
 from podium.issues import IssueLog, plural
@@ -42,11 +41,11 @@ class Table:
 
     boxes: Boxes  # its texts are TextSpans
     photos: list[str]  # index -> name (the truth's list of every test photo)
+    names: TextSpans  # the same names, as the compiled scan looks them up
 
-    @cached_property
-    def names(self) -> KnownNames:
-        """The photo names as the compiled scan looks them up (kept with a cached truth)."""
-        return KnownNames.of(self.photos)
+    @classmethod
+    def of(cls, boxes: Boxes, photos: list[str]) -> Table:
+        return cls(boxes, photos, TextSpans.of(photos))
 
     def restricted(self, photos: np.ndarray) -> Table:
         """The rows of ``photos`` (ascending indices) in file order, the photos numbered anew in their order."""
@@ -55,7 +54,7 @@ class Table:
         rows = np.flatnonzero(number[self.boxes.photo] >= 0)
         assert isinstance(self.boxes.texts, TextSpans)
         boxes = Boxes(number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], self.boxes.texts.take(rows))
-        return Table(boxes, [self.photos[i] for i in photos.tolist()])
+        return Table(boxes, [self.photos[i] for i in photos.tolist()], self.names.take(photos))
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,7 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     header = _header(text)
     if header is None:
         if truth is not None:
-            return Table(_no_boxes(), [])
+            return Table.of(_no_boxes(), [])
         log.error("empty", "is empty; the first line is the header Name, BBox, Class", path)
         return None
     header_line, header_text, body = header
@@ -105,20 +104,24 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     first = header_line + 2
     tabs = layout == _Layout("\t", False)
     scanned = scan_rows(body.encode(), None if truth is None else truth.names) if tabs and _scan_pays(body) else None
+    names: TextSpans | None = None  # reading the truth: its photos, as spans
     if scanned is not None and _valid(scanned.xywh):
         boxes = Boxes(scanned.photo, scanned.xywh, scanned.cls, scanned.texts)
         line_numbers: Sequence[int] | NDArray[np.int64] = scanned.lines + (first - 1)
-        photos = scanned.new_names if truth is None else truth.photos
+        names = scanned.photos
+        photos = [] if names is None else names.tolist()
     else:
         lines = body.splitlines()
         known = {} if truth is None else {name: i for i, name in enumerate(truth.photos)}
         clean = _read_clean(lines, first, known, truth is None) if tabs else None
         boxes, line_numbers = clean or _read_rows(lines, first, layout, known, truth is None, path, log)
-        photos = list(known) if truth is None else truth.photos
+        photos = list(known)
     if log.error_count > errors_before:
         return None
     _warn_outside_frame(boxes.xywh, line_numbers, path, log)
-    return Table(boxes, photos)
+    if truth is not None:
+        return Table(boxes, truth.photos, truth.names)
+    return Table(boxes, photos, TextSpans.of(photos) if names is None else names)
 
 
 def _scan_pays(body: str) -> bool:
