@@ -284,7 +284,7 @@ def test_camera_trap_table_fast_path(seed: int, tmp_path: Path, monkeypatch: pyt
     path.write_text("Name\tBBox\tClass\n" + "\n".join(rows) + "\n")
     known = detection_table.Table.of(detection_table._no_boxes(), photos)
     fast_log, slow_log = IssueLog(), IssueLog()
-    monkeypatch.setattr(detection_table, "scan_rows", lambda *args: None)  # the compiled way: tests/test_detection_scan.py
+    monkeypatch.setattr(detection_table, "_scanned", lambda *args: None)  # the compiled way: tests/test_detection_scan.py
     taken = _spy(monkeypatch, detection_table, "_read_clean")
     fast = detection_table.read_table(path, fast_log, known)
     assert taken[0] is not None, "the input did not take the fast path"

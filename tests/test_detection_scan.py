@@ -57,7 +57,7 @@ def _damaged(rng: np.random.Generator, text: str, times: int) -> str:
 def _read_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object, bool]:
     """The table read with the scan and row by row, and whether the scan gave rows."""
     taken: list[object] = []
-    original = detection_table.scan_rows
+    original = detection_table._scanned
 
     def spied(*args: object) -> object:
         taken.append(original(*args))  # type: ignore[arg-type]
@@ -65,11 +65,11 @@ def _read_both(path: Path, truth: detection_table.Table | None, monkeypatch: pyt
 
     fast_log, slow_log = IssueLog(), IssueLog()
     with monkeypatch.context() as patch:
-        patch.setattr(detection_table, "scan_rows", spied)
+        patch.setattr(detection_table, "_scanned", spied)
         patch.setattr(detection_table, "_scan_pays", lambda body: True)
         fast = detection_table.read_table(path, fast_log, truth)
     with monkeypatch.context() as patch:
-        patch.setattr(detection_table, "scan_rows", lambda *args: None)
+        patch.setattr(detection_table, "_scanned", lambda *args: None)
         patch.setattr(detection_table, "_read_clean", lambda *args: None)
         slow = detection_table.read_table(path, slow_log, truth)
     assert (fast_log.errors, fast_log.warnings) == (slow_log.errors, slow_log.warnings)
@@ -190,19 +190,24 @@ def test_the_spaces_beyond_ascii_are_those_str_strip_drops() -> None:
         assert (scan_rows(f"p{space}q\t\t\n".encode(), None) is None) == line_break
 
 
-def test_the_scan_waits_for_numba_or_a_large_table() -> None:
-    """In a new process no kernel has run: a small table is read without loading Numba; once a kernel
-    has run, the scan reads any table."""
+def test_the_scan_waits_for_numba_or_a_large_table(tmp_path: Path) -> None:
+    """In a new process no kernel has run: a small table is read without importing Numba; once a
+    kernel has run, the scan reads any table."""
     import subprocess
     import sys
 
-    code = """
+    (tmp_path / "t.tsv").write_text("Name\tBBox\tClass\na\t0.5 0.5 0.25 0.25\t1\n")
+    code = f"""
 import sys
+from pathlib import Path
+import podium.challenges
 from podium.formats import detection_table
+from podium.issues import IssueLog
 from podium.jit import kernels_loaded
-assert not kernels_loaded() and not detection_table._scan_pays("x" * 1000)
+assert detection_table.read_table(Path({str(tmp_path / "t.tsv")!r}), IssueLog(), None).photos == ["a"]
+assert "numba" not in sys.modules and not kernels_loaded() and not detection_table._scan_pays("x" * 1000)
 assert detection_table._scan_pays("x" * detection_table.SCAN_COLD_CHARACTERS)
-detection_table.scan_rows(b"a\\t\\t\\n", None)
+assert detection_table._scanned("a\\t\\t\\n", None) is not None
 assert kernels_loaded() and detection_table._scan_pays("x")
 """
     subprocess.run([sys.executable, "-c", code], check=True)

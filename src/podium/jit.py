@@ -1,11 +1,13 @@
-"""Numba's compiler as podium uses it, for the loops NumPy can only express as many whole-array passes."""
+"""Numba's compiler as podium uses it, for the loops NumPy can only express as many whole-array passes.
+
+Numba is imported by the first module that defines a kernel, not by this one: asking
+:func:`kernels_loaded` costs nothing in a process that has none.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
-
-from numba import njit
 
 F = TypeVar("F", bound=Callable[..., Any])
 _KERNELS: list[Any] = []  # every compiled function, to tell whether one has run in this process
@@ -17,6 +19,8 @@ def compiled(function: F) -> F:
     The cache is beside the module, or Numba's user cache when that folder is read-only; where
     neither can be written, the function is compiled again in each process (a few seconds).
     """
+    from numba import njit
+
     try:
         kernel = njit(cache=True, nogil=True)(function)
     except RuntimeError:  # Numba found no writable cache folder

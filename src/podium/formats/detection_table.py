@@ -15,16 +15,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.formats.detection_scan import scan_rows
 from podium.formats.files import FileProblem
 from podium.formats.text import DECIMAL, TextLimits, TextSpans, numeric_rows, read_text
 from podium.issues import IssueLog, plural
 from podium.jit import kernels_loaded
 from podium.metrics.detection_points import Boxes
+
+if TYPE_CHECKING:
+    from podium.formats.detection_scan import ScannedRows
 
 TOLERANCE = 1e-9
 BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
@@ -103,7 +106,7 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
         return None
     first = header_line + 2
     tabs = layout == _Layout("\t", False)
-    scanned = scan_rows(body.encode(), None if truth is None else truth.names) if tabs and _scan_pays(body) else None
+    scanned = _scanned(body, truth) if tabs and _scan_pays(body) else None
     names: TextSpans | None = None  # reading the truth: its photos, as spans
     if scanned is not None and _valid(scanned.xywh):
         boxes = Boxes(scanned.photo, scanned.xywh, scanned.cls, scanned.texts)
@@ -130,6 +133,13 @@ def _scan_pays(body: str) -> bool:
     (450,000 rows; measured as commands: benchmarks/README.md, camera-traps); once loaded, the
     scan pays on any table."""
     return len(body) >= SCAN_COLD_CHARACTERS or kernels_loaded()
+
+
+def _scanned(body: str, truth: Table | None) -> ScannedRows | None:
+    """The compiled scan's rows (imported here: Numba loads only in a process that scans)."""
+    from podium.formats.detection_scan import scan_rows
+
+    return scan_rows(body.encode(), None if truth is None else truth.names)
 
 
 def _header(text: str) -> tuple[int, str, str] | None:
