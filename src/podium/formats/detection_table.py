@@ -48,6 +48,7 @@ class Table:
 
     @classmethod
     def of(cls, boxes: Boxes, photos: list[str]) -> Table:
+        """The table with its names encoded as spans."""
         return cls(boxes, photos, TextSpans.of(photos))
 
     def restricted(self, photos: np.ndarray) -> Table:

@@ -96,23 +96,26 @@ class TextSpans(Sequence[str]):
         return self.data[self.starts[index] : self.ends[index]].decode()
 
     def tolist(self) -> list[str]:
-        """Every string, decoded in one pass: the spans gathered with a byte between them that UTF-8
-        never holds (0xFF), then split on it."""
+        """Every string: all copied in one gather with a byte UTF-8 never holds (0xFF) after each,
+        then split on it."""
         if not len(self):
             return []
-        lengths = self.ends - self.starts
-        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        gathered = np.full(int(lengths.sum()) + len(self) - 1, 0xFF, np.uint8)
-        gathered[np.repeat(np.arange(len(self)) + np.cumsum(lengths) - lengths, lengths) + within] = np.frombuffer(self.data, np.uint8)[np.repeat(self.starts, lengths) + within]
-        return list(map(bytes.decode, gathered.tobytes().split(b"\xff")))
+        joined, _ = self._gathered(np.arange(len(self)), gap=1)
+        return list(map(bytes.decode, joined[:-1].tobytes().split(b"\xff")))
 
     def take(self, rows: NDArray[np.int64]) -> TextSpans:
         """The strings ``rows``, in a buffer of their own (a part of a table does not keep the whole)."""
+        joined, starts = self._gathered(rows, gap=0)
+        return TextSpans(joined.tobytes(), starts, starts + (self.ends[rows] - self.starts[rows]))
+
+    def _gathered(self, rows: NDArray[np.int64], gap: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
+        """The strings ``rows`` end to end, each followed by ``gap`` bytes 0xFF, and where each starts."""
         lengths = self.ends[rows] - self.starts[rows]
-        ends = np.cumsum(lengths, dtype=np.int64)
-        starts = ends - lengths
-        source = np.repeat(self.starts[rows] - starts, lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
-        return TextSpans(np.frombuffer(self.data, np.uint8)[source].tobytes(), starts, ends)
+        starts = np.cumsum(lengths + gap, dtype=np.int64) - lengths - gap
+        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # each byte's place in its string
+        joined = np.full(int(lengths.sum()) + gap * len(lengths), 0xFF, np.uint8)
+        joined[np.repeat(starts, lengths) + within] = np.frombuffer(self.data, np.uint8)[np.repeat(self.starts[rows], lengths) + within]
+        return joined, starts
 
 
 def numeric_rows(lines: list[str], dtype: type[np.int64] | type[np.float64]) -> np.ndarray | None:
