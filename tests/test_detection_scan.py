@@ -152,6 +152,13 @@ def test_what_is_not_a_plain_box_leaves_the_scan(bad: str) -> None:
     assert scan_rows(b"p\t0.5 0.5 0.5 0.5\t1\n", None) is not None
 
 
+def test_the_scan_knows_the_class_spellings_of_the_str_path() -> None:
+    from podium.formats import detection_scan
+
+    spelled = {c.decode(): int(v) for c, v in zip(detection_scan._CLASSES, detection_scan._CLASS_VALUE)}
+    assert spelled == detection_table.CLASS_VALUES
+
+
 def test_names_are_numbered_as_a_dictionary_numbers_them() -> None:
     """3,000 names, read as the truth (first appearance) and looked up as a submission (known names)."""
     rng = np.random.default_rng(7)

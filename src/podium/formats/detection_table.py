@@ -90,7 +90,7 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     """
     errors_before = log.error_count
     try:
-        text = read_text(path, TextLimits() if truth is None else submission_limits(truth.photos))
+        text = read_text(path, TextLimits() if truth is None else submission_limits(truth.names))
     except FileProblem as exc:
         log.error("unreadable", str(exc), path, exc.line)
         return None
@@ -108,12 +108,11 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     first = header_line + 2
     tabs = layout == _Layout("\t", False)
     scanned = _scanned(body, truth) if tabs and _scan_pays(body) else None
-    names: TextSpans | None = None  # reading the truth: its photos, as spans
+    photos: TextSpans | list[str] | None  # reading the truth: its photos, as the scan found them or as a list
     if scanned is not None and _valid(scanned.xywh):
         boxes = Boxes(scanned.photo, scanned.xywh, scanned.cls, scanned.texts)
         line_numbers: Sequence[int] | NDArray[np.int64] = scanned.lines + (first - 1)
-        names = scanned.photos
-        photos = [] if names is None else names.tolist()
+        photos = scanned.photos
     else:
         lines = body.splitlines()
         known = {} if truth is None else {name: i for i, name in enumerate(truth.photos)}
@@ -125,7 +124,8 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     _warn_outside_frame(boxes.xywh, line_numbers, path, log)
     if truth is not None:
         return Table(boxes, truth.photos, truth.names)
-    return Table(boxes, photos, TextSpans.of(photos) if names is None else names)
+    assert photos is not None  # the scan gives the names it found when none were known
+    return Table(boxes, photos.tolist(), photos) if isinstance(photos, TextSpans) else Table.of(boxes, photos)
 
 
 def _scan_pays(body: str) -> bool:
@@ -153,11 +153,11 @@ def _header(text: str) -> tuple[int, str, str] | None:
     return None if index is None else (index, lines[index], "\n".join(lines[index + 1 :]))
 
 
-def submission_limits(photos: list[str]) -> TextLimits:
+def submission_limits(photos: TextSpans) -> TextLimits:
     """What a submission can need: on average 20 detections per photo (each false one costs a
     point), each row its photo name and up to 100 bytes of box and class, and 1 MiB to spare."""
     n = len(photos)
-    longest = max(map(len, map(str.encode, photos)), default=0)
+    longest = int((photos.ends - photos.starts).max(initial=0))  # in UTF-8 bytes
     rows = 20 * n + 1000
     return TextLimits(max_bytes=rows * (longest + 100) + (1 << 20), max_lines=rows, needs=plural(n, "photo"))
 
@@ -201,7 +201,6 @@ def _read_clean(
         return None
     boxes = Boxes(np.array(photo_of_row, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), TextSpans.of(box_texts))
     return boxes, [first + i for i in kept] if isinstance(kept, list) else range(first, first + len(lines))
-
 
 
 def _valid(xywh: np.ndarray) -> bool:
@@ -255,7 +254,6 @@ def _read_rows(
 
 def _no_boxes() -> Boxes:
     return Boxes(np.zeros(0, np.int64), np.zeros((0, 4)), np.zeros(0, np.int8), TextSpans.of([]))
-
 
 
 def _parse_row(fields: list[str], layout: _Layout) -> tuple[str, tuple[str, ...] | None, int] | str:
