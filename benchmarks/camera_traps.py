@@ -4,8 +4,9 @@
 with the csv module and float(), and runs the rules' greedy loop photo by photo in plain Python, in
 this process. podium runs three ways: as the real command (process start included); as
 ``podium.evaluate`` in this process as a new process does, no compiled kernel loaded (the tables are
-read by ``str`` methods and NumPy); and again once the kernels are loaded, as in a service worker
-(the tables are read by the compiled scan). The truth is read again each time. All must give
+read by ``str`` methods and NumPy, the boxes matched by NumPy); and again once the kernels are loaded,
+as in a service worker (the tables are read by the compiled scan, the boxes matched by the compiled
+pass). The truth is read again each time. All must give
 identical points. Goal (issue 18): podium >= 5x faster than the baseline.
 
     .venv/bin/python benchmarks/camera_traps.py [--photos 100000] [--repeats 3]

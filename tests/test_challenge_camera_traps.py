@@ -14,6 +14,16 @@ from conftest import run, run_json
 HEADER = "Name\tBBox\tClass\n"
 
 
+@pytest.fixture(params=["numpy", "compiled"])
+def matching(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way floats decide the matching (:func:`podium.metrics.detection_points.greedy_matching`),
+    chosen here rather than by whether a kernel ran before in this process."""
+    from podium.metrics import detection_points
+
+    monkeypatch.setattr(detection_points, "_compiled_pays", lambda pred, truth: request.param == "compiled")
+    return request.param
+
+
 def exact_iou(a, b) -> Fraction:
     """The reference's own IoU of (xc, yc, w, h) boxes, in Fractions."""
     ax1, ay1, ax2, ay2 = a[0] - a[2] / 2, a[1] - a[3] / 2, a[0] + a[2] / 2, a[1] + a[3] / 2
@@ -68,7 +78,7 @@ def write(path: Path, rows) -> Path:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_random_cases_match_the_exact_reference(tmp_path: Path, seed: int) -> None:
+def test_random_cases_match_the_exact_reference(tmp_path: Path, seed: int, matching: str) -> None:
     rng = np.random.default_rng(seed)
     truth_rows, pred_rows = [], []
     for i in range(int(rng.integers(1, 12))):
@@ -92,7 +102,7 @@ def test_random_cases_match_the_exact_reference(tmp_path: Path, seed: int) -> No
     assert doc["scores"]["score"] == expected
 
 
-def test_iou_of_exactly_one_half_is_not_a_match(tmp_path: Path) -> None:
+def test_iou_of_exactly_one_half_is_not_a_match(tmp_path: Path, matching: str) -> None:
     truth = write(tmp_path / "t.tsv", [("a.jpg", (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4")), 1)])
     half = (Fraction("0.4"), Fraction("0.5"), Fraction("0.2"), Fraction("0.4"))  # inside, half the area: IoU 1/2
     assert exact_iou(half, (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))) == Fraction(1, 2)
@@ -105,7 +115,7 @@ def test_iou_of_exactly_one_half_is_not_a_match(tmp_path: Path) -> None:
     assert doc["details"]["matched"] == 1 and doc["scores"]["score"] == 1.0
 
 
-def test_float_rounding_cannot_turn_one_half_into_a_match(tmp_path: Path) -> None:
+def test_float_rounding_cannot_turn_one_half_into_a_match(tmp_path: Path, matching: str) -> None:
     # Decimals whose IoU is exactly 1/2 but computes to 0.5000000000000001 in floats.
     truth_box = (Fraction("0.39"), Fraction("0.12"), Fraction("0.72"), Fraction("0.78"))
     pred_box = (Fraction("0.48"), Fraction("0.07"), Fraction("0.39"), Fraction("0.9"))
@@ -125,7 +135,7 @@ def write_raw(path: Path, rows: list[tuple[str, str, int]]) -> Path:
     return path
 
 
-def test_tiny_boxes_at_one_half_are_decided_exactly(tmp_path: Path) -> None:
+def test_tiny_boxes_at_one_half_are_decided_exactly(tmp_path: Path, matching: str) -> None:
     # The float window around 0.5 must scale with the boxes: here IoU is exactly 1/2.
     truth = write_raw(tmp_path / "t.tsv", [("a.jpg", "0.3 0.3 1e-9 1e-9", 1)])
     sub = write_raw(tmp_path / "s.tsv", [("a.jpg", "0.29999999975 0.3 5e-10 1e-9", 1)])
@@ -137,7 +147,7 @@ def test_tiny_boxes_at_one_half_are_decided_exactly(tmp_path: Path) -> None:
     assert doc["scores"]["points"] == 6
 
 
-def test_sixty_significant_digits_at_one_half(tmp_path: Path) -> None:
+def test_sixty_significant_digits_at_one_half(tmp_path: Path, matching: str) -> None:
     # Products of 60-digit coordinates have 120 digits: no fixed decimal precision holds them.
     long = lambda head, tail: head + "0" * 57 + tail
     Y, H, W = long("0.5", "3"), long("0.4", "7"), long("0.4", "4")
@@ -152,7 +162,7 @@ def test_sixty_significant_digits_at_one_half(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_random_tiny_boxes_match_the_exact_reference(tmp_path: Path, seed: int) -> None:
+def test_random_tiny_boxes_match_the_exact_reference(tmp_path: Path, seed: int, matching: str) -> None:
     """Grid boxes shrunk to a 1e-9 scale: every IoU near 1/2 or a tie needs exact arithmetic."""
     rng = np.random.default_rng(1000 + seed)
     scale, offset = Fraction(1, 10**9), Fraction(3, 10)
@@ -169,7 +179,7 @@ def test_random_tiny_boxes_match_the_exact_reference(tmp_path: Path, seed: int) 
     assert (doc["scores"]["detection_points"], doc["scores"]["classification_points"]) == (detection, classification)
 
 
-def test_duplicated_boxes_are_decided_exactly_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_duplicated_boxes_are_decided_exactly_once(monkeypatch: pytest.MonkeyPatch, matching: str) -> None:
     """A truth that repeats its boxes ties every IoU, so those photos go to exact arithmetic; boxes
     written alike are computed once there (a hostile truth of 100,000 such rows took 7 s, 1.5 s now)."""
     from podium.metrics import detection_points
@@ -184,7 +194,7 @@ def test_duplicated_boxes_are_decided_exactly_once(monkeypatch: pytest.MonkeyPat
     assert sorted(matching.truth_of.tolist()) == [0, 1, 2, 3, 4, 40, 41, 42, 43, 44, 80, 81, 82, 83, 84]  # the earlier truths, in order
 
 
-def test_order_matters_and_optimal_is_only_a_check(tmp_path: Path) -> None:
+def test_order_matters_and_optimal_is_only_a_check(tmp_path: Path, matching: str) -> None:
     t1 = (Fraction("0.3"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))
     t2 = (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))
     p_both = (Fraction("0.4"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))  # IoU 0.6 with each

@@ -28,8 +28,8 @@ CASES = int(os.environ.get("PODIUM_FUZZ_CASES", "120"))
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="cases run in forked children")
 
 
-# camera-traps runs twice: its tables' compiled scan runs where Numba is loaded already (or on
-# large tables), so each reader is chosen here rather than by what ran before in this process.
+# camera-traps runs twice: its tables' compiled scan and compiled matching run where Numba is loaded
+# already (or on large inputs), so each way is chosen here rather than by what ran before in this process.
 READERS = [(c, None) for c in IDS if c != "camera-traps"] + [("camera-traps", "str"), ("camera-traps", "compiled")]
 
 
@@ -37,10 +37,12 @@ READERS = [(c, None) for c in IDS if c != "camera-traps"] + [("camera-traps", "s
 def test_hostile_inputs_never_break_podium(tmp_path: Path, challenge: str, reader: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     if reader is not None:
         from podium.formats import detection_table
+        from podium.metrics import detection_points
 
         if reader == "compiled":
             import podium.kernels  # noqa: F401  # loaded before the children fork, as in a service worker
         monkeypatch.setattr(detection_table, "_scan_pays", lambda body: reader == "compiled")
+        monkeypatch.setattr(detection_points, "_compiled_pays", lambda pred, truth: reader == "compiled")
     demo = get(challenge).write_demo(tmp_path / "demo")
     failures = []
     kinds = set()

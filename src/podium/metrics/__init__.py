@@ -1,6 +1,8 @@
 """Metric kernels on NumPy arrays: a one-shot function per score on in-memory arrays, and mergeable statistics.
 
-No I/O. The loops NumPy cannot express in few passes (GlaS: :mod:`~podium.metrics.label_scan`) are compiled with Numba.
+No I/O. The loops NumPy cannot express in few passes (GlaS: :mod:`~podium.metrics.label_scan`) are compiled with Numba;
+the camera-trap matching's float decisions are compiled too (:mod:`~podium.metrics.detection_matching`), beside
+their NumPy version for processes without Numba.
 
 The one-shot functions, in scikit-learn style (each module documents its formulas and conventions):
 

@@ -28,10 +28,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from podium.jit import kernels_loaded
 from podium.metrics.state import Statistics, summed
 
 UNIT_ROUNDOFF = 2.0**-53
 ERROR_UNITS = 128  # bounds the absolute rounding error of the intersection and of the union (see iou_error_bound)
+COLD_PAIRS = 4_000_000  # pairs of boxes from which a process without Numba loads it to match (see _compiled_pays)
 Count = Any  # an int (a test set's total), or an int array (one total per photo)
 
 
@@ -142,14 +144,14 @@ def points_score(points: ArrayLike, max_points: ArrayLike, predictions: ArrayLik
 Corners = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
 
 
-def _corners(xywh: NDArray[np.float64], index: NDArray[np.int64]) -> Corners:
-    """The columns ``x1, y1, x2, y2`` of the ``(xc, yc, w, h)`` boxes ``xywh[index]``: ``xc ∓ w/2``,
-    ``yc ∓ h/2``, computed once per box and then gathered (a box is in many pairs)."""
+def corners(xywh: NDArray[np.float64]) -> Corners:
+    """The columns ``x1, y1, x2, y2`` of ``(xc, yc, w, h)`` boxes: ``xc ∓ w/2``, ``yc ∓ h/2``, computed
+    once per box (a box is in many pairs), by both ways of deciding (:func:`greedy_matching`)."""
     xc, yc, w, h = xywh.T
-    return (xc - w / 2)[index], (yc - h / 2)[index], (xc + w / 2)[index], (yc + h / 2)[index]
+    return xc - w / 2, yc - h / 2, xc + w / 2, yc + h / 2
 
 
-def _iou(a: Corners, b: Corners) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def pair_ious(a: Corners, b: Corners) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """IoU of corner boxes ``a[:][k]`` and ``b[:][k]``, and the bound on its rounding error."""
     (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = a, b
     iw = np.clip(np.minimum(ax2, bx2) - np.maximum(ax1, bx1), 0, None)
@@ -207,16 +209,67 @@ class Matching:
     candidates: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]  # (pred, truth, IoU) pairs
 
 
+@dataclass(frozen=True)
+class FloatDecisions:
+    """What floats decide: the candidate pairs, the photos left to exact arithmetic, the others matched.
+
+    Candidates (``IoU > 0.5`` by more than the error bound, or within it of 0.5) are ordered by photo,
+    prediction, IoU descending and then the earlier truth row.
+    """
+
+    truth_of: NDArray[np.int64]  # matched in the photos floats decide; -1 elsewhere
+    p_c: NDArray[np.int64]
+    t_c: NDArray[np.int64]
+    iou_c: NDArray[np.float64]
+    exact_photos: NDArray[np.int64]  # a candidate near 0.5 or near a tie: ascending
+    contested: NDArray[np.int64]  # a truth box the candidate of several predictions: ascending
+
+
 def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
     """The rules' matching over all photos (see the module docstring).
 
     Floats decide every comparison that their error bounds separate (from 0.5
-    and from competing IoUs); the other photos are redone in exact arithmetic. Photos where no truth box
-    is a candidate of two predictions need no loop: each prediction takes its
-    best candidate. The others run the rules' loop.
+    and from competing IoUs), by a compiled pass (:mod:`podium.metrics.detection_matching`)
+    where it pays (:func:`_compiled_pays`), else by NumPy (:func:`numpy_float_decisions`);
+    the two give the same decisions. The other photos are redone here in exact arithmetic.
+    """
+    if _compiled_pays(pred, truth):
+        from podium.metrics.detection_matching import float_decisions  # imported here: Numba loads only where it pays
+
+        decided = float_decisions(pred, truth)
+    else:
+        decided = numpy_float_decisions(pred, truth)
+    truth_of, p_c, t_c = decided.truth_of, decided.p_c, decided.t_c
+    photo_c = pred.photo[p_c]
+    exact_known: dict[tuple[str, str], Fraction] = {}  # exact IoUs by the two boxes' texts
+    starts, ends = np.searchsorted(photo_c, decided.exact_photos, side="left"), np.searchsorted(photo_c, decided.exact_photos, side="right")
+    for start, end in zip(starts.tolist(), ends.tolist()):
+        _exact_greedy(pred, truth, p_c[start:end], t_c[start:end], truth_of, exact_known)
+    return Matching(truth_of, int(decided.exact_photos.size), decided.contested, (p_c, t_c, decided.iou_c))
+
+
+def _compiled_pays(pred: Boxes, truth: Boxes) -> bool:
+    """Whether the compiled pass decides: in a process where a kernel has run (Numba is set up), and
+    in any process from ``COLD_PAIRS`` pairs of boxes of the same photo on. The NumPy passes hold
+    every pair, 161 bytes each (600 MB at that count), where the compiled pass keeps only the
+    candidates; below it, they take less time than Numba's start (about a second; NumPy takes
+    about 0.13 µs a pair). Measured in benchmarks/README.md, camera-traps."""
+    if kernels_loaded():
+        return True
+    n_photos = int(max(pred.photo.max(initial=-1), truth.photo.max(initial=-1))) + 1
+    pairs = int(np.bincount(pred.photo, minlength=n_photos) @ np.bincount(truth.photo, minlength=n_photos))
+    return pairs >= COLD_PAIRS
+
+
+def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
+    """The float decisions by whole-array passes over every pair of a photo: in processes without Numba.
+
+    Photos where no truth box is a candidate of two predictions need no loop: each
+    prediction takes its best candidate. The contested ones run the rules' loop.
     """
     p_idx, t_idx = _same_photo_pairs(pred.photo, truth.photo)
-    iou, bound = _iou(_corners(pred.xywh, p_idx), _corners(truth.xywh, t_idx))
+    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = corners(pred.xywh), corners(truth.xywh)
+    iou, bound = pair_ious((ax1[p_idx], ay1[p_idx], ax2[p_idx], ay2[p_idx]), (bx1[t_idx], by1[t_idx], bx2[t_idx], by2[t_idx]))
     near = np.abs(iou - 0.5) <= bound
     candidate = (iou > 0.5 + bound) | near
     p_c, t_c, iou_c, near_c, bound_c = p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate], bound[candidate]
@@ -235,17 +288,10 @@ def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
     truth_of = np.full(len(pred.photo), -1, dtype=np.int64)
     plain = first & ~np.isin(photo_c, contested) & ~np.isin(photo_c, exact_photos)
     truth_of[p_c[plain]] = t_c[plain]
-    bounds = np.searchsorted(photo_c, np.union1d(contested, exact_photos), side="left")
-    ends = np.searchsorted(photo_c, np.union1d(contested, exact_photos), side="right")
-    exact_set = set(exact_photos.tolist())
-    exact_known: dict[tuple[str, str], Fraction] = {}  # exact IoUs by the two boxes' texts
-    for start, end in zip(bounds.tolist(), ends.tolist()):
-        photo = int(photo_c[start])
-        if photo in exact_set:
-            _exact_greedy(pred, truth, p_c[start:end], t_c[start:end], truth_of, exact_known)
-        else:
-            _greedy(p_c[start:end].tolist(), t_c[start:end].tolist(), truth_of)
-    return Matching(truth_of, int(exact_photos.size), contested, (p_c, t_c, iou_c))
+    looped = np.setdiff1d(contested, exact_photos)
+    for start, end in zip(np.searchsorted(photo_c, looped, side="left").tolist(), np.searchsorted(photo_c, looped, side="right").tolist()):
+        _greedy(p_c[start:end].tolist(), t_c[start:end].tolist(), truth_of)
+    return FloatDecisions(truth_of, p_c, t_c, iou_c, exact_photos, contested)
 
 
 def _same_photo_pairs(pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
