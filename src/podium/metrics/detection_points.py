@@ -151,6 +151,12 @@ def corners(xywh: NDArray[np.float64]) -> Corners:
     return xc - w / 2, yc - h / 2, xc + w / 2, yc + h / 2
 
 
+def _gathered(columns: Corners, index: NDArray[np.int64]) -> Corners:
+    """The corners of the boxes ``index`` (the columns of every box are then left to be freed)."""
+    x1, y1, x2, y2 = columns
+    return x1[index], y1[index], x2[index], y2[index]
+
+
 def pair_ious(a: Corners, b: Corners) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """IoU of corner boxes ``a[:][k]`` and ``b[:][k]``, and the bound on its rounding error."""
     (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = a, b
@@ -268,8 +274,7 @@ def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     prediction takes its best candidate. The contested ones run the rules' loop.
     """
     p_idx, t_idx = _same_photo_pairs(pred.photo, truth.photo)
-    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = corners(pred.xywh), corners(truth.xywh)
-    iou, bound = pair_ious((ax1[p_idx], ay1[p_idx], ax2[p_idx], ay2[p_idx]), (bx1[t_idx], by1[t_idx], bx2[t_idx], by2[t_idx]))
+    iou, bound = pair_ious(_gathered(corners(pred.xywh), p_idx), _gathered(corners(truth.xywh), t_idx))
     near = np.abs(iou - 0.5) <= bound
     candidate = (iou > 0.5 + bound) | near
     p_c, t_c, iou_c, near_c, bound_c = p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate], bound[candidate]
