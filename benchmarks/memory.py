@@ -7,6 +7,9 @@ added, is the memory per row; a challenge that holds one image at a time must st
 
 - face-clustering: 250,000 / 500,000 / 1,000,000 rows (truth and submission alike);
 - camera-traps: 25,000 / 50,000 / 100,000 photos, per row of either table;
+- camera-traps crowd: the 100,000-photo truth with ``CROWD`` more boxes in its first photo, and a
+  submission piling 110,000 / 220,000 / 440,000 rows into that photo (under the compiled scan's 20
+  million characters): ``CROWD`` pairs of boxes a row, per row of the submission;
 - ilsvrc2012-cls: the first 12,500 / 25,000 / 50,000 lines of the kit's truth and demo guesses;
 - ilsvrc2012-loc: the same lines with Task 2 guesses, and always the kit's whole box archive;
 - fuzzy-jaccard: 12 / 25 / 50 images of 2000x2000, 4 classes; glas: 50 / 100 / 200 images.
@@ -53,6 +56,25 @@ def camera_case(fraction: float) -> Case:
     return Case("camera-traps", truth, submission, {}, rows, f"{photos:,} photos, {rows:,} rows")
 
 
+CROWD = 60  # truth boxes in the crowded photo: a grid of 10 x 6 boxes that do not overlap
+
+
+def crowd_case(fraction: float) -> Case:
+    rows = round(440_000 * fraction)
+    base = camera_case(1.0)
+
+    def write(folder: Path) -> None:
+        folder.mkdir(parents=True)
+        header, first, *rest = base.truth.read_text().splitlines(keepends=True)
+        name = first.split("\t")[0]
+        grid = [f"{name}\t{0.05 + 0.09 * (k % 10):.4f} {0.1 + 0.15 * (k // 10):.4f} 0.0800 0.1200\t{k % 2}\n" for k in range(CROWD)]
+        (folder / "truth.tsv").write_text(header + "".join(grid) + first + "".join(rest))
+        (folder / "team.tsv").write_text(header + "".join(grid[k % CROWD] for k in range(rows)))
+
+    folder = _subset(HERE / "data", f"camera-traps-crowd-{rows}", write)
+    return Case("camera-traps", folder / "truth.tsv", folder / "team.tsv", {}, rows, f"crowd: {rows * CROWD / 1e6:.1f}M pairs")
+
+
 def cls_case(fraction: float) -> Case | None:
     if not KIT.is_dir():
         return None
@@ -94,7 +116,7 @@ def peak_mb(case: Case) -> float:
 def main() -> None:
     machine_header(1)
     print(f"{'challenge':<16}{'set':<36}{'rows':>11}{'peak MB':>9}   (rows: images for the image challenges)")
-    for make in (face_case, camera_case, cls_case, ilsvrc_case, fuzzy_case, glas_case):
+    for make in (face_case, camera_case, crowd_case, cls_case, ilsvrc_case, fuzzy_case, glas_case):
         cases = [make(f) for f in FRACTIONS]
         if cases[0] is None:
             print(f"{make.__name__}: left out (no ../shared/data/ilsvrc2012)")
