@@ -11,7 +11,7 @@ from sklearn.metrics import average_precision_score
 import podium
 from conftest import run, run_json
 from podium.challenges.ilsvrc2012 import _per_class
-from podium.metrics.average_precision import descending_order, sklearn_average_precision, voc_average_precision
+from podium.metrics.average_precision import ranks_of, sklearn_average_precision, voc_average_precision
 from podium.synthetic.ilsvrc2012 import write_meta
 
 KIT = ("ILSVRC2012_validation_ground_truth.txt", "meta.mat", "ILSVRC2012_bbox_val.tgz")
@@ -186,12 +186,14 @@ def slow_voc_ap(positive: np.ndarray, scores: np.ndarray) -> float:
     return sum((mrec[i] - mrec[i - 1]) * mpre[i] for i in range(1, len(mrec)) if mrec[i] != mrec[i - 1])
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(40))
 def test_voc_ap_against_the_slow_reference_and_sklearn_mode(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n, classes = int(rng.integers(2, 80)), int(rng.integers(1, 6))
-    truth = rng.integers(0, classes, n)
+    truth = rng.integers(0, classes, n) if seed % 5 else np.zeros(n, np.int64)  # every item a positive of class 0
     scores = np.round(rng.random((n, classes)), int(rng.integers(1, 3)))  # rounding makes ties
+    if seed % 8 == 0:
+        scores[:] = 0.5  # every confidence tied: item order decides
     positive = truth[:, None] == np.arange(classes)[None, :]
     ours = voc_average_precision(positive, scores)
     theirs = sklearn_average_precision(positive, scores)
@@ -203,17 +205,23 @@ def test_voc_ap_against_the_slow_reference_and_sklearn_mode(seed: int) -> None:
             assert np.isnan(ours[c]) and np.isnan(theirs[c])
 
 
-@pytest.mark.parametrize("seed", range(30))
-def test_descending_order_is_the_stable_sort_of_the_negated_rows(seed: int) -> None:
+@pytest.mark.parametrize("seed", range(60))
+def test_ranks_are_those_of_the_stable_sort(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    rows, n = int(rng.integers(1, 6)), int(rng.integers(0, 300))
-    values = np.round(rng.normal(size=(rows, n)), int(rng.integers(0, 4)))  # few decimals: long runs of ties
-    special = rng.random((rows, n))
+    n = int(rng.integers(1, 300))
+    values = np.round(rng.normal(size=n), int(rng.integers(0, 4)))  # few decimals: long runs of ties
+    special = rng.random(n)
     values[special < 0.05] = np.nan
     values[(special >= 0.05) & (special < 0.1)] = 0.0
     values[(special >= 0.1) & (special < 0.15)] = -0.0
     values[(special >= 0.15) & (special < 0.17)] = np.inf
-    assert np.array_equal(descending_order(values), np.argsort(-values, axis=1, kind="stable"))
+    values[(special >= 0.17) & (special < 0.19)] = -np.inf
+    if seed % 10 == 0:
+        values[:] = values[0]  # every value tied
+    items = np.flatnonzero(rng.random(n) < (1.0 if seed % 7 == 0 else rng.random()))
+    rank = np.empty(n, np.int64)
+    rank[np.argsort(values, kind="stable")] = np.arange(1, n + 1)
+    assert ranks_of(values, items).tolist() == sorted(rank[items].tolist())
 
 
 def test_task3_end_to_end_and_rejections(tmp_path: Path) -> None:

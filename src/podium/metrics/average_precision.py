@@ -6,7 +6,7 @@ precision ``P_n = TP_n / n`` at each rank, made monotone from the right (the
 envelope ``P̂_n = max_{m >= n} P_m``); AP is the area under the stepwise
 precision-recall curve, ``Σ_n (R_n - R_{n-1}) P̂_n``. Recall rises by ``1/N+`` at
 each positive and nowhere else, so AP is the mean of the envelope at the ranks of
-the positives.
+the positives, and only those ranks are computed (:func:`ranks_of`).
 
 scikit-learn's ``average_precision_score``, for comparison: ``Σ (R_n - R_{n-1}) P_n``
 over distinct confidences (tied items form one step), without the envelope.
@@ -20,6 +20,7 @@ IJCV 88 (2010), section 4.2 and the 2010 development kit; scikit-learn,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -75,58 +76,47 @@ def average_precision_score(y_true: ArrayLike, y_score: ArrayLike, *, method: Me
     return float(average(truth, scores)[0])
 
 
-def descending_order(rows: NDArray[np.float64]) -> NDArray[np.int64]:
-    """For each row, the indices that sort it by descending value, equal values in index order.
+def ranks_of(x: NDArray[np.float64], items: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The 1-based ranks of ``items`` (ascending indices) in the stable ascending order of ``x``,
+    ``np.argsort(x, kind="stable")``, listed in that order (so ascending), without sorting ``x``.
 
-    This is ``np.argsort(-rows, axis=1, kind="stable")``, five times faster
-    (120 rows of 10,000: 14 ms against 70 ms): an unstable sort (NumPy's SIMD
-    quicksort), then, in the rows that hold equal values, every run of equal
-    values put back in index order by one integer sort of ``run << bits | index``
-    (runs keep their places, indices sort within them). NaNs count as equal to
-    each other, and -0.0 as equal to 0.0, as the stable sort has them.
+    NaNs rank last and equal to each other, and -0.0 equals 0.0, as in that sort. With the items'
+    values sorted (``v``, ``K`` of them), an element's place among them, ``searchsorted(v, x_i,
+    "right")``, says which items it precedes, so one ``bincount`` counts the elements below each
+    item; elements equal to an item's value come before it when their index is smaller, counted by a
+    stable sort of just those elements. ``K log K + n log K`` instead of ``n log n``: the ranks of
+    120 classes' positives among 10,000 confidences each take a third of the time of sorting them.
 
-    >>> descending_order(np.array([[0.5, 0.9, 0.5, 0.5, 0.1]]))
-    array([[1, 0, 2, 3, 4]])
+    >>> ranks_of(np.array([0.3, 0.1, 0.3, np.nan, 0.2]), np.array([0, 2, 3]))  # sorted: 1, 4, 0, 2, 3
+    array([3, 4, 5])
     """
-    ranked = -np.ascontiguousarray(rows, dtype=np.float64)
-    order = np.argsort(ranked, axis=1)
-    n = ranked.shape[1]
-    if n < 2:
-        return order
-    values = np.take_along_axis(ranked, order, axis=1)
-    tied = (values[:, 1:] == values[:, :-1]) | (np.isnan(values[:, 1:]) & np.isnan(values[:, :-1]))
-    with_ties = np.flatnonzero(tied.any(axis=1))
-    if with_ties.size:
-        every = with_ties.size == len(ranked)  # then no copies of the rows
-        runs = np.zeros((with_ties.size, n), dtype=np.int64)
-        np.cumsum(~(tied if every else tied[with_ties]), axis=1, out=runs[:, 1:])
-        bits = (n - 1).bit_length()
-        runs <<= bits
-        runs |= order if every else order[with_ties]
-        runs.sort(axis=1)
-        runs &= (1 << bits) - 1
-        if every:
-            return runs
-        order[with_ties] = runs
-    return order
+    ordered = items[np.argsort(x[items], kind="stable")]
+    v = x[ordered]
+    after = np.searchsorted(v, x, side="right")  # per element: the items at or below it
+    below = np.cumsum(np.bincount(after, minlength=v.size + 1))[np.searchsorted(v, v, side="left")]  # elements < each item
+    nearest = v[np.maximum(after - 1, 0)]  # the largest item value at or below each element
+    equal = np.flatnonzero((after > 0) & ((nearest == x) | (np.isnan(nearest) & np.isnan(x))))
+    grouped = equal[np.argsort(x[equal], kind="stable")]  # by value, then index: each item among its equals
+    place = np.empty(x.size, np.int64)
+    place[grouped] = np.arange(grouped.size)
+    return below + place[ordered] - np.searchsorted(x[grouped], v, side="left") + 1
 
 
 def voc_average_precision(positive: NDArray[np.bool_], scores: NDArray[np.float64]) -> NDArray[np.float64]:
     """VOC 2010+ all-points AP of every column: ``positive`` and ``scores`` are (items, classes).
 
-    A class without positives gets NaN. All classes are ranked at once, row by row.
+    Only the ranks of the positives matter (:func:`ranks_of`, confidences descending, ties in
+    item order): the ``k``-th positive, at rank ``r_k``, has precision ``k / r_k``; precision
+    falls between positives, so the envelope there is ``max_{m >= k} m / r_m``; AP is the mean of
+    the envelope over the positives, summed exactly rounded (``math.fsum``). A class without
+    positives gets NaN.
     """
-    order = descending_order(scores.T)  # one row per class; ties keep line order
-    hits = np.take_along_axis(np.ascontiguousarray(positive.T), order, axis=1)
-    tp = np.cumsum(hits, axis=1, dtype=np.float64)
-    precision = tp / np.arange(1, hits.shape[1] + 1)
-    envelope = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
-    n_pos = hits.sum(axis=1)
-    # Recall rises by 1/n_pos at each positive and nowhere else, so VOCap.m's sum over recall
-    # steps is the mean of the envelope over the ranks of the positives.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ap = np.where(hits, envelope, 0.0).sum(axis=1) / n_pos
-    ap[n_pos == 0] = np.nan
+    ap = np.full(positive.shape[1], np.nan)
+    for c in range(positive.shape[1]):
+        items = np.flatnonzero(positive[:, c])
+        if items.size:
+            precision = np.arange(1, items.size + 1) / ranks_of(-scores[:, c], items)
+            ap[c] = math.fsum(np.maximum.accumulate(precision[::-1]).tolist()) / items.size
     return ap
 
 
