@@ -3,7 +3,7 @@
 :func:`podium.metrics.detection_points.greedy_matching` first decides with floats what floats can
 decide, then redoes in rational arithmetic the photos they cannot. This module is the first step
 for processes that have Numba loaded (a service worker, or a table large enough for the compiled
-scan); the NumPy version in :mod:`~podium.metrics.detection_points` is the same step for the
+scan) and for matchings of many pairs of boxes; the NumPy version in :mod:`~podium.metrics.detection_points` is the same step for the
 others. Both give the same :class:`~podium.metrics.detection_points.FloatDecisions`, bit for bit
 (the tests compare them on random and adversarial boxes): every pair's IoU and error bound come
 from the same corners by the same operations in the same order, and the candidates of each
@@ -24,16 +24,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from podium.jit import compiled
-from podium.metrics.detection_points import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, FloatDecisions, corners
+from podium.metrics.detection_points import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, FloatDecisions, corners, photo_count, photo_groups
 
 SORTED_BY_INSERTION = 16  # a prediction's candidates up to this many are ranked by insertion, more by a merge sort
 
 
 def float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     """The decisions of :func:`podium.metrics.detection_points.numpy_float_decisions`, compiled."""
-    n_photos = int(max(pred.photo.max(initial=-1), truth.photo.max(initial=-1))) + 1
-    p_order, p_start = _grouped(pred.photo, n_photos)
-    t_order, t_start = _grouped(truth.photo, n_photos)
+    n_photos = photo_count(pred.photo, truth.photo)
+    p_order, p_start = photo_groups(pred.photo, n_photos)
+    t_order, t_start = photo_groups(truth.photo, n_photos)
     p_corners, t_corners = np.stack(corners(pred.xywh)), np.stack(corners(truth.xywh))
     n_candidates = _count_candidates(p_order, p_start, p_corners, t_order, t_start, t_corners)
     truth_of = np.full(len(pred.photo), -1, np.int64)
@@ -41,15 +41,6 @@ def float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     exact, contested = np.zeros(n_photos, np.bool_), np.zeros(n_photos, np.bool_)
     _decide(p_order, p_start, p_corners, t_order, t_start, t_corners, truth_of, p_c, t_c, iou_c, exact, contested)
     return FloatDecisions(truth_of, p_c, t_c, iou_c, np.flatnonzero(exact), np.flatnonzero(contested))
-
-
-def _grouped(photo: NDArray[np.int64], n_photos: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """The rows ordered by photo, file order kept within a photo, and where each photo's rows start
-    (``n_photos + 1`` offsets)."""
-    order = np.argsort(photo, kind="stable")
-    start = np.zeros(n_photos + 1, np.int64)
-    np.cumsum(np.bincount(photo, minlength=n_photos), out=start[1:])
-    return order, start
 
 
 @compiled

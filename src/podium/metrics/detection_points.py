@@ -262,9 +262,22 @@ def _compiled_pays(pred: Boxes, truth: Boxes) -> bool:
     about 0.13 µs a pair). Measured in benchmarks/README.md, camera-traps."""
     if kernels_loaded():
         return True
-    n_photos = int(max(pred.photo.max(initial=-1), truth.photo.max(initial=-1))) + 1
+    n_photos = photo_count(pred.photo, truth.photo)
     pairs = int(np.bincount(pred.photo, minlength=n_photos) @ np.bincount(truth.photo, minlength=n_photos))
     return pairs >= COLD_PAIRS
+
+
+def photo_count(pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int64]) -> int:
+    """How many photos the two sides' indices span."""
+    return int(max(pred_photo.max(initial=-1), truth_photo.max(initial=-1))) + 1
+
+
+def photo_groups(photo: NDArray[np.int64], n_photos: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The rows ordered by photo, file order kept within a photo, and where each photo's rows start
+    (``n_photos + 1`` offsets)."""
+    start = np.zeros(n_photos + 1, np.int64)
+    np.cumsum(np.bincount(photo, minlength=n_photos), out=start[1:])
+    return np.argsort(photo, kind="stable"), start
 
 
 def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
@@ -301,14 +314,11 @@ def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
 
 def _same_photo_pairs(pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Every (prediction, truth box) pair of the same photo."""
-    t_order = np.argsort(truth_photo, kind="stable")
-    n_photos = int(max(pred_photo.max(initial=-1), truth_photo.max(initial=-1))) + 1
-    t_count = np.bincount(truth_photo, minlength=n_photos)
-    t_start = np.concatenate([[0], np.cumsum(t_count)[:-1]])
-    per_pred = t_count[pred_photo]
+    t_order, t_start = photo_groups(truth_photo, photo_count(pred_photo, truth_photo))
+    per_pred = np.diff(t_start)[pred_photo]
     p_idx = np.repeat(np.arange(len(pred_photo)), per_pred)
     offsets = np.arange(len(p_idx)) - np.repeat(np.cumsum(per_pred) - per_pred, per_pred)
-    t_idx = t_order[np.repeat(t_start[pred_photo], per_pred) + offsets]
+    t_idx = t_order[np.repeat(t_start[:-1][pred_photo], per_pred) + offsets]
     return p_idx, t_idx
 
 
