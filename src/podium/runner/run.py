@@ -19,6 +19,7 @@ from podium.issues import Issue
 from podium.parameters import resolve
 from podium.provenance import signature
 from podium.result import REJECTED, Result
+from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.docker import run_docker
 from podium.runner.process import RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose
@@ -35,6 +36,7 @@ def run_program(
     settings: Mapping[str, str],
     time_limit_s: float | None,
     memory_limit_mb: float | None,
+    disk_limit_mb: float | None = DEFAULT_DISK_MB,
     workdir: Path | None = None,
     workers: int = 1,
     scheduler: str | None = None,
@@ -48,6 +50,7 @@ def run_program(
 ) -> Result:
     """Run a participant's program under the challenge's contract and score its output.
 
+    ``disk_limit_mb``: what the working folder may hold (``None``: no limit);
     ``sandbox``: ``auto`` (bubblewrap for a command, Docker for an image),
     ``bwrap``, ``docker`` or ``none``; ``visible``: folders the program may read
     in the sandbox (its code, its interpreter); ``cpus``: cores' worth of CPU
@@ -89,7 +92,7 @@ def run_program(
                 report = run_limited(confinement, work, limit, memory_limit_mb, cpus, cgroup)
         else:
             report = run_limited(shell, work, limit, memory_limit_mb, cpus, cgroup)
-        run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "cpus": cpus, "gpus": gpus}
+        run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "disk_limit_mb": disk_limit_mb, "cpus": cpus, "gpus": gpus}
         if workdir is not None:
             run["workdir"] = str(work)
         warnings = []

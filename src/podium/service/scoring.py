@@ -62,7 +62,7 @@ def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime:
         result = run_program(
             contest.challenge, command=None if image else program_command(target, entry), image=image, images=contest.images,
             truth=contest.truth, settings=contest.settings, time_limit_s=limits.time_s, memory_limit_mb=limits.memory_mb,
-            cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, scheduler=runtime.scheduler, visible=() if image else (target,), **evaluation,
+            disk_limit_mb=limits.disk_mb, cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, scheduler=runtime.scheduler, visible=() if image else (target,), **evaluation,
         )  # fmt: skip
     return outcome_of(result, kind, target)
 
