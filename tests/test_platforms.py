@@ -1,5 +1,13 @@
 """podium on Codabench, EvalAI and Grand Challenge: each entry point run on every challenge's demo set in the platform's own layout.
 
+Codabench and EvalAI are checked by their own code (``../shared/platform-checks``:
+Codabench's unpacker, serializers and compute worker, EvalAI's config validator and
+submission worker), so that a bundle that passes here passes the upload; the tests
+that need it skip, with the reason, where ../shared is absent. Those scoring runs
+use the worker's layout and commands without bubblewrap (``--no-sandbox``), since a
+fresh sandbox compiles Numba's kernels again (about 40 s for GlaS); one run goes
+through the sandbox (:func:`test_codabench_scores_in_the_workers_sandbox`).
+
 The formats checked, and where each is documented:
 - Codabench: the scoring program reads ``input/ref`` and ``input/res`` and writes
   ``scores.json`` (keys = the leaderboard columns' keys, numbers) and
@@ -27,7 +35,7 @@ import importlib.util
 import io
 import json
 import math
-import shlex
+import re
 import shutil
 import subprocess
 import sys
@@ -40,7 +48,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import run
+from conftest import SHARED, require, run
 from podium.challenges import IDS, get
 from podium.contest import load
 from podium.engine import evaluate
@@ -52,7 +60,60 @@ from podium.platforms.scores import SENTINEL, numbers_only
 from podium.result import PRIVATE, PUBLIC
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-CODABENCH_RULES = {"Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_Last", "Force_Latest_Multiple", "Force_Best"}
+CHECKS = SHARED / "platform-checks"
+CHECKS_MODULES = "import django, rest_framework, drf_writable_nested, yaml, dateutil"
+PODIUM_BIN = str(Path(sys.executable).parent)  # where this environment's podium command is
+
+
+@pytest.fixture(scope="session")
+def platform_checks() -> Path:
+    """../shared/platform-checks, with the venv its scripts run in made once (setup.sh; a check of a second when it is there)."""
+    if not CHECKS.is_dir():
+        pytest.skip(f"the platforms' own code is not at {CHECKS} (../shared/platform-checks)")
+    spec = importlib.util.spec_from_file_location("platform_checks_common", CHECKS / "_common.py")
+    assert spec is not None and spec.loader is not None
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    python = Path(common.venv_dir()) / "bin" / "python"
+    if not python.exists() or subprocess.run([str(python), "-c", CHECKS_MODULES], capture_output=True).returncode != 0:
+        made = subprocess.run(["sh", str(CHECKS / "setup.sh")], capture_output=True, text=True, timeout=900)
+        require("the platform checks' venv (Django, DRF, PyYAML from the package index)", None if made.returncode == 0 else made.stderr[-500:])
+    return CHECKS
+
+
+def platform_check(checks: Path, script: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """One of the platform checks' scripts, run as its README says (it re-runs itself with its venv's Python)."""
+    return subprocess.run([sys.executable, str(checks / script), *map(str, args)], capture_output=True, text=True, timeout=600)
+
+
+def codabench_scores(checks: Path, bundle: Path, submission: Path, task: int, out: Path, *extra: str) -> dict:
+    """``scores.json`` as Codabench's compute worker reads it after scoring ``submission`` on ``task``; fails the test unless Finished."""
+    finished = platform_check(checks, "run_codabench_scoring.py", bundle, submission, "--task", str(task), "--path", PODIUM_BIN, "--out", out, *extra)
+    assert finished.returncode == 0 and "status: Finished" in finished.stdout, finished.stdout + finished.stderr
+    return json.loads((out / "scores.json").read_text())
+
+
+def evalai_rows(checks: Path, kit: Path, submission: Path, phase: str) -> dict[str, dict]:
+    """The leaderboard row of each split as EvalAI's submission worker keeps it; fails the test unless FINISHED."""
+    finished = platform_check(
+        checks, "run_evalai_evaluate.py", kit / "evaluation_script", next((kit / "annotations").iterdir()), submission, phase,
+        "--config", kit / "challenge_config.podium.yaml", "--python", sys.executable,
+    )  # fmt: skip
+    assert finished.returncode == 0 and "status: FINISHED" in finished.stdout, finished.stdout + finished.stderr
+    prefix = "leaderboard row, split "
+    rows = [line.removeprefix(prefix).split(": ", 1) for line in finished.stdout.splitlines() if line.startswith(prefix)]
+    return {split: json.loads(row) for split, row in rows}
+
+
+def packed_three_ways(files: Path, folder: Path) -> dict[str, Path]:
+    """The submission ``files`` as participants pack it: a zip of the files, a zip of one folder, ``tar czf x.tar.gz -C files .``."""
+    team = folder / "team"
+    shutil.copytree(files, team)
+    with zipfile.ZipFile(folder / "folder.zip", "w") as archive:
+        for path in sorted(team.rglob("*")):
+            archive.write(path, path.relative_to(folder).as_posix())
+    subprocess.run(["tar", "czf", str(folder / "dot.tar.gz"), "-C", str(files), "."], check=True)
+    return {"files.zip": _zip_folder(files, folder / "files.zip"), "folder.zip": folder / "folder.zip", "dot.tar.gz": folder / "dot.tar.gz"}
 
 
 @pytest.fixture(scope="module")
@@ -108,65 +169,83 @@ def _submission_files(demo, target: Path) -> Path:
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
-def test_codabench_bundle_scores_each_split_as_podium_does(challenge_id: str, contests: dict, tmp_path: Path) -> None:
+def test_codabench_bundle_scores_each_split_as_podium_does(challenge_id: str, contests: dict, platform_checks: Path, tmp_path: Path) -> None:
+    """Codabench's unpacker takes each challenge's bundle; its worker scores a zip of one folder on the public task and a zip of files on
+    the private one (its ``metadata`` file beside them in input/res), to ``podium evaluate``'s numbers under exactly the columns' keys."""
     contest, demo, expected = contests[challenge_id]
     bundle = tmp_path / "bundle.zip"
     assert run("bundle", "codabench", "--contest", str(contest.path), "-o", str(bundle), "--image", "ghcr.io/org/podium:1")[0] == 0
-    with zipfile.ZipFile(bundle) as archive:
-        archive.extractall(tmp_path / "bundle")
-    spec = yaml.safe_load((tmp_path / "bundle" / "competition.yaml").read_text())
-    keys = [c["key"] for c in spec["leaderboards"][0]["columns"]]
-    assert keys == [c.key for c in columns(contest)]
-    for program, split in (("scoring_program", PUBLIC), ("scoring_program_private", PRIVATE)):
-        # Codabench's layout: the task's reference data in input/ref, the unpacked submission in input/res.
-        shutil.rmtree(tmp_path / "app", ignore_errors=True)
-        shutil.copytree(tmp_path / "bundle" / "reference_data", tmp_path / "app" / "input" / "ref")
-        _submission_files(demo, tmp_path / "app" / "input" / "res")
-        command = yaml.safe_load((tmp_path / "bundle" / program / "metadata.yaml").read_text())["command"]
-        args = [a.replace("/app/", f"{tmp_path}/app/") for a in shlex.split(command)]
-        assert args[0] == "podium"
-        code, output = run(*args[1:], "--workers", "1")
-        assert code == 0, output
-        scores = json.loads((tmp_path / "app" / "output" / "scores.json").read_text())
+    checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
+    assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
+    keys = [c.key for c in columns(contest)]
+    packed = packed_three_ways(_submission_files(demo, tmp_path / "files"), tmp_path / "packed")
+    for task, split, zipped in ((0, PUBLIC, "folder.zip"), (1, PRIVATE, "files.zip")):
+        out = tmp_path / f"out-{task}"
+        scores = codabench_scores(platform_checks, bundle, packed[zipped], task, out, "--no-sandbox")
         assert list(scores) == keys  # exactly the columns' keys, in their order
         _assert_numbers(scores)
         assert scores == _platform_numbers(challenge_id, expected.splits[split].scores, keys)
-        assert (tmp_path / "app" / "output" / "detailed_results.html").read_text().startswith("<!doctype html>")
-        assert f"{split} split" in output
+        assert (out / "detailed_results.html").read_text().startswith("<!doctype html>")
+        stdout = (out / "scoring_stdout.txt").read_text()
+        assert f"{split} split" in stdout and "metadata" not in stdout  # the worker's own file is neither scored nor warned about
 
 
-def test_codabench_bundle_has_what_codabench_requires(contests: dict, tmp_path: Path) -> None:
+def test_codabench_bundle_says_what_podium_means(contests: dict, platform_checks: Path, tmp_path: Path) -> None:
+    """What Codabench accepts is its unpacker's to say (checked above); here, that the bundle carries the contest's rules."""
     contest, _, _ = contests["glas"]
     bundle = tmp_path / "bundle.zip"
     assert run("bundle", "codabench", "--contest", str(contest.path), "-o", str(bundle), "--image", "ghcr.io/org/podium:1")[0] == 0
+    checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
+    assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
     archive = zipfile.ZipFile(bundle)
-    names = set(archive.namelist())
     spec = yaml.safe_load(archive.read("competition.yaml"))
-    assert spec["version"] == 2 and spec["title"] == contest.title and spec["docker_image"] == "ghcr.io/org/podium:1"
-    assert spec["image"] in names and archive.read(spec["terms"]).strip()
-    assert spec["pages"] and all(archive.read(page["file"]).strip() for page in spec["pages"])
-    assert spec["enable_detailed_results"] is True
-    tasks = {task["index"]: task for task in spec["tasks"]}
-    assert len(tasks) == len(spec["tasks"]) == 2
-    for task in tasks.values():
-        assert f"{task['scoring_program']}metadata.yaml" in names
-        assert yaml.safe_load(archive.read(f"{task['scoring_program']}metadata.yaml"))["command"].startswith("podium codabench ")
-        assert f"{task['reference_data']}contest.toml" in names
+    assert spec["title"] == contest.title and spec["docker_image"] == "ghcr.io/org/podium:1" and spec["enable_detailed_results"] is True
     phases = sorted(spec["phases"], key=lambda p: p["index"])
     assert [p["name"] for p in phases] == ["Development", "final ranking (private split)"]
-    assert all(p["tasks"] and set(p["tasks"]) <= set(tasks) for p in phases)
-    starts = [datetime.fromisoformat(p["start"]) for p in phases]
-    assert starts[0] == datetime.fromisoformat("2026-01-04T23:00:00+00:00")  # Paris midnight, written in UTC
-    assert datetime.fromisoformat(phases[0]["end"]) == starts[1]  # the final phase opens as the last one closes
+    assert datetime.fromisoformat(phases[0]["start"]) == datetime.fromisoformat("2026-01-04T23:00:00+00:00")  # Paris midnight, in UTC
+    assert (datetime.fromisoformat(phases[1]["start"]) - datetime.fromisoformat(phases[0]["end"])).total_seconds() == 1  # Codabench's gap
     assert phases[0]["max_submissions_per_day"] == 5 and phases[0]["max_submissions"] == 100
+    assert all(p["execution_time_limit"] == 300 + math.ceil(contest.units / 100) for p in phases)
     assert phases[1]["auto_migrate_to_this_phase"] is True and phases[1]["tasks"] == [1]
+    assert all(yaml.safe_load(archive.read(f"{t['scoring_program']}metadata.yaml"))["command"].startswith("podium codabench ") for t in spec["tasks"])
     board = spec["leaderboards"][0]
-    assert board["title"] and board["key"] and board["submission_rule"] in CODABENCH_RULES and board["submission_rule"] == "Force_Last"
+    assert board["submission_rule"] == "Force_Last"
     assert [(c["key"], c["sorting"], c["index"], c["precision"]) for c in board["columns"]] == [
         ("f1", "desc", 0, 3), ("object_dice", "desc", 1, 3), ("object_hausdorff", "asc", 2, 3)
     ]  # fmt: skip
     assert "sum of their ranks" in archive.read("pages/overview.md").decode()  # GlaS's rule cannot be a column order
     assert archive.read("scoring_image/Dockerfile").decode() == (REPOSITORY / "Dockerfile").read_text()
+
+
+def test_phases_that_touch_are_refused_for_codabench_and_warned_of_by_contest_check(
+    contests: dict, platform_checks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codabench's unpacker refuses a phase that starts when the one before it ends; podium serve takes it, so contest check warns."""
+    contest, _, _ = contests["camera-traps"]
+    text = contest.path.read_text().replace(
+        'submissions = "files"\n',
+        'submissions = "files"\n[[phase]]\nname = "Final"\nstart = 2026-03-01T00:00:00+01:00\nend = 2026-03-08T00:00:00+01:00\nsubmissions = "files"\n',
+    )  # fmt: skip
+    touching = tmp_path / "contest.toml"
+    touching.write_text(text)
+    check = subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(touching)], capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0 and "warning: phase 'Final' starts when phase 'Development' ends" in check.stderr, check.stderr
+    code, output = run("bundle", "codabench", "--contest", str(touching), "-o", str(tmp_path / "refused.zip"), "--image", "x/podium:1")
+    assert code == 2 and "Codabench refuses phases that touch" in output and not (tmp_path / "refused.zip").exists()
+
+    import podium.platforms.codabench_bundle as codabench_bundle  # the bundle written all the same: Codabench's own refusal
+
+    monkeypatch.setattr(codabench_bundle, "codabench_conflicts", lambda contest: [])
+    assert run("bundle", "codabench", "--contest", str(touching), "-o", str(tmp_path / "touching.zip"), "--image", "x/podium:1")[0] == 0
+    refused = platform_check(platform_checks, "check_codabench_bundle.py", tmp_path / "touching.zip")
+    assert refused.returncode == 1 and "Phases dates conflict. Phase: Final should start after Phase: Development has ended" in refused.stdout + refused.stderr
+    monkeypatch.undo()
+    apart = tmp_path / "apart.toml"
+    apart.write_text(touching.read_text().replace("start = 2026-03-01T00:00:00+01:00", "start = 2026-03-01T00:00:01+01:00"))
+    assert "warning" not in subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(apart)], capture_output=True, text=True, timeout=120).stderr
+    assert run("bundle", "codabench", "--contest", str(apart), "-o", str(tmp_path / "apart.zip"), "--image", "x/podium:1")[0] == 0
+    accepted = platform_check(platform_checks, "check_codabench_bundle.py", tmp_path / "apart.zip")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
 
 
 def test_codabench_bundle_is_the_same_bytes_each_time(contests: dict, tmp_path: Path) -> None:
@@ -291,9 +370,11 @@ def test_grand_challenge_writes_cases_and_aggregates_of_the_public_split(challen
     ground_truth = tmp_path / "opt" / "ml" / "input" / "data" / "ground_truth"  # where the phase's ground truth is extracted
     with tarfile.open(tarball) as archive:
         archive.extractall(ground_truth, filter="data")
-    submission = _submission_files(demo, tmp_path / "input")
-    code, output = run("grand-challenge", "--input", str(submission), "--output", str(tmp_path / "output"), "--ground-truth", str(ground_truth), "--workers", "1")
-    assert code == 0, output
+    _submission_files(demo, tmp_path / "input" / "team")  # a zip of one folder, extracted beside the platform's inputs.json
+    (tmp_path / "input" / "inputs.json").write_text("[]")
+    input_dir = str(tmp_path / "input")
+    code, output = run("grand-challenge", "--input", input_dir, "--output", str(tmp_path / "output"), "--ground-truth", str(ground_truth), "--workers", "1")
+    assert code == 0 and "inputs.json" not in output, output
     metrics = json.loads((tmp_path / "output" / "metrics.json").read_text())
     assert set(metrics) == {"case", "aggregates", "podium"}
     assert metrics["aggregates"] == _platform_numbers(challenge_id, expected.splits[PUBLIC].scores)
@@ -432,3 +513,81 @@ def test_platform_entries_refuse_an_unusable_layout_with_exit_2(contests: dict, 
         evalai_evaluate(str(tmp_path / "bad.tar.gz"), str(demo.submission), "test")
     with pytest.raises(UsageError, match="does not exist"):
         evalai_evaluate(str(tmp_path / "none.tar.gz"), str(demo.submission), "test")
+
+
+# --- the example contests, through the platforms' own code --------------------------------------------------------------
+
+EXAMPLES = REPOSITORY / "examples" / "contests"
+
+
+@pytest.fixture(scope="module")
+def example_contests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path | None]]:
+    """Each example contest file and the submission folder to score with it: ``demo`` beside a demo set as ``make demo`` writes it."""
+    root = tmp_path_factory.mktemp("checkout")
+    for name in ("demo", "face-clustering"):
+        shutil.copytree(EXAMPLES / name, root / "examples" / "contests" / name)
+    demo = get("glas").write_demo(root / "demo-data" / "glas")
+    get("face-clustering").write_demo(root / "demo-data" / "face-clustering")
+    made: dict[str, tuple[Path, Path | None]] = {"demo": (root / "examples" / "contests" / "demo" / "contest.toml", demo.submission)}
+    fixture = SHARED / "data" / "glas-fixture" / "submission"
+    made["glas-fixture"] = (EXAMPLES / "glas-fixture" / "contest.toml", fixture if fixture.is_dir() else None)
+    made["face-clustering"] = (root / "examples" / "contests" / "face-clustering" / "contest.toml", None)  # programs: no files to submit
+    assert {path.parent.name for path in EXAMPLES.glob("*/contest.toml")} == set(made)  # every example contest is here
+    return made
+
+
+@pytest.mark.parametrize("name", ["demo", "glas-fixture"])
+def test_each_example_contest_loads_on_codabench_and_evalai_and_scores_as_podium_does(
+    name: str, example_contests: dict, platform_checks: Path, tmp_path: Path
+) -> None:
+    """Codabench's unpacker takes the bundle and its worker scores a zip of files and a zip of a folder on each task; EvalAI's validator
+    takes the kit and its worker scores the zips and a tar.gz of '.'; every number is ``podium evaluate``'s."""
+    contest_file, submission = example_contests[name]
+    if submission is None:
+        pytest.skip(f"the {name} contest's data is not at {SHARED / 'data'}")
+    contest = load(contest_file)
+    expected = evaluate(contest.challenge, contest.truth, submission, contest.settings, **contest.evaluation())
+    keys = [c.key for c in columns(contest)]
+    bundle = tmp_path / "bundle.zip"
+    assert run("bundle", "codabench", "--contest", str(contest_file), "-o", str(bundle), "--image", "ghcr.io/org/podium:1")[0] == 0
+    checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
+    assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
+    packed = packed_three_ways(submission, tmp_path / "packed")
+    for task, split, zipped in ((0, PUBLIC, "folder.zip"), (1, PRIVATE, "files.zip"), (0, PUBLIC, "files.zip")):
+        scores = codabench_scores(platform_checks, bundle, packed[zipped], task, tmp_path / f"out-{task}-{zipped}", "--no-sandbox")
+        assert scores == numbers_only(contest.challenge, expected.splits[split].scores, keys)[0], (task, zipped)
+
+    kit = tmp_path / "kit"
+    code, output = run("bundle", "evalai", "--contest", str(contest_file), "-o", str(kit))
+    assert code == 0, output
+    checked = platform_check(platform_checks, "check_evalai_config.py", kit / "challenge_config.podium.yaml")
+    assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), checked.stdout + checked.stderr
+    phase = yaml.safe_load((kit / "challenge_config.podium.yaml").read_text())["challenge_phases"][-1]["codename"]
+    for packing in packed.values():
+        rows = evalai_rows(platform_checks, kit, packing, phase)
+        assert rows == {CODENAMES[split]: numbers_only(contest.challenge, expected.splits[split].scores)[0] for split in (PUBLIC, PRIVATE)}, packing.name
+
+
+def test_the_example_contest_of_programs_is_refused_with_the_reason(example_contests: dict) -> None:
+    """Platform bundles score files: face-clustering's example takes programs (time and RAM measured), which no bundle runs."""
+    contest_file, _ = example_contests["face-clustering"]
+    for args in (["codabench", "--image", "x/podium:1", "-o", "b.zip"], ["evalai", "-o", "kit"]):
+        code, output = run("bundle", args[0], "--contest", str(contest_file), *args[1:])
+        assert code == 2 and "phase test takes programs" in output and "Traceback" not in output, output
+
+
+def test_codabench_scores_in_the_workers_sandbox(example_contests: dict, platform_checks: Path, sandbox: None, tmp_path: Path) -> None:
+    """The one sandboxed run: the worker's mounts only (/app/program, /app/input, ...), no network, an empty home (Numba compiles again)."""
+    contest_file, submission = example_contests["demo"]
+    contest = load(contest_file)
+    bundle = tmp_path / "bundle.zip"
+    assert run("bundle", "codabench", "--contest", str(contest_file), "-o", str(bundle), "--image", "x/podium:1")[0] == 0
+    spec = yaml.safe_load(zipfile.ZipFile(bundle).read("competition.yaml"))
+    packed = packed_three_ways(submission, tmp_path / "packed")
+    finished = platform_check(platform_checks, "run_codabench_scoring.py", bundle, packed["folder.zip"], "--task", "1", "--path", PODIUM_BIN, "--out", tmp_path / "out")
+    assert "mode: bubblewrap" in finished.stdout and "status: Finished" in finished.stdout, finished.stdout + finished.stderr
+    expected = evaluate("glas", contest.truth, submission, contest.settings, **contest.evaluation())
+    keys = [c.key for c in columns(contest)]
+    assert json.loads((tmp_path / "out" / "scores.json").read_text()) == numbers_only("glas", expected.splits[PRIVATE].scores, keys)[0]
+    seconds = re.search(r"\(([\d.]+) s wall", finished.stdout)
+    assert seconds is not None and float(seconds.group(1)) < min(p["execution_time_limit"] for p in spec["phases"]) / 2  # room for a loaded worker

@@ -414,13 +414,20 @@ def contest_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @guarded
 def contest_check_command(path: Path, as_json: bool) -> int:
-    """Check a contest file (every problem with its line) and summarize it: splits, phases in UTC and local time."""
+    """Check a contest file (every problem with its line) and summarize it: splits, phases in UTC and local time.
+
+    Warns of what a platform would refuse (phases that touch, for Codabench); the contest stays valid for podium serve.
+    """
+    from podium.platforms.codabench_bundle import codabench_conflicts
+
     contest = load_contest(path)
-    summary = contest.summary()
+    summary = {**contest.summary(), "warnings": codabench_conflicts(contest)}
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
         display.print_contest(display.stdout, summary)
+        for warning in summary["warnings"]:
+            display.stderr.print(f"[yellow]warning:[/yellow] {display.escape(warning)}", soft_wrap=True)
     return EXIT_SCORED
 
 

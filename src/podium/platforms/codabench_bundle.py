@@ -16,9 +16,13 @@ scoring program), ``phases`` (each with tasks, in order, not overlapping) and
     scoring_image/Dockerfile, scoring_image/README.md
 
 Phases are the contest's, in UTC (Codabench reads a date's clock time and
-drops its offset). With a public/private split, every phase scores the public
-units, and a last phase, "final ranking (private split)", opens when the last
-one closes: Codabench moves each team's latest submission into it
+drops its offset), to the second. Codabench refuses a phase that starts when
+the one before it ends (``Phases dates conflict``, its unpacker's
+``_validate_phase_ordering``), which a contest file allows: such a contest is
+refused here with the phases named (:func:`codabench_conflicts`; ``podium
+contest check`` warns of it). With a public/private split, every phase scores
+the public units, and a last phase, "final ranking (private split)", opens
+:data:`FINAL_GAP` after the last one closes: Codabench moves each team's latest submission into it
 (``auto_migrate_to_this_phase``) and scores the private units there, so no
 private number exists before the end. Quotas and the final-submission policy
 map to ``max_submissions_per_day``, ``max_submissions`` and ``submission_rule``.
@@ -27,8 +31,10 @@ map to ``max_submissions_per_day``, ``max_submissions`` and ``submission_rule``.
 from __future__ import annotations
 
 import io
+import math
 import shlex
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +44,7 @@ from PIL import Image
 from podium import __version__
 from podium.challenges import get
 from podium.contest import Contest
+from podium.errors import UsageError
 from podium.platforms.codabench import INPUT, OUTPUT
 from podium.platforms.columns import Column, columns, decimals, rank_note
 from podium.platforms.image import DOCKERFILE
@@ -47,10 +54,34 @@ from podium.result import PRIVATE, PUBLIC
 
 SUBMISSION_RULES = {"best": "Force_Best", "last": "Force_Last"}  # "selected": Add_And_Delete(_Multiple), by max_selected
 FINAL_PHASE = "final ranking (private split)"
+FINAL_GAP = timedelta(seconds=1)  # Codabench: a phase must start after the one before it has ended
+TIME_LIMIT_S = 300  # a fresh container compiles Numba's kernels: 40 s for GlaS here, 60 s on a loaded worker; five times that
+TIME_LIMIT_PER_UNIT_S = 0.01  # reading and scoring, far above the measured rates (benchmarks/README.md)
+
+
+def time_limit(contest: Contest) -> int:
+    """The phases' ``execution_time_limit`` in seconds: room for a fresh container's compilation and the test set's size (Codabench's default is 600)."""
+    return TIME_LIMIT_S + math.ceil(contest.units * TIME_LIMIT_PER_UNIT_S)
+
+
+def codabench_conflicts(contest: Contest) -> list[str]:
+    """Each pair of the contest's phases that Codabench would refuse: the second starts when the first ends (to the second)."""
+    return [
+        f"phase {after.name!r} starts when phase {before.name!r} ends ({utc_text(before.end)}): Codabench refuses phases that touch "
+        f"(\"Phases dates conflict\"); start {after.name!r} at least 1 s later to host the contest there"
+        for before, after in zip(contest.phases, contest.phases[1:])
+        if utc_text(after.start) <= utc_text(before.end)
+    ]
 
 
 def write_bundle(contest: Contest, image: str, target: Path) -> list[str]:
-    """Write the bundle of ``contest`` to ``target``; return its member names."""
+    """Write the bundle of ``contest`` to ``target``; return its member names.
+
+    A contest whose phases Codabench would refuse (:func:`codabench_conflicts`) is refused: :class:`UsageError`.
+    """
+    conflicts = codabench_conflicts(contest)
+    if conflicts:
+        raise UsageError(f"contest {contest.id}: " + "; ".join(conflicts))
     reference = reference_of(contest)
     shown_columns = columns(contest)
     keys = [c.key for c in shown_columns]
@@ -91,6 +122,7 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
             "start": utc_text(phase.start),
             "end": utc_text(phase.end),
             "tasks": [0],
+            "execution_time_limit": time_limit(contest),
             **_quota(contest),
         }
         for i, phase in enumerate(contest.phases)
@@ -100,8 +132,9 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
             "index": len(phases),
             "name": FINAL_PHASE,
             "description": "Each team's latest submission moves here when the last phase closes, and is scored on the private split.",
-            "start": utc_text(contest.phases[-1].end),
+            "start": utc_text(contest.phases[-1].end.replace(microsecond=0) + FINAL_GAP),
             "tasks": [1],
+            "execution_time_limit": time_limit(contest),
             "auto_migrate_to_this_phase": True,
         })  # fmt: skip
     return {

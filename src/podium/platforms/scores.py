@@ -15,7 +15,12 @@ the private one for a final phase. Without a split it is the whole test set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,15 +129,68 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))}
 
 
-def score_folder(setup: Setup, folder: Path, unpacked_by: str, workers: int, echo: Callable[[str], None]) -> Result:
-    """Score the submission a platform unpacked in ``folder`` (its one top folder looked through) and log its problems."""
+def score_folder(
+    setup: Setup, folder: Path, unpacked_by: str, workers: int, echo: Callable[[str], None], platform_files: frozenset[str] = frozenset()
+) -> Result:
+    """Score the submission a platform unpacked in ``folder`` and log its problems.
+
+    ``platform_files`` are the names of the files the platform itself puts
+    beside the participant's (Codabench's ``metadata``): they are not the
+    participant's, so they are neither scored nor warned about, and the one
+    top folder of a zipped folder is looked through beside them.
+    """
     if not folder.is_dir():
         raise UsageError(f"no submission folder {folder} ({unpacked_by})")
-    submission = inside(folder)
-    result = evaluate(setup.challenge, setup.truth, submission, setup.settings, workers=workers, **setup.evaluation())
-    for line in log_lines(result, submission):
-        echo(line)
+    with participants_part(folder, platform_files) as submission:
+        result = evaluate(setup.challenge, setup.truth, submission, setup.settings, workers=workers, **setup.evaluation())
+        for line in log_lines(result, submission):
+            echo(line)
     return result
+
+
+@contextmanager
+def participants_part(folder: Path, platform_files: frozenset[str]) -> Iterator[Path]:
+    """``folder`` without the platform's own files (regular files at its top named in ``platform_files``), its one top folder looked through.
+
+    When the platform's files sit beside the participant's files, the
+    participant's are copied into a temporary folder (the platform's folder
+    may be read-only, as Grand Challenge's ``/input`` is); links and special
+    files are copied as what they are, so that scoring refuses them by name
+    as it would in place, and nothing is opened but regular files.
+    """
+    entries = _entries(folder)
+    theirs = [entry for entry in entries if not (entry.name in platform_files and entry.is_file(follow_symlinks=False))]
+    if len(theirs) == len(entries):
+        yield inside(folder)
+        return
+    shown = [entry for entry in theirs if not entry.name.startswith(".") and entry.name != "__MACOSX"]  # as inside() counts them
+    if len(shown) == 1 and shown[0].is_dir(follow_symlinks=False):
+        yield Path(shown[0].path)
+        return
+    with tempfile.TemporaryDirectory(prefix="podium-submission-") as staged:
+        for entry in theirs:
+            _copy_as_it_is(Path(entry.path), Path(staged) / entry.name)
+        yield Path(staged)
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(folder) as entries:
+        return sorted(entries, key=lambda e: e.name)
+
+
+def _copy_as_it_is(source: Path, target: Path) -> None:
+    """A regular file's bytes, a folder's entries, a link as a link; a FIFO, socket or device as a FIFO (refused when scored, never opened)."""
+    mode = source.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        os.symlink(os.readlink(source), target)
+    elif stat.S_ISDIR(mode):
+        target.mkdir()
+        for entry in _entries(source):
+            _copy_as_it_is(Path(entry.path), target / entry.name)
+    elif stat.S_ISREG(mode):
+        shutil.copyfile(source, target, follow_symlinks=False)
+    else:
+        os.mkfifo(target)
 
 
 def log_lines(result: Result, submission: Path) -> list[str]:
