@@ -401,6 +401,69 @@ def test_grand_challenge_rejection_ends_stderr_with_the_line_the_participant_see
     assert not (tmp_path / "out" / "metrics.json").exists()
 
 
+# --- degenerate submissions in every entry point ---------------------------------------------------------------------
+
+
+def _degenerate(demo, folder: Path) -> dict[str, Path]:
+    """The submission folders a platform unpacks from a zip of nothing, of one item (the first file; two lines of a table), of garbage."""
+    made = {"empty": folder / "empty", "one item": folder / "one", "all rejected": folder / "garbage"}
+    made["empty"].mkdir(parents=True)
+    files = _submission_files(demo, folder / "all")
+    shutil.copytree(files, made["one item"])
+    shutil.copytree(files, made["all rejected"])
+    paths = sorted(p for p in made["one item"].rglob("*") if p.is_file())
+    if len(paths) == 1:  # a table: its header and first row
+        paths[0].write_text("".join(paths[0].read_text().splitlines(keepends=True)[:2]))
+    for path in paths[1:]:
+        path.unlink()
+    for path in made["all rejected"].rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"not what the format says\n")
+    return made
+
+
+@pytest.mark.parametrize("challenge_id", IDS)
+def test_degenerate_submissions_get_the_same_verdict_in_every_entry_point(challenge_id: str, contests: dict, tmp_path: Path) -> None:
+    """Empty, one item, all rejected: evaluate, report, codabench, grand-challenge and EvalAI's evaluate agree, and none fails inside podium."""
+    from podium.platforms.evalai import evaluate as evalai_evaluate
+
+    contest, demo, _ = contests[challenge_id]
+    reference = tmp_path / "reference"
+    assert run("bundle", "reference", "--contest", str(contest.path), "-o", str(tmp_path / "reference.tar.gz"))[0] == 0
+    with tarfile.open(tmp_path / "reference.tar.gz") as archive:
+        archive.extractall(reference, filter="data")
+    for case, submission in _degenerate(demo, tmp_path / "submissions").items():
+        where = f"{challenge_id}, {case}"
+        result = tmp_path / f"{case}.json"
+        code, output = run("evaluate", "--contest", str(contest.path), "--submission", str(submission), "--json", str(result), "--workers", "1")
+        scored = code == 0
+        assert code in (0, 1) and "internal error" not in output, (where, output)
+        code, output = run("report", str(result), "-o", str(tmp_path / f"{case}.html"))
+        assert code == 0, (where, output)
+
+        app = tmp_path / case / "app"
+        shutil.copytree(reference, app / "input" / "ref")
+        shutil.copytree(submission, app / "input" / "res")
+        (app / "input" / "res" / "metadata").write_text("exitCode: 0\n")  # as Codabench's worker leaves it
+        code, output = run("codabench", "--input", str(app / "input"), "--output", str(app / "output"), "--workers", "1")
+        assert code == (0 if scored else 1) and "internal error" not in output, (where, output)
+        assert (app / "output" / "detailed_results.html").is_file() and (app / "output" / "scores.json").is_file() == scored, where
+        if scored:
+            _assert_numbers(json.loads((app / "output" / "scores.json").read_text()))
+
+        code, output = run("grand-challenge", "--input", str(submission), "--output", str(tmp_path / case / "gc"), "--ground-truth", str(reference), "--workers", "1")
+        assert code == (0 if scored else 1) and "internal error" not in output, (where, output)
+        assert (tmp_path / case / "gc" / "metrics.json").is_file() == scored, where
+
+        packed = _zip_folder(submission, tmp_path / f"{case}.zip")  # an empty zip is refused as such, by evaluate as by EvalAI's entry
+        scored = run("evaluate", "--contest", str(contest.path), "--submission", str(packed), "--workers", "1")[0] == 0
+        if scored:
+            assert all(_assert_numbers(values) is None for entry in evalai_evaluate(str(tmp_path / "reference.tar.gz"), str(packed), "test")["result"] for values in entry.values())
+        else:
+            with pytest.raises(SubmissionRejected, match="rejected"):
+                evalai_evaluate(str(tmp_path / "reference.tar.gz"), str(packed), "test")
+
+
 # --- the reference folder and the image ------------------------------------------------------------------------------
 
 
