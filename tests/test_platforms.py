@@ -132,6 +132,7 @@ def contests(tmp_path_factory: pytest.TempPathFactory) -> dict:
             "[split]\npublic = 0.5\nseed = 3\n"
             '[[phase]]\nname = "Development"\nstart = 2026-01-05T00:00:00+01:00\nend = 2026-03-01T00:00:00+01:00\nsubmissions = "files"\n'
             "[quota]\nper_day = 5\ntotal = 100\n[ranking]\ndecimals = 3\nfinal = \"last\"\n"
+            + ('by = "pairwise_f"\n' if challenge_id == "face-clustering" else "")  # final points need a measured time: not on a platform
         )  # fmt: skip
         contest = load(contest_file)
         expected = evaluate(challenge_id, contest.truth, demo.submission, contest.settings, **contest.evaluation())
@@ -295,16 +296,26 @@ def test_codabench_refuses_keys_that_are_not_scores(contests: dict, tmp_path: Pa
     assert code == 2 and "--keys accuracy: not scores of glas" in output
 
 
-def test_an_undefined_score_becomes_the_losing_sentinel(contests: dict) -> None:
-    """Face-clustering's final score needs a measured time and memory: on a platform of files it is null."""
-    contest, _, expected = contests["face-clustering"]
-    public = expected.splits[PUBLIC].scores
-    assert public["final"] is None
-    numbers, notes = numbers_only("face-clustering", public, [c.key for c in columns(contest)])
-    assert numbers["final"] == -SENTINEL and "final is undefined (null)" in notes[0]
+def test_an_undefined_score_becomes_the_losing_sentinel() -> None:
     assert numbers_only("glas", {"object_hausdorff": None, "f1": 0})[0] == {"object_hausdorff": SENTINEL, "f1": 0}  # 0 is a number, not null
     assert numbers_only("ilsvrc2012-fine", {"ap/3": None, "ap/4": 0.5})[0] == {"ap/4": 0.5}  # per-class AP is descriptive: a null is left out
     assert SENTINEL < 10**10  # Codabench's score column: a decimal with ten integer digits
+
+
+def test_a_score_that_needs_measurements_is_no_column_and_cannot_rank(contests: dict, tmp_path: Path) -> None:
+    """Face-clustering's final points need a measured time and memory, which no platform of files has: every team would get -1e9."""
+    contest, _, expected = contests["face-clustering"]  # ranked by pairwise_f (the fixture's [ranking] by)
+    assert expected.splits[PUBLIC].scores["final"] is None
+    keys = [c.key for c in columns(contest)]
+    assert keys[0] == "pairwise_f" and "final" not in keys
+    numbers, notes = numbers_only("face-clustering", expected.splits[PUBLIC].scores)
+    assert "final" not in numbers and "final is undefined without a measured time and memory: left out" in notes
+    by_final = tmp_path / "contest.toml"
+    by_final.write_text(contest.path.read_text().replace('by = "pairwise_f"\n', ""))
+    assert load(by_final).ranking.by is None  # the challenge's rule: final points
+    for args in (["codabench", "--image", "x/podium:1", "-o", str(tmp_path / "b.zip")], ["evalai", "-o", str(tmp_path / "kit")]):
+        code, output = run("bundle", args[0], "--contest", str(by_final), *args[1:])
+        assert code == 2 and "ranks by final, which needs the running time and memory" in output and "[ranking] by = one of pairwise_f" in output, output
 
 
 # --- EvalAI ----------------------------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
         real("w_ram", 0.1, "weight of the RAM points in the final points"),
     )
     scores = (
-        ScoreSpec("final", True, "final points out of 100 (null without time_s, ram_mb and the thresholds)"),
+        ScoreSpec("final", True, "final points out of 100 (null without time_s, ram_mb and the thresholds)", measured=True),
         ScoreSpec("pairwise_f", True, "pairwise F-measure (beta = 1 by default)"),
         ScoreSpec("nmi", True, "normalized mutual information"),
         ScoreSpec("pairwise_precision", True, "pairs put together that belong together"),

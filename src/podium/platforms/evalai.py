@@ -221,6 +221,7 @@ def write_kit(contest: Contest, folder: Path) -> tuple[list[str], list[str]]:
     """
     annotation = f"annotations/{contest.id}.tar.gz"
     header = f"# The scoring part of challenge_config.yaml for contest {contest.id}, written by podium {__version__}: merge it into yours.\n"
+    reference = reference_of(contest)  # first: a contest of programs is refused as such
     settings = config(contest, annotation)
     files = {
         "challenge_config.podium.yaml": header + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=120),
@@ -229,7 +230,6 @@ def write_kit(contest: Contest, folder: Path) -> tuple[list[str], list[str]]:
         "evaluation_script/requirements.txt": f"podium=={__version__}\n",
         **{phase["description"]: phase_page(contest, phase["name"]) for phase in settings["challenge_phases"]},
     }
-    reference = reference_of(contest)
     (folder / "annotations").mkdir(parents=True, exist_ok=True)
     reference.write_tar(folder / annotation)
     for name, text in files.items():

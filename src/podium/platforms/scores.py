@@ -6,7 +6,8 @@ e.g. a final face-clustering score without a measured time) cannot be stored
 as it is. It becomes :data:`SENTINEL` on the losing side, ``-1e9`` where
 higher is better and ``+1e9`` where lower is better, so that it ranks last, as
 podium ranks a missing score; a descriptive count (neither better nor worse)
-is left out. Every replacement is said in the log.
+is left out, and so is a score that needs a measured time and memory
+(face-clustering's ``final``), which a platform of files never defines. Every replacement is said in the log.
 
 With a contest split, what a platform shows is one split: the public one
 (:meth:`~podium.result.Result.public_view`, nothing of the private units), or
@@ -76,8 +77,8 @@ def numbers_only(challenge_id: str, scores: Mapping[str, Any], keys: Sequence[st
 
     >>> numbers_only("glas", {"f1": 0.5, "object_hausdorff": None})
     ({'f1': 0.5, 'object_hausdorff': 1000000000}, ['object_hausdorff is undefined (null): written as 1000000000, which ranks last'])
-    >>> numbers_only("face-clustering", {"clusters": None, "final": None})
-    ({'final': -1000000000}, ['clusters is undefined (null): left out', 'final is undefined (null): written as -1000000000, which ranks last'])
+    >>> numbers_only("face-clustering", {"clusters": None, "final": None, "nmi": None})
+    ({'nmi': -1000000000}, ['clusters is undefined (null): left out', 'final is undefined without a measured time and memory: left out', 'nmi is undefined (null): written as -1000000000, which ranks last'])
     """
     challenge = get(challenge_id)
     numbers: dict[str, Number] = {}
@@ -89,7 +90,9 @@ def numbers_only(challenge_id: str, scores: Mapping[str, Any], keys: Sequence[st
             continue
         spec = challenge.score_spec(name)
         better = None if spec.family else spec.higher_is_better  # a class's null AP says the class has no positive
-        if better is None:
+        if spec.measured:
+            notes.append(f"{name} is undefined without a measured time and memory: left out")
+        elif better is None:
             notes.append(f"{name} is undefined (null): left out")
         else:
             numbers[name] = -SENTINEL if better else SENTINEL
