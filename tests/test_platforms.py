@@ -48,7 +48,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import SHARED, require, run
+from conftest import SHARED, meets_the_schema, require, run
 from podium.challenges import IDS, get
 from podium.contest import load
 from podium.engine import evaluate
@@ -56,7 +56,7 @@ from podium.errors import UsageError
 from podium.platforms.columns import columns
 from podium.platforms.evalai import CODENAMES, SubmissionRejected
 from podium.platforms.reference import reference_of
-from podium.platforms.scores import SENTINEL, numbers_only
+from podium.platforms.scores import SENTINEL, numbers_only, shown
 from podium.result import PRIVATE, PUBLIC
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -256,6 +256,21 @@ def test_codabench_bundle_is_the_same_bytes_each_time(contests: dict, tmp_path: 
     assert (tmp_path / "a.zip").read_bytes() == (tmp_path / "b.zip").read_bytes()
     names = zipfile.ZipFile(tmp_path / "a.zip").namelist()
     assert "reference_data/data/boxes/boxes/ILSVRC2012_val_00000001.xml" in names and "reference_data/data/meta/meta.mat" in names
+
+
+def test_a_final_phase_shows_the_private_split_as_its_leaderboard_row_does(contests: dict) -> None:
+    """The private task's detailed report: the private split's scores and units, not the whole test set's beside the private row."""
+    from podium.report import render_report
+
+    contest, _, expected = contests["glas"]
+    part = shown(expected, PRIVATE)
+    private, whole = expected.splits[PRIVATE].scores, expected.scores
+    assert part.document["scores"] == part.scores == private and set(part.document["splits"]) == {PRIVATE}
+    assert set(part.document["units"]["rows"]) == {unit for unit, split in contest.split.split_of.items() if split == PRIVATE}
+    meets_the_schema(json.loads(json.dumps(part.document)))
+    page = render_report(part.document, "your submission")
+    assert private["object_hausdorff"] != whole["object_hausdorff"]
+    assert f"{private['object_hausdorff']:.6f}" in page and f"{whole['object_hausdorff']:.6f}" not in page
 
 
 def test_codabench_without_a_contest_takes_the_truth_from_ref(contests: dict, tmp_path: Path) -> None:

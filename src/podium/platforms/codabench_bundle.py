@@ -22,9 +22,11 @@ the one before it ends (``Phases dates conflict``, its unpacker's
 refused here with the phases named (:func:`codabench_conflicts`; ``podium
 contest check`` warns of it). With a public/private split, every phase scores
 the public units, and a last phase, "final ranking (private split)", opens
-:data:`FINAL_GAP` after the last one closes: Codabench moves each team's latest submission into it
-(``auto_migrate_to_this_phase``) and scores the private units there, so no
-private number exists before the end. Quotas and the final-submission policy
+:data:`FINAL_GAP` after the last one closes: Codabench moves into it
+(``auto_migrate_to_this_phase``) every submission on the last phase's
+leaderboard (the ``submission_rule`` keeps each team's latest, best or
+selected ones there; earlier phases are not moved) and scores the private units
+there, so no private number exists before the end. Quotas and the final-submission policy
 map to ``max_submissions_per_day``, ``max_submissions`` and ``submission_rule``.
 """
 
@@ -131,7 +133,7 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
         phases.append({
             "index": len(phases),
             "name": FINAL_PHASE,
-            "description": "Each team's latest submission moves here when the last phase closes, and is scored on the private split.",
+            "description": "When the last phase closes, every submission on its leaderboard moves here and is scored on the private split.",
             "start": utc_text(contest.phases[-1].end.replace(microsecond=0) + FINAL_GAP),
             "tasks": [1],
             "execution_time_limit": time_limit(contest),
@@ -212,8 +214,11 @@ def overview(contest: Contest, shown_columns: list[Column]) -> str:
     if note:
         lines += ["", note]
     if contest.split is not None:
-        lines += ["", f"During the phases the leaderboard shows the public split of the test set. When the last phase closes, "
-                  f"each team's latest submission is scored on the private split in the phase \"{FINAL_PHASE}\", which gives the final ranking."]  # fmt: skip
+        kept = {"last": "latest", "best": "best", "selected": "selected"}[contest.ranking.final]
+        lines += ["", f"During the phases the leaderboard shows the public split of the test set. When the last phase "
+                  f"({contest.phases[-1].name}) closes, every submission on its leaderboard (each team's {kept} "
+                  f"submission of that phase) is scored on the private split in the phase \"{FINAL_PHASE}\", which gives the final "
+                  "ranking. Submissions of earlier phases are not moved: submit your final choice again in the last phase."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,9 @@ is left out, and so is a score that needs a measured time and memory
 
 With a contest split, what a platform shows is one split: the public one
 (:meth:`~podium.result.Result.public_view`, nothing of the private units), or
-the private one for a final phase. Without a split it is the whole test set.
+the private one for a final phase (its numbers in the document's ``scores``
+and ``details``, so that the detailed report shows what the leaderboard row
+holds, not the whole test set's). Without a split it is the whole test set.
 """
 
 from __future__ import annotations
@@ -67,8 +69,16 @@ def shown(result: Result, split: str) -> Shown:
     if result.splits is None:
         document = result.to_dict()
         return Shown(None, document, document["scores"], document["details"])
-    document = result.public_view() if split == PUBLIC else result.to_dict()
-    part = document.get("splits", {}).get(split, {"scores": {}, "details": {}})
+    if split == PUBLIC:
+        document = result.public_view()
+        part = document.get("splits", {}).get(split, {"scores": {}, "details": {}})
+        return Shown(split, document, part["scores"], part["details"])
+    document = result.to_dict()  # a final phase's: the private split's numbers in place of the whole test set's, as its leaderboard row
+    splits = document.get("splits", {})
+    part = splits.get(PRIVATE, {"scores": {}, "details": {}})
+    document.update(scores=part["scores"], details=part["details"], splits={PRIVATE: part} if PRIVATE in splits else {})
+    if result.units is not None:
+        document["units"] = result.units.to_dict(only=PRIVATE)
     return Shown(split, document, part["scores"], part["details"])
 
 
