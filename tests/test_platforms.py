@@ -214,7 +214,11 @@ def test_codabench_bundle_says_what_podium_means(contests: dict, platform_checks
     assert [(c["key"], c["sorting"], c["index"], c["precision"]) for c in board["columns"]] == [
         ("f1", "desc", 0, 3), ("object_dice", "desc", 1, 3), ("object_hausdorff", "asc", 2, 3)
     ]  # fmt: skip
-    assert "sum of their ranks" in archive.read("pages/overview.md").decode()  # GlaS's rule cannot be a column order
+    overview = archive.read("pages/overview.md").decode()
+    assert "sum of their ranks" in overview  # GlaS's rule cannot be a column order
+    assert "official rules: GlaS@MICCAI 2015, Evaluation (warwick.ac.uk" in overview  # by title and source, not a file shipped nowhere
+    code, listing = run("challenges", "--json")
+    assert code == 0 and all("seeds/" not in challenge["rules"] for challenge in json.loads(listing))
     assert archive.read("scoring_image/Dockerfile").decode() == (REPOSITORY / "Dockerfile").read_text()
 
 
@@ -423,7 +427,7 @@ def test_grand_challenge_rejection_ends_stderr_with_the_line_the_participant_see
     command = [sys.executable, "-m", "podium", "grand-challenge", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"), "--ground-truth", str(tmp_path / "gt")]
     finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 1
-    assert finished.stderr.strip().splitlines()[-1].startswith("rejected: ")
+    assert finished.stderr.strip().splitlines()[-1].startswith("rejected: 1 problem(s), the first: testA_1.png: ")  # named in the submission
     assert not (tmp_path / "out" / "metrics.json").exists()
 
 

@@ -71,7 +71,7 @@ class FaceClusteringProgram(Program):
 class FaceClustering(Challenge[Context, Item, ContingencyTable]):
     id = "face-clustering"
     title = "Face clustering by identity: pairwise F-measure, NMI, running time and RAM points"
-    rules = "seeds/001_4a5ac8e8268eee3c.txt"
+    rules = "the contest's technical rules, in Persian (\"قوانین فنی مسابقه\"), sections 4 and 5"
     parameters = (
         real("beta", 1.0, "beta of the pairwise F-measure", exclusive=True),
         choice("nmi_average", "arithmetic", "mean of the entropies that normalizes NMI (the rules: arithmetic)", AVERAGES),

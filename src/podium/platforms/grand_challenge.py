@@ -40,9 +40,15 @@ PLATFORM_FILES = frozenset({"inputs.json"})  # Grand Challenge's description of 
 
 def score(input_dir: Path, output_dir: Path, setup: Setup, split: str, workers: int, echo: Callable[[str], None]) -> Result:
     """Score ``input_dir`` and write ``metrics.json``; problems go to ``echo`` and, last, a summary to standard error."""
-    result = score_folder(setup, input_dir, "Grand Challenge extracts the submission in /input", workers, echo, PLATFORM_FILES)
+    lines: list[str] = []
+
+    def logged(line: str) -> None:
+        lines.append(line)
+        echo(line)
+
+    result = score_folder(setup, input_dir, "Grand Challenge extracts the submission in /input", workers, logged, PLATFORM_FILES)
     if result.status != SCORED:
-        first = result.errors[0].message if result.errors else "not scored"
+        first = next((line.removeprefix("error ") for line in lines if line.startswith("error ")), "not scored")  # its file named inside the submission
         print(f"rejected: {len(result.errors)} problem(s), the first: {first}", file=sys.stderr)  # the line the participant sees
         return result
     part = shown(result, split)
