@@ -540,6 +540,53 @@ def test_the_dockerfile_is_podiums_and_pins_every_package() -> None:
     assert names - pinned == set()
 
 
+# --- the package: scoring without the web stack ----------------------------------------------------------------------
+
+WITHOUT_SERVICE = """
+import importlib.abc, sys
+class Absent(importlib.abc.MetaPathFinder):  # as if podium were installed without its service extra
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in {"fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Absent())
+sys.argv[0] = "podium"
+if sys.argv[1] == "python":
+    exec(sys.argv[2])
+else:
+    from podium.cli import main
+    main()
+"""
+
+
+def test_scoring_needs_no_web_stack_and_serve_says_which_extra(contests: dict, tmp_path: Path) -> None:
+    """The web stack is the extra podium[service]: every scoring command and entry point works without it; serve says what to install."""
+    import tomllib
+
+    project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["project"]
+    web = {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg"}
+    assert not {dep.split(">")[0].split("[")[0] for dep in project["dependencies"]} & web
+    assert {dep.split(">")[0].split("[")[0] for dep in project["optional-dependencies"]["service"]} == web
+    assert "service" in project["optional-dependencies"]["test"][0]  # make setup installs what the tests need
+    contest, demo, _ = contests["glas"]
+    script = tmp_path / "without_service.py"
+    script.write_text(WITHOUT_SERVICE)
+
+    def podium(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=300)
+
+    for args in (
+        ["evaluate", "--contest", str(contest.path), "--submission", str(demo.submission), "--workers", "1"],
+        ["bundle", "codabench", "--contest", str(contest.path), "-o", str(tmp_path / "b.zip"), "--image", "x/podium:1"],
+        ["bundle", "evalai", "--contest", str(contest.path), "-o", str(tmp_path / "kit")],
+        ["python", "import podium; print(podium.metrics.object_f1_score.__name__)"],  # podium.metrics with no import of it first
+    ):
+        finished = podium(*args)
+        assert finished.returncode == 0, (args, finished.stdout, finished.stderr)
+    for args in (["serve", "--contest", str(contest.path), "--data", str(tmp_path / "data")], ["team", "add", "a", "--contest", str(contest.path), "--data", str(tmp_path / "data")]):
+        finished = podium(*args)
+        assert finished.returncode == 2 and "pip install 'podium[service]'" in finished.stderr and "Traceback" not in finished.stderr, finished.stderr
+
+
 # --- archives everywhere ---------------------------------------------------------------------------------------------
 
 

@@ -27,7 +27,7 @@ from podium.contest import Setup
 from podium.contest import load as load_contest
 from podium.documents import Document, differences, load_document, read_document
 from podium.engine import default_workers, evaluate
-from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
+from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, EXIT_USAGE, PodiumError, UsageError
 from podium.parameters import parse_settings
 from podium.provenance import comparable_part
 from podium.provenance import short as short_signature
@@ -49,6 +49,20 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
+EXTRAS = {  # the packages of podium's optional parts, by the extra that installs them (pyproject.toml)
+    **dict.fromkeys(("fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg"), "service"),
+    **dict.fromkeys(("dask", "distributed"), "distributed"),
+}
+
+
+def _missing_extra(exc: Exception) -> str | None:
+    """What to install, when ``exc`` is the import of an optional part's package that is not installed."""
+    if not isinstance(exc, ModuleNotFoundError) or exc.name is None or exc.name.split(".")[0] not in EXTRAS:
+        return None
+    extra = EXTRAS[exc.name.split(".")[0]]
+    return f"this command needs podium's {extra} packages ({exc.name} is not installed): pip install 'podium[{extra}]'"
+
+
 def guarded(command: Callable[..., int]) -> Callable[..., None]:
     """Map a command's outcome to podium's exit codes; never show a raw traceback."""
 
@@ -65,6 +79,10 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
             display.stderr.print("podium: interrupted")
             code = 130
         except Exception as exc:  # a bug in podium: one line, unless --debug
+            missing = _missing_extra(exc)
+            if missing is not None:  # an optional part that is not installed
+                display.stderr.print(f"[red]podium:[/red] {display.escape(missing)}", soft_wrap=True)
+                sys.exit(EXIT_USAGE)
             if debug:
                 traceback.print_exc()
             message = str(exc).splitlines()[0] if str(exc) else ""
