@@ -35,6 +35,7 @@ import importlib.util
 import io
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -305,6 +306,22 @@ def test_codabench_rejection_exits_1_with_every_problem_in_the_log(contests: dic
     assert "error Roads: folder 'Roads' is not a class" in output and "error road/image_0001.png:" in output  # named inside the submission
     assert not (tmp_path / "out" / "scores.json").exists()
     assert "rejected" in (tmp_path / "out" / "detailed_results.html").read_text()
+
+
+def test_codabench_copies_links_and_fifos_beside_its_metadata_as_what_they_are(contests: dict, tmp_path: Path) -> None:
+    """Files beside the worker's metadata are staged without it: a link stays a link and a FIFO a FIFO, refused by name, never opened."""
+    _, demo, _ = contests["glas"]
+    shutil.copytree(demo.truth, tmp_path / "input" / "ref")
+    res = _submission_files(demo, tmp_path / "input" / "res")
+    (res / "metadata").write_text("exitCode: 0\n")
+    first, second, *_ = sorted(p.name for p in res.glob("*.png"))
+    (res / first).unlink()
+    (res / first).symlink_to(demo.truth / next(iter(sorted(p.name for p in demo.truth.iterdir()))))  # the truth, through a link
+    (res / second).unlink()
+    os.mkfifo(res / second)  # opening it would block for ever
+    code, output = run("codabench", "glas", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"), "--workers", "1")
+    assert code == 1 and f"error {first}: is a symbolic link" in output and f"error {second}: is not a regular file" in output, output
+    assert "metadata" not in output and (res / "metadata").is_file() and (res / first).is_symlink()  # the platform's folder as it was
 
 
 def test_codabench_refuses_keys_that_are_not_scores(contests: dict, tmp_path: Path) -> None:
@@ -693,6 +710,8 @@ def test_each_example_contest_loads_on_codabench_and_evalai_and_scores_as_podium
     checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
     assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
     packed = packed_three_ways(submission, tmp_path / "packed")
+    for packing in packed.values():  # the participant's own check: podium evaluate of each
+        assert evaluate(contest.challenge, contest.truth, packing, contest.settings, **contest.evaluation()).splits == expected.splits
     for task, split, zipped in ((0, PUBLIC, "folder.zip"), (1, PRIVATE, "files.zip"), (0, PUBLIC, "files.zip")):
         scores = codabench_scores(platform_checks, bundle, packed[zipped], task, tmp_path / f"out-{task}-{zipped}", "--no-sandbox")
         assert scores == numbers_only(contest.challenge, expected.splits[split].scores, keys)[0], (task, zipped)
