@@ -217,6 +217,7 @@ def test_codabench_bundle_says_what_podium_means(contests: dict, platform_checks
     ]  # fmt: skip
     overview = archive.read("pages/overview.md").decode()
     assert "sum of their ranks" in overview  # GlaS's rule cannot be a column order
+    assert "Upload a zip of your files, or of one folder that holds them" in overview  # both score alike (the worker's test above)
     assert "official rules: GlaS@MICCAI 2015, Evaluation (warwick.ac.uk" in overview  # by title and source, not a file shipped nowhere
     code, listing = run("challenges", "--json")
     assert code == 0 and all("seeds/" not in challenge["rules"] for challenge in json.loads(listing))

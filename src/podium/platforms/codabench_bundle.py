@@ -201,6 +201,9 @@ def overview(contest: Contest, shown_columns: list[Column]) -> str:
         "of a submission with its file and line in the submission's logs. To get the same score on your machine: "
         f"`podium evaluate {challenge.id} --truth TRUTH --submission YOUR_FOLDER`.",
         "",
+        "Upload a zip of your files, or of one folder that holds them (Codabench takes zip files only); "
+        "the same zip gives the same score with `podium evaluate`.",
+        "",
         "## Leaderboard",
         "",
         "| column | better | meaning |",
