@@ -37,6 +37,7 @@ import json
 import math
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -713,6 +714,12 @@ def test_each_example_contest_loads_on_codabench_and_evalai_and_scores_as_podium
     packed = packed_three_ways(submission, tmp_path / "packed")
     for packing in packed.values():  # the participant's own check: podium evaluate of each
         assert evaluate(contest.challenge, contest.truth, packing, contest.settings, **contest.evaluation()).splits == expected.splits
+    overview = zipfile.ZipFile(bundle).read("pages/overview.md").decode()
+    command = re.search(r"`(podium evaluate [^`]+)`", overview)
+    assert command is not None  # the command the overview gives participants, run as they would: the contest's parameters in it
+    args = [{"TRUTH": str(contest.truth), "YOUR_SUBMISSION": str(packed["folder.zip"])}.get(a, a) for a in shlex.split(command.group(1))[1:]]
+    assert run(*args, "--json", str(tmp_path / "local.json"))[0] == 0
+    assert json.loads((tmp_path / "local.json").read_text())["scores"] == json.loads(json.dumps(expected.scores))
     for task, split, zipped in ((0, PUBLIC, "folder.zip"), (1, PRIVATE, "files.zip"), (0, PUBLIC, "files.zip")):
         scores = codabench_scores(platform_checks, bundle, packed[zipped], task, tmp_path / f"out-{task}-{zipped}", "--no-sandbox")
         assert scores == numbers_only(contest.challenge, expected.splits[split].scores, keys)[0], (task, zipped)

@@ -50,7 +50,7 @@ from podium.errors import UsageError
 from podium.platforms.codabench import INPUT, OUTPUT
 from podium.platforms.columns import Column, columns, decimals, rank_note
 from podium.platforms.image import DOCKERFILE
-from podium.platforms.reference import add_member, reference_of, utc_text
+from podium.platforms.reference import add_member, local_command, reference_of, utc_text
 from podium.platforms.scores import SENTINEL
 from podium.result import PRIVATE, PUBLIC
 
@@ -199,7 +199,7 @@ def overview(contest: Contest, shown_columns: list[Column]) -> str:
         f"Challenge: **{challenge.title}** (`{challenge.id}`); official rules: {challenge.rules}.",
         f"Submissions are scored by podium {__version__}, which reports every problem "
         "of a submission with its file and line in the submission's logs. To get the same score on your machine: "
-        f"`podium evaluate {challenge.id} --truth TRUTH --submission YOUR_FOLDER`.",
+        f"`{local_command(contest)}`.",
         "",
         "Upload a zip of your files, or of one folder that holds them (Codabench takes zip files only); "
         "the same zip gives the same score with `podium evaluate`.",

@@ -39,7 +39,7 @@ from podium.engine import default_workers
 from podium.engine import evaluate as evaluate_submission
 from podium.errors import PodiumError, UsageError
 from podium.platforms.columns import columns, decimals
-from podium.platforms.reference import CONTEST_FILE, locate, reference_of
+from podium.platforms.reference import CONTEST_FILE, local_command, locate, reference_of
 from podium.platforms.scores import log_lines, numbers_only, shown
 from podium.result import PRIVATE, PUBLIC, SCORED
 
@@ -187,7 +187,7 @@ def phase_page(contest: Contest, name: str) -> str:
     return (
         f"<p>Phase <b>{html.escape(phase.name)}</b> of {html.escape(contest.title)}: from {_date(phase.start)} to {_date(phase.end)} UTC.</p>\n"
         f"<p>Submissions are scored on {split} by podium {__version__}, as the official rules of {html.escape(get(contest.challenge).title)} say; "
-        f"the same score on your machine: <code>podium evaluate {contest.challenge} --truth TRUTH --submission YOUR_FOLDER</code>.</p>\n"
+        f"the same score on your machine: <code>{html.escape(local_command(contest))}</code>.</p>\n"
     )
 
 
