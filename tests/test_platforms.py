@@ -63,7 +63,7 @@ from podium.result import PRIVATE, PUBLIC
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 CHECKS = SHARED / "platform-checks"
-CHECKS_MODULES = "import django, rest_framework, drf_writable_nested, yaml, dateutil"
+CHECKS_MODULES = "import django, rest_framework, yaml, dateutil, importlib.util as u; assert u.find_spec('drf_writable_nested')"  # as setup.sh checks
 PODIUM_BIN = str(Path(sys.executable).parent)  # where this environment's podium command is
 
 
@@ -72,11 +72,11 @@ def platform_checks() -> Path:
     """../shared/platform-checks, with the venv its scripts run in made once (setup.sh; a check of a second when it is there)."""
     if not CHECKS.is_dir():
         pytest.skip(f"the platforms' own code is not at {CHECKS} (../shared/platform-checks)")
-    spec = importlib.util.spec_from_file_location("platform_checks_common", CHECKS / "_common.py")
-    assert spec is not None and spec.loader is not None
-    common = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(common)
-    python = Path(common.venv_dir()) / "bin" / "python"
+    where = subprocess.run(  # their own rule for where the venv is; -B: nothing written into ../shared
+        [sys.executable, "-B", "-c", f"import sys; sys.path.insert(0, {str(CHECKS)!r}); import _common; print(_common.venv_dir())"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    python = Path(where.stdout.strip()) / "bin" / "python"
     if not python.exists() or subprocess.run([str(python), "-c", CHECKS_MODULES], capture_output=True).returncode != 0:
         made = subprocess.run(["sh", str(CHECKS / "setup.sh")], capture_output=True, text=True, timeout=900)
         require("the platform checks' venv (Django, DRF, PyYAML from the package index)", None if made.returncode == 0 else made.stderr[-500:])
