@@ -31,7 +31,6 @@ The formats checked, and where each is documented:
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import math
@@ -95,8 +94,8 @@ def codabench_scores(checks: Path, bundle: Path, submission: Path, task: int, ou
     return json.loads((out / "scores.json").read_text())
 
 
-def evalai_rows(checks: Path, kit: Path, submission: Path, phase: str) -> dict[str, dict]:
-    """The leaderboard row of each split as EvalAI's submission worker keeps it; fails the test unless FINISHED."""
+def evalai_rows(checks: Path, kit: Path, submission: Path, phase: str) -> tuple[dict[str, dict], str]:
+    """The leaderboard row of each split as EvalAI's submission worker keeps it, and the worker's output; fails the test unless FINISHED."""
     finished = platform_check(
         checks, "run_evalai_evaluate.py", kit / "evaluation_script", next((kit / "annotations").iterdir()), submission, phase,
         "--config", kit / "challenge_config.podium.yaml", "--python", sys.executable,
@@ -104,7 +103,7 @@ def evalai_rows(checks: Path, kit: Path, submission: Path, phase: str) -> dict[s
     assert finished.returncode == 0 and "status: FINISHED" in finished.stdout, finished.stdout + finished.stderr
     prefix = "leaderboard row, split "
     rows = [line.removeprefix(prefix).split(": ", 1) for line in finished.stdout.splitlines() if line.startswith(prefix)]
-    return {split: json.loads(row) for split, row in rows}
+    return {split: json.loads(row) for split, row in rows}, finished.stdout
 
 
 def packed_three_ways(files: Path, folder: Path) -> dict[str, Path]:
@@ -360,7 +359,7 @@ def test_a_score_that_needs_measurements_is_no_column_and_cannot_rank(contests: 
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
-def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(challenge_id: str, contests: dict, tmp_path: Path) -> None:
+def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(challenge_id: str, contests: dict, platform_checks: Path, tmp_path: Path) -> None:
     contest, demo, expected = contests[challenge_id]
     kit = tmp_path / "kit"
     assert run("bundle", "evalai", "--contest", str(contest.path), "-o", str(kit))[0] == 0
@@ -374,23 +373,17 @@ def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(challeng
     private_id = next(s["id"] for s in config["dataset_splits"] if s["codename"] == "private_split")
     assert visibility[private_id] == 1 and set(visibility.values()) == {1, 3}  # 1: the host only; 3: public
 
-    # EvalAI's worker unzips the evaluation script, imports it and calls evaluate() with the phase's annotation file.
-    spec = importlib.util.spec_from_file_location(f"evaluation_script_{challenge_id.replace('-', '_')}", kit / "evaluation_script" / "__init__.py")
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = script
-    spec.loader.exec_module(script)
+    checked = platform_check(platform_checks, "check_evalai_config.py", kit / "challenge_config.podium.yaml")
+    assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), checked.stdout + checked.stderr
+
+    # EvalAI's submission worker: the script extracted and imported as a package, evaluate() called, its result checked
     submission = _zip_folder(_submission_files(demo, tmp_path / "files"), tmp_path / "submission.zip")
-    output = script.evaluate(str(kit / phase["test_annotation_file"]), str(submission), phase["codename"], submission_metadata={"id": 7})
-    assert output["result"] == [
-        {"public_split": _platform_numbers(challenge_id, expected.splits[PUBLIC].scores)},
-        {"private_split": _platform_numbers(challenge_id, expected.splits[PRIVATE].scores)},
-    ]
-    for entry in output["result"]:
-        (codename, values), = entry.items()
-        assert codename in codenames
+    rows, stdout = evalai_rows(platform_checks, kit, submission, phase["codename"])
+    assert rows == {CODENAMES[split]: _platform_numbers(challenge_id, expected.splits[split].scores) for split in (PUBLIC, PRIVATE)}
+    for values in rows.values():
         _assert_numbers(values)
-    assert output["submission_result"] == output["result"][0]  # what the participant reads: the public split only
+    shown_file = next(line for line in stdout.splitlines() if line.startswith("submission_result.json: "))
+    assert shown_file.startswith('submission_result.json: {"public_split": ') and "private_split" not in shown_file  # the public split only
 
 
 def test_evalai_takes_a_plain_truth_file_and_rejects_with_every_problem(contests: dict, tmp_path: Path) -> None:
@@ -731,7 +724,7 @@ def test_each_example_contest_loads_on_codabench_and_evalai_and_scores_as_podium
     assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), checked.stdout + checked.stderr
     phase = yaml.safe_load((kit / "challenge_config.podium.yaml").read_text())["challenge_phases"][-1]["codename"]
     for packing in packed.values():
-        rows = evalai_rows(platform_checks, kit, packing, phase)
+        rows, _ = evalai_rows(platform_checks, kit, packing, phase)
         assert rows == {CODENAMES[split]: numbers_only(contest.challenge, expected.splits[split].scores)[0] for split in (PUBLIC, PRIVATE)}, packing.name
 
 
