@@ -50,6 +50,7 @@ import pytest
 import yaml
 
 from conftest import SHARED, meets_the_schema, require, run
+from podium import __version__ as podium_version
 from podium.challenges import IDS, get
 from podium.contest import load
 from podium.engine import evaluate
@@ -382,6 +383,8 @@ def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(challeng
     assert rows == {CODENAMES[split]: _platform_numbers(challenge_id, expected.splits[split].scores) for split in (PUBLIC, PRIVATE)}
     for values in rows.values():
         _assert_numbers(values)
+    assert "pip install -r" in stdout and "requirements.txt before importing the script" in stdout  # the worker installs podium
+    assert (kit / "evaluation_script" / "requirements.txt").read_text().splitlines()[-1] == f"podium=={podium_version}"
     shown_file = next(line for line in stdout.splitlines() if line.startswith("submission_result.json: "))
     assert shown_file.startswith('submission_result.json: {"public_split": ') and "private_split" not in shown_file  # the public split only
 

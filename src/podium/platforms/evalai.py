@@ -227,7 +227,11 @@ def write_kit(contest: Contest, folder: Path) -> tuple[list[str], list[str]]:
         "challenge_config.podium.yaml": header + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=120),
         "evaluation_script/__init__.py": "from .main import evaluate  # noqa: F401\n",
         "evaluation_script/main.py": SCRIPT.format(id=contest.id, version=__version__),
-        "evaluation_script/requirements.txt": f"podium=={__version__}\n",
+        "evaluation_script/requirements.txt": (
+            f"# EvalAI's worker installs this before it imports the script. Where podium {__version__} is not on the workers' package\n"
+            "# index, put the address of the wheel you built from this podium (python -m pip wheel --no-deps .) in its place.\n"
+            f"podium=={__version__}\n"
+        ),
         **{phase["description"]: phase_page(contest, phase["name"]) for phase in settings["challenge_phases"]},
     }
     (folder / "annotations").mkdir(parents=True, exist_ok=True)
