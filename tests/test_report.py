@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from html import unescape
 from pathlib import Path
@@ -126,3 +127,15 @@ def test_report_command_refusals(documents: dict, tmp_path: Path) -> None:
     assert run.exit_code == 2 and "not those podium writes" in run.output and "podium_version" in run.output
     path.write_text("{")
     assert CliRunner().invoke(cli, ["report", str(path)]).exit_code == 2
+
+
+def test_histograms_bin_values_of_any_spread() -> None:
+    """Values a few ulps apart (a GlaS submission with no image: every image's Hausdorff is the same but for rounding),
+    equal values, and the widest finite spread each give 20 finite bins holding every value."""
+    from podium.report.charts import BINS, histogram
+
+    for values in ([467.6162956955201, 467.61629569552], [5.0], [-3.0, -3.0], [1e20, 1e20 * (1 + 1e-15)], [-1e308, 1e308], [0.1, 0.5, 0.9]):
+        rows = histogram("t", values, "x").spec["data"]["values"]
+        assert len(rows) == BINS and sum(r["count"] for r in rows) == len(values), values
+        assert all(math.isfinite(r["from"]) and math.isfinite(r["to"]) and r["from"] < r["to"] for r in rows), values
+        assert rows[0]["from"] == min(values) and rows[-1]["to"] >= max(values), values

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.8.5"  # the single source: pyproject.toml reads it from here
 
 if TYPE_CHECKING:
+    from podium import metrics
     from podium.api import demo, evaluate, validate
     from podium.result import Result
 
-__all__ = ["Result", "__version__", "demo", "evaluate", "validate"]
+__all__ = ["Result", "__version__", "demo", "evaluate", "metrics", "validate"]
 
 
 def __getattr__(name: str) -> Any:
@@ -28,4 +29,8 @@ def __getattr__(name: str) -> Any:
         from podium.result import Result
 
         return Result
+    if name == "metrics":  # podium.metrics without a `from podium import metrics` first
+        import importlib
+
+        return importlib.import_module("podium.metrics")
     raise AttributeError(f"module 'podium' has no attribute {name!r}")

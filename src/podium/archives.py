@@ -149,13 +149,16 @@ class _Writer:
         self.written = 0
         self.seen: set[tuple[str, ...]] = set()
 
-    def parts(self, name: str) -> tuple[str, ...]:
+    def parts(self, name: str, folder: bool = False) -> tuple[str, ...]:
+        """The name's parts, checked; ``()`` for a folder named ``.`` (``tar czf x.tar.gz -C dir .`` writes ``./``)."""
         self.entries += 1
         if self.entries > self.limits.max_entries:
             raise ArchiveProblem(f"the archive has more than {self.limits.max_entries} entries")
         if "\\" in name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
             raise ArchiveProblem(f"member {name[:200]!r}: absolute or Windows paths are refused")
         parts = tuple(p for p in name.split("/") if p not in ("", "."))
+        if not parts and folder and "." in name:
+            return parts
         if not parts:
             raise ArchiveProblem(f"member {name[:200]!r} has no name")
         for part in parts:
@@ -175,7 +178,7 @@ class _Writer:
         return parts
 
     def folder(self, name: str) -> None:
-        path = self.root.joinpath(*self.parts(name))
+        path = self.root.joinpath(*self.parts(name, folder=True))
         self._no_file_in_the_way(path)
         path.mkdir(parents=True, exist_ok=True)
 

@@ -27,7 +27,7 @@ from podium.contest import Setup
 from podium.contest import load as load_contest
 from podium.documents import Document, differences, load_document, read_document
 from podium.engine import default_workers, evaluate
-from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
+from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, EXIT_USAGE, PodiumError, UsageError
 from podium.parameters import parse_settings
 from podium.provenance import comparable_part
 from podium.provenance import short as short_signature
@@ -50,6 +50,20 @@ def cli(ctx: click.Context, debug: bool) -> None:
     ctx.obj = {"debug": debug}
 
 
+EXTRAS = {  # the packages of podium's optional parts, by the extra that installs them (pyproject.toml)
+    **dict.fromkeys(("fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg"), "service"),
+    **dict.fromkeys(("dask", "distributed"), "distributed"),
+}
+
+
+def _missing_extra(exc: Exception) -> str | None:
+    """What to install, when ``exc`` is the import of an optional part's package that is not installed."""
+    if not isinstance(exc, ModuleNotFoundError) or exc.name is None or exc.name.split(".")[0] not in EXTRAS:
+        return None
+    extra = EXTRAS[exc.name.split(".")[0]]
+    return f"this command needs podium's {extra} packages ({exc.name} is not installed): pip install 'podium[{extra}]'"
+
+
 def guarded(command: Callable[..., int]) -> Callable[..., None]:
     """Map a command's outcome to podium's exit codes; never show a raw traceback."""
 
@@ -66,6 +80,10 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
             display.stderr.print("podium: interrupted")
             code = 130
         except Exception as exc:  # a bug in podium: one line, unless --debug
+            missing = _missing_extra(exc)
+            if missing is not None:  # an optional part that is not installed
+                display.stderr.print(f"[red]podium:[/red] {display.escape(missing)}", soft_wrap=True)
+                sys.exit(EXIT_USAGE)
             if debug:
                 traceback.print_exc()
             message = str(exc).splitlines()[0] if str(exc) else ""
@@ -419,13 +437,20 @@ def contest_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @guarded
 def contest_check_command(path: Path, as_json: bool) -> int:
-    """Check a contest file (every problem with its line) and summarize it: splits, phases in UTC and local time."""
+    """Check a contest file (every problem with its line) and summarize it: splits, phases in UTC and local time.
+
+    Warns of what a platform would refuse (phases that touch, for Codabench); the contest stays valid for podium serve.
+    """
+    from podium.platforms.codabench_bundle import codabench_conflicts
+
     contest = load_contest(path)
-    summary = contest.summary()
+    summary = {**contest.summary(), "warnings": codabench_conflicts(contest)}
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
         display.print_contest(display.stdout, summary)
+        for warning in summary["warnings"]:
+            display.stderr.print(f"[yellow]warning:[/yellow] {display.escape(warning)}", soft_wrap=True)
     return EXIT_SCORED
 
 

@@ -74,12 +74,15 @@ class ScoreSpec:
 
     ``higher_is_better`` is ``None`` for a descriptive count that is neither.
     A ``family`` is reported only as its variants ``name/<variant>`` (e.g. one AP per class).
+    A ``measured`` score needs what ``podium run`` measures (time, memory): where
+    submissions are files (the platforms' bundles) it is never defined.
     """
 
     name: str
     higher_is_better: bool | None
     help: str
     family: bool = False
+    measured: bool = False
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ class Context:
 class CameraTraps(Challenge[Context, Item, PointCounts]):
     id = "camera-traps"
     title = "Camera-trap animal detection and 'suitable for full analysis' classification, in points"
-    rules = "seeds/003_5118cb1f996393c7.txt"
+    rules = "the contest's metric description, in Russian (\"Описание метрики\")"
     parameters = (
         choice("matching", "greedy", "greedy = the rules (file order); optimal = maximum matching, a sensitivity check", ("greedy", "optimal")),
         optional_path("images", "folder of the test photos, for the min_size check of the truth", "a folder of the test photos", folder=True, role="check"),

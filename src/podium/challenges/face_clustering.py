@@ -71,7 +71,7 @@ class FaceClusteringProgram(Program):
 class FaceClustering(Challenge[Context, Item, ContingencyTable]):
     id = "face-clustering"
     title = "Face clustering by identity: pairwise F-measure, NMI, running time and RAM points"
-    rules = "seeds/001_4a5ac8e8268eee3c.txt"
+    rules = "the contest's technical rules, in Persian (\"قوانین فنی مسابقه\"), sections 4 and 5"
     parameters = (
         real("beta", 1.0, "beta of the pairwise F-measure", exclusive=True),
         choice("nmi_average", "arithmetic", "mean of the entropies that normalizes NMI (the rules: arithmetic)", AVERAGES),
@@ -87,7 +87,7 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
         real("w_ram", 0.1, "weight of the RAM points in the final points"),
     )
     scores = (
-        ScoreSpec("final", True, "final points out of 100 (null without time_s, ram_mb and the thresholds)"),
+        ScoreSpec("final", True, "final points out of 100 (null without time_s, ram_mb and the thresholds)", measured=True),
         ScoreSpec("pairwise_f", True, "pairwise F-measure (beta = 1 by default)"),
         ScoreSpec("nmi", True, "normalized mutual information"),
         ScoreSpec("pairwise_precision", True, "pairs put together that belong together"),

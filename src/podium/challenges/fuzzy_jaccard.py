@@ -66,7 +66,7 @@ class FuzzyJaccardProgram(Program):
 class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
     id = "fuzzy-jaccard"
     title = "Pixel-level target detection, fuzzy (min/max) Jaccard over the region of interest"
-    rules = "seeds/000_9c4ba323e960b865.txt"
+    rules = "the contest's published evaluation rules, in Turkish (the region of interest and the Jaccard index of target pixels)"
     parameters = (
         choice(
             "roi",

@@ -65,7 +65,7 @@ class PartStats(Statistics):
 class GlaS(Challenge[Context, Item, PartStats]):
     id = "glas"
     title = "Gland instance segmentation (GlaS, MICCAI 2015): object-level F1, Dice and Hausdorff"
-    rules = "seeds/002_ea0d617af09236b8.txt"
+    rules = "GlaS@MICCAI 2015, Evaluation (warwick.ac.uk/fac/cross_fac/tia/data/glascontest/evaluation), and the organizers' MATLAB code"
     parameters = (
         Parameter(
             "suffixes",

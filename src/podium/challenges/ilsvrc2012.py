@@ -199,7 +199,7 @@ def _convert(guesses: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
 class Ilsvrc2012Cls(_TopK):
     id = "ilsvrc2012-cls"
     title = "ILSVRC 2012 Task 1: classification, flat top-5 error"
-    rules = "seeds/004_a5a1ad02cdfc0410.txt"
+    rules = "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
     parameters = (LABELS, META)
     scores = (*tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)), ScoreSpec("top5_error", False, "= error@5, the challenge's measure"), ScoreSpec("top1_error", False, "= error@1"))
     primary = "top5_error"
@@ -227,7 +227,7 @@ class Ilsvrc2012Cls(_TopK):
 class Ilsvrc2012Loc(_TopK):
     id = "ilsvrc2012-loc"
     title = "ILSVRC 2012 Task 2: classification with localization, flat top-5 error at IoU >= 0.5"
-    rules = "seeds/004_a5a1ad02cdfc0410.txt"
+    rules = "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
     parameters = (
         optional_path(
             "boxes",
@@ -284,7 +284,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
 
     id = "ilsvrc2012-fine"
     title = "ILSVRC 2012 Task 3: fine-grained classification (dogs), mean average precision"
-    rules = "seeds/004_a5a1ad02cdfc0410.txt"
+    rules = "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
     parameters = (
         optional_path("classes", "file of the class ids, one per line, in column order [default: the truth's ids, ascending]", "an existing file"),
         choice("ap", "voc", "voc = PASCAL VOC 2010+ all-points AP (ties in line order); sklearn = scikit-learn's (ties grouped)", ("voc", "sklearn")),

@@ -153,10 +153,21 @@ def _exact_localized(g: Sequence[Fraction], b: Sequence[Corner]) -> bool:
 
 
 def _truth_matrix(y_true: Sequence[int] | Sequence[Sequence[int]]) -> NDArray[np.int64]:
-    """Truth labels as an (images, labels) matrix padded with -1."""
+    """Truth labels as an (images, labels) matrix padded with -1; a label below 1 or an image without one is refused."""
     rows = [[label] if isinstance(label, (int, np.integer)) else list(label) for label in y_true]
+    if any(not r for r in rows):
+        raise ValueError(f"y_true[{next(i for i, r in enumerate(rows) if not r)}] has no label: every image has at least one")
+    _labels_from_1("y_true", [label for r in rows for label in r])
     width = max((len(r) for r in rows), default=1)
     return np.array([r + [-1] * (width - len(r)) for r in rows], dtype=np.int64).reshape(len(rows), width)
+
+
+def _labels_from_1(name: str, labels: ArrayLike) -> None:
+    """Refuse labels below 1: ILSVRC2012_IDs run from 1 to 1000, and 0-based labels (torchvision's) would be silently miscounted."""
+    values = np.asarray(labels, dtype=np.float64)
+    low = values[~np.isnan(values)].min(initial=1)
+    if low < 1:
+        raise ValueError(f"{name} holds label {low:g}: labels are ILSVRC2012_IDs, 1 to 1000 (0-based labels, as torchvision's, need + 1)")
 
 
 def _guesses(guesses: ArrayLike, group: int) -> NDArray[np.float64]:
@@ -180,8 +191,12 @@ def top_k_error(y_true: Sequence[int] | Sequence[Sequence[int]], guesses: ArrayL
     0.5
     >>> top_k_error([], [])  # no image: 0 by the kit's convention
     0.0
+    >>> top_k_error([0, 6], [[0], [6]])  # 0-based labels are refused, not miscounted
+    Traceback (most recent call last):
+    ValueError: y_true holds label 0: labels are ILSVRC2012_IDs, 1 to 1000 (0-based labels, as torchvision's, need + 1)
     """
     truth, guessed = _truth_matrix(y_true), _guesses(guesses, 1)
+    _labels_from_1("guesses", guessed)
     if len(truth) != len(guessed):
         raise ValueError(f"y_true has {len(truth)} images and guesses {len(guessed)}")
     return classification_errors(truth, guessed).error(k)
@@ -205,6 +220,7 @@ def localization_error(
     1.0
     """
     truth, guessed = _truth_matrix(y_true), _guesses(guesses, 5)
+    _labels_from_1("guesses", guessed[:, :, 0])
     if not len(truth) == len(guessed) == len(boxes):
         raise ValueError(f"y_true, guesses and boxes must have one length (images), not {len(truth)}, {len(guessed)}, {len(boxes)}")
     return localization_errors(truth, guessed, boxes).error(k)

@@ -528,6 +528,9 @@ def _one_image(labels_true: ArrayLike, labels_pred: ArrayLike, empty_hausdorff: 
 def object_f1_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
     """Object-level F1 of one label image: ``2TP / (2TP + FP + FN)``, 1 when neither side has an object.
 
+    One image: GlaS's official scores pool the objects of every test image
+    (:func:`podium.evaluate`), so the mean of this over images is not the official score.
+
     A segmented object is a true positive when it covers *more than* half of its
     partner gland, so exactly half is not enough:
 
@@ -550,6 +553,9 @@ def object_f1_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
 def object_dice_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
     """Object-level Dice of one label image, objects weighted by area on each side; 1 when neither side has an object.
 
+    One image: GlaS's official scores pool the objects of every test image
+    (:func:`podium.evaluate`), so the mean of this over images is not the official score.
+
     >>> truth = np.zeros((4, 8), dtype=int); truth[:, :4] = 1; truth[:, 4:] = 2
     >>> half = np.zeros_like(truth); half[:, :2] = 1
     >>> object_dice_score(truth, half)  # S side: 2·8/24; G side: (16·(2·8/24) + 16·0) / 32
@@ -564,6 +570,9 @@ def object_dice_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
 
 def object_hausdorff_distance(labels_true: ArrayLike, labels_pred: ArrayLike, *, empty_hausdorff: float | None = None) -> float:
     """Object-level Hausdorff distance of one label image, in pixels, same weighting as Dice; 0 when neither side has an object.
+
+    One image: GlaS's official scores pool the objects of every test image
+    (:func:`podium.evaluate`), so the mean of this over images is not the official score.
 
     An object whose image has no object on the other side gets ``empty_hausdorff``:
     by default the image diagonal.

@@ -3,7 +3,7 @@
 Each adapter reads the platform's folder layout, scores with the engine, and
 writes what the platform stores, in the platform's own format:
 
-- :mod:`~podium.platforms.codabench`: a Codabench / CodaLab scoring program
+- :mod:`~podium.platforms.codabench`: a Codabench scoring program
   (``input/ref``, ``input/res`` -> ``scores.json``, ``detailed_results.html``),
   and :mod:`~podium.platforms.codabench_bundle`, a competition bundle from a contest file.
 - :mod:`~podium.platforms.evalai`: EvalAI's ``evaluate(test_annotation_file,

@@ -1,10 +1,10 @@
-"""A Codabench (and CodaLab) scoring program: ``podium codabench`` or ``python -m podium.platforms.codabench``.
+"""A Codabench scoring program: ``podium codabench`` or ``python -m podium.platforms.codabench``.
 
 Codabench runs the scoring program in the competition's Docker image with the
 reference data unpacked in ``/app/input/ref``, the participant's submission
-unpacked in ``/app/input/res``, and ``/app/output`` to write into; CodaLab
-gives the same input and output folders as arguments
-(https://docs.codabench.org/latest/Organizers/Benchmark_Creation/Competition-Bundle-Structure/,
+unpacked in ``/app/input/res``, and ``/app/output`` to write into
+(CodaLab Competitions, which reads ``scores.txt`` and version-1 bundles only, is not served;
+https://docs.codabench.org/latest/Organizers/Benchmark_Creation/Competition-Bundle-Structure/,
 "Scoring program"). The program writes into the output folder:
 
 - ``scores.json``: ``{"key": number}``, one key per leaderboard column
@@ -15,6 +15,10 @@ gives the same input and output folders as arguments
   shows to the participant when the competition sets ``enable_detailed_results``
   (https://docs.codabench.org/latest/Organizers/Benchmark_Creation/Detailed-Results-and-Visualizations/).
   It draws no truth: the participant must not see test labels.
+
+Codabench's worker writes its own ``metadata`` file into ``input/res``
+beside the participant's files: it is not scored, and a submission zipped as
+one folder is looked for inside that folder all the same.
 
 Every problem goes to standard output, which the participant reads in the
 submission's logs. A rejected submission writes no ``scores.json`` and exits
@@ -36,6 +40,7 @@ INPUT = Path("/app/input")  # Codabench's folders in the scoring container
 OUTPUT = Path("/app/output")
 SCORES_FILE = "scores.json"
 DETAILS_FILE = "detailed_results.html"
+PLATFORM_FILES = frozenset({"metadata"})  # the worker's record of the prediction step, written into input/res beside the participant's files
 
 
 def score(
@@ -46,7 +51,7 @@ def score(
 
     if keys is not None:
         check_keys(setup.challenge, keys)
-    result = score_folder(setup, input_dir / "res", "Codabench unpacks the submission in input/res", workers, echo)
+    result = score_folder(setup, input_dir / "res", "Codabench unpacks the submission in input/res", workers, echo, PLATFORM_FILES)
     part = shown(result, split)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / DETAILS_FILE).write_text(render_report(part.document, "your submission"), encoding="utf-8")

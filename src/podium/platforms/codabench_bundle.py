@@ -16,19 +16,27 @@ scoring program), ``phases`` (each with tasks, in order, not overlapping) and
     scoring_image/Dockerfile, scoring_image/README.md
 
 Phases are the contest's, in UTC (Codabench reads a date's clock time and
-drops its offset). With a public/private split, every phase scores the public
-units, and a last phase, "final ranking (private split)", opens when the last
-one closes: Codabench moves each team's latest submission into it
-(``auto_migrate_to_this_phase``) and scores the private units there, so no
-private number exists before the end. Quotas and the final-submission policy
+drops its offset), to the second. Codabench refuses a phase that starts when
+the one before it ends (``Phases dates conflict``, its unpacker's
+``_validate_phase_ordering``), which a contest file allows: such a contest is
+refused here with the phases named (:func:`codabench_conflicts`; ``podium
+contest check`` warns of it). With a public/private split, every phase scores
+the public units, and a last phase, "final ranking (private split)", opens
+:data:`FINAL_GAP` after the last one closes: Codabench moves into it
+(``auto_migrate_to_this_phase``) every submission on the last phase's
+leaderboard (the ``submission_rule`` keeps each team's latest, best or
+selected ones there; earlier phases are not moved) and scores the private units
+there, so no private number exists before the end. Quotas and the final-submission policy
 map to ``max_submissions_per_day``, ``max_submissions`` and ``submission_rule``.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import shlex
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +46,44 @@ from PIL import Image
 from podium import __version__
 from podium.challenges import get
 from podium.contest import Contest
+from podium.errors import UsageError
 from podium.platforms.codabench import INPUT, OUTPUT
 from podium.platforms.columns import Column, columns, decimals, rank_note
 from podium.platforms.image import DOCKERFILE
-from podium.platforms.reference import add_member, reference_of, utc_text
+from podium.platforms.reference import add_member, local_command, reference_of, utc_text
 from podium.platforms.scores import SENTINEL
 from podium.result import PRIVATE, PUBLIC
 
 SUBMISSION_RULES = {"best": "Force_Best", "last": "Force_Last"}  # "selected": Add_And_Delete(_Multiple), by max_selected
 FINAL_PHASE = "final ranking (private split)"
+FINAL_GAP = timedelta(seconds=1)  # Codabench: a phase must start after the one before it has ended
+TIME_LIMIT_S = 300  # a fresh container compiles Numba's kernels: 40 s for GlaS here, 60 s on a loaded worker; five times that
+TIME_LIMIT_PER_UNIT_S = 0.01  # reading and scoring, far above the measured rates (benchmarks/README.md)
+
+
+def time_limit(contest: Contest) -> int:
+    """The phases' ``execution_time_limit`` in seconds: room for a fresh container's compilation and the test set's size (Codabench's default is 600)."""
+    return TIME_LIMIT_S + math.ceil(contest.units * TIME_LIMIT_PER_UNIT_S)
+
+
+def codabench_conflicts(contest: Contest) -> list[str]:
+    """Each pair of the contest's phases that Codabench would refuse: the second starts when the first ends (to the second)."""
+    return [
+        f"phase {after.name!r} starts when phase {before.name!r} ends ({utc_text(before.end)}): Codabench refuses phases that touch "
+        f"(\"Phases dates conflict\"); start {after.name!r} at least 1 s later to host the contest there"
+        for before, after in zip(contest.phases, contest.phases[1:])
+        if utc_text(after.start) <= utc_text(before.end)
+    ]
 
 
 def write_bundle(contest: Contest, image: str, target: Path) -> list[str]:
-    """Write the bundle of ``contest`` to ``target``; return its member names."""
+    """Write the bundle of ``contest`` to ``target``; return its member names.
+
+    A contest whose phases Codabench would refuse (:func:`codabench_conflicts`) is refused: :class:`UsageError`.
+    """
+    conflicts = codabench_conflicts(contest)
+    if conflicts:
+        raise UsageError(f"contest {contest.id}: " + "; ".join(conflicts))
     reference = reference_of(contest)
     shown_columns = columns(contest)
     keys = [c.key for c in shown_columns]
@@ -91,6 +124,7 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
             "start": utc_text(phase.start),
             "end": utc_text(phase.end),
             "tasks": [0],
+            "execution_time_limit": time_limit(contest),
             **_quota(contest),
         }
         for i, phase in enumerate(contest.phases)
@@ -99,9 +133,10 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
         phases.append({
             "index": len(phases),
             "name": FINAL_PHASE,
-            "description": "Each team's latest submission moves here when the last phase closes, and is scored on the private split.",
-            "start": utc_text(contest.phases[-1].end),
+            "description": "When the last phase closes, every submission on its leaderboard moves here and is scored on the private split.",
+            "start": utc_text(contest.phases[-1].end.replace(microsecond=0) + FINAL_GAP),
             "tasks": [1],
+            "execution_time_limit": time_limit(contest),
             "auto_migrate_to_this_phase": True,
         })  # fmt: skip
     return {
@@ -164,7 +199,10 @@ def overview(contest: Contest, shown_columns: list[Column]) -> str:
         f"Challenge: **{challenge.title}** (`{challenge.id}`); official rules: {challenge.rules}.",
         f"Submissions are scored by podium {__version__}, which reports every problem "
         "of a submission with its file and line in the submission's logs. To get the same score on your machine: "
-        f"`podium evaluate {challenge.id} --truth TRUTH --submission YOUR_FOLDER`.",
+        f"`{local_command(contest)}`.",
+        "",
+        "Upload a zip of your files, or of one folder that holds them (Codabench takes zip files only); "
+        "the same zip gives the same score with `podium evaluate`.",
         "",
         "## Leaderboard",
         "",
@@ -179,8 +217,11 @@ def overview(contest: Contest, shown_columns: list[Column]) -> str:
     if note:
         lines += ["", note]
     if contest.split is not None:
-        lines += ["", f"During the phases the leaderboard shows the public split of the test set. When the last phase closes, "
-                  f"each team's latest submission is scored on the private split in the phase \"{FINAL_PHASE}\", which gives the final ranking."]  # fmt: skip
+        kept = {"last": "latest", "best": "best", "selected": "selected"}[contest.ranking.final]
+        lines += ["", f"During the phases the leaderboard shows the public split of the test set. When the last phase "
+                  f"({contest.phases[-1].name}) closes, every submission on its leaderboard (each team's {kept} "
+                  f"submission of that phase) is scored on the private split in the phase \"{FINAL_PHASE}\", which gives the final "
+                  "ranking. Submissions of earlier phases are not moved: submit your final choice again in the last phase."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from podium.challenges import get
 from podium.contest import Contest
+from podium.errors import UsageError
 from podium.parameters import resolve
 from podium.ranking import ranks_by_sum
 
@@ -29,13 +30,27 @@ class Column:
 
 
 def columns(contest: Contest) -> list[Column]:
-    """The leaderboard columns of ``contest``, the one that ranks first."""
+    """The leaderboard columns of ``contest``, the one that ranks first.
+
+    Platforms score submitted files, so a score that needs a measured time or
+    memory (face-clustering's ``final``) is never defined there: it is no
+    column, and a contest that ranks by it is refused (:class:`UsageError`),
+    rather than ranking every team last alike.
+    """
     challenge = get(contest.challenge)
     if contest.ranking.by is not None:
         names = [contest.ranking.by]
     else:
         names = [spec.name for spec in challenge.leaderboard_criteria(resolve(challenge.parameters, contest.settings))]
-    names += [spec.name for spec in challenge.scores if spec.higher_is_better is not None and not spec.family and spec.name not in names]
+    measured = [name for name in names if challenge.score_spec(name).measured]
+    if measured:
+        others = [s.name for s in challenge.scores if s.higher_is_better is not None and not s.family and not s.measured]
+        raise UsageError(
+            f"contest {contest.id} ranks by {', '.join(measured)}, which needs the running time and memory that podium run measures: "
+            f"on a platform, where submissions are files, it is never defined. To host the contest there, rank by a score of the files "
+            f"([ranking] by = one of {', '.join(others)}), or run it with podium serve"
+        )
+    names += [spec.name for spec in challenge.scores if spec.higher_is_better is not None and not spec.family and not spec.measured and spec.name not in names]
     return [Column(name, bool(challenge.score_spec(name).higher_is_better), challenge.score_spec(name).help) for name in names]
 
 

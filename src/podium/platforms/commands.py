@@ -42,7 +42,7 @@ def register(cli: click.Group, guarded: Callable[..., Callable[..., None]]) -> N
     def codabench_command(
         challenge: str | None, settings: tuple[str, ...], split: str, workers: int | None, input_dir: Path, output_dir: Path, truth: str | None, keys: str | None,
     ) -> int:  # fmt: skip
-        """Codabench / CodaLab scoring program: input/ref and input/res to scores.json and detailed_results.html."""
+        """Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html."""
         setup = locate(input_dir / "ref", challenge, truth, settings)
         key_list = [k for k in keys.split(",") if k] if keys else None
         result = codabench.score(input_dir, output_dir, setup, split, key_list, workers or default_workers(), click.echo)
@@ -91,8 +91,11 @@ def register(cli: click.Group, guarded: Callable[..., Callable[..., None]]) -> N
         """EvalAI: the leaderboard part of challenge_config.yaml, the annotation file and the evaluation script."""
         from podium.platforms.evalai import write_kit
 
-        for name in write_kit(load(contest_path), output):
+        names, notes = write_kit(load(contest_path), output)
+        for name in names:
             display.stdout.print(display.escape(str(output / name)), soft_wrap=True)
+        for note in notes:
+            display.stderr.print(f"[yellow]warning:[/yellow] {display.escape(note)}", soft_wrap=True)
         return EXIT_SCORED
 
     @bundle.command("reference")

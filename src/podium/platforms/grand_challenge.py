@@ -35,13 +35,20 @@ INPUT = Path("/input")  # Grand Challenge's folders in the evaluation container
 OUTPUT = Path("/output")
 GROUND_TRUTH = Path("/opt/ml/input/data/ground_truth")
 METRICS_FILE = "metrics.json"
+PLATFORM_FILES = frozenset({"inputs.json"})  # Grand Challenge's description of the inputs, beside the submission in /input
 
 
 def score(input_dir: Path, output_dir: Path, setup: Setup, split: str, workers: int, echo: Callable[[str], None]) -> Result:
     """Score ``input_dir`` and write ``metrics.json``; problems go to ``echo`` and, last, a summary to standard error."""
-    result = score_folder(setup, input_dir, "Grand Challenge extracts the submission in /input", workers, echo)
+    lines: list[str] = []
+
+    def logged(line: str) -> None:
+        lines.append(line)
+        echo(line)
+
+    result = score_folder(setup, input_dir, "Grand Challenge extracts the submission in /input", workers, logged, PLATFORM_FILES)
     if result.status != SCORED:
-        first = result.errors[0].message if result.errors else "not scored"
+        first = next((line.removeprefix("error ") for line in lines if line.startswith("error ")), "not scored")  # its file named inside the submission
         print(f"rejected: {len(result.errors)} problem(s), the first: {first}", file=sys.stderr)  # the line the participant sees
         return result
     part = shown(result, split)

@@ -161,6 +161,17 @@ def reference_of(contest: Contest) -> Reference:
     return Reference(tuple(files), "\n".join(lines) + "\n", public_list)
 
 
+def local_command(contest: Contest) -> str:
+    """The command that gives a participant, on their own machine, the score a platform gives: the contest's parameters included.
+
+    A path parameter (ILSVRC's ``meta.mat``) is named by its file's name, which participants have from the kit.
+    """
+    challenge = get(contest.challenge)
+    paths = {p.name for p in challenge.parameters if p.is_path}
+    sets = [f"--set {key}={Path(value).name if key in paths and value.lower() != 'none' else value}" for key, value in sorted(contest.settings.items())]
+    return " ".join([f"podium evaluate {challenge.id} --truth TRUTH --submission YOUR_SUBMISSION", *sets])
+
+
 def _files(source: Path, name: str) -> list[tuple[Path, str]]:
     """A file as ``name``, or every file under a folder as ``name/relative path``."""
     if source.is_file():

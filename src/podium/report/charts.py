@@ -54,8 +54,7 @@ def histogram(title: str, values: Sequence[float], label: str, *, note: str = ""
     finite = finite[np.isfinite(finite)]
     if finite.size == 0:
         return Chart(title, _spec(title, [], mark="bar"), "no finite value")
-    low, high = float(finite.min()), float(finite.max())
-    counts, edges = np.histogram(finite, bins=BINS, range=(low, high if high > low else low + 1))
+    counts, edges = _binned(finite)
     rows = [{"from": float(a), "to": float(b), "count": int(c)} for a, b, c in zip(edges[:-1], edges[1:], counts)]
     encoding = {
         "x": {"field": "from", "bin": {"binned": True}, "type": "quantitative", "title": label},
@@ -64,6 +63,21 @@ def histogram(title: str, values: Sequence[float], label: str, *, note: str = ""
         "tooltip": [{"field": "from", "format": ".4f"}, {"field": "to", "format": ".4f"}, {"field": "count"}],
     }
     return Chart(title, _spec(title, rows, mark={"type": "bar", "tooltip": True}, encoding=encoding), note or f"{finite.size} items")
+
+
+def _binned(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:data:`BINS` equal bins over finite ``values``, whatever their spread.
+
+    Binned at the scale of the largest magnitude, so that no difference
+    overflows (-1e308 and 1e308); values equal or a few ulps apart (467.61629569552
+    and 467.6162956955201, which NumPy cannot split in 20) share bins one unit wide.
+    """
+    scale = max(1.0, float(np.abs(values).max()))
+    low, high = float(values.min()) / scale, float(values.max()) / scale
+    if high - low <= 1e-9:
+        high = low + max(1.0 / scale, 1e-6)
+    counts, edges = np.histogram(values / scale, bins=BINS, range=(low, high))
+    return counts, edges * scale
 
 
 def line(title: str, rows: list[dict[str, Any]], x: str, y: str) -> Chart:
