@@ -36,6 +36,15 @@ for f in $(ls "$folder"); do
 done > team_x.csv
 """
 
+SERVICE_FACES = """images = "{images}"
+[parameters]
+th1_s = 60
+th2_s = 120
+ram_max_mb = 4096
+[limits]
+memory_mb = 256
+"""
+
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[docker_engine.Engine]:
@@ -258,3 +267,82 @@ def test_a_worker_reaps_the_containers_of_dead_podiums_only(engine: docker_engin
         assert sorted(engine.docker("ps", "--all", "--format", "{{.Names}}").stdout.split()) == ["podium-alive", "podium-elsewhere"]
     finally:
         engine.docker("rm", "--force", "podium-alive", "podium-elsewhere", check=False)
+
+
+def test_a_teams_archive_is_loaded_by_id_and_renames_no_image(engine: docker_engine.Engine, tmp_path: Path) -> None:
+    from podium.runner.docker_images import load_image
+
+    team = engine.import_image("podium-test/victim:1", {"program.sh": "echo team\n"})
+    archive = tmp_path / "team.tar"
+    engine.docker("save", "-o", str(archive), "podium-test/victim:1")
+    organizers = engine.import_image("podium-test/victim:1", {"program.sh": "echo organizer\n"})  # the name now means another image
+    engine.docker("rmi", team)
+    assert load_image(archive) == team
+    assert engine.docker("image", "inspect", "--format", "{{.Id}}", "podium-test/victim:1").stdout.strip() == organizers
+    junk = tmp_path / "junk.tar"
+    junk.write_bytes(b"not a tar at all" * 100)
+    with pytest.raises(Exception, match=r"junk\.tar is not an image archive of docker save"):
+        load_image(junk)
+
+
+def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_engine.Engine, tmp_path: Path) -> None:
+    from podium.service.app import Service
+    from podium.service.client import submit
+    from service_helpers import Clock, LiveServer, at, set_up, write_contest
+
+    contest = write_contest(tmp_path / "contest", "face-clustering", kind="programs", extra=SERVICE_FACES.format(images=tmp_path / "contest" / "demo" / "images"))
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    plain, tokens = set_up(f"sqlite:///{tmp_path / 'podium.db'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    service = Service(plain.engine, plain.data, clock, allow_images=True)
+    one_cluster = 'for f in $(ls "$(cat input.txt)"); do echo "${f%.*}, 1"; done > team_alpha.csv\n'
+    image_id = engine.import_image("podium-test/alpha:1", {"program.sh": one_cluster})
+    engine.import_image("podium-test/alpha:slow", {"program.sh": "sleep 60\n"})
+    for tag in ("1", "slow"):
+        engine.docker("save", "-o", str(tmp_path / f"alpha-{tag}.tar"), f"podium-test/alpha:{tag}")
+    worker = subprocess.Popen([sys.executable, "-m", "podium", "worker", "--data", str(service.data), "--database", f"sqlite:///{tmp_path / 'podium.db'}", "--lease", "5"],
+                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        with LiveServer(service) as server:
+            answer = submit(server.url, tokens["beta"], tmp_path / "alpha-1.tar", "docker:podium-test/alpha:1")  # another team's image, by name
+            assert answer.body["status"] == "rejected" and "not taken by name" in answer.body["reason"], answer.body
+            answer = submit(server.url, tokens["alpha"], tmp_path / "alpha-1.tar", "docker:")
+            assert answer.body["status"] == "queued", answer.body
+            done = lambda: server.call("GET", f"/api/submissions/{answer.body['id']}", tokens["alpha"]).body
+            assert _wait_for(lambda: done()["status"] not in ("queued", "running"), 60), done()
+            assert done()["status"] == "scored", done()
+            slow = submit(server.url, tokens["alpha"], tmp_path / "alpha-slow.tar", "docker:")
+            running = lambda: engine.docker("ps", "--quiet", "--filter", "label=podium.submission=" + str(slow.body["id"])).stdout.split()
+            assert _wait_for(running, 60), "the slow image never started"
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=10)
+            assert _wait_for(lambda: containers(engine) == [], 5), engine.docker("ps", "--all").stdout
+    finally:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+    from sqlalchemy import select
+
+    from podium.service.database import reading
+    from podium.service.tables import results
+
+    with reading(service.engine) as connection:
+        document = connection.execute(select(results.c.document).where(results.c.submission_id == answer.body["id"])).scalar_one()
+    assert document["run"]["image"] == image_id and document["run"]["sandbox"] == "docker"
+
+
+def test_the_images_own_files_count_the_same_cold_or_warm(engine: docker_engine.Engine, faces) -> None:
+    images, truth = faces
+    weights = bytes(range(256)) * (64 * 2**20 // 256)  # 64 MB the program reads from its own image
+    engine.import_image("podium-test/face:weights", {"weights.bin": weights, "program.sh": "cat /weights.bin > /dev/null\n" + CLUSTER_BY_NAME})
+    layer = engine.docker("image", "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", "podium-test/face:weights").stdout.strip()
+    if not layer.startswith("/"):
+        pytest.skip(f"the engine's storage driver ({engine.driver}) keeps no layer folder")
+    peaks = []
+    for cold in (True, False, True):
+        if cold:  # out of the page cache, as on a fresh machine
+            fd = os.open(os.path.join(layer, "weights.bin"), os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        code, doc = podium_run(images, truth, "podium-test/face:weights", "--time-limit", "30", "--memory-limit", "512")
+        assert code == 0 and isinstance(doc, dict), doc
+        peaks.append(doc["run"]["peak_memory_mb"])
+    assert max(peaks) < 32 and max(peaks) - min(peaks) < 4, peaks  # the 64 MB of page cache is charged to no run

@@ -109,8 +109,7 @@ def load_image(archive: Path) -> str:
             process.kill()
             process.communicate()
             raise UsageError(f"{archive.name} is not an image archive of docker save: {exc}") from None
-        process.stdin.close()
-        out, err = process.communicate(timeout=LOAD_TIMEOUT_S)
+        out, err = process.communicate(timeout=LOAD_TIMEOUT_S)  # closes its input: the archive is all there
     loaded = re.search(rb"Loaded image ID: (sha256:[0-9a-f]{64})", out)
     if process.returncode != 0 or loaded is None:
         raise UsageError(f"{archive.name} could not be loaded as an image: {last_line(err.decode(errors='replace')) or out.decode(errors='replace')}")
