@@ -204,6 +204,10 @@ def test_the_time_limit_kills_the_container(engine: docker_engine.Engine, faces)
     _code, doc = podium_run(images, truth, "podium-test/face:sleeper", "--time-limit", "1")
     assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout" and 1.0 <= doc["run"]["wall_s"] < 2.0, doc["run"]
     assert time.monotonic() - started < 10 and containers(engine) == []
+    started = time.monotonic()
+    _code, doc = podium_run(images, truth, "podium-test/face:sleeper", "--time-limit", "0.01")  # over before the container starts
+    assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout", doc["run"]
+    assert time.monotonic() - started < 10 and containers(engine) == []
 
 
 def test_a_stderr_flood_costs_no_disk_and_no_time(engine: docker_engine.Engine, faces) -> None:

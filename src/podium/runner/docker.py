@@ -63,6 +63,7 @@ from podium.runner.sandbox import ENVIRONMENT
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 WORKDIR_IN_CONTAINER = "/work"
 SHM_DEFAULT_MB = 64
+KILL_AGAIN_S = 0.25
 LABEL_OWNER = "podium.owner"
 LABEL_RUN = "podium.run"
 REMOVED = b"removed"
@@ -223,15 +224,15 @@ def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunRepo
     stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
     clock = time.monotonic()
     started: tuple[float, float] | None = None  # when the program replaced the runtime's init: monotonic, and the wall clock
-    peak, killed = 0, False
+    peak, killed, next_kill = 0, False, 0.0
     while process.poll() is None:
         if started is None and program_running(container_id):
             started = (time.monotonic(), time.time())
         peak = max(peak, read_peak(container_id) or 0)
         elapsed = time.monotonic() - (started[0] if started is not None else clock)
-        if time_limit_s is not None and elapsed >= time_limit_s and not killed:
-            docker("kill", name)
-            killed = True
+        if time_limit_s is not None and elapsed >= time_limit_s and time.monotonic() >= next_kill:
+            docker("kill", name)  # again until it ends: a container still starting is not yet there to kill
+            killed, next_kill = True, time.monotonic() + KILL_AGAIN_S
         time.sleep(1 / SAMPLE_HZ)
     process.wait()
     state = _state(name)
