@@ -6,11 +6,14 @@ reason, and fail in CI (``CI=true``).
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -283,6 +286,16 @@ def test_a_teams_archive_is_loaded_by_id_and_renames_no_image(engine: docker_eng
     engine.docker("rmi", team)
     assert load_image(archive) == team
     assert engine.docker("image", "inspect", "--format", "{{.Id}}", "podium-test/victim:1").stdout.strip() == organizers
+    compressed = tmp_path / "compressed.tar"  # a layer gzipped: the engine would unpack it, whatever its size
+    with tarfile.open(archive) as source, tarfile.open(compressed, "w") as copy:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else None  # type: ignore[union-attr]
+            if data is not None and member.name.endswith("layer.tar"):
+                data = gzip.compress(data)
+                member.size = len(data)
+            copy.addfile(member, io.BytesIO(data) if data is not None else None)
+    with pytest.raises(Exception, match=r"layer\.tar is gzip-compressed"):
+        load_image(compressed)
     junk = tmp_path / "junk.tar"
     junk.write_bytes(b"not a tar at all" * 100)
     with pytest.raises(Exception, match=r"junk\.tar is not an image archive of docker save"):

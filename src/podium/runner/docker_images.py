@@ -149,8 +149,37 @@ def untagged(source: IO[bytes], sink: IO[bytes]) -> None:
                 data = _unnamed(name, archive.extractfile(member), member.size)  # type: ignore[arg-type]
                 member.size = len(data)
                 copy.addfile(member, io.BytesIO(data))
+            elif member.isfile():
+                copy.addfile(member, _Uncompressed(name, archive.extractfile(member)))  # type: ignore[arg-type]
             else:
-                copy.addfile(member, archive.extractfile(member) if member.isfile() else None)
+                copy.addfile(member)
+
+
+COMPRESSED = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+class _Uncompressed:
+    """A member's bytes as a stream, refused if they start as a compressed file does.
+
+    The engine would unpack a compressed layer: a small upload could then fill
+    its disk. ``docker save`` writes layers uncompressed, so what the engine
+    unpacks is never more than the archive the team uploaded.
+    """
+
+    def __init__(self, name: str, stream: IO[bytes]) -> None:
+        self._stream, self._head = stream, stream.read(6)
+        for magic, kind in COMPRESSED.items():
+            if self._head.startswith(magic):
+                raise ValueError(f"its {name} is {kind}-compressed; save the image with docker save, whose layers are not")
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._head:
+            return self._stream.read(size)
+        if 0 <= size < len(self._head):
+            out, self._head = self._head[:size], self._head[size:]
+            return out
+        out, self._head = self._head, b""
+        return out + self._stream.read(-1 if size < 0 else size - len(out))
 
 
 def _unnamed(name: str, stream: IO[bytes], size: int) -> bytes:
