@@ -12,6 +12,7 @@ from conftest import run
 from podium.challenges import get
 from podium.contest import ContestError, load
 from podium.contest.split import draw_public, public_count
+from podium.runner.disk import DEFAULT_DISK_MB
 
 GLAS_CONTEST = """\
 id = "glas-demo"
@@ -247,3 +248,21 @@ def _numbers(value: object) -> list[float | int]:
     if isinstance(value, list):
         return [n for v in value for n in _numbers(v)]
     return [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
+
+
+def test_program_limits_take_a_disk_budget_with_a_default(tmp_path: Path) -> None:
+    demo = get("face-clustering").write_demo(tmp_path)
+    base = (
+        f'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "{demo.truth.name}"\nimages = "images"\n\n'
+        '[parameters]\nth1_s = 600\nth2_s = 1200\nram_max_mb = 4096\n\n'
+        '[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "programs"\n\n'
+        "[limits]\nmemory_mb = 2048\n"
+    )  # fmt: skip
+    (tmp_path / "contest.toml").write_text(base)
+    assert load(tmp_path / "contest.toml").limits.disk_mb == DEFAULT_DISK_MB == 1024
+    (tmp_path / "contest.toml").write_text(base + "disk_mb = 0.5\n")
+    assert load(tmp_path / "contest.toml").limits.disk_mb == 0.5
+    code, output = check(tmp_path, base + "disk_mb = 0\n")
+    assert code == 2 and "contest.toml:20: limits.disk_mb = 0: must be a positive number" in output
+    code, output = check(tmp_path, base + 'disk_mb = "lots"\n')
+    assert code == 2 and "contest.toml:20: limits.disk_mb must be a positive number, not a string" in output

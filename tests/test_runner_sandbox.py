@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from podium.cli import cli
 from podium.runner import cgroups
 from podium.runner.process import PIDS_LIMIT, RunReport, run_limited
-from podium.runner.sandbox import SANDBOX_ID, bubblewrap, gpu_devices
+from podium.runner.sandbox import IMAGES_FOLDER, SANDBOX_ID, bubblewrap, gpu_devices
 from podium.runner.workdir import prepare_workdir
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"), pytest.mark.usefixtures("sandbox")]
@@ -53,7 +53,7 @@ def sandboxed(tmp_path: Path, code: str, time_limit_s: float = 20, memory_limit_
 
 
 def sandboxed_command(program: list[str], paths: dict[str, Path], time_limit_s: float, memory_limit_mb: float | None) -> RunReport:
-    prepare_workdir(paths["work"], paths["images"])
+    prepare_workdir(paths["work"], IMAGES_FOLDER)
     tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
     with bubblewrap(program, paths["work"], paths["images"], (paths["program"], *INTERPRETER), tmpfs) as confinement:
         return run_limited(confinement, paths["work"], time_limit_s, memory_limit_mb)
@@ -233,7 +233,7 @@ def test_the_cpu_limit_slows_a_busy_program(tmp_path: Path) -> None:
     paths = layout(tmp_path)
     busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
     (paths["program"] / "busy.py").write_text(busy)
-    prepare_workdir(paths["work"], paths["images"])
+    prepare_workdir(paths["work"], IMAGES_FOLDER)
     with bubblewrap([sys.executable, str(paths["program"] / "busy.py")], paths["work"], paths["images"], (paths["program"], *INTERPRETER)) as confinement:
         report = run_limited(confinement, paths["work"], 30, None, cpus=0.1)
     assert report.outcome == "finished" and report.wall_s >= 2.0, report  # 0.3 s of CPU at a tenth of a core: about 3 s

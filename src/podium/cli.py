@@ -33,6 +33,7 @@ from podium.provenance import comparable_part
 from podium.provenance import short as short_signature
 from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
+from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.run import run_program
 from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
 
@@ -219,6 +220,8 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @CONTEST_OPTION
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds [default: the challenge's rule].")
 @click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Peak memory in MB of the whole process tree.")
+@click.option("--disk-limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              help=f"MB the working folder may hold while the program runs [default: {DEFAULT_DISK_MB:g}].")  # fmt: skip
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable).")
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table).")
 @VIEW_OPTION
@@ -236,18 +239,19 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @guarded
 def run_command(
     challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None,
-    time_limit: float | None, memory_limit: float | None, settings: tuple[str, ...], json_path: str | None, view: str,
+    time_limit: float | None, memory_limit: float | None, disk_limit: float | None, settings: tuple[str, ...], json_path: str | None, view: str,
     workdir: Path | None, cgroup: Path | None, sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None,
     scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run a participant's program in a sandbox under the contest's contract and limits, then score its output."""
-    fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--cpus": cpus}
+    fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--disk-limit": disk_limit, "--cpus": cpus}
     setup = _setup(challenge, truth, settings, contest_path, fixed)
     if setup.contest is not None:
         if not any(phase.submissions == "programs" for phase in setup.contest.phases):
             raise UsageError(f"the contest {setup.contest.id} takes files, not programs: no phase has submissions = \"programs\"")
         limits = setup.contest.limits
         images, time_limit, memory_limit, cpus = setup.contest.images, limits.time_s, limits.memory_mb, limits.cpus
+        disk_limit = limits.disk_mb
     if images is None:
         raise UsageError("--images is required (or --contest FILE, which names the images)")
     if sandbox == "none":
@@ -261,6 +265,7 @@ def run_command(
         settings=setup.settings,
         time_limit_s=time_limit,
         memory_limit_mb=memory_limit,
+        disk_limit_mb=DEFAULT_DISK_MB if disk_limit is None else disk_limit,
         workdir=workdir,
         workers=default_workers(),
         scheduler=scheduler,

@@ -23,7 +23,7 @@
     end = 2026-02-05T23:59:59+01:00
     submissions = "files"            # files | programs
 
-    [limits]                         # program phases: time_s [default: the challenge's rule], memory_mb, cpus
+    [limits]                         # program phases: time_s [default: the challenge's rule], memory_mb, cpus, disk_mb [default: 1024]
     [quota]                          # per_day (a day in the contest's time zone), total, concurrent, count_failed [default: false]
     [ranking]                        # by [default: the challenge's rule], decimals, final = best | last | selected, max_selected
     [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false]
@@ -53,6 +53,7 @@ from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
 from podium.issues import IssueLog
 from podium.parameters import Parameter
+from podium.runner.disk import DEFAULT_DISK_MB
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 SUBMISSION_KINDS = ("files", "programs")
@@ -63,7 +64,7 @@ TOP_KEYS = ("id", "title", "challenge", "truth", "timezone", "images", "paramete
 TABLE_KEYS = {
     "split": ("public", "seed", "public_list"),
     "phase": ("name", "start", "end", "submissions"),
-    "limits": ("time_s", "memory_mb", "cpus"),
+    "limits": ("time_s", "memory_mb", "cpus", "disk_mb"),
     "quota": ("per_day", "total", "concurrent", "count_failed"),
     "ranking": ("by", "decimals", "final", "max_selected"),
     "service": ("upload_mb", "self_registration"),
@@ -88,6 +89,7 @@ class Limits:
     time_s: float | None  # None: the challenge's rule
     memory_mb: float | None
     cpus: float | None
+    disk_mb: float = DEFAULT_DISK_MB  # what the program's working folder may hold
 
 
 @dataclass(frozen=True)
@@ -412,11 +414,12 @@ class _Reader:
         if programs and challenge_id in IDS and get(challenge_id).program is None:
             self.error(("phase",), f"{challenge_id} has no program contract; programs can be run for {', '.join(runnable())}")
         if programs and "memory_mb" not in table:
-            self.error(("limits",), "a phase takes programs: [limits] must set memory_mb (and may set time_s and cpus)")
+            self.error(("limits",), "a phase takes programs: [limits] must set memory_mb (and may set time_s, cpus and disk_mb)")
         if table and not programs:
             self.error(("limits",), "[limits] applies to programs, but no phase takes programs (submissions = \"programs\")")
         numbers = {key: self.positive(table, ("limits", key), float) for key in TABLE_KEYS["limits"]}
-        return Limits(numbers["time_s"], numbers["memory_mb"], numbers["cpus"])
+        disk_mb = DEFAULT_DISK_MB if numbers["disk_mb"] is None else numbers["disk_mb"]
+        return Limits(numbers["time_s"], numbers["memory_mb"], numbers["cpus"], disk_mb)
 
     def positive(self, table: dict[str, Any], where: Path_, kind: type) -> Any:
         what = "a positive integer" if kind is int else "a positive number"

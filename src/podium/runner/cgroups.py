@@ -69,9 +69,8 @@ class Group:
 
     @property
     def method(self) -> str:
-        where = self.dirs.get("") or self.dirs.get("memory")
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
-        return f"the peak of the run's cgroup v{self.version} ({where}/{name})"
+        return f"the peak of the run's cgroup v{self.version} ({name})"  # not its path: a team reads this
 
     def limit(self, limits: Limits) -> None:
         """Write the limits; raises ``OSError`` if the kernel refuses one."""

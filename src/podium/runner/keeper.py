@@ -1,7 +1,7 @@
 """The keeper: parent of a participant's program and of every process the program leaves behind.
 
 ``python -m podium.runner.keeper FD [--join FILE]... [--bind SOURCE TARGET]...
-[--user UID:GID] -- PROGRAM [ARGS...]`` makes itself a child subreaper, starts
+[--user UID:GID] [--env NAME=VALUE]... -- PROGRAM [ARGS...]`` makes itself a child subreaper, starts
 the program, and reaps every descendant until none is left
 (orphans are re-parented to it, not to init); then it exits with the program's
 exit code, 128 + N if signal N ended it. On file descriptor FD it writes the
@@ -16,7 +16,8 @@ Before the program starts, its process joins the cgroups named by ``--join``
 (their ``cgroup.procs`` files), binds each ``--bind`` pair privately and drops
 to ``--user`` (:mod:`podium.runner.confine`); if one of these fails, the program
 is not started: the keeper writes ``!`` and the reason as a line on FD and exits
-with ``EXIT_NOT_CONFINED``.
+with ``EXIT_NOT_CONFINED``. With ``--env``, the program starts with those
+variables only, not the keeper's (which are the server's).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Start:
     join: list[str] = field(default_factory=list)
     bind: list[tuple[str, str]] = field(default_factory=list)
     user: tuple[int, int] | None = None
+    environment: dict[str, str] | None = None
 
     def arguments(self) -> list[str]:
         """The command line :func:`parse` reads back."""
@@ -53,6 +55,8 @@ class Start:
             args += ["--bind", source, target]
         if self.user is not None:
             args += ["--user", f"{self.user[0]}:{self.user[1]}"]
+        for name, value in (self.environment or {}).items():
+            args += ["--env", f"{name}={value}"]
         return [*args, "--", *self.program]
 
 
@@ -69,6 +73,10 @@ def parse(argv: list[str]) -> Start:
         elif rest[0] == "--user":
             uid, gid = rest[1].split(":")
             start.user = (int(uid), int(gid))
+            rest = rest[2:]
+        elif rest[0] == "--env":
+            name, _, value = rest[1].partition("=")
+            start.environment = {**(start.environment or {}), name: value}
             rest = rest[2:]
         else:
             raise SystemExit(f"keeper: unknown option {rest[0]!r}")
@@ -111,7 +119,9 @@ def _exec(start: Start) -> None:
         os.write(start.clock, f"!{exc.strerror or exc}\n".encode())
         os._exit(EXIT_NOT_CONFINED)
     try:
-        os.execvp(start.program[0], start.program)
+        if start.environment is None:
+            os.execvp(start.program[0], start.program)
+        os.execvpe(start.program[0], start.program, start.environment)
     except OSError as exc:
         os.write(2, f"podium: cannot start {start.program[0]!r}: {exc.strerror}\n".encode())
     os._exit(EXIT_NOT_STARTED)

@@ -90,7 +90,8 @@ def run_limited(
 def _run(start: Confinement, workdir: Path, time_limit_s: float | None, memory_bytes: int | None, group: cgroups.Group | None) -> RunReport:
     clock_read, clock_write = os.pipe()
     os.set_blocking(clock_read, False)
-    keeper = Start(clock_write, start.program, [str(p) for p in group.procs_files] if group else [], start.bind, start.user)
+    procs = [str(p) for p in group.procs_files] if group else []
+    keeper = Start(clock_write, start.program, procs, start.bind, start.user, start.environment)
     isolate = start.sandbox == "none"  # a sandbox has a network namespace of its own
     stderr_read, stderr_write = os.pipe()
     if start.user is not None:  # the program may reopen it as /dev/stderr

@@ -19,9 +19,10 @@ from podium.issues import Issue
 from podium.parameters import resolve
 from podium.provenance import signature
 from podium.result import REJECTED, Result
+from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.docker import run_docker
 from podium.runner.process import RunReport, run_limited
-from podium.runner.sandbox import bubblewrap, choose
+from podium.runner.sandbox import bubblewrap, choose, seen_images
 from podium.runner.workdir import INPUT_FILE, prepare_workdir, snapshot
 
 
@@ -35,6 +36,7 @@ def run_program(
     settings: Mapping[str, str],
     time_limit_s: float | None,
     memory_limit_mb: float | None,
+    disk_limit_mb: float | None = DEFAULT_DISK_MB,
     workdir: Path | None = None,
     workers: int = 1,
     scheduler: str | None = None,
@@ -45,13 +47,19 @@ def run_program(
     gpus: str | None = None,
     split_of: Mapping[str, str] | None = None,
     contest: Mapping[str, Any] | None = None,
+    code: Path | None = None,
 ) -> Result:
     """Run a participant's program under the challenge's contract and score its output.
 
+    ``disk_limit_mb``: what the working folder may hold (``None``: no limit);
     ``sandbox``: ``auto`` (bubblewrap for a command, Docker for an image),
     ``bwrap``, ``docker`` or ``none``; ``visible``: folders the program may read
     in the sandbox (its code, its interpreter); ``cpus``: cores' worth of CPU
     time; ``gpus``: NVIDIA GPUs to give it (``all`` or ``device=0,1``);
+    ``code``: the program's own folder (a submission), shown read-only at
+    :data:`~podium.runner.sandbox.CODE_FOLDER` in bubblewrap, from a linked
+    copy in the run's temporary folder so that no server path shows in the
+    sandbox's mount table (the command names it there);
     ``workers``, ``scheduler``, ``split_of`` and ``contest``: as :func:`podium.engine.evaluate`
     takes them, for scoring the program's output.
     """
@@ -74,10 +82,12 @@ def run_program(
     _keep_truth_hidden(truth, [("--images", images), *(("--visible", path) for path in visible)])
     params = resolve(challenge.parameters, settings)
     limit = time_limit_s if time_limit_s is not None else contract.time_limit(images, params)
-    scratch = None if workdir is not None else Path(tempfile.mkdtemp(prefix="podium-run-"))
-    work = workdir if workdir is not None else scratch / "work"  # type: ignore[operator]
+    scratch = Path(tempfile.mkdtemp(prefix="podium-run-"))
+    work = workdir if workdir is not None else scratch / "work"
     try:
-        prepare_workdir(work, images)
+        prepare_workdir(work, seen_images(chosen, images))
+        if code is not None and chosen == "bwrap":
+            code = _linked_copy(code, scratch / "code")
         before = snapshot(images)
         read_through(images)
         shell = ["/bin/sh", "-c", command or ""]
@@ -86,11 +96,11 @@ def run_program(
             report, image_id = run_docker(image, work, images, limit, memory_limit_mb, cpus, gpus)  # type: ignore[arg-type]
         elif chosen == "bwrap":
             tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
-            with bubblewrap(shell, work, images, visible, tmpfs, gpus) as confinement:
+            with bubblewrap(shell, work, images, visible, tmpfs, gpus, code) as confinement:
                 report = run_limited(confinement, work, limit, memory_limit_mb, cpus, cgroup)
         else:
             report = run_limited(shell, work, limit, memory_limit_mb, cpus, cgroup)
-        run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "cpus": cpus, "gpus": gpus}
+        run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "disk_limit_mb": disk_limit_mb, "cpus": cpus, "gpus": gpus}
         if workdir is not None:
             run["workdir"] = str(work)
         if image_id is not None:
@@ -111,8 +121,7 @@ def run_program(
         scoring = {**settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}
         result = evaluate(challenge_id, truth, work, scoring, workers=workers, scheduler=scheduler, split_of=split_of, contest=contest)
     finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     result.warnings = warnings + result.warnings
     result.run = run
     return result
@@ -125,6 +134,19 @@ def _rejected(
     result = Result(challenge_id, REJECTED, {}, {}, warnings, [error], params, run)
     result.signature = signature(challenge_id, get(challenge_id).parameters, params, truth, None, contest)
     return result
+
+
+def _linked_copy(folder: Path, target: Path) -> Path:
+    """``folder`` again at ``target``: its files hard-linked where one file system holds both, else copied."""
+
+    def link(source: str, destination: str) -> None:
+        try:
+            os.link(source, destination)
+        except OSError:
+            shutil.copy2(source, destination)
+
+    shutil.copytree(folder, target, symlinks=True, copy_function=link)
+    return target
 
 
 def _keep_truth_hidden(truth: Path, shown: list[tuple[str, Path]]) -> None:

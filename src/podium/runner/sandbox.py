@@ -10,12 +10,22 @@ The program runs under ``bwrap`` (https://github.com/containers/bubblewrap):
   unprivileged uid on the host (never as root without capabilities, which
   could still write root-owned kernel files such as ``/proc/sys``);
 - visible, read-only: the system (``SYSTEM_FOLDERS``, a few ``SYSTEM_FILES``),
-  the images folder, and each ``--visible`` folder (the program's code, its
-  interpreter or model files), each at its own path;
-- visible, read-write: the working folder at its own path (the program's
+  the images folder at ``IMAGES_FOLDER``, the program's code folder (if one is
+  given) at ``CODE_FOLDER``, and each ``--visible`` folder (an interpreter,
+  model files) at its own path;
+- visible, read-write: the working folder at ``WORK_FOLDER`` (the program's
   current directory), a private empty ``/tmp`` and ``/dev/shm``
   (memory-backed, at most the memory limit each);
-- invisible: everything else (the truth, podium, other teams, home folders).
+- invisible: everything else (the truth, podium, other teams, home folders),
+  and nothing of the server either: bubblewrap, which stays in the sandbox's
+  PID namespace as its process 1, is started with the program's small
+  ``ENVIRONMENT`` only and reads its arguments from a memory file
+  (``--args FD``), so ``/proc/1/environ`` and ``/proc/1/cmdline`` show no
+  variable, path or submission of the server's. The working folder, images
+  and code are at neutral paths; the mount table (``/proc/self/mountinfo``)
+  still names each bind's source folder as it lies on its disk, which is
+  why the code is linked into the run's own temporary folder first
+  (:func:`podium.runner.run.run_program`) and the working folder is made there.
 
 When podium runs as root, the keeper first binds the folders the program may
 see at staging paths any user can reach (:func:`podium.runner.confine.bind_privately`),
@@ -42,6 +52,10 @@ SANDBOX_ID = 65534
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+SANDBOX_FOLDER = "/sandbox"  # podium's own mount points, under a name no system uses
+WORK_FOLDER = f"{SANDBOX_FOLDER}/work"
+IMAGES_FOLDER = f"{SANDBOX_FOLDER}/images"
+CODE_FOLDER = f"{SANDBOX_FOLDER}/code"
 NVIDIA_CONTROL = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps")
 SANDBOXES = ("auto", "bwrap", "docker", "none")
 NO_SANDBOX_WARNING = (
@@ -60,6 +74,7 @@ class Confinement:
     sandbox: str
     pass_fds: tuple[int, ...] = ()
     status: int | None = None  # read end of bwrap's --json-status-fd
+    environment: dict[str, str] | None = None  # what the keeper starts the program with; None: podium's own
 
     def started(self) -> bool:
         """Whether the sandbox got as far as starting the program (read once the run is over)."""
@@ -156,38 +171,63 @@ def bubblewrap(
     visible: tuple[Path, ...] = (),
     tmpfs_bytes: int | None = None,
     gpus: str | None = None,
+    code: Path | None = None,
 ) -> Iterator[Confinement]:
     """The confinement of ``program`` in bubblewrap, with its staging folder while it runs."""
     user = sandbox_user()
-    shown = [(path.resolve(), "--ro-bind") for path in visible] + [(images.resolve(), "--ro-bind"), (work.resolve(), "--bind")]
-    shown.sort(key=lambda entry: len(entry[0].parts))  # a folder before the folders inside it
+    shown = [(path.resolve(), str(path.resolve()), "--ro-bind") for path in visible]
+    for path, _, _ in shown:
+        if path == Path(SANDBOX_FOLDER) or Path(SANDBOX_FOLDER) in path.parents:
+            raise UsageError(f"--visible {path}: {SANDBOX_FOLDER} is where podium shows the program its working folder and images; move it elsewhere")
+    if code is not None:
+        shown.append((code.resolve(), CODE_FOLDER, "--ro-bind"))
+    shown += [(images.resolve(), IMAGES_FOLDER, "--ro-bind"), (work.resolve(), WORK_FOLDER, "--bind")]
+    shown.sort(key=lambda entry: len(Path(entry[1]).parts))  # a folder before the folders inside it
     stage = Path(tempfile.mkdtemp(prefix="podium-stage-", dir=_reachable_temp())) if user is not None else None
     status, status_write = os.pipe()
     os.set_inheritable(status_write, True)
+    arguments = os.memfd_create("bwrap-arguments", 0)
+    os.set_inheritable(arguments, True)
     try:
         bind: list[tuple[str, str]] = []
         if stage is not None:
             stage.chmod(0o711)
             os.chown(work, *user)  # type: ignore[misc]
             work.chmod(0o700)
-            for k, (source, _) in enumerate(shown):
+            for k, (source, _, _) in enumerate(shown):
                 staged = stage / str(k)
                 staged.mkdir()
                 bind.append((str(source), str(staged)))
-        args = ["bwrap", "--json-status-fd", str(status_write), *_namespaces(), *_system(), *_tmpfs("/tmp", tmpfs_bytes), *_tmpfs("/dev/shm", tmpfs_bytes)]
-        for k, (source, how) in enumerate(shown):
-            args += [how, str(stage / str(k)) if stage is not None else str(source), str(source)]
+        args = ["--json-status-fd", str(status_write), *_namespaces(), *_system(), *_tmpfs("/tmp", tmpfs_bytes), *_tmpfs("/dev/shm", tmpfs_bytes)]
+        for k, (source, target, how) in enumerate(shown):
+            args += [how, str(stage / str(k)) if stage is not None else str(source), target]
         for device in gpu_devices(gpus) if gpus else []:
             args += ["--dev-bind", str(device), str(device)]
-        args += ["--chdir", str(work.resolve()), "--clearenv"]
+        args += ["--chdir", WORK_FOLDER, "--clearenv"]
         for name, value in ENVIRONMENT.items():
             args += ["--setenv", name, value]
-        yield Confinement([*args, "--", *program], bind, user, "bwrap", (status_write,), status)
+        _write_all(arguments, b"".join(os.fsencode(arg) + b"\0" for arg in args))
+        bwrap = shutil.which("bwrap") or "bwrap"
+        yield Confinement([bwrap, "--args", str(arguments), "--", *program], bind, user, "bwrap", (status_write, arguments), status, dict(ENVIRONMENT))
     finally:
+        os.close(arguments)
         os.close(status)
         os.close(status_write)
         if stage is not None:
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write ``data`` to the memory file ``fd`` and rewind it, for bwrap to read from its start."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+
+
+def seen_images(sandbox: str, images: Path) -> str:
+    """Where the program finds the images (what ``input.txt`` names): a neutral path in bubblewrap, else their own."""
+    return IMAGES_FOLDER if sandbox == "bwrap" else str(images.resolve())
 
 
 def _reachable_temp() -> str:

@@ -8,9 +8,10 @@ from pathlib import Path
 INPUT_FILE = "input.txt"
 
 
-def prepare_workdir(workdir: Path, images: Path) -> None:
+def prepare_workdir(workdir: Path, images: str) -> None:
+    """Make ``workdir`` with ``input.txt`` naming ``images``, the folder as the program will see it."""
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / INPUT_FILE).write_text(str(images.resolve()) + "\n", encoding="utf-8")
+    (workdir / INPUT_FILE).write_text(images + "\n", encoding="utf-8")
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:

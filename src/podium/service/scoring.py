@@ -23,6 +23,7 @@ from podium.contest import Contest
 from podium.engine import evaluate
 from podium.result import PRIVATE, PUBLIC, SCORED, Result
 from podium.runner.run import run_program
+from podium.runner.sandbox import CODE_FOLDER, choose
 from podium.service.statuses import FAILED, REJECTED
 from podium.service.statuses import SCORED as SUBMISSION_SCORED
 
@@ -60,10 +61,11 @@ def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime:
         assert contest.images is not None and entry is not None
         image = str(target / IMAGE_ARCHIVE) if entry.startswith(DOCKER_PREFIX) else None  # the team's own image, never one by name
         limits = contest.limits
+        seen = Path(CODE_FOLDER) if choose(runtime.sandbox, image is not None) == "bwrap" else target
         result = run_program(
-            contest.challenge, command=None if image else program_command(target, entry), image=image, images=contest.images,
+            contest.challenge, command=None if image else program_command(seen, entry), image=image, images=contest.images,
             truth=contest.truth, settings=contest.settings, time_limit_s=limits.time_s, memory_limit_mb=limits.memory_mb,
-            cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, scheduler=runtime.scheduler, visible=() if image else (target,), **evaluation,
+            disk_limit_mb=limits.disk_mb, cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, scheduler=runtime.scheduler, code=None if image else target, **evaluation,
         )  # fmt: skip
     return outcome_of(result, kind, target)
 

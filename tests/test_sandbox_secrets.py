@@ -1,0 +1,182 @@
+"""A hostile program looks for the server's secrets and paths from inside the bubblewrap sandbox: it finds none.
+
+It reads every ``/proc/*/environ``, ``/proc/*/cmdline`` and file descriptor it
+can, its mount table, cgroup, working directory and ``input.txt``, tries the
+database, the truth and the data folder, and prints all of it to stderr (one
+compressed line, so that it fits the 20-line tail a team gets back). A secret
+and a database URL with a password are planted in the environment of the
+process that runs it: the runner's caller directly, and a real ``podium worker``
+behind a real uvicorn on SQLite and on PostgreSQL. Neither, nor the data
+folder's path, may appear in anything the team can read.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.request
+import uuid
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import require
+from podium.challenges import get
+from podium.contest import load
+from podium.runner.run import run_program
+from podium.runner.sandbox import CODE_FOLDER, IMAGES_FOLDER, WORK_FOLDER, bwrap_problem
+from podium.service import accounts
+from podium.service.database import writing
+from podium.service.pages import COOKIE
+from service_helpers import Clock, LiveServer, at, set_up, write_contest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+
+HOSTILE = '''
+import base64, json, os, sys, zlib
+seen = {"tries": []}
+for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
+    for name in ("environ", "cmdline", "cwd"):
+        try:
+            path = f"/proc/{pid}/{name}"
+            seen[path] = os.readlink(path) if name == "cwd" else open(path, "rb").read().decode("utf-8", "replace")
+        except OSError as exc:
+            seen[path] = type(exc).__name__
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        seen[f"/proc/{pid}/fd"] = {fd: os.readlink(f"/proc/{pid}/fd/{fd}") for fd in fds}
+        for fd in fds:  # what bubblewrap still holds open, if it lets anyone read it
+            try:
+                with open(f"/proc/{pid}/fd/{fd}", "rb") as f:
+                    os.set_blocking(f.fileno(), False)
+                    seen[f"/proc/{pid}/fd/{fd} content"] = (f.read(4096) or b"").decode("utf-8", "replace")
+            except (OSError, TypeError) as exc:
+                seen[f"/proc/{pid}/fd/{fd} content"] = type(exc).__name__
+    except OSError as exc:
+        seen[f"/proc/{pid}/fd"] = type(exc).__name__
+for name in ("mountinfo", "cgroup", "environ", "cmdline"):
+    seen[name] = open(f"/proc/self/{name}", "rb").read().decode("utf-8", "replace")
+seen["cwd"] = os.getcwd()
+seen["input"] = open("input.txt").read()
+for path in TRIES:  # its text holds no path: the team would read it back
+    try:
+        seen["tries"].append("listed" if os.path.isdir(path) and os.listdir(path) is not None else "read " + open(path, "rb").read(64).decode("latin-1"))
+    except OSError as exc:
+        seen["tries"].append(type(exc).__name__)
+print(base64.b64encode(zlib.compress(json.dumps(seen).encode(), 9)).decode(), file=sys.stderr)
+'''
+
+
+def hostile_program(folder: Path, tries: list[Path]) -> Path:
+    """The program's folder: ``hostile.py``, which tries to read each of ``tries``."""
+    folder.mkdir(parents=True)
+    (folder / "hostile.py").write_text(f"TRIES = {[str(p) for p in tries]!r}\n" + HOSTILE)
+    return folder
+
+
+def dump_of(stderr_tail: str) -> dict[str, Any]:
+    """What the program printed, decoded."""
+    line = stderr_tail.strip().splitlines()[-1]
+    return json.loads(zlib.decompress(base64.b64decode(line)))
+
+
+def secrets(monkeypatch: pytest.MonkeyPatch, database: str) -> list[str]:
+    """Plant a secret key and the database URL in this process's environment; the strings that must not leak."""
+    secret, password = f"secret-{uuid.uuid4().hex}", f"pw{uuid.uuid4().hex}"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("PODIUM_DATABASE", database.replace("@", f":{password}@", 1) if "@" in database else database)
+    return [secret, password]
+
+
+def assert_nothing_of_the_server(texts: list[str], dump: dict[str, Any], forbidden: list[str]) -> None:
+    """The program saw and the team reads none of ``forbidden``; the program ran where podium says."""
+    shown = "\n".join([*texts, json.dumps(dump)])
+    for word in forbidden:
+        assert word not in shown, (word, [key for key, value in dump.items() if word in json.dumps(value)])
+    assert dump["cwd"] == WORK_FOLDER and dump["input"] == IMAGES_FOLDER + "\n"
+    assert "PATH=/usr/local/bin:/usr/bin:/bin" in dump["/proc/1/environ"]  # bubblewrap's own, read: it is the program's
+    assert set(dump["/proc/1/environ"].split("\0")) - {""} == set(dump["environ"].split("\0")) - {"", f"PWD={WORK_FOLDER}"}
+    assert dump["/proc/1/cmdline"].split("\0")[1:3] == ["--args", dump["/proc/1/cmdline"].split("\0")[2]]  # its options are in a memory file
+    assert all(outcome in ("FileNotFoundError", "PermissionError") for outcome in dump["tries"]), dump["tries"]
+
+
+@pytest.fixture
+def bwrap() -> None:
+    require("bubblewrap", bwrap_problem())
+
+
+@pytest.mark.usefixtures("bwrap")
+def test_the_runner_shows_the_program_nothing_of_its_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    demo = get("face-clustering").write_demo(tmp_path / "contest")
+    data = tmp_path / "data"
+    code = hostile_program(data / "submissions" / "7" / "code", [data, tmp_path / "podium.sqlite3", demo.truth])
+    (tmp_path / "podium.sqlite3").write_text("the database")
+    forbidden = [*secrets(monkeypatch, f"sqlite:///{tmp_path / 'podium.sqlite3'}"), str(data), "/sys/fs/cgroup"]
+
+    result = run_program(
+        "face-clustering", command=f"python3 {CODE_FOLDER}/hostile.py", image=None, images=tmp_path / "contest" / "images",
+        truth=demo.truth, settings={"th1_s": "5", "th2_s": "20", "ram_max_mb": "4096"}, time_limit_s=20, memory_limit_mb=1024,
+        sandbox="bwrap", code=code,
+    )  # fmt: skip
+    assert result.run is not None and result.run["outcome"] == "no_output", result.run
+    assert_nothing_of_the_server([json.dumps(result.to_dict())], dump_of(result.run["stderr_tail"]), forbidden)
+
+
+FACES = '''images = "{images}"
+[parameters]
+th1_s = 600
+th2_s = 1200
+ram_max_mb = 4096
+[limits]
+memory_mb = 1024
+'''
+
+
+@pytest.mark.usefixtures("bwrap")
+def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    contest = write_contest(tmp_path / "contest", "face-clustering", kind="programs", extra=FACES.format(images=tmp_path / "contest" / "demo" / "images"))
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    data = tmp_path / "data"
+    service, tokens = set_up(database_url, contest, data, ("alpha", "beta"), clock)
+    sqlite_file = tmp_path / "podium.sqlite3"
+    forbidden = [*secrets(monkeypatch, database_url), str(data), "/sys/fs/cgroup"]
+    program = hostile_program(tmp_path / "program", [data, data / "submissions" / "1", sqlite_file, load(contest).truth])
+    archive = tmp_path / "program.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(program / "hostile.py", arcname="hostile.py")
+    with writing(service.engine) as connection:
+        session = accounts.new_token(connection, 1, False, "session of alpha", clock())
+
+    with LiveServer(service) as server:
+        other = server.call("POST", "/api/submissions", tokens["beta"], body=archive, query={"filename": "program.tar.gz", "entry": "hostile.py"})
+        mine = server.call("POST", "/api/submissions", tokens["alpha"], body=archive, query={"filename": "program.tar.gz", "entry": "hostile.py"})
+        assert other.status == 201 and mine.status == 201, (other.body, mine.body)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", "bwrap", "--lease", "30"],
+            env=os.environ.copy(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            for _ in range(600):  # bounded: 60 s
+                answer = server.call("GET", f"/api/submissions/{mine.body['id']}", tokens["alpha"])
+                if answer.body["status"] not in ("queued", "running"):
+                    break
+                if worker.poll() is not None:
+                    raise AssertionError(worker.stderr.read().decode()[-3000:] if worker.stderr else "the worker ended")
+                time.sleep(0.1)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(timeout=60)
+        listed = server.call("GET", "/api/submissions", tokens["alpha"])
+        page = urllib.request.urlopen(urllib.request.Request(f"{server.url}/submissions/{mine.body['id']}", headers={"Cookie": f"{COOKIE}={session}"}))
+        html = page.read().decode()
+    assert answer.body["status"] == "failed", answer.body
+    texts = [json.dumps(answer.body), json.dumps(listed.body), html]
+    assert_nothing_of_the_server(texts, dump_of(answer.body["stderr_tail"]), forbidden)
