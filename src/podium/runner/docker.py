@@ -28,10 +28,13 @@ whose write end only podium holds. :func:`reap_leftovers`, run when a worker
 starts, removes the labelled containers of processes of this host that no
 longer exist.
 
-Time is the program's own: from the engine's ``State.StartedAt`` to
-``State.FinishedAt`` (the engine's start-up of the container, 0.4 s or more,
-is not the team's), and the time limit counts from when the container's
-cgroup appears. Peak memory is the container cgroup's ``memory.peak`` (v2)
+Time is the program's own, on podium's clock, sampled at ``SAMPLE_HZ`` in the
+container's cgroup: from the first sample that shows the image's program in
+place of the runtime's init to the first that shows the cgroup empty or gone
+(the engine's start-up of the container, 0.4 s or more, is not the team's);
+the time limit counts from the same moment. Where the cgroup cannot be read, or
+the program ends before a sample sees it, the engine's ``State.StartedAt`` and
+``FinishedAt`` stand in. Peak memory is the container cgroup's ``memory.peak`` (v2)
 or ``memory.max_usage_in_bytes`` (v1), sampled while it runs. The image's own
 files are read once before the program starts, so their page cache is
 charged to no run, cold or warm alike (:func:`read_image_files`), as the test
@@ -224,10 +227,14 @@ def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunRepo
     stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
     clock = time.monotonic()
     started: tuple[float, float] | None = None  # when the program replaced the runtime's init: monotonic, and the wall clock
+    ended: float | None = None  # when its cgroup was seen empty or gone
     peak, killed, next_kill = 0, False, 0.0
     while process.poll() is None:
-        if started is None and program_running(container_id):
+        members = container_processes(container_id)
+        if started is None and any(command not in RUNTIME_INIT for command in members or []):
             started = (time.monotonic(), time.time())
+        elif started is not None and ended is None and not members:
+            ended = time.monotonic()
         peak = max(peak, read_peak(container_id) or 0)
         elapsed = time.monotonic() - (started[0] if started is not None else clock)
         if time_limit_s is not None and elapsed >= time_limit_s and time.monotonic() >= next_kill:
@@ -243,7 +250,7 @@ def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunRepo
     outcome = "timeout" if killed else "memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished"
     tail = stderr.text()
     return RunReport(
-        wall_s=state.seconds(started[1] if started is not None else None),
+        wall_s=round(ended - started[0], 6) if started is not None and ended is not None else state.seconds(started[1] if started is not None else None),
         peak_memory_mb=peak / 2**20,
         memory_method="the container's cgroup peak" if peak else "unavailable: no cgroup memory file of the container was readable",
         exit_code=state.exit_code if outcome in ("finished", "crashed") else None,
@@ -257,22 +264,22 @@ def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunRepo
 RUNTIME_INIT = ("runc:[0:PARENT]", "runc:[1:CHILD]", "runc:[2:INIT]")
 
 
-def program_running(container_id: str, root: Path = CGROUP_ROOT) -> bool:
-    """Whether a process of the container's cgroup is the image's program, no longer the runtime's init that execs it."""
+def container_processes(container_id: str, root: Path = CGROUP_ROOT) -> list[str] | None:
+    """The command names of the processes in the container's cgroup; ``None`` when no cgroup of it is readable."""
     for path in peak_files(container_id, root):
         try:
             pids = (path.parent / "cgroup.procs").read_text().split()
         except OSError:
             continue
+        names = []
         for pid in pids:
             try:
                 with open(f"/proc/{pid}/comm") as f:
-                    if f.read().strip() not in RUNTIME_INIT:
-                        return True
+                    names.append(f.read().strip())
             except OSError:
-                continue
-        return False
-    return False
+                continue  # ended meanwhile
+        return names
+    return None
 
 
 @dataclass(frozen=True)
@@ -286,7 +293,7 @@ class _State:
     error: str
 
     def seconds(self, program_start: float | None) -> float:
-        """The program's time: from ``program_start`` (podium's wall clock, seen in its cgroup) or else the engine's start, to its end."""
+        """The engine's view of the program's time: from ``program_start`` (podium's wall clock) or else its own start, to its end."""
         if self.started is None or self.finished is None:
             return 0.0
         start = program_start if program_start is not None else self.started.timestamp()
