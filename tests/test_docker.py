@@ -114,6 +114,7 @@ def test_the_create_command_line(tmp_path: Path) -> None:
         assert command[command.index(option) + 1] == value, option
     assert "--read-only" in command and f"{LABEL_RUN}=podium-x" in command
     assert "PATH=/usr/local/bin:/usr/bin:/bin" in command and "HOME=/tmp" in command and "TMPDIR=/tmp" in command
+    assert f"{(tmp_path / 'images').resolve()}:/sandbox/images:ro" in command
     assert "PATH=/usr/local/bin:/usr/bin:/bin" not in docker_command(EngineImage("x", True, ()), "podium-x", tmp_path, tmp_path, None)
 
 
@@ -140,7 +141,7 @@ def test_an_image_is_scored_and_its_time_is_the_programs(engine: docker_engine.E
     run_ = doc["run"]
     assert run_["outcome"] == "finished" and run_["exit_code"] == 0 and run_["sandbox"] == "docker" and run_["stderr_tail"] == "done"
     assert run_["image"] == image_id and run_["memory_method"] == "the container's cgroup peak" and 0 < run_["peak_memory_mb"] < 50
-    assert 1.0 <= run_["wall_s"] < 1.25, run_  # the program's second, not the engine's start-up of the container
+    assert 0.98 <= run_["wall_s"] < 1.25, run_  # the program's second (to a sample, 10 ms), not the engine's start-up of the container
     assert elapsed > run_["wall_s"] + 0.2
     assert containers(engine) == []
 
@@ -155,12 +156,13 @@ def test_an_image_that_runs_as_another_user_writes_its_output(engine: docker_eng
 
 def test_the_environment_is_the_contracts_and_the_root_is_read_only(engine: docker_engine.Engine, faces) -> None:
     images, truth = faces
-    program = 'echo "$HOME $TMPDIR $PATH" >&2; touch /etc/x 2>/dev/null && echo root-writable >&2; df -m /dev/shm | tail -1 >&2\n'
+    program = 'cat input.txt >&2; echo "$HOME $TMPDIR $PATH" >&2; touch /etc/x 2>/dev/null && echo root-writable >&2; df -m /dev/shm | tail -1 >&2\n'
     engine.import_image("podium-test/face:env", {"program.sh": program})
     _code, doc = podium_run(images, truth, "podium-test/face:env", "--time-limit", "30", "--memory-limit", "200")
     assert isinstance(doc, dict)
     lines = doc["run"]["stderr_tail"].splitlines()
-    assert lines[0] == "/tmp /tmp /usr/local/bin:/usr/bin:/bin" and "root-writable" not in lines
+    assert lines[0] == "/sandbox/images" and str(images) not in doc["run"]["stderr_tail"]  # no server path
+    assert lines[1] == "/tmp /tmp /usr/local/bin:/usr/bin:/bin" and "root-writable" not in lines
     assert lines[-1].split()[1] == "200"  # /dev/shm: the memory limit, not the engine's 64 MB
 
 
@@ -205,7 +207,7 @@ def test_the_time_limit_kills_the_container(engine: docker_engine.Engine, faces)
     engine.import_image("podium-test/face:sleeper", {"program.sh": "sleep 60\n"})
     started = time.monotonic()
     _code, doc = podium_run(images, truth, "podium-test/face:sleeper", "--time-limit", "1")
-    assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout" and 1.0 <= doc["run"]["wall_s"] < 2.0, doc["run"]
+    assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout" and 0.98 <= doc["run"]["wall_s"] < 2.0, doc["run"]
     assert time.monotonic() - started < 10 and containers(engine) == []
     started = time.monotonic()
     _code, doc = podium_run(images, truth, "podium-test/face:sleeper", "--time-limit", "0.01")  # over before the container starts

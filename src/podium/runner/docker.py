@@ -8,8 +8,8 @@ The container (``docker create``, then ``docker start --attach``):
 - a read-only root file system; a private memory-backed ``/tmp`` and
   ``/dev/shm`` of at most the memory limit each (``SHM_DEFAULT_MB`` without
   one), counted in its memory;
-- the images folder read-only at its own path (so ``input.txt`` is valid
-  inside), the working folder read-write at ``/work``, its current directory,
+- the images folder read-only at ``IMAGES_FOLDER`` (``/sandbox/images``, as in
+  bubblewrap: what ``input.txt`` names; no server path), the working folder read-write at ``/work``, its current directory,
   writable by whatever user the image runs as;
 - the contract's environment: ``HOME`` and ``TMPDIR`` ``/tmp``, ``LANG``
   ``C.UTF-8``; ``PATH`` the image's own if it sets one (its interpreters are
@@ -61,7 +61,7 @@ from podium.errors import UsageError
 from podium.runner.cgroups import read_int
 from podium.runner.docker_images import ENGINE_TIMEOUT_S, Image, check_engine, docker, find_image, last_line, read_image_files
 from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, RunReport, StderrTail
-from podium.runner.sandbox import ENVIRONMENT
+from podium.runner.sandbox import ENVIRONMENT, IMAGES_FOLDER
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 WORKDIR_IN_CONTAINER = "/work"
@@ -136,8 +136,7 @@ def docker_command(
     for key, value in ENVIRONMENT.items():
         if key != "PATH" or not image.sets_path:
             command += ["--env", f"{key}={value}"]
-    images = images.resolve()
-    command += ["--volume", f"{images}:{images}:ro", "--volume", f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw", "--workdir", WORKDIR_IN_CONTAINER]
+    command += ["--volume", f"{images.resolve()}:{IMAGES_FOLDER}:ro", "--volume", f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw", "--workdir", WORKDIR_IN_CONTAINER]
     return [*command, image.id]
 
 
