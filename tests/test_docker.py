@@ -19,15 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 import docker_engine
+import test_runner_run
 from conftest import require, run
 from podium.runner.docker import LABEL_OWNER, LABEL_RUN, docker_command, read_peak, reap_leftovers
 from podium.runner.docker_images import Image as EngineImage
 from podium.runner.docker_images import check_reference
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Docker mode runs on Linux")
+faces = test_runner_run.faces  # the fixture: nine face images of three people, and the truth
 
 # Clusters the faces by the name before "_", as tests/test_runner_run.py's CLUSTER_BY_NAME does, in busybox sh.
 CLUSTER_BY_NAME = """
@@ -69,21 +70,6 @@ def engine() -> Iterator[docker_engine.Engine]:
             else:
                 os.environ[key] = value
         started.remove()
-
-
-@pytest.fixture
-def faces(tmp_path: Path) -> tuple[Path, Path]:
-    images = tmp_path / "images"
-    images.mkdir()
-    rows = ["image,identity"]
-    for person in ("ali", "sara", "reza"):
-        for k in range(3):
-            name = f"{person}_{k}.jpg"
-            Image.new("RGB", (16, 16)).save(images / name)
-            rows.append(f"{name},{person}")
-    truth = tmp_path / "truth.csv"
-    truth.write_text("\n".join(rows) + "\n")
-    return images, truth
 
 
 def podium_run(images: Path, truth: Path, image: str, *extra: str) -> tuple[int, dict | str]:
