@@ -1,7 +1,7 @@
 """The keeper: parent of a participant's program and of every process the program leaves behind.
 
 ``python -m podium.runner.keeper FD [--join FILE]... [--bind SOURCE TARGET]...
-[--user UID:GID] [--env NAME=VALUE]... -- PROGRAM [ARGS...]`` makes itself a child subreaper, starts
+[--user UID:GID] [--env NAME=VALUE]... [--fsize BYTES] -- PROGRAM [ARGS...]`` makes itself a child subreaper, starts
 the program, and reaps every descendant until none is left
 (orphans are re-parented to it, not to init); then it exits with the program's
 exit code, 128 + N if signal N ended it. On file descriptor FD it writes the
@@ -17,12 +17,15 @@ Before the program starts, its process joins the cgroups named by ``--join``
 to ``--user`` (:mod:`podium.runner.confine`); if one of these fails, the program
 is not started: the keeper writes ``!`` and the reason as a line on FD and exits
 with ``EXIT_NOT_CONFINED``. With ``--env``, the program starts with those
-variables only, not the keeper's (which are the server's).
+variables only, not the keeper's (which are the server's); with ``--fsize``, no
+file it writes may grow past ``BYTES`` (``RLIMIT_FSIZE``), and ``fallocate``
+fails (:func:`podium.runner.confine.forbid_preallocation`).
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import sys
 import time
@@ -45,6 +48,7 @@ class Start:
     bind: list[tuple[str, str]] = field(default_factory=list)
     user: tuple[int, int] | None = None
     environment: dict[str, str] | None = None
+    fsize: int | None = None
 
     def arguments(self) -> list[str]:
         """The command line :func:`parse` reads back."""
@@ -57,6 +61,8 @@ class Start:
             args += ["--user", f"{self.user[0]}:{self.user[1]}"]
         for name, value in (self.environment or {}).items():
             args += ["--env", f"{name}={value}"]
+        if self.fsize is not None:
+            args += ["--fsize", str(self.fsize)]
         return [*args, "--", *self.program]
 
 
@@ -77,6 +83,9 @@ def parse(argv: list[str]) -> Start:
         elif rest[0] == "--env":
             name, _, value = rest[1].partition("=")
             start.environment = {**(start.environment or {}), name: value}
+            rest = rest[2:]
+        elif rest[0] == "--fsize":
+            start.fsize = int(rest[1])
             rest = rest[2:]
         else:
             raise SystemExit(f"keeper: unknown option {rest[0]!r}")
@@ -115,6 +124,9 @@ def _exec(start: Start) -> None:
         confine.bind_privately(start.bind)
         if start.user is not None:
             confine.drop_to(*start.user)
+        if start.fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (start.fsize, start.fsize))
+            confine.forbid_preallocation()
     except OSError as exc:
         os.write(start.clock, f"!{exc.strerror or exc}\n".encode())
         os._exit(EXIT_NOT_CONFINED)

@@ -12,7 +12,9 @@
   processes counts once in all. Never summed resident sizes (a shared page
   once per process) nor the spawner's ``ru_maxrss``, which inherits the
   parent's own peak and sees only the largest single process.
-- At the time or memory limit, every process of the tree is killed with
+- Disk: with a disk limit, no file may grow past it and the working folder
+  may not hold more (:mod:`podium.runner.disk`), checked at each sample.
+- At the time, memory or disk limit, every process of the tree is killed with
   SIGKILL, including ones that ignore SIGTERM or start their own session
   (they stay in view: the keeper, :mod:`podium.runner.keeper`, is their
   subreaper), until none is left.
@@ -23,6 +25,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -34,6 +37,7 @@ from typing import BinaryIO
 
 from podium.errors import UsageError
 from podium.runner import cgroups, tree
+from podium.runner.disk import DiskWatch
 from podium.runner.keeper import Start
 from podium.runner.sandbox import Confinement, unconfined
 
@@ -48,10 +52,11 @@ class RunReport:
     peak_memory_mb: float
     memory_method: str
     exit_code: int | None
-    outcome: str  # finished | timeout | memory_limit | crashed (no_output is decided by the contract)
+    outcome: str  # finished | timeout | memory_limit | disk_limit | crashed (no_output is decided by the contract)
     stderr_tail: str
     network_isolated: bool
     sandbox: str
+    peak_disk_mb: float | None = None  # the most the working folder was seen to hold, where a disk limit applies
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -64,6 +69,7 @@ def run_limited(
     memory_limit_mb: float | None,
     cpus: float | None = None,
     cgroup: Path | None = None,
+    disk_limit_mb: float | None = None,
 ) -> RunReport:
     """Run ``program`` in ``workdir`` until its whole tree ends or a limit is hit.
 
@@ -73,6 +79,7 @@ def run_limited(
     (:mod:`podium.runner.cgroups`; ``cgroup`` is a v2 directory delegated to
     podium): the kernel then enforces the memory, process and CPU limits and
     gives the exact peak. Without one, the tree is sampled from /proc.
+    ``disk_limit_mb``: what ``workdir`` may hold (:mod:`podium.runner.disk`).
     """
     start = program if isinstance(program, Confinement) else unconfined(program)
     memory_bytes = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
@@ -81,17 +88,21 @@ def run_limited(
     if group is None and cgroup is not None:
         raise UsageError(f"--cgroup {cgroup}: podium cannot make a group with limits there (is it a delegated cgroup v2 directory?)")
     try:
-        return _run(start, workdir, time_limit_s, memory_bytes, group)
+        disk = None if disk_limit_mb is None else DiskWatch(workdir, int(disk_limit_mb * 2**20), 1 / SAMPLE_HZ)
+        return _run(start, workdir, time_limit_s, memory_bytes, group, disk)
     finally:
         if group is not None:
             group.remove()
 
 
-def _run(start: Confinement, workdir: Path, time_limit_s: float | None, memory_bytes: int | None, group: cgroups.Group | None) -> RunReport:
+def _run(
+    start: Confinement, workdir: Path, time_limit_s: float | None, memory_bytes: int | None, group: cgroups.Group | None, disk: DiskWatch | None
+) -> RunReport:
     clock_read, clock_write = os.pipe()
     os.set_blocking(clock_read, False)
     procs = [str(p) for p in group.procs_files] if group else []
-    keeper = Start(clock_write, start.program, procs, start.bind, start.user, start.environment)
+    fsize = None if disk is None else disk.limit_bytes
+    keeper = Start(clock_write, start.program, procs, start.bind, start.user, start.environment, fsize)
     isolate = start.sandbox == "none"  # a sandbox has a network namespace of its own
     stderr_read, stderr_write = os.pipe()
     if start.user is not None:  # the program may reopen it as /dev/stderr
@@ -126,6 +137,9 @@ def _run(start: Confinement, workdir: Path, time_limit_s: float | None, memory_b
             if memory_bytes is not None and (peak > memory_bytes if group is None else group.memory_kills() > 0):
                 outcome = "memory_limit"
                 break
+            if disk is not None and disk.over():
+                outcome = "disk_limit"
+                break
             time.sleep(1 / SAMPLE_HZ)
         if outcome != "finished":
             if group is not None:
@@ -140,6 +154,8 @@ def _run(start: Confinement, workdir: Path, time_limit_s: float | None, memory_b
         raise UsageError(f"the sandbox could not start the program: {refused}")
     if group is not None and outcome == "finished" and group.memory_kills() > 0:
         outcome = "memory_limit"  # the kernel stopped a process at the limit and the rest then ended
+    if outcome == "finished" and disk is not None and (disk.scan() > disk.limit_bytes or exit_code == 128 + signal.SIGXFSZ):
+        outcome = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
     if outcome == "finished" and exit_code != 0:
         outcome = "crashed"
     method = f"sampling the summed proportional set size (Pss) of the process tree, and its private /tmp and /dev/shm, at {SAMPLE_HZ} Hz"
@@ -154,6 +170,7 @@ def _run(start: Confinement, workdir: Path, time_limit_s: float | None, memory_b
         stderr_tail=stderr.text(),
         network_isolated=isolated,
         sandbox=start.sandbox,
+        peak_disk_mb=None if disk is None else disk.peak / 2**20,
     )
 
 

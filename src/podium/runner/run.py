@@ -97,9 +97,9 @@ def run_program(
         elif chosen == "bwrap":
             tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
             with bubblewrap(shell, work, images, visible, tmpfs, gpus, code) as confinement:
-                report = run_limited(confinement, work, limit, memory_limit_mb, cpus, cgroup)
+                report = run_limited(confinement, work, limit, memory_limit_mb, cpus, cgroup, disk_limit_mb)
         else:
-            report = run_limited(shell, work, limit, memory_limit_mb, cpus, cgroup)
+            report = run_limited(shell, work, limit, memory_limit_mb, cpus, cgroup, disk_limit_mb)
         run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "disk_limit_mb": disk_limit_mb, "cpus": cpus, "gpus": gpus}
         if workdir is not None:
             run["workdir"] = str(work)
@@ -111,12 +111,15 @@ def run_program(
         replaced = _replaced(work)
         if replaced:
             return _rejected(challenge_id, params, truth, contest, warnings, Issue("workdir_replaced", replaced, str(work)), run)
+        if report.outcome == "disk_limit":  # nothing of it is read: it may be any amount of anything
+            error = Issue("disk_limit", f"the program was stopped: {_why(report, limit, memory_limit_mb, disk_limit_mb)}", str(work))
+            return _rejected(challenge_id, params, truth, contest, warnings, error, run)
         _remove_input_file(work)
         run.update(contract.details(work, images))
         if not contract.has_output(work):
             if report.outcome == "finished":
                 run["outcome"] = "no_output"  # a limit or a crash stays the outcome: it is the cause
-            error = Issue("no_output", f"the program wrote nothing to score ({_why(report, limit, memory_limit_mb)})", str(work))
+            error = Issue("no_output", f"the program wrote nothing to score ({_why(report, limit, memory_limit_mb, disk_limit_mb)})", str(work))
             return _rejected(challenge_id, params, truth, contest, warnings, error, run)
         scoring = {**settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}
         result = evaluate(challenge_id, truth, work, scoring, workers=workers, scheduler=scheduler, split_of=split_of, contest=contest)
@@ -196,8 +199,10 @@ def _remove_input_file(work: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _why(report: RunReport, time_limit_s: float | None, memory_limit_mb: float | None) -> str:
+def _why(report: RunReport, time_limit_s: float | None, memory_limit_mb: float | None, disk_limit_mb: float | None) -> str:
     """How the program ended, in words."""
+    if report.outcome == "disk_limit":
+        return f"its working folder reached the disk limit of {disk_limit_mb:g} MB (files it writes count, in all)"
     if report.outcome == "timeout":
         return f"it was stopped at the time limit of {time_limit_s:g} s"
     if report.outcome == "memory_limit":
