@@ -351,3 +351,21 @@ def test_the_images_own_files_count_the_same_cold_or_warm(engine: docker_engine.
         assert code == 0 and isinstance(doc, dict), doc
         peaks.append(doc["run"]["peak_memory_mb"])
     assert max(peaks) < 32 and max(peaks) - min(peaks) < 4, peaks  # the 64 MB of page cache is charged to no run
+
+
+@pytest.mark.parametrize(
+    ("program", "why"),
+    [
+        ("dd if=/dev/zero of=big bs=1M count=400\n", "one file past the limit"),
+        ("for k in 1 2 3 4 5 6 7 8; do dd if=/dev/zero of=part$k bs=1M count=40; done; sleep 30\n", "files that add up past it"),
+    ],
+)
+def test_a_disk_filling_image_is_stopped_at_the_disk_limit(engine: docker_engine.Engine, faces, program: str, why: str) -> None:
+    images, truth = faces
+    engine.import_image("podium-test/face:filler", {"program.sh": "dd if=/dev/zero of=/junk bs=1M count=1 2>/dev/null && echo root >&2\n" + program})
+    started = time.monotonic()
+    code, doc = podium_run(images, truth, "podium-test/face:filler", "--time-limit", "60", "--disk-limit", "100")
+    assert code == 1 and isinstance(doc, dict), doc
+    assert doc["run"]["outcome"] == "disk_limit" and doc["errors"][0]["code"] == "disk_limit", (why, doc["run"])
+    assert doc["run"]["peak_disk_mb"] <= 150 and "root" not in doc["run"]["stderr_tail"], doc["run"]  # nothing written beside
+    assert time.monotonic() - started < 20 and containers(engine) == []

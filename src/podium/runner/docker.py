@@ -5,12 +5,17 @@ The container (``docker create``, then ``docker start --attach``):
 - no network, no capability, no new privileges, the engine's default seccomp
   profile, 4,096 processes, ``--memory M --memory-swap M`` (no swap beyond
   the limit), ``--cpus N``;
-- a read-only root file system; a private memory-backed ``/tmp`` and
-  ``/dev/shm`` of at most the memory limit each (``SHM_DEFAULT_MB`` without
-  one), counted in its memory;
+- a read-only root file system; a private memory-backed ``/dev/shm`` of at
+  most the memory limit (``SHM_DEFAULT_MB`` without one) and ``/tmp`` of at
+  most the memory and the disk limit, counted in its memory;
 - the images folder read-only at ``IMAGES_FOLDER`` (``/sandbox/images``, as in
-  bubblewrap: what ``input.txt`` names; no server path), the working folder read-write at ``/work``, its current directory,
-  writable by whatever user the image runs as;
+  bubblewrap: what ``input.txt`` names; no server path), the working folder
+  read-write at ``/work``, its current directory, writable by whatever user
+  the image runs as;
+- the disk limit as in bubblewrap (:mod:`podium.runner.disk`): no file past it
+  (``--ulimit fsize``), and the working folder, scanned on the host while the
+  container runs, may not hold more: the root file system being read-only, it
+  is the only disk the program can fill;
 - the contract's environment: ``HOME`` and ``TMPDIR`` ``/tmp``, ``LANG``
   ``C.UTF-8``; ``PATH`` the image's own if it sets one (its interpreters are
   there), else ``/usr/local/bin:/usr/bin:/bin``;
@@ -46,6 +51,7 @@ from __future__ import annotations
 import contextvars
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -59,6 +65,7 @@ from pathlib import Path
 
 from podium.errors import UsageError
 from podium.runner.cgroups import read_int
+from podium.runner.disk import DiskWatch
 from podium.runner.docker_images import ENGINE_TIMEOUT_S, Image, check_engine, docker, find_image, last_line, read_image_files
 from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, RunReport, StderrTail
 from podium.runner.sandbox import ENVIRONMENT, IMAGES_FOLDER
@@ -118,7 +125,14 @@ def reap_leftovers() -> list[str]:
 
 
 def docker_command(
-    image: Image, name: str, workdir: Path, images: Path, memory_limit_mb: float | None, cpus: float | None = None, gpus: str | None = None
+    image: Image,
+    name: str,
+    workdir: Path,
+    images: Path,
+    memory_limit_mb: float | None,
+    cpus: float | None = None,
+    gpus: str | None = None,
+    disk_limit_mb: float | None = None,
 ) -> list[str]:
     """The ``docker create`` command line."""
     labels = {LABEL_RUN: name, LABEL_OWNER: owner(), **(_labels.get() or {})}
@@ -126,7 +140,10 @@ def docker_command(
     command += ["--pull", "never", "--network", "none", "--log-driver", "none", "--pids-limit", str(PIDS_LIMIT)]
     command += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only"]
     size = f"{int(memory_limit_mb)}m" if memory_limit_mb is not None else f"{SHM_DEFAULT_MB}m"
-    command += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={size},mode=1777", "--shm-size", size]
+    tmp = f"{int(min((mb for mb in (memory_limit_mb, disk_limit_mb) if mb is not None), default=SHM_DEFAULT_MB))}m"  # memory, bounded by both
+    command += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={tmp},mode=1777", "--shm-size", size]
+    if disk_limit_mb is not None:
+        command += ["--ulimit", f"fsize={int(disk_limit_mb * 2**20)}"]  # no file past the limit (EFBIG, SIGXFSZ)
     if memory_limit_mb is not None:
         command += ["--memory", size, "--memory-swap", size]  # equal: no swap beyond the limit
     if cpus is not None:
@@ -180,8 +197,6 @@ class Container:
 
 def keep(name: str) -> None:
     """The keeper: when its pipe ends without podium's word that the container is gone, remove it."""
-    import signal
-
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_IGN)  # podium's terminal or service manager ends podium, not this
     said = b""
@@ -199,11 +214,20 @@ def keep(name: str) -> None:
 
 
 def run_docker(
-    image: str, workdir: Path, images: Path, time_limit_s: float | None, memory_limit_mb: float | None, cpus: float | None = None, gpus: str | None = None
+    image: str,
+    workdir: Path,
+    images: Path,
+    time_limit_s: float | None,
+    memory_limit_mb: float | None,
+    cpus: float | None = None,
+    gpus: str | None = None,
+    disk_limit_mb: float | None = None,
 ) -> tuple[RunReport, str]:
     """Run ``image`` (a reference on the engine, or a ``docker save`` archive) under the limits: how it went, and the image's ID.
 
-    The container is gone on return, whatever happened.
+    ``disk_limit_mb``: what the working folder may hold, and the largest file
+    the program may write (:mod:`podium.runner.disk`). The container is gone on
+    return, whatever happened.
     """
     check_engine()
     found = find_image(image)
@@ -211,23 +235,24 @@ def run_docker(
     read_image_files(found)
     container = Container(f"podium-{uuid.uuid4().hex[:16]}")
     try:
-        created = docker(*docker_command(found, container.name, workdir, images, memory_limit_mb, cpus, gpus)[1:])
+        created = docker(*docker_command(found, container.name, workdir, images, memory_limit_mb, cpus, gpus, disk_limit_mb)[1:])
         if created.returncode != 0:
             raise UsageError(f"the Docker engine could not create the container: {last_line(created.stderr)}")
-        report = _attend(container.name, created.stdout.strip(), time_limit_s)
+        disk = None if disk_limit_mb is None else DiskWatch(workdir, int(disk_limit_mb * 2**20), 1 / SAMPLE_HZ)
+        report = _attend(container.name, created.stdout.strip(), time_limit_s, disk)
     finally:
         container.remove()
     return report, found.id
 
 
-def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunReport:
-    """Start the container and watch it until it ends or its time is up; how it went, from the engine's own record."""
+def _attend(name: str, container_id: str, time_limit_s: float | None, disk: DiskWatch | None) -> RunReport:
+    """Start the container and watch it until it ends, its time is up or its working folder holds too much; how it went."""
     process = subprocess.Popen(["docker", "start", "--attach", name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
     clock = time.monotonic()
     started: tuple[float, float] | None = None  # when the program replaced the runtime's init: monotonic, and the wall clock
     ended: float | None = None  # when its cgroup was seen empty or gone
-    peak, killed, next_kill = 0, False, 0.0
+    peak, stopped, next_kill = 0, "", 0.0  # stopped: why podium killed it (timeout, disk_limit)
     while process.poll() is None:
         members = container_processes(container_id)
         if started is None and any(command not in RUNTIME_INIT for command in members or []):
@@ -236,9 +261,13 @@ def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunRepo
             ended = time.monotonic()
         peak = max(peak, read_peak(container_id) or 0)
         elapsed = time.monotonic() - (started[0] if started is not None else clock)
-        if time_limit_s is not None and elapsed >= time_limit_s and time.monotonic() >= next_kill:
+        if not stopped and time_limit_s is not None and elapsed >= time_limit_s:
+            stopped = "timeout"
+        elif not stopped and disk is not None and disk.over():
+            stopped = "disk_limit"
+        if stopped and time.monotonic() >= next_kill:
             docker("kill", name)  # again until it ends: a container still starting is not yet there to kill
-            killed, next_kill = True, time.monotonic() + KILL_AGAIN_S
+            next_kill = time.monotonic() + KILL_AGAIN_S
         time.sleep(1 / SAMPLE_HZ)
     process.wait()
     state = _state(name)
@@ -246,7 +275,9 @@ def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunRepo
         if not any(words in state.error.lower() for words in NOT_THE_TEAMS):
             raise UsageError(f"the Docker engine could not start the container: {state.error or 'no reason given'}")
         state = _State(None, None, 127, False, state.error)  # the image names no program it can run: the team's
-    outcome = "timeout" if killed else "memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished"
+    if not stopped and disk is not None and (disk.scan() > disk.limit_bytes or state.exit_code == 128 + signal.SIGXFSZ):
+        stopped = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
+    outcome = stopped or ("memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished")
     tail = stderr.text()
     return RunReport(
         wall_s=round(ended - started[0], 6) if started is not None and ended is not None else state.seconds(started[1] if started is not None else None),
@@ -257,6 +288,7 @@ def _attend(name: str, container_id: str, time_limit_s: float | None) -> RunRepo
         stderr_tail=tail if state.started is not None else "\n".join(filter(None, [tail, state.error])),
         network_isolated=True,
         sandbox="docker",
+        peak_disk_mb=None if disk is None else disk.peak / 2**20,
     )
 
 

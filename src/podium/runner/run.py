@@ -93,7 +93,7 @@ def run_program(
         shell = ["/bin/sh", "-c", command or ""]
         image_id = None
         if chosen == "docker":
-            report, image_id = run_docker(image, work, images, limit, memory_limit_mb, cpus, gpus)  # type: ignore[arg-type]
+            report, image_id = run_docker(image, work, images, limit, memory_limit_mb, cpus, gpus, disk_limit_mb)  # type: ignore[arg-type]
         elif chosen == "bwrap":
             tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
             with bubblewrap(shell, work, images, visible, tmpfs, gpus, code) as confinement:
