@@ -186,13 +186,16 @@ class Container:
             os.close(read)
 
     def remove(self) -> None:
-        """Remove the container (by podium), then release the keeper."""
-        docker("rm", "--force", self.name)
+        """Remove the container, then release the keeper; if the engine did not confirm, the keeper keeps trying."""
+        removed = False
         try:
-            os.write(self._keeper_pipe, REMOVED)
+            removed = docker("rm", "--force", self.name).returncode == 0
+            if removed:
+                os.write(self._keeper_pipe, REMOVED)
         finally:
             os.close(self._keeper_pipe)
-            self._keeper.wait()
+            if removed:
+                self._keeper.wait()
 
 
 def keep(name: str) -> None:
