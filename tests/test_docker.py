@@ -132,12 +132,13 @@ def test_an_image_is_scored_and_its_time_is_the_programs(engine: docker_engine.E
     assert containers(engine) == []
 
 
-def test_an_image_that_runs_as_another_user_writes_its_output(engine: docker_engine.Engine, faces) -> None:
+def test_an_image_that_runs_as_another_user_writes_its_output(engine: docker_engine.Engine, faces, tmp_path: Path) -> None:
     images, truth = faces
     engine.import_image("podium-test/face:player", {"program.sh": "id -u >&2\n" + CLUSTER_BY_NAME}, user="1000:1000")
-    code, doc = podium_run(images, truth, "podium-test/face:player", "--time-limit", "30")
+    code, doc = podium_run(images, truth, "podium-test/face:player", "--time-limit", "30", "--workdir", str(tmp_path / "kept"))
     assert code == 0, doc
     assert isinstance(doc, dict) and doc["scores"]["pairwise_f"] == 1.0 and doc["run"]["stderr_tail"] == "1000"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["images", "kept", "truth.csv"]  # no .cid file beside the folder
 
 
 def test_the_environment_is_the_contracts_and_the_root_is_read_only(engine: docker_engine.Engine, faces) -> None:
@@ -300,7 +301,7 @@ def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_e
     plain, tokens = set_up(f"sqlite:///{tmp_path / 'podium.db'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
     service = Service(plain.engine, plain.data, clock, allow_images=True)
     one_cluster = 'for f in $(ls "$(cat input.txt)"); do echo "${f%.*}, 1"; done > team_alpha.csv\n'
-    image_id = engine.import_image("podium-test/alpha:1", {"program.sh": one_cluster})
+    image_id = engine.import_image("podium-test/alpha:1", {"program.sh": one_cluster}, user="1000:1000")  # not root
     engine.import_image("podium-test/alpha:slow", {"program.sh": "sleep 60\n"})
     for tag in ("1", "slow"):
         engine.docker("save", "-o", str(tmp_path / f"alpha-{tag}.tar"), f"podium-test/alpha:{tag}")
