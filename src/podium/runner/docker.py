@@ -77,7 +77,8 @@ KILL_AGAIN_S = 0.25
 LABEL_OWNER = "podium.owner"
 LABEL_RUN = "podium.run"
 REMOVED = b"removed"
-NOT_THE_TEAMS = ("executable file not found", "no such file or directory", "unable to find user", "permission denied")
+# How the engine says the image names no program it can run (the team's failure, not the engine's).
+IMAGE_CANNOT_START = ("executable file not found", "no such file or directory", "unable to find user", "permission denied")
 
 _labels: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("podium_container_labels", default=None)
 
@@ -275,7 +276,7 @@ def _attend(name: str, container_id: str, time_limit_s: float | None, disk: Disk
     process.wait()
     state = _state(name)
     if state.started is None:
-        if not any(words in state.error.lower() for words in NOT_THE_TEAMS):
+        if not any(words in state.error.lower() for words in IMAGE_CANNOT_START):
             raise UsageError(f"the Docker engine could not start the container: {state.error or 'no reason given'}")
         state = _State(None, None, 127, False, state.error)  # the image names no program it can run: the team's
     if not stopped and disk is not None and (disk.scan() > disk.limit_bytes or state.exit_code == 128 + signal.SIGXFSZ):
