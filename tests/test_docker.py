@@ -184,7 +184,8 @@ def test_an_image_without_a_program_is_the_teams_and_an_engine_error_is_not(engi
     code, doc = podium_run(images, truth, "podium-test/face:empty", "--time-limit", "30")
     assert code == 1 and isinstance(doc, dict) and doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 127
     assert "/nothing-here" in doc["run"]["stderr_tail"]
-    code, output = podium_run(images, truth, "podium-test/face:root", "--time-limit", "30", "--gpus", "all")
+    engine.import_image("podium-test/face:fine", {"program.sh": CLUSTER_BY_NAME})
+    code, output = podium_run(images, truth, "podium-test/face:fine", "--time-limit", "30", "--gpus", "all")
     assert code == 2 and "Docker engine could not" in str(output), output  # no GPU here: Docker's own failure (its exit 125)
     assert containers(engine) == []
 
