@@ -109,7 +109,12 @@ def load_image(archive: Path) -> str:
             process.kill()
             process.communicate()
             raise UsageError(f"{archive.name} is not an image archive of docker save: {exc}") from None
-        out, err = process.communicate(timeout=LOAD_TIMEOUT_S)  # closes its input: the archive is all there
+        try:
+            out, err = process.communicate(timeout=LOAD_TIMEOUT_S)  # closes its input: the archive is all there
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise UsageError(f"the Docker engine did not load {archive.name} within {LOAD_TIMEOUT_S} s") from None
     loaded = re.search(rb"Loaded image ID: (sha256:[0-9a-f]{64})", out)
     if process.returncode != 0 or loaded is None:
         raise UsageError(f"{archive.name} could not be loaded as an image: {last_line(err.decode(errors='replace')) or out.decode(errors='replace')}")
