@@ -159,13 +159,19 @@ def test_a_public_list_is_checked_line_by_line(glas_folder: Path) -> None:
     assert contest.split.stamp()["public_list"] == "public.txt"
 
 
-def test_face_clustering_contests_must_set_the_thresholds_and_no_measurement(tmp_path: Path) -> None:
-    demo = get("face-clustering").write_demo(tmp_path)
-    base = (
-        f'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "{demo.truth.name}"\n\n'
+def faces_contest(folder: Path, submissions: str) -> str:
+    """The text of a face-clustering contest on the demo set written in ``folder`` (a program contest reads its images)."""
+    demo = get("face-clustering").write_demo(folder)
+    images = 'images = "images"\n' if submissions == "programs" else ""
+    return (
+        f'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "{demo.truth.name}"\n{images}\n'
         '[parameters]\nth1_s = 600\nth2_s = 1200\nram_max_mb = 4096\n\n'
-        '[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "files"\n'
+        f'[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "{submissions}"\n'
     )  # fmt: skip
+
+
+def test_face_clustering_contests_must_set_the_thresholds_and_no_measurement(tmp_path: Path) -> None:
+    base = faces_contest(tmp_path, "files")
     assert check(tmp_path, base)[0] == 0
     code, output = check(tmp_path, base.replace("ram_max_mb = 4096\n", ""))
     assert code == 2 and "contest.toml:6: a face-clustering contest must set ram_max_mb" in output
@@ -251,13 +257,7 @@ def _numbers(value: object) -> list[float | int]:
 
 
 def test_program_limits_take_a_disk_budget_with_a_default(tmp_path: Path) -> None:
-    demo = get("face-clustering").write_demo(tmp_path)
-    base = (
-        f'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "{demo.truth.name}"\nimages = "images"\n\n'
-        '[parameters]\nth1_s = 600\nth2_s = 1200\nram_max_mb = 4096\n\n'
-        '[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "programs"\n\n'
-        "[limits]\nmemory_mb = 2048\n"
-    )  # fmt: skip
+    base = faces_contest(tmp_path, "programs") + "\n[limits]\nmemory_mb = 2048\n"
     (tmp_path / "contest.toml").write_text(base)
     assert load(tmp_path / "contest.toml").limits.disk_mb == DEFAULT_DISK_MB == 1024
     (tmp_path / "contest.toml").write_text(base + "disk_mb = 0.5\n")

@@ -110,7 +110,7 @@ def test_the_service_hands_its_scheduler_to_every_job(dask_cluster: Cluster, tmp
     from podium.service.server import worker_argv
     from service_helpers import write_contest
 
-    argv = worker_argv("sqlite:///db", tmp_path, Runtime("none", None, dask_cluster.address))
+    argv = worker_argv(tmp_path, Runtime("none", None, dask_cluster.address))
     assert argv[argv.index("--scheduler") + 1] == dask_cluster.address
     contest = load(write_contest(tmp_path / "contest", "glas"))
     submission = tmp_path / "contest" / "demo" / "submission"

@@ -37,6 +37,7 @@ from podium.service import accounts
 from podium.service.database import writing
 from podium.service.pages import COOKIE
 from service_helpers import Clock, LiveServer, at, set_up, write_contest
+from test_service_faults import FACES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -128,16 +129,6 @@ def test_the_runner_shows_the_program_nothing_of_its_caller(tmp_path: Path, monk
     )  # fmt: skip
     assert result.run is not None and result.run["outcome"] == "no_output", result.run
     assert_nothing_of_the_server([json.dumps(result.to_dict())], dump_of(result.run["stderr_tail"]), forbidden)
-
-
-FACES = '''images = "{images}"
-[parameters]
-th1_s = 600
-th2_s = 1200
-ram_max_mb = 4096
-[limits]
-memory_mb = 1024
-'''
 
 
 @pytest.mark.usefixtures("bwrap")

@@ -100,6 +100,7 @@ class Cluster:
         try:
             self._check_workers(address, paths)
             self.challenge_id = challenge_id
+            self.submission = str(paths[1]) if len(paths) > 1 else ""
             self.context = self.client.scatter(context, broadcast=True, hash=False)
         except BaseException:
             self.client.close()
@@ -125,7 +126,9 @@ class Cluster:
         batches = [items[start:end] for start, end in zip([0, *ends], ends)]
         with warnings.catch_warnings():  # items travel in the graph on purpose (see the module docstring)
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-            futures = self.client.map(_evaluate_items, batches, challenge_id=self.challenge_id, context=self.context, pure=False)
+            futures = self.client.map(
+                _evaluate_items, batches, challenge_id=self.challenge_id, context=self.context, submission=self.submission, pure=False
+            )
         try:
             done = 0
             for future in futures:
@@ -177,8 +180,8 @@ def batch_sizes(items: int, threads: int) -> list[int]:
     return sizes
 
 
-def _evaluate_items(items: list[Any], *, challenge_id: str, context: Any) -> list[ItemResult[Any]]:
-    """On a worker: the results of a batch of items."""
+def _evaluate_items(items: list[Any], *, challenge_id: str, context: Any, submission: str) -> list[ItemResult[Any]]:
+    """On a worker: the results of a batch of items, with the files of ``submission`` each read."""
     _prepare_worker()
     challenge = get(challenge_id)
-    return [challenge.evaluate_item(context, item) for item in items]
+    return [challenge.evaluate_reading(context, item, submission) for item in items]

@@ -27,6 +27,7 @@ from podium.archives import Opened, opened
 from podium.challenges import get
 from podium.challenges.base import Challenge, ItemResult, Job
 from podium.errors import ContractError, TruthError, UsageError
+from podium.formats.files import recording_reads
 from podium.issues import Issue, IssueLog
 from podium.parameters import resolve
 from podium.provenance import signature
@@ -74,12 +75,13 @@ def evaluate(
     if not submission.exists():
         raise UsageError(f"submission {submission} does not exist")
     with opened(submission) as scored:
+        read: dict[str, str] | None = None
         if scored.problem is not None:
             result = Result(challenge.id, REJECTED, {}, {}, [], [Issue("archive", scored.problem, str(submission))], params)
         else:
-            result = _evaluate(challenge, params, truth, scored.path, _Spread(workers, scheduler, progress), checks_only, split_of)
+            result, read = _evaluate(challenge, params, truth, scored.path, _Spread(workers, scheduler, progress), checks_only, split_of)
             _name_members(result, scored, submission)
-        result.signature = signature(challenge.id, challenge.parameters, params, truth, scored.path, contest)
+        result.signature = signature(challenge.id, challenge.parameters, params, truth, read, contest)
     return result
 
 
@@ -104,15 +106,19 @@ def _evaluate(
     spread: _Spread,
     checks_only: bool,
     split_of: Mapping[str, str] | None,
-) -> Result:
+) -> tuple[Result, dict[str, str]]:
+    """The result, and the submission's files the challenge read (path -> SHA-256, for its fingerprint)."""
     log = IssueLog()
-    job = challenge.prepare(truth, submission, params, log)
+    with recording_reads(submission) as read:
+        job = challenge.prepare(truth, submission, params, log)
     _check_job(challenge, job, log)
     parts = [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
     results: list[ItemResult[Any]] = []
     if parts:  # a rejected plan needs no workers
         with _pool(challenge, job.context, spread, (truth, submission), len(parts)) as pool:
             results = list(pool.map([part for _, _, part in parts], spread.progress))
+    for result in results:
+        read.update(result.read)
     columns = challenge.unit_columns(job.context)
     truth_log = IssueLog()
     for (i, _, _), result in zip(parts, results):
@@ -124,7 +130,7 @@ def _evaluate(
         raise TruthError("the truth is not usable", truth_log.errors)
     if log.error_count or checks_only:
         status = REJECTED if log.error_count else SCORED
-        return Result(challenge.id, status, {}, {}, log.warnings, log.errors, params)
+        return Result(challenge.id, status, {}, {}, log.warnings, log.errors, params), read
 
     details = _joined_details(challenge, job, list(zip(parts, results)))
     scores, summary, score_warnings = _finalize(challenge, job.context, [r.stats for r in results], details)
@@ -136,7 +142,8 @@ def _evaluate(
             stats = [r.stats for _, r in chosen]
             splits[split] = Split(count, *_finalize(challenge, job.context, stats, _joined_details(challenge, job, chosen)))
     units = UnitTable(columns, _merged_units(results), split_of) if columns else None
-    return Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits, units=units)
+    scored = Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits, units=units)
+    return scored, read
 
 
 def _merged_units(results: list[ItemResult[Any]]) -> dict[str, tuple[float, ...]]:
@@ -220,7 +227,7 @@ def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path
         with Cluster(spread.scheduler, challenge.id, context, paths) as cluster:
             yield cluster
     else:
-        yield _Processes(challenge, context, max(spread.workers, 1))
+        yield _Processes(challenge, context, max(spread.workers, 1), str(paths[1]))
 
 
 @dataclass
@@ -230,12 +237,13 @@ class _Processes:
     challenge: Challenge
     context: Any
     workers: int
+    submission: str
 
     def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]:
         total = len(items)
         if self.workers <= 1 or total <= 1:
             for done, item in enumerate(items, start=1):
-                yield self.challenge.evaluate_item(self.context, item)
+                yield self.challenge.evaluate_reading(self.context, item, self.submission)
                 if progress:
                     progress(done, total)
             return
@@ -243,7 +251,7 @@ class _Processes:
             max_workers=min(self.workers, total),
             mp_context=_process_context([type(self.challenge).__module__, *self.challenge.preload]),
             initializer=_init_worker,
-            initargs=(self.challenge.id, self.context),
+            initargs=(self.challenge.id, self.context, self.submission),
         ) as pool:
             # One item at a time keeps every core busy to the end; results come back in order.
             for done, result in enumerate(pool.map(_evaluate_in_worker, items), start=1):
@@ -278,14 +286,15 @@ def _process_context(modules: list[str]) -> multiprocessing.context.BaseContext:
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(challenge_id: str, context: Any) -> None:
+def _init_worker(challenge_id: str, context: Any, submission: str) -> None:
     keep_large_blocks()
     _worker_state["challenge"] = get(challenge_id)
     _worker_state["context"] = context
+    _worker_state["submission"] = submission
 
 
 def _evaluate_in_worker(item: Any) -> ItemResult[Any]:
-    return _worker_state["challenge"].evaluate_item(_worker_state["context"], item)
+    return _worker_state["challenge"].evaluate_reading(_worker_state["context"], item, _worker_state["submission"])
 
 
 def default_workers() -> int:

@@ -7,13 +7,18 @@ to the folder (``/``-separated)::
     F <path> <sha256 of the file's bytes>
     L <path> <the link's target>            symbolic links are never followed
     D <path>                                 sub-folders, recursively
-    H <path> <size>                          a submission's hard-linked file, never read
 
-(a hard link in a submission may be a name for any file of the machine: podium
-does not open it, as its readers do not).
 so two folders with the same files, made at different times or places, have
 the same fingerprint. Paths are encoded with ``surrogateescape``, so any byte
 name is fingerprinted as it is.
+
+A submission's fingerprint is made of what the challenge's readers read of it,
+and of nothing else: the ``F`` lines of the files they accepted, with the
+SHA-256 of the bytes they read (recorded as they read them,
+:func:`podium.formats.files.recording_reads`). A file they refuse for its size,
+an extra file they ignore, a program's junk in its working folder are never
+read for it: a sparse 10 GB file costs nothing, and the time to fingerprint is
+bounded by the readers' own byte limits.
 
 The signature (like sacrebleu's) says what a score means: the challenge, the
 podium version, the rule parameters, the truth (its files and the ``data``
@@ -43,20 +48,28 @@ class TooManyEntries(Exception):
     pass
 
 
-def fingerprint(path: Path, untrusted: bool = False) -> str | None:
+def fingerprint(path: Path) -> str | None:
     """The fingerprint of a file or folder (see the module docstring); ``None`` when it cannot be read
-    or holds more than :data:`MAX_ENTRIES` entries. ``untrusted`` (a submission): hard links are not read."""
+    or holds more than :data:`MAX_ENTRIES` entries."""
     try:
         status = os.stat(path)  # the path itself is the caller's: followed; links inside are not
         if not stat.S_ISDIR(status.st_mode):
-            if not stat.S_ISREG(status.st_mode) or (untrusted and status.st_nlink > 1):
+            if not stat.S_ISREG(status.st_mode):
                 return None
             return PREFIX + _file_digest(path)
         digest = hashlib.sha256()
-        for line in _entries(path, untrusted):
+        for line in _entries(path):
             digest.update(line)
     except (OSError, TooManyEntries):
         return None
+    return PREFIX + digest.hexdigest()
+
+
+def of_read(read: Mapping[str, str]) -> str:
+    """A submission's fingerprint from what its readers read: relative path -> SHA-256 of the bytes."""
+    digest = hashlib.sha256()
+    for name in sorted(read, key=lambda n: n.encode("utf-8", "surrogateescape")):
+        digest.update(b"F " + name.encode("utf-8", "surrogateescape") + b" " + read[name].encode() + b"\n")
     return PREFIX + digest.hexdigest()
 
 
@@ -84,7 +97,7 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _entries(root: Path, untrusted: bool) -> Iterator[bytes]:
+def _entries(root: Path) -> Iterator[bytes]:
     """The lines of a folder's fingerprint, in path order."""
     count = 0
     stack = [""]
@@ -103,8 +116,6 @@ def _entries(root: Path, untrusted: bool) -> Iterator[bytes]:
                 elif entry.is_dir(follow_symlinks=False):
                     found.append((key, b"D " + key))
                     stack.append(name)
-                elif entry.is_file(follow_symlinks=False) and untrusted and (info := entry.stat(follow_symlinks=False)).st_nlink > 1:
-                    found.append((key, b"H " + key + b" " + str(info.st_size).encode()))
                 elif entry.is_file(follow_symlinks=False):
                     found.append((key, b"F " + key + b" " + _file_digest(Path(entry.path)).encode()))
     for _, line in sorted(found):
@@ -128,16 +139,16 @@ def signature(
     parameters: tuple[Parameter, ...],
     values: Mapping[str, Any],
     truth: Path,
-    submission: Path | None,
+    submission_read: Mapping[str, str] | None,
     contest: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The signature of a result document."""
+    """The signature of a result document; ``submission_read``: what the readers read of the submission (see above)."""
     return {
         "challenge": challenge,
         "podium_version": __version__,
         "parameters": rule_parameters(parameters, values),
         "truth": truth_fingerprint(truth, parameters, values),
-        "submission": None if submission is None else fingerprint(submission, untrusted=True),
+        "submission": None if submission_read is None else of_read(submission_read),
         "contest": None if contest is None else dict(contest),
         "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVa
 import numpy as np
 from numpy.typing import NDArray
 
+from podium.formats.files import recording_reads
 from podium.issues import Issue, IssueLog
 from podium.parameters import Parameter
 
@@ -106,6 +107,7 @@ class ItemResult(Generic[StatsT]):
     warnings: list[Issue] = field(default_factory=list)
     truth_errors: list[Issue] = field(default_factory=list)
     units: dict[str, tuple[float, ...]] = field(default_factory=dict)  # unit name -> its row of :meth:`Challenge.unit_columns`
+    read: dict[str, str] = field(default_factory=dict)  # the submission's files the item read -> SHA-256 (set by the engine)
 
 
 class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
@@ -126,6 +128,15 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
     @abstractmethod
     def evaluate_item(self, context: ContextT, item: ItemT) -> ItemResult[StatsT]:
         """Statistics of one item; problems are returned, never raised."""
+
+    def evaluate_reading(self, context: ContextT, item: ItemT, submission: str) -> ItemResult[StatsT]:
+        """:meth:`evaluate_item`, with the files of ``submission`` it read in the result's ``read`` (what the engine calls)."""
+        if not submission:
+            return self.evaluate_item(context, item)
+        with recording_reads(Path(submission)) as read:
+            result = self.evaluate_item(context, item)
+        result.read = read
+        return result
 
     @abstractmethod
     def finalize(self, context: ContextT, stats: StatsT, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:

@@ -7,9 +7,15 @@ submission or block. Sizes are checked before anything is read.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+
+_recording: ContextVar[tuple[str, dict[str, str]] | None] = ContextVar("recording", default=None)
 
 
 class FileProblem(ValueError):
@@ -40,7 +46,37 @@ def read_bytes(path: Path, max_bytes: int, needs: str = "") -> bytes:
         data = f.read(max_bytes + 1) if info.st_size <= max_bytes else b""
     if info.st_size > max_bytes or len(data) > max_bytes:
         raise FileProblem(f"is {size_text(max(info.st_size, len(data)))}; {at_most(needs)} {size_text(max_bytes)}")
+    _record(path, data)
     return data
+
+
+@contextmanager
+def recording_reads(root: Path) -> Iterator[dict[str, str]]:
+    """Within it, in this thread: what :func:`read_bytes` returns of files under ``root``, by path.
+
+    The dict maps each path (relative to ``root``, ``/``-separated; ``root``'s
+    own name when ``root`` is the file) to the SHA-256 of the bytes read: what a
+    submission's fingerprint is made of (:mod:`podium.provenance`), so that
+    nothing the readers refuse or ignore is ever read for it.
+    """
+    read: dict[str, str] = {}
+    token = _recording.set((str(root), read))
+    try:
+        yield read
+    finally:
+        _recording.reset(token)
+
+
+def _record(path: Path, data: bytes) -> None:
+    recording = _recording.get()
+    if recording is None:
+        return
+    root, read = recording
+    name = str(path)
+    if name == root:
+        read[os.path.basename(root)] = hashlib.sha256(data).hexdigest()
+    elif name.startswith(root.rstrip(os.sep) + os.sep):
+        read[name[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")] = hashlib.sha256(data).hexdigest()
 
 
 def at_most(needs: str) -> str:

@@ -6,7 +6,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.docker import run_docker
 from podium.runner.process import RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose, seen_images
-from podium.runner.workdir import INPUT_FILE, prepare_workdir, snapshot
+from podium.runner.workdir import INPUT_FILE, RUN_PREFIX, prepare_workdir, snapshot, temporary_folder
 
 
 def run_program(
@@ -82,7 +81,7 @@ def run_program(
     _keep_truth_hidden(truth, [("--images", images), *(("--visible", path) for path in visible)])
     params = resolve(challenge.parameters, settings)
     limit = time_limit_s if time_limit_s is not None else contract.time_limit(images, params)
-    scratch = Path(tempfile.mkdtemp(prefix="podium-run-"))
+    scratch = temporary_folder(RUN_PREFIX)
     work = workdir if workdir is not None else scratch / "work"
     try:
         prepare_workdir(work, seen_images(chosen, images))

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from podium.errors import UsageError
 from podium.runner import confine
+from podium.runner.workdir import STAGE_PREFIX, temporary_folder
 
 SANDBOX_ID = 65534
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -183,7 +184,7 @@ def bubblewrap(
         shown.append((code.resolve(), CODE_FOLDER, "--ro-bind"))
     shown += [(images.resolve(), IMAGES_FOLDER, "--ro-bind"), (work.resolve(), WORK_FOLDER, "--bind")]
     shown.sort(key=lambda entry: len(Path(entry[1]).parts))  # a folder before the folders inside it
-    stage = Path(tempfile.mkdtemp(prefix="podium-stage-", dir=_reachable_temp())) if user is not None else None
+    stage = temporary_folder(STAGE_PREFIX, _reachable_temp()) if user is not None else None
     status, status_write = os.pipe()
     os.set_inheritable(status_write, True)
     arguments = os.memfd_create("bwrap-arguments", 0)

@@ -1,11 +1,52 @@
-"""The working directory of a participant's program: ``input.txt`` naming the images, and a check that they were left alone."""
+"""The working directory of a participant's program: ``input.txt`` naming the images, a check that they were
+left alone, and the temporary folders of runs, named after the process that made them."""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
 INPUT_FILE = "input.txt"
+RUN_PREFIX = "podium-run-"  # a run's own temporary folder: its working folder, its code's linked copy
+STAGE_PREFIX = "podium-stage-"  # the staging mount points of a sandbox started as root
+_MADE_BY = re.compile(rf"^(?:{RUN_PREFIX}|{STAGE_PREFIX})(\d+)-")
+
+
+def temporary_folder(prefix: str, parent: str | None = None) -> Path:
+    """A new temporary folder ``PREFIX<pid>-<random>``: :func:`remove_abandoned` knows whose it is."""
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+
+
+def remove_abandoned() -> list[Path]:
+    """Remove the run folders of processes that no longer exist (a worker killed with SIGKILL); the folders removed.
+
+    A process id reused since is taken as alive: its folders stay, never another run's.
+    """
+    removed = []
+    for parent in dict.fromkeys((tempfile.gettempdir(), "/tmp")):
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            made_by = _MADE_BY.match(name)
+            if made_by and not _alive(int(made_by.group(1))):
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+                removed.append(Path(parent, name))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def prepare_workdir(workdir: Path, images: str) -> None:

@@ -21,6 +21,7 @@ from podium import display, distributed
 from podium.contest import Contest, load
 from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.runner.sandbox import SANDBOXES
+from podium.runner.workdir import remove_abandoned
 from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
 
 DEFAULT_DATA = Path("podium-data")
@@ -98,7 +99,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         if scheduler is not None:
             distributed.check_reachable(scheduler)
         engine = _open(data, database, contest)
-        pool = Workers(worker_argv(database_url(database, data), data.resolve(), Runtime(sandbox, cgroup, scheduler)), workers)
+        pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler)), workers, database_url(database, data))
         address = f"http://{host}:{port}"
         display.stdout.print(
             f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
@@ -132,8 +133,12 @@ def register(cli: click.Group, guarded: Any) -> None:
         from podium.service.database import connect, database_url
         from podium.service.queue import LEASE_S
         from podium.service.scoring import Runtime
+        from podium.service.server import die_with_serve
         from podium.service.worker import Worker
 
+        if not die_with_serve():
+            return EXIT_SCORED  # podium serve ended before this worker started
+        remove_abandoned()  # what workers killed with SIGKILL left in the temporary folder
         if scheduler is not None:
             distributed.check_reachable(scheduler)
         engine = connect(database_url(database, data))

@@ -1,7 +1,15 @@
-"""``podium serve``: the web app on uvicorn and N worker processes beside it, restarted if they die."""
+"""``podium serve``: the web app on uvicorn and N worker processes beside it, restarted if they die.
+
+The workers die with ``podium serve`` (``PR_SET_PDEATHSIG``: killed with
+SIGKILL, their programs with them, even when ``podium serve`` itself is killed
+with SIGKILL; their jobs' leases then lapse and other workers take them). The
+database URL, which may hold a password, reaches them in their environment,
+never on their command line, which every local user can read.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -12,6 +20,7 @@ from sqlalchemy import Engine
 
 from podium.contest import Contest
 from podium.errors import UsageError
+from podium.runner.tree import die_with_parent
 from podium.service import state
 from podium.service.database import writing
 
@@ -19,6 +28,7 @@ if TYPE_CHECKING:
     from podium.service.scoring import Runtime
 
 RESTART_PAUSE_S = 2.0
+SERVE_PID = "PODIUM_SERVE_PID"  # set for the workers podium serve starts
 
 
 def register_contest(engine: Engine, contest: Contest) -> None:
@@ -31,16 +41,30 @@ def register_contest(engine: Engine, contest: Contest) -> None:
         state.put(connection, state.CONTEST_PATH, str(contest.path.resolve()))
 
 
-def worker_argv(database: str, data: Path, runtime: Runtime) -> list[str]:
-    command = [sys.executable, "-m", "podium", "worker", "--database", database, "--data", str(data), "--sandbox", runtime.sandbox]
+def die_with_serve() -> bool:
+    """In a worker that ``podium serve`` started: be killed when it ends; ``False`` if it already has (then stop).
+
+    Set by the worker itself rather than between fork and exec, which is unsafe
+    in a process with threads (uvicorn's).
+    """
+    serve = os.environ.get(SERVE_PID)
+    if serve is None:
+        return True
+    die_with_parent()
+    return os.getppid() == int(serve)
+
+
+def worker_argv(data: Path, runtime: Runtime) -> list[str]:
+    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", runtime.sandbox]
     return command + (["--cgroup", str(runtime.cgroup)] if runtime.cgroup else []) + (["--scheduler", runtime.scheduler] if runtime.scheduler else [])
 
 
 class Workers:
     """N ``podium worker`` processes, each started again if it ends while the service runs."""
 
-    def __init__(self, command: list[str], count: int) -> None:
+    def __init__(self, command: list[str], count: int, database: str) -> None:
         self.command = command
+        self.environment = {**os.environ, "PODIUM_DATABASE": database, SERVE_PID: str(os.getpid())}
         self.stopping = threading.Event()
         self.processes: list[subprocess.Popen[bytes]] = []
         self.threads = [threading.Thread(target=self._keep_one, daemon=True) for _ in range(count)]
@@ -51,7 +75,7 @@ class Workers:
 
     def _keep_one(self) -> None:
         while not self.stopping.is_set():
-            process = subprocess.Popen(self.command)
+            process = subprocess.Popen(self.command, env=self.environment)  # this thread is its parent (see die_with_serve)
             self.processes.append(process)
             process.wait()
             if not self.stopping.is_set():
