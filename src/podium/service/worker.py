@@ -10,6 +10,7 @@ dropped (another worker has the job).
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import threading
 import traceback
@@ -18,6 +19,7 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 
 from podium.errors import PodiumError
+from podium.runner import docker
 from podium.service import queue, state
 from podium.service.database import reading
 from podium.service.intake import submission_folder
@@ -39,7 +41,12 @@ class Worker:
         self.contest = state.ContestCache(engine)
 
     def run(self, stop: threading.Event) -> None:
-        """Work until ``stop`` is set."""
+        """Work until ``stop`` is set; first remove the containers that dead workers of this host left."""
+        if shutil.which("docker") is not None:
+            try:
+                docker.reap_leftovers()
+            except PodiumError:
+                pass  # no engine answers: images cannot run here, and none was left
         while not stop.is_set():
             if not self.work_once():
                 stop.wait(POLL_S)
@@ -56,7 +63,9 @@ class Worker:
             with reading(self.engine) as connection:
                 row = connection.execute(select(submissions).where(submissions.c.id == claim.submission_id)).one()
             target = submission_folder(self.data, row.id) / row.target
-            outcome = score(self.contest.get(), row.kind, target, row.entry, self.runtime)
+            contest = self.contest.get()
+            with docker.labelled(contest=contest.id, submission=str(row.id)):
+                outcome = score(contest, row.kind, target, row.entry, self.runtime)
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's
             failure = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # a bug in podium
