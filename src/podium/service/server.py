@@ -1,10 +1,20 @@
-"""``podium serve``: the web app on uvicorn and N worker processes beside it, restarted if they die."""
+"""``podium serve``: the web app on uvicorn and N worker processes beside it, restarted if they die.
+
+The workers are told by the kernel to stop (SIGTERM, ``PR_SET_PDEATHSIG``)
+when ``podium serve`` dies, even by SIGKILL, so none runs on as an orphan; at
+start, uploads half received by a server that was killed are deleted.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +29,32 @@ if TYPE_CHECKING:
     from podium.service.scoring import Runtime
 
 RESTART_PAUSE_S = 2.0
+PR_SET_PDEATHSIG = 1
+
+
+def clean_leftovers(data: Path, older_than_s: float = 0.0) -> int:
+    """Delete what uploads left in ``DATA/incoming`` (spooled bodies, unpacked staging folders) older than ``older_than_s``; how many."""
+    incoming = data / "incoming"
+    if not incoming.is_dir():
+        return 0
+    cleaned = 0
+    for entry in incoming.iterdir():
+        if time.time() - entry.lstat().st_mtime < older_than_s:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        cleaned += 1
+    return cleaned
+
+
+def stop_with(parent: int) -> None:
+    """Have this process sent SIGTERM when ``parent`` (the process that started it) dies; at once if it has died already."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def register_contest(engine: Engine, contest: Contest) -> None:
@@ -32,7 +68,7 @@ def register_contest(engine: Engine, contest: Contest) -> None:
 
 
 def worker_argv(database: str, data: Path, runtime: Runtime) -> list[str]:
-    command = [sys.executable, "-m", "podium", "worker", "--database", database, "--data", str(data), "--sandbox", runtime.sandbox]
+    command = [sys.executable, "-m", "podium", "worker", "--database", database, "--data", str(data), "--sandbox", runtime.sandbox, "--stop-with", str(os.getpid())]
     return command + (["--cgroup", str(runtime.cgroup)] if runtime.cgroup else []) + (["--scheduler", runtime.scheduler] if runtime.scheduler else [])
 
 
