@@ -97,6 +97,16 @@ def call(live: LiveServer, method: str, path: str, body: bytes | str = b"", head
     return response
 
 
+def csv_service(tmp_path: Path, url: str | None = None, teams: tuple[str, ...] = ("alpha",), **contest: str) -> tuple[Path, Clock, Service, dict[str, str]]:
+    """A camera-traps contest (a CSV checks in milliseconds) served at 2026-03-02 12:00 UTC, with ann a member of the first team."""
+    path = write_contest(tmp_path / "contest", **{**CSV_CONTEST, **contest})  # type: ignore[arg-type]
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, token = set_up(url or f"sqlite:///{tmp_path / 'db.sqlite3'}", path, tmp_path / "data", teams, clock)
+    with writing(service.engine) as connection:
+        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())
+    return path, clock, service, token
+
+
 def upload_headers(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "Content-Type": "application/octet-stream"}
 
@@ -105,9 +115,8 @@ def upload_headers(token: str) -> dict[str, str]:
 
 
 def test_an_upload_completed_after_the_deadline_is_refused(database_url: str, tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at(END) - timedelta(seconds=5))
-    service, token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
+    contest, clock, service, token = csv_service(tmp_path, database_url)
+    clock.now = at(END) - timedelta(seconds=5)
     csv = csv_of(contest)
     with LiveServer(service) as live:
         late = Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token["alpha"]), len(csv))
@@ -125,9 +134,7 @@ def test_an_upload_completed_after_the_deadline_is_refused(database_url: str, tm
 
 
 def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    _, _, service, token = csv_service(tmp_path)
     service.body_times = BodyTimes(read_timeout_s=1.0, body_timeout_s=3.0)
     service.slots = UploadSlots(per_team=100, per_address=100)
     with LiveServer(service) as live:
@@ -150,9 +157,7 @@ def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:
 
 
 def test_uploads_at_once_are_capped_per_team_and_address(tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta", "gamma"), clock)
+    contest, _, service, token = csv_service(tmp_path, teams=("alpha", "beta", "gamma"))
     csv = csv_of(contest)
     with LiveServer(service) as live:
         held = [Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token[t]), len(csv)) for t in ("alpha", "alpha", "beta", "beta")]
@@ -173,9 +178,7 @@ def test_uploads_at_once_are_capped_per_team_and_address(tmp_path: Path) -> None
 
 
 def test_selections_freeze_when_the_last_phase_ends(database_url: str, tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **{**CSV_CONTEST, "ranking": 'final = "selected"\nmax_selected = 1'})
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
+    contest, clock, service, token = csv_service(tmp_path, database_url, ranking='final = "selected"\nmax_selected = 1')
     with LiveServer(service) as live:
         ids = [live.call("POST", "/api/submissions", token["alpha"], body=csv_of(contest), query={"filename": "team.tsv"}).body["id"] for _ in range(2)]
         worker = Worker(service.engine, service.data, clock=clock)
@@ -192,16 +195,8 @@ def test_selections_freeze_when_the_last_phase_ends(database_url: str, tmp_path:
 # --- 4, 5. one log-in limiter in the database, keyed by (address, user), proxies trusted only when named
 
 
-def _users(service: Service, clock: Clock) -> None:
-    with writing(service.engine) as connection:
-        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())
-
-
 def test_every_way_of_logging_in_shares_one_limiter_kept_in_the_database(database_url: str, tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, _ = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
-    _users(service, clock)
+    _, clock, service, _ = csv_service(tmp_path, database_url)
     tries = BUDGETS[LOGIN].per_user
     with LiveServer(service) as live:
         for _ in range(tries):
@@ -213,7 +208,7 @@ def test_every_way_of_logging_in_shares_one_limiter_kept_in_the_database(databas
     again = Service(service.engine, service.data, clock, proxies=parse_proxies("127.0.0.1"))
     with LiveServer(again) as live:
         assert live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1"}).status == 429
-        assert _page_log_in(live, "ann", "ann-password-1") == 429
+        assert _page_log_in(live, "ann", "ann-password-1").status == 429
         # from another address (told by a trusted proxy), ann is not locked out by the stranger's tries
         elsewhere = call(live, "POST", "/api/tokens", json.dumps({"user": "ann", "password": "ann-password-1"}),
                          {"Content-Type": "application/json", "X-Forwarded-For": "198.51.100.7"})  # fmt: skip
@@ -224,10 +219,7 @@ def test_every_way_of_logging_in_shares_one_limiter_kept_in_the_database(databas
 
 def test_the_limiter_is_bounded_and_forwarded_addresses_need_a_trusted_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(BUDGETS, LOGIN, Budget(per_user=3, per_address=12, window=BUDGETS[LOGIN].window))  # fewer hashes, the same rule
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
-    _users(service, clock)
+    _, _, service, _ = csv_service(tmp_path)
     with LiveServer(service) as live:
         codes = []
         for i in range(BUDGETS[LOGIN].per_address + 20):  # one client, a new long name each time, each address it claims ignored
@@ -239,12 +231,20 @@ def test_the_limiter_is_bounded_and_forwarded_addresses_need_a_trusted_proxy(tmp
     assert len(rows) == BUDGETS[LOGIN].per_address and {r.address for r in rows} == {"127.0.0.1"} and max(len(r.user) for r in rows) == 64
 
 
-def _page_log_in(live: LiveServer, user: str, password: str, headers: dict[str, str] | None = None) -> int:
-    page = call(live, "GET", "/login")
+def _page_log_in(live: LiveServer, user: str, password: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+    """The log-in page, then its form sent back with the form's token and cookie: the answer to the form."""
+    page = call(live, "GET", "/login", headers=headers)
     token = page.getheader("set-cookie", "").split(f"{LOGIN_COOKIE}=", 1)[1].split(";", 1)[0]
     form = f"user={user}&password={password}&next=/submissions&login_csrf={token}"
     sent = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"{LOGIN_COOKIE}={token}", **(headers or {})}
-    return call(live, "POST", "/login", form, sent).status
+    return call(live, "POST", "/login", form, sent)
+
+
+def _session_cookie(live: LiveServer, headers: dict[str, str]) -> str:
+    """The ``Set-Cookie`` of a session, for ann's log-in through the page."""
+    response = _page_log_in(live, "ann", "ann-password-1", headers)
+    assert response.status == 303
+    return next(c for c in response.headers.get_all("set-cookie") or [] if c.startswith(COOKIE + "="))
 
 
 # --- 6. hashing off the transactions: writes stay fast under a flood of log-ins
@@ -254,11 +254,8 @@ def test_writes_stay_fast_under_a_flood_of_log_ins(database_url: str, tmp_path: 
     from concurrent.futures import ThreadPoolExecutor
     from threading import Event
 
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
+    _, _, service, token = csv_service(tmp_path, database_url)
     service.proxies = parse_proxies("127.0.0.1")  # each flooding client from an address of its own: none is limited
-    _users(service, clock)
     stop = Event()
     body = json.dumps({"user": "ann", "password": "ann-password-1"})
 
@@ -320,12 +317,9 @@ def test_a_tar_bomb_stops_at_its_budget_and_rejections_are_capped(tmp_path: Path
 
 
 def test_sessions_and_tokens_end(database_url: str, tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, team_token = set_up(database_url, contest, tmp_path / "data", ("alpha", "beta"), clock)
-    _users(service, clock)
+    _, clock, service, team_token = csv_service(tmp_path, database_url, teams=("alpha", "beta"))
     with LiveServer(service) as live:
-        session = _log_in_cookie(live, {}).split(";", 1)[0].split("=", 1)[1]
+        session = _session_cookie(live, {}).split(";", 1)[0].split("=", 1)[1]
         assert call(live, "GET", "/submissions", headers={"Cookie": f"{COOKIE}={session}"}).status == 200
         assert live.call("GET", "/api/quota", session).status == 401  # a session cookie is no API token
         clock.now += accounts.SESSION + timedelta(seconds=1)
@@ -389,8 +383,7 @@ def test_program_contests_cap_failed_runs_a_day(tmp_path: Path) -> None:
 
 
 def test_headers_and_caching(tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), Clock(at("2026-03-02T12:00:00Z")))
+    _, _, service, token = csv_service(tmp_path)
     with LiveServer(service) as live:
         for path in ("/", "/leaderboard", "/api/leaderboard", "/login"):
             response = call(live, "GET", path)
@@ -408,37 +401,22 @@ def test_headers_and_caching(tmp_path: Path) -> None:
 
 
 def test_log_in_needs_its_form_token_and_the_same_origin(tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
-    _users(service, clock)
+    _, _, service, _ = csv_service(tmp_path)
     with LiveServer(service) as live:
         form = {"Content-Type": "application/x-www-form-urlencoded"}
         assert call(live, "POST", "/login", "user=ann&password=ann-password-1", form).status == 403  # no form token
-        assert _page_log_in(live, "ann", "ann-password-1", {"Origin": "https://evil.example"}) == 403
+        assert _page_log_in(live, "ann", "ann-password-1", {"Origin": "https://evil.example"}).status == 403
         host = live.url.removeprefix("http://")
-        assert _page_log_in(live, "ann", "ann-password-1", {"Origin": f"http://{host}"}) == 303
-        assert "secure" not in _log_in_cookie(live, {}).lower()
-        assert "secure" not in _log_in_cookie(live, {"X-Forwarded-Proto": "https"}).lower()  # from a peer that is no trusted proxy
+        assert _page_log_in(live, "ann", "ann-password-1", {"Origin": f"http://{host}"}).status == 303
+        assert "secure" not in _session_cookie(live, {}).lower()
+        assert "secure" not in _session_cookie(live, {"X-Forwarded-Proto": "https"}).lower()  # from a peer that is no trusted proxy
     service.proxies = parse_proxies("127.0.0.0/8")
     with LiveServer(service) as live:
-        assert "secure" in _log_in_cookie(live, {"X-Forwarded-Proto": "https"}).lower()
-
-
-def _log_in_cookie(live: LiveServer, headers: dict[str, str]) -> str:
-    page = call(live, "GET", "/login", headers=headers)
-    token = page.getheader("set-cookie", "").split(f"{LOGIN_COOKIE}=", 1)[1].split(";", 1)[0]
-    sent = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": f"{LOGIN_COOKIE}={token}", **headers}
-    response = call(live, "POST", "/login", f"user=ann&password=ann-password-1&login_csrf={token}", sent)
-    assert response.status == 303
-    return next(c for c in response.headers.get_all("set-cookie") or [] if c.startswith(COOKIE + "="))
+        assert "secure" in _session_cookie(live, {"X-Forwarded-Proto": "https"}).lower()
 
 
 def test_registration_tells_no_names_refuses_common_passwords_and_is_limited(tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
-    _users(service, clock)
+    _, _, service, _ = csv_service(tmp_path)
     with LiveServer(service) as live:
         register = lambda team, user, password="a-long-password-7": live.call("POST", "/api/register", json_body={"team": team, "user": user, "password": password})
         for common in ("password123", "1234567890", "QWERTYUIOP", "zzzzzzzzzzzz", "newteam-42"):
@@ -452,8 +430,7 @@ def test_registration_tells_no_names_refuses_common_passwords_and_is_limited(tmp
 
 
 def test_a_full_disk_answers_507(tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", **CSV_CONTEST)
-    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), Clock(at("2026-03-02T12:00:00Z")))
+    _, _, service, token = csv_service(tmp_path)
     incoming = service.data / "incoming"
     incoming.mkdir(parents=True)
     with _small_disk(incoming, 1):
@@ -510,6 +487,7 @@ def test_workers_end_with_a_killed_server_and_leftovers_are_cleaned(tmp_path: Pa
                                "--workers", "2", "--sandbox", "none"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     try:
         workers = _wait(lambda: _children(server.pid) if len(_children(server.pid)) == 2 else None, 60, "two workers")
+        _wait(lambda: all(_has_open(pid, data / "podium.sqlite3") for pid in workers), 120, "the workers to have started (the database open)")
         assert list((data / "incoming").iterdir()) == []  # cleaned at start
         os.kill(server.pid, signal.SIGKILL)
         server.wait(timeout=10)
@@ -533,6 +511,14 @@ def _children(pid: int) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     return found
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` holds ``path`` open (a worker opens its database once it is running, after setting up its end)."""
+    try:
+        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:
