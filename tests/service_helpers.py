@@ -38,7 +38,8 @@ class LiveServer:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(create_app(service), log_level="warning", limit_concurrency=500, backlog=512))
+        config = uvicorn.Config(create_app(service), log_level="warning", limit_concurrency=500, backlog=512, proxy_headers=False)  # as podium serve runs it
+        self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     def __enter__(self) -> LiveServer:

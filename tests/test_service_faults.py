@@ -26,6 +26,7 @@ from podium.challenges import get
 from podium.contest import load
 from podium.service import queue
 from podium.service.accounts import Caller
+from podium.service.bodies import UploadSlots
 from podium.service.database import reading
 from podium.service.intake import Upload, submission_folder, take
 from podium.service.scoring import Runtime, score
@@ -160,6 +161,7 @@ def test_concurrent_uploads_are_all_accounted_for(database_url: str, tmp_path: P
     clock = Clock(at("2026-03-02T12:00:00Z"))
     teams = tuple(f"team{i:02d}" for i in range(10))
     service, token = set_up(database_url, contest, tmp_path / "data", teams, clock)
+    service.slots = UploadSlots(per_team=uploads, per_address=uploads)  # every upload at once, from one address (test_service_security tests the caps)
     csv = (get("camera-traps").write_demo(tmp_path / "demo").submission / "team.tsv").read_bytes()
     with LiveServer(service) as live:
         def send(i: int) -> tuple[int, int]:

@@ -134,6 +134,35 @@ def test_migrations_make_exactly_the_tables_of_the_code(database_url: str) -> No
         assert compare_metadata(MigrationContext.configure(connection), metadata) == []
 
 
+def test_migration_0002_keeps_sessions_and_their_end(database_url: str) -> None:
+    """A database of 0.8.5 (revision 0001) with a team token and a session: after the upgrade the session is one, ending 12 h after its log-in."""
+    from importlib import resources
+
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import select, text
+
+    from podium.service.tables import tokens
+
+    engine = connect(database_url)
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("podium.service") / "migrations"))
+    with engine.connect() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+        connection.execute(text("INSERT INTO teams (id, name, created) VALUES (1, 'alpha', :t)"), {"t": datetime(2026, 3, 1, 9, tzinfo=UTC)})
+        for digest, label in (("a" * 64, "podium team add alpha"), ("b" * 64, "session of ann")):
+            connection.execute(text("INSERT INTO tokens (digest, team_id, organizer, label, created) VALUES (:d, 1, false, :l, :t)"),
+                               {"d": digest, "l": label, "t": datetime(2026, 3, 1, 9, tzinfo=UTC)})  # fmt: skip
+        connection.commit()
+    migrate(engine)
+    with engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), metadata) == []
+        rows = {r.label: r for r in connection.execute(select(tokens.c.label, tokens.c.session, tokens.c.expires))}
+    assert not rows["podium team add alpha"].session and rows["podium team add alpha"].expires is None
+    assert rows["session of ann"].session and rows["session of ann"].expires == datetime(2026, 3, 1, 21, tzinfo=UTC)
+
+
 @pytest.mark.parametrize(("final", "winner_scores"), [("best", "good"), ("last", "worse")])
 def test_final_submission_policies(final: str, winner_scores: str, tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest", ranking=f'final = "{final}"')
@@ -245,7 +274,7 @@ def test_which_statuses_use_the_quota(count_failed: bool, tmp_path: Path) -> Non
 def test_bodies_other_than_uploads_are_capped(tmp_path: Path) -> None:
     import http.client
 
-    from podium.service.app import SMALL_BODY
+    from podium.service.bodies import SMALL_BODY
 
     contest = write_contest(tmp_path / "contest", "camera-traps")
     service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), Clock(at("2026-03-02T12:00:00Z")))

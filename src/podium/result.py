@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -114,12 +115,15 @@ class Result:
 
         It holds the public split's scores and details, the submission's own
         warnings and errors, and how its program ran; no number of the private
-        split or of the whole test set.
+        split or of the whole test set, and no name of a private unit: where a
+        warning names one (``4 images missing: testA_3, ...``), the name reads
+        ``(private)``.
         """
         document = self.to_dict()
         if self.splits is None:  # no contest split: nothing is private
             return document | {"view": PUBLIC}
-        document.update(view=PUBLIC, scores={}, details={}, warnings=[w.to_dict() for w in self.warnings])
+        private = sorted((k for k, v in (self.units.split_of or {}).items() if v != PUBLIC) if self.units else (), key=len, reverse=True)
+        document.update(view=PUBLIC, scores={}, details={}, warnings=[_unnamed(w.to_dict(), private) for w in self.warnings])
         splits = document.pop("splits")
         document["splits"] = {PUBLIC: splits[PUBLIC]} if PUBLIC in splits else {}
         if self.units is not None:
@@ -136,6 +140,19 @@ class Result:
         document = self.public_view() if public else self.to_dict()
         lines = [f"  {json.dumps(key)}: {json.dumps(value, allow_nan=False, default=_jsonable, separators=(', ', ': '))}" for key, value in document.items()]
         return "{\n" + ",\n".join(lines) + "\n}"
+
+
+def _unnamed(issue: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """``issue`` with every whole-word occurrence of ``names`` (units of the private split) in its message and file read ``(private)``.
+
+    >>> _unnamed({"message": "missing: testA_1, testA_10_seg.png", "file": None}, ["testA_10"])
+    {'message': 'missing: testA_1, (private)_seg.png', 'file': None}
+    """
+    if not names:
+        return issue
+    pattern = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(map(re.escape, names)) + r")(?![A-Za-z0-9])")
+    hide = lambda text: pattern.sub("(private)", text) if isinstance(text, str) else text
+    return {**issue, "message": hide(issue.get("message")), "file": hide(issue.get("file"))}
 
 
 def _json_safe(value: Any, strict: bool = False) -> Any:

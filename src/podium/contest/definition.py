@@ -24,9 +24,11 @@
     submissions = "files"            # files | programs
 
     [limits]                         # program phases: time_s [default: the challenge's rule], memory_mb, cpus, disk_mb [default: 1024]
-    [quota]                          # per_day (a day in the contest's time zone), total, concurrent, count_failed [default: false]
+    [quota]                          # per_day (a day in the contest's time zone), total, concurrent, count_failed [default: false],
+                                     # failed_per_day [default: 5 when a phase takes programs], rejected_per_hour [default: 20]
     [ranking]                        # by [default: the challenge's rule], decimals, final = best | last | selected, max_selected
-    [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false]
+    [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false],
+                                     # unpack_ratio: an archive may unpack to this many times its size [default: 20]
 
 Without ``[split]`` the whole test set is one public leaderboard. A contest of
 face-clustering must set ``th1_s``, ``th2_s`` and ``ram_max_mb``; no contest
@@ -65,11 +67,14 @@ TABLE_KEYS = {
     "split": ("public", "seed", "public_list"),
     "phase": ("name", "start", "end", "submissions"),
     "limits": ("time_s", "memory_mb", "cpus", "disk_mb"),
-    "quota": ("per_day", "total", "concurrent", "count_failed"),
+    "quota": ("per_day", "total", "concurrent", "count_failed", "failed_per_day", "rejected_per_hour"),
     "ranking": ("by", "decimals", "final", "max_selected"),
-    "service": ("upload_mb", "self_registration"),
+    "service": ("upload_mb", "self_registration", "unpack_ratio"),
 }
 DEFAULT_UPLOAD_MB = 100.0
+DEFAULT_UNPACK_RATIO = 20.0
+DEFAULT_FAILED_PER_DAY = 5  # program contests: failed runs a team may have per day, whether or not they count in per_day
+DEFAULT_REJECTED_PER_HOUR = 20  # uploads refused by the checks a team may send per hour
 
 
 class ContestError(PodiumError):
@@ -98,6 +103,8 @@ class Quota:
     total: int | None
     concurrent: int | None  # queued or running at once
     count_failed: bool
+    failed_per_day: int | None = None  # failed runs per day (programs); None: no cap
+    rejected_per_hour: int | None = None  # uploads rejected by the checks per hour; None: no cap
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,7 @@ class Ranking:
 class Service:
     upload_mb: float  # the largest upload podium serve takes
     self_registration: bool  # teams may register themselves
+    unpack_ratio: float = DEFAULT_UNPACK_RATIO  # an archive may unpack to this many times its size
 
 
 @dataclass(frozen=True)
@@ -269,7 +277,7 @@ class _Reader:
         images = self.images(programs)
         settings, params = self.parameters(challenge) if challenge is not None else ({}, {})
         limits = self.limits(programs, challenge_id)
-        quota = self.quota()
+        quota = self.quota(programs)
         ranking = self.ranking(challenge)
         service = self.service()
         units: list[str] = []
@@ -429,17 +437,20 @@ class _Reader:
             return None
         return None if value is None else kind(value)
 
-    def quota(self) -> Quota:
+    def quota(self, programs: bool) -> Quota:
         table = self.table("quota")
         count_failed = self.value(table, ("quota", "count_failed"), bool, "true or false")
-        numbers = {key: self.positive(table, ("quota", key), int) for key in ("per_day", "total", "concurrent")}
-        return Quota(numbers["per_day"], numbers["total"], numbers["concurrent"], bool(count_failed))
+        numbers = {key: self.positive(table, ("quota", key), int) for key in ("per_day", "total", "concurrent", "failed_per_day", "rejected_per_hour")}
+        failed = numbers["failed_per_day"] or (DEFAULT_FAILED_PER_DAY if programs else None)
+        rejected = numbers["rejected_per_hour"] or DEFAULT_REJECTED_PER_HOUR
+        return Quota(numbers["per_day"], numbers["total"], numbers["concurrent"], bool(count_failed), failed, rejected)
 
     def service(self) -> Service:
         table = self.table("service")
         upload_mb = self.positive(table, ("service", "upload_mb"), float)
         registration = self.value(table, ("service", "self_registration"), bool, "true or false")
-        return Service(DEFAULT_UPLOAD_MB if upload_mb is None else upload_mb, bool(registration))
+        ratio = self.positive(table, ("service", "unpack_ratio"), float)
+        return Service(DEFAULT_UPLOAD_MB if upload_mb is None else upload_mb, bool(registration), DEFAULT_UNPACK_RATIO if ratio is None else ratio)
 
     def ranking(self, challenge: Challenge | None) -> Ranking:
         table = self.table("ranking")

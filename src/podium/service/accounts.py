@@ -4,6 +4,13 @@ Passwords are hashed with scrypt (memory-hard: N=2**14, r=8, p=1 uses 16 MiB
 per hash; RFC 7914), salted, and compared in constant time. An API token is 32
 random bytes shown once; the database keeps only its SHA-256 (a token has full
 entropy, so a fast hash is enough and lookups stay one indexed query).
+
+A token may expire (``expires``); a web session's token is marked ``session``,
+ends :data:`SESSION` after its log-in for every use, and is never taken as an
+API token. Tokens can be listed and revoked; removing a user or changing a
+password ends every token that user's log-ins made. Passwords must have
+:data:`MIN_PASSWORD` characters and be none of the commonest passwords
+(``common_passwords.txt``, shipped in the package) nor the user's own name.
 """
 
 from __future__ import annotations
@@ -16,8 +23,10 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
+from importlib import resources
+from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from podium.errors import UsageError
 from podium.service.tables import teams, tokens, users
@@ -25,6 +34,7 @@ from podium.service.tables import teams, tokens, users
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 MIN_PASSWORD = 10
+SESSION = timedelta(hours=12)  # a web session's life from its log-in
 
 
 class NameTaken(UsageError):
@@ -91,54 +101,108 @@ def lock_team(connection: Connection, team: int) -> None:
     connection.execute(select(teams.c.id).where(teams.c.id == team).with_for_update())
 
 
-def add_user(connection: Connection, name: str, password: str, team: int | None, organizer: bool, now: datetime) -> int:
-    check_name(name, "user name")
+@cache
+def common_passwords() -> frozenset[str]:
+    """The commonest passwords of :data:`MIN_PASSWORD` characters or more, lower-cased (a list shipped in the package)."""
+    text = (resources.files("podium.service") / "common_passwords.txt").read_text()
+    return frozenset(line.strip().lower() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def check_password(password: str, *names: str) -> None:
+    """Refuse a password that is short, common, one character repeated, or the user's or team's name (:class:`UsageError`)."""
     if len(password) < MIN_PASSWORD:
         raise UsageError(f"a password needs at least {MIN_PASSWORD} characters")
+    folded = password.lower()
+    if folded in common_passwords() or len(set(folded)) == 1 or folded in (name.lower() for name in names):
+        raise UsageError("this password is too easy to guess (a common one, or your own name): choose another")
+
+
+def add_user(connection: Connection, name: str, password: str, team: int | None, organizer: bool, now: datetime, *, hashed: str | None = None) -> int:
+    """Add a user; ``hashed``: the password's hash, computed already (:func:`hash_password`) outside the transaction."""
+    check_name(name, "user name")
+    check_password(password, name)
     if connection.execute(select(users.c.id).where(users.c.name == name)).first():
         raise NameTaken(f"there is already a user {name!r}")
-    values = {"name": name, "password_hash": hash_password(password), "team_id": team, "organizer": organizer, "created": now}
+    values = {"name": name, "password_hash": hashed or hash_password(password), "team_id": team, "organizer": organizer, "created": now}
     return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
 
 
-def new_token(connection: Connection, team: int | None, organizer: bool, label: str, now: datetime) -> str:
-    """A new API token for a team (or an organizer); returned once, stored hashed."""
+def user_row(connection: Connection, name: str) -> Any:
+    """The user named ``name`` (``None`` when there is none)."""
+    return connection.execute(select(users).where(users.c.name == name[:64])).first()
+
+
+def remove_user(connection: Connection, name: str) -> None:
+    """Remove a user and every token their log-ins made."""
+    row = user_row(connection, name)
+    if row is None:
+        raise UsageError(f"no user {name!r}")
+    connection.execute(delete(tokens).where(tokens.c.user_id == row.id))
+    connection.execute(delete(users).where(users.c.id == row.id))
+
+
+def set_password(connection: Connection, name: str, password: str) -> None:
+    """Change a user's password; every token their log-ins made ends."""
+    row = user_row(connection, name)
+    if row is None:
+        raise UsageError(f"no user {name!r}")
+    check_password(password, name)
+    connection.execute(update(users).where(users.c.id == row.id).values(password_hash=hash_password(password)))
+    connection.execute(delete(tokens).where(tokens.c.user_id == row.id))
+
+
+def new_token(connection: Connection, team: int | None, organizer: bool, label: str, now: datetime, *,
+              expires: datetime | None = None, user_id: int | None = None, session: bool = False) -> str:  # fmt: skip
+    """A new API token (or, ``session``, a web session's) for a team or an organizer; returned once, stored hashed."""
     token = "pdm_" + secrets.token_urlsafe(32)
-    connection.execute(insert(tokens).values(digest=token_digest(token), team_id=team, organizer=organizer, label=label[:128], created=now))
+    values = {"digest": token_digest(token), "team_id": team, "organizer": organizer, "label": label[:128], "created": now,
+              "expires": expires, "user_id": user_id, "session": session}  # fmt: skip
+    connection.execute(insert(tokens).values(**values))
     return token
 
 
-def caller_of(connection: Connection, token: str) -> Caller | None:
-    row = connection.execute(
-        select(tokens.c.team_id, tokens.c.organizer, teams.c.name).select_from(tokens.outerjoin(teams)).where(tokens.c.digest == token_digest(token))
-    ).first()
-    return None if row is None else Caller(row.team_id, row.name, bool(row.organizer))
-
-
-def log_in(connection: Connection, name: str, password: str, now: datetime, kind: str = "login") -> str | None:
-    """A new token (``kind`` "session": a web page session) for a user whose password matches; ``None`` otherwise (the same time either way)."""
-    row = connection.execute(select(users).where(users.c.name == name)).first()
-    stored = row.password_hash if row is not None else _dummy_hash()
-    if not verify_password(password, stored) or row is None:
-        return None
-    return new_token(connection, row.team_id, bool(row.organizer), f"{kind} of {name}", now)
-
-
-SESSION = timedelta(hours=12)  # a web session's life from its login
-
-
-def session_caller(connection: Connection, token: str, now: datetime) -> Caller | None:
-    """The caller of a web session token less than :data:`SESSION` old; API tokens are no sessions."""
+def _caller(connection: Connection, token: str, now: datetime, session: bool) -> Caller | None:
     row = connection.execute(
         select(tokens.c.team_id, tokens.c.organizer, teams.c.name)
         .select_from(tokens.outerjoin(teams))
-        .where(tokens.c.digest == token_digest(token), tokens.c.label.startswith("session of "), tokens.c.created > now - SESSION)
+        .where(tokens.c.digest == token_digest(token), tokens.c.session == session, or_(tokens.c.expires.is_(None), tokens.c.expires > now))
     ).first()
     return None if row is None else Caller(row.team_id, row.name, bool(row.organizer))
 
 
+def caller_of(connection: Connection, token: str, now: datetime) -> Caller | None:
+    """The caller of an API token that has not expired; a web session's token is none."""
+    return _caller(connection, token, now, session=False)
+
+
+def session_caller(connection: Connection, token: str, now: datetime) -> Caller | None:
+    """The caller of a web session's token that has not expired; an API token is none."""
+    return _caller(connection, token, now, session=True)
+
+
 def end_session(connection: Connection, token: str) -> None:
-    connection.execute(delete(tokens).where(tokens.c.digest == token_digest(token), tokens.c.label.startswith("session of ")))
+    connection.execute(delete(tokens).where(tokens.c.digest == token_digest(token), tokens.c.session))
+
+
+def token_rows(connection: Connection, team: int | None, now: datetime) -> list[dict[str, Any]]:
+    """The tokens that have not expired: a team's (``team``), or every one (``None``); never the token itself."""
+    query = (
+        select(tokens.c.id, tokens.c.label, tokens.c.created, tokens.c.expires, tokens.c.session, tokens.c.organizer, teams.c.name.label("team"))
+        .select_from(tokens.outerjoin(teams))
+        .where(or_(tokens.c.expires.is_(None), tokens.c.expires > now))
+        .order_by(tokens.c.id)
+    )
+    if team is not None:
+        query = query.where(tokens.c.team_id == team)
+    stamp = lambda t: None if t is None else t.isoformat()
+    return [{"id": r.id, "team": r.team, "organizer": bool(r.organizer), "label": r.label, "session": bool(r.session),
+             "created": stamp(r.created), "expires": stamp(r.expires)} for r in connection.execute(query)]  # fmt: skip
+
+
+def revoke_token(connection: Connection, token_id: int, team: int | None) -> bool:
+    """Delete a token: one of ``team``'s, or any (``None``); whether there was one."""
+    where = [tokens.c.id == token_id] + ([tokens.c.team_id == team] if team is not None else [])
+    return connection.execute(delete(tokens).where(*where)).rowcount > 0
 
 
 def csrf_token(session: str) -> str:
@@ -147,6 +211,6 @@ def csrf_token(session: str) -> str:
 
 
 @cache
-def _dummy_hash() -> str:
+def dummy_hash() -> str:
     """A hash to check an unknown user's password against, so that it costs one scrypt too."""
     return hash_password(secrets.token_hex(16))

@@ -1,17 +1,21 @@
 """The web API (FastAPI): JSON over HTTP, described at ``/openapi.json`` and ``/docs`` (served offline).
 
-Every team endpoint takes ``Authorization: Bearer TOKEN``. FastAPI reads a
-JSON body whole and caps none, so every request but an upload carries at most
-``SMALL_BODY`` bytes (:class:`SmallBodies`), or is answered 413. A team sees its own
+Every team endpoint takes ``Authorization: Bearer TOKEN``. Every request but
+an upload carries at most 64 KiB, and every body must arrive in time
+(:mod:`podium.service.bodies`). A team sees its own
 submissions only; another team's submission is answered 404, as if it did not
 exist. Results are the public view until the reveal. Uploads are the raw
 request body (``POST /api/submissions?filename=NAME``), streamed to disk and
-cut off at the contest's ``upload_mb``.
+cut off at the contest's ``upload_mb``; an upload counts at the time it is
+complete, so one completed after the last phase closed is refused (409).
+Selections freeze when the last phase closes.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,60 +23,32 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import Engine, func, select, update
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podium import __version__
-from podium.errors import UsageError
-from podium.service import accounts, pages, state
+from podium.service import accounts, logins, pages, state
+from podium.service.bodies import UPLOADS, Bodies, BodyTimes, UploadSlots
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
+from podium.service.hashing import HashPool
+from podium.service.headers import SecurityHeaders
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.leaderboard import is_revealed, leaderboard
+from podium.service.proxies import Proxies, client_address
 from podium.service.quota import usage
 from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, JOB_RUNNING, QUEUED, SCORED, Clock, utc_now
 from podium.service.tables import jobs, submissions
 from podium.service.views import newest_results, submission_rows, submission_view
 
-SMALL_BODY = 64 << 10
-UPLOADS = ("/api/submissions", "/submissions/upload")  # the paths that take large bodies, capped by the contest's upload_mb
-
-
-class SmallBodies:
-    """ASGI middleware: a request body, other than an upload's, of more than ``SMALL_BODY`` bytes is answered 413.
-
-    A declared Content-Length is refused before anything is read; a chunked
-    body is counted as it arrives.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in UPLOADS:
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > SMALL_BODY:
-            await JSONResponse({"detail": f"this request's body may be at most {SMALL_BODY:,} bytes"}, status_code=413)(scope, receive, send)
-            return
-        received = 0
-
-        async def counted() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > SMALL_BODY:
-                raise HTTPException(413, f"this request's body may be at most {SMALL_BODY:,} bytes")
-            return message
-
-        await self.app(scope, counted, send)
+LOW_DISK_MB = 1024  # /healthz answers ok: false when the data folder's disk has less free
+MAX_ID = 2**31 - 1  # the largest id the databases' integer columns hold: a larger one names no submission (404)
 
 
 class Credentials(BaseModel):
     user: str
     password: str
+    days: int = Field(logins.API_TOKEN_DAYS, ge=1, le=logins.MAX_TOKEN_DAYS, description="How many days the token lasts")
 
 
 class Registration(BaseModel):
@@ -82,13 +58,18 @@ class Registration(BaseModel):
 
 
 class Service:
-    """What the app serves: the database, the data folder, the clock."""
+    """What the app serves: the database, the data folder, the clock; the proxies trusted, the limits on bodies and uploads."""
 
-    def __init__(self, engine: Engine, data: Path, clock: Clock = utc_now, allow_images: bool = False) -> None:
+    def __init__(self, engine: Engine, data: Path, clock: Clock = utc_now, allow_images: bool = False, proxies: Proxies = (),
+                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None) -> None:  # fmt: skip
         self.engine = engine
         self.data = data
         self.clock = clock
         self.allow_images = allow_images
+        self.proxies = proxies
+        self.body_times = body_times or BodyTimes()
+        self.slots = slots or UploadSlots()
+        self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
@@ -98,9 +79,9 @@ def caller(request: Request, authorization: Annotated[str | None, Header()] = No
     if not authorization or not authorization.startswith("Bearer "):
         raise HTTPException(401, "send Authorization: Bearer TOKEN (podium team add prints a team's token)", {"WWW-Authenticate": "Bearer"})
     with reading(request.app.state.service.engine) as connection:
-        found = accounts.caller_of(connection, authorization[7:].strip())
+        found = accounts.caller_of(connection, authorization[7:].strip(), request.app.state.service.clock())
     if found is None:
-        raise HTTPException(401, "unknown token", {"WWW-Authenticate": "Bearer"})
+        raise HTTPException(401, "unknown or expired token", {"WWW-Authenticate": "Bearer"})
     return found
 
 
@@ -111,19 +92,32 @@ def team_of(who: accounts.Caller) -> int:
 
 
 async def receive_upload(service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None) -> JSONResponse:
-    """Take the request body as a submission: the phase and quota first, then streamed to disk under the contest's cap."""
-    team_of(who)
+    """Take the request body as a submission: the phase and quota first, then streamed to disk under the contest's cap.
+
+    The submission counts at the moment its body is complete: the phase is checked again then.
+    """
+    team = team_of(who)
     contest = service.contests.get()
-    now = service.clock()
     try:
-        open_phase(contest, now)
-        await run_in_threadpool(check_quota, service.engine, contest, who, now)
+        open_phase(contest, service.clock())
+        await run_in_threadpool(check_quota, service.engine, contest, who, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     cap = int(contest.service.upload_mb * 2**20)
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > cap:
         raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
+    with service.slots.held(team, client_address(request, service.proxies)):
+        try:
+            return await _spooled(service, request, who, filename, entry, cap)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise HTTPException(507, "the server's disk is full: the upload was not kept and used no quota; tell the organizers") from None
+
+
+async def _spooled(service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, cap: int) -> JSONResponse:
+    contest = service.contests.get()
     (service.data / "incoming").mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
         digest, size = hashlib.sha256(), 0
@@ -138,7 +132,7 @@ async def receive_upload(service: Service, request: Request, who: accounts.Calle
             raise HTTPException(422, "the upload is empty")
         received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
         try:
-            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, now, service.allow_images)
+            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, service.clock(), service.allow_images)
         except Refused as refused:
             raise HTTPException(refused.status, str(refused)) from None
     return JSONResponse(taken, status_code=201 if taken["status"] == QUEUED else 422)
@@ -146,6 +140,8 @@ async def receive_upload(service: Service, request: Request, who: accounts.Calle
 
 def visible_submissions(service: Service, who: accounts.Caller, submission_id: int | None = None) -> list[dict[str, Any]]:
     """The submissions ``who`` may see (a team its own, organizers every team's), as :func:`submission_view` shows them."""
+    if submission_id is not None and not 0 < submission_id <= MAX_ID:
+        return []
     contest = service.contests.get()
     with reading(service.engine) as connection:
         rows = submission_rows(connection, None if who.organizer else who.team_id, submission_id)
@@ -160,14 +156,18 @@ Who = Annotated[accounts.Caller, Depends(caller)]
 def create_app(service: Service) -> FastAPI:
     app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.")
     app.state.service = service
-    app.add_middleware(SmallBodies)
+    app.add_middleware(Bodies, times=service.body_times)
+    app.add_middleware(SecurityHeaders)
     app.include_router(pages.router(service))
 
-    @app.get("/healthz", summary="Liveness, and the jobs queued and running")
+    @app.get("/healthz", summary="Liveness, the jobs queued and running, and the data folder's free disk (ok: false under 1 GiB)")
     def health() -> dict[str, Any]:
         with reading(service.engine) as connection:
             counts: dict[str, int] = dict(connection.execute(select(jobs.c.state, func.count()).where(jobs.c.state.in_((JOB_QUEUED, JOB_RUNNING))).group_by(jobs.c.state)).all())
-        return {"ok": True, "version": __version__, "queued": counts.get(JOB_QUEUED, 0), "running": counts.get(JOB_RUNNING, 0)}
+        disk = shutil.disk_usage(next(p for p in (service.data, *service.data.parents) if p.exists()))
+        free_mb = disk.free // 2**20
+        return {"ok": free_mb >= LOW_DISK_MB, "version": __version__, "queued": counts.get(JOB_QUEUED, 0), "running": counts.get(JOB_RUNNING, 0),
+                "disk_free_mb": free_mb, "disk_total_mb": disk.total // 2**20}  # fmt: skip
 
     @app.get("/api/contest", summary="The contest: challenge, phases, quota, ranking rule, split sizes")
     def contest_summary() -> dict[str, Any]:
@@ -184,29 +184,29 @@ def create_app(service: Service) -> FastAPI:
             summary["open_phase"], summary["closed"] = None, str(closed)
         return summary
 
-    @app.post("/api/register", status_code=201, summary="Register a new team and its first member (if the contest allows it)")
-    def register(body: Registration) -> dict[str, Any]:
+    @app.post("/api/register", status_code=201, summary="Register a new team and its first member (if the contest allows it)",
+              responses={409: {"description": "the team or user name is taken (the same answer for either)"}, 429: {"description": "too many registrations from this address"}})  # fmt: skip
+    async def register(request: Request, body: Registration) -> dict[str, Any]:
         if not service.contests.get().service.self_registration:
             raise HTTPException(403, "this contest does not take self-registration; ask the organizers for a team token")
-        now = service.clock()
-        try:
-            with writing(service.engine) as connection:
-                team_id = accounts.add_team(connection, body.team, now)
-                accounts.add_user(connection, body.user, body.password, team_id, False, now)
-                token = accounts.new_token(connection, team_id, False, f"registration of {body.user}", now)
-        except accounts.NameTaken as exc:
-            raise HTTPException(409, str(exc)) from None
-        except UsageError as exc:
-            raise HTTPException(422, str(exc)) from None
-        return {"team": body.team, "token": token}
+        return {"team": body.team, "token": await logins.register(service, request, body.team, body.user, body.password)}
 
-    @app.post("/api/tokens", status_code=201, summary="Log in: a new API token for a member or organizer")
-    def log_in(body: Credentials) -> dict[str, Any]:
+    @app.post("/api/tokens", status_code=201, summary="Log in: a new API token for a member or organizer (it lasts `days` days)",
+              responses={401: {"description": "wrong user name or password"}, 429: {"description": "too many log-in attempts"}})  # fmt: skip
+    async def log_in(request: Request, body: Credentials) -> dict[str, Any]:
+        return {"token": await logins.log_in(service, request, body.user, body.password, session=False, days=body.days)}
+
+    @app.get("/api/tokens", summary="Your team's tokens that have not expired (organizers: every token); never the tokens themselves")
+    def list_tokens(who: Who) -> list[dict[str, Any]]:
+        with reading(service.engine) as connection:
+            return accounts.token_rows(connection, None if who.organizer else who.team_id, service.clock())
+
+    @app.delete("/api/tokens/{token_id}", summary="Revoke a token of your team's (organizers: any token)")
+    def revoke_token(token_id: int, who: Who) -> dict[str, Any]:
         with writing(service.engine) as connection:
-            token = accounts.log_in(connection, body.user, body.password, service.clock())
-        if token is None:
-            raise HTTPException(401, "wrong user name or password")
-        return {"token": token}
+            if not 0 < token_id <= MAX_ID or not accounts.revoke_token(connection, token_id, None if who.organizer else who.team_id):
+                raise HTTPException(404, f"no token {token_id} of yours")
+        return {"id": token_id, "revoked": True}
 
     @app.post(UPLOADS[0], status_code=201, summary="Upload a submission: the request body is the file, zip or tar.gz",
               responses={413: {"description": "larger than the contest's upload_mb"}, 409: {"description": "no phase is open"},
@@ -232,6 +232,8 @@ def create_app(service: Service) -> FastAPI:
     @app.post("/api/submissions/{submission_id}/cancel", summary="Cancel a queued submission (it uses no quota)")
     def cancel(submission_id: int, who: Who) -> dict[str, Any]:
         team_id = team_of(who)
+        if not 0 < submission_id <= MAX_ID:
+            raise HTTPException(404, f"no submission {submission_id} of yours")
         with writing(service.engine) as connection:
             row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id).with_for_update()).first()
             if row is None:
@@ -245,9 +247,14 @@ def create_app(service: Service) -> FastAPI:
     @app.put("/api/submissions/{submission_id}/selected", summary="Select (true) or unselect (false) a submission for the final ranking")
     def select_submission(submission_id: int, selected: bool, who: Who) -> dict[str, Any]:
         team_id = team_of(who)
-        ranking = service.contests.get().ranking
+        contest = service.contests.get()
+        ranking = contest.ranking
         if ranking.final != "selected":
             raise HTTPException(409, f"this contest ranks each team's {ranking.final} submission; there is nothing to select")
+        if service.clock() >= contest.phases[-1].end:
+            raise HTTPException(409, f"selections froze when the last phase closed at {contest.phases[-1].end.isoformat()}; the final ranking uses them")
+        if not 0 < submission_id <= MAX_ID:
+            raise HTTPException(404, f"no submission {submission_id} of yours")
         with writing(service.engine) as connection:
             accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
             row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)).first()

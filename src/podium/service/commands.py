@@ -1,4 +1,4 @@
-"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``reveal``, ``rescore`` (on the database),
+"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``token``, ``reveal``, ``rescore`` (on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
 Heavy imports (FastAPI, SQLAlchemy) happen inside the commands, so the scoring
@@ -84,21 +84,26 @@ def register(cli: click.Group, guarded: Any) -> None:
     @SCHEDULER_OPTION
     @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
     @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
+    @click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="PODIUM_TRUSTED_PROXIES",
+                  help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
     @guarded
     def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str,
-                      cgroup: Path | None, scheduler: str | None, allow_images: bool, team_names: tuple[str, ...]) -> int:  # fmt: skip
+                      cgroup: Path | None, scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...]) -> int:  # fmt: skip
         """Serve a contest: the web API, the leaderboard and N scoring workers."""
         import uvicorn
 
         from podium.service.app import Service, create_app
         from podium.service.database import database_url
+        from podium.service.proxies import parse_proxies
         from podium.service.scoring import Runtime
-        from podium.service.server import Workers, worker_argv
+        from podium.service.server import Workers, clean_leftovers, worker_argv
 
         contest = load(contest_path)
+        proxies = parse_proxies(trusted_proxies)
         if scheduler is not None:
             distributed.check_reachable(scheduler)
         engine = _open(data, database, contest)
+        clean_leftovers(data.resolve())
         pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler)), workers, database_url(database, data))
         address = f"http://{host}:{port}"
         display.stdout.print(
@@ -113,7 +118,8 @@ def register(cli: click.Group, guarded: Any) -> None:
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
         pool.start()
         try:
-            uvicorn.run(create_app(Service(engine, data.resolve(), allow_images=allow_images)), host=host, port=port, log_level="warning")
+            app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies))
+            uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)  # podium reads the headers of --trusted-proxy only
         except KeyboardInterrupt:
             pass
         finally:
@@ -141,9 +147,9 @@ def register(cli: click.Group, guarded: Any) -> None:
         remove_abandoned()  # what workers killed with SIGKILL left in the temporary folder
         if scheduler is not None:
             distributed.check_reachable(scheduler)
-        engine = connect(database_url(database, data))
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        engine = connect(database_url(database, data))
         Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
         return EXIT_SCORED
 
@@ -170,15 +176,55 @@ def register(cli: click.Group, guarded: Any) -> None:
 
     @team_group.command("token")
     @click.argument("name")
+    @click.option("--days", type=click.IntRange(min=1), default=None, help="The token expires after this many days [default: never; revoke it with podium token revoke].")
     @database_options
     @guarded
-    def team_token_command(name: str, data: Path, database: str | None) -> int:
+    def team_token_command(name: str, days: int | None, data: Path, database: str | None) -> int:
         """Print a new API token for a team (its other tokens stay valid)."""
+        from datetime import timedelta
+
+        from podium.service import accounts
+        from podium.service.database import writing
+
+        now = utc_now()
+        expires = None if days is None else now + timedelta(days=days)
+        with writing(_open(data, database)) as connection:
+            click.echo(accounts.new_token(connection, accounts.team_id(connection, name), False, f"podium team token {name}", now, expires=expires))
+        return EXIT_SCORED
+
+    @cli.group("token")
+    def token_group() -> None:
+        """API tokens and web sessions: list them, revoke one."""
+
+    @token_group.command("list")
+    @click.option("--team", help="Only this team's tokens.")
+    @database_options
+    @guarded
+    def token_list_command(team: str | None, data: Path, database: str | None) -> int:
+        """The tokens that have not expired: id, team, label, created, expires (never the token itself)."""
+        from podium.service import accounts
+        from podium.service.database import reading
+
+        with reading(_open(data, database)) as connection:
+            rows = accounts.token_rows(connection, None if team is None else accounts.team_id(connection, team), utc_now())
+        for row in rows:
+            who = row["team"] or ("organizer" if row["organizer"] else "-")
+            click.echo(f"{row['id']:>6}  {who}  {row['label']}  created {row['created']}  expires {row['expires'] or 'never'}")
+        return EXIT_SCORED
+
+    @token_group.command("revoke")
+    @click.argument("token_id", type=click.IntRange(min=1))
+    @database_options
+    @guarded
+    def token_revoke_command(token_id: int, data: Path, database: str | None) -> int:
+        """Revoke a token (or end a web session) by its id, as podium token list shows it."""
         from podium.service import accounts
         from podium.service.database import writing
 
         with writing(_open(data, database)) as connection:
-            click.echo(accounts.new_token(connection, accounts.team_id(connection, name), False, f"podium team token {name}", utc_now()))
+            if not accounts.revoke_token(connection, token_id, None):
+                raise UsageError(f"no token {token_id}")
+        click.echo(f"token {token_id} revoked")
         return EXIT_SCORED
 
     @cli.group("user")
@@ -204,6 +250,36 @@ def register(cli: click.Group, guarded: Any) -> None:
             team_id = None if team is None else accounts.team_id(connection, team)
             accounts.add_user(connection, name, password, team_id, organizer, utc_now())
         click.echo(f"added {'organizer' if organizer else 'member of ' + str(team)} {name}")
+        return EXIT_SCORED
+
+    @user_group.command("remove")
+    @click.argument("name")
+    @database_options
+    @guarded
+    def user_remove_command(name: str, data: Path, database: str | None) -> int:
+        """Remove a user; every session and token their log-ins made ends (their team and its submissions stay)."""
+        from podium.service import accounts
+        from podium.service.database import writing
+
+        with writing(_open(data, database)) as connection:
+            accounts.remove_user(connection, name)
+        click.echo(f"removed user {name}")
+        return EXIT_SCORED
+
+    @user_group.command("password")
+    @click.argument("name")
+    @click.option("--password-stdin", is_flag=True, help="Read the new password from standard input instead of asking.")
+    @database_options
+    @guarded
+    def user_password_command(name: str, password_stdin: bool, data: Path, database: str | None) -> int:
+        """Change a user's password; every session and token their log-ins made ends."""
+        from podium.service import accounts
+        from podium.service.database import writing
+
+        password = sys.stdin.readline().rstrip("\n") if password_stdin else click.prompt("new password", hide_input=True, confirmation_prompt=True)
+        with writing(_open(data, database)) as connection:
+            accounts.set_password(connection, name, password)
+        click.echo(f"the password of {name} is changed; their sessions and tokens have ended")
         return EXIT_SCORED
 
     @cli.command("reveal")

@@ -58,6 +58,18 @@ class Upload:
     entry: str | None  # programs: the entry point (default run.sh), or docker: for an image archive
 
 
+MIN_UNPACK_BUDGET = 16 << 20  # a small archive may always unpack to this much
+
+
+def unpack_budget(size: int, ratio: float) -> int:
+    """The bytes an upload of ``size`` bytes may unpack to: ``ratio`` times it (the contest's ``unpack_ratio``), and at least 16 MiB.
+
+    >>> unpack_budget(2_300_000, 20) // 2**20
+    43
+    """
+    return max(int(size * ratio), MIN_UNPACK_BUDGET)
+
+
 def open_phase(contest: Contest, now: datetime) -> Phase:
     for phase in contest.phases:
         if phase.start <= now < phase.end:
@@ -119,7 +131,7 @@ def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_
             return staging, REJECTED, reason, [Issue("image_by_name", reason, upload.filename).to_dict()]
         shutil.copyfile(upload.path, staging / IMAGE_ARCHIVE)
         return staging, QUEUED, None, []
-    limits = ArchiveLimits(max_bytes=max(int(contest.service.upload_mb * 2**20) * 20, 1 << 30))
+    limits = ArchiveLimits(max_bytes=unpack_budget(upload.size, contest.service.unpack_ratio))
     try:
         target = unpack(upload.path, upload.filename, staging / "files", limits)
     except ArchiveProblem as exc:

@@ -5,23 +5,25 @@ bootstrap intervals), log in and out, a team's submissions with live status
 and an upload form (``/submissions``), each submission's report, and the
 organizers' page (teams, every submission, rescore, reveal).
 
-Security: a session is a token in an HttpOnly, SameSite=Strict cookie that
-expires :data:`~podium.service.accounts.SESSION` after its login; every form
+Security: a session is a token in an HttpOnly, SameSite=Strict cookie (``Secure``
+when the browser's connection is https, directly or through a trusted proxy)
+that expires :data:`~podium.service.accounts.SESSION` after its login; every form
 and htmx request that changes something carries the session's CSRF token
 (a hidden field, or the ``X-CSRF-Token`` header), checked before anything
-else. Log-ins are limited to :data:`LOGINS` tries per :data:`LOGIN_WINDOW_S`
-seconds per client address and per user name (429 beyond). A team sees its
-own submissions only; another's is answered 404.
+else. The log-in form itself is refused from another origin (``Origin``) and
+carries a token of its own, kept in a cookie beside it, so no other site can
+log a browser in. Log-ins share the database limiter of :mod:`podium.service.logins`
+with the API. A team sees its own submissions only; another's is answered 404.
 """
 
 from __future__ import annotations
 
-import time
-from collections import deque
+import hmac
+import secrets
 from datetime import datetime
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import jinja2
 from fastapi import APIRouter, HTTPException, Request
@@ -32,19 +34,19 @@ from podium import __version__
 from podium.challenges import get
 from podium.report import environment as report_environment
 from podium.report import report_context
-from podium.service import accounts, state
+from podium.service import accounts, logins, state
 from podium.service.confidence import board_confidence
 from podium.service.database import reading, writing
 from podium.service.intake import Refused, open_phase
 from podium.service.leaderboard import is_revealed, standings
+from podium.service.proxies import is_https
 from podium.service.quota import usage
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.tables import submissions, teams, users
 
 COOKIE = "podium_session"
-LOGINS = 10
-LOGIN_WINDOW_S = 300.0
+LOGIN_COOKIE = "podium_login"  # the log-in form's token, before there is a session
 STATIC = resources.files("podium.service") / "static"
 STATIC_FILES = {  # name -> (package folder, media type)
     "htmx.min.js": (STATIC, "text/javascript"),
@@ -56,28 +58,8 @@ STATIC_FILES = {  # name -> (package folder, media type)
 }
 
 
-class LoginLimit:
-    """At most ``tries`` log-in attempts per ``window_s`` seconds per key (a client address, a user name)."""
-
-    def __init__(self, tries: int = LOGINS, window_s: float = LOGIN_WINDOW_S) -> None:
-        self.tries, self.window_s = tries, window_s
-        self.seen: dict[str, deque[float]] = {}
-
-    def allow(self, *keys: str) -> bool:
-        now = time.monotonic()
-        for key in keys:
-            recent = self.seen.setdefault(key, deque())
-            while recent and recent[0] <= now - self.window_s:
-                recent.popleft()
-        if any(len(self.seen[key]) >= self.tries for key in keys):
-            return False
-        for key in keys:
-            self.seen[key].append(now)
-        return True
-
-
 async def _form(request: Request) -> dict[str, str]:
-    """A URL-encoded form's fields (the body is at most 64 KiB: :class:`~podium.service.app.SmallBodies`)."""
+    """A URL-encoded form's fields (the body is at most 64 KiB: :class:`~podium.service.bodies.Bodies`)."""
     return {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
 
 
@@ -104,7 +86,6 @@ def router(service: Any) -> APIRouter:
     pages = APIRouter(include_in_schema=False)
     templates = _environment()
     templates.globals.update(utc=_utc, version=__version__)
-    limit = LoginLimit()
 
     def session_of(request: Request) -> tuple[str | None, accounts.Caller | None]:
         token = request.cookies.get(COOKIE)
@@ -176,23 +157,35 @@ def router(service: Any) -> APIRouter:
             rows = sorted(rows, key=lambda t: t["team"].lower())
         return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
 
+    def login_form(request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:
+        """The log-in page, with the form's token (kept in its cookie, or a new one)."""
+        token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+        response = page(request, "login.html", code=code, next=target, error=error, login_csrf=token)
+        response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login", secure=is_https(request, service.proxies))
+        return response
+
     @pages.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, next: str = "/submissions") -> HTMLResponse:
-        return page(request, "login.html", next=_local(next), error=None)
+        return login_form(request, _local(next))
 
     @pages.post("/login")
     async def login(request: Request) -> Response:
+        origin = request.headers.get("origin")
+        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+            raise HTTPException(403, "a log-in from another site's page is refused")
         form = await _form(request)
         name, password, target = form.get("user", ""), form.get("password", ""), _local(form.get("next", "/submissions"))
-        client = request.client.host if request.client else "unknown"
-        if not limit.allow("address:" + client, "user:" + name):
-            return page(request, "login.html", code=429, next=target, error=f"too many log-in attempts; wait {LOGIN_WINDOW_S / 60:g} minutes")
-        with writing(service.engine) as connection:
-            token = accounts.log_in(connection, name, password, service.clock(), kind="session")
-        if token is None:
-            return page(request, "login.html", code=401, next=target, error="wrong user name or password")
+        expected = request.cookies.get(LOGIN_COOKIE, "")
+        if not expected or not hmac.compare_digest(form.get("login_csrf", ""), expected):
+            return login_form(request, target, 403, "the log-in form had expired: log in again")
+        try:
+            token = await logins.log_in(service, request, name, password, session=True)
+        except HTTPException as refused:
+            return login_form(request, target, refused.status_code, str(refused.detail))
         response = RedirectResponse(target, status_code=303)
-        response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path="/")
+        secure = is_https(request, service.proxies)
+        response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path="/", secure=secure)
+        response.delete_cookie(LOGIN_COOKIE, path="/login")
         return response
 
     @pages.post("/logout")

@@ -5,7 +5,10 @@ running and scored ones do; failed ones only when the contest says
 ``count_failed = true``; rejected, cancelled ones and those podium itself
 could not score (``error``) never do. So a quota cannot be eaten by a
 rejected upload, a cancelled run or podium's own failure, and a rescore
-changes no count.
+changes no count. Two caps guard the workers and the disk instead:
+``failed_per_day`` failed runs a day (program contests: 5 unless set), and
+``rejected_per_hour`` uploads rejected by the checks in the last hour (20
+unless set), beyond which a team's uploads are refused until one ages out.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Connection, func, select
 
 from podium.contest.definition import Quota
-from podium.service.statuses import FAILED, QUEUED, RUNNING, SCORED
+from podium.service.statuses import FAILED, QUEUED, REJECTED, RUNNING, SCORED
 from podium.service.tables import submissions
 
 
@@ -41,6 +44,8 @@ class Usage:
     concurrent: int
     day_start: datetime  # UTC
     day_end: datetime
+    failed_today: int = 0
+    rejected_last_hour: int = 0
 
     def refusal(self, quota: Quota) -> str | None:
         """Why one more submission is refused, or ``None``."""
@@ -50,12 +55,18 @@ class Usage:
             return f"the total quota of {quota.total} submissions is used"
         if quota.concurrent is not None and self.concurrent >= quota.concurrent:
             return f"{self.concurrent} submissions are queued or running, the most the contest allows at once; wait for one to finish"
+        if quota.failed_per_day is not None and self.failed_today >= quota.failed_per_day:
+            return f"{self.failed_today} runs failed today, the most the contest allows a day; the next day starts at {self.day_end.isoformat()}"
+        if quota.rejected_per_hour is not None and self.rejected_last_hour >= quota.rejected_per_hour:
+            return f"{self.rejected_last_hour} uploads were rejected in the last hour, the most the contest allows; check your files before sending more"
         return None
 
     def to_dict(self, quota: Quota) -> dict[str, object]:
         return {
             "today": self.today, "per_day": quota.per_day, "total": self.total, "total_allowed": quota.total,
             "concurrent": self.concurrent, "concurrent_allowed": quota.concurrent, "count_failed": quota.count_failed,
+            "failed_today": self.failed_today, "failed_per_day": quota.failed_per_day,
+            "rejected_last_hour": self.rejected_last_hour, "rejected_per_hour": quota.rejected_per_hour,
             "day_start": self.day_start.isoformat(), "day_end": self.day_end.isoformat(),
         }  # fmt: skip
 
@@ -68,4 +79,6 @@ def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, no
     today = count(charged, submissions.c.created >= start, submissions.c.created < end)
     total = count(charged)
     concurrent = count(submissions.c.status.in_((QUEUED, RUNNING)))
-    return Usage(today, total, concurrent, start, end)
+    failed = count(submissions.c.status == FAILED, submissions.c.created >= start, submissions.c.created < end)
+    rejected = count(submissions.c.status == REJECTED, submissions.c.created > now - timedelta(hours=1))
+    return Usage(today, total, concurrent, start, end, failed, rejected)

@@ -4,15 +4,18 @@ The workers die with ``podium serve`` (``PR_SET_PDEATHSIG``: killed with
 SIGKILL, their programs with them, even when ``podium serve`` itself is killed
 with SIGKILL; their jobs' leases then lapse and other workers take them). The
 database URL, which may hold a password, reaches them in their environment,
-never on their command line, which every local user can read.
+never on their command line, which every local user can read. At start,
+uploads half received by a server that was killed are deleted.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +32,21 @@ if TYPE_CHECKING:
 
 RESTART_PAUSE_S = 2.0
 SERVE_PID = "PODIUM_SERVE_PID"  # set for the workers podium serve starts
+
+
+def clean_leftovers(data: Path) -> int:
+    """Delete what uploads left in ``DATA/incoming`` (spooled bodies, unpacked staging folders); how many."""
+    incoming = data / "incoming"
+    if not incoming.is_dir():
+        return 0
+    cleaned = 0
+    for entry in incoming.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        cleaned += 1
+    return cleaned
 
 
 def register_contest(engine: Engine, contest: Contest) -> None:

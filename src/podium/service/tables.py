@@ -84,6 +84,21 @@ tokens = Table(
     Column("organizer", Boolean, nullable=False, default=False),
     Column("label", String(128), nullable=False),
     Column("created", UTCDateTime, nullable=False),
+    Column("expires", UTCDateTime, nullable=True),  # None: until revoked; a web session's ends SESSION after its log-in
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=True),  # the user whose log-in made it (None: made by a command)
+    Column("session", Boolean, nullable=False, default=False),  # a web page session: a cookie, never an API token
+)
+
+attempts = Table(  # log-ins and registrations lately tried, per client address (podium.service.limiter); older rows are deleted
+    "attempts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(16), nullable=False),  # login | register
+    Column("address", String(64), nullable=False),
+    Column("user", String(64), nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Index("ix_attempts_kind_address_at", "kind", "address", "at"),
+    Index("ix_attempts_at", "at"),
 )
 
 submissions = Table(

@@ -1,0 +1,95 @@
+"""Request bodies: capped in size, and cut off when they arrive too slowly.
+
+FastAPI reads a JSON body whole and caps none, and uvicorn times out no
+request body, so :class:`Bodies` wraps the app: a body other than an upload's
+carries at most ``SMALL_BODY`` bytes (413 beyond); every body must send its next
+piece within ``read_timeout_s`` seconds and arrive whole within
+``body_timeout_s`` (408 otherwise, and the connection is closed). A client
+sending one byte a minute therefore holds a connection for at most
+``body_timeout_s``; uploads are further capped per team and per address
+(:class:`UploadSlots`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from fastapi import HTTPException
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+SMALL_BODY = 64 << 10
+UPLOADS = ("/api/submissions", "/submissions/upload")  # the paths that take large bodies, capped by the contest's upload_mb
+
+
+@dataclass(frozen=True)
+class BodyTimes:
+    """How long a request body may take: between two pieces, and in all (seconds)."""
+
+    read_timeout_s: float = 30.0
+    body_timeout_s: float = 600.0
+
+
+class Bodies:
+    """ASGI middleware: size caps on small bodies, time limits on every body."""
+
+    def __init__(self, app: ASGIApp, times: BodyTimes = BodyTimes()) -> None:
+        self.app = app
+        self.times = times
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        small = scope["path"] not in UPLOADS
+        if small:
+            declared = dict(scope["headers"]).get(b"content-length", b"0")
+            if not declared.isdigit() or int(declared) > SMALL_BODY:
+                await JSONResponse({"detail": f"this request's body may be at most {SMALL_BODY:,} bytes"}, status_code=413)(scope, receive, send)
+                return
+        received, deadline, times = 0, time.monotonic() + self.times.body_timeout_s, self.times
+
+        async def timed() -> Message:
+            nonlocal received
+            left = deadline - time.monotonic()
+            try:
+                message = await asyncio.wait_for(receive(), timeout=max(0.0, min(times.read_timeout_s, left)))
+            except TimeoutError:
+                raise HTTPException(408, f"the request's body came too slowly (every piece within {times.read_timeout_s:g} s, "
+                                         f"all of it within {times.body_timeout_s:g} s)", {"Connection": "close"}) from None  # fmt: skip
+            received += len(message.get("body", b""))
+            if small and received > SMALL_BODY:
+                raise HTTPException(413, f"this request's body may be at most {SMALL_BODY:,} bytes")
+            return message
+
+        await self.app(scope, timed, send)
+
+
+class UploadSlots:
+    """Uploads being received at once, at most ``per_team`` for a team and ``per_address`` from a client address (in this process)."""
+
+    def __init__(self, per_team: int = 2, per_address: int = 4) -> None:
+        self.per_team, self.per_address = per_team, per_address
+        self.busy: Counter[tuple[str, object]] = Counter()
+
+    @contextmanager
+    def held(self, team: int, address: str) -> Iterator[None]:
+        """One slot of ``team``'s and of ``address``'s, for the time of the ``with`` (429 when none is free)."""
+        if self.busy["team", team] >= self.per_team:
+            raise HTTPException(429, f"your team is already sending {self.per_team} uploads; wait for one to finish")
+        if self.busy["address", address] >= self.per_address:
+            raise HTTPException(429, f"{self.per_address} uploads are already coming from your address; wait for one to finish")
+        keys = (("team", team), ("address", address))
+        self.busy.update(keys)
+        try:
+            yield
+        finally:
+            self.busy.subtract(keys)
+            for key in keys:
+                if self.busy[key] <= 0:
+                    del self.busy[key]
