@@ -184,3 +184,31 @@ def test_rank_command_bootstrap_refusals(demos: dict, tmp_path: Path) -> None:
     split.write_text(json.dumps(document | {"units": document["units"] | {"split": [1]}}))
     run = CliRunner().invoke(cli, ["rank", "glas", str(split)])
     assert run.exit_code == 2 and "units.split must map" in run.output
+
+
+def test_per_part_scores_resample_their_part_only(demos: dict, tmp_path: Path) -> None:
+    """GlaS with ``parts``: each part's scores pool that part's images (blocker 1 of issue 35: exit 2 before)."""
+    demo = demos["glas"]
+    contest = tmp_path / "contest.toml"
+    contest.write_text(
+        f'id = "parts"\ntitle = "Parts"\nchallenge = "glas"\ntruth = "{demo.truth}"\n[parameters]\nparts = ["testA", "testB"]\n'
+        '[[phase]]\nname = "one"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "files"\n'
+    )
+    worse_on_b = tmp_path / "worse-on-b"
+    worse_on_b.mkdir()
+    for image in demo.submission.glob("testA*"):  # Test A as it is, Test B missing (scored as empty)
+        (worse_on_b / image.name).write_bytes(image.read_bytes())
+    paths = []
+    for name, submission in (("good", demo.submission), ("worse-on-b", worse_on_b)):
+        run = CliRunner().invoke(cli, ["evaluate", "--contest", str(contest), "--submission", str(submission), "--json", str(tmp_path / f"{name}.json")])
+        assert run.exit_code == 0, run.output
+        paths.append(str(tmp_path / f"{name}.json"))
+    run = CliRunner().invoke(cli, ["rank", "--contest", str(contest), *paths, "--bootstrap", "200", "--json", "-"])
+    assert run.exit_code == 0, run.output
+    board = json.loads(run.stdout)
+    assert board["bootstrap"]["score"] == "f1/testA"
+    good, worse = sorted(board["teams"], key=lambda t: t["name"])
+    assert good["confidence"]["score"] == worse["confidence"]["score"]  # the same Test A images: the same resampled f1/testA
+    low, high = good["confidence"]["score"]
+    assert low <= good["scores"]["f1/testA"] <= high
+    assert good["confidence"]["rank"] == [1, 1] and worse["confidence"]["rank"] == [2, 2]  # Test B decides every resample

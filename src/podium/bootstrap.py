@@ -98,12 +98,14 @@ def bootstrap(
         raise PodiumError("the results' unit statistics have different columns")
     if any(sorted(t.rows) != keys for t in present):
         raise PodiumError("the results were not scored on the same units; a paired bootstrap needs the same test set")
+    pooled = [challenge.units_of_score(spec.name) for spec in criteria]  # (base score, units it pools)
     try:  # columns the challenge does not compute from (a document that is not podium's) fail here, named
         probe = challenge.scores_of_sums(columns, np.zeros((1, len(columns))))
-        if any(np.shape(probe[spec.name]) != (1,) for spec in criteria):
+        if any(np.shape(probe[base]) != (1,) for base, _ in pooled):
             raise ValueError(columns)
     except (ValueError, IndexError, KeyError):
         raise PodiumError(f"the unit statistics' columns {', '.join(columns)[:200]} are not those of {challenge.id}") from None
+    masks = [None if within is None else np.array([within(k) for k in keys]) for _, within in pooled]
     matrices = [None if t is None else np.array([t.rows[k] for k in keys], dtype=np.float64) for t in tables]
     rng = np.random.default_rng(seed)
     n = len(keys)
@@ -114,11 +116,13 @@ def bootstrap(
         draws = rng.integers(0, n, size=(size, n))
         weights = np.stack([np.bincount(row, minlength=n) for row in draws]).astype(np.float64)
         per_criterion = []
-        for spec in criteria:
+        for (base, _), mask in zip(pooled, masks):
             values = np.full((size, len(tables)), np.nan)
-            for team, matrix in enumerate(matrices):
-                if matrix is not None:
-                    values[:, team] = challenge.scores_of_sums(columns, weights @ matrix)[spec.name]
+            if mask is None or mask.any():  # a score over no unit (a part with no image in the split) is none
+                for team, matrix in enumerate(matrices):
+                    if matrix is not None:
+                        sums = weights @ matrix if mask is None else weights[:, mask] @ matrix[mask]
+                        values[:, team] = challenge.scores_of_sums(columns, sums)[base]
             per_criterion.append(values)
         first_scores.append(per_criterion[0])
         rounded = [np.round(v, decimals) if decimals is not None else v for v in per_criterion]
