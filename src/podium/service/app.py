@@ -24,6 +24,7 @@ from sqlalchemy import Engine, func, select, update
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podium import __version__
+from podium.challenges import get
 from podium.errors import UsageError
 from podium.service import accounts, pages, state
 from podium.service.database import reading, writing
@@ -175,6 +176,8 @@ def create_app(service: Service) -> FastAPI:
         summary = contest.summary()
         for private_path in ("truth", "images"):  # the server's folders are nobody's business
             summary.pop(private_path, None)
+        data = {p.name for p in get(contest.challenge).parameters if p.role == "data"}  # files of the truth (boxes, meta): their names only
+        summary["parameters"] = {k: Path(v).name if k in data else v for k, v in summary["parameters"].items()}
         now = service.clock()
         with reading(service.engine) as connection:
             summary["revealed"] = is_revealed(connection, contest, now)
