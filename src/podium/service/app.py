@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from podium import __version__
 from podium.challenges import get
 from podium.errors import UsageError
-from podium.service import accounts, pages, state
+from podium.service import accounts, error_pages, pages, state
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
@@ -163,6 +163,7 @@ def create_app(service: Service) -> FastAPI:
     app.state.service = service
     app.add_middleware(SmallBodies)
     app.include_router(pages.router(service))
+    error_pages.install(app, service)
 
     @app.get("/healthz", summary="Liveness, and the jobs queued and running")
     def health() -> dict[str, Any]:

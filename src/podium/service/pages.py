@@ -16,6 +16,7 @@ own submissions only; another's is answered 404.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import deque
 from datetime import datetime
@@ -86,8 +87,29 @@ def _local(target: str) -> str:
     return target if target.startswith("/") and not target.startswith("//") else "/"
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
-    return report_environment(jinja2.PackageLoader("podium.service", "templates"))
+    templates = report_environment(jinja2.PackageLoader("podium.service", "templates"))
+    templates.globals.update(utc=_utc, version=__version__)
+    return templates
+
+
+def session_from(service: Any, request: Request) -> tuple[str | None, accounts.Caller | None]:
+    """The session's token and its caller (``None`` when the cookie is missing, unknown or expired)."""
+    token = request.cookies.get(COOKIE)
+    if not token:
+        return None, None
+    with reading(service.engine) as connection:
+        return token, accounts.session_caller(connection, token, service.clock())
+
+
+def render_page(service: Any, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
+    """The template ``name`` rendered for the request's caller, with the site's navigation."""
+    token, who = session_from(service, request)
+    html = _environment().get_template(name).render(
+        who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=service.contests.get(), path=request.url.path, **values
+    )
+    return HTMLResponse(html, status_code=code)
 
 
 def _utc(value: datetime | None) -> str:
@@ -102,24 +124,13 @@ def _left(seconds: float) -> str:
 def router(service: Any) -> APIRouter:
     """The pages of ``service`` (a :class:`~podium.service.app.Service`)."""
     pages = APIRouter(include_in_schema=False)
-    templates = _environment()
-    templates.globals.update(utc=_utc, version=__version__)
     limit = LoginLimit()
 
     def session_of(request: Request) -> tuple[str | None, accounts.Caller | None]:
-        token = request.cookies.get(COOKIE)
-        if not token:
-            return None, None
-        with reading(service.engine) as connection:
-            return token, accounts.session_caller(connection, token, service.clock())
+        return session_from(service, request)
 
     def page(request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
-        token, who = session_of(request)
-        contest = service.contests.get()
-        html = templates.get_template(name).render(
-            who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=contest, path=request.url.path, **values
-        )
-        return HTMLResponse(html, status_code=code)
+        return render_page(service, request, name, code, **values)
 
     def signed_in(request: Request) -> tuple[str, accounts.Caller]:
         token, who = session_of(request)
