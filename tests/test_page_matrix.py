@@ -1,0 +1,419 @@
+"""Every page and API route of a served contest, for every contest shape, role and moment (issue 35).
+
+Shapes: the example contests (``examples/contests/*``, on the demo data podium
+writes, or on ``../shared`` data when they name it) and a generated matrix:
+every challenge with files, each with every file parameter its demo uses
+(ILSVRC task 2's ``boxes`` and ``meta``, task 1 with ``meta``); GlaS with and
+without a split, with and without ``parts`` (and a part with no public
+image); programs. Roles: anonymous, the two teams, the organizer. Moments:
+before any submission, after scored and rejected ones, between the two
+phases, after the reveal (the last phase ended), after a rescore.
+
+At each moment every route answers what it should over real HTTP (uvicorn):
+200, a redirect to the log-in page, or an HTML 403/404 page with the site's
+navigation for pages and JSON for the API; never a 500; a team never sees
+another team's submission, nor a private score before the reveal. Once per
+shape the pages are walked in real Chromium (desktop and 375 px phone) with a
+screenshot of each (``test-artifacts/pages/matrix/``, or ``$PODIUM_ARTIFACTS``),
+and the served scores of each scored submission equal ``podium evaluate
+--contest``'s. One server per shape, shared by its moments; the worker scores
+inline, between moments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import require
+from podium.challenges import get
+from podium.cli import cli
+from podium.contest import load
+from podium.service import accounts
+from podium.service.client import packed, submit
+from podium.service.database import writing
+from podium.service.pages import COOKIE
+from podium.service.rescore import rescore
+from podium.service.worker import Worker
+from podium.synthetic.ilsvrc2012 import write_meta
+from service_helpers import Clock, LiveServer, set_up
+from test_pages_browser import ARTIFACTS, CHROMIUM, FLAGS
+from test_pages_browser import _problem as chromium_problem
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples" / "contests"
+SHARED = ROOT.parent / "shared"
+SHOTS = ARTIFACTS / "matrix"
+PHASES = """
+[[phase]]
+name = "first"
+start = 2026-03-01T00:00:00Z
+end = 2026-04-01T00:00:00Z
+submissions = "{kind}"
+
+[[phase]]
+name = "second"
+start = 2026-04-15T00:00:00Z
+end = 2026-06-01T00:00:00Z
+submissions = "{kind}"
+"""
+ROLES = ("anonymous", "alpha", "beta", "organizer")
+WRITTEN_META = "a meta.mat written for the shape"
+
+
+@dataclass
+class Shape:
+    """A contest to serve: its file (written by ``make``), and what each team sends."""
+
+    name: str
+    challenge: str
+    kind: str = "files"
+    split: bool = True
+    parameters: dict[str, Any] = field(default_factory=dict)
+    example: str | None = None  # examples/contests/NAME
+    entry: str | None = None  # programs: the entry point sent with the archive
+    public_list: tuple[str, ...] = ()  # the public units, listed (else a drawn half, when split)
+    every_page_in_chromium: bool = False  # else Chromium opens the pages that differ by challenge only: the board and a report
+
+    def make(self, folder: Path) -> tuple[Path, Path, Path]:
+        """The contest file, a good submission (file or folder) and a bad one, in ``folder``."""
+        demo_data = folder / "demo-data"
+        if self.example is not None:
+            contest = _example(self.example, folder, demo_data)
+        else:
+            demo = get(self.challenge).write_demo(demo_data / self.challenge)
+            parameters = {k: v for k, v in demo.settings.items() if k not in _measured(self.challenge)} | self.parameters
+            contest = folder / "contest.toml"
+            images = f'images = "{_program_images(demo.truth)}"\n' if self.kind == "programs" else ""
+            split = "[split]\npublic = 0.5\nseed = 7\n" if self.split else ""
+            if self.public_list:
+                (folder / "public.txt").write_text("".join(f"{unit}\n" for unit in self.public_list))
+                split = '[split]\npublic_list = "public.txt"\n'
+            if parameters.get("meta") == WRITTEN_META:
+                write_meta(folder / "meta.mat", 0)
+                parameters["meta"] = str(folder / "meta.mat")
+            contest.write_text(
+                f'id = "{self.name}"\ntitle = "Shape {self.name}"\nchallenge = "{self.challenge}"\ntruth = "{demo.truth}"\n{images}timezone = "Europe/Berlin"\n'
+                f"[parameters]\n{_toml(parameters)}\n{split}{PHASES.format(kind=self.kind)}\n"
+                + ("[limits]\nmemory_mb = 2048\ntime_s = 60\n" if self.kind == "programs" else "")
+                + '[quota]\nper_day = 5\n[ranking]\ndecimals = 3\nfinal = "best"\n'
+            )
+        loaded = load(contest)
+        demo = get(loaded.challenge).write_demo(folder / "submissions")
+        good = demo.submission
+        if loaded.phases[0].submissions == "programs":
+            good = folder / "program"
+            good.mkdir()
+            shutil.copy(EXAMPLES / "face-clustering" / "participant.py", good / "run.py") if loaded.challenge == "face-clustering" else _fuzzy_program(good, demo.submission)
+        bad = folder / "bad.txt"
+        bad.write_text("not a submission\n")
+        return contest, good, bad
+
+
+def _program_images(truth: Path) -> Path:
+    """The folder programs read: the demo's photos (face-clustering), or copies of the truth's images (fuzzy-jaccard's demo has no other)."""
+    images = truth.parent / "images"
+    if not images.exists():
+        images.mkdir()
+        for png in truth.glob("*.png"):
+            shutil.copy(png, images / png.name)
+    return images
+
+
+def _measured(challenge: str) -> set[str]:
+    return {p.name for p in get(challenge).parameters if p.role == "measured"}
+
+
+def _toml(values: dict[str, Any]) -> str:
+    return "\n".join(f"{k} = {json.dumps(v)}" for k, v in values.items())
+
+
+def _example(name: str, folder: Path, demo_data: Path) -> Path:
+    """The example's contest file where its relative paths hold: ``folder/examples/contests/NAME``, ``folder/demo-data/`` filled by write_demo."""
+    text = (EXAMPLES / name / "contest.toml").read_text()
+    if "shared/data" in text:
+        needed = SHARED / "data" / re.search(r"shared/data/([^/\"]+)", text).group(1)  # type: ignore[union-attr]
+        if not needed.exists():
+            pytest.skip(f"the example {name} reads {needed}, which is absent")
+        return EXAMPLES / name / "contest.toml"
+    copy = folder / "examples" / "contests" / name
+    shutil.copytree(EXAMPLES / name, copy)
+    for challenge in set(re.findall(r"demo-data/([\w.-]+)/", text)):
+        get(challenge).write_demo(demo_data / challenge)
+    return copy / "contest.toml"
+
+
+def _fuzzy_program(code: Path, outputs: Path) -> None:
+    """A fuzzy-jaccard program that writes the demo's outputs, which travel in its archive."""
+    shutil.copytree(outputs, code / "outputs")
+    (code / "run.py").write_text("import os, shutil\nshutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'outputs'), '.', dirs_exist_ok=True)\n")
+
+
+SHAPES = [
+    Shape("example-demo", "glas", example="demo", every_page_in_chromium=True),
+    Shape("example-glas-fixture", "glas", example="glas-fixture"),
+    Shape("example-face-clustering", "face-clustering", "programs", example="face-clustering", entry="run.py", every_page_in_chromium=True),
+    Shape("glas-split-parts", "glas", parameters={"parts": ["testA", "testB"]}, every_page_in_chromium=True),
+    Shape("glas-parts", "glas", split=False, parameters={"parts": ["testA", "testB"]}),
+    Shape("fuzzy-jaccard", "fuzzy-jaccard"),
+    Shape("fuzzy-jaccard-programs", "fuzzy-jaccard", "programs", split=False, entry="run.py"),
+    Shape("camera-traps", "camera-traps"),
+    Shape("face-clustering", "face-clustering", split=False, parameters={"th1_s": 600, "th2_s": 1200, "ram_max_mb": 4096}),
+    Shape("glas-parts-one-public", "glas", parameters={"parts": ["testA", "testB"]}, public_list=("testA_1", "testA_2")),
+    Shape("ilsvrc2012-cls-meta", "ilsvrc2012-cls", split=False, parameters={"meta": WRITTEN_META}),
+    Shape("ilsvrc2012-loc", "ilsvrc2012-loc", every_page_in_chromium=True),
+    Shape("ilsvrc2012-fine", "ilsvrc2012-fine"),
+]
+
+
+class Visitor:
+    """One role's requests: a session cookie for pages, a bearer token for the API, redirects not followed."""
+
+    class _NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *_: Any) -> None:
+            return None
+
+    def __init__(self, url: str, session: str | None, token: str | None) -> None:
+        self.url, self.session, self.token = url, session, token
+        self.opener = urllib.request.build_opener(self._NoRedirect)
+
+    def get(self, path: str, api: bool = False) -> tuple[int, str, str]:
+        """(status, content type, body) of ``GET path``."""
+        headers = {"Accept": "application/json"} if api else {"Accept": "text/html"}
+        if api and self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        if not api and self.session:
+            headers["Cookie"] = f"{COOKIE}={self.session}"
+        try:
+            with self.opener.open(urllib.request.Request(self.url + path, headers=headers), timeout=60) as response:
+                return response.status, response.headers.get("content-type", ""), response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers.get("content-type", ""), error.read().decode()
+
+
+@dataclass
+class Served:
+    """A shape's contest served, its teams' tokens and submissions."""
+
+    live: LiveServer
+    clock: Clock
+    worker: Worker
+    tokens: dict[str, str]
+    contest: Path
+    sent: dict[str, list[int]] = field(default_factory=dict)  # team -> its submission ids
+    filenames: dict[str, list[str]] = field(default_factory=dict)
+
+    def visitors(self) -> dict[str, Visitor]:
+        """Each role, with a page session opened now (sessions end 12 h after their log-in; the moments are weeks apart)."""
+        sessions: dict[str, str | None] = {"anonymous": None}
+        with writing(self.worker.engine) as connection:
+            for role, user in (("alpha", "ann"), ("beta", "bob"), ("organizer", "olga")):
+                sessions[role] = accounts.log_in(connection, user, f"{user}-password-1", self.clock(), kind="session")
+        return {role: Visitor(self.live.url, sessions[role], self.tokens.get(role)) for role in ROLES}
+
+    def score_all(self) -> None:
+        for _ in range(100):  # bounded
+            if not self.worker.work_once():
+                return
+        raise AssertionError("the queue did not empty")
+
+
+def _serve(shape: Shape, folder: Path) -> Iterator[tuple[Served, Path, Path]]:
+    contest, good, bad = shape.make(folder)
+    clock = Clock(load(contest).phases[0].start)
+    service, tokens = set_up(f"sqlite:///{folder / 'podium.db'}", contest, folder / "data", ("alpha", "beta"), clock)
+    with writing(service.engine) as connection:
+        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())
+        accounts.add_user(connection, "bob", "bob-password-1", 2, False, clock())
+        accounts.add_user(connection, "olga", "olga-password-1", None, True, clock())
+        tokens["organizer"] = accounts.new_token(connection, None, True, "test", clock())
+    with LiveServer(service) as live:
+        yield Served(live, clock, Worker(service.engine, service.data, clock=clock), tokens, contest), good, bad
+
+
+def _send(served: Served, team: str, path: Path, name: str, entry: str | None) -> int:
+    staged = served.contest.parent / "sent" / team
+    staged.mkdir(parents=True, exist_ok=True)
+    upload = packed(path, staged)
+    named = staged / (name + "".join(upload.suffixes))
+    shutil.copy(upload, named)
+    answer = submit(served.live.url, served.tokens[team], named, entry)
+    assert answer.status in (201, 422), answer.body
+    served.sent.setdefault(team, []).append(answer.body["id"])
+    served.filenames.setdefault(team, []).append(named.name)
+    return int(answer.body["id"])
+
+
+def _routes(served: Served, board_columns: list[str], first_moment: bool) -> list[tuple[str, bool, bool]]:
+    """(path, API?, the same for every role?) of every route: those that are the same for all are walked by two roles only."""
+    ids = [i for team_ids in served.sent.values() for i in team_ids]
+    common = ["/", "/leaderboard", "/leaderboard/table", "/login", "/no-such-page"] + [f"/leaderboard?sort={c}" for c in ["team", *board_columns]]
+    common_api = ["/api/contest", "/api/leaderboard"] + (["/healthz", "/openapi.json"] if first_moment else [])
+    if first_moment:
+        common.append("/docs")
+    pages = ["/submissions", "/submissions/rows", "/organizer", "/submissions/999999"] + [f"/submissions/{i}" for i in ids]
+    api = ["/api/submissions", "/api/quota", "/api/submissions/999999"] + [f"/api/submissions/{i}" for i in ids]
+    return [(p, False, True) for p in common] + [(p, True, True) for p in common_api] + [(p, False, False) for p in pages] + [(p, True, False) for p in api]
+
+
+def _expected(served: Served, role: str, path: str, api: bool) -> int:
+    """The status ``role`` must get for ``GET path``."""
+    if path == "/no-such-page":
+        return 404
+    owner = next((team for team, ids in served.sent.items() if path.rsplit("/", 1)[-1] in map(str, ids)), "nobody")
+    mine = owner != "nobody" and (role == "organizer" or owner == role)
+    if api:
+        if not path.startswith(("/api/submissions", "/api/quota")):
+            return 200
+        if role == "anonymous":
+            return 401
+        if path == "/api/quota":
+            return 403 if role == "organizer" else 200
+        return 200 if path == "/api/submissions" or mine else 404
+    if not path.startswith(("/submissions", "/organizer")):
+        return 200
+    if role == "anonymous":
+        return 303
+    if path == "/organizer":
+        return 200 if role == "organizer" else 403
+    return 200 if path in ("/submissions", "/submissions/rows") or mine else 404
+
+
+def _walk(served: Served, moment: str, revealed: bool, first_moment: bool = False) -> None:
+    """Every route for every role: the expected status, HTML errors for pages, JSON for the API, no other team's data."""
+    board = served.live.call("GET", "/api/leaderboard").body
+    columns = [c["name"] for c in board["criteria"]]
+    problems = []
+    for role, visitor in served.visitors().items():
+        for path, api, common in _routes(served, columns, first_moment):
+            if common and role not in ("anonymous", "alpha"):
+                continue
+            status, kind, body = visitor.get(path, api)
+            want = _expected(served, role, path, api)
+            where = f"{moment}, {role}, GET {path}"
+            if status != want:
+                problems.append(f"{where}: {status} (expected {want}): {body[:300]}")
+                continue
+            if status >= 400:
+                wanted_kind = "application/json" if api else "text/html"
+                if not kind.startswith(wanted_kind) or (not api and '<nav aria-label="main">' not in body):
+                    problems.append(f"{where}: a {status} answered as {kind}, not a {wanted_kind} page: {body[:200]}")
+            if role in ("alpha", "beta") and status == 200:
+                other = "beta" if role == "alpha" else "alpha"
+                leaked = [name for name in served.filenames.get(other, []) if name in body] + [p for p in (str(served.contest.parent),) if p in body]
+                if leaked:
+                    problems.append(f"{where}: shows the other team's files or the server's folders: {leaked}")
+                if api and path.startswith("/api/submissions/") and not revealed:
+                    result = json.loads(body).get("result") or {}
+                    if "private" in (result.get("splits") or {}) or (result.get("splits") and result.get("scores")):
+                        problems.append(f"{where}: a private score before the reveal")
+    assert not problems, "\n".join(problems)
+
+
+def _scores_equal_evaluate(served: Served, good: Path) -> None:
+    """Each scored file submission's served scores (whole and each split) are those of ``podium evaluate --contest``."""
+    run = CliRunner().invoke(cli, ["evaluate", "--contest", str(served.contest), "--submission", str(good), "--json", "-", "--workers", "1"])
+    assert run.exit_code in (0, 1), run.output
+    expected = json.loads(run.stdout)
+    organizer = served.tokens["organizer"]
+    for team in ("alpha", "beta"):
+        shown = served.live.call("GET", f"/api/submissions/{served.sent[team][0]}", organizer).body
+        assert shown["status"] == "scored", shown
+        assert shown["result"]["scores"] == expected["scores"]
+        for name, split in (expected.get("splits") or {}).items():
+            assert shown["result"]["splits"][name]["scores"] == split["scores"]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s.name for s in SHAPES])
+def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pages_browser: Any) -> None:
+    if shape.kind == "programs" and not Path("/usr/bin/bwrap").exists():
+        require("bwrap", "/usr/bin/bwrap is missing (Debian package bubblewrap): programs cannot run")
+    served_iter = _serve(shape, tmp_path)
+    served, good, bad = next(served_iter)
+    try:
+        contest = load(served.contest)
+        first, second = contest.phases[0], contest.phases[-1]
+        served.clock.now = first.start
+        _walk(served, "before any submission", revealed=False, first_moment=True)
+
+        _send(served, "alpha", good, "alpha-good", shape.entry)
+        _send(served, "alpha", bad, "alpha-bad", shape.entry)
+        _send(served, "beta", good, "beta-good", shape.entry)
+        served.score_all()
+        _walk(served, "after scored and rejected submissions", revealed=False)
+        if pages_browser is not None:
+            _browse(pages_browser, served, shape.name, shape.every_page_in_chromium)
+
+        if len(contest.phases) > 1 and first.end < second.start:
+            served.clock.now = first.end + (second.start - first.end) / 2
+            _walk(served, "between phases", revealed=False)
+        served.clock.now = second.end + timedelta(days=1)
+        _walk(served, "after the reveal", revealed=True)
+        rescore(served.worker.engine)
+        served.score_all()
+        _walk(served, "after a rescore", revealed=True)
+        if contest.phases[0].submissions == "files":
+            _scores_equal_evaluate(served, good)
+    finally:
+        next(served_iter, None)
+
+
+@pytest.fixture(scope="module")
+def pages_browser() -> Iterator[Any]:
+    """Chromium, or ``None`` (the HTTP walk still runs) when it is missing outside CI."""
+    problem = chromium_problem()
+    if problem is not None:
+        require("chromium", problem)  # fails in CI
+        yield None
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
+    """Every page each role can open, in Chromium at desktop and phone width: no error, no sideways scroll on the phone, a screenshot each."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    own = {team: ids[0] for team, ids in served.sent.items()}
+    pages = {
+        "anonymous": ["/", "/leaderboard", "/login"],
+        "alpha": ["/submissions", f"/submissions/{own['alpha']}", f"/submissions/{own['beta']}", "/organizer"],
+        "organizer": ["/organizer", "/submissions", f"/submissions/{own['beta']}", "/leaderboard"],
+    }
+    if not every_page:
+        pages = {"alpha": ["/leaderboard", f"/submissions/{own['alpha']}"]}
+    sessions = {role: v.session for role, v in served.visitors().items()}
+    for width, height, label in ((1200, 900, "desktop"), (375, 800, "phone")):
+        for role, paths in pages.items():
+            context = browser.new_context(viewport={"width": width, "height": height})
+            if sessions.get(role):
+                context.add_cookies([{"name": COOKIE, "value": sessions[role], "url": served.live.url}])
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e, seen=errors: seen.append(str(e)))
+            for path in paths:
+                answer = page.goto(served.live.url + path)
+                assert answer is not None and answer.status in (200, 403, 404), (shape, role, path, answer and answer.status)
+                assert page.locator("h1").count() == 1, (shape, role, path)
+                page.wait_for_function("[...document.querySelectorAll('div.vega')].every(e => ['true', 'error'].includes(e.dataset.rendered))", timeout=20_000)
+                assert page.locator("div.vega[data-rendered=error]").count() == 0, (shape, role, path, "a chart failed")
+                name = f"{shape}--{role}--{path.strip('/').replace('/', '-') or 'contest'}--{label}.png"
+                page.screenshot(path=str(SHOTS / name), full_page=True)
+                if label == "phone":
+                    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1, (shape, role, path, "scrolls sideways")
+            assert not errors, (shape, role, errors)
+            context.close()
