@@ -82,7 +82,6 @@ class Shape:
     split: bool = True
     parameters: dict[str, Any] = field(default_factory=dict)
     example: str | None = None  # examples/contests/NAME
-    entry: str | None = None  # programs: the entry point sent with the archive
     public_list: tuple[str, ...] = ()  # the public units, listed (else a drawn half, when split)
     every_page_in_chromium: bool = False  # else Chromium opens the pages that differ by challenge only: the board and a report
 
@@ -163,11 +162,11 @@ def _fuzzy_program(code: Path, outputs: Path) -> None:
 SHAPES = [
     Shape("example-demo", "glas", example="demo", every_page_in_chromium=True),
     Shape("example-glas-fixture", "glas", example="glas-fixture"),
-    Shape("example-face-clustering", "face-clustering", "programs", example="face-clustering", entry="run.py", every_page_in_chromium=True),
+    Shape("example-face-clustering", "face-clustering", "programs", example="face-clustering", every_page_in_chromium=True),
     Shape("glas-split-parts", "glas", parameters={"parts": ["testA", "testB"]}, every_page_in_chromium=True),
     Shape("glas-parts", "glas", split=False, parameters={"parts": ["testA", "testB"]}),
     Shape("fuzzy-jaccard", "fuzzy-jaccard"),
-    Shape("fuzzy-jaccard-programs", "fuzzy-jaccard", "programs", split=False, entry="run.py"),
+    Shape("fuzzy-jaccard-programs", "fuzzy-jaccard", "programs", split=False),
     Shape("camera-traps", "camera-traps"),
     Shape("face-clustering", "face-clustering", split=False, parameters={"th1_s": 600, "th2_s": 1200, "ram_max_mb": 4096}),
     Shape("glas-parts-one-public", "glas", parameters={"parts": ["testA", "testB"]}, public_list=("testA_1", "testA_2")),
@@ -242,17 +241,33 @@ def _serve(shape: Shape, folder: Path) -> Iterator[tuple[Served, Path, Path]]:
         yield Served(live, clock, Worker(service.engine, service.data, clock=clock), tokens, contest), good, bad
 
 
-def _send(served: Served, team: str, path: Path, name: str, entry: str | None) -> int:
+def _send(served: Served, team: str, path: Path, name: str, browser: Any = None) -> None:
+    """Send ``path`` as ``team``'s submission named ``name``: through the API, or the upload form in Chromium with JavaScript off.
+
+    A program is sent without its entry point: the server finds the archive's only one.
+    """
     staged = served.contest.parent / "sent" / team
     staged.mkdir(parents=True, exist_ok=True)
     upload = packed(path, staged)
     named = staged / (name + "".join(upload.suffixes))
     shutil.copy(upload, named)
-    answer = submit(served.live.url, served.tokens[team], named, entry)
-    assert answer.status in (201, 422), answer.body
-    served.sent.setdefault(team, []).append(answer.body["id"])
+    if browser is None:
+        answer = submit(served.live.url, served.tokens[team], named)
+        assert answer.status in (201, 422), answer.body
+        sent = int(answer.body["id"])
+    else:
+        context = browser.new_context(java_script_enabled=False)
+        context.add_cookies([{"name": COOKIE, "value": served.visitors()[team].session, "url": served.live.url}])
+        page = context.new_page()
+        page.goto(served.live.url + "/submissions")
+        page.set_input_files("#file", str(named))
+        page.click("#upload button")
+        page.wait_for_url("**/submissions?sent=*")
+        sent = int(page.url.rsplit("=", 1)[1])
+        assert f"Submission #{sent} ({named.name})" in page.inner_text("#upload-result")
+        context.close()
+    served.sent.setdefault(team, []).append(sent)
     served.filenames.setdefault(team, []).append(named.name)
-    return int(answer.body["id"])
 
 
 def _routes(served: Served, board_columns: list[str], first_moment: bool) -> list[tuple[str, bool, bool]]:
@@ -347,10 +362,12 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         served.clock.now = first.start
         _walk(served, "before any submission", revealed=False, first_moment=True)
 
-        _send(served, "alpha", good, "alpha-good", shape.entry)
-        _send(served, "alpha", bad, "alpha-bad", shape.entry)
-        _send(served, "beta", good, "beta-good", shape.entry)
+        _send(served, "alpha", good, "alpha-good", pages_browser if shape.every_page_in_chromium else None)
+        _send(served, "alpha", bad, "alpha-bad")
+        _send(served, "beta", good, "beta-good")
         served.score_all()
+        statuses = {i: served.live.call("GET", f"/api/submissions/{i}", served.tokens["organizer"]).body["status"] for ids in served.sent.values() for i in ids}
+        assert list(statuses.values()) == ["scored", "rejected", "scored"], statuses
         _walk(served, "after scored and rejected submissions", revealed=False)
         if pages_browser is not None:
             _browse(pages_browser, served, shape.name, shape.every_page_in_chromium)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -111,8 +112,10 @@ def team_of(who: accounts.Caller) -> int:
     return who.team_id
 
 
-async def receive_upload(service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None) -> JSONResponse:
-    """Take the request body as a submission: the phase and quota first, then streamed to disk under the contest's cap."""
+async def receive_upload(
+    service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, chunks: AsyncIterator[bytes] | None = None
+) -> JSONResponse:
+    """Take the request body (or ``chunks``: a form's file) as a submission: the phase and quota first, then streamed to disk under the contest's cap."""
     team_of(who)
     contest = service.contests.get()
     now = service.clock()
@@ -123,12 +126,12 @@ async def receive_upload(service: Service, request: Request, who: accounts.Calle
         raise HTTPException(refused.status, str(refused)) from None
     cap = int(contest.service.upload_mb * 2**20)
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
+    if chunks is None and declared is not None and declared.isdigit() and int(declared) > cap:
         raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
     (service.data / "incoming").mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
         digest, size = hashlib.sha256(), 0
-        async for chunk in request.stream():
+        async for chunk in request.stream() if chunks is None else chunks:
             size += len(chunk)
             if size > cap:
                 raise HTTPException(413, f"the upload is over {contest.service.upload_mb:g} MB, the most this contest takes")

@@ -33,7 +33,7 @@ from podium import __version__
 from podium.challenges import get
 from podium.report import environment as report_environment
 from podium.report import report_context
-from podium.service import accounts, state
+from podium.service import accounts, state, upload_form
 from podium.service.confidence import board_confidence
 from podium.service.database import reading, writing
 from podium.service.intake import Refused, open_phase
@@ -221,14 +221,17 @@ def router(service: Any) -> APIRouter:
         return visible_submissions(service, who, submission_id)
 
     @pages.get("/submissions", response_class=HTMLResponse)
-    def submissions_page(request: Request) -> HTMLResponse:
+    def submissions_page(request: Request, sent: int | None = None) -> HTMLResponse:
         _, who = signed_in(request)
         contest = service.contests.get()
         quota = None
         if who.team_id is not None:
             with reading(service.engine) as connection:
                 quota = usage(connection, who.team_id, contest.quota, contest.timezone, service.clock()).to_dict(contest.quota)
-        return page(request, "submissions.html", rows=views(who), quota=quota, final=FINAL)
+        rows = views(who)
+        just_sent = next((row for row in rows if row["id"] == sent), None)  # the form's answer, when posted without JavaScript
+        programs = any(phase.submissions == "programs" for phase in contest.phases)
+        return page(request, "submissions.html", rows=rows, quota=quota, final=FINAL, sent=just_sent, programs=programs)
 
     @pages.get("/submissions/rows", response_class=HTMLResponse)
     def submission_rows_part(request: Request) -> HTMLResponse:
@@ -240,6 +243,8 @@ def router(service: Any) -> APIRouter:
         from podium.service.app import receive_upload
 
         token, who = signed_in(request)
+        if upload_form.is_form(request):  # posted by the browser without JavaScript
+            return await upload_form.posted(service, request, token, who, receive_upload)
         if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
             raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
         return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None)
