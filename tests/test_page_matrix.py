@@ -336,6 +336,19 @@ def _walk(served: Served, moment: str, revealed: bool, first_moment: bool = Fals
     assert not problems, "\n".join(problems)
 
 
+def _shows_how_programs_ran(served: Served, challenge: str) -> None:
+    """A program's time and peak RAM (and their points, where the rule gives some) are columns of the board and rows of the report."""
+    board = served.live.call("GET", "/api/leaderboard").body
+    expected = ["time (s)", "peak RAM (MB)"] + (["time points", "RAM points"] if challenge == "face-clustering" else [])
+    assert board["measured"] == expected, board
+    assert all(isinstance(t["measured"]["time (s)"], float) and t["measured"]["peak RAM (MB)"] > 0 for t in board["teams"]), board["teams"]
+    visitor = served.visitors()["alpha"]
+    page = visitor.get("/leaderboard")[2]
+    report = visitor.get(f"/submissions/{served.sent['alpha'][0]}")[2]
+    assert all(f'<th scope="col">{column}</th>' in page for column in expected)
+    assert "How the program ran" in report and all(f"<td>{column}</td>" in report for column in expected)
+
+
 def _scores_equal_evaluate(served: Served, good: Path) -> None:
     """Each scored file submission's served scores (whole and each split) are those of ``podium evaluate --contest``."""
     run = CliRunner().invoke(cli, ["evaluate", "--contest", str(served.contest), "--submission", str(good), "--json", "-", "--workers", "1"])
@@ -369,6 +382,8 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         statuses = {i: served.live.call("GET", f"/api/submissions/{i}", served.tokens["organizer"]).body["status"] for ids in served.sent.values() for i in ids}
         assert list(statuses.values()) == ["scored", "rejected", "scored"], statuses
         _walk(served, "after scored and rejected submissions", revealed=False)
+        if contest.phases[0].submissions == "programs":
+            _shows_how_programs_ran(served, contest.challenge)
         if pages_browser is not None:
             _browse(pages_browser, served, shape.name, shape.every_page_in_chromium)
 

@@ -38,6 +38,7 @@ from podium.service.confidence import board_confidence
 from podium.service.database import reading, writing
 from podium.service.intake import Refused, open_phase
 from podium.service.leaderboard import is_revealed, standings
+from podium.service.measured import measured
 from podium.service.quota import usage
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
@@ -257,7 +258,8 @@ def router(service: Any) -> APIRouter:
             raise HTTPException(404, f"no submission {submission_id} of yours")
         view = found[0]
         report = report_context(view["result"]) if view["result"] else None
-        return page(request, "report_page.html", view=view, report=report)
+        public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
+        return page(request, "report_page.html", view=view, report=report, ran=measured(view["result"], "public" if public_only else None))
 
     @pages.get("/organizer", response_class=HTMLResponse)
     def organizer_page(request: Request, done: str | None = None) -> HTMLResponse:
