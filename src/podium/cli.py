@@ -415,12 +415,16 @@ def contest_group() -> None:
 @guarded
 def contest_check_command(path: Path, as_json: bool) -> int:
     """Check a contest file (every problem with its line) and summarize it: splits, phases in UTC and local time."""
+    from podium.contest.advice import warnings
+
     contest = load_contest(path)
-    summary = contest.summary()
+    summary = contest.summary() | {"warnings": warnings(contest)}
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
         display.print_contest(display.stdout, summary)
+        for warning in summary["warnings"]:
+            display.stdout.print(f"[yellow]warning:[/yellow] {display.escape(warning)}", soft_wrap=True)
     return EXIT_SCORED
 
 
