@@ -99,7 +99,8 @@ def test_resamples_equal_scoring_the_resampled_test_set() -> None:
         low, high = np.percentile(scores[:, team], [2.5, 97.5])
         assert confidence.score.low == pytest.approx(low, abs=1e-12) and confidence.score.high == pytest.approx(high, abs=1e-12)
         assert (confidence.rank.low, confidence.rank.high) == tuple(np.percentile(ranks[:, team], [2.5, 97.5], method="inverted_cdf"))
-        assert confidence.first == np.mean(ranks[:, team] == 1)
+        firsts = ranks == 1
+        assert confidence.first == pytest.approx(np.mean(firsts[:, team] / firsts.sum(axis=1)), abs=1e-12)  # a tie for first splits it
     assert confidences[0].first > confidences[1].first > confidences[2].first == 0
 
 
@@ -117,7 +118,9 @@ def test_better_on_every_unit_is_always_first_and_ties_share() -> None:
     assert (second.rank.low, second.rank.high, second.first) == (2, 2, 0.0)
     assert second.score.low == second.score.high == 1.0
     a, b = bootstrap(challenge, [spec], False, [good, good], 200)
-    assert a == b and a is not None and a.first == 1.0  # a tie shares rank 1 in every resample
+    assert a == b and a is not None and a.first == 0.5  # a tie shares rank 1 in every resample, and the first place
+    tied = bootstrap(challenge, [spec], False, [good] * 21, 100)
+    assert math.fsum(c.first for c in tied if c is not None) == pytest.approx(1.0)  # 21 tied teams: 1/21 each, not 100% each
 
 
 def test_the_seed_decides_the_draw() -> None:

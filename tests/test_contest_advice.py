@@ -40,6 +40,6 @@ def test_a_time_limit_below_the_disqualification_time(tmp_path: Path) -> None:
     text = (f'id = "f"\ntitle = "F"\nchallenge = "face-clustering"\ntruth = "{demo.truth}"\nimages = "{demo.truth.parent / "images"}"\n'
             '[parameters]\nth1_s = 60\nth2_s = 120\nram_max_mb = 4096\n' + PHASE.format(kind="programs") + "[limits]\nmemory_mb = 2048\ntime_s = {time_s}\n")  # fmt: skip
     code, summary, shown = _check(tmp_path, text.format(time_s=30))
-    assert code == 0
+    assert code == 0 and "warning: [limits] time_s = 30 is below th2_s = 120" in shown
     assert summary["warnings"] == ["[limits] time_s = 30 is below th2_s = 120: a program is stopped first, so the rules' disqualification time is never reached"]
     assert _check(tmp_path, text.format(time_s=120))[1]["warnings"] == []

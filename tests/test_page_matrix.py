@@ -45,6 +45,7 @@ from podium.service.client import packed, submit
 from podium.service.database import writing
 from podium.service.pages import COOKIE
 from podium.service.rescore import rescore
+from podium.service.titles import title
 from podium.service.worker import Worker
 from podium.synthetic.ilsvrc2012 import write_meta
 from service_helpers import Clock, LiveServer, set_up
@@ -336,6 +337,19 @@ def _walk(served: Served, moment: str, revealed: bool, first_moment: bool = Fals
     assert not problems, "\n".join(problems)
 
 
+def _board_says_what_ranks(served: Served, decimals: int | None) -> None:
+    """The board page: scores to the contest's decimals, titled columns, shares of first places that sum to 100%."""
+    board = served.live.call("GET", "/api/leaderboard").body
+    page = served.visitors()["anonymous"].get("/leaderboard")[2]
+    for team in board["teams"]:
+        for name, value in team["scores"].items():
+            if value is not None and name in {c["name"] for c in board["criteria"]}:
+                assert f"{value:.{4 if decimals is None else decimals}f}" in page, (name, value)
+    assert all(f">{title(c['name'])}</a>" in page for c in board["criteria"])
+    firsts = [float(share) for share in re.findall(r'<td class="num">([\d.]+)%</td>', page)]
+    assert not firsts or abs(sum(firsts) - 100) <= 0.1 * len(firsts), firsts
+
+
 def _shows_how_programs_ran(served: Served, challenge: str) -> None:
     """A program's time and peak RAM (and their points, where the rule gives some) are columns of the board and rows of the report."""
     board = served.live.call("GET", "/api/leaderboard").body
@@ -384,6 +398,7 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         _walk(served, "after scored and rejected submissions", revealed=False)
         if contest.phases[0].submissions == "programs":
             _shows_how_programs_ran(served, contest.challenge)
+        _board_says_what_ranks(served, contest.ranking.decimals)
         if pages_browser is not None:
             _browse(pages_browser, served, shape.name, shape.every_page_in_chromium)
 

@@ -11,8 +11,9 @@ rules: 1224 ranks, rank sums, rounding to ``decimals``, missing values last).
 For each team it reports the percentile interval of its score and of its rank
 at the given level (95% by default: the 2.5th and 97.5th percentiles, by
 ``numpy.percentile``'s linear method for scores and its ``inverted_cdf`` for
-ranks, which stay whole numbers), and the share of resamples in which it
-ranks first. Efron & Tibshirani, *An Introduction to the Bootstrap* (1993),
+ranks, which stay whole numbers), and its share of the first places: each
+resample's first place split evenly among the teams tied there, so that the
+shares of all teams sum to 1. Efron & Tibshirani, *An Introduction to the Bootstrap* (1993),
 ch. 13; the same paired resampling ranks the GlaS teams in Sirinukunwattana et
 al., *Gland segmentation in colon histology images: The GlaS challenge
 contest*, Medical Image Analysis 35 (2017).
@@ -49,7 +50,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class Confidence:
-    """One team's bootstrap: its score's and rank's intervals, and how often it ranks first."""
+    """One team's bootstrap: its score's and rank's intervals, and its share of the first places (ties split them)."""
 
     score: Interval
     rank: Interval
@@ -134,6 +135,8 @@ def bootstrap(
         else:
             final_ranks.append(ranks[0])
     scores, all_ranks = np.concatenate(first_scores), np.concatenate(final_ranks)
+    firsts = all_ranks == 1
+    first_shares = firsts / np.maximum(firsts.sum(axis=1, keepdims=True), 1)  # a tie for first shares it
     tail = 100 * (1 - level) / 2
     confidences: list[Confidence | None] = []
     for team, matrix in enumerate(matrices):
@@ -143,5 +146,5 @@ def bootstrap(
         finite = scores[:, team][~np.isnan(scores[:, team])]
         score = Interval(*(float(v) for v in np.percentile(finite, [tail, 100 - tail]))) if finite.size else Interval(None, None)
         rank = Interval(*(int(v) for v in np.percentile(all_ranks[:, team], [tail, 100 - tail], method="inverted_cdf")))
-        confidences.append(Confidence(score, rank, float(np.mean(all_ranks[:, team] == 1))))
+        confidences.append(Confidence(score, rank, float(np.mean(first_shares[:, team]))))
     return confidences

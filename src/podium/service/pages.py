@@ -31,6 +31,7 @@ from sqlalchemy import func, select
 
 from podium import __version__
 from podium.challenges import get
+from podium.display import score_text
 from podium.report import environment as report_environment
 from podium.report import report_context
 from podium.service import accounts, state, upload_form
@@ -43,6 +44,7 @@ from podium.service.quota import usage
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.tables import submissions, teams, users
+from podium.service.titles import title
 
 COOKIE = "podium_session"
 LOGINS = 10
@@ -91,7 +93,7 @@ def _local(target: str) -> str:
 @functools.cache
 def _environment() -> jinja2.Environment:
     templates = report_environment(jinja2.PackageLoader("podium.service", "templates"))
-    templates.globals.update(utc=_utc, version=__version__)
+    templates.globals.update(utc=_utc, version=__version__, title=title, score_text=score_text)
     return templates
 
 
