@@ -399,6 +399,8 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         if contest.phases[0].submissions == "programs":
             _shows_how_programs_ran(served, contest.challenge)
         _board_says_what_ranks(served, contest.ranking.decimals)
+        submissions_page = served.visitors()["alpha"].get("/submissions")[2]
+        assert re.search(r"Quota: 1 of \d+ used today; the next day starts at \d\d:\d\d [\w ]+ \(in \d+ h", submissions_page), submissions_page  # a sentence, not a dump
         if pages_browser is not None:
             _browse(pages_browser, served, shape.name, shape.every_page_in_chromium)
 

@@ -41,6 +41,7 @@ from podium.service.intake import Refused, open_phase
 from podium.service.leaderboard import is_revealed, standings
 from podium.service.measured import measured
 from podium.service.quota import usage
+from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.tables import submissions, teams, users
@@ -234,7 +235,8 @@ def router(service: Any) -> APIRouter:
         rows = views(who)
         just_sent = next((row for row in rows if row["id"] == sent), None)  # the form's answer, when posted without JavaScript
         programs = any(phase.submissions == "programs" for phase in contest.phases)
-        return page(request, "submissions.html", rows=rows, quota=quota, final=FINAL, sent=just_sent, programs=programs)
+        quota_said = None if quota is None else quota_sentence(quota, contest.timezone, service.clock())
+        return page(request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs)
 
     @pages.get("/submissions/rows", response_class=HTMLResponse)
     def submission_rows_part(request: Request) -> HTMLResponse:
