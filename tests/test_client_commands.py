@@ -7,6 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from podium import display
 from podium.cli import cli
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
@@ -45,3 +46,17 @@ def test_submit_status_and_leaderboard_print_the_contest_decimals_and_whole_colu
     assert "f1=0." in scores and len(scores.split("f1=")[1].split(",")[0]) == 5, scores  # 0.xyz: the contest's 3 decimals
     assert "f1=0." in listed.output  # the list shows each submission's scores
     assert "object_hausdorff" in board.output and "…" not in board.output  # whole column names in a pipe
+
+
+def test_printed_commands_name_the_podium_that_runs(tmp_path: Path, monkeypatch) -> None:
+    """After ``make demo`` podium is ``.venv/bin/podium``, not on PATH: the commands it prints say so."""
+    program = tmp_path / ".venv" / "bin" / "podium"
+    program.parent.mkdir(parents=True)
+    program.write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", [str(program)])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert display.command_name() == ".venv/bin/podium"
+    monkeypatch.setenv("PATH", f"{program.parent}:/usr/bin:/bin")
+    program.chmod(0o755)
+    assert display.command_name() == "podium"

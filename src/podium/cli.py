@@ -493,7 +493,7 @@ def demo_command(folder: Path, workers: int | None) -> int:
         demo = challenge.write_demo(folder / challenge.id)
         settings = "".join(f" --set {k}={v}" for k, v in demo.settings.items())
         display.stdout.print(
-            f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
+            f"\n[bold]{challenge.id}[/bold]: {display.command_name()} evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
             soft_wrap=True,
         )
         result = evaluate(challenge.id, demo.truth, demo.submission, demo.settings, workers=workers or default_workers())

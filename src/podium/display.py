@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -51,6 +53,19 @@ def _number(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6f}"
     return str(value)
+
+
+def command_name() -> str:
+    """How to run podium again as this process was run: ``podium`` when that name on PATH is this program, else its path
+    (``.venv/bin/podium`` after ``make demo``), so that every command podium prints runs as printed."""
+    program = Path(sys.argv[0]).absolute()
+    on_path = shutil.which("podium")
+    if program.name != "podium" or (on_path is not None and Path(on_path).resolve() == program.resolve()):
+        return "podium"
+    try:
+        return str(program.relative_to(Path.cwd()))
+    except ValueError:
+        return str(program)
 
 
 def score_text(value: Any, decimals: int | None) -> str:

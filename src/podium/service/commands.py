@@ -108,7 +108,7 @@ def register(cli: click.Group, guarded: Any) -> None:
             soft_wrap=True,
         )
         for name, token in _team_tokens(engine, team_names):
-            display.stdout.print(f"  team {name}: podium submit --server {address} --token {token} PATH", soft_wrap=True)
+            display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
         pool.start()
         try:
