@@ -279,6 +279,7 @@ def _routes(served: Served, board_columns: list[str], first_moment: bool) -> lis
     if first_moment:
         common.append("/docs")
     pages = ["/submissions", "/submissions/rows", "/organizer", "/submissions/999999"] + [f"/submissions/{i}" for i in ids]
+    pages += [f"/submissions/{i}?sort=-{column}" for i in ids[:1] for column in ("f1", "no-such-column")]  # the per-item table, sorted
     api = ["/api/submissions", "/api/quota", "/api/submissions/999999"] + [f"/api/submissions/{i}" for i in ids]
     return [(p, False, True) for p in common] + [(p, True, True) for p in common_api] + [(p, False, False) for p in pages] + [(p, True, False) for p in api]
 
@@ -287,7 +288,7 @@ def _expected(served: Served, role: str, path: str, api: bool) -> int:
     """The status ``role`` must get for ``GET path``."""
     if path == "/no-such-page":
         return 404
-    owner = next((team for team, ids in served.sent.items() if path.rsplit("/", 1)[-1] in map(str, ids)), "nobody")
+    owner = next((team for team, ids in served.sent.items() if path.split("?")[0].rsplit("/", 1)[-1] in map(str, ids)), "nobody")
     mine = owner != "nobody" and (role == "organizer" or owner == role)
     if api:
         if not path.startswith(("/api/submissions", "/api/quota")):
@@ -399,6 +400,10 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         if contest.phases[0].submissions == "programs":
             _shows_how_programs_ran(served, contest.challenge)
         _board_says_what_ranks(served, contest.ranking.decimals)
+        if contest.challenge == "glas":
+            report = served.visitors()["alpha"].get(f"/submissions/{served.sent['alpha'][0]}?sort=-f1")[2]
+            f1s = [float(v) for v in re.findall(r'<tr><td>test[AB]_\d</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td class="num">([\d.]+)</td>', report)]
+            assert f1s and f1s == sorted(f1s, reverse=True), report  # the per-image table, by F1 from the best
         submissions_page = served.visitors()["alpha"].get("/submissions")[2]
         assert re.search(r"Quota: 1 of \d+ used today; the next day starts at \d\d:\d\d [\w ]+ \(in \d+ h", submissions_page), submissions_page  # a sentence, not a dump
         if pages_browser is not None:

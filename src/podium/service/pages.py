@@ -40,6 +40,7 @@ from podium.service.database import reading, writing
 from podium.service.intake import Refused, open_phase
 from podium.service.leaderboard import is_revealed, standings
 from podium.service.measured import measured
+from podium.service.per_item import per_item
 from podium.service.quota import usage
 from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
@@ -255,7 +256,7 @@ def router(service: Any) -> APIRouter:
         return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None)
 
     @pages.get("/submissions/{submission_id}", response_class=HTMLResponse)
-    def report_page(request: Request, submission_id: int) -> HTMLResponse:
+    def report_page(request: Request, submission_id: int, sort: str | None = None) -> HTMLResponse:
         _, who = signed_in(request)
         found = views(who, submission_id)
         if not found:
@@ -263,7 +264,8 @@ def router(service: Any) -> APIRouter:
         view = found[0]
         report = report_context(view["result"]) if view["result"] else None
         public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
-        return page(request, "report_page.html", view=view, report=report, ran=measured(view["result"], "public" if public_only else None))
+        ran = measured(view["result"], "public" if public_only else None)
+        return page(request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort))
 
     @pages.get("/organizer", response_class=HTMLResponse)
     def organizer_page(request: Request, done: str | None = None) -> HTMLResponse:
