@@ -338,6 +338,19 @@ def _walk(served: Served, moment: str, revealed: bool, first_moment: bool = Fals
     assert not problems, "\n".join(problems)
 
 
+def _errors_of_scripts_are_json(served: Served) -> None:
+    """The upload's script asks for JSON and gets its errors as JSON (it shows the detail); a browser's form gets the HTML page."""
+    session = served.visitors()["alpha"].session
+    for accept, kind in (("application/json", "application/json"), ("text/html,*/*;q=0.8", "text/html")):
+        headers = {"Cookie": f"{COOKIE}={session}", "X-CSRF-Token": "forged", "Accept": accept, "Content-Type": "application/octet-stream"}
+        try:
+            urllib.request.urlopen(urllib.request.Request(served.live.url + "/submissions/upload?filename=a.txt", b"x", headers), timeout=30)
+            raise AssertionError("a forged CSRF token was taken")
+        except urllib.error.HTTPError as error:
+            assert error.code == 403 and error.headers.get("content-type", "").startswith(kind), (accept, error.headers)
+            assert "CSRF" in error.read().decode()
+
+
 def _board_says_what_ranks(served: Served, decimals: int | None) -> None:
     """The board page: scores to the contest's decimals, titled columns, shares of first places that sum to 100%."""
     board = served.live.call("GET", "/api/leaderboard").body
@@ -389,6 +402,7 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         first, second = contest.phases[0], contest.phases[-1]
         served.clock.now = first.start
         _walk(served, "before any submission", revealed=False, first_moment=True)
+        _errors_of_scripts_are_json(served)
 
         _send(served, "alpha", good, "alpha-good", pages_browser if shape.every_page_in_chromium else None)
         _send(served, "alpha", bad, "alpha-bad")

@@ -2,7 +2,8 @@
 
 A request for a page (any path outside the API's, ``/api/...``, ``/healthz``
 and ``/openapi.json``) that ends in an error (403, 404, a 500 of podium's own)
-gets ``error.html``; the API keeps FastAPI's JSON ``{"detail": ...}``. A
+gets ``error.html``; the API, and a page's script that accepts JSON and not
+HTML (the upload's live status), keep FastAPI's JSON ``{"detail": ...}``. A
 redirect raised as an exception (303 to the log-in page) stays a redirect.
 A 500's page says nothing of the failure: the traceback goes to the server's
 log only (Starlette raises the exception again once the page is sent).
@@ -26,8 +27,9 @@ log = logging.getLogger("podium.service")
 
 
 def is_page(request: Request) -> bool:
-    """Whether ``request`` asks for a page (HTML errors) rather than the API (JSON errors)."""
-    return not request.url.path.startswith(API_PATHS)
+    """Whether ``request`` asks for a page (HTML errors) rather than JSON: an API path, or a script that accepts JSON and not HTML."""
+    accept = request.headers.get("accept", "")
+    return not request.url.path.startswith(API_PATHS) and not ("application/json" in accept and "text/html" not in accept)
 
 
 def error_page(service: Any, request: Request, code: int, detail: str) -> Response:

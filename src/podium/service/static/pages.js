@@ -30,7 +30,7 @@
       var query = "?filename=" + encodeURIComponent(file.name) + (entry && entry.value.trim() ? "&entry=" + encodeURIComponent(entry.value.trim()) : "");
       fetch(form.getAttribute("action") + query, {
         method: "POST", body: file, credentials: "same-origin",
-        headers: { "X-CSRF-Token": document.body.dataset.csrf || "" },
+        headers: { "X-CSRF-Token": document.body.dataset.csrf || "", "Accept": "application/json" },
       }).then(function (response) {
         return response.json().catch(function () { return { detail: "the server answered " + response.status }; });
       }).then(function (answer) {
