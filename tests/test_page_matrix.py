@@ -111,7 +111,7 @@ class Shape:
             )
         loaded = load(contest)
         demo = get(loaded.challenge).write_demo(folder / "submissions")
-        good = demo.submission
+        good = demo.submission if loaded.truth.is_relative_to(folder) else loaded.truth.parent / "submission"  # ../shared data: its own submission
         if loaded.phases[0].submissions == "programs":
             good = folder / "program"
             good.mkdir()
@@ -143,7 +143,7 @@ def _example(name: str, folder: Path, demo_data: Path) -> Path:
     """The example's contest file where its relative paths hold: ``folder/examples/contests/NAME``, ``folder/demo-data/`` filled by write_demo."""
     text = (EXAMPLES / name / "contest.toml").read_text()
     if "shared/data" in text:
-        needed = SHARED / "data" / re.search(r"shared/data/([^/\"]+)", text).group(1)  # type: ignore[union-attr]
+        needed = SHARED / "data" / re.search(r"shared/data/([\w-]+)", text).group(1)  # type: ignore[union-attr]
         if not needed.exists():
             pytest.skip(f"the example {name} reads {needed}, which is absent")
         return EXAMPLES / name / "contest.toml"
