@@ -211,6 +211,7 @@ class Served:
     worker: Worker
     tokens: dict[str, str]
     contest: Path
+    folder: Path  # the test's own: what is sent is staged here (an example's contest file may be the repository's)
     sent: dict[str, list[int]] = field(default_factory=dict)  # team -> its submission ids
     filenames: dict[str, list[str]] = field(default_factory=dict)
 
@@ -239,7 +240,7 @@ def _serve(shape: Shape, folder: Path) -> Iterator[tuple[Served, Path, Path]]:
         accounts.add_user(connection, "olga", "olga-password-1", None, True, clock())
         tokens["organizer"] = accounts.new_token(connection, None, True, "test", clock())
     with LiveServer(service) as live:
-        yield Served(live, clock, Worker(service.engine, service.data, clock=clock), tokens, contest), good, bad
+        yield Served(live, clock, Worker(service.engine, service.data, clock=clock), tokens, contest, folder), good, bad
 
 
 def _send(served: Served, team: str, path: Path, name: str, browser: Any = None) -> None:
@@ -247,7 +248,7 @@ def _send(served: Served, team: str, path: Path, name: str, browser: Any = None)
 
     A program is sent without its entry point: the server finds the archive's only one.
     """
-    staged = served.contest.parent / "sent" / team
+    staged = served.folder / "sent" / team
     staged.mkdir(parents=True, exist_ok=True)
     upload = packed(path, staged)
     named = staged / (name + "".join(upload.suffixes))
