@@ -99,7 +99,8 @@ def test_resamples_equal_scoring_the_resampled_test_set() -> None:
         low, high = np.percentile(scores[:, team], [2.5, 97.5])
         assert confidence.score.low == pytest.approx(low, abs=1e-12) and confidence.score.high == pytest.approx(high, abs=1e-12)
         assert (confidence.rank.low, confidence.rank.high) == tuple(np.percentile(ranks[:, team], [2.5, 97.5], method="inverted_cdf"))
-        assert confidence.first == np.mean(ranks[:, team] == 1)
+        firsts = ranks == 1
+        assert confidence.first == pytest.approx(np.mean(firsts[:, team] / firsts.sum(axis=1)), abs=1e-12)  # a tie for first splits it
     assert confidences[0].first > confidences[1].first > confidences[2].first == 0
 
 
@@ -117,7 +118,9 @@ def test_better_on_every_unit_is_always_first_and_ties_share() -> None:
     assert (second.rank.low, second.rank.high, second.first) == (2, 2, 0.0)
     assert second.score.low == second.score.high == 1.0
     a, b = bootstrap(challenge, [spec], False, [good, good], 200)
-    assert a == b and a is not None and a.first == 1.0  # a tie shares rank 1 in every resample
+    assert a == b and a is not None and a.first == 0.5  # a tie shares rank 1 in every resample, and the first place
+    tied = bootstrap(challenge, [spec], False, [good] * 21, 100)
+    assert math.fsum(c.first for c in tied if c is not None) == pytest.approx(1.0)  # 21 tied teams: 1/21 each, not 100% each
 
 
 def test_the_seed_decides_the_draw() -> None:
@@ -184,3 +187,31 @@ def test_rank_command_bootstrap_refusals(demos: dict, tmp_path: Path) -> None:
     split.write_text(json.dumps(document | {"units": document["units"] | {"split": [1]}}))
     run = CliRunner().invoke(cli, ["rank", "glas", str(split)])
     assert run.exit_code == 2 and "units.split must map" in run.output
+
+
+def test_per_part_scores_resample_their_part_only(demos: dict, tmp_path: Path) -> None:
+    """GlaS with ``parts``: each part's scores pool that part's images (blocker 1 of issue 35: exit 2 before)."""
+    demo = demos["glas"]
+    contest = tmp_path / "contest.toml"
+    contest.write_text(
+        f'id = "parts"\ntitle = "Parts"\nchallenge = "glas"\ntruth = "{demo.truth}"\n[parameters]\nparts = ["testA", "testB"]\n'
+        '[[phase]]\nname = "one"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "files"\n'
+    )
+    worse_on_b = tmp_path / "worse-on-b"
+    worse_on_b.mkdir()
+    for image in demo.submission.glob("testA*"):  # Test A as it is, Test B missing (scored as empty)
+        (worse_on_b / image.name).write_bytes(image.read_bytes())
+    paths = []
+    for name, submission in (("good", demo.submission), ("worse-on-b", worse_on_b)):
+        run = CliRunner().invoke(cli, ["evaluate", "--contest", str(contest), "--submission", str(submission), "--json", str(tmp_path / f"{name}.json")])
+        assert run.exit_code == 0, run.output
+        paths.append(str(tmp_path / f"{name}.json"))
+    run = CliRunner().invoke(cli, ["rank", "--contest", str(contest), *paths, "--bootstrap", "200", "--json", "-"])
+    assert run.exit_code == 0, run.output
+    board = json.loads(run.stdout)
+    assert board["bootstrap"]["score"] == "f1/testA"
+    good, worse = sorted(board["teams"], key=lambda t: t["name"])
+    assert good["confidence"]["score"] == worse["confidence"]["score"]  # the same Test A images: the same resampled f1/testA
+    low, high = good["confidence"]["score"]
+    assert low <= good["scores"]["f1/testA"] <= high
+    assert good["confidence"]["rank"] == [1, 1] and worse["confidence"]["rank"] == [2, 2]  # Test B decides every resample

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -115,6 +116,24 @@ def test_parts_add_scores_per_part(pair) -> None:
     assert doc["scores"]["f1/testA"] == 1.0 and doc["scores"]["f1/testB"] == 0.0
     assert doc["scores"]["f1"] == pytest.approx(2 * 2 / (2 * 2 + 0 + 2))
     assert set(doc["scores"]) == {f"{s}{p}" for s in ("f1", "object_dice", "object_hausdorff") for p in ("", "/testA", "/testB")}
+
+
+def test_a_part_with_no_image_in_a_split_has_no_score(pair, tmp_path: Path) -> None:
+    """Test B wholly private: the public split has no Test B image, so no Test B score (it showed a perfect 1.0, Hausdorff 0)."""
+    truth, sub = pair
+    (tmp_path / "public.txt").write_text("testA_1\n")
+    contest = tmp_path / "contest.toml"
+    contest.write_text(
+        f'id = "parts"\ntitle = "Parts"\nchallenge = "glas"\ntruth = "{truth}"\n[parameters]\nparts = ["testA", "testB"]\n[split]\npublic_list = "public.txt"\n'
+        '[[phase]]\nname = "one"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "files"\n'
+    )
+    code, output = run("evaluate", "--contest", str(contest), "--submission", str(sub), "--json", "-", "--workers", "1")
+    assert code == 0, output
+    splits = json.loads(output)["splits"]
+    assert splits["public"]["scores"]["f1/testA"] == 1.0
+    assert {k: v for k, v in splits["public"]["scores"].items() if k.endswith("/testB")} == dict.fromkeys(("f1/testB", "object_dice/testB", "object_hausdorff/testB"))
+    assert splits["private"]["scores"]["f1/testB"] == 1.0 and splits["private"]["scores"]["f1/testA"] is None
+    assert not [w for w in splits["public"]["warnings"] if w["code"] == "infinite_hausdorff"]
 
 
 def test_a_part_matching_no_image_is_a_usage_error(pair) -> None:

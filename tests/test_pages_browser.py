@@ -144,7 +144,7 @@ def test_team_and_organizer_in_chromium(browser: object, tmp_path: Path) -> None
         page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=20_000)
         page.wait_for_selector("#rows td.st-scored", timeout=60_000)
         rows = page.inner_text("#rows")
-        assert "rejected" in rows and "scored" in rows and "f1" in rows
+        assert "rejected" in rows and "scored" in rows and "F1" in rows
         _shot(page, "submissions")
 
         # the report of the scored submission: every chart rendered with marks
@@ -168,7 +168,7 @@ def test_team_and_organizer_in_chromium(browser: object, tmp_path: Path) -> None
         board = page.inner_text("table.board")
         assert board.index("alpha") < board.index("beta") and "%" in board
         _shot(page, "leaderboard")
-        page.click("text=object_hausdorff")
+        page.click("text=object Hausdorff")
         assert "sort=object_hausdorff" in page.url
 
         # a form without its CSRF token is refused

@@ -34,7 +34,7 @@ def specs_in(html: str) -> list[dict]:
     return [json.loads(unescape(s)) for s in re.findall(r"data-spec='([^']*)'", html)]
 
 
-EXPECTED_CHARTS = {"fuzzy-jaccard": 2, "glas": 4, "face-clustering": 4, "camera-traps": 2, "ilsvrc2012-cls": 3, "ilsvrc2012-loc": 3, "ilsvrc2012-fine": 2}
+EXPECTED_CHARTS = {"fuzzy-jaccard": 2, "glas": 4, "face-clustering": 5, "camera-traps": 2, "ilsvrc2012-cls": 3, "ilsvrc2012-loc": 3, "ilsvrc2012-fine": 2}
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
@@ -68,23 +68,21 @@ def test_large_test_sets_stay_small(documents: dict) -> None:
 
 def test_face_clustering_limits_chart(documents: dict) -> None:
     document, _ = documents["face-clustering"]
-    limits = charts_of(document)[-1].spec["data"]["values"]
-    assert limits == [
+    time_chart, ram_chart = charts_of(document)[-2:]  # seconds and megabytes on axes of their own
+    assert time_chart.spec["data"]["values"] == [
         {"measure": "time (s)", "value": 95.0, "limit": 600.0},
         {"measure": "time (s)", "value": 95.0, "limit": 1200.0},
-        {"measure": "RAM (MB)", "value": 850.0, "limit": 4096.0},
     ]
+    assert ram_chart.spec["data"]["values"] == [{"measure": "RAM (MB)", "value": 850.0, "limit": 4096.0}]
     merges = document["details"]["merges"]
     assert merges and all(m["identities"] > 1 and m["largest_part"] < m["size"] for m in merges)
 
 
 def test_run_against_limits() -> None:
     document = {"challenge": "glas", "status": "rejected", "scores": {}, "run": {"wall_s": 3.5, "time_limit_s": 10, "peak_memory_mb": 120.0, "memory_limit_mb": 512}}
-    (chart,) = charts_of(document)
-    assert chart.spec["data"]["values"] == [
-        {"measure": "wall time (s)", "value": 3.5, "limit": 10},
-        {"measure": "peak memory (MB)", "value": 120.0, "limit": 512},
-    ]
+    time_chart, memory_chart = charts_of(document)  # seconds and megabytes on axes of their own
+    assert time_chart.spec["data"]["values"] == [{"measure": "wall time (s)", "value": 3.5, "limit": 10}]
+    assert memory_chart.spec["data"]["values"] == [{"measure": "peak memory (MB)", "value": 120.0, "limit": 512}]
 
 
 def test_glas_overlay_colours() -> None:
@@ -139,3 +137,11 @@ def test_histograms_bin_values_of_any_spread() -> None:
         assert len(rows) == BINS and sum(r["count"] for r in rows) == len(values), values
         assert all(math.isfinite(r["from"]) and math.isfinite(r["to"]) and r["from"] < r["to"] for r in rows), values
         assert rows[0]["from"] == min(values) and rows[-1]["to"] >= max(values), values
+
+
+def test_per_part_scores_each_on_its_own_axis() -> None:
+    """F1 and Dice are fractions, Hausdorff is pixels: the per-part chart gives each score its own y axis."""
+    scores = {f"{s}/{p}": v for p in ("testA", "testB") for s, v in (("f1", 0.9), ("object_dice", 0.8), ("object_hausdorff", 60.0))}
+    document = {"challenge": "glas", "status": "scored", "scores": scores, "details": {"per_image": {}, "tp": 1, "fp": 0, "fn": 0}}
+    (per_part,) = [c for c in charts_of(document) if c.title == "Per part"]
+    assert per_part.spec["resolve"] == {"scale": {"y": "independent"}}

@@ -11,8 +11,9 @@ rules: 1224 ranks, rank sums, rounding to ``decimals``, missing values last).
 For each team it reports the percentile interval of its score and of its rank
 at the given level (95% by default: the 2.5th and 97.5th percentiles, by
 ``numpy.percentile``'s linear method for scores and its ``inverted_cdf`` for
-ranks, which stay whole numbers), and the share of resamples in which it
-ranks first. Efron & Tibshirani, *An Introduction to the Bootstrap* (1993),
+ranks, which stay whole numbers), and its share of the first places: each
+resample's first place split evenly among the teams tied there, so that the
+shares of all teams sum to 1. Efron & Tibshirani, *An Introduction to the Bootstrap* (1993),
 ch. 13; the same paired resampling ranks the GlaS teams in Sirinukunwattana et
 al., *Gland segmentation in colon histology images: The GlaS challenge
 contest*, Medical Image Analysis 35 (2017).
@@ -49,7 +50,7 @@ class Interval:
 
 @dataclass(frozen=True)
 class Confidence:
-    """One team's bootstrap: its score's and rank's intervals, and how often it ranks first."""
+    """One team's bootstrap: its score's and rank's intervals, and its share of the first places (ties split them)."""
 
     score: Interval
     rank: Interval
@@ -98,12 +99,14 @@ def bootstrap(
         raise PodiumError("the results' unit statistics have different columns")
     if any(sorted(t.rows) != keys for t in present):
         raise PodiumError("the results were not scored on the same units; a paired bootstrap needs the same test set")
+    pooled = [challenge.units_of_score(spec.name) for spec in criteria]  # (base score, units it pools)
     try:  # columns the challenge does not compute from (a document that is not podium's) fail here, named
         probe = challenge.scores_of_sums(columns, np.zeros((1, len(columns))))
-        if any(np.shape(probe[spec.name]) != (1,) for spec in criteria):
+        if any(np.shape(probe[base]) != (1,) for base, _ in pooled):
             raise ValueError(columns)
     except (ValueError, IndexError, KeyError):
         raise PodiumError(f"the unit statistics' columns {', '.join(columns)[:200]} are not those of {challenge.id}") from None
+    masks = [None if within is None else np.array([within(k) for k in keys]) for _, within in pooled]
     matrices = [None if t is None else np.array([t.rows[k] for k in keys], dtype=np.float64) for t in tables]
     rng = np.random.default_rng(seed)
     n = len(keys)
@@ -114,11 +117,13 @@ def bootstrap(
         draws = rng.integers(0, n, size=(size, n))
         weights = np.stack([np.bincount(row, minlength=n) for row in draws]).astype(np.float64)
         per_criterion = []
-        for spec in criteria:
+        for (base, _), mask in zip(pooled, masks):
             values = np.full((size, len(tables)), np.nan)
-            for team, matrix in enumerate(matrices):
-                if matrix is not None:
-                    values[:, team] = challenge.scores_of_sums(columns, weights @ matrix)[spec.name]
+            if mask is None or mask.any():  # a score over no unit (a part with no image in the split) is none
+                for team, matrix in enumerate(matrices):
+                    if matrix is not None:
+                        sums = weights @ matrix if mask is None else weights[:, mask] @ matrix[mask]
+                        values[:, team] = challenge.scores_of_sums(columns, sums)[base]
             per_criterion.append(values)
         first_scores.append(per_criterion[0])
         rounded = [np.round(v, decimals) if decimals is not None else v for v in per_criterion]
@@ -130,6 +135,8 @@ def bootstrap(
         else:
             final_ranks.append(ranks[0])
     scores, all_ranks = np.concatenate(first_scores), np.concatenate(final_ranks)
+    firsts = all_ranks == 1
+    first_shares = firsts / np.maximum(firsts.sum(axis=1, keepdims=True), 1)  # a tie for first shares it
     tail = 100 * (1 - level) / 2
     confidences: list[Confidence | None] = []
     for team, matrix in enumerate(matrices):
@@ -139,5 +146,5 @@ def bootstrap(
         finite = scores[:, team][~np.isnan(scores[:, team])]
         score = Interval(*(float(v) for v in np.percentile(finite, [tail, 100 - tail]))) if finite.size else Interval(None, None)
         rank = Interval(*(int(v) for v in np.percentile(all_ranks[:, team], [tail, 100 - tail], method="inverted_cdf")))
-        confidences.append(Confidence(score, rank, float(np.mean(all_ranks[:, team] == 1))))
+        confidences.append(Confidence(score, rank, float(np.mean(first_shares[:, team]))))
     return confidences

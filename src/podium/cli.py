@@ -385,7 +385,7 @@ def rank_command(
         return EXIT_SCORED
     if json_path:
         _write(Path(json_path), json.dumps(board, indent=2) + "\n")
-    display.stdout.print(display.leaderboard(spec, teams, criteria, ranks_by_sum(spec, by)))
+    display.print_table(display.leaderboard(spec, teams, criteria, ranks_by_sum(spec, by)))
     for problem in problems:
         display.stdout.print(f"[yellow]mixed:[/yellow] {display.escape(problem)}", soft_wrap=True)
     for entry in signatures:
@@ -439,12 +439,14 @@ def contest_group() -> None:
 def contest_check_command(path: Path, as_json: bool) -> int:
     """Check a contest file (every problem with its line) and summarize it: splits, phases in UTC and local time.
 
-    Warns of what a platform would refuse (phases that touch, for Codabench); the contest stays valid for podium serve.
+    Warns of what cannot work as written (an empty part in a split, a time limit below the rules' disqualification time)
+    and of what a platform would refuse (phases that touch, for Codabench); the contest stays valid for podium serve.
     """
+    from podium.contest.advice import warnings
     from podium.platforms.codabench_bundle import codabench_conflicts
 
     contest = load_contest(path)
-    summary = {**contest.summary(), "warnings": codabench_conflicts(contest)}
+    summary = contest.summary() | {"warnings": warnings(contest) + codabench_conflicts(contest)}
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
@@ -519,7 +521,7 @@ def demo_command(folder: Path, workers: int | None) -> int:
         demo = challenge.write_demo(folder / challenge.id)
         settings = "".join(f" --set {k}={v}" for k, v in demo.settings.items())
         display.stdout.print(
-            f"\n[bold]{challenge.id}[/bold]: podium evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
+            f"\n[bold]{challenge.id}[/bold]: {display.command_name()} evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
             soft_wrap=True,
         )
         result = evaluate(challenge.id, demo.truth, demo.submission, demo.settings, workers=workers or default_workers())

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape as escape  # re-exported: the commands escape with display.escape
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -50,6 +53,41 @@ def _number(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6f}"
     return str(value)
+
+
+def command_name() -> str:
+    """How to run podium again as this process was run: ``podium`` when that name on PATH is this program, else its path
+    (``.venv/bin/podium`` after ``make demo``), so that every command podium prints runs as printed."""
+    program = Path(sys.argv[0]).absolute()
+    on_path = shutil.which("podium")
+    if program.name != "podium" or (on_path is not None and Path(on_path).resolve() == program.resolve()):
+        return "podium"
+    try:
+        return str(program.relative_to(Path.cwd()))
+    except ValueError:
+        return str(program)
+
+
+def score_text(value: Any, decimals: int | None) -> str:
+    """A score as a contest shows it: rounded to its ranking's ``decimals``, else in full; ``none`` when there is none.
+
+    >>> score_text(0.7962962962962963, 3), score_text(0.5, None), score_text(None, 2), score_text(7, 2)
+    ('0.796', '0.5', 'none', '7')
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, float) and decimals is not None:
+        return f"{value:.{decimals}f}"
+    return str(value)
+
+
+def print_table(table: Table, console: Console = stdout) -> None:
+    """``table`` on ``console``; not on a terminal (a pipe, a file), at its full width: no column cut to 80 characters."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    width = Measurement.get(console, console.options.update(width=1 << 14), table).maximum
+    Console(file=console.file, width=max(width, 20), highlight=False, no_color=True).print(table)
 
 
 def print_issues(console: Console, kind: str, issues: list[Issue]) -> None:

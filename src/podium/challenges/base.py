@@ -38,7 +38,7 @@ statistics are merged from its own parts, and the whole's from all of them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
@@ -181,6 +181,14 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
         a bootstrap over units costs one matrix product (:mod:`podium.bootstrap`).
         """
         raise NotImplementedError(f"{self.id} has no unit statistics")
+
+    def units_of_score(self, name: str) -> tuple[str, Callable[[str], bool] | None]:
+        """The score of :meth:`scores_of_sums` that ``name`` is, and the units it pools (``None``: all of them).
+
+        A score over a subset of the units (GlaS's per-part ``f1/testA``) is its
+        base score on the sums of that subset's rows.
+        """
+        return name, None
 
     def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:
         """The scores that rank teams: by default the primary score alone."""

@@ -9,6 +9,7 @@ criterion with standard competition ranking, and by the sum of their ranks.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,15 +181,21 @@ class GlaS(Challenge[Context, Item, PartStats]):
         hausdorff = scores["object_hausdorff"]
         return scores | {"object_hausdorff": np.where(np.isinf(hausdorff), np.nan, hausdorff)}
 
+    def units_of_score(self, name: str) -> tuple[str, Callable[[str], bool] | None]:
+        """``f1/testA``: ``f1`` over the images whose stem starts with ``testA`` (the part's prefix)."""
+        base, _, part = name.partition("/")
+        return (base, None) if not part else (base, lambda unit: unit.startswith(part))
+
     def finalize(
         self, context: Context, stats: PartStats, details: dict[str, Any], log: IssueLog
     ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         total = stats.total()
         scores = _scores(total)
-        for part in context.parts:
-            part_scores = _scores(stats.parts.get(part, ObjectStats()))
+        for part in context.parts:  # a part with no image here (a split may hold none of it) has no score, not a perfect one
+            part_scores = _scores(stats.parts[part]) if part in stats.parts else dict.fromkeys(SCORES)
             scores.update({f"{name}/{part}": value for name, value in part_scores.items()})
-        if any(v is None for k, v in scores.items() if k.startswith("object_hausdorff")):
+        scored_parts = {"", *stats.parts}
+        if any(v is None for k, v in scores.items() if k.startswith("object_hausdorff") and k.partition("/")[2] in scored_parts):
             log.warning("infinite_hausdorff", "an object had no object on the other side of its image and empty_hausdorff=inf: Hausdorff is infinite, reported as null")
         per_image = list(details.values())
         return scores, {

@@ -137,7 +137,7 @@ def glas(document: dict[str, Any]) -> list[Chart]:
             Chart("Per part", _spec("Per part", rows, mark={"type": "bar", "tooltip": True}, encoding={
                 "x": {"field": "part", "type": "nominal"}, "y": {"field": "value", "type": "quantitative"},
                 "color": {"field": "part", "type": "nominal"}, "column": {"field": "score", "type": "nominal"},
-            }) | {"width": 120})
+            }) | {"width": 120, "resolve": {"scale": {"y": "independent"}}})  # F1 and Dice are fractions, Hausdorff pixels: an axis each
         )
     counts = [{"outcome": k, "objects": document["details"].get(v, 0)} for k, v in (("true positive", "tp"), ("false positive", "fp"), ("missed", "fn"))]
     charts.append(bars("Objects: detected, false, missed", counts, "outcome", "objects", sort="none"))
@@ -164,8 +164,10 @@ def face_clustering(document: dict[str, Any]) -> list[Chart]:
     limits = [
         {"measure": "time (s)", "value": parameters.get("time_s"), "limit": parameters.get(t)} for t in ("th1_s", "th2_s")
     ] + [{"measure": "RAM (MB)", "value": parameters.get("ram_mb"), "limit": parameters.get("ram_max_mb")}]
-    if any(r["value"] is not None for r in limits):
-        charts.append(against_limits("Time and RAM against the thresholds", [r for r in limits if r["value"] is not None]))
+    for unit, title in (("time (s)", "Time against the thresholds"), ("RAM (MB)", "RAM against the threshold")):  # seconds and megabytes: never one axis
+        measured = [r for r in limits if r["measure"] == unit and r["value"] is not None]
+        if measured:
+            charts.append(against_limits(title, measured))
     return charts
 
 
@@ -207,10 +209,10 @@ def run(document: dict[str, Any]) -> list[Chart]:
     ran = document.get("run")
     if not ran:
         return []
-    rows = [{"measure": "wall time (s)", "value": ran.get("wall_s"), "limit": ran.get("time_limit_s")}]
-    if ran.get("peak_memory_mb") is not None:
-        rows.append({"measure": "peak memory (MB)", "value": ran.get("peak_memory_mb"), "limit": ran.get("memory_limit_mb")})
-    return [against_limits("The program's run against its limits", rows)]
+    charts = [against_limits("The program's time against its limit", [{"measure": "wall time (s)", "value": ran.get("wall_s"), "limit": ran.get("time_limit_s")}])]
+    if ran.get("peak_memory_mb") is not None:  # megabytes: a chart of its own, not the seconds' axis
+        charts.append(against_limits("The program's memory against its limit", [{"measure": "peak memory (MB)", "value": ran.get("peak_memory_mb"), "limit": ran.get("memory_limit_mb")}]))
+    return charts
 
 
 BUILDERS: dict[str, Callable[[dict[str, Any]], list[Chart]]] = {

@@ -17,6 +17,7 @@ import errno
 import hashlib
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +28,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Engine, func, select, update
 
 from podium import __version__
-from podium.service import accounts, logins, pages, state
+from podium.challenges import get
+from podium.service import accounts, error_pages, logins, pages, state
 from podium.service.bodies import UPLOADS, Bodies, BodyTimes, UploadSlots
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
@@ -91,8 +93,10 @@ def team_of(who: accounts.Caller) -> int:
     return who.team_id
 
 
-async def receive_upload(service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None) -> JSONResponse:
-    """Take the request body as a submission: the phase and quota first, then streamed to disk under the contest's cap.
+async def receive_upload(
+    service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, chunks: AsyncIterator[bytes] | None = None
+) -> JSONResponse:
+    """Take the request body (or ``chunks``: a form's file) as a submission: the phase and quota first, then streamed to disk under the contest's cap.
 
     The submission counts at the moment its body is complete: the phase is checked again then.
     """
@@ -105,23 +109,23 @@ async def receive_upload(service: Service, request: Request, who: accounts.Calle
         raise HTTPException(refused.status, str(refused)) from None
     cap = int(contest.service.upload_mb * 2**20)
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
+    if chunks is None and declared is not None and declared.isdigit() and int(declared) > cap:
         raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
     with service.slots.held(team, client_address(request, service.proxies)):
         try:
-            return await _spooled(service, request, who, filename, entry, cap)
+            return await _spooled(service, request.stream() if chunks is None else chunks, who, filename, entry, cap)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
             raise HTTPException(507, "the server's disk is full: the upload was not kept and used no quota; tell the organizers") from None
 
 
-async def _spooled(service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, cap: int) -> JSONResponse:
+async def _spooled(service: Service, chunks: AsyncIterator[bytes], who: accounts.Caller, filename: str, entry: str | None, cap: int) -> JSONResponse:
     contest = service.contests.get()
     (service.data / "incoming").mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
         digest, size = hashlib.sha256(), 0
-        async for chunk in request.stream():
+        async for chunk in chunks:
             size += len(chunk)
             if size > cap:
                 raise HTTPException(413, f"the upload is over {contest.service.upload_mb:g} MB, the most this contest takes")
@@ -159,6 +163,7 @@ def create_app(service: Service) -> FastAPI:
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
     app.include_router(pages.router(service))
+    error_pages.install(app, service)
 
     @app.get("/healthz", summary="Liveness, the jobs queued and running, and the data folder's free disk (ok: false under 1 GiB)")
     def health() -> dict[str, Any]:
@@ -175,6 +180,8 @@ def create_app(service: Service) -> FastAPI:
         summary = contest.summary()
         for private_path in ("truth", "images"):  # the server's folders are nobody's business
             summary.pop(private_path, None)
+        data = {p.name for p in get(contest.challenge).parameters if p.role == "data"}  # files of the truth (boxes, meta): their names only
+        summary["parameters"] = {k: Path(v).name if k in data else v for k, v in summary["parameters"].items()}
         now = service.clock()
         with reading(service.engine) as connection:
             summary["revealed"] = is_revealed(connection, contest, now)
@@ -214,7 +221,7 @@ def create_app(service: Service) -> FastAPI:
     async def upload(
         request: Request, who: Who,
         filename: Annotated[str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")] = "submission",
-        entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh], or docker: when the file is an image saved by docker save")] = None,
+        entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save")] = None,
     ) -> JSONResponse:  # fmt: skip
         return await receive_upload(service, request, who, filename, entry)
 

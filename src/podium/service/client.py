@@ -78,7 +78,18 @@ def packed(path: Path, folder: Path) -> Path:
 
 
 def submit(server: str, token: str, path: Path, entry: str | None = None) -> Answer:
+    """Send ``path`` (a folder packed as tar.gz): the server's answer, or a 413 of our own when it is over the contest's ``upload_mb``.
+
+    The size is checked before sending: a server that refuses a body it has
+    not read closes the connection, and the sender would see only "connection
+    reset", not the server's message.
+    """
+    contest = request(server, "GET", "/api/contest")
+    upload_mb = contest.body.get("service", {}).get("upload_mb") if contest.status == 200 and isinstance(contest.body, dict) else None
     with tempfile.TemporaryDirectory(prefix="podium-submit-") as folder:
         upload = packed(path, Path(folder))
+        size = upload.stat().st_size
+        if upload_mb is not None and size > upload_mb * 2**20:
+            return Answer(413, {"detail": f"{upload.name} is {size:,} bytes; this contest takes at most {upload_mb:g} MB"})
         query = {"filename": upload.name} | ({"entry": entry} if entry else {})
         return request(server, "POST", "/api/submissions", token, body=upload, query=query)

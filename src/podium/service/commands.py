@@ -114,7 +114,7 @@ def register(cli: click.Group, guarded: Any) -> None:
             soft_wrap=True,
         )
         for name, token in _team_tokens(engine, team_names):
-            display.stdout.print(f"  team {name}: podium submit --server {address} --token {token} PATH", soft_wrap=True)
+            display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
         pool.start()
         try:
@@ -312,13 +312,14 @@ def register(cli: click.Group, guarded: Any) -> None:
     @client_options
     @TOKEN_OPTION
     @click.argument("path", type=click.Path(exists=True, path_type=Path))
-    @click.option("--entry", help="Programs: the entry point in the archive [run.sh], or docker: when the file is an image saved by docker save.")
+    @click.option("--entry", help="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save.")
     @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score.")
     @guarded
     def submit_command(server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float) -> int:
         """Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem."""
         from podium.service.client import request, submit
 
+        decimals = _decimals(server)
         answer = _answered(lambda: submit(server, token, path, entry))
         if answer.status not in (201, 422):
             raise PodiumError(f"the server refused the submission ({answer.status}): {answer.message}")
@@ -327,7 +328,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         while shown["status"] not in FINAL and time.monotonic() < deadline:
             time.sleep(0.5)
             shown = _answered(lambda: request(server, "GET", f"/api/submissions/{answer.body['id']}", token)).body
-        _print_submission(shown, as_json)
+        _print_submission(shown, as_json, decimals)
         return EXIT_REJECTED if shown["status"] in NOT_SCORED_BY_THE_TEAMS_FAULT else EXIT_SCORED
 
     @cli.command("status")
@@ -343,15 +344,19 @@ def register(cli: click.Group, guarded: Any) -> None:
         answer = _answered(lambda: request(server, "GET", path, token))
         if answer.status != 200:
             raise PodiumError(f"{answer.status}: {answer.message}")
+        decimals = None if as_json else _decimals(server)
         if submission_id is not None:
-            _print_submission(answer.body, as_json)
+            _print_submission(answer.body, as_json, decimals)
         elif as_json:
             click.echo(json.dumps(answer.body, indent=2))
         else:
             for item in answer.body:
                 since = f" since {item['started']}" if item["status"] == "running" else ""
                 reason = f": {item['reason']}" if item["reason"] else ""
-                display.stdout.print(f"{item['id']:>6}  {item['created']}  {item['phase']}  {item['status']}{since}{display.escape(reason)}", soft_wrap=True)
+                scores = _scores_text(item, decimals)
+                display.stdout.print(
+                    f"{item['id']:>6}  {item['created']}  {item['phase']}  {item['status']}{since}{display.escape(reason)}{'  ' + scores if scores else ''}", soft_wrap=True
+                )
         return EXIT_SCORED
 
     @cli.command("leaderboard")
@@ -375,7 +380,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         criteria = [ScoreSpec(c["name"], c["higher_is_better"], "") for c in board["criteria"]]
         split = "final ranking, private split" if board["revealed"] else "public split"
         display.stdout.print(f"[bold]{display.escape(board['title'])}[/bold] ({split})")
-        display.stdout.print(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
+        display.print_table(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
         return EXIT_SCORED
 
 
@@ -411,7 +416,28 @@ def _answered(call: Any) -> Any:
     return answer
 
 
-def _print_submission(item: dict[str, Any], as_json: bool) -> None:
+def _decimals(server: str) -> int | None:
+    """The contest's ranking decimals, to print scores as it ranks them (``None``: in full, or the server did not say)."""
+    from podium.service.client import ServerUnreachable, request
+
+    try:
+        answer = request(server, "GET", "/api/contest")
+    except ServerUnreachable:
+        return None  # the command's own request says so
+    ranking = answer.body.get("ranking") if answer.status == 200 and isinstance(answer.body, dict) else None
+    decimals = ranking.get("decimals") if isinstance(ranking, dict) else None
+    return decimals if isinstance(decimals, int) else None
+
+
+def _scores_text(item: dict[str, Any], decimals: int | None) -> str:
+    """A submission's scores as the team may see them (public ones until the reveal), the per-class and per-part ones left out."""
+    result = item.get("result") or {}
+    scores = ((result.get("splits") or {}).get("public") or {}).get("scores") or result.get("scores") or {}
+    shown = ", ".join(f"{k}={display.score_text(v, decimals)}" for k, v in scores.items() if "/" not in k)
+    return f"{'public ' if (result.get('splits') or {}).get('public') else ''}scores: {shown}" if shown else ""
+
+
+def _print_submission(item: dict[str, Any], as_json: bool, decimals: int | None = None) -> None:
     if as_json:
         click.echo(json.dumps(item, indent=2))
         return
@@ -419,10 +445,9 @@ def _print_submission(item: dict[str, Any], as_json: bool) -> None:
     for problem in item.get("problems") or []:
         where = ":".join(str(x) for x in (problem.get("file"), problem.get("line")) if x not in (None, ""))
         display.stdout.print(f"  {display.escape(where)}{': ' if where else ''}{display.escape(problem['message'])}", soft_wrap=True)
-    result = item.get("result") or {}
-    scores = ((result.get("splits") or {}).get("public") or {}).get("scores") or result.get("scores") or {}
+    scores = _scores_text(item, decimals)
     if scores:
-        display.stdout.print("public scores: " + ", ".join(f"{k}={v}" for k, v in scores.items() if "/" not in k), soft_wrap=True)
+        display.stdout.print(scores, soft_wrap=True)
     if item.get("stderr_tail"):
         display.stdout.print("last lines of the program's stderr:\n" + display.escape(item["stderr_tail"]), soft_wrap=True)
 

@@ -4,11 +4,14 @@ Until the reveal the board is the public split's, so the resampled rows are
 the public units' only: the intervals tell nothing of the private split.
 The bootstrap (:mod:`podium.bootstrap`, :data:`RESAMPLES` resamples, seed 0)
 is kept per set of shown results, so a page view costs it once per change of
-the board.
+the board. Results that cannot be resampled together (scored on different
+units, after a rescore on another truth) leave the board without intervals,
+never without its page.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sqlalchemy import Connection
@@ -17,10 +20,12 @@ from podium.bootstrap import Confidence, bootstrap, resamplable
 from podium.challenges import get
 from podium.contest import Contest
 from podium.documents import parse_units
+from podium.errors import PodiumError
 from podium.ranking import ranks_by_sum
 from podium.service.tables import results
 from podium.service.views import newest_results
 
+log = logging.getLogger("podium.service")
 RESAMPLES = 1000
 KEPT = 16  # boards whose bootstrap is kept
 
@@ -46,7 +51,11 @@ def board_confidence(
         criteria = spec.ranking_criteria(set().union(*(t["scores"] for t in board["teams"])))
         if contest.ranking.by is not None:
             criteria = [spec.score_spec(contest.ranking.by)]
-        confidences = bootstrap(spec, criteria, ranks_by_sum(spec, contest.ranking.by), tables, RESAMPLES, decimals=contest.ranking.decimals)
+        try:
+            confidences = bootstrap(spec, criteria, ranks_by_sum(spec, contest.ranking.by), tables, RESAMPLES, decimals=contest.ranking.decimals)
+        except PodiumError as exc:  # results that cannot be resampled together (scored on different units): the board without intervals
+            log.warning("no bootstrap intervals on the leaderboard: %s", exc)
+            return None
         if len(cache) >= KEPT:
             cache.pop(next(iter(cache)))
         cache[key] = {team: c for team, c in zip(names, confidences) if c is not None}

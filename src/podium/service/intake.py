@@ -28,12 +28,11 @@ from podium.result import REJECTED as RESULT_REJECTED
 from podium.service import queue, state
 from podium.service.accounts import Caller, lock_team
 from podium.service.database import reading, writing
+from podium.service.entry_points import DEFAULT_ENTRY, entry_point
 from podium.service.quota import usage
 from podium.service.scoring import DOCKER_PREFIX, IMAGE_ARCHIVE, outcome_of
 from podium.service.statuses import QUEUED, REJECTED
 from podium.service.tables import submissions
-
-DEFAULT_ENTRY = "run.sh"
 
 
 class Refused(Exception):
@@ -106,7 +105,7 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
                 _check_quota(connection, contest, caller, now)
             values = {
                 "team_id": caller.team_id, "phase": phase.name, "kind": phase.submissions, "filename": upload.filename[:255], "size": upload.size,
-                "sha256": upload.sha256, "target": str(target.relative_to(staging)), "entry": (upload.entry or DEFAULT_ENTRY) if phase.submissions == "programs" else None,
+                "sha256": upload.sha256, "target": str(target.relative_to(staging)), "entry": _entry(phase, upload, target),
                 "created": now, "status": status, "reason": reason, "problems": problems, "selected": False,
             }  # fmt: skip
             submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
@@ -118,6 +117,15 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {"id": submission_id, "phase": phase.name, "kind": phase.submissions, "status": status, "reason": reason, "problems": problems}
+
+
+def _entry(phase: Phase, upload: Upload, target: Path) -> str | None:
+    """What a program's submission records as its entry point: the one found (:func:`entry_point`), else what was asked."""
+    if phase.submissions != "programs":
+        return None
+    if upload.entry and upload.entry.startswith(DOCKER_PREFIX):
+        return upload.entry
+    return entry_point(target, upload.entry)[0] or upload.entry or DEFAULT_ENTRY
 
 
 def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_images: bool) -> tuple[Path, str, str | None, list[dict[str, Any]]]:
@@ -139,11 +147,9 @@ def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_
         (staging / "files").mkdir(parents=True, exist_ok=True)
         return staging / "files", REJECTED, str(exc), [Issue("archive", str(exc), upload.filename).to_dict()]
     if phase.submissions == "programs":
-        entry = upload.entry or DEFAULT_ENTRY
-        path = target / entry
-        if not target.is_dir() or ".." in Path(entry).parts or Path(entry).is_absolute() or not path.is_file() or path.is_symlink():
-            reason = f"the archive has no entry point {entry!r} (a file at its top, run in the program's working folder)"
-            return target, REJECTED, reason, [Issue("no_entry_point", reason, upload.filename).to_dict()]
+        entry, missing = entry_point(target, upload.entry)
+        if entry is None:
+            return target, REJECTED, missing, [Issue("no_entry_point", str(missing), upload.filename).to_dict()]
         return target, QUEUED, None, []
     result = evaluate(contest.challenge, contest.truth, target, contest.settings, checks_only=True, **contest.evaluation())
     outcome = outcome_of(result, "files", target)

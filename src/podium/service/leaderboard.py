@@ -14,7 +14,9 @@ A submission's own ranking among its team's uses the contest's ranking rule
 (``podium.ranking.rank_teams``), ties going to the earlier submission. Teams
 are then ranked 1224 by the same rule; teams with no scored submission rank
 last. Without a split, public and private are both the whole test set. Each
-submission counts with its result of the newest round it has.
+submission counts with its result of the newest round it has. In a contest of
+programs each row also holds how the program ran (``measured``: time, peak
+RAM and their points; :mod:`podium.service.measured`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from podium.contest import Contest
 from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.result import PRIVATE, PUBLIC
 from podium.service import state
+from podium.service.measured import board_measured
 from podium.service.statuses import SCORED
 from podium.service.tables import results, submissions, teams
 from podium.service.views import newest_results
@@ -72,7 +75,7 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
             shown[name] = chosen.submission_id
     criteria = rank_teams(spec, board, decimals, by)
-    return {
+    shown_board = {
         "contest": contest.id,
         "title": contest.title,
         "challenge": contest.challenge,
@@ -84,7 +87,10 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
         "rank_sum": ranks_by_sum(spec, by),
         "criteria": [{"name": c.name, "higher_is_better": c.higher_is_better} for c in criteria],
         "teams": [{"rank": t.rank, "team": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores} for t in board],
-    }, shown
+    }
+    if any(phase.submissions == "programs" for phase in contest.phases):  # time and RAM decide the rank too: shown beside the scores
+        shown_board["measured"] = board_measured(connection, shown_board, shown)
+    return shown_board, shown
 
 
 def _scored_entries(connection: Connection) -> dict[int, list[Entry]]:

@@ -18,6 +18,7 @@ with the API. A team sees its own submissions only; another's is answered 404.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import secrets
 from datetime import datetime
@@ -32,18 +33,23 @@ from sqlalchemy import func, select
 
 from podium import __version__
 from podium.challenges import get
+from podium.display import score_text
 from podium.report import environment as report_environment
 from podium.report import report_context
-from podium.service import accounts, logins, state
+from podium.service import accounts, logins, state, upload_form
 from podium.service.confidence import board_confidence
 from podium.service.database import reading, writing
 from podium.service.intake import Refused, open_phase
 from podium.service.leaderboard import is_revealed, standings
+from podium.service.measured import measured
+from podium.service.per_item import per_item
 from podium.service.proxies import is_https
 from podium.service.quota import usage
+from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.tables import submissions, teams, users
+from podium.service.titles import title
 
 COOKIE = "podium_session"
 LOGIN_COOKIE = "podium_login"  # the log-in form's token, before there is a session
@@ -68,8 +74,29 @@ def _local(target: str) -> str:
     return target if target.startswith("/") and not target.startswith("//") else "/"
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
-    return report_environment(jinja2.PackageLoader("podium.service", "templates"))
+    templates = report_environment(jinja2.PackageLoader("podium.service", "templates"))
+    templates.globals.update(utc=_utc, version=__version__, title=title, score_text=score_text)
+    return templates
+
+
+def session_from(service: Any, request: Request) -> tuple[str | None, accounts.Caller | None]:
+    """The session's token and its caller (``None`` when the cookie is missing, unknown or expired)."""
+    token = request.cookies.get(COOKIE)
+    if not token:
+        return None, None
+    with reading(service.engine) as connection:
+        return token, accounts.session_caller(connection, token, service.clock())
+
+
+def render_page(service: Any, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
+    """The template ``name`` rendered for the request's caller, with the site's navigation."""
+    token, who = session_from(service, request)
+    html = _environment().get_template(name).render(
+        who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=service.contests.get(), path=request.url.path, **values
+    )
+    return HTMLResponse(html, status_code=code)
 
 
 def _utc(value: datetime | None) -> str:
@@ -84,23 +111,12 @@ def _left(seconds: float) -> str:
 def router(service: Any) -> APIRouter:
     """The pages of ``service`` (a :class:`~podium.service.app.Service`)."""
     pages = APIRouter(include_in_schema=False)
-    templates = _environment()
-    templates.globals.update(utc=_utc, version=__version__)
 
     def session_of(request: Request) -> tuple[str | None, accounts.Caller | None]:
-        token = request.cookies.get(COOKIE)
-        if not token:
-            return None, None
-        with reading(service.engine) as connection:
-            return token, accounts.session_caller(connection, token, service.clock())
+        return session_from(service, request)
 
     def page(request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
-        token, who = session_of(request)
-        contest = service.contests.get()
-        html = templates.get_template(name).render(
-            who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=contest, path=request.url.path, **values
-        )
-        return HTMLResponse(html, status_code=code)
+        return render_page(service, request, name, code, **values)
 
     def signed_in(request: Request) -> tuple[str, accounts.Caller]:
         token, who = session_of(request)
@@ -203,14 +219,18 @@ def router(service: Any) -> APIRouter:
         return visible_submissions(service, who, submission_id)
 
     @pages.get("/submissions", response_class=HTMLResponse)
-    def submissions_page(request: Request) -> HTMLResponse:
+    def submissions_page(request: Request, sent: int | None = None) -> HTMLResponse:
         _, who = signed_in(request)
         contest = service.contests.get()
         quota = None
         if who.team_id is not None:
             with reading(service.engine) as connection:
                 quota = usage(connection, who.team_id, contest.quota, contest.timezone, service.clock()).to_dict(contest.quota)
-        return page(request, "submissions.html", rows=views(who), quota=quota, final=FINAL)
+        rows = views(who)
+        just_sent = next((row for row in rows if row["id"] == sent), None)  # the form's answer, when posted without JavaScript
+        programs = any(phase.submissions == "programs" for phase in contest.phases)
+        quota_said = None if quota is None else quota_sentence(quota, contest.timezone, service.clock())
+        return page(request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs)
 
     @pages.get("/submissions/rows", response_class=HTMLResponse)
     def submission_rows_part(request: Request) -> HTMLResponse:
@@ -222,19 +242,23 @@ def router(service: Any) -> APIRouter:
         from podium.service.app import receive_upload
 
         token, who = signed_in(request)
+        if upload_form.is_form(request):  # posted by the browser without JavaScript
+            return await upload_form.posted(service, request, token, who, receive_upload)
         if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
             raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
         return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None)
 
     @pages.get("/submissions/{submission_id}", response_class=HTMLResponse)
-    def report_page(request: Request, submission_id: int) -> HTMLResponse:
+    def report_page(request: Request, submission_id: int, sort: str | None = None) -> HTMLResponse:
         _, who = signed_in(request)
         found = views(who, submission_id)
         if not found:
             raise HTTPException(404, f"no submission {submission_id} of yours")
         view = found[0]
         report = report_context(view["result"]) if view["result"] else None
-        return page(request, "report_page.html", view=view, report=report)
+        public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
+        ran = measured(view["result"], "public" if public_only else None)
+        return page(request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort))
 
     @pages.get("/organizer", response_class=HTMLResponse)
     def organizer_page(request: Request, done: str | None = None) -> HTMLResponse:

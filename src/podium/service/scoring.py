@@ -13,10 +13,11 @@ never sees the server's folders.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from podium.contest import Contest
@@ -81,8 +82,8 @@ def program_command(code: Path, entry: str) -> str:
 
 
 def outcome_of(result: Result, kind: str, root: Path) -> Outcome:
-    document = _relative(result.to_dict(), root)
-    public_document = _relative(result.public_view(), root)
+    document = _stored(_relative(result.to_dict(), root))
+    public_document = _stored(_relative(result.public_view(), root))
     if result.status == SCORED:
         status, reason = SUBMISSION_SCORED, None
     else:
@@ -93,6 +94,18 @@ def outcome_of(result: Result, kind: str, root: Path) -> Outcome:
     public_scores = document["scores"] if splits is None else splits.get(PUBLIC, {}).get("scores", {})
     private_scores = document["scores"] if splits is None else splits.get(PRIVATE, {}).get("scores", {})
     return Outcome(status, reason, problems, document, public_document, public_scores, private_scores)
+
+
+def _stored(document: dict[str, Any]) -> dict[str, Any]:
+    """The document as the database keeps it: plain JSON, a path (a parameter naming the truth's ``boxes`` or ``meta``) by its last part.
+
+    The full path is the server's business, and a JSON column takes no ``Path``.
+    """
+    return json.loads(json.dumps(document, allow_nan=False, default=_name_of))
+
+
+def _name_of(value: object) -> str:
+    return value.name if isinstance(value, PurePath) else str(value)
 
 
 def _relative(document: dict[str, Any], root: Path) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-// podium's pages: local times beside UTC, and uploads sent as the request body (as the API takes them).
+// podium's pages: local times beside UTC, and uploads sent as the request body (as the API takes them), with live status;
+// without JavaScript the upload form posts as a plain form.
 (function () {
   function localTimes(root) {
     root.querySelectorAll("time[datetime]:not([data-local])").forEach(function (el) {
@@ -22,12 +23,14 @@
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var file = form.querySelector("input[type=file]").files[0];
+      var entry = form.querySelector("input[name=entry]");
       var out = document.getElementById("upload-result");
       if (!file) return;
       out.textContent = "Sending " + file.name + "…";
-      fetch(form.dataset.action + "?filename=" + encodeURIComponent(file.name), {
+      var query = "?filename=" + encodeURIComponent(file.name) + (entry && entry.value.trim() ? "&entry=" + encodeURIComponent(entry.value.trim()) : "");
+      fetch(form.getAttribute("action") + query, {
         method: "POST", body: file, credentials: "same-origin",
-        headers: { "X-CSRF-Token": document.body.dataset.csrf || "" },
+        headers: { "X-CSRF-Token": document.body.dataset.csrf || "", "Accept": "application/json" },
       }).then(function (response) {
         return response.json().catch(function () { return { detail: "the server answered " + response.status }; });
       }).then(function (answer) {

@@ -1,0 +1,62 @@
+"""Errors as a browser or an API client expects them: an HTML page with the site's navigation, or JSON.
+
+A request for a page (any path outside the API's, ``/api/...``, ``/healthz``
+and ``/openapi.json``) that ends in an error (403, 404, a 500 of podium's own)
+gets ``error.html``; the API, and a page's script that accepts JSON and not
+HTML (the upload's live status), keep FastAPI's JSON ``{"detail": ...}``. A
+redirect raised as an exception (303 to the log-in page) stays a redirect.
+A 500's page says nothing of the failure: the traceback goes to the server's
+log only (Starlette raises the exception again once the page is sent).
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import PlainTextResponse, Response
+from starlette.exceptions import HTTPException
+
+from podium.service.pages import render_page
+
+API_PATHS = ("/api/", "/healthz", "/openapi.json")
+log = logging.getLogger("podium.service")
+
+
+def is_page(request: Request) -> bool:
+    """Whether ``request`` asks for a page (HTML errors) rather than JSON: an API path, or a script that accepts JSON and not HTML."""
+    accept = request.headers.get("accept", "")
+    return not request.url.path.startswith(API_PATHS) and not ("application/json" in accept and "text/html" not in accept)
+
+
+def error_page(service: Any, request: Request, code: int, detail: str) -> Response:
+    """``error.html`` for ``code``, or plain text if even the page cannot be drawn (the contest file is gone)."""
+    title = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else "Error"
+    try:
+        return render_page(service, request, "error.html", code=code, status=code, title=title, detail=detail)
+    except Exception:  # the page itself failed: say so plainly, never with a traceback
+        log.exception("the error page for %s could not be drawn", request.url.path)
+        return PlainTextResponse(f"{code} {title}", status_code=code)
+
+
+def install(app: FastAPI, service: Any) -> None:
+    """Answer errors of pages with ``error.html``, of the API with JSON."""
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code < 400 or not is_page(request):
+            return await http_exception_handler(request, exc)
+        response = error_page(service, request, exc.status_code, str(exc.detail))
+        response.headers.update({k: v for k, v in (exc.headers or {}).items() if k.lower() != "content-type"})
+        return response
+
+    async def crash(request: Request, exc: Exception) -> Response:  # Starlette raises it again after the answer: the server logs it
+        if not is_page(request):
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        return error_page(service, request, 500, "podium failed on this page; the organizers can read why in the server's log")
+
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, crash)
