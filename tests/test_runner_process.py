@@ -48,6 +48,16 @@ def test_crash_reports_exit_code_and_stderr_tail(tmp_path: Path) -> None:
     assert "model file missing" in report.stderr_tail
 
 
+def test_stderr_tail_is_the_last_16_kB_from_a_whole_line(tmp_path: Path) -> None:
+    """Every line of a short stderr is kept (0.8.5 kept 20 lines); a flood keeps its last 16 kB, starting at a line."""
+    command, work = program(tmp_path, "import sys; [print(f'line {i:03d}', file=sys.stderr) for i in range(100)]")
+    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    assert report.stderr_tail.splitlines() == [f"line {i:03d}" for i in range(100)]
+    command, work = program(tmp_path, "import sys; [print(f'line {i:07d}', file=sys.stderr) for i in range(200_000)]")
+    tail = run_limited(command, work, time_limit_s=30, memory_limit_mb=None).stderr_tail
+    assert 16_384 - 14 <= len(tail) < 16_384 and tail.endswith("line 0199999") and tail.startswith("line ")
+
+
 def test_timeout_kills_the_program(tmp_path: Path) -> None:
     command, work = program(tmp_path, "import time; time.sleep(60)")
     start = time.monotonic()

@@ -43,7 +43,6 @@ from podium.runner.sandbox import Confinement, unconfined
 
 SAMPLE_HZ = 100
 PIDS_LIMIT = 4096
-STDERR_TAIL_LINES = 20
 
 
 @dataclass(frozen=True)
@@ -233,16 +232,22 @@ class StderrTail:
     TAIL_BYTES = 16_384
 
     def __init__(self, pipe: BinaryIO) -> None:
-        self._pipe, self._tail = pipe, b""
+        self._pipe, self._tail, self._cut = pipe, b"", False
         self._thread = threading.Thread(target=self._drain, daemon=True)
         self._thread.start()
 
     def _drain(self) -> None:
         with self._pipe:
             while chunk := self._pipe.read1(1 << 16):  # type: ignore[attr-defined]
-                self._tail = (self._tail + chunk)[-self.TAIL_BYTES :]
+                self._tail += chunk
+                if len(self._tail) > self.TAIL_BYTES:
+                    self._tail, self._cut = self._tail[-self.TAIL_BYTES :], True
 
     def text(self) -> str:
-        """The last ``STDERR_TAIL_LINES`` lines, once the pipe is closed (at most 2 s later)."""
+        """The last ``TAIL_BYTES`` written, once the pipe is closed (at most 2 s later): from the first whole line
+        when the start was cut off, without the final line break."""
         self._thread.join(timeout=2)
-        return "\n".join(self._tail.decode("utf-8", "replace").splitlines()[-STDERR_TAIL_LINES:])
+        tail = self._tail
+        if self._cut and b"\n" in tail[:-1]:
+            tail = tail[tail.index(b"\n") + 1 :]
+        return tail.decode("utf-8", "replace").rstrip("\r\n")
