@@ -36,4 +36,4 @@ def test_a_500_of_a_page_is_the_sites_page_without_the_failure(tmp_path: Path, m
     assert status == 500 and kind.startswith("text/html") and '<nav aria-label="main">' in page and "<h1>500 Internal Server Error</h1>" in page
     assert "secret detail" not in page and "Traceback" not in page
     assert missing[0] == 404 and missing[1].startswith("text/html") and "<h1>404 Not Found</h1>" in missing[2]
-    assert api_missing.status == 401 and api_missing.body == {"detail": "unknown token"}
+    assert api_missing.status == 401 and api_missing.body == {"detail": "unknown or expired token"}

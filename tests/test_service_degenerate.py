@@ -19,7 +19,7 @@ from podium.service import accounts
 from podium.service.database import writing
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, set_up, write_contest
-from test_pages import Client
+from test_pages import Client, _log_in
 
 
 def _archives(submission: Path, folder: Path) -> dict[str, Path]:
@@ -55,8 +55,7 @@ def test_degenerate_uploads_get_podiums_verdict_and_never_fail(challenge_id: str
         accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())  # alpha's member, who reads the submission's page
     with LiveServer(service) as live:
         browser = Client(live.url)
-        form = "user=ann&password=ann-password-1&next=/submissions"
-        assert browser.post("/login", form, {"Content-Type": "application/x-www-form-urlencoded"}) == 303
+        assert _log_in(browser) == 303
         for case, archive in _archives(demo.submission, tmp_path / "uploads").items():
             code, output = run("evaluate", "--contest", str(contest), "--submission", str(archive), "--workers", "1")
             assert code in (0, 1) and "internal error" not in output, (case, output)
