@@ -45,6 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
 from podium.metrics import label_scan
+from podium.metrics.arrays import native
 from podium.metrics.state import Statistics, concatenated, summed
 
 WORK_PER_PIXEL = 200  # the work budget of one image pair, in units (pixels visited, distances evaluated) per pixel ...
@@ -518,7 +519,7 @@ def compile_kernels() -> None:
 
 
 def _one_image(labels_true: ArrayLike, labels_pred: ArrayLike, empty_hausdorff: float | None) -> ObjectStats:
-    truth, segmented = np.asarray(labels_true), np.asarray(labels_pred)
+    truth, segmented = native(np.asarray(labels_true)), native(np.asarray(labels_pred))
     for name, labels in (("labels_true", truth), ("labels_pred", segmented)):
         if labels.ndim != 2 or not np.issubdtype(labels.dtype, np.integer) or (labels.size and labels.min() < 0):
             raise ValueError(f"{name} must be a 2-d array of non-negative integer labels (0 = background)")
