@@ -18,13 +18,12 @@ IoU. Otherwise the photo is redone in rational arithmetic from the boxes'
 decimal text, so float rounding never turns an IoU of exactly 0.5 into a match.
 That arithmetic is on integers: a pair's eight decimals are scaled to one power of
 ten (:meth:`Boxes.exact`), so an exact IoU costs a few integer products and one
-:class:`~fractions.Fraction` (50,000 photos of five predictions at IoU exactly 0.5:
-0.7 s, where fractions throughout took 17 s).
+:class:`~fractions.Fraction` (50,000 photos of five predictions at IoU exactly 0.5, each
+written differently: the matching takes 3.3 s of CPU, where fractions throughout took 15.8 s).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,7 +40,6 @@ UNIT_ROUNDOFF = 2.0**-53
 ERROR_UNITS = 128  # bounds the absolute rounding error of the intersection and of the union (see iou_error_bound)
 COLD_PAIRS = 4_000_000  # pairs of boxes from which a process without Numba loads it to match (see _compiled_pays)
 Count = Any  # an int (a test set's total), or an int array (one total per photo)
-PLAIN_DECIMAL = re.compile(r"([+-]?[0-9]*)\.?([0-9]*)")  # no exponent: read as integers by Boxes.exact
 KNOWN_IOUS = 100_000  # exact IoUs kept by the boxes' texts (duplicates are computed once), at most
 
 
@@ -68,16 +66,23 @@ class Boxes:
         >>> Boxes.from_rows([(0, 0.25, 0.5, 0.1, 0.125, 1), (0, 1e-05, 0.5, 0.5, 0.5, 1)]).exact(1)
         ([1, 50000, 50000, 50000], 100000)
         """
-        values: list[tuple[int, int]] = []
+        numerators, places = [], []
         for text in self.texts[k].split(" "):
-            plain = PLAIN_DECIMAL.fullmatch(text)
-            if plain and (plain[1].lstrip("+-") or plain[2]):
-                values.append((int(plain[1] + plain[2]), 10 ** len(plain[2])))
+            whole, _, fraction = text.partition(".")
+            digits = whole + fraction
+            unsigned = digits[1:] if digits[:1] in ("+", "-") else digits
+            if unsigned.isascii() and unsigned.isdigit():  # a plain decimal: sign, digits, at most one dot
+                numerators.append(int(digits))
+                places.append(len(fraction))
             else:  # an exponent: Fraction reads it exactly
-                value = Fraction(text)
-                values.append((value.numerator, value.denominator))
-        denominator = lcm(*(d for _, d in values))
-        return [n * (denominator // d) for n, d in values], denominator
+                return self._exact_fractions(k)
+        most = max(places)
+        return [n * 10 ** (most - p) for n, p in zip(numerators, places)], 10**most
+
+    def _exact_fractions(self, k: int) -> tuple[list[int], int]:
+        values = [Fraction(t) for t in self.texts[k].split(" ")]
+        denominator = lcm(*(v.denominator for v in values))
+        return [v.numerator * (denominator // v.denominator) for v in values], denominator
 
 
 @dataclass(frozen=True)
