@@ -33,7 +33,11 @@ def rewrite(challenge: str, submission: Path, target: Path, rng: random.Random) 
     """``submission`` (a file or a folder) rewritten into ``target`` by two or three rewrites its
     challenge's format allows; what was done, and the path to score (a file, folder or archive)."""
     folder = target / "submission"
-    shutil.copytree(submission, folder) if submission.is_dir() else (folder.mkdir(parents=True), shutil.copy(submission, folder))
+    if submission.is_dir():
+        shutil.copytree(submission, folder)
+    else:
+        folder.mkdir(parents=True)
+        shutil.copy(submission, folder)
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     kinds = TEXT_REWRITES[challenge] if challenge in TEXT_REWRITES else IMAGE_REWRITES[challenge]
     chosen = rng.sample(sorted(kinds), k=min(len(kinds), rng.randint(2, 3)))
@@ -113,7 +117,7 @@ def _photos_shuffled(path: Path, rng: random.Random) -> None:
     """The photos' rows after the header in another order, the rows of each photo in theirs (the
     matching takes a photo's predictions in file order)."""
     lines = path.read_bytes().rstrip(b"\n").split(b"\n")
-    head, groups = lines[:1], {}
+    head, groups = lines[:1], dict[bytes, list[bytes]]()
     for line in lines[1:]:
         groups.setdefault(line.split(b"\t")[0].strip(), []).append(line)
     order = list(groups)
