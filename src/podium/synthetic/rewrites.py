@@ -219,3 +219,47 @@ def _archive(folder: Path, target: Path, layout: str) -> Path:
         for file in files:
             archive.write(file, prefix + file.relative_to(folder).as_posix())
     return path
+
+
+# --- other valid submissions -----------------------------------------------------------------------
+
+
+def perturb(challenge: str, submission: Path, target: Path, rng: random.Random) -> Path:
+    """Another valid submission, with other scores: ``submission``'s values changed in ways its
+    format accepts (guesses of a line reordered, predictions dropped, cluster numbers of two
+    images swapped, objects erased, probabilities moved), for the tests that score one
+    submission by every path. The path to score, in ``target``."""
+    folder = target / "perturbed"
+    shutil.copytree(submission, folder)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        if challenge in ("ilsvrc2012-cls", "ilsvrc2012-loc", "ilsvrc2012-fine"):
+            group = {"ilsvrc2012-cls": 1, "ilsvrc2012-loc": 5, "ilsvrc2012-fine": 1}[challenge]
+            lines = path.read_bytes().split(b"\n")
+            for k in rng.sample(range(len(lines)), len(lines) // 3):
+                fields = lines[k].split()
+                groups = [fields[i : i + group] for i in range(0, len(fields), group)]
+                rng.shuffle(groups)
+                lines[k] = b" ".join(f for g in groups for f in g)
+            path.write_bytes(b"\n".join(lines))
+        elif challenge == "camera-traps":
+            lines = path.read_bytes().rstrip(b"\n").split(b"\n")
+            path.write_bytes(b"\n".join(lines[:1] + [line for line in lines[1:] if rng.random() < 0.8]) + b"\n")
+        elif challenge == "face-clustering":
+            lines = path.read_bytes().rstrip(b"\n").split(b"\n")
+            for _ in range(len(lines) // 5):
+                i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+                (a, x), (b, y) = lines[i].split(b",", 1), lines[j].split(b",", 1)
+                lines[i], lines[j] = a + b"," + y, b + b"," + x
+            path.write_bytes(b"\n".join(lines) + b"\n")
+        elif challenge == "glas":
+            labels = read_label_image(path)
+            values = [v for v in np.unique(labels).tolist() if v]
+            for value in rng.sample(values, len(values) // 3):
+                labels[labels == value] = 0
+            Image.fromarray(labels).save(path)
+        else:  # fuzzy-jaccard: probabilities moved by up to 20 points, within 0..100
+            with Image.open(path) as image:
+                pixels = np.asarray(image).astype(np.int16)
+            noise = np.random.default_rng(rng.randrange(2**32)).integers(-20, 21, pixels.shape)
+            Image.fromarray(np.clip(pixels + noise, 0, 100).astype(np.uint8)).save(path)
+    return folder
