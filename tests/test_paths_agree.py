@@ -31,18 +31,9 @@ from podium.synthetic.rewrites import perturb, rewrite
 SUBMISSIONS = 2
 
 
-def _reference(truth: Path, folder: Path) -> Path:
-    """A platform's reference folder: the truth folder's files, or the truth file alone."""
-    if truth.is_dir():
-        shutil.copytree(truth, folder)
-    else:
-        folder.mkdir(parents=True)
-        shutil.copy(truth, folder)
-    return folder
-
-
 def _files_of(submission: Path, folder: Path) -> Path:
-    """The submission as a platform unpacks it into ``folder``: its files (an archive's, unpacked)."""
+    """The submission as a platform unpacks it into ``folder``: its files (an archive's, unpacked);
+    a truth as a platform's reference folder holds it."""
     if submission.is_dir():
         shutil.copytree(submission, folder)
     elif submission.name.endswith((".zip", ".tar.gz")):
@@ -84,7 +75,7 @@ def test_every_path_gives_the_same_numbers(challenge: str, tmp_path: Path, dask_
     demo = get(challenge).write_demo(tmp_path / "demo")
     sets = [f"{key}={value}" for key, value in demo.settings.items()]
     set_options = [option for setting in sets for option in ("--set", setting)]
-    reference = _reference(demo.truth, tmp_path / "reference")
+    reference = _files_of(demo.truth, tmp_path / "reference")
     service, token = _service(challenge, demo, tmp_path)
     measured = {p.name for p in get(challenge).parameters if p.role == "measured"}
     for number in range(SUBMISSIONS):
