@@ -2,7 +2,7 @@
 #   make demo  - set up .venv, score a sample submission of every challenge, then serve the demo contest
 #                (make demo SERVE=0: score only; PORT=8000 by default)
 #   make test  - set up .venv, install missing system components (root with apt-get only), check the code (ruff, mypy),
-#                run the whole test suite (docstring examples included)
+#                run the whole test suite (docstring examples included), then the kernel and fuzz tests bounds-checked
 PYTHON ?= python3
 SERVE ?= 1
 PORT ?= 8000
@@ -36,6 +36,11 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest
+	# The kernel and fuzz tests again with every array access bounds-checked, compiled into a cache of their own
+	# (Numba's cache key leaves the flag out: a shared cache would serve the unchecked machine code).
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck PODIUM_FUZZ_CASES=30 $(VENV)/bin/python -m pytest -q -p no:cacheprovider \
+		tests/test_png_rows.py tests/test_metric_label_scan.py tests/test_detection_scan.py tests/test_detection_matching.py \
+		tests/test_kernel_preconditions.py tests/test_fuzzed_inputs.py -k "not archives and not uploads"
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

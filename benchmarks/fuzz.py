@@ -6,15 +6,20 @@ to ``--big-mb``. Each case runs in a forked child with a time limit of ``--time-
 seconds (killed there); the child's peak resident memory (``ru_maxrss``, shared pages
 included) and every file it opens are watched. This is a robustness run, not a speed
 comparison: its targets are 0 internal errors, 0 runs over 10 s, a peak under 1 GB for any
-input under 300 MB, and 0 reads outside the submission. Each challenge's line ends with the run's
-wall and CPU seconds (its forked children included); the run is done once.
+input under 300 MB, and 0 reads outside the submission. Then values: ``--rewrites`` valid rewrites
+of the demo submission (``podium.synthetic.rewrites``: numbers spelled another way, padding, line
+ends, archives...) are scored in this process, and any whose scores differ from the demo's by a
+bit counts as changed (target 0). Each challenge's line ends with the run's wall and CPU seconds
+(its forked children included); the run is done once.
 
-    .venv/bin/python benchmarks/fuzz.py [--cases 1000] [--big-mb 300] [--seed 0] [--challenge ID ...]
+    .venv/bin/python benchmarks/fuzz.py [--cases 1000] [--rewrites 100] [--big-mb 300] [--seed 0] [--challenge ID ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import shutil
 import tempfile
 import time
@@ -22,13 +27,16 @@ from pathlib import Path
 
 from timing import cpu_seconds, machine_header
 
+import podium
 from podium.challenges import IDS, get
 from podium.synthetic.hostile import make_case, run_case
+from podium.synthetic.rewrites import rewrite
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=1000, help="cases per challenge")
+    parser.add_argument("--rewrites", type=int, default=None, help="value-preserving rewrites per challenge (default: cases / 10)")
     parser.add_argument("--big-mb", type=int, default=300, help="largest size of a large input, in MiB")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds before a case is killed")
@@ -36,8 +44,8 @@ def main() -> None:
     args = parser.parse_args()
     machine_header(1)
     print(f"{'challenge':<16} {'cases':>6} {'internal':>8} {'bad exit':>8} {'over 10 s':>9} {'outside':>7} "
-          f"{'>1 GB':>5} {'max s':>6} {'max MB':>7} {'largest input MB':>16} {'wall s':>7} {'CPU s':>7}")  # fmt: skip
-    totals = {"internal": 0, "exit": 0, "slow": 0, "outside": 0, "memory": 0}
+          f"{'>1 GB':>5} {'changed':>7} {'max s':>6} {'max MB':>7} {'largest input MB':>16} {'wall s':>7} {'CPU s':>7}")  # fmt: skip
+    totals = {"internal": 0, "exit": 0, "slow": 0, "outside": 0, "memory": 0, "changed": 0}
     for challenge in args.challenge or IDS:
         with tempfile.TemporaryDirectory(prefix="podium-fuzz-") as scratch:
             root = Path(scratch)
@@ -64,8 +72,16 @@ def main() -> None:
                                     f"{outcome.seconds:.1f} s, {outcome.peak_mb:.0f} MB")  # fmt: skip
                 slowest, peak = max(slowest, outcome.seconds), max(peak, outcome.peak_mb)
                 largest = max(largest, case.input_bytes / 2**20)
+            expected = json.dumps(podium.evaluate(challenge, demo.truth, demo.submission, **demo.settings).scores, sort_keys=True)
+            for number in range(args.cases // 10 if args.rewrites is None else args.rewrites):
+                kinds, path = rewrite(challenge, demo.submission, root / f"rewrite{number}", random.Random(f"{args.seed}:{challenge}:{number}"))
+                got = podium.evaluate(challenge, demo.truth, path, **demo.settings)
+                if got.errors or json.dumps(got.scores, sort_keys=True) != expected:
+                    counts["changed"] += 1
+                    failures.append(f"  rewrite #{number} {kinds}: {[e.message[:100] for e in got.errors[:2]]}")
+                shutil.rmtree(root / f"rewrite{number}", ignore_errors=True)
             print(f"{challenge:<16} {args.cases:>6} {counts['internal']:>8} {counts['exit']:>8} {counts['slow']:>9} "
-                  f"{counts['outside']:>7} {counts['memory']:>5} {slowest:>6.2f} {peak:>7.0f} {largest:>16.0f} "
+                  f"{counts['outside']:>7} {counts['memory']:>5} {counts['changed']:>7} {slowest:>6.2f} {peak:>7.0f} {largest:>16.0f} "
                   f"{time.perf_counter() - start:>7.0f} {cpu_seconds() - cpu:>7.0f}", flush=True)  # fmt: skip
             for line in failures[:20]:
                 print(line, flush=True)

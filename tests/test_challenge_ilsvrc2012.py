@@ -353,3 +353,15 @@ def test_a_linked_box_file_is_refused_by_name(tmp_path: Path, meta) -> None:
     xml.symlink_to("/etc/passwd")
     code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), *settings)
     assert code == 2 and "symbolic link" in output and "ILSVRC2012_val_00000001.xml" in output
+
+
+def test_the_fine_limit_message_says_boxes(tmp_path: Path) -> None:
+    """0.8.5 said "a file for 600 boxs"."""
+    from podium.formats.ilsvrc import read_confidences
+    from podium.issues import IssueLog
+
+    path = tmp_path / "confidences.txt"
+    path.write_bytes(b"0.5 " * 300_000)
+    log = IssueLog()
+    assert read_confidences(path, 600, 3, log) is None
+    assert "a file for 600 boxes needs at most" in log.errors[0].message

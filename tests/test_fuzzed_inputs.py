@@ -59,6 +59,34 @@ def test_hostile_inputs_never_break_podium(tmp_path: Path, challenge: str, reade
     assert len(kinds) >= 10, sorted(kinds)  # the cases cover many kinds of hostility
 
 
+REWRITES = max(8, CASES // 10)
+
+
+@pytest.mark.parametrize("challenge", IDS)
+def test_rewrites_the_format_allows_keep_the_score(tmp_path: Path, challenge: str) -> None:
+    """Numbers written another way, padding, line ends, a byte-order mark, rows or photos in another
+    order, cluster numbers permuted, images encoded again, archives (``podium.synthetic.rewrites``):
+    the scores stay the same to the last bit (0.8.5 read ``179.0  `` beside ``179.00`` as 17.9)."""
+    import json
+    import random
+
+    import podium
+    from podium.synthetic.rewrites import rewrite
+
+    demo = get(challenge).write_demo(tmp_path / "demo")
+    expected = podium.evaluate(challenge, demo.truth, demo.submission, **demo.settings)
+    assert not expected.errors
+    failures = []
+    for number in range(REWRITES):
+        kinds, path = rewrite(challenge, demo.submission, tmp_path / f"rewrite{number}", random.Random(f"rewrite:{challenge}:{number}"))
+        got = podium.evaluate(challenge, demo.truth, path, **demo.settings)
+        if got.errors or json.dumps(got.scores, sort_keys=True) != json.dumps(expected.scores, sort_keys=True):
+            changed = {k: (v, got.scores.get(k)) for k, v in expected.scores.items() if got.scores.get(k) != v}
+            failures.append(f"#{number} {kinds}: {[e.message[:120] for e in got.errors[:2]]} {str(changed)[:300]}")
+        shutil.rmtree(tmp_path / f"rewrite{number}")
+    assert not failures, f"{len(failures)} of {REWRITES} rewrites changed the score:\n" + "\n".join(failures)
+
+
 def test_hostile_uploads_never_break_unpacking(tmp_path: Path) -> None:
     """Uploads to podium serve: hostile archives end in a clear refusal or in files inside the upload's folder, nothing else."""
     import random

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import logging
 import struct
 import zlib
 
@@ -181,3 +182,27 @@ def test_damaged_copies_give_libpng_pixels_or_nothing() -> None:
             assert np.array_equal(decoded, expected[..., 0] if expected.ndim == 3 else expected)
             outcomes["same pixels"] += 1
     assert min(outcomes.values()) > 100, outcomes
+
+
+ADAM7 = [(0, 0, 8, 8), (0, 4, 8, 8), (4, 0, 8, 4), (0, 2, 4, 4), (2, 0, 4, 2), (0, 1, 2, 2), (1, 0, 2, 1)]  # first row, column; steps
+
+
+def encode_interlaced(pixels: np.ndarray) -> bytes:
+    """A grayscale PNG of ``pixels`` interlaced by Adam7: seven passes of sub-images, rows unfiltered."""
+    height, width = pixels.shape
+    depth = pixels.dtype.itemsize * 8
+    passes = [pixels[y::dy, x::dx] for y, x, dy, dx in ADAM7]
+    raw = b"".join(b"\0" + row.astype(">u2" if depth == 16 else np.uint8).tobytes() for sub in passes if sub.size for row in sub)
+    header = _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 0, 0, 0, 1))
+    return png.SIGNATURE + header + _chunk(b"IDAT", zlib.compress(raw)) + _chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_interlaced_pngs_decode_silently(dtype: type, caplog: pytest.LogCaptureFixture) -> None:
+    """0.8.5 let libpng's "Interlace handling should be turned on" through imagecodecs' log, which
+    Python prints on standard error, for each interlaced PNG."""
+    pixels = labels(np.random.default_rng(3), (37, 23), dtype)
+    data = encode_interlaced(pixels)
+    with caplog.at_level(logging.DEBUG):
+        assert np.array_equal(png.decode(data, png.parse_header(data)), pixels)
+    assert not caplog.records

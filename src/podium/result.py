@@ -184,9 +184,11 @@ def _walked(value: Any, strict: bool) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if strict and not (value is None or isinstance(value, (str, int, float))):
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if strict:
         raise ValueError(f"a {type(value).__name__} is not JSON")
-    return value
+    return _jsonable(value)  # a path among the parameters: its text, so that any JSON writer takes the document
 
 
 def _details(details: dict[str, Any], challenge: str | None = None) -> Any:

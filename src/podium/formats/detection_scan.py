@@ -19,6 +19,11 @@ A decimal ``m / 10^d`` without exponent, whose at most 18 digits spell an intege
 is divided as doubles, which gives the double ``float()`` gives (``m`` and ``10^d`` are exact
 doubles and IEEE division rounds once: Clinger's fast path). Other decimals (an exponent, more
 digits, a larger integer) are marked, and the caller reads their rows with ``float()``.
+
+Each kernel states its preconditions and checks them at entry (a ``ValueError`` naming it):
+:func:`_scan` the sizes of its outputs and the known names' spans, and, per line, room for one
+more row or name; the helpers, called once or a few times a row, that their spans lie in their
+arrays. None checks inside its loop over bytes.
 """
 
 from __future__ import annotations
@@ -91,7 +96,8 @@ def scan_rows(body: bytes, known: TextSpans | None) -> ScannedRows | None:
 @compiled
 def _plain_lines(data: NDArray[np.uint8]) -> bool:  # pragma: no cover - compiled
     """No quote, no control character but tabs and line ends ``\\n`` or ``\\r\\n`` (a ``\\r`` may end
-    the data), and none of the other line breaks of ``str.splitlines`` (U+0085, U+2028, U+2029)."""
+    the data), and none of the other line breaks of ``str.splitlines`` (U+0085, U+2028, U+2029).
+    Any bytes: no precondition."""
     n = data.size
     for i in range(n):
         byte = data[i]
@@ -110,7 +116,9 @@ def _plain_lines(data: NDArray[np.uint8]) -> bool:  # pragma: no cover - compile
 
 @compiled
 def _hash(data: NDArray[np.uint8], start: int, end: int) -> np.uint64:  # pragma: no cover - compiled
-    """FNV-1a of ``data[start:end]``."""
+    """FNV-1a of ``data[start:end]``; checked: ``0 <= start <= end <= data.size``."""
+    if start < 0 or end < start or end > data.size:
+        raise ValueError("_hash: the span is outside the data")
     h = _FNV_OFFSET
     for i in range(start, end):
         h = (h ^ np.uint64(data[i])) * _FNV_PRIME
@@ -119,6 +127,9 @@ def _hash(data: NDArray[np.uint8], start: int, end: int) -> np.uint64:  # pragma
 
 @compiled
 def _same(a: NDArray[np.uint8], a_start: int, a_end: int, b: NDArray[np.uint8], b_start: int, b_end: int) -> bool:  # pragma: no cover - compiled
+    """Whether ``a[a_start:a_end]`` and ``b[b_start:b_end]`` hold the same bytes; checked: both spans within their arrays."""
+    if a_start < 0 or a_end < a_start or a_end > a.size or b_start < 0 or b_end < b_start or b_end > b.size:
+        raise ValueError("_same: a span is outside its array")
     if a_end - a_start != b_end - b_start:
         return False
     for i in range(a_end - a_start):  # noqa: SIM110 (Numba compiles no generator)
@@ -132,7 +143,10 @@ def _decimal(data: NDArray[np.uint8], at: int, stop: int) -> tuple[float, bool, 
     """The decimal starting at ``at`` (``[+-]?(digits[.digits] | .digits)([eE][+-]?digits)?``, as
     :data:`podium.formats.text.DECIMAL`): its value, whether that value is exact (else NaN), and
     where it ends; the end is -1 when no decimal starts there. Exact means at most
-    ``MAX_DIGITS`` digits (so at most 18 places) spelling at most 2^53, and no exponent."""
+    ``MAX_DIGITS`` digits (so at most 18 places) spelling at most 2^53, and no exponent.
+    Checked: ``0 <= at`` and ``stop <= data.size``."""
+    if at < 0 or stop > data.size:
+        raise ValueError("_decimal: the span is outside the data")
     negative = False
     if at < stop and (data[at] == 43 or data[at] == 45):
         negative = data[at] == 45
@@ -170,7 +184,7 @@ def _decimal(data: NDArray[np.uint8], at: int, stop: int) -> tuple[float, bool, 
 
 @compiled
 def _class(data: NDArray[np.uint8], start: int, end: int) -> int:  # pragma: no cover - compiled
-    """The class ``data[start:end]`` spells (0 or 1), or -1."""
+    """The class ``data[start:end]`` spells (0 or 1), or -1 (:func:`_same` checks the span)."""
     for c in range(_CLASS_ENDS.size):
         first = _CLASS_ENDS[c - 1] if c > 0 else 0
         if _same(data, start, end, _CLASS_TEXT, first, _CLASS_ENDS[c]):
@@ -180,7 +194,10 @@ def _class(data: NDArray[np.uint8], start: int, end: int) -> int:  # pragma: no 
 
 @compiled
 def _edge_space(data: NDArray[np.uint8], start: int, end: int) -> bool:  # pragma: no cover - compiled
-    """Whether ``data[start:end]`` (UTF-8) starts or ends with a space beyond ASCII, which ``str.strip`` drops."""
+    """Whether ``data[start:end]`` (UTF-8) starts or ends with a space beyond ASCII, which ``str.strip`` drops;
+    checked: a span of at least one byte within ``data``."""
+    if start < 0 or end <= start or end > data.size:
+        raise ValueError("_edge_space: the span is empty or outside the data")
     if data[start] < 128 and data[end - 1] < 128:
         return False
     for k in range(_SPACE_WIDTHS.size):
@@ -193,7 +210,10 @@ def _edge_space(data: NDArray[np.uint8], start: int, end: int) -> bool:  # pragm
 
 @compiled
 def _name_slots(names: NDArray[np.uint8], spans: NDArray[np.int64], n_names: int, capacity: int) -> NDArray[np.int64]:  # pragma: no cover - compiled
-    """The hash table of the first ``n_names`` names (``names[spans[i, 0]:spans[i, 1]]``, all distinct): -1 or a name's number."""
+    """The hash table of the first ``n_names`` names (``names[spans[i, 0]:spans[i, 1]]``, all distinct): -1 or a name's number.
+    Checked: ``capacity`` a power of two above ``n_names`` (else the probing would never end), ``spans`` holding them."""
+    if capacity < 1 or capacity & (capacity - 1) or capacity <= n_names or n_names < 0 or n_names > spans.shape[0]:
+        raise ValueError("_name_slots: capacity must be a power of two above the names' count")
     slots = np.full(capacity, -1, np.int64)
     for name in range(n_names):
         slot = _hash(names, spans[name, 0], spans[name, 1]) & np.uint64(capacity - 1)
@@ -207,7 +227,11 @@ def _name_slots(names: NDArray[np.uint8], spans: NDArray[np.int64], n_names: int
 def _find(
     slots: NDArray[np.int64], names: NDArray[np.uint8], spans: NDArray[np.int64], data: NDArray[np.uint8], start: int, end: int
 ) -> tuple[int, np.uint64]:  # pragma: no cover - compiled
-    """The number of the name ``data[start:end]``, or -1 with the free slot where it would go."""
+    """The number of the name ``data[start:end]``, or -1 with the free slot where it would go.
+    Checked: ``slots`` a power of two in size; that one is free is :func:`_scan`'s promise (it
+    makes twice as many slots as names)."""
+    if slots.size < 1 or slots.size & (slots.size - 1):
+        raise ValueError("_find: the table's size must be a power of two")
     mask = np.uint64(slots.size - 1)
     slot = _hash(data, start, end) & mask
     while slots[slot] >= 0:
@@ -234,7 +258,20 @@ def _scan(
 ) -> tuple[int, int]:  # pragma: no cover - compiled
     """Fill the outputs row by row; ``(rows with a box, names)``, or ``(-1, 0)`` at the first unclean line.
 
-    ``names`` is ``data`` itself when names are new (their spans are then filled in), else the known names."""
+    ``names`` is ``data`` itself when names are new (their spans are then filled in), else the known names.
+
+    Checked at entry: the outputs of one length, ``0 <= n_names <= len(name_spans)``, the known
+    names' spans inside ``names``; and before each row and new name is written, room for it.
+    """
+    rows_room = photo.size
+    if (
+        xywh.shape[0] != rows_room or xywh.shape[1] != 4 or cls.size != rows_room or spans.shape[0] != rows_room or spans.shape[1] != 2
+        or lines.size != rows_room or inexact.size != rows_room or name_spans.shape[1] != 2 or n_names < 0 or n_names > name_spans.shape[0]
+        or (new_names and names.size != data.size)
+    ):  # fmt: skip
+        raise ValueError("_scan: the output arrays disagree in size")
+    if n_names and (name_spans[:n_names, 0].min() < 0 or name_spans[:n_names, 1].max() > names.size or (name_spans[:n_names, 1] < name_spans[:n_names, 0]).any()):
+        raise ValueError("_scan: a known name's span is outside the names")
     n = data.size
     capacity = 1
     while capacity < 2 * (n_names + (photo.size if new_names else 0)):
@@ -267,6 +304,8 @@ def _scan(
             if last < 0:
                 if not new_names:
                     return -1, 0
+                if n_names >= name_spans.shape[0]:
+                    raise ValueError("_scan: no room for another name")
                 last = n_names
                 name_spans[last, 0], name_spans[last, 1] = start, name_end
                 slots[slot] = last
@@ -277,6 +316,8 @@ def _scan(
             if end != tab2 + 1:
                 return -1, 0
             continue
+        if rows >= rows_room:
+            raise ValueError("_scan: no room for another row")
         position = tab1 + 1
         for c in range(4):
             if c > 0:

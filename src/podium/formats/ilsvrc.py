@@ -91,13 +91,14 @@ def _submission_lines(path: Path, limits: TextLimits, log: IssueLog) -> list[str
         return None
 
 
-def submission_limits(n_lines: int, bytes_per_line: int, what: str) -> TextLimits:
-    """One line per image or box, ``bytes_per_line`` at most on average, trailing blank lines, 1 MiB to spare."""
+def submission_limits(n_lines: int, bytes_per_line: int, what: str, whats: str | None = None) -> TextLimits:
+    """One line per image or box, ``bytes_per_line`` at most on average, trailing blank lines, 1 MiB to spare;
+    ``whats`` is the plural of ``what`` when adding an s is wrong (``"boxes"``)."""
     return TextLimits(
         max_bytes=n_lines * bytes_per_line + (1 << 20),
         max_lines=2 * n_lines + 1000,
         max_line=max(bytes_per_line * 4, 4096),
-        needs=plural(n_lines, what),
+        needs=plural(n_lines, what, whats),
     )
 
 
@@ -445,7 +446,7 @@ def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[TruthBox]:
 
 def read_confidences(path: Path, n_boxes: int, n_classes: int, log: IssueLog) -> NDArray[np.float64] | None:
     """Task 3: one line per test box, one real confidence per class (ascending class id)."""
-    lines = _submission_lines(path, submission_limits(n_boxes, 32 * n_classes + 64, "box"), log)
+    lines = _submission_lines(path, submission_limits(n_boxes, 32 * n_classes + 64, "box", "boxes"), log)
     if lines is None:
         return None
     errors_before = log.error_count

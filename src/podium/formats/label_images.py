@@ -19,6 +19,7 @@ from PIL import Image
 from podium.formats import png, png_rows
 from podium.formats.folders import list_folder, stem_of
 from podium.issues import Issue
+from podium.metrics.arrays import native
 
 EXTENSIONS = (".png", ".bmp", ".tif", ".tiff")
 DEFAULT_SUFFIXES = ("_anno", "_seg", "_mask", "_pred", "_label")
@@ -108,6 +109,7 @@ def _read_with_pillow(data: bytes, shape: tuple[int, int] | None) -> NDArray[np.
             raise png.ImageError(f"does not decode ({str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__})") from None
     if labels.dtype == bool:
         labels = labels.astype(np.uint8)
+    labels = native(labels)  # I;16B decodes big-endian
     if labels.dtype.kind == "i" and labels.size and labels.min() < 0:
         raise png.ImageError("holds negative label values")
     return labels

@@ -11,6 +11,7 @@ keeps their indices (imagecodecs expands them to RGB).
 from __future__ import annotations
 
 import io
+import logging
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,7 +129,8 @@ def decode(data: bytes, header: PngHeader) -> NDArray[Any]:
     Palette images give their indices; others give the sample values as
     stored, with shape ``(height, width)`` or ``(height, width, channels)``. A
     grayscale image with a tRNS chunk (one gray value marked transparent) gives
-    its gray values: the transparency is ignored.
+    its gray values: the transparency is ignored. An interlaced image decodes right too; the
+    warning libpng gives for it, which imagecodecs logs, is dropped (:class:`_InterlaceNotice`).
     """
     try:
         if header.color_type == 3:
@@ -148,6 +150,19 @@ def decode(data: bytes, header: PngHeader) -> NDArray[Any]:
     if channels != header.channels:
         raise ImageError(f"decodes to {channels} channels, not the {header.channels} of the {header.describe()} its header says")
     return pixels
+
+
+class _InterlaceNotice(logging.Filter):
+    """Drops libpng's "Interlace handling should be turned on when using png_read_image": imagecodecs
+    reads an interlaced image whole without asking libpng to deinterlace, and libpng deinterlaces it
+    all the same (the tests compare the pixels), but warns; with logging not set up, Python printed
+    that warning on standard error for every interlaced PNG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Interlace handling should be turned on" not in record.getMessage()
+
+
+logging.getLogger("imagecodecs").addFilter(_InterlaceNotice())
 
 
 def _short(exc: Exception) -> str:

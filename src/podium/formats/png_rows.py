@@ -82,7 +82,8 @@ def _image_data(data: bytes) -> bytes | None:
 @compiled
 def unfilter(raw: NDArray[np.uint8], rows: NDArray[np.uint8], step: int) -> bool:  # pragma: no cover - compiled
     """Undo the PNG filters of ``raw`` (each row: its filter type, then its bytes) into ``rows``;
-    ``step`` is the bytes per pixel. False if a row's filter type is not 0 to 4.
+    ``step`` is the bytes per pixel. False if a row's filter type is not 0 to 4. Preconditions,
+    checked (``ValueError``): ``step >= 1`` and ``raw`` holds ``height * (stride + 1)`` bytes.
 
     With ``x`` a filtered byte, ``a`` the decoded byte ``step`` to the left, ``b`` the one
     above and ``c`` the one above ``a`` (each 0 outside the image), the decoded byte is,
@@ -95,6 +96,8 @@ def unfilter(raw: NDArray[np.uint8], rows: NDArray[np.uint8], step: int) -> bool
     (True, [[5, 6, 7], [6, 7, 8]])
     """
     height, stride = rows.shape
+    if step < 1 or raw.size != height * (stride + 1):
+        raise ValueError("unfilter: step must be at least 1 and raw must hold height * (stride + 1) bytes")
     zeros = np.zeros(stride, np.uint8)
     at = 0
     for y in range(height):
@@ -141,7 +144,7 @@ def unfilter(raw: NDArray[np.uint8], rows: NDArray[np.uint8], step: int) -> bool
 
 @compiled
 def _paeth(a: np.int64, b: np.int64, c: np.int64) -> np.int64:  # pragma: no cover - compiled
-    """Whichever of ``a``, ``b``, ``c`` is nearest to ``a + b - c``, in that order on ties."""
+    """Whichever of ``a``, ``b``, ``c`` is nearest to ``a + b - c``, in that order on ties (no array: no precondition)."""
     pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - c - c)
     return a if pa <= pb and pa <= pc else (b if pb <= pc else c)
 

@@ -16,6 +16,10 @@ are within their bounds of each other (a possible tie); it is *contested* when a
 candidate of two predictions. Every other photo is decided here by the rules' loop: each
 prediction takes its best candidate not yet taken. Only the candidates are stored, never every
 pair, so a photo of many boxes costs its pairs' time but not their memory.
+
+The kernels check their preconditions at entry (:func:`_check_groups`: the photos' groups index
+boxes that exist) and before each candidate is stored (room for it), never in the loop over
+pairs; :func:`_candidate`, called per pair, is given only indices those checks allow.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ def float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
 def _candidate(a: NDArray[np.float64], i: int, b: NDArray[np.float64], j: int) -> tuple[bool, bool, float, float]:  # pragma: no cover - compiled
     """Whether corner boxes ``a[:, i]`` and ``b[:, j]`` are candidates, whether their IoU is near one
     half, the IoU and the bound on its rounding error, as :func:`~podium.metrics.detection_points.pair_ious`
-    and :func:`~podium.metrics.detection_points.numpy_float_decisions` compute them."""
+    and :func:`~podium.metrics.detection_points.numpy_float_decisions` compute them. Precondition, its
+    callers': ``a`` and ``b`` of 4 rows, ``i`` and ``j`` columns of them (:func:`_check_groups`)."""
     iw = max(min(a[2, i], b[2, j]) - max(a[0, i], b[0, j]), 0.0)
     ih = max(min(a[3, i], b[3, j]) - max(a[1, i], b[1, j]), 0.0)
     inter = iw * ih
@@ -66,7 +71,9 @@ def _count_candidates(
 ) -> int:  # pragma: no cover - compiled
     """How many (prediction, truth box) pairs of a photo are candidates, to size the candidate arrays:
     every pair is computed twice, here and in :func:`_decide` (11 of 37 ms on the benchmark's 1.4
-    million pairs), so that no pair is ever stored."""
+    million pairs), so that no pair is ever stored. Checked: :func:`_check_groups` on both sides."""
+    _check_groups(p_order, p_start, p_corners, t_start.size)
+    _check_groups(t_order, t_start, t_corners, p_start.size)
     count = 0
     for photo in range(p_start.size - 1):
         for p in p_order[p_start[photo] : p_start[photo + 1]]:
@@ -77,7 +84,10 @@ def _count_candidates(
 
 @compiled
 def _rank(t_c: NDArray[np.int64], iou_c: NDArray[np.float64], bound_c: NDArray[np.float64], first: int, end: int) -> None:  # pragma: no cover - compiled
-    """Order ``first:end`` by IoU descending, keeping the order (earlier truth first) of equal IoUs."""
+    """Order ``first:end`` by IoU descending, keeping the order (earlier truth first) of equal IoUs.
+    Checked: the arrays of one size and ``0 <= first <= end <=`` it."""
+    if iou_c.size != t_c.size or bound_c.size != t_c.size or first < 0 or end < first or end > t_c.size:
+        raise ValueError("_rank: the candidates' span is outside their arrays")
     if end - first > SORTED_BY_INSERTION:
         order = np.argsort(-iou_c[first:end], kind="mergesort") + first  # stable
         t_c[first:end], iou_c[first:end], bound_c[first:end] = t_c[order], iou_c[order], bound_c[order]
@@ -99,7 +109,15 @@ def _decide(
     exact: NDArray[np.bool_], contested: NDArray[np.bool_],
 ) -> None:  # pragma: no cover - compiled
     """Fill the candidates in order (photo, prediction, rank), flag the photos, and match the photos
-    floats decide (see the module docstring)."""
+    floats decide (see the module docstring).
+
+    Checked: :func:`_check_groups` on both sides, one flag per photo, one match per prediction, the
+    candidate arrays of one size, and room for each candidate before it is stored."""
+    _check_groups(p_order, p_start, p_corners, t_start.size)
+    _check_groups(t_order, t_start, t_corners, p_start.size)
+    n_photos = p_start.size - 1
+    if exact.size != n_photos or contested.size != n_photos or truth_of.size != p_corners.shape[1] or t_c.size != p_c.size or iou_c.size != p_c.size:
+        raise ValueError("_decide: the output arrays disagree in size")
     bound_c = np.empty(p_c.size, np.float64)
     uses = np.zeros(t_order.size, np.int64)  # per truth box: of how many predictions it is a candidate
     taken = np.zeros(t_order.size, np.bool_)
@@ -111,6 +129,8 @@ def _decide(
             for t in t_order[t_start[photo] : t_start[photo + 1]]:
                 candidate, near, iou, bound = _candidate(p_corners, p, t_corners, t)
                 if candidate:
+                    if k >= p_c.size:
+                        raise ValueError("_decide: more candidates than the arrays hold")
                     p_c[k], t_c[k], iou_c[k], bound_c[k] = p, t, iou, bound
                     exact[photo] |= near
                     uses[t] += 1
@@ -125,6 +145,20 @@ def _decide(
             if truth_of[p_c[j]] < 0 and not taken[t_c[j]]:
                 truth_of[p_c[j]] = t_c[j]
                 taken[t_c[j]] = True
+
+
+@compiled
+def _check_groups(order: NDArray[np.int64], start: NDArray[np.int64], corners_: NDArray[np.float64], other_starts: int) -> None:  # pragma: no cover - compiled
+    """``ValueError`` unless ``corners_`` has 4 rows, ``start`` is as long as the other side's
+    (one entry per photo, and one more) and rises from 0 to ``order.size``, and ``order`` names
+    columns of ``corners_`` (:func:`~podium.metrics.detection_points.photo_groups` builds them so)."""
+    if corners_.shape[0] != 4 or start.size < 1 or start.size != other_starts or start[0] != 0 or start[start.size - 1] != order.size:
+        raise ValueError("_check_groups: the photos' groups and the boxes disagree")
+    for photo in range(start.size - 1):
+        if start[photo + 1] < start[photo]:
+            raise ValueError("_check_groups: the photos' groups are not in order")
+    if order.size and (order.min() < 0 or order.max() >= corners_.shape[1]):
+        raise ValueError("_check_groups: a group names a box that does not exist")
 
 
 def compile_kernels() -> None:

@@ -7,6 +7,11 @@ or twice, in raster order; the distances visit candidate points and boundary row
 (:func:`directed_squared`). All are exact (integers only). Compiled on first use
 (:func:`podium.jit.compiled`).
 
+Each kernel states its preconditions; those called from Python check theirs at entry, outside
+their pixel loops (a ``ValueError`` naming the kernel), and the helpers they call are given only
+what those checks allow. A check that needs the codes of every pixel is made where a loop
+visits only a few of them anyway: at the start of each run of one code in a row.
+
 Definitions (as in :class:`~podium.metrics.object_segmentation._Side`):
 
 - the 4-boundary of an object: its pixels with a 4-neighbour outside the object
@@ -30,12 +35,15 @@ SPREAD_VISITS = 256  # points :func:`_farthest_squared` visits spread out before
 @compiled
 def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.int32], int]:  # pragma: no cover - compiled
     """Labels renumbered 1..n in label order, 0 kept for background; ``table_size`` > every label.
-    Labels that are already 0..n (or 1..n) are only widened.
+    Labels that are already 0..n (or 1..n) are only widened. Checked: ``table_size >= 1`` and
+    every label in ``0..table_size - 1`` (one vectorized pass).
 
     >>> codes, n = renumber(np.array([[0, 7], [3, 7]], dtype=np.uint16), 8)
     >>> codes.tolist(), n
     ([[0, 2], [1, 2]], 2)
     """
+    if table_size < 1 or (labels.size and (labels.min() < 0 or labels.max() >= table_size)):
+        raise ValueError("renumber: every label must be in 0..table_size - 1")
     table = np.zeros(table_size, np.int32)
     height, width = labels.shape
     for i in range(height):
@@ -65,13 +73,16 @@ def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.i
 @compiled
 def _marked(marks: NDArray[np.uint8], size: int, positions: NDArray[np.int64]) -> int:  # pragma: no cover - compiled
     """Writes the indices of the nonzero bytes of ``marks[:size]`` to ``positions``, in order, and
-    returns how many there are. Eight zero bytes are skipped at once (``marks.size`` is a multiple of 8).
+    returns how many there are. Eight zero bytes are skipped at once. Checked: ``marks.size`` is a
+    multiple of 8, ``0 <= size <= marks.size`` and ``positions`` has room for ``size``.
 
     >>> positions = np.empty(16, np.int64)
     >>> m = _marked(np.array([0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1], np.uint8), 15, positions)
     >>> positions[:m].tolist()
     [1, 14]
     """
+    if marks.size % 8 or size < 0 or size > marks.size or positions.size < size:
+        raise ValueError("_marked: marks must be whole words holding size bytes, positions room for them")
     words = marks.view(np.uint64)
     m = 0
     for w in range((size + 7) // 8):
@@ -86,7 +97,7 @@ def _marked(marks: NDArray[np.uint8], size: int, positions: NDArray[np.int64]) -
 @compiled
 def _row_marks(width: int) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:  # pragma: no cover - compiled
     """A zeroed buffer of marks for one row and the sentinel after it (:func:`_marked`), and room for
-    their positions."""
+    their positions. ``width >= 0`` (NumPy refuses a negative size)."""
     return np.zeros((width + 8) // 8 * 8, np.uint8), np.empty((width + 8) // 8 * 8, np.int64)
 
 
@@ -107,11 +118,14 @@ def object_shapes(
     Each row is marked first in loops without branches, which the compiler vectorizes: a
     pixel's edge bits, and whether it starts a run of one code. Only the marked pixels are then
     visited (:func:`_marked`): areas are summed from the runs' lengths, the boundary from its pixels.
+    Checked: ``n >= 0``, and every code in ``0..n`` (at the start of each run, where the code is read).
 
     >>> flags, area, on4, on8, octagon, edge_y, edge_x = object_shapes(np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1]], np.int32), 1)
     >>> flags.tolist(), area.tolist(), on4.tolist(), on8.tolist(), octagon.tolist(), edge_y.tolist(), edge_x.tolist()
     ([[3, 3, 3], [3, 0, 3], [3, 3, 3]], [0, 9], [0, 8], [0, 8], [[2, 0, 2, 0, 4, 0, 2, -2]], [0, 0, 0, 1, 1, 2, 2, 2], [0, 1, 2, 0, 2, 0, 1, 2])
     """
+    if n < 0:
+        raise ValueError("object_shapes: n must be at least 0")
     height, width = codes.shape
     flags = np.zeros((height, width), np.uint8)
     area = np.zeros(n + 1, np.int64)
@@ -126,7 +140,7 @@ def object_shapes(
         octagon[k, 0::2] = np.iinfo(np.int64).min
         octagon[k, 1::2] = np.iinfo(np.int64).max
     both = ON_EDGE4 | ON_EDGE8
-    for i in range(height):
+    for i in range(height if width else 0):  # an image without columns has no pixel to read
         above, row, below = codes[max(i - 1, 0)], codes[i], codes[min(i + 1, height - 1)]
         for j in range(width):  # none in the border rows: every object pixel there is on both boundaries
             same_column[j] = (above[j] == row[j]) & (below[j] == row[j]) & (0 < i < height - 1)
@@ -148,6 +162,8 @@ def object_shapes(
                 if j == width:
                     break
                 run_code, run_start = row[j], j
+                if run_code < 0 or run_code > n:
+                    raise ValueError("object_shapes: every code must be in 0..n")
             edge = mark & both
             if edge == 0:
                 continue
@@ -188,12 +204,26 @@ def group_edges(
 ) -> None:  # pragma: no cover - compiled
     """A counting sort by code of the 8-boundary pixels ``edge_y, edge_x`` (raster order, from
     :func:`object_shapes`): fills ``y8, x8`` (8-boundary) and ``y4, x4`` (4-boundary), object k+1 in
-    rows ``start8[k]:start8[k + 1]`` and ``start4[k]:start4[k + 1]``, in raster order within each."""
+    rows ``start8[k]:start8[k + 1]`` and ``start4[k]:start4[k + 1]``, in raster order within each.
+
+    Checked at entry: one shape for ``codes`` and ``flags``; ``start4`` and ``start8`` of one size;
+    as many 8-boundary pixels as ``start8`` counts and room for what ``start4`` and ``start8``
+    count; every pixel inside the image. Then per pixel (they are few: boundaries only): its code
+    is an object's, and that object's rows are not yet full."""
     n = start8.size - 1
+    if (
+        n < 0 or start4.size != n + 1 or flags.shape != codes.shape or edge_x.size != edge_y.size or edge_y.size != start8[n]
+        or y8.size != start8[n] or x8.size != start8[n] or y4.size != start4[n] or x4.size != start4[n]
+    ):  # fmt: skip
+        raise ValueError("group_edges: the sizes of the boundary arrays disagree")
+    if edge_y.size and (edge_y.min() < 0 or edge_y.max() >= codes.shape[0] or edge_x.min() < 0 or edge_x.max() >= codes.shape[1]):
+        raise ValueError("group_edges: a boundary pixel is outside the image")
     at4, at8 = start4[:n].copy(), start8[:n].copy()
     for e in range(edge_y.size):
         i, j = edge_y[e], edge_x[e]
         c = codes[i, j] - 1
+        if c < 0 or c >= n or at8[c] >= start8[c + 1] or (flags[i, j] & ON_EDGE4 and at4[c] >= start4[c + 1]):
+            raise ValueError("group_edges: a boundary pixel's code is not an object's, or its object has more than counted")
         y8[at8[c]], x8[at8[c]] = i, j
         at8[c] += 1
         if flags[i, j] & ON_EDGE4:
@@ -203,7 +233,7 @@ def group_edges(
 
 @compiled
 def _spread_step(n: int) -> int:  # pragma: no cover - compiled
-    """A step coprime with ``n`` near ``0.618 n``: ``k * step % n`` visits 0..n-1 once each, spread out."""
+    """A step coprime with ``n`` near ``0.618 n``: ``k * step % n`` visits 0..n-1 once each, spread out (any ``n >= 0``)."""
     step = max(1, int(n * 0.6180339887498949 + 0.5))
     while True:
         a, b = step, n
@@ -241,7 +271,29 @@ def directed_squared(
     the octagon's interior between the columns its eight sides allow (marked in a vectorized
     loop, then collected by :func:`_marked`). Their distance to B is
     that to B's nearest 4-boundary pixel (:func:`_farthest_squared`).
+
+    Checked at entry: the images of one shape; ``a_codes`` and ``b_codes`` of one size, objects
+    of their sides; the boundary arrays as long as their starts count; A's boxes and
+    boundary pixels inside the image (:class:`~podium.metrics.object_segmentation._Side` builds
+    them all from one image each).
     """
+    n_own, n_other = own_start8.size - 1, other_start4.size - 1
+    height, width = own_codes.shape
+    if (
+        own_flags.shape != own_codes.shape or other_codes.shape != own_codes.shape or a_codes.size != b_codes.size
+        or n_own < 0 or n_other < 0 or own_extremes.shape[0] < n_own or own_extremes.shape[1] != 4
+        or other_octagon.shape[0] < n_other or other_octagon.shape[1] != 8
+        or own_y8.size != own_start8[n_own] or own_x8.size != own_y8.size or other_y4.size != other_start4[n_other] or other_x4.size != other_y4.size
+    ):  # fmt: skip
+        raise ValueError("directed_squared: the shapes and sizes of the two sides disagree")
+    if a_codes.size and (a_codes.min() < 1 or a_codes.max() > n_own or b_codes.min() < 1 or b_codes.max() > n_other):
+        raise ValueError("directed_squared: a code is not an object of its side")
+    if n_own and (
+        own_extremes[:n_own, 0].min() < 0 or own_extremes[:n_own, 1].max() >= height or own_extremes[:n_own, 2].min() < 0 or own_extremes[:n_own, 3].max() >= width
+    ):  # fmt: skip
+        raise ValueError("directed_squared: an object's box is outside the image")
+    if own_y8.size and (own_y8.min() < 0 or own_y8.max() >= height or own_x8.min() < 0 or own_x8.max() >= width):
+        raise ValueError("directed_squared: a boundary pixel is outside the image")
     out = np.zeros(a_codes.size, np.int64)
     work = 0
     buffer_y = np.empty(64, np.int64)
@@ -296,12 +348,16 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
     so that ``f`` rises early and few points need the whole boundary; the others in their own
     order, raster order, each tried first against the boundary pixel that stopped the search for
     the point before (a neighbour, usually: then one distance suffices). Exact: integers only.
+    Checked: ``y`` and ``x`` of one size, ``by`` and ``bx`` too; ``by`` sorted is the caller's
+    promise (:func:`directed_squared` passes rows of :func:`group_edges`, in raster order).
 
     >>> y, x = np.array([0, 5, 9]), np.array([0, 0, 0])
     >>> _farthest_squared(y, x, np.array([0, 1]), np.array([3, 3]))[0]  # (9 - 1)² + 3²
     73
     """
     m, nb = y.size, by.size
+    if x.size != m or bx.size != nb:
+        raise ValueError("_farthest_squared: coordinates of unequal lengths")
     if not m or not nb:
         return 0, 0
     top, rows = by[0], by[nb - 1] - by[0] + 2
@@ -362,7 +418,7 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
 @compiled
 def _at_row(by: NDArray[np.signedinteger], first: NDArray[np.int64], top: int, row: int) -> int:  # pragma: no cover - compiled
     """The index of the first of the row-sorted ``by`` in ``row`` or below: from the table ``first``
-    (rows from ``top``) when there is one, else by binary search."""
+    (rows from ``top``) when there is one, else by binary search. Any ``row``: the table is read clamped."""
     if first.size:
         return first[min(max(row - top, 0), first.size - 1)]
     return int(np.searchsorted(by, row))
@@ -376,11 +432,14 @@ def overlaps(s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g
     changes only where a boundary is crossed): each row marks where either code changes, in a
     vectorized loop, and only those pixels are visited (:func:`_marked`). The runs are then grouped by S code, and each S
     object's counts go to a table over G's codes of which only the entries it touched are read
-    back and cleared: linear in pixels plus objects.
+    back and cleared: linear in pixels plus objects. Checked: the images of one shape,
+    ``s_n, g_n >= 0``, and every code in ``0..s_n`` and ``0..g_n`` (at the start of each run).
 
     >>> [a.tolist() for a in overlaps(np.array([[1, 1], [0, 1]], np.int32), np.array([[2, 1], [0, 1]], np.int32), 1, 2)]
     [[1, 1], [1, 2], [2, 1]]
     """
+    if s_codes.shape != g_codes.shape or s_n < 0 or g_n < 0:
+        raise ValueError("overlaps: images of one shape and code counts of at least 0 are required")
     height, width = s_codes.shape
     keys, lengths = np.empty(64, np.int64), np.empty(64, np.int64)
     row_keys, row_lengths = np.empty(width + 1, np.int64), np.empty(width + 1, np.int64)  # one row's runs
@@ -401,6 +460,8 @@ def overlaps(s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g
             if j == width:
                 break
             s, g = s_row[j], g_row[j]
+            if s < 0 or s > s_n or g < 0 or g > g_n:
+                raise ValueError("overlaps: every code must be in 0..s_n and 0..g_n")
             run_key, run_start = (np.int64(s) * (g_n + 1) + g if (s != 0) & (g != 0) else np.int64(0)), j
         if size + m > keys.size:
             keys, lengths = _grown(keys, 2 * (size + m), size), _grown(lengths, 2 * (size + m), size)
@@ -437,6 +498,9 @@ def overlaps(s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g
 
 @compiled
 def _grown(values: NDArray[np.int64], size: int, used: int) -> NDArray[np.int64]:  # pragma: no cover - compiled
+    """A copy of ``values`` with room for ``size``, its first ``used`` kept; checked: ``0 <= used <= min(size, values.size)``."""
+    if used < 0 or used > size or used > values.size:
+        raise ValueError("_grown: used must fit both arrays")
     out = np.empty(size, np.int64)
     out[:used] = values[:used]
     return out

@@ -45,10 +45,14 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import ndimage
 
 from podium.metrics import label_scan
+from podium.metrics.arrays import native
 from podium.metrics.state import Statistics, concatenated, summed
 
 WORK_PER_PIXEL = 200  # the work budget of one image pair, in units (pixels visited, distances evaluated) per pixel ...
 WORK_BASE = 100_000_000  # ... plus this: spent within about 1 s here for a GlaS image, 4 s for 4 megapixels
+PAIR_MEMORY = 800 << 20  # bytes the arrays of one image pair may take: with the process's own (about 150 MB), under 1 GB
+BYTES_PER_PIXEL = 14  # what scoring holds per pixel whatever the labels (codes, flags, both images)
+BYTES_PER_CHANGE = 26  # and per pair of neighbouring pixels with different labels (boundaries, runs, overlaps)
 
 
 class TooComplex(ValueError):
@@ -291,6 +295,7 @@ def image_stats(
     """
     if truth.shape != segmented.shape:
         raise ValueError(f"truth {truth.shape} and segmentation {segmented.shape} differ in shape")
+    _check_memory(truth, segmented)
     budget = _Budget(max_work if max_work is not None else WORK_PER_PIXEL * truth.size + WORK_BASE)
     g, s = _Side(truth), _Side(segmented)
     pair_s, pair_g, count = _overlaps(s, g)
@@ -326,6 +331,38 @@ def _matched_hausdorff(
     keys, first, back = np.unique(s_codes * (g.n + 1) + g_codes, return_index=True, return_inverse=True)
     overlap = overlaps[1][np.searchsorted(overlaps[0], keys)]
     return _hausdorff_pairs(s, g, s_codes[first], g_codes[first], overlap, budget)[back.ravel()]
+
+
+def _check_memory(truth: NDArray[np.integer], segmented: NDArray[np.integer]) -> None:
+    """:class:`TooComplex` before anything is built when the pair's arrays would take more than
+    ``PAIR_MEMORY``: ``BYTES_PER_PIXEL`` a pixel, ``BYTES_PER_CHANGE`` a pair of neighbouring pixels
+    whose labels differ (measured, whole process: 9 megapixels of noise labels against glands
+    peaked at 696 MB, the glands alone at 295 MB). Glands on 49 megapixels (podium reads 50 at
+    most) pass and peak at 835 MB; noise passes up to about 12 megapixels (3500x3500: 847 MB,
+    then refused by the work budget), and is refused here beyond, in a fraction of a second.
+
+    >>> _check_memory(np.zeros((3, 3), np.uint8), np.eye(3, dtype=np.uint8))
+    """
+    changes = _changes(truth) + _changes(segmented)
+    needed = BYTES_PER_PIXEL * truth.size + BYTES_PER_CHANGE * changes
+    if needed > PAIR_MEMORY:
+        raise TooComplex(
+            f"would take about {needed >> 20:,} MB to score exactly ({changes:,} changes of label between neighbouring pixels "
+            f"in {truth.shape[1]}x{truth.shape[0]}: noise more than objects); podium scores an image pair within {PAIR_MEMORY >> 20} MB"
+        )
+
+
+def _changes(labels: NDArray[np.integer], rows: int = 512) -> int:
+    """How many pairs of side or vertical neighbours have different labels, counted ``rows`` rows at a time (a few megabytes).
+
+    >>> _changes(np.array([[0, 1, 1], [0, 0, 1]]))
+    3
+    """
+    total = 0
+    for top in range(0, labels.shape[0], rows):
+        block = labels[top : top + rows + 1]  # one more row: the vertical pairs across blocks
+        total += int(np.count_nonzero(block[: rows, 1:] != block[: rows, :-1])) + int(np.count_nonzero(block[1:] != block[:-1]))
+    return total
 
 
 def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
@@ -518,7 +555,7 @@ def compile_kernels() -> None:
 
 
 def _one_image(labels_true: ArrayLike, labels_pred: ArrayLike, empty_hausdorff: float | None) -> ObjectStats:
-    truth, segmented = np.asarray(labels_true), np.asarray(labels_pred)
+    truth, segmented = native(np.asarray(labels_true)), native(np.asarray(labels_pred))
     for name, labels in (("labels_true", truth), ("labels_pred", segmented)):
         if labels.ndim != 2 or not np.issubdtype(labels.dtype, np.integer) or (labels.size and labels.min() < 0):
             raise ValueError(f"{name} must be a 2-d array of non-negative integer labels (0 = background)")
