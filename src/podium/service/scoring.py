@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
+from podium.challenges import get
 from podium.contest import Contest
 from podium.engine import evaluate
 from podium.result import PRIVATE, PUBLIC, SCORED, Result
@@ -97,15 +98,16 @@ def outcome_of(result: Result, kind: str, root: Path) -> Outcome:
 
 
 def _stored(document: dict[str, Any]) -> dict[str, Any]:
-    """The document as the database keeps it: plain JSON, a path (a parameter naming the truth's ``boxes`` or ``meta``) by its last part.
+    """The document as the database keeps it: plain JSON, a parameter naming a file (the truth's ``boxes`` or ``meta``) by its name.
 
-    The full path is the server's business, and a JSON column takes no ``Path``.
+    The full path is the server's business (the document arrives with it as text: :mod:`podium.result`).
     """
-    return json.loads(json.dumps(document, allow_nan=False, default=_name_of))
-
-
-def _name_of(value: object) -> str:
-    return value.name if isinstance(value, PurePath) else str(value)
+    plain: dict[str, Any] = json.loads(json.dumps(document, allow_nan=False, default=str))
+    parameters = plain.get("parameters") or {}
+    for parameter in get(plain["challenge"]).parameters:
+        if parameter.is_path and isinstance(parameters.get(parameter.name), str):
+            parameters[parameter.name] = PurePath(parameters[parameter.name]).name
+    return plain
 
 
 def _relative(document: dict[str, Any], root: Path) -> dict[str, Any]:
