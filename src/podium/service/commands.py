@@ -1,4 +1,4 @@
-"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``reveal``, ``rescore`` (on the database),
+"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``reveal``, ``rescore``, ``backup``, ``restore`` (on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
 Heavy imports (FastAPI, SQLAlchemy) happen inside the commands, so the scoring
@@ -230,6 +230,32 @@ def register(cli: click.Group, guarded: Any) -> None:
 
         round_, count = rescore(_open(data, database, _load(contest_path)))
         click.echo(f"round {round_}: {count} submission{'s' * (count != 1)} queued for scoring again")
+        return EXIT_SCORED
+
+    @cli.command("backup")
+    @database_options
+    @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+    @guarded
+    def backup_command(data: Path, database: str | None, out: Path) -> int:
+        """Write the contest (database, stored submissions, results) to the archive OUT, while it is served."""
+        from podium.service.backup import backup
+
+        manifest = backup(data, database, out)
+        rows = manifest["rows"]
+        click.echo(f"{out}: {len(manifest['files']):,} files; {rows.get('teams', 0)} teams, {rows.get('users', 0)} users, "
+                   f"{rows.get('submissions', 0)} submissions, {rows.get('results', 0)} results")  # fmt: skip
+        return EXIT_SCORED
+
+    @cli.command("restore")
+    @click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @database_options
+    @guarded
+    def restore_command(archive: Path, data: Path, database: str | None) -> int:
+        """Restore a backup into an empty --data folder (and an empty --database), then bring it to this podium's schema."""
+        from podium.service.backup import restore
+
+        manifest = restore(archive, data, database)
+        click.echo(f"restored {manifest['contest']} as backed up at {manifest['created']} by podium {manifest['podium']} into {data}")
         return EXIT_SCORED
 
     @cli.command("submit")
