@@ -58,7 +58,7 @@ def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(tmp_path: Pat
     restored = tmp_path / "restored"
     target = None if sqlite else request.getfixturevalue("postgres_server").new_database()
     done = podium("restore", str(backup), "--data", str(restored), *(["--database", target] if target else []))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0 and "restored test-glas as backed up at" in done.stdout, done.stderr
     with Serve(contest, restored, target, workers=0) as again:
         after = {name: again.call("GET", "/api/submissions", token).body for name, token in tokens.items()}  # the tokens are the same
         assert after == before

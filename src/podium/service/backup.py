@@ -38,11 +38,12 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from sqlalchemy import Engine, func, inspect, make_url, select, text
+from sqlalchemy import Engine, func, inspect, make_url, select
 
 from podium import __version__
 from podium.errors import UsageError
-from podium.service.database import SQLITE_FILE, connect, database_url, migrate, reading
+from podium.service import state
+from podium.service.database import SQLITE_FILE, connect, database_url, migrate, reading, schema_revision
 from podium.service.intake import submission_folder
 from podium.service.tables import metadata, submissions
 
@@ -92,13 +93,6 @@ def _row_counts(engine: Engine) -> dict[str, int]:
         return {table.name: int(connection.execute(select(func.count()).select_from(table)).scalar_one()) for table in metadata.sorted_tables}
 
 
-def _revision(engine: Engine) -> str | None:
-    with reading(engine) as connection:
-        if not inspect(connection).has_table("alembic_version"):
-            return None
-        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
-
-
 def _snapshot(url: str, folder: Path) -> tuple[Path, dict[str, int], list[int]]:
     """A consistent copy of the database in ``folder``, taken while the service writes: the copy, its rows per table, its submissions."""
     if make_url(url).get_backend_name() == "sqlite":
@@ -132,8 +126,8 @@ def backup(data: Path, database: str | None, out: Path) -> dict[str, Any]:
     live = connect(url)
     try:
         with reading(live) as connection:
-            contest = connection.execute(text("SELECT value FROM settings WHERE key = 'contest'")).scalar()
-        revision = _revision(live)
+            contest = state.get(connection, state.CONTEST_ID)
+        revision = schema_revision(live)
     finally:
         live.dispose()
     with tempfile.TemporaryDirectory(prefix="podium-backup-", dir=out.resolve().parent) as scratch:

@@ -1,4 +1,4 @@
-"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``reveal``, ``rescore``, ``backup``, ``restore`` (on the database),
+"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``reveal``, ``rescore``, ``migrate``, ``backup``, ``restore`` (on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
 Heavy imports (FastAPI, SQLAlchemy) happen inside the commands, so the scoring
@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from podium import display, distributed
+from podium import __version__, display, distributed
 from podium.contest import Contest, load
 from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.runner.sandbox import SANDBOXES
@@ -230,6 +230,22 @@ def register(cli: click.Group, guarded: Any) -> None:
 
         round_, count = rescore(_open(data, database, _load(contest_path)))
         click.echo(f"round {round_}: {count} submission{'s' * (count != 1)} queued for scoring again")
+        return EXIT_SCORED
+
+    @cli.command("migrate")
+    @database_options
+    @guarded
+    def migrate_command(data: Path, database: str | None) -> int:
+        """Bring the database to this podium's schema (podium serve does it on start); print the revisions."""
+        from podium.service.database import SQLITE_FILE, connect, database_url, migrate, schema_revision
+
+        if database is None and not (data / SQLITE_FILE).is_file():
+            raise UsageError(f"no database in {data}: give the contest's --data (or --database)")
+        engine = connect(database_url(database, data))
+        before = schema_revision(engine)
+        migrate(engine)
+        after = schema_revision(engine)
+        click.echo(f"schema {before} -> {after}" if before != after else f"schema {after}: already this podium's ({__version__})")
         return EXIT_SCORED
 
     @cli.command("backup")
