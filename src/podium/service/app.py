@@ -25,13 +25,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podium import __version__
 from podium.errors import UsageError
-from podium.service import accounts, pages, state
+from podium.service import accounts, metrics, pages, state
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.leaderboard import is_revealed, leaderboard
 from podium.service.quota import usage
-from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, JOB_RUNNING, QUEUED, SCORED, Clock, utc_now
+from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, QUEUED, SCORED, Clock, utc_now
 from podium.service.tables import jobs, submissions
 from podium.service.views import newest_results, submission_rows, submission_view
 
@@ -161,13 +161,15 @@ def create_app(service: Service) -> FastAPI:
     app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.")
     app.state.service = service
     app.add_middleware(SmallBodies)
+    found, uploads_refused, logins_refused = metrics.registry(service.engine, lambda: service.contests.get().challenge, service.clock)
+    app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused)
     app.include_router(pages.router(service))
+    app.include_router(metrics.router(service.engine, found))
 
-    @app.get("/healthz", summary="Liveness, and the jobs queued and running")
-    def health() -> dict[str, Any]:
-        with reading(service.engine) as connection:
-            counts: dict[str, int] = dict(connection.execute(select(jobs.c.state, func.count()).where(jobs.c.state.in_((JOB_QUEUED, JOB_RUNNING))).group_by(jobs.c.state)).all())
-        return {"ok": True, "version": __version__, "queued": counts.get(JOB_QUEUED, 0), "running": counts.get(JOB_RUNNING, 0)}
+    @app.get("/healthz", summary="Liveness: the database, the jobs queued and running, the data folder's free disk, the workers alive (503: no database)")
+    def health() -> JSONResponse:
+        ok, details = metrics.health(service.engine, service.data, service.clock)
+        return JSONResponse({"ok": ok, "version": __version__, **details}, status_code=200 if ok else 503)
 
     @app.get("/api/contest", summary="The contest: challenge, phases, quota, ranking rule, split sizes")
     def contest_summary() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 
 from podium.errors import PodiumError
-from podium.service import queue, state
+from podium.service import heartbeats, queue, state
 from podium.service.database import reading
 from podium.service.intake import submission_folder
 from podium.service.scoring import Runtime, score
@@ -39,10 +39,15 @@ class Worker:
         self.contest = state.ContestCache(engine)
 
     def run(self, stop: threading.Event) -> None:
-        """Work until ``stop`` is set."""
-        while not stop.is_set():
-            if not self.work_once():
-                stop.wait(POLL_S)
+        """Work until ``stop`` is set, writing a heartbeat all along (:mod:`podium.service.heartbeats`)."""
+        alive = heartbeats.Heartbeat(self.engine, self.name, self.clock)
+        alive.start()
+        try:
+            while not stop.is_set():
+                if not self.work_once():
+                    stop.wait(POLL_S)
+        finally:
+            alive.stop()
 
     def work_once(self) -> bool:
         """Score one job; ``False`` when the queue is empty."""
