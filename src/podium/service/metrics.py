@@ -55,7 +55,7 @@ def _seconds(connection: Connection, start: Any, end: Any) -> ColumnElement[Any]
 
 def _job_counts(connection: Connection) -> dict[str, int]:
     query = select(jobs.c.state, func.count()).where(jobs.c.state.in_((JOB_QUEUED, JOB_RUNNING))).group_by(jobs.c.state)
-    return dict(connection.execute(query))
+    return dict(connection.execute(query).all())
 
 
 class DatabaseCollector(Collector):
@@ -70,7 +70,7 @@ class DatabaseCollector(Collector):
         now = self.clock()
         with self.engine.connect() as connection, connection.begin():
             yield from self._queue(connection, now)
-            by_status: dict[str, int] = dict(connection.execute(select(submissions.c.status, func.count()).group_by(submissions.c.status)))
+            by_status: dict[str, int] = dict(connection.execute(select(submissions.c.status, func.count()).group_by(submissions.c.status)).all())
             family = GaugeMetricFamily("podium_submissions", "Submissions by status", labels=["status"])
             for status in STATUSES:
                 family.add_metric([status], by_status.get(status, 0))
