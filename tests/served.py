@@ -41,12 +41,12 @@ class Serve:
         self.url = f"http://127.0.0.1:{self.port}"
         self.command = [sys.executable, "-m", "podium", "serve", "--contest", str(contest), "--data", str(data), "--port", str(self.port),
                         "--workers", str(workers), "--sandbox", "none", *(["--database", database] if database else []), *extra]  # fmt: skip
-        self.log = data.parent / f"serve-{self.port}.log"
+        self.out, self.err = data.parent / f"serve-{self.port}.out", data.parent / f"serve-{self.port}.err"
         self.process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Serve:
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with self.out.open("wb") as out, self.err.open("wb") as err:
+            self.process = subprocess.Popen(self.command, stdout=out, stderr=err, start_new_session=True)
         for _ in range(300):  # bounded: 30 s
             if self.process.poll() is not None:
                 raise AssertionError(f"podium serve ended ({self.process.returncode}): {self.output()}")
@@ -63,7 +63,7 @@ class Serve:
         self.kill()
 
     def output(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
+        return self.out.read_text(errors="replace")[-2000:] + self.err.read_text(errors="replace")[-4000:]
 
     def kill(self) -> None:
         """SIGKILL to podium serve and everything it started (its process group)."""

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podium import __version__
 from podium.errors import UsageError
-from podium.service import accounts, metrics, pages, state
+from podium.service import accounts, logs, metrics, pages, state
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
@@ -165,6 +165,7 @@ def create_app(service: Service) -> FastAPI:
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused)
     app.include_router(pages.router(service))
     app.include_router(metrics.router(service.engine, found))
+    app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id
 
     @app.get("/healthz", summary="Liveness: the database, the jobs queued and running, the data folder's free disk, the workers alive (503: no database)")
     def health() -> JSONResponse:

@@ -68,6 +68,8 @@ def _load(contest_path: Path | None) -> Contest | None:
 
 
 SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
+LOG_FORMAT_OPTION = click.option("--log-format", type=click.Choice(("text", "json")), envvar="PODIUM_LOG_FORMAT", default="text", show_default=True,
+                                 help="Logs on stderr: text, or one JSON object per line with the request's or job's id [env PODIUM_LOG_FORMAT].")  # fmt: skip
 
 
 def register(cli: click.Group, guarded: Any) -> None:
@@ -84,22 +86,25 @@ def register(cli: click.Group, guarded: Any) -> None:
     @SCHEDULER_OPTION
     @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
     @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
+    @LOG_FORMAT_OPTION
     @guarded
     def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str,
-                      cgroup: Path | None, scheduler: str | None, allow_images: bool, team_names: tuple[str, ...]) -> int:  # fmt: skip
+                      cgroup: Path | None, scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], log_format: str) -> int:  # fmt: skip
         """Serve a contest: the web API, the leaderboard and N scoring workers."""
         import uvicorn
 
+        from podium.service import logs
         from podium.service.app import Service, create_app
         from podium.service.database import database_url
         from podium.service.scoring import Runtime
         from podium.service.server import Workers, worker_argv
 
+        logs.configure(log_format)
         contest = load(contest_path)
         if scheduler is not None:
             distributed.check_reachable(scheduler)
         engine = _open(data, database, contest)
-        pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler)), workers, database_url(database, data))
+        pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format), workers, database_url(database, data))
         address = f"http://{host}:{port}"
         display.stdout.print(
             f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
@@ -113,7 +118,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
         pool.start()
         try:
-            uvicorn.run(create_app(Service(engine, data.resolve(), allow_images=allow_images)), host=host, port=port, log_level="warning")
+            uvicorn.run(create_app(Service(engine, data.resolve(), allow_images=allow_images)), host=host, port=port, **logs.uvicorn_config(log_format))
         except KeyboardInterrupt:
             pass
         finally:
@@ -126,16 +131,19 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
     @SCHEDULER_OPTION
     @click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
+    @LOG_FORMAT_OPTION
     @guarded
-    def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None) -> int:
+    def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None, log_format: str) -> int:
         """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
         import podium.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
+        from podium.service import logs
         from podium.service.database import connect, database_url
         from podium.service.queue import LEASE_S
         from podium.service.scoring import Runtime
         from podium.service.server import die_with_serve
         from podium.service.worker import Worker
 
+        logs.configure(log_format)
         if not die_with_serve():
             return EXIT_SCORED  # podium serve ended before this worker started
         remove_abandoned()  # what workers killed with SIGKILL left in the temporary folder

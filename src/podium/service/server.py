@@ -9,6 +9,7 @@ never on their command line, which every local user can read.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from podium.service.database import writing
 if TYPE_CHECKING:
     from podium.service.scoring import Runtime
 
+log = logging.getLogger("podium.serve")
 RESTART_PAUSE_S = 2.0
 SERVE_PID = "PODIUM_SERVE_PID"  # set for the workers podium serve starts
 
@@ -54,8 +56,8 @@ def die_with_serve() -> bool:
     return os.getppid() == int(serve)
 
 
-def worker_argv(data: Path, runtime: Runtime) -> list[str]:
-    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", runtime.sandbox]
+def worker_argv(data: Path, runtime: Runtime, log_format: str = "text") -> list[str]:
+    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", runtime.sandbox, "--log-format", log_format]
     return command + (["--cgroup", str(runtime.cgroup)] if runtime.cgroup else []) + (["--scheduler", runtime.scheduler] if runtime.scheduler else [])
 
 
@@ -79,7 +81,7 @@ class Workers:
             self.processes.append(process)
             process.wait()
             if not self.stopping.is_set():
-                print(f"podium: a worker ended (exit code {process.returncode}); starting another", file=sys.stderr)
+                log.warning("podium: a worker ended (exit code %s); starting another", process.returncode)
                 self.stopping.wait(RESTART_PAUSE_S)
 
     def stop(self) -> None:

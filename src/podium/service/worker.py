@@ -9,10 +9,10 @@ dropped (another worker has the job).
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
-import traceback
 from pathlib import Path
 
 from sqlalchemy import Engine, select
@@ -25,6 +25,7 @@ from podium.service.scoring import Runtime, score
 from podium.service.statuses import Clock, utc_now
 from podium.service.tables import submissions
 
+log = logging.getLogger("podium.worker")
 POLL_S = 0.5
 
 
@@ -54,6 +55,8 @@ class Worker:
         claim = queue.claim(self.engine, self.name, self.clock(), self.lease_s)
         if claim is None:
             return False
+        about = {"job_id": claim.job_id, "submission_id": claim.submission_id, "round": claim.round, "worker": self.name}
+        log.info("scoring submission %s (job %s, attempt %s)", claim.submission_id, claim.job_id, claim.attempt, extra=about)
         beat = _Heartbeat(self, claim)
         beat.start()
         failure: str | None = None
@@ -65,14 +68,16 @@ class Worker:
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's
             failure = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # a bug in podium
-            traceback.print_exc()
+            log.exception("internal error while scoring submission %s", claim.submission_id, extra=about)
             failure = f"internal error {type(exc).__name__}: {str(exc)[:300]}"
         finally:
             beat.stop()
         if failure is None:
             queue.finish(self.engine, claim, outcome, self.clock())
+            log.info("submission %s %s", claim.submission_id, outcome.status, extra=about)
         else:
             queue.retry(self.engine, claim, failure, self.clock())
+            log.warning("submission %s: %s", claim.submission_id, failure, extra=about)
         return True
 
 
