@@ -66,6 +66,7 @@ def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(tmp_path: Pat
         assert again.call("POST", "/api/tokens", json_body={"user": "ann", "password": "a long password 1"}).status == 201
         organizer = again.call("POST", "/api/tokens", json_body={"user": "olga", "password": "a long password 2"}).body["token"]
         assert len(again.call("GET", "/api/submissions", organizer).body) == 3
+        assert again.call("GET", "/healthz").body["workers"] == {"alive": 0, "newest_heartbeat_age_s": None}  # the killed server's worker is not taken for alive
     for submission in [s for team in before.values() for s in team]:
         files = sorted((restored / "submissions" / str(submission["id"])).rglob("*"))
         originals = sorted((data / "submissions" / str(submission["id"])).rglob("*"))

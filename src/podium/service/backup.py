@@ -17,7 +17,8 @@ images already) holding, in this order:
 Results, rounds, teams, users and tokens are rows of the database. Restoring
 refuses a target that holds anything, checks every member against the
 manifest before writing, migrates the restored database to this podium's
-schema and checks that every table holds the rows the manifest counts.
+schema, checks that every table holds the rows the manifest counts, and
+forgets the heartbeats of the backed-up server's workers.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from sqlalchemy import Engine, func, inspect, make_url, select
 
 from podium import __version__
 from podium.errors import UsageError
-from podium.service import state
-from podium.service.database import SQLITE_FILE, connect, database_url, migrate, reading, schema_revision
+from podium.service import heartbeats, state
+from podium.service.database import SQLITE_FILE, connect, database_url, migrate, reading, schema_revision, writing
 from podium.service.intake import submission_folder
 from podium.service.tables import metadata, submissions
 
@@ -304,9 +305,11 @@ def restore(archive_path: Path, data: Path, database: str | None) -> dict[str, A
     try:
         migrate(engine)
         counts = _row_counts(engine)
+        short = {name: (rows, counts.get(name)) for name, rows in manifest["rows"].items() if counts.get(name, 0) < rows}
+        if short:
+            raise UsageError(f"the restored database lacks rows the manifest counts: {short}")
+        with writing(engine) as connection:
+            heartbeats.clear(connection)
     finally:
         engine.dispose()
-    short = {name: (rows, counts.get(name)) for name, rows in manifest["rows"].items() if counts.get(name, 0) < rows}
-    if short:
-        raise UsageError(f"the restored database lacks rows the manifest counts: {short}")
     return manifest

@@ -52,6 +52,11 @@ def forget(engine: Engine, worker: str | None, now: datetime) -> None:
             connection.execute(delete(settings).where(settings.c.key.in_([_key(b.worker) for b in stale])))
 
 
+def clear(connection: Connection) -> None:
+    """Remove every heartbeat: a restored database's are those of the workers of the server it was backed up from."""
+    connection.execute(delete(settings).where(settings.c.key.startswith(PREFIX, autoescape=True)))
+
+
 def beats(connection: Connection) -> list[Beat]:
     """Every worker's newest heartbeat."""
     found = []
