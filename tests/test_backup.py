@@ -126,3 +126,9 @@ def test_restore_names_what_is_not_a_backup(tmp_path: Path, a_backup: Path) -> N
     with tarfile.open(a_backup) as archive:
         manifest = json.loads(archive.extractfile("manifest.json").read())  # type: ignore[union-attr]
     assert manifest["rows"]["teams"] == 1 and manifest["submissions"] == [] and list(manifest["files"]) == ["podium.sqlite3"]
+
+
+def test_backup_of_a_folder_without_a_contest_says_so(tmp_path: Path) -> None:
+    done = podium("backup", "--data", str(tmp_path / "nothing"), str(tmp_path / "out.tar"))
+    assert done.returncode == 2 and "no database at" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "nothing").exists() and not (tmp_path / "out.tar").exists()

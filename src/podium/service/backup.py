@@ -97,9 +97,7 @@ def _row_counts(engine: Engine) -> dict[str, int]:
 def _snapshot(url: str, folder: Path) -> tuple[Path, dict[str, int], list[int]]:
     """A consistent copy of the database in ``folder``, taken while the service writes: the copy, its rows per table, its submissions."""
     if make_url(url).get_backend_name() == "sqlite":
-        source_path = make_url(url).database
-        if not source_path or not Path(source_path).is_file():
-            raise UsageError(f"no database at {source_path}: is --data the contest's folder?")
+        source_path = str(make_url(url).database)
         copy = folder / SQLITE_FILE
         with closing(sqlite3.connect(source_path, timeout=30)) as source, closing(sqlite3.connect(copy)) as target:
             source.backup(target)
@@ -124,6 +122,9 @@ def backup(data: Path, database: str | None, out: Path) -> dict[str, Any]:
         raise UsageError(f"{out} exists; podium backup writes a new file")
     if not out.resolve().parent.is_dir():
         raise UsageError(f"{out.parent} is not a folder")
+    sqlite_file = make_url(url).database if make_url(url).get_backend_name() == "sqlite" else None
+    if sqlite_file is not None and not Path(sqlite_file).is_file():  # connecting would make an empty one
+        raise UsageError(f"no database at {sqlite_file}: is --data the contest's folder?")
     live = connect(url)
     try:
         with reading(live) as connection:
