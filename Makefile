@@ -29,7 +29,7 @@ ifeq ($(SERVE),1)
 endif
 
 test: $(STAMP)
-	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium
+	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest

@@ -16,7 +16,6 @@ from PIL import Image
 
 from conftest import SANDBOX, run, sandbox_options, save_png
 from podium.cli import cli
-from podium.runner.docker import docker_command, read_peak
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
 
@@ -200,30 +199,6 @@ def test_every_visible_folder_is_kept_away_from_the_truth(tmp_path: Path, pixels
         assert code == 2 and f"--visible {truth.parent} would show the program the truth" in output, output
 
 
-def test_docker_command_line(tmp_path: Path) -> None:
-    command = docker_command("team/face:1", tmp_path / "work", tmp_path / "images", 2048, tmp_path / "cid")
-    assert command[:3] == ["docker", "run", "--rm"]
-    assert command[command.index("--network") + 1] == "none"
-    assert command[command.index("--memory") + 1] == command[command.index("--memory-swap") + 1] == "2048m"
-    assert "--pids-limit" in command and command[command.index("--cidfile") + 1] == str(tmp_path / "cid")
-    assert f"{(tmp_path / 'images').resolve()}:{(tmp_path / 'images').resolve()}:ro" in command
-    assert f"{(tmp_path / 'work').resolve()}:/work:rw" in command
-    assert command[command.index("-w") + 1] == "/work" and command[-1] == "team/face:1"
-    assert "--memory" not in docker_command("x", tmp_path, tmp_path, None, tmp_path / "cid")
-
-
-def test_container_peak_is_read_from_its_cgroup(tmp_path: Path) -> None:
-    scope = tmp_path / "system.slice" / "docker-abc123.scope"
-    scope.mkdir(parents=True)
-    (scope / "memory.peak").write_text("734003200\n")
-    assert read_peak("abc123", tmp_path) == 734003200
-    v1 = tmp_path / "memory" / "docker" / "def456"
-    v1.mkdir(parents=True)
-    (v1 / "memory.max_usage_in_bytes").write_text("1048576\n")
-    assert read_peak("def456", tmp_path) == 1048576
-    assert read_peak("missing", tmp_path) is None
-
-
 def docker_engine() -> bool:
     if shutil.which("docker") is None:
         return False
@@ -236,13 +211,6 @@ def test_image_without_an_engine_is_a_usage_error(tmp_path: Path, pixels) -> Non
     images, truth = pixels
     code, output = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "5")
     assert code == 2 and "Docker" in output
-
-
-@pytest.mark.skipif(not docker_engine(), reason="no Docker engine on this machine")
-def test_docker_end_to_end(tmp_path: Path, pixels) -> None:
-    images, truth = pixels
-    _code, doc = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "60")
-    assert doc["run"]["network_isolated"] is True and doc["run"]["outcome"] in ("finished", "no_output")
 
 
 @pytest.mark.parametrize(

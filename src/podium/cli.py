@@ -232,7 +232,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @cli.command("run")
 @click.argument("challenge", required=False)
 @click.option("--command", "command", metavar="CMD", help="The program, as a shell command line.")
-@click.option("--image", metavar="DOCKER_IMAGE", help="The program, as a Docker image (needs a Docker engine).")
+@click.option("--image", metavar="IMAGE", help="The program, as a Docker image on the engine (never pulled) or an archive of docker save (needs a Docker engine).")
 @click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images.")
 @click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
 @CONTEST_OPTION

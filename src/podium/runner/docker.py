@@ -1,41 +1,161 @@
-"""Running a participant's Docker image: no network, memory and process limits, peak from its cgroup.
+"""Running a participant's Docker image on the engine, and never leaving a container behind.
 
-The images folder is mounted read-only at the same absolute path (so ``input.txt``
-is valid inside), the working directory read-write at ``/work``, the program's
-current directory. Peak memory is the container cgroup's ``memory.peak`` (cgroup
-v2) or ``memory.max_usage_in_bytes`` (v1), read while the container runs.
+The container (``docker create``, then ``docker start --attach``):
+
+- no network, no capability, no new privileges, the engine's default seccomp
+  profile, 4,096 processes, ``--memory M --memory-swap M`` (no swap beyond
+  the limit), ``--cpus N``;
+- a read-only root file system; a private memory-backed ``/dev/shm`` of at
+  most the memory limit (``SHM_DEFAULT_MB`` without one) and ``/tmp`` of at
+  most the memory and the disk limit, counted in its memory;
+- the images folder read-only at ``IMAGES_FOLDER`` (``/sandbox/images``, as in
+  bubblewrap: what ``input.txt`` names; no server path), the working folder
+  read-write at ``/work``, its current directory, writable by whatever user
+  the image runs as;
+- the disk limit as in bubblewrap (:mod:`podium.runner.disk`): no file past it
+  (``--ulimit fsize``), and the working folder, scanned on the host while the
+  container runs, may not hold more: the root file system being read-only, it
+  is the only disk the program can fill;
+- the contract's environment: ``HOME`` and ``TMPDIR`` ``/tmp``, ``LANG``
+  ``C.UTF-8``; ``PATH`` the image's own if it sets one (its interpreters are
+  there), else ``/usr/local/bin:/usr/bin:/bin``;
+- ``--log-driver none``: nothing the program prints reaches the engine's disk;
+  its stderr comes through the attach stream and only its last 16 kB are kept;
+- the image by ID (``--pull never``): a missing image is never pulled inside
+  the time limit, and the ID is the run's ``image`` in the result.
+
+Its life is podium's: named ``podium-<run>`` and labelled (``LABEL_OWNER``,
+``LABEL_RUN``, and the contest and submission in the service), removed by
+podium on every way out, and by a keeper process (``python -m
+podium.runner.docker --keep NAME``, in a session of its own) when podium ends
+in any other way, SIGKILL included: the keeper waits for the end of a pipe
+whose write end only podium holds. :func:`reap_leftovers`, run when a worker
+starts, removes the labelled containers of processes of this host that no
+longer exist.
+
+Time is the program's own, on podium's clock, sampled at ``SAMPLE_HZ`` in the
+container's cgroup: from the first sample that shows the image's program in
+place of the runtime's init to the first that shows the cgroup empty or gone
+(the engine's start-up of the container, 0.4 s or more, is not the team's);
+the time limit counts from the same moment. Where the cgroup cannot be read, or
+the program ends before a sample sees it, the engine's ``State.StartedAt`` and
+``FinishedAt`` stand in. Peak memory is the container cgroup's ``memory.peak`` (v2)
+or ``memory.max_usage_in_bytes`` (v1), sampled while it runs. The image's own
+files are read once before the program starts, so their page cache is
+charged to no run, cold or warm alike (:func:`read_image_files`), as the test
+images are.
 """
 
 from __future__ import annotations
 
+import contextvars
+import os
+import re
+import signal
+import socket
 import subprocess
+import sys
 import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from podium.errors import UsageError
 from podium.runner.cgroups import read_int
+from podium.runner.disk import DiskWatch
+from podium.runner.docker_images import ENGINE_TIMEOUT_S, Image, check_engine, docker, find_image, last_line, read_image_files
 from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, RunReport, StderrTail
+from podium.runner.sandbox import ENVIRONMENT, IMAGES_FOLDER
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 WORKDIR_IN_CONTAINER = "/work"
+SHM_DEFAULT_MB = 64
+KILL_AGAIN_S = 0.25
+LABEL_OWNER = "podium.owner"
+LABEL_RUN = "podium.run"
+REMOVED = b"removed"
+# How the engine says the image names no program it can run (the team's failure, not the engine's).
+IMAGE_CANNOT_START = ("executable file not found", "no such file or directory", "unable to find user", "permission denied")
+
+_labels: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("podium_container_labels", default=None)
+
+
+@contextmanager
+def labelled(**labels: str) -> Iterator[None]:
+    """Label the containers started inside the block ``podium.KEY=VALUE`` (the service: contest, submission)."""
+    token = _labels.set({f"podium.{key}": value for key, value in labels.items()})
+    try:
+        yield
+    finally:
+        _labels.reset(token)
+
+
+def owner() -> str:
+    """This process, as the containers it starts are labelled: host, PID and the PID's start time (PIDs are reused)."""
+    return f"{socket.gethostname()}/{os.getpid()}/{_start_time(os.getpid())}"
+
+
+def _start_time(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "?"
+
+
+def _alive(label: str) -> bool:
+    host, _, rest = label.partition("/")
+    pid, _, started = rest.partition("/")
+    if host != socket.gethostname():
+        return True  # another machine's: not ours to judge
+    return pid.isdigit() and _start_time(int(pid)) == started
+
+
+def reap_leftovers() -> list[str]:
+    """Remove the labelled containers whose podium process on this host is gone (a worker killed with its keeper); their names."""
+    listed = docker("ps", "--all", "--filter", f"label={LABEL_OWNER}", "--format", '{{.Names}}\t{{.Label "' + LABEL_OWNER + '"}}')
+    if listed.returncode != 0:
+        return []
+    dead = [name for name, _, label in (line.partition("\t") for line in listed.stdout.splitlines()) if not _alive(label)]
+    for name in dead:
+        docker("rm", "--force", name)
+    return dead
 
 
 def docker_command(
-    image: str, workdir: Path, images: Path, memory_limit_mb: float | None, cidfile: Path, cpus: float | None = None, gpus: str | None = None
+    image: Image,
+    name: str,
+    workdir: Path,
+    images: Path,
+    memory_limit_mb: float | None,
+    cpus: float | None = None,
+    gpus: str | None = None,
+    disk_limit_mb: float | None = None,
 ) -> list[str]:
-    """The ``docker run`` command line (tested; run where an engine exists)."""
-    command = ["docker", "run", "--rm", "--network", "none", "--pids-limit", str(PIDS_LIMIT), "--cidfile", str(cidfile)]
-    command += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+    """The ``docker create`` command line."""
+    labels = {LABEL_RUN: name, LABEL_OWNER: owner(), **(_labels.get() or {})}
+    command = ["docker", "create", "--name", name, *(arg for key, value in labels.items() for arg in ("--label", f"{key}={value}"))]
+    command += ["--pull", "never", "--network", "none", "--log-driver", "none", "--pids-limit", str(PIDS_LIMIT)]
+    command += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only"]
+    size = f"{int(memory_limit_mb)}m" if memory_limit_mb is not None else f"{SHM_DEFAULT_MB}m"
+    tmp = f"{int(min((mb for mb in (memory_limit_mb, disk_limit_mb) if mb is not None), default=SHM_DEFAULT_MB))}m"  # memory, bounded by both
+    command += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={tmp},mode=1777", "--shm-size", size]
+    if disk_limit_mb is not None:
+        command += ["--ulimit", f"fsize={int(disk_limit_mb * 2**20)}"]  # no file past the limit (EFBIG, SIGXFSZ)
     if memory_limit_mb is not None:
-        limit = f"{int(memory_limit_mb)}m"
-        command += ["--memory", limit, "--memory-swap", limit]  # equal: no swap beyond the limit
+        command += ["--memory", size, "--memory-swap", size]  # equal: no swap beyond the limit
     if cpus is not None:
         command += ["--cpus", f"{cpus:g}"]
     if gpus is not None:
         command += ["--gpus", gpus]
-    images = images.resolve()
-    command += ["-v", f"{images}:{images}:ro", "-v", f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw", "-w", WORKDIR_IN_CONTAINER, image]
-    return command
+    for key, value in ENVIRONMENT.items():
+        if key != "PATH" or not image.sets_path:
+            command += ["--env", f"{key}={value}"]
+    command += ["--volume", f"{images.resolve()}:{IMAGES_FOLDER}:ro", "--volume", f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw", "--workdir", WORKDIR_IN_CONTAINER]
+    return [*command, image.id]
 
 
 def peak_files(container_id: str, root: Path = CGROUP_ROOT) -> list[Path]:
@@ -52,47 +172,186 @@ def read_peak(container_id: str, root: Path = CGROUP_ROOT) -> int | None:
     return next((peak for path in peak_files(container_id, root) if (peak := read_int(path)) is not None), None)
 
 
-def check_engine() -> None:
-    try:
-        info = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"--image needs Docker, which is not available here ({exc})") from None
-    if info.returncode != 0:
-        raise UsageError(f"--image needs a running Docker engine: {info.stderr.strip().splitlines()[-1] if info.stderr.strip() else 'docker info failed'}")
+class Container:
+    """A created container, removed by podium when the block ends and by the keeper if podium dies first."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        read, self._keeper_pipe = os.pipe()
+        try:
+            self._keeper = subprocess.Popen(
+                [sys.executable, "-m", "podium.runner.docker", "--keep", name],
+                stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )  # fmt: skip
+        finally:
+            os.close(read)
+
+    def remove(self) -> None:
+        """Remove the container, then release the keeper; if the engine did not confirm, the keeper keeps trying."""
+        removed = False
+        try:
+            removed = docker("rm", "--force", self.name).returncode == 0
+            if removed:
+                os.write(self._keeper_pipe, REMOVED)
+        finally:
+            os.close(self._keeper_pipe)
+            if removed:
+                self._keeper.wait()
+
+
+def keep(name: str) -> None:
+    """The keeper: when its pipe ends without podium's word that the container is gone, remove it."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_IGN)  # podium's terminal or service manager ends podium, not this
+    said = b""
+    while chunk := os.read(0, 64):
+        said += chunk
+    if said == REMOVED:
+        return
+    deadline = time.monotonic() + ENGINE_TIMEOUT_S
+    while time.monotonic() < deadline:  # a `docker create` podium left running may still be making it
+        subprocess.run(["docker", "rm", "--force", name], capture_output=True, timeout=ENGINE_TIMEOUT_S)
+        left = subprocess.run(["docker", "ps", "--all", "--quiet", "--filter", f"label={LABEL_RUN}={name}"], capture_output=True, timeout=ENGINE_TIMEOUT_S)
+        if left.returncode == 0 and not left.stdout.strip():
+            return
+        time.sleep(0.5)
 
 
 def run_docker(
-    image: str, workdir: Path, images: Path, time_limit_s: float | None, memory_limit_mb: float | None, cpus: float | None = None, gpus: str | None = None
-) -> RunReport:
+    image: str,
+    workdir: Path,
+    images: Path,
+    time_limit_s: float | None,
+    memory_limit_mb: float | None,
+    cpus: float | None = None,
+    gpus: str | None = None,
+    disk_limit_mb: float | None = None,
+) -> tuple[RunReport, str]:
+    """Run ``image`` (a reference on the engine, or a ``docker save`` archive) under the limits: how it went, and the image's ID.
+
+    ``disk_limit_mb``: what the working folder may hold, and the largest file
+    the program may write (:mod:`podium.runner.disk`). The container is gone on
+    return, whatever happened.
+    """
     check_engine()
-    cidfile = workdir.parent / f"{workdir.name}.cid"
-    cidfile.unlink(missing_ok=True)
-    start = time.monotonic()
-    process = subprocess.Popen(docker_command(image, workdir, images, memory_limit_mb, cidfile, cpus, gpus), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    found = find_image(image)
+    workdir.chmod(0o777)  # any image user writes its output; the folder lies in podium's private temporary folder
+    read_image_files(found)
+    container = Container(f"podium-{uuid.uuid4().hex[:16]}")
+    try:
+        created = docker(*docker_command(found, container.name, workdir, images, memory_limit_mb, cpus, gpus, disk_limit_mb)[1:])
+        if created.returncode != 0:
+            raise UsageError(f"the Docker engine could not create the container: {last_line(created.stderr)}")
+        disk = None if disk_limit_mb is None else DiskWatch(workdir, int(disk_limit_mb * 2**20), 1 / SAMPLE_HZ)
+        report = _attend(container.name, created.stdout.strip(), time_limit_s, disk)
+    finally:
+        container.remove()
+    return report, found.id
+
+
+def _attend(name: str, container_id: str, time_limit_s: float | None, disk: DiskWatch | None) -> RunReport:
+    """Start the container and watch it until it ends, its time is up or its working folder holds too much; how it went."""
+    process = subprocess.Popen(["docker", "start", "--attach", name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
-    peak, outcome, container = 0, "finished", ""
+    clock = time.monotonic()
+    started: tuple[float, float] | None = None  # when the program replaced the runtime's init: monotonic, and the wall clock
+    ended: float | None = None  # when its cgroup was seen empty or gone
+    peak, stopped, next_kill = 0, "", 0.0  # stopped: why podium killed it (timeout, disk_limit)
     while process.poll() is None:
-        container = container or (cidfile.read_text().strip() if cidfile.exists() else "")
-        if container:
-            peak = max(peak, read_peak(container) or 0)
-        if time_limit_s is not None and time.monotonic() - start >= time_limit_s:
-            outcome = "timeout"
-            subprocess.run(["docker", "kill", container], capture_output=True) if container else process.kill()
-            break
+        members = container_processes(container_id)
+        if started is None and any(command not in RUNTIME_INIT for command in members or []):
+            started = (time.monotonic(), time.time())
+        elif started is not None and ended is None and not members:
+            ended = time.monotonic()
+        peak = max(peak, read_peak(container_id) or 0)
+        elapsed = time.monotonic() - (started[0] if started is not None else clock)
+        if not stopped and time_limit_s is not None and elapsed >= time_limit_s:
+            stopped = "timeout"
+        elif not stopped and disk is not None and disk.over():
+            stopped = "disk_limit"
+        if stopped and time.monotonic() >= next_kill:
+            docker("kill", name)  # again until it ends: a container still starting is not yet there to kill
+            next_kill = time.monotonic() + KILL_AGAIN_S
         time.sleep(1 / SAMPLE_HZ)
-    exit_code = process.wait()
-    wall = time.monotonic() - start
-    if outcome == "finished" and exit_code == 137 and memory_limit_mb is not None:
-        outcome = "memory_limit"  # the kernel's OOM killer inside the container's limit
-    elif outcome == "finished" and exit_code != 0:
-        outcome = "crashed"
+    process.wait()
+    state = _state(name)
+    if state.started is None:
+        if not any(words in state.error.lower() for words in IMAGE_CANNOT_START):
+            raise UsageError(f"the Docker engine could not start the container: {state.error or 'no reason given'}")
+        state = _State(None, None, 127, False, state.error)  # the image names no program it can run: the team's
+    if not stopped and disk is not None and (disk.scan() > disk.limit_bytes or state.exit_code == 128 + signal.SIGXFSZ):
+        stopped = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
+    outcome = stopped or ("memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished")
+    tail = stderr.text()
     return RunReport(
-        wall_s=wall,
+        wall_s=round(ended - started[0], 6) if started is not None and ended is not None else state.seconds(started[1] if started is not None else None),
         peak_memory_mb=peak / 2**20,
         memory_method="the container's cgroup peak" if peak else "unavailable: no cgroup memory file of the container was readable",
-        exit_code=exit_code if outcome in ("finished", "crashed") else None,
+        exit_code=state.exit_code if outcome in ("finished", "crashed") else None,
         outcome=outcome,
-        stderr_tail=stderr.text(),
+        stderr_tail=tail if state.started is not None else "\n".join(filter(None, [tail, state.error])),
         network_isolated=True,
         sandbox="docker",
+        peak_disk_mb=None if disk is None else disk.peak / 2**20,
     )
+
+
+RUNTIME_INIT = ("runc:[0:PARENT]", "runc:[1:CHILD]", "runc:[2:INIT]")
+
+
+def container_processes(container_id: str, root: Path = CGROUP_ROOT) -> list[str] | None:
+    """The command names of the processes in the container's cgroup; ``None`` when no cgroup of it is readable."""
+    for path in peak_files(container_id, root):
+        try:
+            pids = (path.parent / "cgroup.procs").read_text().split()
+        except OSError:
+            continue
+        names = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    names.append(f.read().strip())
+            except OSError:
+                continue  # ended meanwhile
+        return names
+    return None
+
+
+@dataclass(frozen=True)
+class _State:
+    """How the engine saw the container: when it started and finished (``None``: never), its exit code, an OOM kill, its error."""
+
+    started: datetime | None
+    finished: datetime | None
+    exit_code: int
+    oom_killed: bool
+    error: str
+
+    def seconds(self, program_start: float | None) -> float:
+        """The engine's view of the program's time: from ``program_start`` (podium's wall clock) or else its own start, to its end."""
+        if self.started is None or self.finished is None:
+            return 0.0
+        start = program_start if program_start is not None else self.started.timestamp()
+        return max(0.0, round(self.finished.timestamp() - start, 6))
+
+
+def _state(name: str) -> _State:
+    shown = docker("inspect", "--format", "{{.State.StartedAt}}\t{{.State.FinishedAt}}\t{{.State.ExitCode}}\t{{.State.OOMKilled}}\t{{.State.Error}}", name)
+    if shown.returncode != 0:
+        raise UsageError(f"the Docker engine lost the container {name}: {last_line(shown.stderr)}")
+    started_at, finished_at, code, oom, error = shown.stdout.rstrip("\n").split("\t", 4)
+    start, end = _instant(started_at), _instant(finished_at)
+    return _State(start if start is not None and start.year > 1 else None, end, int(code), oom == "true", error.strip())
+
+
+def _instant(text: str) -> datetime | None:
+    """An engine timestamp (RFC 3339 with nanoseconds), to the microsecond."""
+    found = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z", text.strip())
+    if found is None:
+        return None
+    moment = datetime.strptime(found.group(1), "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    return moment.replace(microsecond=int((found.group(2) or "0")[:6].ljust(6, "0")))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--keep"]:
+    keep(sys.argv[2])

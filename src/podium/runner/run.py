@@ -90,8 +90,9 @@ def run_program(
         before = snapshot(images)
         read_through(images)
         shell = ["/bin/sh", "-c", command or ""]
+        image_id = None
         if chosen == "docker":
-            report = run_docker(image, work, images, limit, memory_limit_mb, cpus, gpus)  # type: ignore[arg-type]
+            report, image_id = run_docker(image, work, images, limit, memory_limit_mb, cpus, gpus, disk_limit_mb)  # type: ignore[arg-type]
         elif chosen == "bwrap":
             tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
             with bubblewrap(shell, work, images, visible, tmpfs, gpus, code) as confinement:
@@ -101,6 +102,8 @@ def run_program(
         run = {**report.to_dict(), "time_limit_s": limit, "memory_limit_mb": memory_limit_mb, "disk_limit_mb": disk_limit_mb, "cpus": cpus, "gpus": gpus}
         if workdir is not None:
             run["workdir"] = str(work)
+        if image_id is not None:
+            run["image"] = image_id
         warnings = []
         if snapshot(images) != before:
             warnings.append(Issue("images_modified", "the program changed the images folder (it should only read it)", str(images)))

@@ -227,8 +227,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def seen_images(sandbox: str, images: Path) -> str:
-    """Where the program finds the images (what ``input.txt`` names): a neutral path in bubblewrap, else their own."""
-    return IMAGES_FOLDER if sandbox == "bwrap" else str(images.resolve())
+    """Where the program finds the images (what ``input.txt`` names): a neutral path in bubblewrap and Docker, else their own."""
+    return IMAGES_FOLDER if sandbox in ("bwrap", "docker") else str(images.resolve())
 
 
 def _reachable_temp() -> str:

@@ -217,7 +217,7 @@ def create_app(service: Service) -> FastAPI:
     async def upload(
         request: Request, who: Who,
         filename: Annotated[str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")] = "submission",
-        entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh], or docker:IMAGE")] = None,
+        entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh], or docker: when the file is an image saved by docker save")] = None,
     ) -> JSONResponse:  # fmt: skip
         return await receive_upload(service, request, who, filename, entry)
 

@@ -286,7 +286,7 @@ def register(cli: click.Group, guarded: Any) -> None:
     @client_options
     @TOKEN_OPTION
     @click.argument("path", type=click.Path(exists=True, path_type=Path))
-    @click.option("--entry", help="Programs: the entry point in the archive [run.sh], or docker:IMAGE.")
+    @click.option("--entry", help="Programs: the entry point in the archive [run.sh], or docker: when the file is an image saved by docker save.")
     @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score.")
     @guarded
     def submit_command(server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float) -> int:

@@ -29,7 +29,7 @@ from podium.service import queue, state
 from podium.service.accounts import Caller, lock_team
 from podium.service.database import reading, writing
 from podium.service.quota import usage
-from podium.service.scoring import DOCKER_PREFIX, outcome_of
+from podium.service.scoring import DOCKER_PREFIX, IMAGE_ARCHIVE, outcome_of
 from podium.service.statuses import QUEUED, REJECTED
 from podium.service.tables import submissions
 
@@ -55,7 +55,7 @@ class Upload:
     filename: str
     size: int
     sha256: str
-    entry: str | None  # programs: the entry point (default run.sh) or docker:IMAGE
+    entry: str | None  # programs: the entry point (default run.sh), or docker: for an image archive
 
 
 def open_phase(contest: Contest, now: datetime) -> Phase:
@@ -114,6 +114,10 @@ def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_
         staging.mkdir(parents=True)
         if not allow_images:
             return staging, REJECTED, "this server runs no Docker engine: submit the program's code as an archive", []
+        if upload.entry != DOCKER_PREFIX:  # a name could be anyone's image: a team's image is the archive it uploads
+            reason = f"upload your image as an archive of docker save with the entry {DOCKER_PREFIX} alone; an image is not taken by name"
+            return staging, REJECTED, reason, [Issue("image_by_name", reason, upload.filename).to_dict()]
+        shutil.copyfile(upload.path, staging / IMAGE_ARCHIVE)
         return staging, QUEUED, None, []
     limits = ArchiveLimits(max_bytes=max(int(contest.service.upload_mb * 2**20) * 20, 1 << 30))
     try:

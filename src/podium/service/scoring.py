@@ -28,6 +28,7 @@ from podium.service.statuses import FAILED, REJECTED
 from podium.service.statuses import SCORED as SUBMISSION_SCORED
 
 DOCKER_PREFIX = "docker:"
+IMAGE_ARCHIVE = "image.tar"  # a team's image, as it uploaded it (docker save)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime:
         result = evaluate(contest.challenge, contest.truth, target, contest.settings, scheduler=runtime.scheduler, **evaluation)
     else:
         assert contest.images is not None and entry is not None
-        image = entry[len(DOCKER_PREFIX):] if entry.startswith(DOCKER_PREFIX) else None
+        image = str(target / IMAGE_ARCHIVE) if entry.startswith(DOCKER_PREFIX) else None  # the team's own image, never one by name
         limits = contest.limits
         seen = Path(CODE_FOLDER) if choose(runtime.sandbox, image is not None) == "bwrap" else target
         result = run_program(

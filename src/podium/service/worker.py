@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 
 from podium.errors import PodiumError
+from podium.runner import docker
 from podium.service import heartbeats, queue, state
 from podium.service.database import reading
 from podium.service.intake import submission_folder
@@ -40,7 +42,12 @@ class Worker:
         self.contest = state.ContestCache(engine)
 
     def run(self, stop: threading.Event) -> None:
-        """Work until ``stop`` is set, writing a heartbeat all along (:mod:`podium.service.heartbeats`)."""
+        """Work until ``stop`` is set, writing a heartbeat all along (:mod:`podium.service.heartbeats`); first remove the containers that dead workers of this host left."""
+        if shutil.which("docker") is not None:
+            try:
+                docker.reap_leftovers()
+            except PodiumError:
+                pass  # no engine answers: images cannot run here, and none was left
         alive = heartbeats.Heartbeat(self.engine, self.name, self.clock)
         alive.start()
         try:
@@ -64,7 +71,9 @@ class Worker:
             with reading(self.engine) as connection:
                 row = connection.execute(select(submissions).where(submissions.c.id == claim.submission_id)).one()
             target = submission_folder(self.data, row.id) / row.target
-            outcome = score(self.contest.get(), row.kind, target, row.entry, self.runtime)
+            contest = self.contest.get()
+            with docker.labelled(contest=contest.id, submission=str(row.id)):
+                outcome = score(contest, row.kind, target, row.entry, self.runtime)
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's
             failure = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # a bug in podium

@@ -1,0 +1,103 @@
+"""podium run in Docker: the engine's overhead per run, against the same program in bubblewrap.
+
+A face-clustering "program" that copies a ready CSV (``cp``), or sleeps 0.5 s first, run by
+``run_program`` in bubblewrap (``--command``) and as a busybox image (``--image``, the CSV in the
+image), side by side. For each run: overhead = podium's total time - the program's measured wall
+time; CPU is podium's and its children's (the docker client's, not the engine's). Medians of
+``--repeats`` (7) runs. The image with 64 MB of weights shows what reading the image's own files
+before each run costs (so their page cache is charged to no run).
+
+It uses the engine ``DOCKER_HOST`` points at, or starts the tests' private one
+(``tests/docker_engine.py``: root, dockerd and busybox-static needed).
+
+    .venv/bin/python benchmarks/docker_overhead.py [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from timing import machine_header, timed
+
+from podium.runner.run import run_program
+from podium.runner.sandbox import bwrap_problem
+from podium.synthetic.face_clustering import write_csvs
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import docker_engine  # the tests' private engine and image builder
+
+SETTINGS = {"th1_s": "60", "th2_s": "120", "ram_max_mb": "4096"}
+
+
+def measure(label: str, once: Callable[[], float], repeats: int) -> None:
+    """``once`` runs podium and returns the program's measured wall time; medians of ``repeats`` runs."""
+    runs = [timed(once) for _ in range(repeats)]
+    wall, total, cpu = (statistics.median(values) for values in zip(*((r.value, r.wall, r.cpu) for r in runs)))
+    print(f"{label:44s} {wall:9.3f}s {total:9.3f}s {total - wall:9.3f}s {cpu:9.3f}s", flush=True)
+
+
+def engine_here() -> docker_engine.Engine | None:
+    """``None`` when an engine answers already; else the tests' private engine, started (the caller stops it)."""
+    if subprocess.run(["docker", "info"], capture_output=True).returncode == 0:
+        return None
+    problem = docker_engine.problem()
+    if problem is not None:
+        sys.exit(f"no Docker engine: {problem}")
+    engine = docker_engine.Engine()
+    engine.start()
+    os.environ.update(engine.environ)
+    return engine
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    machine_header(args.repeats, "median")
+    if bwrap_problem() is not None:
+        sys.exit(f"bubblewrap: {bwrap_problem()}")
+    private = engine_here()
+    builder = private or docker_engine.Engine()
+    if private is None:
+        builder.environ = {}  # build in the engine that answers
+    folder = Path(tempfile.mkdtemp(prefix="podium-docker-overhead-"))
+    try:
+        truth, submission = write_csvs(folder, n_images=200, n_identities=20)
+        images = folder / "images"
+        images.mkdir()
+        csv = (submission / "team.csv").read_bytes()
+        weights = bytes(64 * 2**20)
+        for tag, files in (("cp", {}), ("sleep", {}), ("weights", {"weights.bin": weights})):
+            program = ("sleep 0.5; " if tag == "sleep" else "") + "cp /team.csv team.csv\n"
+            builder.import_image(f"podium-bench/copy:{tag}", {"team.csv": csv, "program.sh": program, **files})
+        print(f"{'program, sandbox':44s} {'wall':>10s} {'total':>10s} {'overhead':>10s} {'CPU':>10s}")
+        for label, tag in (("cp", "cp"), ("sleep 0.5; cp", "sleep"), ("cp, 64 MB of weights in the image", "weights")):
+            command = f"{'sleep 0.5; ' if tag == 'sleep' else ''}cp {submission / 'team.csv'} team.csv"
+            for sandbox in ("bwrap", "docker"):
+                if sandbox == "bwrap" and tag == "weights":
+                    continue
+
+                def once(sandbox: str = sandbox, command: str = command, tag: str = tag) -> float:
+                    image = f"podium-bench/copy:{tag}" if sandbox == "docker" else None
+                    result = run_program("face-clustering", command=None if image else command, image=image, images=images, truth=truth,
+                                         settings=SETTINGS, time_limit_s=None, memory_limit_mb=None, sandbox=sandbox,
+                                         visible=() if image else (submission,))  # fmt: skip
+                    assert result.status == "scored" and result.run is not None, result.errors
+                    return float(result.run["wall_s"])
+
+                measure(f"{label}, {sandbox}", once, args.repeats)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        builder.remove()
+
+
+if __name__ == "__main__":
+    main()
