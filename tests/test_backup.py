@@ -59,6 +59,12 @@ def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(tmp_path: Pat
     target = None if sqlite else request.getfixturevalue("postgres_server").new_database()
     done = podium("restore", str(backup), "--data", str(restored), *(["--database", target] if target else []))
     assert done.returncode == 0 and "restored test-glas as backed up at" in done.stdout, done.stderr
+    if target is not None:  # a database that holds anything is refused, as a folder is
+        again_into = podium("restore", str(backup), "--data", str(tmp_path / "second"), "--database", target)
+        assert again_into.returncode == 2 and "holds tables" in again_into.stderr and not (tmp_path / "second").exists(), again_into.stderr
+    else:  # a SQLite backup restores into SQLite only
+        into_postgres = podium("restore", str(backup), "--data", str(tmp_path / "second"), "--database", "postgresql://nobody@127.0.0.1:1/none")
+        assert into_postgres.returncode == 2 and "is a backup of a sqlite database" in into_postgres.stderr, into_postgres.stderr
     with Serve(contest, restored, target, workers=0) as again:
         after = {name: again.call("GET", "/api/submissions", token).body for name, token in tokens.items()}  # the tokens are the same
         assert after == before
