@@ -561,7 +561,7 @@ WITHOUT_SERVICE = """
 import importlib.abc, sys
 class Absent(importlib.abc.MetaPathFinder):  # as if podium were installed without its service extra
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in {"fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg"}:
+        if name.split(".")[0] in {"fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg", "prometheus_client"}:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 sys.meta_path.insert(0, Absent())
 sys.argv[0] = "podium"
@@ -578,7 +578,7 @@ def test_scoring_needs_no_web_stack_and_serve_says_which_extra(contests: dict, t
     import tomllib
 
     project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["project"]
-    web = {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg"}
+    web = {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg", "prometheus-client"}
     assert not {dep.split(">")[0].split("[")[0] for dep in project["dependencies"]} & web
     assert {dep.split(">")[0].split("[")[0] for dep in project["optional-dependencies"]["service"]} == web
     assert "service" in project["optional-dependencies"]["test"][0]  # make setup installs what the tests need

@@ -51,7 +51,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 EXTRAS = {  # the packages of podium's optional parts, by the extra that installs them (pyproject.toml)
-    **dict.fromkeys(("fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg"), "service"),
+    **dict.fromkeys(("fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg", "prometheus_client"), "service"),
     **dict.fromkeys(("dask", "distributed"), "distributed"),
 }
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,7 +28,7 @@ from sqlalchemy import Engine, func, select, update
 
 from podium import __version__
 from podium.challenges import get
-from podium.service import accounts, error_pages, logins, pages, state
+from podium.service import accounts, error_pages, logins, logs, metrics, pages, state
 from podium.service.bodies import UPLOADS, Bodies, BodyTimes, UploadSlots
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
@@ -39,11 +38,10 @@ from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.leaderboard import is_revealed, leaderboard
 from podium.service.proxies import Proxies, client_address
 from podium.service.quota import usage
-from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, JOB_RUNNING, QUEUED, SCORED, Clock, utc_now
+from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, QUEUED, SCORED, Clock, utc_now
 from podium.service.tables import jobs, submissions
 from podium.service.views import newest_results, submission_rows, submission_view
 
-LOW_DISK_MB = 1024  # /healthz answers ok: false when the data folder's disk has less free
 MAX_ID = 2**31 - 1  # the largest id the databases' integer columns hold: a larger one names no submission (404)
 
 
@@ -162,17 +160,18 @@ def create_app(service: Service) -> FastAPI:
     app.state.service = service
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
+    found, uploads_refused, logins_refused = metrics.registry(service.engine, lambda: service.contests.get().challenge, service.clock)
+    app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused)
     app.include_router(pages.router(service))
+    app.include_router(metrics.router(service.engine, found, service.clock))
     error_pages.install(app, service)
+    app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id
 
-    @app.get("/healthz", summary="Liveness, the jobs queued and running, and the data folder's free disk (ok: false under 1 GiB)")
-    def health() -> dict[str, Any]:
-        with reading(service.engine) as connection:
-            counts: dict[str, int] = dict(connection.execute(select(jobs.c.state, func.count()).where(jobs.c.state.in_((JOB_QUEUED, JOB_RUNNING))).group_by(jobs.c.state)).all())
-        disk = shutil.disk_usage(next(p for p in (service.data, *service.data.parents) if p.exists()))
-        free_mb = disk.free // 2**20
-        return {"ok": free_mb >= LOW_DISK_MB, "version": __version__, "queued": counts.get(JOB_QUEUED, 0), "running": counts.get(JOB_RUNNING, 0),
-                "disk_free_mb": free_mb, "disk_total_mb": disk.total // 2**20}  # fmt: skip
+    @app.get("/healthz", summary="Liveness: the database, the jobs queued and running, the data folder's free disk (ok: false under 1 GiB), the workers alive (503: no database)")
+    def health() -> JSONResponse:
+        answers, details = metrics.health(service.engine, service.data, service.clock)
+        ok = answers and not details["disk"]["low"]
+        return JSONResponse({"ok": ok, "version": __version__, **details}, status_code=200 if answers else 503)
 
     @app.get("/api/contest", summary="The contest: challenge, phases, quota, ranking rule, split sizes")
     def contest_summary() -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``token``, ``reveal``, ``rescore`` (on the database),
+"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``token``, ``reveal``, ``rescore``, ``migrate``, ``backup``, ``restore``
+(on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
 Heavy imports (FastAPI, SQLAlchemy) happen inside the commands, so the scoring
@@ -17,7 +18,7 @@ from typing import Any
 
 import click
 
-from podium import display, distributed
+from podium import __version__, display, distributed
 from podium.contest import Contest, load
 from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.runner.sandbox import SANDBOXES
@@ -68,6 +69,8 @@ def _load(contest_path: Path | None) -> Contest | None:
 
 
 SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
+LOG_FORMAT_OPTION = click.option("--log-format", type=click.Choice(("text", "json")), envvar="PODIUM_LOG_FORMAT", default="text", show_default=True,
+                                 help="Logs on stderr: text, or one JSON object per line with the request's or job's id [env PODIUM_LOG_FORMAT].")  # fmt: skip
 
 
 def register(cli: click.Group, guarded: Any) -> None:
@@ -86,25 +89,28 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
     @click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="PODIUM_TRUSTED_PROXIES",
                   help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
+    @LOG_FORMAT_OPTION
     @guarded
-    def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str,
-                      cgroup: Path | None, scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...]) -> int:  # fmt: skip
+    def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str, cgroup: Path | None,
+                      scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], log_format: str) -> int:  # fmt: skip
         """Serve a contest: the web API, the leaderboard and N scoring workers."""
         import uvicorn
 
+        from podium.service import logs
         from podium.service.app import Service, create_app
         from podium.service.database import database_url
         from podium.service.proxies import parse_proxies
         from podium.service.scoring import Runtime
         from podium.service.server import Workers, clean_leftovers, worker_argv
 
+        logs.configure(log_format)
         contest = load(contest_path)
         proxies = parse_proxies(trusted_proxies)
         if scheduler is not None:
             distributed.check_reachable(scheduler)
         engine = _open(data, database, contest)
         clean_leftovers(data.resolve())
-        pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler)), workers, database_url(database, data))
+        pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format), workers, database_url(database, data))
         address = f"http://{host}:{port}"
         display.stdout.print(
             f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
@@ -119,7 +125,8 @@ def register(cli: click.Group, guarded: Any) -> None:
         pool.start()
         try:
             app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies))
-            uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)  # podium reads the headers of --trusted-proxy only
+            # podium reads the forwarding headers of --trusted-proxy only
+            uvicorn.run(app, host=host, port=port, proxy_headers=False, **logs.uvicorn_config(log_format))
         except KeyboardInterrupt:
             pass
         finally:
@@ -132,16 +139,19 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
     @SCHEDULER_OPTION
     @click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
+    @LOG_FORMAT_OPTION
     @guarded
-    def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None) -> int:
+    def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None, log_format: str) -> int:
         """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
         import podium.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
+        from podium.service import logs
         from podium.service.database import connect, database_url
         from podium.service.queue import LEASE_S
         from podium.service.scoring import Runtime
         from podium.service.server import die_with_serve
         from podium.service.worker import Worker
 
+        logs.configure(log_format)
         if not die_with_serve():
             return EXIT_SCORED  # podium serve ended before this worker started
         remove_abandoned()  # what workers killed with SIGKILL left in the temporary folder
@@ -306,6 +316,48 @@ def register(cli: click.Group, guarded: Any) -> None:
 
         round_, count = rescore(_open(data, database, _load(contest_path)))
         click.echo(f"round {round_}: {count} submission{'s' * (count != 1)} queued for scoring again")
+        return EXIT_SCORED
+
+    @cli.command("migrate")
+    @database_options
+    @guarded
+    def migrate_command(data: Path, database: str | None) -> int:
+        """Bring the database to this podium's schema (podium serve does it on start); print the revisions."""
+        from podium.service.database import SQLITE_FILE, connect, database_url, migrate, schema_revision
+
+        if database is None and not (data / SQLITE_FILE).is_file():
+            raise UsageError(f"no database in {data}: give the contest's --data (or --database)")
+        engine = connect(database_url(database, data))
+        before = schema_revision(engine)
+        migrate(engine)
+        after = schema_revision(engine)
+        click.echo(f"schema {before} -> {after}" if before != after else f"schema {after}: already this podium's ({__version__})")
+        return EXIT_SCORED
+
+    @cli.command("backup")
+    @database_options
+    @click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+    @guarded
+    def backup_command(data: Path, database: str | None, out: Path) -> int:
+        """Write the contest (database, stored submissions, results) to the archive OUT, while it is served."""
+        from podium.service.backup import backup
+
+        manifest = backup(data, database, out)
+        rows = manifest["rows"]
+        click.echo(f"{out}: {len(manifest['files']):,} files; {rows.get('teams', 0)} teams, {rows.get('users', 0)} users, "
+                   f"{rows.get('submissions', 0)} submissions, {rows.get('results', 0)} results")  # fmt: skip
+        return EXIT_SCORED
+
+    @cli.command("restore")
+    @click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @database_options
+    @guarded
+    def restore_command(archive: Path, data: Path, database: str | None) -> int:
+        """Restore a backup into an empty --data folder (and an empty --database), then bring it to this podium's schema."""
+        from podium.service.backup import restore
+
+        manifest = restore(archive, data, database)
+        click.echo(f"restored {manifest['contest']} as backed up at {manifest['created']} by podium {manifest['podium']} into {data}")
         return EXIT_SCORED
 
     @cli.command("submit")

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 
 from podium.errors import UsageError
 
@@ -78,8 +78,8 @@ def reading(engine: Engine) -> Iterator[Connection]:
         yield connection
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision (a new database gets every table)."""
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema to the newest Alembic revision, or to ``revision`` (a new database gets every table)."""
     from alembic import command
     from alembic.config import Config
 
@@ -87,5 +87,13 @@ def migrate(engine: Engine) -> None:
     config.set_main_option("script_location", str(resources.files("podium.service") / "migrations"))
     with engine.connect() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
         connection.commit()
+
+
+def schema_revision(engine: Engine) -> str | None:
+    """The Alembic revision the database is at; ``None`` for a database podium never opened."""
+    with reading(engine) as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return None
+        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()

@@ -10,6 +10,7 @@ uploads half received by a server that was killed are deleted.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -29,6 +30,7 @@ from podium.service.database import writing
 if TYPE_CHECKING:
     from podium.service.scoring import Runtime
 
+log = logging.getLogger("podium.serve")
 RESTART_PAUSE_S = 2.0
 SERVE_PID = "PODIUM_SERVE_PID"  # set for the workers podium serve starts
 
@@ -71,8 +73,8 @@ def die_with_serve() -> bool:
     return os.getppid() == int(serve)
 
 
-def worker_argv(data: Path, runtime: Runtime) -> list[str]:
-    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", runtime.sandbox]
+def worker_argv(data: Path, runtime: Runtime, log_format: str = "text") -> list[str]:
+    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", runtime.sandbox, "--log-format", log_format]
     return command + (["--cgroup", str(runtime.cgroup)] if runtime.cgroup else []) + (["--scheduler", runtime.scheduler] if runtime.scheduler else [])
 
 
@@ -96,7 +98,7 @@ class Workers:
             self.processes.append(process)
             process.wait()
             if not self.stopping.is_set():
-                print(f"podium: a worker ended (exit code {process.returncode}); starting another", file=sys.stderr)
+                log.warning("podium: a worker ended (exit code %s); starting another", process.returncode)
                 self.stopping.wait(RESTART_PAUSE_S)
 
     def stop(self) -> None:

@@ -9,24 +9,25 @@ dropped (another worker has the job).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
 import threading
-import traceback
 from pathlib import Path
 
 from sqlalchemy import Engine, select
 
 from podium.errors import PodiumError
 from podium.runner import docker
-from podium.service import queue, state
+from podium.service import heartbeats, queue, state
 from podium.service.database import reading
 from podium.service.intake import submission_folder
 from podium.service.scoring import Runtime, score
 from podium.service.statuses import Clock, utc_now
 from podium.service.tables import submissions
 
+log = logging.getLogger("podium.worker")
 POLL_S = 0.5
 
 
@@ -41,21 +42,28 @@ class Worker:
         self.contest = state.ContestCache(engine)
 
     def run(self, stop: threading.Event) -> None:
-        """Work until ``stop`` is set; first remove the containers that dead workers of this host left."""
+        """Work until ``stop`` is set, writing a heartbeat all along (:mod:`podium.service.heartbeats`); first remove the containers that dead workers of this host left."""
         if shutil.which("docker") is not None:
             try:
                 docker.reap_leftovers()
             except PodiumError:
                 pass  # no engine answers: images cannot run here, and none was left
-        while not stop.is_set():
-            if not self.work_once():
-                stop.wait(POLL_S)
+        alive = heartbeats.Heartbeat(self.engine, self.name, self.clock)
+        alive.start()
+        try:
+            while not stop.is_set():
+                if not self.work_once():
+                    stop.wait(POLL_S)
+        finally:
+            alive.stop()
 
     def work_once(self) -> bool:
         """Score one job; ``False`` when the queue is empty."""
         claim = queue.claim(self.engine, self.name, self.clock(), self.lease_s)
         if claim is None:
             return False
+        about = {"job_id": claim.job_id, "submission_id": claim.submission_id, "round": claim.round, "worker": self.name}
+        log.info("scoring submission %s (job %s, attempt %s)", claim.submission_id, claim.job_id, claim.attempt, extra=about)
         beat = _Heartbeat(self, claim)
         beat.start()
         failure: str | None = None
@@ -69,14 +77,16 @@ class Worker:
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's
             failure = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # a bug in podium
-            traceback.print_exc()
+            log.exception("internal error while scoring submission %s", claim.submission_id, extra=about)
             failure = f"internal error {type(exc).__name__}: {str(exc)[:300]}"
         finally:
             beat.stop()
         if failure is None:
             queue.finish(self.engine, claim, outcome, self.clock())
+            log.info("submission %s %s", claim.submission_id, outcome.status, extra=about)
         else:
             queue.retry(self.engine, claim, failure, self.clock())
+            log.warning("submission %s: %s", claim.submission_id, failure, extra=about)
         return True
 
 
