@@ -20,6 +20,7 @@ package keeps it; a changed kernel is compiled again (and saved where Numba can 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -84,7 +85,7 @@ def _kernel_cache_class() -> type:
 
         def __init__(self, py_func: Callable[..., Any]) -> None:
             super().__init__(py_func)
-            shipped = ShippedLocator.from_function(py_func, self._impl.locator._py_file)
+            shipped = ShippedLocator.from_function(py_func, inspect.getfile(py_func))
             self._files = [self._cache_file]
             if shipped is not None and Path(shipped.get_cache_path()).resolve() != Path(self._cache_path).resolve():
                 self._files.append(IndexDataCacheFile(shipped.get_cache_path(), self._impl.filename_base, self._impl.locator.get_source_stamp()))
