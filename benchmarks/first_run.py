@@ -12,7 +12,8 @@ children (CPU = user + system seconds; wall). Interleaved, medians of ``--repeat
   the kernels come from the generic CPU's code shipped beside this CPU's;
 - fresh, nothing shipped: the copy without the compiled code (podium 0.8.5 in such a setting):
   Numba compiles every kernel;
-- warm with ``--workers 2`` beside ``--workers 1`` (the default is every core).
+- warm with ``--workers 2`` beside ``--workers 1`` (the default is every core); last, ``podium demo``
+  (every challenge's synthetic set) with each.
 
 Then the speed of the shipped code itself: 40 synthetic GlaS images (522x775, 20 glands, 16-bit
 labels) scored in one warm process, best of ``--repeats``, with this CPU's kernels and with the
@@ -70,9 +71,14 @@ def run(package_parent: Path | None, data: Path, workers: int, home: Path | None
         env["NUMBA_CPU_NAME"] = cpu
     command = [] if package_parent is None else ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(package_parent), str(package_parent), "--"]
     command += [sys.executable, "-m", "podium", "evaluate", "glas", "--truth", str(data / "truth"), "--submission", str(data / "submission"), "--workers", str(workers), "--quiet", "--json", os.devnull]
+    return timed_process(command, env)
+
+
+def timed_process(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of ``command`` (with its children), its output discarded."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, env=env, check=True, cwd=tempfile.gettempdir())
+    subprocess.run(command, env=env, check=True, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -119,6 +125,18 @@ def main() -> None:
         wall = statistics.median(w for w, _ in runs)
         print(f"{name:48} {cpu:7.2f} {wall:7.2f} {cpu / warm:10.2f}x {wall / warm_wall:11.2f}x")
     kernel_speed(args.repeats)
+    demo_workers(args.repeats)
+
+
+def demo_workers(repeats: int) -> None:
+    """`podium demo` (every challenge's synthetic set written and scored) with one worker and with two, interleaved."""
+    times: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as temporary:
+        for _ in range(repeats):
+            for workers, runs in times.items():
+                runs.append(timed_process([sys.executable, "-m", "podium", "demo", "--folder", str(Path(temporary) / f"demo-{workers}"), "--workers", str(workers)]))
+    medians = {workers: (statistics.median(wall for wall, _ in runs), statistics.median(cpu for _, cpu in runs)) for workers, runs in times.items()}
+    print(f"\npodium demo, median of {repeats}: " + "; ".join(f"--workers {workers}: {cpu:.2f} s CPU, {wall:.2f} s wall" for workers, (wall, cpu) in medians.items()))
 
 
 def kernel_speed(repeats: int) -> None:

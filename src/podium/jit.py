@@ -47,6 +47,12 @@ def compiled(function: F) -> F:
     return cast(F, kernel)
 
 
+def loaded_signatures() -> int:
+    """How many compiled versions of kernels this process has loaded (or compiled): an unchanged count
+    across a call means it loaded none, which takes tens of milliseconds each, more for the first."""
+    return sum(len(kernel.signatures) for kernel in _KERNELS)
+
+
 def kernels_loaded() -> bool:
     """Whether a kernel has run in this process. Numba's compiler is then set up, and another kernel
     loads from the cache in milliseconds; the first takes about a second (Numba's import, its
