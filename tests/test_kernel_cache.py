@@ -77,6 +77,17 @@ def test_a_fresh_process_with_a_read_only_package_and_an_empty_home_compiles_no_
     assert not [p for p in home.rglob("*") if p.is_file()], "nothing is written to the user's cache"
 
 
+def test_bounds_checked_runs_never_load_the_shipped_code(read_only_package: Path, tmp_path: Path) -> None:
+    """Numba's keys do not tell bounds-checked code apart: a NUMBA_BOUNDSCHECK=1 run in a cache folder of its own compiles."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _fresh_env(home, read_only_package, None) | {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    load = LOAD.replace("import json, podium, podium.kernels", "import json, podium; from podium.formats import png_rows; png_rows.compile_kernels()")
+    result = subprocess.run(_read_only([sys.executable, "-c", load], read_only_package), env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["compiled"] > 0
+
+
 @pytest.mark.parametrize("cpu", [None, "x86-64"], ids=["this CPU", "another CPU"])
 def test_a_first_glas_evaluation_in_a_fresh_process_compiles_nothing(read_only_package: Path, tmp_path: Path, shared: Path, cpu: str | None) -> None:
     """The real GlaS fixture, end to end: its label types and image sizes need no kernel the build did not compile,

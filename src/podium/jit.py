@@ -14,7 +14,9 @@ then for the generic one. A fresh container or virtual environment, with an empt
 ``HOME`` and a read-only package folder, thus loads the kernels in milliseconds instead
 of compiling them for 15 s (``benchmarks/first_run.py``). The shipped code is found by
 the content of the kernel's source, not its time stamp, so copying or reinstalling the
-package keeps it; a changed kernel is compiled again (and saved where Numba can write).
+package keeps it; a changed kernel is compiled again (and saved where Numba can write). A process
+that compiles otherwise than the build (``NUMBA_BOUNDSCHECK``, ``NUMBA_DEBUGINFO``, ``NUMBA_OPT``)
+uses Numba's own cache only.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ def _kernel_cache_class() -> type:
                 self._files.append(IndexDataCacheFile(shipped.get_cache_path(), self._impl.filename_base, self._impl.locator.get_source_stamp()))
 
         def _load_overload(self, sig: Any, target_context: Any) -> Any:
+            if not _built_alike():
+                return super()._load_overload(sig, target_context)
             if not self._enabled:
                 return None
             key = self._index_key(sig, target_context.codegen())
@@ -114,3 +118,13 @@ def _kernel_cache_class() -> type:
                 super()._save_overload(sig, data)
 
     return KernelCache
+
+
+def _built_alike() -> bool:
+    """Whether Numba compiles as the build did: no bounds checks, no debugging information, full
+    optimisation. Numba's cache keys do not tell such code apart, so a process that asks for it
+    (``make test``'s ``NUMBA_BOUNDSCHECK=1`` run, in a cache folder of its own) never loads shipped code."""
+    from numba.core import config
+
+    settings = vars(config)  # set from the environment when Numba loads
+    return not settings["BOUNDSCHECK"] and not settings["DEBUGINFO_DEFAULT"] and int(settings["OPT"]) == 3
