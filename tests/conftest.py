@@ -76,6 +76,15 @@ def _every_document_meets_the_schema() -> Iterator[None]:
 
 
 @pytest.fixture
+def pool_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local pool starts whenever there are workers, as if it cost nothing (the engine scores small jobs in its own process)."""
+    from podium import engine
+
+    monkeypatch.setattr(engine, "POOL_START_S", 0.0)
+    monkeypatch.setattr(engine, "SERVER_START_S", 0.0)
+
+
+@pytest.fixture
 def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"shared data not found at {SHARED}")

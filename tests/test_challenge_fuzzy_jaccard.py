@@ -122,7 +122,7 @@ def test_ignore_label_is_outside_the_roi(tmp_path: Path) -> None:
     assert code == 2 and "255" in output  # without ignore=255, 255 names no class
 
 
-def test_workers_and_image_order_do_not_change_the_score(tmp_path: Path) -> None:
+def test_workers_and_image_order_do_not_change_the_score(tmp_path: Path, pool_always: None) -> None:
     truth, sub, images, predictions = random_case(tmp_path / "one", 5, n_images=9)
     # The same images under other names, so that they are listed in another order.
     renamed = {f"z{8 - int(k[3:])}": v for k, v in images.items()}

@@ -5,11 +5,17 @@ from __future__ import annotations
 import multiprocessing
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
+from podium import engine
 from podium.challenges import get
+from podium.engine import evaluate
 
 # In a process with a second thread the pool cannot fork; its forkserver is started here for GlaS.
 FORKSERVER = r"""
@@ -42,3 +48,57 @@ def test_a_glas_pool_started_from_a_forkserver_has_its_kernels_loaded(tmp_path: 
 def test_only_glas_preloads_compiled_kernels() -> None:
     assert get("glas").preload == ("podium.kernels",)
     assert all(not get(name).preload for name in ("fuzzy-jaccard", "face-clustering", "camera-traps", "ilsvrc2012-cls"))
+
+
+@pytest.fixture(scope="module")
+def glas_set(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from podium.synthetic.glas import write_set
+
+    return write_set(tmp_path_factory.mktemp("glas"), 6, (120, 160), 6)
+
+
+class _CountedPool(ProcessPoolExecutor):
+    """The real pool, counted."""
+
+    started = 0
+    methods: ClassVar[list[str]] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        type(self).started += 1
+        type(self).methods.append(kwargs["mp_context"].get_start_method())
+        super().__init__(*args, **kwargs)
+
+
+def test_a_small_job_with_two_workers_is_scored_here_as_with_one(glas_set: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few small images take less than starting two processes (which loaded the kernels again each): no pool starts."""
+    monkeypatch.setattr(engine, "ProcessPoolExecutor", _CountedPool)
+    _CountedPool.started = 0
+    one, two = (evaluate("glas", *glas_set, workers=workers) for workers in (1, 2))
+    assert _CountedPool.started == 0
+    assert two.to_dict() == one.to_dict()
+
+
+def test_a_job_worth_a_pool_gets_one(glas_set: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, pool_always: None) -> None:
+    """Where the pool pays (here: it is free), the first items are scored here (loading the kernels forked workers
+    share), the rest by the pool, in order; their progress is reported once the workers have forked."""
+    monkeypatch.setattr(engine, "ProcessPoolExecutor", _CountedPool)
+    _CountedPool.started, _CountedPool.methods = 0, []
+    done: list[tuple[int, int]] = []
+
+    def progress(d: int, t: int) -> None:  # a progress bar: its first call starts a thread
+        if not done:
+            threading.Thread(target=time.sleep, args=(0.5,), daemon=True).start()
+        done.append((d, t))
+
+    pooled = evaluate("glas", *glas_set, workers=2, progress=progress)
+    assert _CountedPool.started == 1
+    if sys.platform.startswith("linux"):
+        assert _CountedPool.methods == ["fork"]  # the workers forked before the first progress report
+    assert done == [(i, 6) for i in range(done[0][0], 7)]
+    assert pooled.to_dict() == evaluate("glas", *glas_set, workers=1).to_dict()
+
+
+def test_a_pool_pays_when_the_rest_saves_more_than_its_start() -> None:
+    assert not engine._pool_pays(0.1, 2)  # 0.05 s saved
+    assert engine._pool_pays(10.0, 2)
+    assert not engine._pool_pays(10.0, 1)

@@ -59,7 +59,7 @@ def test_ignored_extras_are_not_read_and_do_not_change_the_fingerprint(tmp_path:
     assert evaluate("glas", demo.truth, padded).signature["submission"] != plain.signature["submission"]
 
 
-def test_the_fingerprint_is_the_same_inline_and_from_worker_processes(tmp_path: Path) -> None:
+def test_the_fingerprint_is_the_same_inline_and_from_worker_processes(tmp_path: Path, pool_always: None) -> None:
     demo = get("glas").write_demo(tmp_path / "demo")
     inline, pooled = evaluate("glas", demo.truth, demo.submission), evaluate("glas", demo.truth, demo.submission, workers=2)
     files = sorted(p.name for p in demo.submission.iterdir())

@@ -9,10 +9,12 @@ for any number of workers and any cluster.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -29,6 +31,7 @@ from podium.challenges.base import Challenge, ItemResult, Job
 from podium.errors import ContractError, TruthError, UsageError
 from podium.formats.files import recording_reads
 from podium.issues import Issue, IssueLog
+from podium.jit import loaded_signatures
 from podium.parameters import resolve
 from podium.provenance import signature
 from podium.result import REJECTED, SCORED, Result, Split, UnitTable
@@ -240,47 +243,97 @@ class _Processes:
     submission: str
 
     def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]:
+        """Every item's result, in order: the first ones scored here, the rest by a pool if it pays (:func:`_pool_pays`).
+
+        The items scored here load the challenge's kernels in this process, so that forked
+        workers start with them; the last of them (the first that loaded no kernel version) measures
+        what an item costs. Their progress is reported once the pool has started, since a
+        progress bar's thread would keep the pool from forking.
+        """
         total = len(items)
-        if self.workers <= 1 or total <= 1:
-            for done, item in enumerate(items, start=1):
-                yield self.challenge.evaluate_reading(self.context, item, self.submission)
-                if progress:
-                    progress(done, total)
-            return
-        with ProcessPoolExecutor(
-            max_workers=min(self.workers, total),
-            mp_context=_process_context([type(self.challenge).__module__, *self.challenge.preload]),
-            initializer=_init_worker,
-            initargs=(self.challenge.id, self.context, self.submission),
-        ) as pool:
-            # One item at a time keeps every core busy to the end; results come back in order.
-            for done, result in enumerate(pool.map(_evaluate_in_worker, items), start=1):
+        done = 0
+        item_cpu = 0.0
+        measured = self.workers <= 1 or total <= 1
+        while done < total and not measured:
+            loaded, start = loaded_signatures(), time.process_time()
+            result = self.challenge.evaluate_reading(self.context, items[done], self.submission)
+            item_cpu, measured = time.process_time() - start, loaded_signatures() == loaded
+            done += 1
+            yield result
+        rest = items[done:]
+        with contextlib.ExitStack() as stack:
+            if len(rest) > 1 and self.workers > 1 and _pool_pays(item_cpu * len(rest), min(self.workers, len(rest))):
+                results = self._pooled(stack, rest)
+            else:
+                results = (self.challenge.evaluate_reading(self.context, item, self.submission) for item in rest)
+            if progress and done:
+                progress(done, total)
+            for result in results:
                 yield result
+                done += 1
                 if progress:
                     progress(done, total)
+
+    def _pooled(self, stack: contextlib.ExitStack, items: list[Any]) -> Iterator[ItemResult[Any]]:
+        """The results of a pool started now and closed with ``stack``."""
+        global _forkserver_started
+        context = _process_context([type(self.challenge).__module__, *self.challenge.preload])
+        pool = stack.enter_context(
+            ProcessPoolExecutor(
+                max_workers=min(self.workers, len(items)),
+                mp_context=context,
+                initializer=_init_worker,
+                initargs=(self.challenge.id, self.context, self.submission),
+            )
+        )
+        _forkserver_started = _forkserver_started or context.get_start_method() == "forkserver"
+        # One item at a time keeps every core busy to the end; results come back in order.
+        return pool.map(_evaluate_in_worker, items)
+
+
+# What starting a pool of local workers costs, in seconds (benchmarks/first_run.py; 2 workers on 2 busy cores):
+# forking this process (its kernels included) and sending each worker the job, 0.10 s; a forkserver's
+# first start, which imports podium and the challenge's kernels in a new interpreter, 1 s of CPU
+# (4.3 s of wall time on that busy machine); spawn, every worker such an interpreter.
+POOL_START_S = 0.1
+SERVER_START_S = 1.0
+_forkserver_started = False
+
+
+def _pool_pays(rest_cpu: float, workers: int) -> bool:
+    """Whether ``workers`` processes finish ``rest_cpu`` CPU seconds of items sooner than this process alone.
+
+    They save ``rest_cpu * (1 - 1/workers)`` of wall time and cost the pool's start: a GlaS set of a
+    few images (5 ms each) is scored here, as with one worker, instead of waiting for two processes.
+    """
+    method = _start_method()
+    start = POOL_START_S
+    if method == "spawn" or (method == "forkserver" and not _forkserver_started):
+        start += SERVER_START_S * (workers if method == "spawn" else 1)
+    return rest_cpu * (1 - 1 / workers) > start
 
 
 def _process_context(modules: list[str]) -> multiprocessing.context.BaseContext:
-    """How worker processes start.
-
-    ``fork`` on Linux while this process runs a single thread: workers start at
-    once with everything imported. Otherwise (a progress bar or a server's
-    threads could hold locks that a forked child would inherit) ``forkserver``,
-    with the engine and ``modules`` (the challenge's own and its
-    :attr:`~podium.challenges.base.Challenge.preload`) imported once in the
-    server: for GlaS, Numba and the loaded kernels, 0.5 s that each worker would
-    pay. ``spawn`` where neither exists. The server starts with the first pool
-    of the process; a later pool of another challenge imports its modules in
-    each worker.
+    """How worker processes start (:func:`_start_method`); a forkserver imports the engine and ``modules``
+    (the challenge's own and its :attr:`~podium.challenges.base.Challenge.preload`) once, before forking
+    workers: for GlaS, Numba and the loaded kernels, 0.5 s that each worker would pay. The server starts
+    with the first pool of the process; a later pool of another challenge imports its modules in each worker.
     """
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform.startswith("linux") and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    if "forkserver" not in methods:
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["podium.engine", *modules])
+    method = _start_method()
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(["podium.engine", *modules])
     return context
+
+
+def _start_method() -> str:
+    """``fork`` on Linux while this process runs a single thread: workers start at once with everything
+    imported (the kernels the items scored here loaded too). Otherwise (a progress bar or a server's
+    threads could hold locks that a forked child would inherit) ``forkserver``; ``spawn`` where neither exists.
+    """
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 _worker_state: dict[str, Any] = {}

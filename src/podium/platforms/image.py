@@ -24,6 +24,7 @@ COPY pyproject.toml constraints.txt README.md ./
 COPY src ./src
 RUN python -m pip install --constraint constraints.txt . \\
  && podium --version \\
+ && NUMBA_CPU_NAME=generic python -c "import podium.kernels" \\
  && python -c "import podium.platforms.codabench, podium.platforms.evalai, podium.platforms.grand_challenge"
 WORKDIR /
 CMD ["podium", "grand-challenge"]
