@@ -92,10 +92,41 @@ def test_a_job_worth_a_pool_gets_one(glas_set: tuple[Path, Path], monkeypatch: p
 
     pooled = evaluate("glas", *glas_set, workers=2, progress=progress)
     assert _CountedPool.started == 1
-    if sys.platform.startswith("linux"):
-        assert _CountedPool.methods == ["fork"]  # the workers forked before the first progress report
     assert done == [(i, 6) for i in range(done[0][0], 7)]
     assert pooled.to_dict() == evaluate("glas", *glas_set, workers=1).to_dict()
+
+
+FORKED_FIRST = """
+import sys, threading, time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from podium import engine
+engine.POOL_START_S = engine.SERVER_START_S = 0.0
+methods = []
+class Counted(ProcessPoolExecutor):
+    def __init__(self, *args, **kwargs):
+        methods.append(kwargs["mp_context"].get_start_method())
+        super().__init__(*args, **kwargs)
+engine.ProcessPoolExecutor = Counted
+done = []
+def progress(d, t):
+    if not done:
+        threading.Thread(target=time.sleep, args=(0.5,), daemon=True).start()
+    done.append(d)
+engine.evaluate("glas", Path(sys.argv[1]), Path(sys.argv[2]), {}, workers=2, progress=progress)
+print(methods)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is Linux's start method here")
+def test_workers_fork_before_the_first_progress_report(glas_set: tuple[Path, Path]) -> None:
+    """A progress bar starts a thread at its first report; the workers fork before it (else a forkserver, 1 s more).
+
+    Run in a fresh process: this one holds the threads earlier tests left, and any thread means a forkserver.
+    """
+    ran = subprocess.run([sys.executable, "-c", FORKED_FIRST, *map(str, glas_set)], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["['fork']"]
 
 
 def test_a_pool_pays_when_the_rest_saves_more_than_its_start() -> None:
