@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -60,3 +61,14 @@ def test_printed_commands_name_the_podium_that_runs(tmp_path: Path, monkeypatch)
     monkeypatch.setenv("PATH", f"{program.parent}:/usr/bin:/bin")
     program.chmod(0o755)
     assert display.command_name() == "podium"
+
+
+def test_the_serve_banner_prints_commands_that_run_as_printed(tmp_path: Path, monkeypatch) -> None:
+    """After make demo, podium is .venv/bin/podium: every command the banner names is that one (0.8.5 printed 'podium' for three)."""
+    from podium.contest import load
+    from podium.service.commands import serve_banner
+
+    monkeypatch.setattr(display, "command_name", lambda: ".venv/bin/podium")
+    banner = serve_banner(load(write_contest(tmp_path / "contest")), "http://127.0.0.1:8000", tmp_path, 1, False)
+    named = re.findall(r"(\S*podium) (user|team|leaderboard)\b", banner)
+    assert sorted(kind for _, kind in named) == ["leaderboard", "team", "user"] and {name for name, _ in named} == {".venv/bin/podium"}, banner

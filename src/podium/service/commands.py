@@ -73,6 +73,17 @@ LOG_FORMAT_OPTION = click.option("--log-format", type=click.Choice(("text", "jso
                                  help="Logs on stderr: text, or one JSON object per line with the request's or job's id [env PODIUM_LOG_FORMAT].")  # fmt: skip
 
 
+def serve_banner(contest: Contest, address: str, data: Path, workers: int, database: bool) -> str:
+    """What ``podium serve`` prints first: where the contest is served, and the commands that run as printed."""
+    podium = display.command_name()
+    return (
+        f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
+        f"data in {data.resolve()}\n  the contest's pages: {address}/ (log in as a user: {podium} user add NAME --team TEAM --data {data})"
+        f"\n  the API and its documentation: {address}/docs\n  the leaderboard: {address}/leaderboard, {address}/api/leaderboard "
+        f"or {podium} leaderboard --server {address}\n  add a team: {podium} team add NAME --data {data}" + (" --database URL" if database else "")
+    )
+
+
 def register(cli: click.Group, guarded: Any) -> None:
     """Add the service's commands to the ``podium`` command."""
 
@@ -112,13 +123,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         clean_leftovers(data.resolve())
         pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format), workers, database_url(database, data))
         address = f"http://{host}:{port}"
-        display.stdout.print(
-            f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
-            f"data in {data.resolve()}\n  the contest's pages: {address}/ (log in as a user: podium user add NAME --team TEAM --data {data})"
-            f"\n  the API and its documentation: {address}/docs\n  the leaderboard: {address}/leaderboard, {address}/api/leaderboard "
-            f"or podium leaderboard --server {address}\n  add a team: podium team add NAME --data {data}" + (" --database URL" if database else ""),
-            soft_wrap=True,
-        )
+        display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
         for name, token in _team_tokens(engine, team_names):
             display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
