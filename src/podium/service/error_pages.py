@@ -1,7 +1,7 @@
 """Errors as a browser or an API client expects them: an HTML page with the site's navigation, or JSON.
 
 A request for a page (any path outside the API's, ``/api/...``, ``/healthz``
-and ``/openapi.json``) that ends in an error (403, 404, a 500 of podium's own)
+and ``/openapi.json``) that ends in an error (403, 404, 422, a 500 of podium's own)
 gets ``error.html``; the API, and a page's script that accepts JSON and not
 HTML (the upload's live status), keep FastAPI's JSON ``{"detail": ...}``. A
 redirect raised as an exception (303 to the log-in page) stays a redirect.
@@ -16,7 +16,8 @@ from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import http_exception_handler
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
 
@@ -53,10 +54,20 @@ def install(app: FastAPI, service: Any) -> None:
         response.headers.update({k: v for k, v in (exc.headers or {}).items() if k.lower() != "content-type"})
         return response
 
+    async def invalid(request: Request, exc: Exception) -> Response:
+        """A page's address that does not parse (``/submissions/abc``) names no page: 404; a bad query: 422; the API keeps FastAPI's JSON."""
+        assert isinstance(exc, RequestValidationError)
+        if not is_page(request):
+            return await request_validation_exception_handler(request, exc)
+        if any(error.get("loc", ("",))[0] == "path" for error in exc.errors()):
+            return error_page(service, request, 404, f"there is no page {request.url.path}")
+        return error_page(service, request, 422, "this page's address has a value it cannot take; follow a link of the site")
+
     async def crash(request: Request, exc: Exception) -> Response:  # Starlette raises it again after the answer: the server logs it
         if not is_page(request):
             return PlainTextResponse("Internal Server Error", status_code=500)
         return error_page(service, request, 500, "podium failed on this page; the organizers can read why in the server's log")
 
     app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(Exception, crash)
