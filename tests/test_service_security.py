@@ -429,6 +429,19 @@ def test_registration_tells_no_names_refuses_common_passwords_and_is_limited(tmp
         assert codes.count(201) == BUDGETS[REGISTER].per_address - 3 and codes[-1] == 429  # 3 registrations were tried already
 
 
+def test_names_that_differ_only_in_case_are_one_name(tmp_path: Path) -> None:
+    """A team "Alpha" beside "alpha" would pose as it on the board (0.8.5 and the first second pass took it: 201)."""
+    _, _, service, _ = csv_service(tmp_path)
+    with writing(service.engine) as connection:
+        with pytest.raises(accounts.NameTaken, match="differing only in case"):
+            accounts.add_team(connection, "ALPHA", service.clock())
+        with pytest.raises(accounts.NameTaken, match="differing only in case"):
+            accounts.add_user(connection, "Ann", "a-long-password-7", 1, False, service.clock())
+    with LiveServer(service) as live:
+        posing = live.call("POST", "/api/register", json_body={"team": "Alpha", "user": "mallory", "password": "a-long-password-7"})
+        assert posing.status == 409, posing.body
+
+
 def test_a_full_disk_answers_507(tmp_path: Path) -> None:
     _, _, service, token = csv_service(tmp_path)
     incoming = service.data / "incoming"

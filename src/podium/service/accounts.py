@@ -26,7 +26,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, or_, select, update
+from sqlalchemy import Connection, delete, func, insert, or_, select, update
 
 from podium.errors import UsageError
 from podium.service.tables import teams, tokens, users
@@ -81,8 +81,8 @@ def token_digest(token: str) -> str:
 
 def add_team(connection: Connection, name: str, now: datetime) -> int:
     check_name(name, "team name")
-    if connection.execute(select(teams.c.id).where(teams.c.name == name)).first():
-        raise NameTaken(f"there is already a team {name!r}")
+    if connection.execute(select(teams.c.name).where(func.lower(teams.c.name) == name.lower())).first():  # "Alpha" would pose as "alpha"
+        raise NameTaken(f"there is already a team {name!r} (names differing only in case are one name)")
     return int(connection.execute(insert(teams).values(name=name, created=now)).inserted_primary_key[0])  # type: ignore[index]
 
 
@@ -121,8 +121,8 @@ def add_user(connection: Connection, name: str, password: str, team: int | None,
     """Add a user; ``hashed``: the password's hash, computed already (:func:`hash_password`) outside the transaction."""
     check_name(name, "user name")
     check_password(password, name)
-    if connection.execute(select(users.c.id).where(users.c.name == name)).first():
-        raise NameTaken(f"there is already a user {name!r}")
+    if connection.execute(select(users.c.id).where(func.lower(users.c.name) == name.lower())).first():
+        raise NameTaken(f"there is already a user {name!r} (names differing only in case are one name)")
     values = {"name": name, "password_hash": hashed or hash_password(password), "team_id": team, "organizer": organizer, "created": now}
     return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
 
