@@ -266,3 +266,20 @@ def test_program_limits_take_a_disk_budget_with_a_default(tmp_path: Path) -> Non
     assert code == 2 and "contest.toml:20: limits.disk_mb = 0: must be a positive number" in output
     code, output = check(tmp_path, base + 'disk_mb = "lots"\n')
     assert code == 2 and "contest.toml:20: limits.disk_mb must be a positive number, not a string" in output
+
+
+def test_the_caps_of_the_second_security_pass_refuse_what_is_not_a_positive_number(tmp_path: Path) -> None:
+    """[quota] failed_per_day and rejected_per_hour, [service] unpack_ratio: a zero, a negative or a text is refused with its line."""
+    base = faces_contest(tmp_path, "programs") + "\n[limits]\nmemory_mb = 2048\n"
+    for table, key, bad in (("quota", "failed_per_day", "0"), ("quota", "rejected_per_hour", "-3"), ("service", "unpack_ratio", '"big"')):
+        code, output = check(tmp_path, base + f"[{table}]\n{key} = {bad}\n")
+        assert code == 2 and f"{table}.{key}" in output and "must be a positive" in output and "contest.toml:2" in output, output
+
+
+def test_a_trusted_proxy_must_be_an_address_or_a_network() -> None:
+    from podium.errors import UsageError
+    from podium.service.proxies import parse_proxies
+
+    assert [str(n) for n in parse_proxies("127.0.0.1, 10.0.0.0/8")] == ["127.0.0.1/32", "10.0.0.0/8"]
+    with pytest.raises(UsageError, match=r"--trusted-proxy 'proxy\.example': give an IP address or a network"):
+        parse_proxies(["127.0.0.1", "proxy.example"])
