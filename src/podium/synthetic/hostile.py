@@ -498,7 +498,7 @@ def _open_watcher(canary: tuple[int, int], flag: Path) -> Callable[[str, tuple[o
 # --- hostile uploads: archives for podium serve ---------------------------------------------------
 
 ARCHIVE_KINDS = ("flip", "truncate", "dotdot", "absolute", "backslash", "control", "long_name", "wide_name", "not_utf8", "deep", "symlink",
-                 "hardlink", "device", "fifo", "duplicate", "file_and_folder", "bomb", "many_entries", "empty", "junk")  # fmt: skip
+                 "hardlink", "device", "fifo", "duplicate", "file_and_folder", "bomb", "spread_bomb", "many_entries", "empty", "junk")  # fmt: skip
 
 
 def hostile_archive(rng: random.Random, submission: Path) -> tuple[str, bytes]:
@@ -521,6 +521,8 @@ def hostile_archive(rng: random.Random, submission: Path) -> tuple[str, bytes]:
         members = [("a", b"x"), ("a/b", b"y")]
     elif kind == "bomb":
         members = [("bomb.bin", bytes(rng.choice((8, 32)) << 20))]
+    elif kind == "spread_bomb":  # each member within its own ratio, the whole far past the upload's budget
+        members = [*files, *((f"part{i}.bin", bytes(rng.choice((2, 4)) << 20)) for i in range(rng.choice((9, 20))))]
     elif kind == "many_entries":
         members = [(f"f{i}.txt", b"") for i in range(rng.choice((301, 2000)))]
     elif kind == "empty":
