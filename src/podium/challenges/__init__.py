@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
+from typing import Any
 
 from podium.challenges.base import Challenge
 from podium.errors import UsageError
@@ -22,16 +23,16 @@ IDS: tuple[str, ...] = tuple(_WHERE)
 
 
 @cache
-def get(challenge_id: str) -> Challenge:
+def get(challenge_id: str) -> Challenge[Any, Any, Any]:
     if challenge_id not in _WHERE:
         raise UsageError(f"unknown challenge {challenge_id!r} (challenges: {', '.join(IDS)})")
     module, name = _WHERE[challenge_id].split(":")
-    challenge: Challenge = getattr(import_module(module), name)()
+    challenge: Challenge[Any, Any, Any] = getattr(import_module(module), name)()
     assert challenge.id == challenge_id
     return challenge
 
 
-def every() -> list[Challenge]:
+def every() -> list[Challenge[Any, Any, Any]]:
     return [get(i) for i in IDS]
 
 

@@ -50,7 +50,7 @@ class FuzzyJaccardProgram(Program):
     unreadable outputs count as all background."""
 
     def time_limit(self, images: Path, params: dict[str, Any]) -> float | None:
-        return megapixels(images) / params["rate_mp_s"] + params["startup_s"]
+        return megapixels(images) / float(params["rate_mp_s"]) + float(params["startup_s"])
 
     def has_output(self, workdir: Path) -> bool:
         return any(list_folder(folder).files for folder in list_folder(workdir).folders)

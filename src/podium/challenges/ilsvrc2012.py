@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
 from podium.errors import TruthError, UsageError
@@ -46,17 +47,18 @@ def image_name(number: int) -> str:
     return f"ILSVRC2012_val_{number:08d}"
 
 
-def image_names(numbers: np.ndarray) -> list[str]:
+def image_names(numbers: NDArray[np.integer]) -> list[str]:
     """:func:`image_name` of each number, taken from a table the process builds once.
 
     >>> image_names(np.array([2, 50000]))
     ['ILSVRC2012_val_00000002', 'ILSVRC2012_val_00050000']
     """
-    return _names_below(1 << int(numbers.max(initial=0)).bit_length())[numbers].tolist()
+    names: list[str] = _names_below(1 << int(numbers.max(initial=0)).bit_length())[numbers].tolist()
+    return names
 
 
 @functools.lru_cache(maxsize=1)
-def _names_below(count: int) -> np.ndarray:
+def _names_below(count: int) -> NDArray[np.object_]:
     return np.array([image_name(n) for n in range(count)], dtype=object)
 
 
@@ -117,7 +119,7 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
             for split, rows in rows_by_split(names, split_of)
         ]
 
-    def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list | None:
+    def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list[list[TruthBox]] | None:
         return None
 
     @abstractmethod
@@ -242,7 +244,7 @@ class Ilsvrc2012Loc(_TopK):
     group = 5
     prefix = "loc_error"
 
-    def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list:
+    def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list[list[TruthBox]]:
         if params["boxes"] is None or meta is None:
             raise UsageError("ilsvrc2012-loc needs --set boxes=PATH (XML folder or .tgz) and --set meta=PATH/meta.mat")
         return cached(

@@ -188,7 +188,7 @@ def _class(data: NDArray[np.uint8], start: int, end: int) -> int:  # pragma: no 
     for c in range(_CLASS_ENDS.size):
         first = _CLASS_ENDS[c - 1] if c > 0 else 0
         if _same(data, start, end, _CLASS_TEXT, first, _CLASS_ENDS[c]):
-            return _CLASS_VALUE[c]
+            return int(_CLASS_VALUE[c])
     return -1
 
 

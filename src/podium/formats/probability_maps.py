@@ -210,7 +210,7 @@ def read_mask(path: Path) -> NDArray[np.bool_]:
     if (header.color_type, header.bit_depth) != (0, 8):
         raise png.ImageError(f"is {header.describe()}; a class mask must be 8-bit grayscale", path)
     pixels = _decode(path, data, header)
-    mask = pixels == MAX_PROBABILITY
+    mask: NDArray[np.bool_] = pixels == MAX_PROBABILITY
     if not np.all(mask | (pixels == 0)):
         values = np.unique(pixels[~mask & (pixels != 0)])
         raise png.ImageError(f"holds values {summarize_names(map(str, values.tolist()))}; masks hold only 0 and 100", path)
@@ -260,14 +260,16 @@ def _decode(path: Path, data: bytes, header: png.PngHeader) -> NDArray[Any]:
 
 def roi_of_labels(labels: NDArray[np.integer], roi: str, ignore: int | None) -> NDArray[np.bool_] | None:
     """Region of interest of a label image (``None`` = every pixel)."""
+    kept: NDArray[np.bool_] | None = None if ignore is None else labels != ignore
     if roi == "union":
-        inside = labels != 0
-        return inside if ignore is None else inside & (labels != ignore)
-    return None if ignore is None else labels != ignore
+        inside: NDArray[np.bool_] = labels != 0
+        return inside if kept is None else inside & kept
+    return kept
 
 
 def roi_of_masks(masks: Iterable[NDArray[np.bool_]], roi: str) -> NDArray[np.bool_] | None:
     """Region of interest of per-class masks (``None`` = every pixel)."""
     if roi != "union":
         return None
-    return np.logical_or.reduce(list(masks))
+    union: NDArray[np.bool_] = np.logical_or.reduce(list(masks))
+    return union

@@ -420,7 +420,7 @@ def _at_row(by: NDArray[np.signedinteger], first: NDArray[np.int64], top: int, r
     """The index of the first of the row-sorted ``by`` in ``row`` or below: from the table ``first``
     (rows from ``top``) when there is one, else by binary search. Any ``row``: the table is read clamped."""
     if first.size:
-        return first[min(max(row - top, 0), first.size - 1)]
+        return int(first[min(max(row - top, 0), first.size - 1)])
     return int(np.searchsorted(by, row))
 
 

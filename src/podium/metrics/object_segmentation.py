@@ -211,7 +211,8 @@ class _Side:
         return slice(top, bottom + 1), slice(left, right + 1)
 
     def mask(self, code: int, box: tuple[slice, slice]) -> NDArray[np.bool_]:
-        return self.codes[box] == code
+        inside: NDArray[np.bool_] = self.codes[box] == code
+        return inside
 
     @cached_property
     def octagon_area(self) -> NDArray[np.int64]:
@@ -223,7 +224,8 @@ class _Side:
         """
         y_max, y_min, x_max, x_min, s_max, s_min, d_max, d_min = self.octagon.T
         corners = [s_min - (y_min + x_min), (y_max + x_max) - s_max, d_min - (y_min - x_max), (y_max - x_min) - d_max]
-        return (y_max - y_min + 1) * (x_max - x_min + 1) - sum(t * (t + 1) // 2 for t in corners)
+        area: NDArray[np.int64] = (y_max - y_min + 1) * (x_max - x_min + 1) - sum(t * (t + 1) // 2 for t in corners)
+        return area
 
     def hull(self, code: int) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]:
         """The pixels of object ``code`` at the vertices of its convex hull (all of its 8-boundary if flat)."""
@@ -330,7 +332,8 @@ def _matched_hausdorff(
     overlapping pairs, and their common pixels."""
     keys, first, back = np.unique(s_codes * (g.n + 1) + g_codes, return_index=True, return_inverse=True)
     overlap = overlaps[1][np.searchsorted(overlaps[0], keys)]
-    return _hausdorff_pairs(s, g, s_codes[first], g_codes[first], overlap, budget)[back.ravel()]
+    distances: NDArray[np.float64] = _hausdorff_pairs(s, g, s_codes[first], g_codes[first], overlap, budget)[back.ravel()]
+    return distances
 
 
 def _check_memory(truth: NDArray[np.integer], segmented: NDArray[np.integer]) -> None:
@@ -402,7 +405,8 @@ def _point_cost(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: N
     inner = np.minimum(own.area[a_codes] - overlap, other.octagon_area[b_codes - 1] - other.area[b_codes])  # outside B, inside its octagon
     candidates = np.minimum(gathered, edge + np.maximum(inner, 0))
     boundary = np.diff(other.boundary.start)[b_codes - 1]
-    return gathered + candidates * np.minimum(boundary, _SCAN_COST)
+    cost: NDArray[np.int64] = gathered + candidates * np.minimum(boundary, _SCAN_COST)
+    return cost
 
 
 def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], overlap: NDArray[np.int64], budget: _Budget) -> NDArray[np.float64]:
