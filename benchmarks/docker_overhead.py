@@ -27,7 +27,9 @@ from pathlib import Path
 
 from timing import machine_header, timed
 
-from podium.runner.run import run_program
+from podium.runner.disk import DEFAULT_DISK_MB
+from podium.runner.process import Limits
+from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import bwrap_problem
 from podium.synthetic.face_clustering import write_csvs
 
@@ -87,9 +89,9 @@ def main() -> None:
 
                 def once(sandbox: str = sandbox, command: str = command, tag: str = tag) -> float:
                     image = f"podium-bench/copy:{tag}" if sandbox == "docker" else None
-                    result = run_program("face-clustering", command=None if image else command, image=image, images=images, truth=truth,
-                                         settings=SETTINGS, time_limit_s=None, memory_limit_mb=None, sandbox=sandbox,
-                                         visible=() if image else (submission,))  # fmt: skip
+                    result = run_program(RunRequest("face-clustering", images, truth, Limits(disk_mb=DEFAULT_DISK_MB),
+                                                    command=None if image else command, image=image, settings=SETTINGS, sandbox=sandbox,
+                                                    visible=() if image else (submission,)))  # fmt: skip
                     assert result.status == "scored" and result.run is not None, result.errors
                     return float(result.run["wall_s"])
 

@@ -29,7 +29,9 @@ from pathlib import Path
 
 from timing import machine_header, timed
 
-from podium.runner.run import run_program
+from podium.runner.disk import DEFAULT_DISK_MB
+from podium.runner.process import Limits
+from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import bwrap_problem
 from podium.synthetic.face_clustering import write_csvs
 
@@ -62,8 +64,8 @@ def main() -> None:
             for sandbox in sandboxes:
 
                 def in_process(sandbox: str = sandbox, command: str = command) -> float:
-                    result = run_program("face-clustering", command=command, image=None, images=images, truth=truth, settings=SETTINGS,
-                                         time_limit_s=None, memory_limit_mb=None, sandbox=sandbox, visible=(submission,))  # fmt: skip
+                    result = run_program(RunRequest("face-clustering", images, truth, Limits(disk_mb=DEFAULT_DISK_MB), command=command,
+                                                    settings=SETTINGS, sandbox=sandbox, visible=(submission,)))  # fmt: skip
                     assert result.status == "scored" and result.run is not None, result.errors
                     return float(result.run["wall_s"])
 

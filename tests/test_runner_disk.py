@@ -19,7 +19,8 @@ from conftest import require
 from podium.challenges import get
 from podium.runner.confine import drop_to
 from podium.runner.disk import used_bytes
-from podium.runner.run import run_program
+from podium.runner.process import Limits
+from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import CODE_FOLDER, SANDBOX_ID, bwrap_problem
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux runner")
@@ -40,11 +41,11 @@ def run(tmp_path: Path, sandbox: str, code: str, disk_limit_mb: float | None = L
     folder = tmp_path / "program"
     folder.mkdir()
     (folder / "p.py").write_text(textwrap.dedent(code))
-    result = run_program(
-        "face-clustering", command=f"python3 {CODE_FOLDER if sandbox == 'bwrap' else folder}/p.py", image=None,
-        images=tmp_path / "contest" / "images", truth=demo.truth, settings={"th1_s": "5", "th2_s": "60", "ram_max_mb": "4096"},
-        time_limit_s=time_limit_s, memory_limit_mb=1024, disk_limit_mb=disk_limit_mb, sandbox=sandbox, code=folder,
-    )  # fmt: skip
+    result = run_program(RunRequest(
+        "face-clustering", tmp_path / "contest" / "images", demo.truth, Limits(time_limit_s, 1024, disk_limit_mb),
+        command=f"python3 {CODE_FOLDER if sandbox == 'bwrap' else folder}/p.py", settings={"th1_s": "5", "th2_s": "60", "ram_max_mb": "4096"},
+        sandbox=sandbox, code=folder,
+    ))  # fmt: skip
     assert result.run is not None
     return {**result.run, "errors": [issue.message for issue in result.errors], "status": result.status}
 

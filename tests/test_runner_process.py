@@ -12,7 +12,7 @@ import pytest
 
 from conftest import cgroup_problem, require
 from podium.runner import cgroups
-from podium.runner.process import run_limited
+from podium.runner.process import Limits, run_limited
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
 
@@ -35,7 +35,7 @@ def alive(pid: int) -> bool:
 
 def test_finished_program(tmp_path: Path) -> None:
     command, work = program(tmp_path, "import time; time.sleep(0.3); open('out.txt', 'w').write('hi')")
-    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=10))
     assert report.outcome == "finished" and report.exit_code == 0
     assert 0.3 <= report.wall_s < 2.0
     assert (work / "out.txt").read_text() == "hi"  # its current directory is the working directory
@@ -43,7 +43,7 @@ def test_finished_program(tmp_path: Path) -> None:
 
 def test_crash_reports_exit_code_and_stderr_tail(tmp_path: Path) -> None:
     command, work = program(tmp_path, "import sys; print('model file missing', file=sys.stderr); sys.exit(3)")
-    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=10))
     assert (report.outcome, report.exit_code) == ("crashed", 3)
     assert "model file missing" in report.stderr_tail
 
@@ -51,17 +51,17 @@ def test_crash_reports_exit_code_and_stderr_tail(tmp_path: Path) -> None:
 def test_stderr_tail_is_the_last_16_kB_from_a_whole_line(tmp_path: Path) -> None:
     """Every line of a short stderr is kept (0.8.5 kept 20 lines); a flood keeps its last 16 kB, starting at a line."""
     command, work = program(tmp_path, "import sys; [print(f'line {i:03d}', file=sys.stderr) for i in range(100)]")
-    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=10))
     assert report.stderr_tail.splitlines() == [f"line {i:03d}" for i in range(100)]
     command, work = program(tmp_path, "import sys; [print(f'line {i:07d}', file=sys.stderr) for i in range(200_000)]")
-    tail = run_limited(command, work, time_limit_s=30, memory_limit_mb=None).stderr_tail
+    tail = run_limited(command, work, Limits(time_s=30)).stderr_tail
     assert 16_384 - 14 <= len(tail) < 16_384 and tail.endswith("line 0199999") and tail.startswith("line ")
 
 
 def test_timeout_kills_the_program(tmp_path: Path) -> None:
     command, work = program(tmp_path, "import time; time.sleep(60)")
     start = time.monotonic()
-    report = run_limited(command, work, time_limit_s=0.5, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=0.5))
     assert report.outcome == "timeout" and report.exit_code is None
     assert time.monotonic() - start < 3
 
@@ -81,7 +81,7 @@ def test_grandchild_in_its_own_session_ignoring_sigterm_is_killed(tmp_path: Path
         time.sleep(0.2)
         """,
     )
-    report = run_limited(command, work, time_limit_s=1.0, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=1.0))
     assert report.outcome == "timeout"  # the tree did not end: the grandchild still ran
     pid = int((work / "grandchild.pid").read_text())
     time.sleep(0.1)
@@ -98,7 +98,7 @@ def test_wall_time_waits_for_the_whole_tree(tmp_path: Path) -> None:
             os._exit(0)
         """,
     )
-    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=10))
     assert report.outcome == "finished" and report.wall_s >= 0.6
 
 
@@ -122,7 +122,7 @@ def test_one_process_of_300_mb_reports_300_mb_within_5_percent(tmp_path: Path, m
         time.sleep(0.5)
         """,
     )
-    report = run_limited(command, work, time_limit_s=30, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=30))
     assert 300 <= report.peak_memory_mb <= 315, report.peak_memory_mb  # the interpreter adds a few MB
     assert ("Pss" if method == "pss" else "cgroup") in report.memory_method
 
@@ -154,7 +154,7 @@ def test_forked_children_count_every_page_once(tmp_path: Path, method: str, shar
             os.waitpid(pid, 0)
         """,
     )
-    report = run_limited(command, work, time_limit_s=30, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=30))
     assert report.outcome == "finished"
     assert low <= report.peak_memory_mb <= high, report.peak_memory_mb
 
@@ -169,7 +169,7 @@ def test_memory_limit_kills(tmp_path: Path, method: str) -> None:
         time.sleep(30)
         """,
     )
-    report = run_limited(command, work, time_limit_s=30, memory_limit_mb=150)
+    report = run_limited(command, work, Limits(time_s=30, memory_mb=150))
     assert report.outcome == "memory_limit" and report.wall_s < 10 and report.exit_code is None
     if method == "cgroup":  # the kernel holds the group at the limit
         assert report.peak_memory_mb <= 150
@@ -177,7 +177,7 @@ def test_memory_limit_kills(tmp_path: Path, method: str) -> None:
 
 def test_network_isolation_is_reported(tmp_path: Path) -> None:
     command, work = program(tmp_path, "import socket; print(socket.if_nameindex())")
-    report = run_limited(command, work, time_limit_s=10, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=10))
     assert isinstance(report.network_isolated, bool)
     if os.geteuid() == 0:  # root may create a network namespace here
         assert report.network_isolated
@@ -202,7 +202,7 @@ def test_a_delegated_folder_podium_cannot_use_is_a_usage_error(tmp_path: Path) -
 
     command, work = program(tmp_path, "pass")
     with pytest.raises(UsageError, match="cannot make a group"):
-        run_limited(command, work, time_limit_s=10, memory_limit_mb=None, cgroup=tmp_path / "missing")
+        run_limited(command, work, Limits(time_s=10), cgroup=tmp_path / "missing")
 
 
 def test_the_callers_other_children_are_never_touched(tmp_path: Path) -> None:
@@ -215,7 +215,7 @@ def test_the_callers_other_children_are_never_touched(tmp_path: Path) -> None:
     time.sleep(0.3)  # it has exited: a zombie only its parent may reap
     try:
         command, work = program(tmp_path, "import time; time.sleep(60)")
-        report = run_limited(command, work, time_limit_s=0.5, memory_limit_mb=None)
+        report = run_limited(command, work, Limits(time_s=0.5))
         assert report.outcome == "timeout"
         assert alive(bystander.pid) and bystander.poll() is None  # not killed
         assert finished.wait(timeout=5) == 0 and finished.pid == finished_pid  # not reaped by the runner
@@ -238,7 +238,7 @@ def test_gigabytes_on_stderr_cost_no_disk_and_keep_the_tail(tmp_path: Path) -> N
         sys.stderr.write("\\nthe last words\\n")
         """,
     )
-    report = run_limited(command, work, time_limit_s=60, memory_limit_mb=None)
+    report = run_limited(command, work, Limits(time_s=60))
     assert report.outcome == "finished" and report.stderr_tail.endswith("the last words")
     assert len(report.stderr_tail) <= 16_384
     assert sorted(p.name for p in tmp_path.iterdir()) == ["participant.py", "work"]  # nothing written beside it

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from podium.cli import cli
 from podium.runner import cgroups
-from podium.runner.process import PIDS_LIMIT, RunReport, run_limited
+from podium.runner.process import PIDS_LIMIT, Limits, RunReport, run_limited
 from podium.runner.sandbox import IMAGES_FOLDER, SANDBOX_ID, bubblewrap, gpu_devices
 from podium.runner.workdir import prepare_workdir
 
@@ -56,7 +56,7 @@ def sandboxed_command(program: list[str], paths: dict[str, Path], time_limit_s: 
     prepare_workdir(paths["work"], IMAGES_FOLDER)
     tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
     with bubblewrap(program, paths["work"], paths["images"], (paths["program"], *INTERPRETER), tmpfs) as confinement:
-        return run_limited(confinement, paths["work"], time_limit_s, memory_limit_mb)
+        return run_limited(confinement, paths["work"], Limits(time_limit_s, memory_limit_mb))
 
 
 def survivors(token: str) -> list[int]:
@@ -235,7 +235,7 @@ def test_the_cpu_limit_slows_a_busy_program(tmp_path: Path) -> None:
     (paths["program"] / "busy.py").write_text(busy)
     prepare_workdir(paths["work"], IMAGES_FOLDER)
     with bubblewrap([sys.executable, str(paths["program"] / "busy.py")], paths["work"], paths["images"], (paths["program"], *INTERPRETER)) as confinement:
-        report = run_limited(confinement, paths["work"], 30, None, cpus=0.1)
+        report = run_limited(confinement, paths["work"], Limits(time_s=30, cpus=0.1))
     assert report.outcome == "finished" and report.wall_s >= 2.0, report  # 0.3 s of CPU at a tenth of a core: about 3 s
 
 

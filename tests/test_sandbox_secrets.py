@@ -31,7 +31,9 @@ import pytest
 from conftest import require
 from podium.challenges import get
 from podium.contest import load
-from podium.runner.run import run_program
+from podium.runner.disk import DEFAULT_DISK_MB
+from podium.runner.process import Limits
+from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import CODE_FOLDER, IMAGES_FOLDER, WORK_FOLDER, bwrap_problem
 from podium.service import accounts
 from podium.service.database import writing
@@ -122,11 +124,10 @@ def test_the_runner_shows_the_program_nothing_of_its_caller(tmp_path: Path, monk
     (tmp_path / "podium.sqlite3").write_text("the database")
     forbidden = [*secrets(monkeypatch, f"sqlite:///{tmp_path / 'podium.sqlite3'}"), str(data), "/sys/fs/cgroup"]
 
-    result = run_program(
-        "face-clustering", command=f"python3 {CODE_FOLDER}/hostile.py", image=None, images=tmp_path / "contest" / "images",
-        truth=demo.truth, settings={"th1_s": "5", "th2_s": "20", "ram_max_mb": "4096"}, time_limit_s=20, memory_limit_mb=1024,
-        sandbox="bwrap", code=code,
-    )  # fmt: skip
+    result = run_program(RunRequest(
+        "face-clustering", tmp_path / "contest" / "images", demo.truth, Limits(time_s=20, memory_mb=1024, disk_mb=DEFAULT_DISK_MB),
+        command=f"python3 {CODE_FOLDER}/hostile.py", settings={"th1_s": "5", "th2_s": "20", "ram_max_mb": "4096"}, sandbox="bwrap", code=code,
+    ))  # fmt: skip
     assert result.run is not None and result.run["outcome"] == "no_output", result.run
     assert_nothing_of_the_server([json.dumps(result.to_dict())], dump_of(result.run["stderr_tail"]), forbidden)
 

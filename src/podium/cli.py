@@ -34,7 +34,8 @@ from podium.provenance import short as short_signature
 from podium.ranking import Team, rank_teams, ranks_by_sum
 from podium.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
 from podium.runner.disk import DEFAULT_DISK_MB
-from podium.runner.run import run_program
+from podium.runner.process import Limits
+from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
 
 VIEWS = ("full", PUBLIC)
@@ -275,24 +276,23 @@ def run_command(
     if sandbox == "none":
         display.stderr.print(f"[yellow]warning:[/yellow] {NO_SANDBOX_WARNING}", soft_wrap=True)
     result = run_program(
-        setup.challenge,
-        command=command,
-        image=image,
-        images=images,
-        truth=setup.truth,
-        settings=setup.settings,
-        time_limit_s=time_limit,
-        memory_limit_mb=memory_limit,
-        disk_limit_mb=DEFAULT_DISK_MB if disk_limit is None else disk_limit,
-        workdir=workdir,
-        workers=default_workers(),
-        scheduler=scheduler,
-        cgroup=cgroup,
-        sandbox=sandbox,
-        visible=visible,
-        cpus=cpus,
-        gpus=gpus,
-        **setup.evaluation(),
+        RunRequest(
+            setup.challenge,
+            images,
+            setup.truth,
+            Limits(time_limit, memory_limit, DEFAULT_DISK_MB if disk_limit is None else disk_limit, cpus),
+            command=command,
+            image=image,
+            settings=setup.settings,
+            sandbox=sandbox,
+            visible=visible,
+            gpus=gpus,
+            cgroup=cgroup,
+            workdir=workdir,
+            workers=default_workers(),
+            scheduler=scheduler,
+            **setup.evaluation(),
+        )
     )
     _report(result, json_path, quiet, view)
     if not quiet and json_path != "-" and result.run:

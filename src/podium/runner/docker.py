@@ -67,7 +67,7 @@ from podium.errors import UsageError
 from podium.runner.cgroups import read_int
 from podium.runner.disk import DiskWatch
 from podium.runner.docker_images import ENGINE_TIMEOUT_S, Image, check_engine, docker, find_image, last_line, read_image_files
-from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, RunReport, StderrTail
+from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, Limits, RunReport, StderrTail
 from podium.runner.sandbox import ENVIRONMENT, IMAGES_FOLDER
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -221,15 +221,12 @@ def run_docker(
     image: str,
     workdir: Path,
     images: Path,
-    time_limit_s: float | None,
-    memory_limit_mb: float | None,
-    cpus: float | None = None,
+    limits: Limits,
     gpus: str | None = None,
-    disk_limit_mb: float | None = None,
 ) -> tuple[RunReport, str]:
-    """Run ``image`` (a reference on the engine, or a ``docker save`` archive) under the limits: how it went, and the image's ID.
+    """Run ``image`` (a reference on the engine, or a ``docker save`` archive) under ``limits``: how it went, and the image's ID.
 
-    ``disk_limit_mb``: what the working folder may hold, and the largest file
+    The disk limit bounds what the working folder may hold, and the largest file
     the program may write (:mod:`podium.runner.disk`). The container is gone on
     return, whatever happened.
     """
@@ -239,11 +236,10 @@ def run_docker(
     read_image_files(found)
     container = Container(f"podium-{uuid.uuid4().hex[:16]}")
     try:
-        created = docker(*docker_command(found, container.name, workdir, images, memory_limit_mb, cpus, gpus, disk_limit_mb)[1:])
+        created = docker(*docker_command(found, container.name, workdir, images, limits.memory_mb, limits.cpus, gpus, limits.disk_mb)[1:])
         if created.returncode != 0:
             raise UsageError(f"the Docker engine could not create the container: {last_line(created.stderr)}")
-        disk = None if disk_limit_mb is None else DiskWatch(workdir, int(disk_limit_mb * 2**20), 1 / SAMPLE_HZ)
-        report = _attend(container.name, created.stdout.strip(), time_limit_s, disk)
+        report = _attend(container.name, created.stdout.strip(), limits.time_s, limits.disk_watch(workdir))
     finally:
         container.remove()
     return report, found.id

@@ -46,6 +46,24 @@ PIDS_LIMIT = 4096
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What a run may use; ``None``: no limit of that kind."""
+
+    time_s: float | None = None  # wall time
+    memory_mb: float | None = None  # peak memory of the whole tree
+    disk_mb: float | None = None  # what the working folder may hold (:mod:`podium.runner.disk`)
+    cpus: float | None = None  # cores' worth of CPU time
+
+    @property
+    def memory_bytes(self) -> int | None:
+        return None if self.memory_mb is None else int(self.memory_mb * 2**20)
+
+    def disk_watch(self, workdir: Path) -> DiskWatch | None:
+        """The watch that keeps ``workdir`` within the disk limit, sampled with the run."""
+        return None if self.disk_mb is None else DiskWatch(workdir, int(self.disk_mb * 2**20), 1 / SAMPLE_HZ)
+
+
+@dataclass(frozen=True)
 class RunReport:
     wall_s: float
     peak_memory_mb: float
@@ -61,16 +79,8 @@ class RunReport:
         return dict(self.__dict__)
 
 
-def run_limited(
-    program: list[str] | Confinement,
-    workdir: Path,
-    time_limit_s: float | None,
-    memory_limit_mb: float | None,
-    cpus: float | None = None,
-    cgroup: Path | None = None,
-    disk_limit_mb: float | None = None,
-) -> RunReport:
-    """Run ``program`` in ``workdir`` until its whole tree ends or a limit is hit.
+def run_limited(program: list[str] | Confinement, workdir: Path, limits: Limits, cgroup: Path | None = None) -> RunReport:
+    """Run ``program`` in ``workdir`` until its whole tree ends or one of ``limits`` is hit.
 
     ``program``: a command line (run unconfined, in a new network namespace
     where the system permits) or a sandbox's :class:`Confinement`.
@@ -78,17 +88,14 @@ def run_limited(
     (:mod:`podium.runner.cgroups`; ``cgroup`` is a v2 directory delegated to
     podium): the kernel then enforces the memory, process and CPU limits and
     gives the exact peak. Without one, the tree is sampled from /proc.
-    ``disk_limit_mb``: what ``workdir`` may hold (:mod:`podium.runner.disk`).
     """
     start = program if isinstance(program, Confinement) else unconfined(program)
-    memory_bytes = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
     name = f"podium-run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    group = cgroups.open_group(name, cgroups.Limits(memory_bytes, PIDS_LIMIT, cpus), delegated=cgroup)
+    group = cgroups.open_group(name, cgroups.Limits(limits.memory_bytes, PIDS_LIMIT, limits.cpus), delegated=cgroup)
     if group is None and cgroup is not None:
         raise UsageError(f"--cgroup {cgroup}: podium cannot make a group with limits there (is it a delegated cgroup v2 directory?)")
     try:
-        disk = None if disk_limit_mb is None else DiskWatch(workdir, int(disk_limit_mb * 2**20), 1 / SAMPLE_HZ)
-        return _run(start, workdir, time_limit_s, memory_bytes, group, disk)
+        return _run(start, workdir, limits.time_s, limits.memory_bytes, group, limits.disk_watch(workdir))
     finally:
         if group is not None:
             group.remove()

@@ -24,7 +24,8 @@ from podium.challenges import get
 from podium.contest import Contest
 from podium.engine import evaluate
 from podium.result import PRIVATE, PUBLIC, SCORED, Result
-from podium.runner.run import run_program
+from podium.runner.process import Limits
+from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import CODE_FOLDER, choose
 from podium.service.statuses import FAILED, REJECTED
 from podium.service.statuses import SCORED as SUBMISSION_SCORED
@@ -62,13 +63,14 @@ def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime:
     else:
         assert contest.images is not None and entry is not None
         image = str(target / IMAGE_ARCHIVE) if entry.startswith(DOCKER_PREFIX) else None  # the team's own image, never one by name
-        limits = contest.limits
+        limits = Limits(contest.limits.time_s, contest.limits.memory_mb, contest.limits.disk_mb, contest.limits.cpus)
         seen = Path(CODE_FOLDER) if choose(runtime.sandbox, image is not None) == "bwrap" else target
-        result = run_program(
-            contest.challenge, command=None if image else program_command(seen, entry), image=image, images=contest.images,
-            truth=contest.truth, settings=contest.settings, time_limit_s=limits.time_s, memory_limit_mb=limits.memory_mb,
-            disk_limit_mb=limits.disk_mb, cpus=limits.cpus, sandbox=runtime.sandbox, cgroup=runtime.cgroup, scheduler=runtime.scheduler, code=None if image else target, **evaluation,
+        request = RunRequest(
+            contest.challenge, contest.images, contest.truth, limits, command=None if image else program_command(seen, entry), image=image,
+            settings=contest.settings, sandbox=runtime.sandbox, code=None if image else target, cgroup=runtime.cgroup, scheduler=runtime.scheduler,
+            **evaluation,
         )  # fmt: skip
+        result = run_program(request)
     return outcome_of(result, kind, target)
 
 
