@@ -207,7 +207,7 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
         raise KeyError(name)
 
 
-def rows_by_split(units: list[str], split_of: Mapping[str, str]) -> list[tuple[str, np.ndarray]]:
+def rows_by_split(units: list[str], split_of: Mapping[str, str]) -> list[tuple[str, NDArray[np.intp]]]:
     """For each split (in name order) that holds some of ``units``, the ascending indices of those units.
 
     >>> rows_by_split(["a", "b", "c"], {"a": "public", "b": "private", "c": "public"})

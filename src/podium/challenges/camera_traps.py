@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from PIL import Image
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
@@ -105,7 +106,7 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
         """Per photo: its points, its maximum (6 per truth object) and its predictions."""
         return UNIT_COLUMNS
 
-    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+    def scores_of_sums(self, columns: tuple[str, ...], sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         """The score of :func:`~podium.metrics.detection_points.points_score` and the points."""
         points, max_points, predictions = sums.T
         return {"score": points_score(points, max_points, predictions), "points": points}
@@ -148,7 +149,7 @@ def _read_truth_table(truth: Path) -> Table:
     return table
 
 
-def _optimal_matching(pred: Boxes, greedy: Matching) -> np.ndarray:
+def _optimal_matching(pred: Boxes, greedy: Matching) -> NDArray[np.int64]:
     """Maximum matching at IoU > 0.5 with the largest total IoU.
 
     Only photos where a truth box is a candidate of several predictions can

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
 from podium.challenges.program import Program
@@ -39,8 +40,8 @@ LARGEST_SHOWN = 5
 @dataclass(frozen=True)
 class Item:
     key: str
-    identity: np.ndarray  # truth code per image
-    cluster: np.ndarray  # submitted cluster number per image, same order
+    identity: NDArray[np.int64]  # truth code per image
+    cluster: NDArray[np.int64]  # submitted cluster number per image, same order
     names: list[str]  # the images, same order
 
 
@@ -210,13 +211,13 @@ def final_points(
     return FinalPoints(100.0 * total / (w_f + w_nmi + w_time + w_ram), time_points, ram_points, None, [])
 
 
-def _size_counts(sizes: np.ndarray) -> dict[str, int]:
+def _size_counts(sizes: NDArray[np.int64]) -> dict[str, int]:
     """How many groups have each size: ``{size: groups}``."""
     values, counts = np.unique(sizes, return_counts=True)
     return {str(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}
 
 
-def _most_mixed(group: np.ndarray, other: np.ndarray, count: np.ndarray, name: str, parts: str) -> list[dict[str, int]]:
+def _most_mixed(group: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], name: str, parts: str) -> list[dict[str, int]]:
     """The groups (label codes) spread over the most labels of the other side: a merge or a split, largest first."""
     labels, inverse = np.unique(group, return_inverse=True)
     spread = np.bincount(inverse, minlength=labels.size)

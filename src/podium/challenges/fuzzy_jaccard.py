@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
 from podium.challenges.program import Program, megapixels
@@ -112,7 +113,7 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
             shape, statistics = self._read_truth(context, item)
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
-        predictions: list[np.ndarray | None] = []
+        predictions: list[NDArray[np.uint8] | None] = []
         problems: list[Issue] = []
         for path in item.predictions:
             if path is None:
@@ -134,7 +135,7 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
         classes = context.truth.classes
         return tuple(f"intersection/{c}" for c in classes) + tuple(f"union/{c}" for c in classes)
 
-    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+    def scores_of_sums(self, columns: tuple[str, ...], sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         """Per-class ``D = ΣI / ΣU`` (NaN where ``ΣU = 0``) and their mean over the defined classes."""
         n = len(columns) // 2
         intersection, union = sums[:, :n], sums[:, n:]
@@ -149,7 +150,7 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
     @staticmethod
     def _read_truth(
         context: Context, item: Item
-    ) -> tuple[tuple[int, int], Callable[[list[np.ndarray | None]], FuzzyJaccardStats]]:
+    ) -> tuple[tuple[int, int], Callable[[list[NDArray[np.uint8] | None]], FuzzyJaccardStats]]:
         """The image shape, and the statistics of predictions against this image's truth."""
         if context.truth.layout == "labels":
             (path,) = item.truth_files
@@ -195,5 +196,5 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
         return maps.read_truth(truth).stems
 
 
-def _nullable(values: np.ndarray) -> list[float | None]:
+def _nullable(values: NDArray[np.float64]) -> list[float | None]:
     return [None if np.isnan(v) else float(v) for v in values]

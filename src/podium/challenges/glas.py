@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import ndimage
 
 from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
@@ -143,7 +144,7 @@ class GlaS(Challenge[Context, Item, PartStats]):
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
         warnings: list[Issue] = []
-        segmented: np.ndarray
+        segmented: NDArray[np.integer]
         if item.submission is None:
             segmented = np.zeros(truth.shape, dtype=np.uint8)
         else:
@@ -175,7 +176,7 @@ class GlaS(Challenge[Context, Item, PartStats]):
         """Per image: TP, FP, FN, and per side the object area and its area-weighted Dice and Hausdorff sums."""
         return UNIT_COLUMNS
 
-    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+    def scores_of_sums(self, columns: tuple[str, ...], sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         """Pooled F1, object Dice and object Hausdorff, with the conventions of :mod:`podium.metrics.object_segmentation`."""
         scores = object_segmentation.scores_of_sums(sums)
         hausdorff = scores["object_hausdorff"]
@@ -235,7 +236,7 @@ def _part_of(stem: str, parts: tuple[str, ...]) -> str:
     return next((p for p in parts if stem.startswith(p)), "")
 
 
-def _objects_of(labels: np.ndarray, binary: str) -> tuple[np.ndarray, str | None]:
+def _objects_of(labels: NDArray[np.integer], binary: str) -> tuple[NDArray[np.integer], str | None]:
     """Label the 8-connected pieces of a binary mask when ``binary`` says so."""
     if binary == "objects" or not labels.size:
         return labels, None

@@ -65,12 +65,12 @@ def _names_below(count: int) -> NDArray[np.object_]:
 @dataclass(frozen=True)
 class Item:
     key: str
-    numbers: np.ndarray  # the truth line (from 1) of each image
-    truth: np.ndarray  # (images, labels) padded with -1
-    guesses: np.ndarray  # (images, 5, 1 or 5)
+    numbers: NDArray[np.int64]  # the truth line (from 1) of each image
+    truth: NDArray[np.int64]  # (images, labels) padded with -1
+    guesses: NDArray[np.float64]  # (images, 5, 1 or 5)
     written: ilsvrc.Guesses  # Task 2: a guess's box as written, for comparisons floats cannot decide
     boxes: list[list[TruthBox]] | None
-    sorted_ids: np.ndarray | None  # ILSVRC2012_ID of each sorted-WNID index, when meta is given
+    sorted_ids: NDArray[np.int64] | None  # ILSVRC2012_ID of each sorted-WNID index, when meta is given
 
 
 class _TopK(Challenge[str, Item, ErrorCounts]):
@@ -123,7 +123,7 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         return None
 
     @abstractmethod
-    def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
+    def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
         """The error counts of ``guesses`` (Task 1: labels; Task 2: labels and boxes)."""
 
     def evaluate_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
@@ -137,7 +137,7 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         """Per image: 1 (it counts the images), then its error with 1..5 guesses (missed truth labels / truth labels)."""
         return ("images", *(f"{self.prefix}@{k}" for k in range(1, K + 1)))
 
-    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+    def scores_of_sums(self, columns: tuple[str, ...], sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         """Mean errors: the sums of the images' errors divided by the number of images."""
         with np.errstate(invalid="ignore", divide="ignore"):
             errors = sums[:, 1:] / sums[:, :1]
@@ -151,12 +151,12 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         return scores, {"images": stats.images, "label_space": context, "per_class": per_class}
 
 
-def _truth_labels(truth: Path) -> np.ndarray:
+def _truth_labels(truth: Path) -> NDArray[np.int64]:
     """The truth lines' labels (padded with -1), read once per process (:mod:`podium.truth_cache`)."""
     return cached("ilsvrc.truth_labels", (truth,), lambda: ilsvrc.read_truth_labels(truth))
 
 
-def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str, dict[str, float]]:
+def _per_class(labels: NDArray[np.int64], errors: NDArray[np.float64], prefix: str) -> dict[str, dict[str, float]]:
     """Per true class (an image's first truth label): its images and the sums of their errors with 1..5 guesses.
 
     One pass over the images (a bincount per number of guesses), not one per class.
@@ -169,7 +169,7 @@ def _per_class(labels: np.ndarray, errors: np.ndarray, prefix: str) -> dict[str,
     }
 
 
-def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.ndarray, key: str, log: IssueLog) -> None:
+def _check_label_space(truth: NDArray[np.int64], guesses: NDArray[np.float64], sorted_ids: NDArray[np.int64], key: str, log: IssueLog) -> None:
     """A warning when the guessed labels are at chance level as ILSVRC2012_IDs but far better read as sorted-WNID indices.
 
     The labels alone decide (classification error with 5 guesses, boxes aside), once on the
@@ -188,7 +188,7 @@ def _check_label_space(truth: np.ndarray, guesses: np.ndarray, sorted_ids: np.nd
         )
 
 
-def _convert(guesses: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+def _convert(guesses: NDArray[np.float64], sorted_ids: NDArray[np.int64]) -> NDArray[np.float64]:
     """Labels read as 0-based sorted-WNID indices, turned into ILSVRC2012_IDs (others never match)."""
     converted = guesses.copy()
     labels = guesses[..., 0]
@@ -208,7 +208,7 @@ class Ilsvrc2012Cls(_TopK):
     group = 1
     prefix = "error"
 
-    def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
+    def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
         return classification_errors(item.truth, guesses)
 
     def finalize(self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
@@ -216,7 +216,7 @@ class Ilsvrc2012Cls(_TopK):
         scores["top1_error"] = stats.error(1)
         return scores, summary
 
-    def scores_of_sums(self, columns: tuple[str, ...], sums: np.ndarray) -> dict[str, np.ndarray]:
+    def scores_of_sums(self, columns: tuple[str, ...], sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
         scores = super().scores_of_sums(columns, sums)
         return scores | {"top1_error": scores["error@1"]}
 
@@ -251,7 +251,7 @@ class Ilsvrc2012Loc(_TopK):
             "ilsvrc.val_boxes", (params["boxes"], params["meta"]), lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid), n
         )
 
-    def _errors(self, item: Item, guesses: np.ndarray) -> ErrorCounts:
+    def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
         assert item.boxes is not None
         return localization_errors(item.truth, guesses, item.boxes, item.written.exact_corners)
 
@@ -264,16 +264,16 @@ class Ilsvrc2012Loc(_TopK):
 @dataclass(frozen=True)
 class FineContext:
     ap: Method
-    classes: np.ndarray  # class ids, ascending: the columns of the submission
+    classes: NDArray[np.int64]  # class ids, ascending: the columns of the submission
 
 
 @dataclass(frozen=True)
 class FineItem:
     key: str
-    lines: np.ndarray  # the truth line (from 1) of each box
-    truth: np.ndarray  # class id per box
-    classes: np.ndarray  # class ids, ascending: the columns of the submission
-    scores: np.ndarray  # (boxes, classes)
+    lines: NDArray[np.int64]  # the truth line (from 1) of each box
+    truth: NDArray[np.int64]  # class id per box
+    classes: NDArray[np.int64]  # class ids, ascending: the columns of the submission
+    scores: NDArray[np.float64]  # (boxes, classes)
 
 
 class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
@@ -341,7 +341,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
         return write_fine(folder)
 
 
-def _class_list(path: Path) -> np.ndarray:
+def _class_list(path: Path) -> NDArray[np.int64]:
     try:
         ids = [int(line) for line in read_text(path).split()]
     except ValueError as exc:

@@ -51,7 +51,7 @@ class Table:
         """The table with its names encoded as spans."""
         return cls(boxes, photos, TextSpans.of(photos))
 
-    def restricted(self, photos: np.ndarray) -> Table:
+    def restricted(self, photos: NDArray[np.int64]) -> Table:
         """The rows of ``photos`` (ascending indices) in file order, the photos numbered anew in their order."""
         number = np.full(len(self.photos), -1, dtype=np.int64)
         number[photos] = np.arange(len(photos))
@@ -203,7 +203,7 @@ def _read_clean(
     return boxes, [first + i for i in kept] if isinstance(kept, list) else range(first, first + len(lines))
 
 
-def _valid(xywh: np.ndarray) -> bool:
+def _valid(xywh: NDArray[np.float64]) -> bool:
     return bool(
         np.isfinite(xywh).all()
         and (xywh >= -TOLERANCE).all()
@@ -291,7 +291,7 @@ def _box_problem(box: tuple[str, ...]) -> str | None:
     return None
 
 
-def _warn_outside_frame(xywh: np.ndarray, lines: Sequence[int] | NDArray[np.int64], path: Path, log: IssueLog) -> None:
+def _warn_outside_frame(xywh: NDArray[np.float64], lines: Sequence[int] | NDArray[np.int64], path: Path, log: IssueLog) -> None:
     xc, yc, w, h = xywh.T
     outside = (xc - w / 2 < -TOLERANCE) | (xc + w / 2 > 1 + TOLERANCE) | (yc - h / 2 < -TOLERANCE) | (yc + h / 2 > 1 + TOLERANCE)
     if outside.any():

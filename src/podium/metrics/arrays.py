@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
+from numpy.typing import NDArray
+
+ScalarT = TypeVar("ScalarT", bound=np.generic)
 
 
-def native(array: np.ndarray) -> np.ndarray:
+def native(array: NDArray[ScalarT]) -> NDArray[ScalarT]:
     """``array`` in this machine's byte order, the only one Numba compiles for; ``array`` itself when it is.
 
     A 16-bit TIFF of mode ``I;16B`` decodes to big-endian integers, as does ``np.frombuffer(data, ">u2")``.
