@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from PIL import Image
 
 from conftest import SANDBOX, run, sandbox_options, save_png
 from podium.cli import cli
+from podium.result import Status, schema
+from podium.runner.process import RunOutcome
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")
 
@@ -249,3 +252,10 @@ def test_a_program_contest_gives_the_images_limits_and_split(tmp_path: Path, fac
     assert doc["signature"]["contest"]["id"] == "faces" and doc["signature"]["submission"].startswith("sha256:")
     code, output = run("run", "--contest", str(tmp_path / "contest.toml"), *command, "--memory-limit", "100")
     assert code == 2 and "--memory-limit: the contest file fixes it" in output
+
+
+def test_the_result_schema_names_the_typed_statuses_and_outcomes() -> None:
+    """The schema's words for a result's status and a run's outcome are the types' (``no_output``: a finished run that wrote nothing)."""
+    properties = schema()["properties"]
+    assert properties["status"]["enum"] == list(get_args(Status))
+    assert properties["run"]["properties"]["outcome"]["enum"] == [*get_args(RunOutcome), "no_output"]

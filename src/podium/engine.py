@@ -34,7 +34,7 @@ from podium.issues import Issue, IssueLog
 from podium.jit import loaded_signatures
 from podium.parameters import resolve
 from podium.provenance import signature
-from podium.result import REJECTED, SCORED, Result, Split, UnitTable
+from podium.result import REJECTED, SCORED, Result, Split, Status, UnitTable
 
 Progress = Callable[[int, int], None]  # (items done, items in all)
 
@@ -132,7 +132,7 @@ def _evaluate(
     if truth_log.error_count:
         raise TruthError("the truth is not usable", truth_log.errors)
     if log.error_count or checks_only:
-        status = REJECTED if log.error_count else SCORED
+        status: Status = REJECTED if log.error_count else SCORED
         return Result(challenge.id, status, {}, {}, log.warnings, log.errors, params), read
 
     details = _joined_details(challenge, job, list(zip(parts, results)))

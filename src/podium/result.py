@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -31,8 +31,9 @@ from podium.errors import ContractError
 from podium.issues import Issue
 
 SCHEMA_VERSION = 1
-SCORED = "scored"
-REJECTED = "rejected"
+Status = Literal["scored", "rejected"]
+SCORED: Final = "scored"
+REJECTED: Final = "rejected"
 PUBLIC = "public"  # the splits of a contest's test set
 PRIVATE = "private"
 
@@ -77,7 +78,7 @@ class UnitTable:
 @dataclass
 class Result:
     challenge: str
-    status: str
+    status: Status
     scores: dict[str, float | int | None]
     details: dict[str, Any]
     warnings: list[Issue]  # about the submission: its files, its items

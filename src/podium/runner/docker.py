@@ -67,7 +67,7 @@ from podium.errors import UsageError
 from podium.runner.cgroups import read_int
 from podium.runner.disk import DiskWatch
 from podium.runner.docker_images import ENGINE_TIMEOUT_S, Image, check_engine, docker, find_image, last_line, read_image_files
-from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, Limits, RunReport, StderrTail
+from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, Limits, RunOutcome, RunReport, StderrTail
 from podium.runner.sandbox import ENVIRONMENT, IMAGES_FOLDER
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -252,7 +252,8 @@ def _attend(name: str, container_id: str, time_limit_s: float | None, disk: Disk
     clock = time.monotonic()
     started: tuple[float, float] | None = None  # when the program replaced the runtime's init: monotonic, and the wall clock
     ended: float | None = None  # when its cgroup was seen empty or gone
-    peak, stopped, next_kill = 0, "", 0.0  # stopped: why podium killed it (timeout, disk_limit)
+    stopped: RunOutcome | None = None  # why podium killed it (timeout, disk_limit)
+    peak, next_kill = 0, 0.0
     while process.poll() is None:
         members = container_processes(container_id)
         if started is None and any(command not in RUNTIME_INIT for command in members or []):
@@ -277,7 +278,7 @@ def _attend(name: str, container_id: str, time_limit_s: float | None, disk: Disk
         state = _State(None, None, 127, False, state.error)  # the image names no program it can run: the team's
     if not stopped and disk is not None and (disk.scan() > disk.limit_bytes or state.exit_code == 128 + signal.SIGXFSZ):
         stopped = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
-    outcome = stopped or ("memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished")
+    outcome: RunOutcome = stopped or ("memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished")
     tail = stderr.text()
     return RunReport(
         wall_s=round(ended - started[0], 6) if started is not None and ended is not None else state.seconds(started[1] if started is not None else None),

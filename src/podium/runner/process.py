@@ -33,7 +33,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from podium.errors import UsageError
 from podium.runner import cgroups, tree
@@ -43,6 +43,9 @@ from podium.runner.sandbox import Confinement, unconfined
 
 SAMPLE_HZ = 100
 PIDS_LIMIT = 4096
+RunOutcome = Literal["finished", "timeout", "memory_limit", "disk_limit", "crashed"]
+"""How a run ended: on its own (``finished``, ``crashed``: a non-zero exit) or stopped at a limit. The
+run section of a result says ``no_output`` instead of ``finished`` when the program wrote nothing to score."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class RunReport:
     peak_memory_mb: float
     memory_method: str
     exit_code: int | None
-    outcome: str  # finished | timeout | memory_limit | disk_limit | crashed (no_output is decided by the contract)
+    outcome: RunOutcome
     stderr_tail: str
     network_isolated: bool
     sandbox: str
@@ -104,6 +107,7 @@ def run_limited(program: list[str] | Confinement, workdir: Path, limits: Limits,
 def _run(
     start: Confinement, workdir: Path, time_limit_s: float | None, memory_bytes: int | None, group: cgroups.Group | None, disk: DiskWatch | None
 ) -> RunReport:
+    outcome: RunOutcome
     clock_read, clock_write = os.pipe()
     os.set_blocking(clock_read, False)
     procs = [str(p) for p in group.procs_files] if group else []

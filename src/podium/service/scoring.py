@@ -27,7 +27,7 @@ from podium.result import PRIVATE, PUBLIC, SCORED, Result
 from podium.runner.process import Limits
 from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import CODE_FOLDER, choose
-from podium.service.statuses import FAILED, REJECTED
+from podium.service.statuses import FAILED, REJECTED, RunStatus
 from podium.service.statuses import SCORED as SUBMISSION_SCORED
 
 DOCKER_PREFIX = "docker:"
@@ -36,7 +36,7 @@ IMAGE_ARCHIVE = "image.tar"  # a team's image, as it uploaded it (docker save)
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # scored | rejected | failed
+    status: RunStatus
     reason: str | None
     problems: list[dict[str, Any]]
     document: dict[str, Any]
@@ -87,6 +87,7 @@ def program_command(code: Path, entry: str) -> str:
 def outcome_of(result: Result, kind: str, root: Path) -> Outcome:
     document = _stored(_relative(result.to_dict(), root))
     public_document = _stored(_relative(result.public_view(), root))
+    status: RunStatus
     if result.status == SCORED:
         status, reason = SUBMISSION_SCORED, None
     else:

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Final, Literal
 
-QUEUED, RUNNING, SCORED, REJECTED, FAILED, ERROR, CANCELLED = "queued", "running", "scored", "rejected", "failed", "error", "cancelled"
+QUEUED: Final = "queued"
+RUNNING: Final = "running"
+SCORED: Final = "scored"
+REJECTED: Final = "rejected"
+FAILED: Final = "failed"
+ERROR: Final = "error"
+CANCELLED: Final = "cancelled"
+RunStatus = Literal["scored", "rejected", "failed"]  # how a worker's run of a submission ended
 STATUSES = (QUEUED, RUNNING, SCORED, REJECTED, FAILED, ERROR, CANCELLED)
 FINAL = (SCORED, REJECTED, FAILED, ERROR, CANCELLED)
 NOT_SCORED_BY_THE_TEAMS_FAULT = (REJECTED, FAILED)  # what `podium submit` ends with exit code 1 for
