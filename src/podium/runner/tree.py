@@ -24,7 +24,8 @@ def libc() -> ctypes.CDLL:
 
 def _prctl(option: int, value: int) -> bool:
     try:
-        return libc().prctl(option, value, 0, 0, 0) == 0
+        result: int = libc().prctl(option, value, 0, 0, 0)  # ctypes functions return int unless told otherwise
+        return result == 0
     except (OSError, AttributeError):
         return False
 
