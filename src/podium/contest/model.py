@@ -17,12 +17,15 @@ skipped when that table is itself wrong, which the other message already says.
 from __future__ import annotations
 
 import difflib
+import json
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, ValidationInfo, WithJsonSchema, field_validator, model_validator
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from podium.challenges import IDS, get, runnable
 from podium.challenges.base import Challenge
@@ -346,3 +349,20 @@ def _parameter_text(parameter: Parameter, raw: str | int | float | list[str], ba
     text = str(raw)
     return str(base / text) if parameter.is_path and text.lower() != "none" else text
 
+
+class _TomlSchema(GenerateJsonSchema):
+    """JSON Schema for a TOML file: TOML has no null, so a key that may be left out is only optional."""
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        json_schema = super().default_schema(schema)
+        if json_schema.get("default", ...) is None:
+            del json_schema["default"]
+        return json_schema
+
+
+def json_schema() -> str:
+    """The contest file's JSON Schema (draft 2020-12), as ``podium contest schema`` prints it and the package ships it."""
+    return json.dumps(ContestFile.model_json_schema(schema_generator=_TomlSchema), indent=2, ensure_ascii=False) + "\n"
