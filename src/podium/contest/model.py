@@ -8,10 +8,12 @@ unknown key is refused. Rules between keys are validators that raise
 :class:`Refusal`, which names the key each problem is about.
 
 Rules that need the file system (the truth, the images and the public list
-exist, relative to the contest file) run when :func:`validate` is given the
-contest file's folder; rules that need another table see it in
-``info.data`` (so ``phase`` comes before the tables that depend on it) and are
-skipped when that table is itself wrong, which the other message already says.
+exist, relative to the contest file) run when the validation's context gives
+the contest file's folder (``ContestFile.model_validate(data, context={"base":
+folder})``); without it only the file's shape is checked. Rules that need
+another key see it in ``info.data`` (so ``challenge`` and ``phase`` come before
+the keys that depend on them) and are skipped when that key is itself wrong,
+which its own message already says.
 """
 
 from __future__ import annotations
@@ -186,38 +188,28 @@ class Service(Table):
     unpack_ratio: float = Field(default=DEFAULT_UNPACK_RATIO, gt=0, title="a positive number", description="An archive may unpack to this many times its size.")
 
 
-class ContestFile(Table):
-    """A contest file (``contest.toml``): the challenge, truth, parameters, split, phases and rules of one contest."""
+class Scored(Table):
+    """What a board scores and how it ranks: the challenge, its truth, parameters and split, and the ranking rule.
 
-    model_config = ConfigDict(title="podium contest file", json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"})
+    A contest file's top level is one; ``[[track]]`` tables (a contest with
+    several boards) will be others, sharing the contest's phases and rules.
+    Rules that need the challenge read it from ``info.data``: declared first.
+    """
 
     id: str = Field(
         pattern=ID_PATTERN,
         title="an id of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-        description="The contest's id: it names the contest in URLs and results.",
+        description="Its id: it names the contest (or the track) in URLs and results.",
     )
-    title: str = Field(title="the contest's title", description="The contest's title, shown on its pages.")
+    title: str = Field(title="a title", description="Its title, shown on the pages.")
     challenge: str = Field(title=f"one of {', '.join(IDS)}", description="The challenge scored (podium challenges lists them).", json_schema_extra={"enum": list(IDS)})
     truth: str = Field(title="the path of the ground truth, relative to this file", description="The ground truth, a file or folder relative to the contest file.")
-    timezone: str = Field(default="UTC", title="an IANA time zone name such as Europe/Paris", description="The contest's time zone (IANA name): quota days are counted in it.")
-    phase: list[Phase] = Field(
-        min_length=1,
-        title="one or more [[phase]] tables, saying when submissions open and close",
-        description="The phases, in order and not overlapping: when submissions open and close.",
-    )
-    images: str | None = Field(
-        default=None, validate_default=True, title="the folder of test images that programs read, relative to this file",
-        description="Program contests: the folder of test images the programs read, relative to the contest file.",
-    )  # fmt: skip
     parameters: dict[str, ParameterValue] = Field(
         default_factory=dict, validate_default=True, title="a table [parameters]",
         description="The challenge's parameters (podium challenges lists them): a string, a number or a list of strings each.",
     )  # fmt: skip
     split: Split | None = Field(default=None, title="a table [split]", description="The public units; without it the whole test set is one public leaderboard.")
-    limits: Limits = Field(default=Limits(), validate_default=True, title="a table [limits]", description="What a program may use (program phases only).")
-    quota: Quota = Field(default=Quota(), validate_default=True, title="a table [quota]", description="How many submissions a team may make.")
     ranking: Ranking = Field(default=Ranking(), validate_default=True, title="a table [ranking]", description="How the board ranks teams.")
-    service: Service = Field(default=Service(), title="a table [service]", description="What podium serve accepts.")
 
     @field_validator("challenge")
     @classmethod
@@ -232,6 +224,48 @@ class ContestFile(Table):
     def _truth_exists(cls, value: str, info: ValidationInfo) -> str:
         _exists(info, value, folder=None)
         return value
+
+    @field_validator("parameters")
+    @classmethod
+    def _parameters(cls, table: dict[str, str | int | float | list[str]], info: ValidationInfo) -> dict[str, str | int | float | list[str]]:
+        challenge, base = info.data.get("challenge"), _base(info)
+        if challenge is not None and base is not None:
+            problems = parameter_values(get(challenge), table, base)[2]
+            if problems:
+                raise Refusal(*problems)
+        return table
+
+    @field_validator("ranking")
+    @classmethod
+    def _ranking(cls, ranking: Ranking, info: ValidationInfo) -> Ranking:
+        challenge = info.data.get("challenge")
+        if ranking.by is not None and challenge is not None:
+            try:
+                get(challenge).score_spec(ranking.by)
+            except KeyError:
+                names = ", ".join(s.name for s in get(challenge).scores)
+                raise Refusal((("by",), f"by = {ranking.by[:80]!r} is not a score of {challenge} ({names})")) from None
+        return ranking
+
+
+class ContestFile(Scored):
+    """A contest file (``contest.toml``): what it scores (:class:`Scored`), its time zone, phases and rules."""
+
+    model_config = ConfigDict(title="podium contest file", json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"})
+
+    timezone: str = Field(default="UTC", title="an IANA time zone name such as Europe/Paris", description="The contest's time zone (IANA name): quota days are counted in it.")
+    phase: list[Phase] = Field(
+        min_length=1,
+        title="one or more [[phase]] tables, saying when submissions open and close",
+        description="The phases, in order and not overlapping: when submissions open and close.",
+    )
+    images: str | None = Field(
+        default=None, validate_default=True, title="the folder of test images that programs read, relative to this file",
+        description="Program contests: the folder of test images the programs read, relative to the contest file.",
+    )  # fmt: skip
+    limits: Limits = Field(default=Limits(), validate_default=True, title="a table [limits]", description="What a program may use (program phases only).")
+    quota: Quota = Field(default=Quota(), validate_default=True, title="a table [quota]", description="How many submissions a team may make.")
+    service: Service = Field(default=Service(), title="a table [service]", description="What podium serve accepts.")
 
     @field_validator("timezone")
     @classmethod
@@ -270,16 +304,6 @@ class ContestFile(Table):
             _exists(info, value, folder=True)
         return value
 
-    @field_validator("parameters")
-    @classmethod
-    def _parameters(cls, table: dict[str, str | int | float | list[str]], info: ValidationInfo) -> dict[str, str | int | float | list[str]]:
-        challenge, base = info.data.get("challenge"), _base(info)
-        if challenge is not None and base is not None:
-            problems = parameter_values(get(challenge), table, base)[2]
-            if problems:
-                raise Refusal(*problems)
-        return table
-
     @field_validator("limits")
     @classmethod
     def _limits(cls, limits: Limits, info: ValidationInfo) -> Limits:
@@ -296,18 +320,6 @@ class ContestFile(Table):
         if quota.failed_per_day is None and _programs(info.data.get("phase")):
             return quota.model_copy(update={"failed_per_day": DEFAULT_FAILED_PER_DAY})
         return quota
-
-    @field_validator("ranking")
-    @classmethod
-    def _ranking(cls, ranking: Ranking, info: ValidationInfo) -> Ranking:
-        challenge = info.data.get("challenge")
-        if ranking.by is not None and challenge is not None:
-            try:
-                get(challenge).score_spec(ranking.by)
-            except KeyError:
-                names = ", ".join(s.name for s in get(challenge).scores)
-                raise Refusal((("by",), f"by = {ranking.by[:80]!r} is not a score of {challenge} ({names})")) from None
-        return ranking
 
 
 def _programs(phases: list[Phase] | None) -> bool:
