@@ -293,6 +293,7 @@ def test_a_trusted_proxy_must_be_an_address_or_a_network() -> None:
         ("per_day = 5", "per_day = 5.0", "quota.per_day must be a positive integer, not a number"),
         ("decimals = 3", "decimals = false", "ranking.decimals must be an integer from 0 to 15, not a boolean"),
         ("seed = 2015", 'seed = "2015"', "split.seed must be an integer, not a string"),
+        ('final = "best"', "final = true", "ranking.final must be best (by public score), last or selected, not a boolean"),
         ('submissions = "files"\n\n[quota]', 'submissions = "files"\nopens = 1\n\n[quota]', "unknown key phase[2].opens"),
         ('name = "final"', "name = 3", "phase[2].name must be the phase's name, not an integer"),
     ],

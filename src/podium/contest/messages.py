@@ -48,7 +48,7 @@ def _message(detail: ErrorDetails, where: Path_) -> str:
     what = "a table" if isinstance(where[-1], int) else field.title if field is not None else None
     if kind == "missing":
         return f"{name} is missing" + (f": {what}" if what else "")
-    if kind in _RANGE:
+    if kind in _RANGE and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return f"{name} = {value[:80]!r}: must be {what}" if isinstance(value, str) else f"{name} = {value}: must be {what}"
     if kind == "too_short":
         return f"{name} must be {what}, not an empty array"
