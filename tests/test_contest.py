@@ -92,8 +92,8 @@ ERRORS = [
     ('title = "GlaS demo"', 'title = "GlaS demo', 'title = "GlaS demo', "Illegal character"),
     ('title = "GlaS demo"', 'titel = "GlaS demo"', "titel", "did you mean title?"),
     ('id = "glas-demo"\n', "", None, "id is missing"),
-    ('id = "glas-demo"', 'id = "glas demo"', 'id = "glas demo"', "must be 1 to 64 letters"),
-    ('id = "glas-demo"', "id = 7", "id = 7", "id must be an id of letters, digits, '.', '_' and '-', not an integer"),
+    ('id = "glas-demo"', 'id = "glas demo"', 'id = "glas demo"', "must be an id of 1 to 64 letters"),
+    ('id = "glas-demo"', "id = 7", "id = 7", "id must be an id of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, not an integer"),
     ('challenge = "glas"', 'challenge = "glass"', 'challenge = "glass"', "did you mean glas?"),
     ('truth = "truth"', 'truth = "thruth"', 'truth = "thruth"', "no path 'thruth'"),
     ('timezone = "Europe/Paris"', 'timezone = "Europe/Pariss"', "Pariss", "not an IANA time zone name"),
@@ -283,3 +283,42 @@ def test_a_trusted_proxy_must_be_an_address_or_a_network() -> None:
     assert [str(n) for n in parse_proxies("127.0.0.1, 10.0.0.0/8")] == ["127.0.0.1/32", "10.0.0.0/8"]
     with pytest.raises(UsageError, match=r"--trusted-proxy 'proxy\.example': give an IP address or a network"):
         parse_proxies(["127.0.0.1", "proxy.example"])
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "fragment"),
+    [
+        ("per_day = 5", "per_day = true", "quota.per_day must be a positive integer, not a boolean"),
+        ("per_day = 5", 'per_day = "5"', "quota.per_day must be a positive integer, not a string"),
+        ("per_day = 5", "per_day = 5.0", "quota.per_day must be a positive integer, not a number"),
+        ("decimals = 3", "decimals = false", "ranking.decimals must be an integer from 0 to 15, not a boolean"),
+        ("seed = 2015", 'seed = "2015"', "split.seed must be an integer, not a string"),
+        ('final = "best"', "final = true", "ranking.final must be best (by public score), last or selected, not a boolean"),
+        ('submissions = "files"\n\n[quota]', 'submissions = "files"\nopens = 1\n\n[quota]', "unknown key phase[2].opens"),
+        ('name = "final"', "name = 3", "phase[2].name must be the phase's name, not an integer"),
+    ],
+)
+def test_types_are_strict_as_toml_writes_them(glas_folder: Path, old: str, new: str, fragment: str) -> None:
+    """No "5" for 5, no true for 1, no 5.0 for an integer: the TOML type is part of the contest file's meaning."""
+    code, output = check(glas_folder, GLAS_CONTEST.replace(old, new, 1))
+    assert code == 2 and fragment in output and "Traceback" not in output, output
+
+
+def test_problems_of_every_table_and_rule_are_listed_at_once(glas_folder: Path) -> None:
+    """Type errors, unknown keys and rules between keys of different tables, all in one answer, each on its line."""
+    text = (
+        GLAS_CONTEST.replace('end = "2026-02-08T12:00:00+01:00"', 'end = "2026-01-08T12:00:00+01:00"')
+        .replace('final = "best"', 'final = "selected"')
+        .replace('timezone = "Europe/Paris"', 'timezone = "Mars/Olympus"\nimages = 3')
+        + "\n[service]\nupload_gb = 1\n"
+    )
+    code, output = check(glas_folder, text)
+    assert code == 2 and "has 5 problems" in output, output
+    for marker, fragment in (
+        ('end = "2026-01-08', "ends (2026-01-08T12:00:00+01:00) before it starts"),
+        ('final = "selected"', "needs max_selected"),
+        ("Mars/Olympus", "not an IANA time zone name"),
+        ("images = 3", "images must be the folder of test images that programs read, relative to this file, not an integer"),
+        ("upload_gb", "did you mean upload_mb?"),
+    ):
+        assert any(f"contest.toml:{_line_of(text, marker)}: " in row and fragment in row for row in output.splitlines()), (fragment, output)

@@ -529,7 +529,7 @@ def test_reference_folder_keeps_a_list_split_and_refuses_program_contests(tmp_pa
     original = load(contest_file)
     assert copy.title == 'Tést "quoted"' and copy.split.split_of == original.split.split_of
     assert copy.stamp()["split"]["fingerprint"] == original.stamp()["split"]["fingerprint"]
-    programs = replace(original, phases=(replace(original.phases[0], submissions="programs"),))
+    programs = replace(original, phases=(original.phases[0].model_copy(update={"submissions": "programs"}),))
     with pytest.raises(UsageError, match="phase one takes programs"):
         reference_of(programs)
 

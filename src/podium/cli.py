@@ -456,6 +456,14 @@ def contest_check_command(path: Path, as_json: bool) -> int:
     return EXIT_SCORED
 
 
+@contest_group.command("schema")
+def contest_schema_command() -> None:
+    """Print the contest file's JSON Schema (draft 2020-12), for editors: a first line #:schema PATH in contest.toml points Taplo at it."""
+    from podium.contest.model import json_schema
+
+    click.echo(json_schema(), nl=False)
+
+
 @cli.command("report")
 @click.argument("result", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The HTML file [default: RESULT with .html].")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date, datetime, time
 
 Path_ = tuple[str | int, ...]
 
@@ -54,3 +55,26 @@ def line_of(lines: Mapping[Path_, int], path: Path_) -> int | None:
         if path[:end] in lines:
             return lines[path[:end]]
     return None
+
+
+def dotted(where: Path_) -> str:
+    """A key path as the file writes it: ``phase[2].end``."""
+    text = ""
+    for part in where:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def toml_type(value: object) -> str:
+    """What a TOML value is, as a message says it: ``a string``, ``a date-time``, ``a table``."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, datetime):
+        return "a date-time"
+    if isinstance(value, (date, time)):
+        return "a date" if isinstance(value, date) else "a time"
+    return {str: "a string", int: "an integer", float: "a number"}.get(type(value), type(value).__name__)
