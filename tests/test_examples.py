@@ -56,10 +56,10 @@ def demo_checkout(tmp_path_factory) -> Path:
     return root
 
 
-def test_the_readme_shows_the_example_contests_as_they_are() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_docs_show_the_example_contests_as_they_are() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "contests.md").read_text()
     for name in ("glas-fixture", "face-clustering"):
-        assert (CONTESTS / name / "contest.toml").read_text() in readme, name
+        assert (CONTESTS / name / "contest.toml").read_text() in page, name
 
 
 def test_the_glas_fixture_contest_is_valid_and_scores_its_splits(shared: Path) -> None:

@@ -1,0 +1,30 @@
+"""The documentation: the README stays short, the site's strict build refuses what it should."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_is_short() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+def test_the_strict_build_fails_on_a_broken_link_a_missing_anchor_and_a_page_out_of_the_nav(tmp_path: Path) -> None:
+    """``make test`` builds the site with ``mkdocs build --strict``; each mistake below must stop it, named."""
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    with (tmp_path / "docs" / "limits.md").open("a") as page:
+        page.write("\nSee [the runner](no-such-page.md) and [the exit codes](commands.md#no-such-section).\n")
+    (tmp_path / "docs" / "orphan.md").write_text("# A page no one listed\n")
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=tmp_path,
+                           capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300)  # fmt: skip
+    assert build.returncode != 0, build.stderr
+    assert "'no-such-page.md'" in build.stderr and "'#no-such-section'" in build.stderr, build.stderr
+    assert "orphan.md" in build.stderr and "not included in the \"nav\"" in build.stderr, build.stderr
+
