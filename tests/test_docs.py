@@ -1,8 +1,10 @@
-"""The documentation: the README stays short, the site's strict build refuses what it should."""
+"""The documentation: the README stays short, the site's strict build refuses what it should, and the benchmarks' table
+names every script and nothing else."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,3 +30,18 @@ def test_the_strict_build_fails_on_a_broken_link_a_missing_anchor_and_a_page_out
     assert "'no-such-page.md'" in build.stderr and "'#no-such-section'" in build.stderr, build.stderr
     assert "orphan.md" in build.stderr and "not included in the \"nav\"" in build.stderr, build.stderr
 
+
+def benchmark_scripts() -> set[str]:
+    """The scripts of ``benchmarks/``: the files run as programs (``timing.py`` and the like are their helpers)."""
+    return {path.name for path in (ROOT / "benchmarks").glob("*.py") if 'if __name__ == "__main__":' in path.read_text()}
+
+
+def test_the_benchmarks_table_has_a_row_for_every_script_and_no_other() -> None:
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    table = text[text.index("## Current figures"):]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = {re.match(r"\| `([^`]+)`", row).group(1) for row in rows}  # type: ignore[union-attr]
+    assert named == benchmark_scripts()
+    how_to_run = text[: text.index("## Current figures")]
+    for script in benchmark_scripts():
+        assert f"benchmarks/{script}" in how_to_run, f"{script} has no line saying how to run it"
