@@ -62,6 +62,20 @@ def test_the_docs_show_the_example_contests_as_they_are() -> None:
         assert (CONTESTS / name / "contest.toml").read_text() in page, name
 
 
+
+def test_the_docs_show_the_glas_fixture_commands_as_they_print(shared: Path) -> None:
+    """Each ``$ .venv/bin/podium ...`` of docs/contests.md, run from the checkout, prints the lines shown (up to a ``...``)."""
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "contests.md").read_text()
+    block = page[page.index("$ .venv/bin/podium contest check") :]
+    block = block[: block.index("```")]
+    examples = [example.split("\n") for example in block.split("$ .venv/bin/podium ")[1:]]
+    assert len(examples) == 2
+    for command, *shown in examples:
+        shown = shown[: shown.index("...")] if "..." in shown else [line for line in shown if line]
+        printed = subprocess.run([sys.executable, "-m", "podium", *command.split()], cwd=root, capture_output=True, text=True, check=True).stdout
+        assert [line.rstrip() for line in printed.splitlines()[: len(shown)]] == shown, command
+
 def test_the_glas_fixture_contest_is_valid_and_scores_its_splits(shared: Path) -> None:
     contest = CONTESTS / "glas-fixture" / "contest.toml"  # its truth is ../shared, beside the repository
     check = subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(contest)], capture_output=True, text=True)
