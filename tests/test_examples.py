@@ -130,3 +130,16 @@ def test_make_demo_serves_the_demo_contest_and_scores_a_submission(demo_checkout
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=60)
+
+
+def test_the_readme_shows_podium_evaluate_on_the_demo_set_as_it_prints(tmp_path: Path) -> None:
+    """The README's participant example is the fuzzy-jaccard demo set (``podium demo`` writes it), scored as shown."""
+    import podium
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme[readme.index("$ .venv/bin/podium evaluate fuzzy-jaccard --truth truth/ --submission team42/\n") :]
+    shown = block[: block.index("```")].splitlines()[1:]
+    demo = podium.demo("fuzzy-jaccard", tmp_path)
+    command = [sys.executable, "-m", "podium", "evaluate", "fuzzy-jaccard", "--truth", str(demo.truth), "--submission", str(demo.submission)]
+    printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert [line.rstrip() for line in printed.splitlines()] == shown
