@@ -31,6 +31,18 @@ def test_the_strict_build_fails_on_a_broken_link_a_missing_anchor_and_a_page_out
     assert "orphan.md" in build.stderr and "not included in the \"nav\"" in build.stderr, build.stderr
 
 
+
+def test_the_site_loads_nothing_from_another_host(tmp_path: Path) -> None:
+    """The built pages name no script, style sheet or font of another host (Material's Google fonts are off: font: false)."""
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)], cwd=ROOT,
+                           capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=300)  # fmt: skip
+    assert build.returncode == 0, build.stderr
+    pages = list(tmp_path.rglob("*.html"))
+    assert len(pages) >= 14
+    for page in pages:
+        remote = re.findall(r"""<(?:script|link|img)[^>]*(?:src|href)=["']?(?:https?:)?//[^"' >]+""", page.read_text())
+        assert remote == [], (page, remote)
+
 def benchmark_scripts() -> set[str]:
     """The scripts of ``benchmarks/``: the files run as programs (``timing.py`` and the like are their helpers)."""
     return {path.name for path in (ROOT / "benchmarks").glob("*.py") if 'if __name__ == "__main__":' in path.read_text()}
