@@ -2,7 +2,7 @@
 #   make demo  - set up .venv, score a sample submission of every challenge, then serve the demo contest
 #                (make demo SERVE=0: score only; PORT=8000 by default)
 #   make test  - set up .venv, install missing system components (root with apt-get only), check the code (ruff, mypy),
-#                run the whole test suite (docstring examples included), then the kernel and fuzz tests bounds-checked
+#                build the docs site (mkdocs), run the whole test suite (docstring examples included), then the kernel and fuzz tests bounds-checked
 PYTHON ?= python3
 SERVE ?= 1
 PORT ?= 8000
@@ -36,6 +36,7 @@ test: $(STAMP)
 	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/mypy
+	site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"  # the docs site: a broken link or a page out of the nav fails (not --quiet: it hides them)
 	$(VENV)/bin/python -m pytest
 	# The kernel and fuzz tests again with every array access bounds-checked, compiled into a cache of their own
 	# (Numba's cache key leaves the flag out: a shared cache would serve the unchecked machine code).

@@ -56,11 +56,25 @@ def demo_checkout(tmp_path_factory) -> Path:
     return root
 
 
-def test_the_readme_shows_the_example_contests_as_they_are() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_docs_show_the_example_contests_as_they_are() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "contests.md").read_text()
     for name in ("glas-fixture", "face-clustering"):
-        assert (CONTESTS / name / "contest.toml").read_text() in readme, name
+        assert (CONTESTS / name / "contest.toml").read_text() in page, name
 
+
+
+def test_the_docs_show_the_glas_fixture_commands_as_they_print(shared: Path) -> None:
+    """Each ``$ .venv/bin/podium ...`` of docs/contests.md, run from the checkout, prints the lines shown (up to a ``...``)."""
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "contests.md").read_text()
+    block = page[page.index("$ .venv/bin/podium contest check") :]
+    block = block[: block.index("```")]
+    examples = [example.split("\n") for example in block.split("$ .venv/bin/podium ")[1:]]
+    assert len(examples) == 2
+    for command, *shown in examples:
+        shown = shown[: shown.index("...")] if "..." in shown else [line for line in shown if line]
+        printed = subprocess.run([sys.executable, "-m", "podium", *command.split()], cwd=root, capture_output=True, text=True, check=True).stdout
+        assert [line.rstrip() for line in printed.splitlines()[: len(shown)]] == shown, command
 
 def test_the_glas_fixture_contest_is_valid_and_scores_its_splits(shared: Path) -> None:
     contest = CONTESTS / "glas-fixture" / "contest.toml"  # its truth is ../shared, beside the repository
@@ -116,3 +130,16 @@ def test_make_demo_serves_the_demo_contest_and_scores_a_submission(demo_checkout
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=60)
+
+
+def test_the_readme_shows_podium_evaluate_on_the_demo_set_as_it_prints(tmp_path: Path) -> None:
+    """The README's participant example is the fuzzy-jaccard demo set (``podium demo`` writes it), scored as shown."""
+    import podium
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme[readme.index("$ .venv/bin/podium evaluate fuzzy-jaccard --truth truth/ --submission team42/\n") :]
+    shown = block[: block.index("```")].splitlines()[1:]
+    demo = podium.demo("fuzzy-jaccard", tmp_path)
+    command = [sys.executable, "-m", "podium", "evaluate", "fuzzy-jaccard", "--truth", str(demo.truth), "--submission", str(demo.submission)]
+    printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert [line.rstrip() for line in printed.splitlines()] == shown
