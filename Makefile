@@ -33,7 +33,7 @@ demo-data/.scored: $(STAMP)  # the demo sets are written and scored once (again 
 	touch $@
 
 test: $(STAMP)
-	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static
+	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static /usr/sbin/nginx=nginx
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest
