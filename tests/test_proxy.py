@@ -153,6 +153,7 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
             _wait(port, proxy, "nginx", folder / "nginx.log")
             banner = (folder / "serve.log").read_text()
             assert f"at {url}/ " in banner and f"leaderboard --server {url}\n" in banner, banner  # the addresses it prints are the public ones
+            assert f"podium listens on http://127.0.0.1:{upstream}; the proxy at {url}/ passes" in banner, banner
             yield Deployed(url, http_port, cert, tokens["alpha"], contest.parent / "demo" / "submission")
         finally:
             _stop(proxy)

@@ -129,6 +129,8 @@ def register(cli: click.Group, guarded: Any) -> None:
         pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format), workers, database_url(database, data))
         address = f"http://{host}:{port}" if public is None else public.base
         display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
+        if public is not None:
+            display.stdout.print(f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it", soft_wrap=True)
         for name, token in _team_tokens(engine, team_names):
             display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
