@@ -119,6 +119,14 @@ def test_every_page_link_redirect_and_cookie_stays_under_the_prefix(behind: tupl
     assert 'hx-get="/contest/submissions/rows"' in html and 'href="/contest/submissions/1"' in html
     team.page("/contest/submissions/rows")
     team.page("/contest/submissions/1")
+    boundary = "podium-form"
+    form = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{accounts.csrf_token(team.cookies[COOKIE])}\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="submission.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n'
+    ).encode()
+    form += archive.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+    sent_by_form = team.call("POST", "/contest/submissions/upload", form, {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    assert sent_by_form[:2] == (303, "/contest/submissions?sent=2"), sent_by_form  # the form posted without JavaScript
     status, _, missing = team.call("GET", "/contest/no-such-page")
     assert status == 404 and 'href="/contest/leaderboard"' in missing
     csrf = accounts.csrf_token(team.cookies[COOKIE])
