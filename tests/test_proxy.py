@@ -184,6 +184,11 @@ def test_the_documents_and_port_80_through_the_proxy(deployed: Deployed) -> None
     trusting = ssl.create_default_context(cafile=str(deployed.certificate))
     with urllib.request.urlopen(deployed.url + "/openapi.json", context=trusting, timeout=30) as answer:
         assert json.load(answer)["servers"][0]["url"] == deployed.url
+    secured = http.client.HTTPSConnection(urlsplit(deployed.url).netloc, timeout=30, context=trusting)
+    secured.request("GET", PREFIX.rstrip("/"))  # the prefix without its slash: nginx sends the browser to the contest
+    answer = secured.getresponse()
+    assert (answer.status, answer.headers["location"]) == (301, deployed.url + "/")
+    secured.close()
     plain = http.client.HTTPConnection("127.0.0.1", deployed.http_port, timeout=30)
     plain.request("GET", PREFIX)
     answer = plain.getresponse()
