@@ -33,7 +33,7 @@ demo-data/.scored: $(STAMP)  # the demo sets are written and scored once (again 
 	touch $@
 
 test: $(STAMP)
-	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static
+	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static /usr/sbin/nginx=nginx
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/mypy
 	site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"  # the docs site: a broken link or a page out of the nav fails (not --quiet: it hides them)

@@ -34,11 +34,12 @@ class Clock:
 class LiveServer:
     """The app served over real HTTP on a free loopback port."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, root_path: str = "") -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(create_app(service), log_level="warning", limit_concurrency=500, backlog=512, proxy_headers=False)  # as podium serve runs it
+        config = uvicorn.Config(create_app(service), log_level="warning", limit_concurrency=500, backlog=512, proxy_headers=False,
+                                root_path=root_path)  # as podium serve runs it (root_path: --public-url's prefix)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 

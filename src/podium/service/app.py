@@ -40,6 +40,7 @@ from podium.service.proxies import Proxies, client_address
 from podium.service.quota import usage
 from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, QUEUED, SCORED, Clock, utc_now
 from podium.service.tables import jobs, submissions
+from podium.service.urls import PublicUrl, openapi_settings
 from podium.service.views import newest_results, submission_rows, submission_view
 
 MAX_ID = 2**31 - 1  # the largest id the databases' integer columns hold: a larger one names no submission (404)
@@ -58,15 +59,16 @@ class Registration(BaseModel):
 
 
 class Service:
-    """What the app serves: the database, the data folder, the clock; the proxies trusted, the limits on bodies and uploads."""
+    """What the app serves: the database, the data folder, the clock; the proxies trusted, the public URL, the limits on bodies and uploads."""
 
     def __init__(self, engine: Engine, data: Path, clock: Clock = utc_now, allow_images: bool = False, proxies: Proxies = (),
-                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None) -> None:  # fmt: skip
+                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None, public_url: PublicUrl | None = None) -> None:  # fmt: skip
         self.engine = engine
         self.data = data
         self.clock = clock
         self.allow_images = allow_images
         self.proxies = proxies
+        self.public_url = public_url
         self.body_times = body_times or BodyTimes()
         self.slots = slots or UploadSlots()
         self.hashes = HashPool()
@@ -156,7 +158,7 @@ Who = Annotated[accounts.Caller, Depends(caller)]
 
 
 def create_app(service: Service) -> FastAPI:
-    app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.")
+    app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.", **openapi_settings(service.public_url))
     app.state.service = service
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
@@ -289,8 +291,8 @@ def create_app(service: Service) -> FastAPI:
             return leaderboard(connection, contest, service.clock())
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
-    def docs() -> str:
-        return render(app.openapi())
+    def docs(request: Request) -> str:
+        return render(app.openapi(), request)
 
     return app
 

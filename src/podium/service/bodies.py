@@ -23,6 +23,8 @@ from fastapi import HTTPException
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from podium.service.urls import route_path
+
 SMALL_BODY = 64 << 10
 UPLOADS = ("/api/submissions", "/submissions/upload")  # the paths that take large bodies, capped by the contest's upload_mb
 
@@ -46,7 +48,7 @@ class Bodies:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        small = scope["path"] not in UPLOADS
+        small = route_path(scope) not in UPLOADS
         if small:
             declared = dict(scope["headers"]).get(b"content-length", b"0")
             if not declared.isdigit() or int(declared) > SMALL_BODY:

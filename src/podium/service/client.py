@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import tarfile
 import tempfile
 import urllib.error
@@ -51,7 +52,10 @@ def request(server: str, method: str, path: str, token: str | None = None, body:
     except urllib.error.HTTPError as error:
         return Answer(error.code, _parse(error.read()))
     except (urllib.error.URLError, OSError) as error:
-        raise ServerUnreachable(f"cannot reach {server}: {getattr(error, 'reason', error)}") from None
+        reason = getattr(error, "reason", error)
+        untrusted = isinstance(reason, ssl.SSLCertVerificationError)
+        hint = "; to trust the server's own certificate, name it in SSL_CERT_FILE (SSL_CERT_FILE=cert.pem podium ...)" if untrusted else ""
+        raise ServerUnreachable(f"cannot reach {server}: {reason}{hint}") from None
     finally:
         if hasattr(data, "close"):
             data.close()

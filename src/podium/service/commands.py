@@ -100,10 +100,13 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
     @click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="PODIUM_TRUSTED_PROXIES",
                   help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
+    @click.option("--public-url", metavar="URL", envvar="PODIUM_PUBLIC_URL", default=None,
+                  help="Where the contest is reached behind a reverse proxy that strips the path, e.g. https://example.org/contest/: every link, redirect, cookie and printed address uses it [env PODIUM_PUBLIC_URL].")
     @LOG_FORMAT_OPTION
     @guarded
     def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str, cgroup: Path | None,
-                      scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], log_format: str) -> int:  # fmt: skip
+                      scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], public_url: str | None,
+                      log_format: str) -> int:  # fmt: skip
         """Serve a contest: the web API, the leaderboard and N scoring workers."""
         import uvicorn
 
@@ -113,25 +116,29 @@ def register(cli: click.Group, guarded: Any) -> None:
         from podium.service.proxies import parse_proxies
         from podium.service.scoring import Runtime
         from podium.service.server import Workers, clean_leftovers, worker_argv
+        from podium.service.urls import parse_public_url
 
         logs.configure(log_format)
         contest = load(contest_path)
         proxies = parse_proxies(trusted_proxies)
+        public = None if public_url is None else parse_public_url(public_url)
         if scheduler is not None:
             distributed.check_reachable(scheduler)
         engine = _open(data, database, contest)
         clean_leftovers(data.resolve())
         pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format), workers, database_url(database, data))
-        address = f"http://{host}:{port}"
+        address = f"http://{host}:{port}" if public is None else public.base
         display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
+        if public is not None:
+            display.stdout.print(f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it", soft_wrap=True)
         for name, token in _team_tokens(engine, team_names):
             display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
         pool.start()
         try:
-            app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies))
+            app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public))
             # podium reads the forwarding headers of --trusted-proxy only
-            uvicorn.run(app, host=host, port=port, proxy_headers=False, **logs.uvicorn_config(log_format))
+            uvicorn.run(app, host=host, port=port, proxy_headers=False, root_path=public.prefix if public else "", **logs.uvicorn_config(log_format))
         except KeyboardInterrupt:
             pass
         finally:

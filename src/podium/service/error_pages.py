@@ -22,6 +22,7 @@ from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
 
 from podium.service.pages import render_page
+from podium.service.urls import route_path
 
 API_PATHS = ("/api/", "/healthz", "/openapi.json")
 log = logging.getLogger("podium.service")
@@ -30,7 +31,7 @@ log = logging.getLogger("podium.service")
 def is_page(request: Request) -> bool:
     """Whether ``request`` asks for a page (HTML errors) rather than JSON: an API path, or a script that accepts JSON and not HTML."""
     accept = request.headers.get("accept", "")
-    return not request.url.path.startswith(API_PATHS) and not ("application/json" in accept and "text/html" not in accept)
+    return not route_path(request.scope).startswith(API_PATHS) and not ("application/json" in accept and "text/html" not in accept)
 
 
 def error_page(service: Any, request: Request, code: int, detail: str) -> Response:

@@ -36,6 +36,7 @@ from podium.service.database import reading
 from podium.service.heartbeats import ALIVE_S, beats
 from podium.service.statuses import FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED, SCORED, STATUSES, Clock
 from podium.service.tables import jobs, submissions
+from podium.service.urls import route_path
 
 SCORING_BUCKETS_S = (1.0, 5.0, 15.0, 60.0, 300.0, 1800.0, 3600.0, 4 * 3600.0)
 RAN = (SCORED, REJECTED, FAILED)  # outcomes of a worker's run
@@ -122,7 +123,7 @@ class Watch:
         self.logins = logins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
+        path = route_path(scope)
         if scope["type"] != "http" or scope.get("method") != "POST" or path not in UPLOADS + LOGINS:
             await self.app(scope, receive, send)
             return

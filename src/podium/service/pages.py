@@ -5,9 +5,12 @@ bootstrap intervals), log in and out, a team's submissions with live status
 and an upload form (``/submissions``), each submission's report, and the
 organizers' page (teams, every submission, rescore, reveal).
 
+Every address in a page, and every redirect, is under the site's root path
+(``--public-url``'s prefix, :mod:`podium.service.urls`).
+
 Security: a session is a token in an HttpOnly, SameSite=Strict cookie (``Secure``
-when the browser's connection is https, directly or through a trusted proxy)
-that expires :data:`~podium.service.accounts.SESSION` after its login; every form
+when the public URL or the browser's connection is https, directly or through a
+trusted proxy; ``Path=`` the root path) that expires :data:`~podium.service.accounts.SESSION` after its login; every form
 and htmx request that changes something carries the session's CSRF token
 (a hidden field, or the ``X-CSRF-Token`` header), checked before anything
 else. The log-in form itself is refused from another origin (``Origin``) and
@@ -24,7 +27,7 @@ import secrets
 from datetime import datetime
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote
 
 import jinja2
 from fastapi import APIRouter, HTTPException, Request
@@ -43,13 +46,13 @@ from podium.service.intake import Refused, open_phase
 from podium.service.leaderboard import is_revealed, standings
 from podium.service.measured import measured
 from podium.service.per_item import per_item
-from podium.service.proxies import is_https
 from podium.service.quota import usage
 from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.tables import submissions, teams, users
 from podium.service.titles import title
+from podium.service.urls import route_path, same_origin, secure, site_url, template_url
 
 COOKIE = "podium_session"
 LOGIN_COOKIE = "podium_login"  # the log-in form's token, before there is a session
@@ -77,7 +80,7 @@ def _local(target: str) -> str:
 @functools.cache
 def _environment() -> jinja2.Environment:
     templates = report_environment(jinja2.PackageLoader("podium.service", "templates"))
-    templates.globals.update(utc=_utc, version=__version__, title=title, score_text=score_text)
+    templates.globals.update(utc=_utc, version=__version__, title=title, score_text=score_text, url=template_url)
     return templates
 
 
@@ -94,7 +97,7 @@ def render_page(service: Any, request: Request, name: str, code: int = 200, **va
     """The template ``name`` rendered for the request's caller, with the site's navigation."""
     token, who = session_from(service, request)
     html = _environment().get_template(name).render(
-        who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=service.contests.get(), path=request.url.path, **values
+        who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=service.contests.get(), path=route_path(request.scope), root_path=request.scope.get("root_path", ""), **values
     )
     return HTMLResponse(html, status_code=code)
 
@@ -121,7 +124,7 @@ def router(service: Any) -> APIRouter:
     def signed_in(request: Request) -> tuple[str, accounts.Caller]:
         token, who = session_of(request)
         if token is None or who is None:
-            raise HTTPException(303, headers={"Location": "/login?next=" + quote(request.url.path)})
+            raise HTTPException(303, headers={"Location": site_url(request, "/login?next=" + quote(route_path(request.scope)))})
         return token, who
 
     async def checked_form(request: Request) -> tuple[str, accounts.Caller]:
@@ -177,7 +180,7 @@ def router(service: Any) -> APIRouter:
         """The log-in page, with the form's token (kept in its cookie, or a new one)."""
         token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
         response = page(request, "login.html", code=code, next=target, error=error, login_csrf=token)
-        response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login", secure=is_https(request, service.proxies))
+        response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path=site_url(request, "/login"), secure=secure(request, service))
         return response
 
     @pages.get("/login", response_class=HTMLResponse)
@@ -187,7 +190,7 @@ def router(service: Any) -> APIRouter:
     @pages.post("/login")
     async def login(request: Request) -> Response:
         origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        if origin is not None and not same_origin(request, origin, service.public_url):
             raise HTTPException(403, "a log-in from another site's page is refused")
         form = await _form(request)
         name, password, target = form.get("user", ""), form.get("password", ""), _local(form.get("next", "/submissions"))
@@ -198,10 +201,9 @@ def router(service: Any) -> APIRouter:
             token = await logins.log_in(service, request, name, password, session=True)
         except HTTPException as refused:
             return login_form(request, target, refused.status_code, str(refused.detail))
-        response = RedirectResponse(target, status_code=303)
-        secure = is_https(request, service.proxies)
-        response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path="/", secure=secure)
-        response.delete_cookie(LOGIN_COOKIE, path="/login")
+        response = RedirectResponse(site_url(request, target), status_code=303)
+        response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path=site_url(request, "/"), secure=secure(request, service))
+        response.delete_cookie(LOGIN_COOKIE, path=site_url(request, "/login"))
         return response
 
     @pages.post("/logout")
@@ -209,8 +211,8 @@ def router(service: Any) -> APIRouter:
         token, _ = await checked_form(request)
         with writing(service.engine) as connection:
             accounts.end_session(connection, token)
-        response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(COOKIE, path="/")
+        response = RedirectResponse(site_url(request, "/"), status_code=303)
+        response.delete_cookie(COOKIE, path=site_url(request, "/"))
         return response
 
     def views(who: accounts.Caller, submission_id: int | None = None) -> list[dict[str, Any]]:
@@ -289,6 +291,6 @@ def router(service: Any) -> APIRouter:
             done = f"round {round_}: {count} submissions queued again"
         else:
             raise HTTPException(404, "no such action")
-        return RedirectResponse("/organizer?done=" + quote(done), status_code=303)
+        return RedirectResponse(site_url(request, "/organizer?done=" + quote(done)), status_code=303)
 
     return pages

@@ -21,6 +21,7 @@ from starlette.datastructures import UploadFile
 from starlette.types import Message
 
 from podium.service import accounts
+from podium.service.urls import site_url
 
 FORM_OVERHEAD = 64 << 10  # the form's other fields and multipart boundaries
 CHUNK = 1 << 20
@@ -64,4 +65,4 @@ async def posted(service: Any, request: Request, token: str, who: accounts.Calle
 
         answer = await receive_upload(service, request, who, sent.filename[:255], entry, chunks())
     taken = json.loads(bytes(answer.body))
-    return RedirectResponse(f"/submissions?sent={taken['id']}", status_code=303)
+    return RedirectResponse(site_url(request, f"/submissions?sent={taken['id']}"), status_code=303)

@@ -36,7 +36,7 @@
       }).then(function (answer) {
         out.textContent = describe(answer);
         out.className = answer.status === "queued" ? "done" : "error";
-        if (window.htmx) htmx.ajax("GET", "/submissions/rows", { target: "#rows", swap: "innerHTML" });
+        if (window.htmx) htmx.ajax("GET", form.dataset.rows, { target: "#rows", swap: "innerHTML" });
       }).catch(function (e) { out.textContent = "The upload failed: " + e; out.className = "error"; });
     });
   }

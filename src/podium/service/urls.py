@@ -1,0 +1,119 @@
+"""The site's addresses behind a reverse proxy: the public base URL, and every link, redirect and cookie path built from it.
+
+``podium serve --public-url https://example.org/contest/`` (or
+``PODIUM_PUBLIC_URL``) says where browsers and clients reach the contest: its
+scheme, host and path prefix. The proxy strips the prefix and podium serves
+under the ASGI ``root_path`` (uvicorn's ``--root-path``); every page link,
+form action, asset, htmx URL and redirect is the root path plus the path in
+the app, built by :func:`site_url` (the templates' ``url()``). Session cookies
+carry ``Path=`` the prefix, and ``Secure`` when the public URL is https.
+
+>>> public = parse_public_url("https://example.org/contest/")
+>>> public.base, public.prefix, public.origin
+('https://example.org/contest', '/contest', 'https://example.org')
+>>> prefixed("/contest", "/static/pages.css")
+'/contest/static/pages.css'
+>>> route_path({"path": "/contest/leaderboard", "root_path": "/contest"})
+'/leaderboard'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import jinja2
+from starlette.requests import HTTPConnection, Request
+from starlette.types import Scope
+
+from podium.errors import UsageError
+from podium.service.proxies import is_https
+
+_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")  # a path segment that needs no quoting anywhere: in HTML, in a cookie's Path, in nginx's location
+
+
+@dataclass(frozen=True)
+class PublicUrl:
+    """Where the contest is reached: ``https://example.org/contest/`` is scheme ``https``, host ``example.org``, prefix ``/contest``."""
+
+    scheme: str
+    netloc: str
+    prefix: str  # "" or "/a/b": no trailing slash
+
+    @property
+    def origin(self) -> str:
+        return f"{self.scheme}://{self.netloc}"
+
+    @property
+    def base(self) -> str:
+        """The URL the site's paths are appended to (no trailing slash): what ``podium submit --server`` takes."""
+        return self.origin + self.prefix
+
+    @property
+    def secure(self) -> bool:
+        return self.scheme == "https"
+
+
+def parse_public_url(text: str) -> PublicUrl:
+    """``http(s)://HOST[:PORT][/PREFIX/]``; a clear error for anything else (a query, a password, a path with odd characters)."""
+    wrong = f"--public-url {text[:200]!r}: "
+    try:
+        parts = urlsplit(text.strip())
+        parts.port  # noqa: B018  (raises on a port that is not a number)
+    except ValueError:
+        raise UsageError(wrong + "give the contest's address such as https://example.org/contest/") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(wrong + "give the contest's address with its scheme and host, such as https://example.org/contest/")
+    if parts.query or parts.fragment or parts.username is not None or parts.password is not None:
+        raise UsageError(wrong + "give the address alone: no query, fragment or user name")
+    segments = [s for s in parts.path.split("/") if s]
+    if any(not _SEGMENT.fullmatch(s) or s in (".", "..") for s in segments):
+        raise UsageError(wrong + "the path prefix may hold letters, digits and . _ ~ - between its slashes")
+    return PublicUrl(parts.scheme, parts.netloc.lower(), "".join("/" + s for s in segments))
+
+
+def prefixed(root_path: str, path: str) -> str:
+    """The site's URL of ``path`` (an absolute path in the app, query allowed) under ``root_path``."""
+    if not path.startswith("/"):
+        raise ValueError(f"a path in the app starts with '/': {path!r}")
+    return root_path.rstrip("/") + path
+
+
+def site_url(request: HTTPConnection, path: str) -> str:
+    """The URL a browser follows to reach ``path`` of this app: what route redirects send (``Location``)."""
+    return prefixed(request.scope.get("root_path", ""), path)
+
+
+@jinja2.pass_context
+def template_url(context: jinja2.runtime.Context, path: str) -> str:
+    """The templates' ``url('/leaderboard')``: :func:`site_url` for the page being drawn (its ``root_path``)."""
+    return prefixed(context.get("root_path", ""), path)
+
+
+def route_path(scope: Scope) -> str:
+    """The path in the app: the request's path without the root path (uvicorn puts the root path in front of it)."""
+    path, root = scope.get("path", ""), scope.get("root_path", "").rstrip("/")
+    if root and (path == root or path.startswith(root + "/")):
+        return path[len(root) :] or "/"
+    return path
+
+
+def secure(request: Request, service: Any) -> bool:
+    """Whether cookies carry ``Secure``: the public URL is https, or this request came over https (directly or through a trusted proxy)."""
+    public = service.public_url
+    return (public is not None and public.secure) or is_https(request, service.proxies)
+
+
+def same_origin(request: HTTPConnection, origin: str, public: PublicUrl | None) -> bool:
+    """Whether a form's ``Origin`` is this site: the request's ``Host``, or the public URL's host."""
+    netloc = urlsplit(origin).netloc.lower()
+    return netloc == request.headers.get("host", "").lower() or (public is not None and netloc == public.netloc)
+
+
+def openapi_settings(public: PublicUrl | None) -> dict[str, Any]:
+    """FastAPI's ``servers``: the public URL, when there is one; else FastAPI names the root path."""
+    if public is None:
+        return {}
+    return {"servers": [{"url": public.base, "description": "this contest"}], "root_path_in_servers": False}
