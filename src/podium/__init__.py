@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.8.5"  # the single source: pyproject.toml reads it from here
+from podium._version import __version__
 
 if TYPE_CHECKING:
     from podium import metrics

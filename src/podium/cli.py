@@ -17,7 +17,8 @@ from typing import Any
 
 import click
 
-from podium import __version__, display, distributed
+from podium import display, distributed
+from podium._version import __version__
 from podium.allocator import keep_large_blocks
 from podium.archives import opened
 from podium.bootstrap import bootstrap, resamplable

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from podium import __version__
+from podium._version import __version__
 from podium.allocator import keep_large_blocks
 from podium.challenges import get
 from podium.challenges.base import ItemResult

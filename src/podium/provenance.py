@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from podium import __version__
+from podium._version import __version__
 from podium.parameters import Parameter
 
 PREFIX = "sha256:"

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from podium import __version__
+from podium._version import __version__
 from podium.errors import ContractError
 from podium.issues import Issue
 

@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 from PIL import Image
 
-from podium import __version__
+from podium._version import __version__
 from podium.challenges import get
 from podium.contest import Contest
 from podium.errors import UsageError

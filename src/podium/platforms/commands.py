@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from podium import __version__, display
+from podium import display
+from podium._version import __version__
 from podium.contest import load
 from podium.engine import default_workers
 from podium.errors import EXIT_REJECTED, EXIT_SCORED

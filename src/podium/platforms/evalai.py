@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from podium import __version__
+from podium._version import __version__
 from podium.archives import ArchiveLimits, ArchiveProblem, inside, kind_of, unpack
 from podium.challenges import get
 from podium.contest import Contest

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from podium import __version__
+from podium._version import __version__
 from podium.contest import Setup
 from podium.platforms.scores import cases, numbers_only, score_folder, shown
 from podium.result import SCORED, Result

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from podium import __version__
+from podium._version import __version__
 from podium.challenges import get
 from podium.contest import Contest, Setup
 from podium.contest import load as load_contest

@@ -18,7 +18,8 @@ from typing import Any
 
 import click
 
-from podium import __version__, display, distributed
+from podium import display, distributed
+from podium._version import __version__
 from podium.contest import Contest, load
 from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.runner.sandbox import SANDBOXES

@@ -31,7 +31,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import func, select
 
-from podium import __version__
+from podium._version import __version__
 from podium.challenges import get
 from podium.display import score_text
 from podium.report import environment as report_environment
