@@ -27,8 +27,8 @@ from pathlib import Path
 
 from timing import machine_header, timed
 
-from podium.runner.run import run_program
 from podium.runner.sandbox import bwrap_problem
+from podium.scoring.run import run_program
 from podium.synthetic.face_clustering import write_csvs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from timing import machine_header, timed
 
-from podium.runner.run import run_program
 from podium.runner.sandbox import bwrap_problem
+from podium.scoring.run import run_program
 from podium.synthetic.face_clustering import write_csvs
 
 SETTINGS = {"th1_s": "60", "th2_s": "120", "ram_max_mb": "4096"}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from podium import display
 from podium.cli import cli
+from podium.publish import display
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
 

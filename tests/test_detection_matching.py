@@ -112,7 +112,7 @@ def test_a_new_process_matches_without_numba_until_the_pairs_are_many() -> None:
     code = """
 import sys
 import numpy as np
-from podium.jit import kernels_loaded
+from podium.accel.jit import kernels_loaded
 from podium.metrics import detection_points
 from podium.metrics.detection_points import Boxes, greedy_matching
 one = Boxes.from_rows([(0, 0.5, 0.5, 0.2, 0.2, 1)])

@@ -19,8 +19,8 @@ from conftest import require
 from podium.challenges import get
 from podium.runner.confine import drop_to
 from podium.runner.disk import used_bytes
-from podium.runner.run import run_program
 from podium.runner.sandbox import CODE_FOLDER, SANDBOX_ID, bwrap_problem
+from podium.scoring.run import run_program
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux runner")
 LIMIT_MB = 64

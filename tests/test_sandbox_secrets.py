@@ -31,8 +31,8 @@ import pytest
 from conftest import require
 from podium.challenges import get
 from podium.contest import load
-from podium.runner.run import run_program
 from podium.runner.sandbox import CODE_FOLDER, IMAGES_FOLDER, WORK_FOLDER, bwrap_problem
+from podium.scoring.run import run_program
 from podium.service import accounts
 from podium.service.database import writing
 from podium.service.pages import COOKIE

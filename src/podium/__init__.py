@@ -15,7 +15,7 @@ from podium._version import __version__
 if TYPE_CHECKING:
     from podium import metrics
     from podium.api import demo, evaluate, validate
-    from podium.result import Result
+    from podium.core.result import Result
 
 __all__ = ["Result", "__version__", "demo", "evaluate", "metrics", "validate"]
 
@@ -26,7 +26,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name == "Result":
-        from podium.result import Result
+        from podium.core.result import Result
 
         return Result
     if name == "metrics":  # podium.metrics without a `from podium import metrics` first

@@ -17,26 +17,27 @@ from typing import Any
 
 import click
 
-from podium import display, distributed
 from podium._version import __version__
-from podium.allocator import keep_large_blocks
-from podium.archives import opened
-from podium.bootstrap import bootstrap, resamplable
+from podium.accel.allocator import keep_large_blocks
 from podium.challenges import IDS, every, get
 from podium.challenges.base import Challenge, ScoreSpec
 from podium.contest import Setup
 from podium.contest import load as load_contest
-from podium.documents import Document, differences, load_document, read_document
-from podium.engine import default_workers, evaluate
-from podium.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, EXIT_USAGE, PodiumError, UsageError
-from podium.parameters import parse_settings
-from podium.provenance import comparable_part
-from podium.provenance import short as short_signature
-from podium.ranking import Team, rank_teams, ranks_by_sum
-from podium.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
+from podium.core.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, EXIT_USAGE, PodiumError, UsageError
+from podium.core.parameters import parse_settings
+from podium.core.provenance import comparable_part
+from podium.core.provenance import short as short_signature
+from podium.core.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
+from podium.formats.archives import opened
+from podium.publish import display
+from podium.ranking.bootstrap import bootstrap, resamplable
+from podium.ranking.documents import Document, differences, load_document, read_document
+from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 from podium.runner.disk import DEFAULT_DISK_MB
-from podium.runner.run import run_program
 from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
+from podium.scoring import distributed
+from podium.scoring.engine import default_workers, evaluate
+from podium.scoring.run import run_program
 
 VIEWS = ("full", PUBLIC)
 SPLITS = (PUBLIC, PRIVATE)
@@ -398,7 +399,7 @@ def rank_command(
 def _bootstrap(
     spec: Challenge, teams: list[Team], documents: dict[str, Document], criteria: list[ScoreSpec], rank_sum: bool, resamples: int, seed: int, decimals: int | None
 ) -> None:
-    """Fill in every scored team's confidence (:mod:`podium.bootstrap`)."""
+    """Fill in every scored team's confidence (:mod:`podium.ranking.bootstrap`)."""
     if not resamplable(spec):
         raise UsageError(f"--bootstrap: {spec.id}'s scores are not functions of sums over units, so they cannot be resampled this way")
     for document in documents.values():
@@ -444,7 +445,7 @@ def contest_check_command(path: Path, as_json: bool) -> int:
     and of what a platform would refuse (phases that touch, for Codabench); the contest stays valid for podium serve.
     """
     from podium.contest.advice import warnings
-    from podium.platforms.codabench_bundle import codabench_conflicts
+    from podium.publish.platforms.codabench_bundle import codabench_conflicts
 
     contest = load_contest(path)
     summary = contest.summary() | {"warnings": warnings(contest) + codabench_conflicts(contest)}
@@ -467,7 +468,7 @@ def report_command(result: Path, output: Path | None, truth: Path | None, submis
     """Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items."""
     from jinja2 import TemplateError
 
-    from podium.report import render_report
+    from podium.publish.report import render_report
 
     if (truth is None) != (submission is None):
         raise UsageError("give both --truth and --submission to draw the worst items, or neither")
@@ -533,7 +534,7 @@ def demo_command(folder: Path, workers: int | None) -> int:
 
 
 # The service's and the platforms' commands import this module (guarded, the cli group): they join last.
-from podium.platforms.commands import register as _register_platform_commands  # noqa: E402
+from podium.publish.platforms.commands import register as _register_platform_commands  # noqa: E402
 from podium.service.commands import register as _register_service_commands  # noqa: E402
 
 _register_service_commands(cli, guarded)

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import import_module
 
 from podium.challenges.base import Challenge
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 
 _WHERE = {
     "fuzzy-jaccard": "podium.challenges.fuzzy_jaccard:FuzzyJaccard",

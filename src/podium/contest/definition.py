@@ -50,11 +50,11 @@ from podium.challenges import IDS, get, runnable
 from podium.challenges.base import Challenge
 from podium.contest.split import SplitPlan, draw_public, read_public_list
 from podium.contest.toml_lines import Path_, key_lines, line_of
-from podium.errors import PodiumError
+from podium.core.errors import PodiumError
+from podium.core.issues import IssueLog
+from podium.core.parameters import Parameter
 from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
-from podium.issues import IssueLog
-from podium.parameters import Parameter
 from podium.runner.disk import DEFAULT_DISK_MB
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -174,7 +174,7 @@ class Contest:
         }
 
     def evaluation(self) -> dict[str, Any]:
-        """What :func:`podium.engine.evaluate` and :func:`podium.runner.run.run_program` take from the contest."""
+        """What :func:`podium.scoring.engine.evaluate` and :func:`podium.scoring.run.run_program` take from the contest."""
         return {"split_of": None if self.split is None else self.split.split_of, "contest": self.stamp()}
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.jit import compiled
+from podium.accel.jit import compiled
 from podium.metrics.detection_points import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, FloatDecisions, corners, photo_count, photo_groups
 
 SORTED_BY_INSERTION = 16  # a prediction's candidates up to this many are ranked by insertion, more by a merge sort

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from podium.jit import kernels_loaded
+from podium.accel.jit import kernels_loaded
 from podium.metrics.state import Statistics, summed
 
 UNIT_ROUNDOFF = 2.0**-53

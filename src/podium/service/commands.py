@@ -18,12 +18,13 @@ from typing import Any
 
 import click
 
-from podium import display, distributed
 from podium._version import __version__
 from podium.contest import Contest, load
-from podium.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
+from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
+from podium.publish import display
 from podium.runner.sandbox import SANDBOXES
 from podium.runner.workdir import remove_abandoned
+from podium.scoring import distributed
 from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
 
 DEFAULT_DATA = Path("podium-data")
@@ -149,7 +150,7 @@ def register(cli: click.Group, guarded: Any) -> None:
     @guarded
     def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None, log_format: str) -> int:
         """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
-        import podium.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
+        import podium.accel.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
         from podium.service import logs
         from podium.service.database import connect, database_url
         from podium.service.queue import LEASE_S
@@ -424,7 +425,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         """The contest's leaderboard (public scores until the reveal)."""
         from podium.challenges import get
         from podium.challenges.base import ScoreSpec
-        from podium.ranking import Team
+        from podium.ranking.ranks import Team
         from podium.service.client import request
 
         answer = _answered(lambda: request(server, "GET", "/api/leaderboard"))

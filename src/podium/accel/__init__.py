@@ -1,0 +1,1 @@
+"""Speed plumbing: Numba kernels compiled once and shipped, and the allocator settings of the command."""
