@@ -23,7 +23,8 @@ from podium.core.parameters import choice, integer, optional_path
 from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
 from podium.formats.truth_cache import cached
-from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, count_points_per_photo, greedy_matching, points_score
+from podium.metrics.detection_boxes import Boxes
+from podium.metrics.detection_points import Matching, PointCounts, count_points, count_points_per_photo, greedy_matching, points_score
 from podium.synthetic.demo import Demo
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
