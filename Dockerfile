@@ -14,7 +14,7 @@ COPY pyproject.toml constraints.txt README.md ./
 COPY src ./src
 RUN python -m pip install --constraint constraints.txt . \
  && podium --version \
- && NUMBA_CPU_NAME=generic python -c "import podium.accel.kernels" \
+ && NUMBA_CPU_NAME=generic python -c "import podium.scoring.kernels" \
  && python -c "import podium.publish.platforms.codabench, podium.publish.platforms.evalai, podium.publish.platforms.grand_challenge"
 WORKDIR /
 CMD ["podium", "grand-challenge"]

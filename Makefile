@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -c 'import sys; sys.exit("podium needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
-	$(VENV)/bin/python -c 'import podium.accel.kernels'  # the kernels compiled for this CPU, and for any (podium.accel.jit)
-	NUMBA_CPU_NAME=generic $(VENV)/bin/python -c 'import podium.accel.kernels'
+	$(VENV)/bin/python -c 'import podium.scoring.kernels'  # the kernels compiled for this CPU, and for any (podium.accel.jit)
+	NUMBA_CPU_NAME=generic $(VENV)/bin/python -c 'import podium.scoring.kernels'
 	$(VENV)/bin/python -m compileall -q src  # bytecode written even where PYTHONDONTWRITEBYTECODE is set: each command starts 0.1 s sooner
 	rm -f $(VENV)/.installed-*
 	touch $@

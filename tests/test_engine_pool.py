@@ -29,7 +29,7 @@ if __name__ == "__main__":
     challenge = get("glas")
     context = engine._process_context([type(challenge).__module__, *challenge.preload])
     with ProcessPoolExecutor(1, mp_context=context) as pool:
-        loaded = pool.submit(eval, "sorted(m for m in ('numba', 'podium.challenges.glas', 'podium.accel.kernels') if m in __import__('sys').modules)").result()
+        loaded = pool.submit(eval, "sorted(m for m in ('numba', 'podium.challenges.glas', 'podium.scoring.kernels') if m in __import__('sys').modules)").result()
     print(context.get_start_method(), loaded)
 """
 
@@ -42,11 +42,11 @@ def test_a_glas_pool_started_from_a_forkserver_has_its_kernels_loaded(tmp_path: 
     script.write_text(FORKSERVER)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["forkserver", "['numba',", "'podium.challenges.glas',", "'podium.accel.kernels']"]
+    assert result.stdout.split() == ["forkserver", "['numba',", "'podium.challenges.glas',", "'podium.scoring.kernels']"]
 
 
 def test_only_glas_preloads_compiled_kernels() -> None:
-    assert get("glas").preload == ("podium.accel.kernels",)
+    assert get("glas").preload == ("podium.scoring.kernels",)
     assert all(not get(name).preload for name in ("fuzzy-jaccard", "face-clustering", "camera-traps", "ilsvrc2012-cls"))
 
 

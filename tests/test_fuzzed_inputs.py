@@ -40,7 +40,7 @@ def test_hostile_inputs_never_break_podium(tmp_path: Path, challenge: str, reade
         from podium.metrics import detection_points
 
         if reader == "compiled":
-            import podium.accel.kernels  # noqa: F401  # loaded before the children fork, as in a service worker
+            import podium.scoring.kernels  # noqa: F401  # loaded before the children fork, as in a service worker
         monkeypatch.setattr(detection_table, "_scan_pays", lambda body: reader == "compiled")
         monkeypatch.setattr(detection_points, "_compiled_pays", lambda pred, truth: reader == "compiled")
     demo = get(challenge).write_demo(tmp_path / "demo")

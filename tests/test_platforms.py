@@ -288,7 +288,7 @@ def test_codabench_without_a_contest_takes_the_truth_from_ref(contests: dict, tm
         shutil.copytree(demo.truth, ref) if demo.truth.is_dir() else (ref.mkdir(parents=True), shutil.copy(demo.truth, ref))
         _submission_files(demo, res / "team")  # a zip of a folder: its one top folder is looked through
         out = tmp_path / challenge_id / "out"
-        command = [sys.executable, "-m", "podium.publish.platforms.codabench", challenge_id, "--input", str(ref.parent), "--output", str(out), "--workers", "1"]
+        command = [sys.executable, "-m", "podium", "codabench", challenge_id, "--input", str(ref.parent), "--output", str(out), "--workers", "1"]
         finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert finished.returncode == 0, finished.stderr
         expected = evaluate(challenge_id, demo.truth, demo.submission)

@@ -1,1 +1,1 @@
-"""Speed plumbing: Numba kernels compiled once and shipped, and the allocator settings of the command."""
+"""Speed plumbing: compiling Numba kernels once into a cache shipped with the package, and the allocator settings of the command."""

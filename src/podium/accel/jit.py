@@ -4,7 +4,7 @@ Numba is imported by the first module that defines a kernel, not by this one: as
 :func:`kernels_loaded` costs nothing in a process that has none.
 
 Compiled code is shipped, not made at a user's first run. ``make setup`` and the image's
-build (``python -m podium.accel.kernels``) compile every kernel twice into the ``__pycache__``
+build (``python -m podium.scoring.kernels``) compile every kernel twice into the ``__pycache__``
 folders beside the kernels' modules: once for this CPU, once for any CPU of the
 architecture (``NUMBA_CPU_NAME=generic``: no instruction set past the baseline, so the
 code runs on every machine that runs the interpreter). A process looks a kernel up in

@@ -97,7 +97,7 @@ class GlaS(Challenge[Context, Item, PartStats]):
         ScoreSpec("object_hausdorff", False, "object-level Hausdorff distance in pixels, same weighting"),
     )
     primary = "f1"
-    preload = ("podium.accel.kernels",)  # Numba kernels, loaded once in a forkserver
+    preload = ("podium.scoring.kernels",)  # Numba kernels, loaded once in a forkserver
     rank_sum = True
 
     def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:

@@ -1,4 +1,4 @@
-"""A Codabench scoring program: ``podium codabench`` or ``python -m podium.publish.platforms.codabench``.
+"""A Codabench scoring program: ``podium codabench`` (``python -m podium codabench`` where only a module can be run).
 
 Codabench runs the scoring program in the competition's Docker image with the
 reference data unpacked in ``/app/input/ref``, the participant's submission
@@ -28,7 +28,6 @@ submission's logs. A rejected submission writes no ``scores.json`` and exits
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -62,14 +61,3 @@ def score(
         (output_dir / SCORES_FILE).write_text(json.dumps(numbers, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         echo(f"{SCORES_FILE} ({'whole test set' if part.split is None else part.split + ' split'}): {', '.join(numbers)}")
     return result
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m podium.publish.platforms.codabench [CHALLENGE] [options]``: the same as ``podium codabench``."""
-    from podium.cli import cli  # the command line is above this module
-
-    cli(["codabench", *(sys.argv[1:] if argv is None else argv)], prog_name="podium")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,15 +1,8 @@
-"""The ``podium`` command.
-
-Exit codes (every command): 0 scored / valid, 1 submission rejected, 2 usage,
-truth or configuration error, 70 internal error (``--debug`` for the traceback).
-"""
+"""The scoring commands: ``evaluate``, ``validate``, ``run``, ``rank``, ``contest check``, ``report``, ``challenges``, ``demo``."""
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
-import traceback
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
@@ -17,13 +10,12 @@ from typing import Any
 
 import click
 
-from podium._version import __version__
-from podium.accel.allocator import keep_large_blocks
 from podium.challenges import IDS, every, get
 from podium.challenges.base import Challenge, ScoreSpec
+from podium.cli.commandline import CONTEST_OPTION, VIEW_OPTION, guarded
 from podium.contest import Setup
 from podium.contest import load as load_contest
-from podium.core.errors import EXIT_INTERNAL, EXIT_REJECTED, EXIT_SCORED, EXIT_USAGE, PodiumError, UsageError
+from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.parameters import parse_settings
 from podium.core.provenance import comparable_part
 from podium.core.provenance import short as short_signature
@@ -39,77 +31,7 @@ from podium.scoring import distributed
 from podium.scoring.engine import default_workers, evaluate
 from podium.scoring.run import run_program
 
-VIEWS = ("full", PUBLIC)
 SPLITS = (PUBLIC, PRIVATE)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="podium")
-@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
-@click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
-    """podium: validate, score and rank computer-vision challenge submissions."""
-    ctx.obj = {"debug": debug}
-
-
-EXTRAS = {  # the packages of podium's optional parts, by the extra that installs them (pyproject.toml)
-    **dict.fromkeys(("fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg", "prometheus_client"), "service"),
-    **dict.fromkeys(("dask", "distributed"), "distributed"),
-}
-
-
-def _missing_extra(exc: Exception) -> str | None:
-    """What to install, when ``exc`` is the import of an optional part's package that is not installed."""
-    if not isinstance(exc, ModuleNotFoundError) or exc.name is None or exc.name.split(".")[0] not in EXTRAS:
-        return None
-    extra = EXTRAS[exc.name.split(".")[0]]
-    return f"this command needs podium's {extra} packages ({exc.name} is not installed): pip install 'podium[{extra}]'"
-
-
-def guarded(command: Callable[..., int]) -> Callable[..., None]:
-    """Map a command's outcome to podium's exit codes; never show a raw traceback."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        debug = click.get_current_context().find_root().obj.get("debug", False)
-        try:
-            code = command(*args, **kwargs)
-        except PodiumError as exc:
-            display.stderr.print(f"[red]podium:[/red] {display.escape(str(exc))}", soft_wrap=True)
-            display.print_issues(display.stderr, "error", exc.issues)
-            code = exc.exit_code
-        except KeyboardInterrupt:
-            display.stderr.print("podium: interrupted")
-            code = 130
-        except Exception as exc:  # a bug in podium: one line, unless --debug
-            missing = _missing_extra(exc)
-            if missing is not None:  # an optional part that is not installed
-                display.stderr.print(f"[red]podium:[/red] {display.escape(missing)}", soft_wrap=True)
-                sys.exit(EXIT_USAGE)
-            if debug:
-                traceback.print_exc()
-            message = str(exc).splitlines()[0] if str(exc) else ""
-            display.stderr.print(
-                f"[red]podium: internal error:[/red] {type(exc).__name__}: {display.escape(message)} "
-                "(run with --debug for the traceback)",
-                soft_wrap=True,
-            )
-            code = EXIT_INTERNAL
-        sys.exit(code)
-
-    return wrapper
-
-
-CONTEST_OPTION = click.option(
-    "--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A contest file: the challenge, truth, parameters and split come from it.",
-)  # fmt: skip
-VIEW_OPTION = click.option(
-    "--view", type=click.Choice(VIEWS), default="full", show_default=True,
-    help="public: the document and table leave out every number of the private split and of the whole test set.",
-)  # fmt: skip
-
-
 SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
 
 
@@ -133,7 +55,7 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-@cli.command("evaluate")
+@click.command("evaluate")
 @scoring_options
 @guarded
 def evaluate_command(
@@ -144,7 +66,7 @@ def evaluate_command(
     return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, scheduler, quiet, checks_only=False)
 
 
-@cli.command("validate")
+@click.command("validate")
 @scoring_options
 @guarded
 def validate_command(
@@ -231,7 +153,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
     display.print_issues(console, "error", result.errors)
 
 
-@cli.command("run")
+@click.command("run")
 @click.argument("challenge", required=False)
 @click.option("--command", "command", metavar="CMD", help="The program, as a shell command line.")
 @click.option("--image", metavar="IMAGE", help="The program, as a Docker image on the engine (never pulled) or an archive of docker save (needs a Docker engine).")
@@ -310,7 +232,7 @@ def run_command(
     return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
 
 
-@cli.command("rank")
+@click.command("rank")
 @click.argument("challenge", required=False)
 @click.argument("results", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @CONTEST_OPTION
@@ -429,7 +351,7 @@ def _write(path: Path, text: str) -> None:
         raise PodiumError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-@cli.group("contest")
+@click.group("contest")
 def contest_group() -> None:
     """Contest files (contest.toml)."""
 
@@ -458,7 +380,7 @@ def contest_check_command(path: Path, as_json: bool) -> int:
     return EXIT_SCORED
 
 
-@cli.command("report")
+@click.command("report")
 @click.argument("result", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The HTML file [default: RESULT with .html].")
 @click.option("--truth", type=click.Path(exists=True, path_type=Path), default=None, help="The truth it was scored against: the worst items are drawn.")
@@ -488,7 +410,7 @@ def report_command(result: Path, output: Path | None, truth: Path | None, submis
     return EXIT_SCORED
 
 
-@cli.command("challenges")
+@click.command("challenges")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 @guarded
 def challenges_command(as_json: bool) -> int:
@@ -512,7 +434,7 @@ def _describe(challenge: Any) -> dict[str, Any]:
     }
 
 
-@cli.command("demo")
+@click.command("demo")
 @click.option("--folder", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-data"), show_default=True,
               help="Where to write the demo data (kept, so that the commands shown can be run again).")  # fmt: skip
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
@@ -533,14 +455,4 @@ def demo_command(folder: Path, workers: int | None) -> int:
     return EXIT_SCORED
 
 
-# The service's and the platforms' commands import this module (guarded, the cli group): they join last.
-from podium.publish.platforms.commands import register as _register_platform_commands  # noqa: E402
-from podium.service.commands import register as _register_service_commands  # noqa: E402
-
-_register_service_commands(cli, guarded)
-_register_platform_commands(cli, guarded)
-
-
-def main() -> None:
-    keep_large_blocks()
-    cli(prog_name="podium")
+COMMANDS = (evaluate_command, validate_command, run_command, rank_command, contest_group, report_command, challenges_command, demo_command)
