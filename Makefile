@@ -36,6 +36,7 @@ test: $(STAMP)
 	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports  # the layers of docs/layout.md: no import runs back up the flow
 	$(VENV)/bin/python -m pytest
 	# The kernel and fuzz tests again with every array access bounds-checked, compiled into a cache of their own
 	# (Numba's cache key leaves the flag out: a shared cache would serve the unchecked machine code).
