@@ -6,7 +6,7 @@
 # - Grand Challenge: upload it as the phase's evaluation method; it runs `podium grand-challenge`, which reads
 #   the phase's ground truth (podium bundle reference) in /opt/ml/input/data/ground_truth.
 # - EvalAI: run its remote evaluation worker in it, or install podium where the workers run.
-# Every Python package is pinned by constraints.txt. Written by podium.platforms.image.
+# Every Python package is pinned by constraints.txt. Written by podium.publish.platforms.image.
 FROM python:3.12-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /opt/podium
@@ -14,7 +14,7 @@ COPY pyproject.toml constraints.txt README.md ./
 COPY src ./src
 RUN python -m pip install --constraint constraints.txt . \
  && podium --version \
- && NUMBA_CPU_NAME=generic python -c "import podium.kernels" \
- && python -c "import podium.platforms.codabench, podium.platforms.evalai, podium.platforms.grand_challenge"
+ && NUMBA_CPU_NAME=generic python -c "import podium.scoring.kernels" \
+ && python -c "import podium.publish.platforms.codabench, podium.publish.platforms.evalai, podium.publish.platforms.grand_challenge"
 WORKDIR /
 CMD ["podium", "grand-challenge"]

@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -c 'import sys; sys.exit("podium needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
-	$(VENV)/bin/python -c 'import podium.kernels'  # the kernels compiled for this CPU, and for any (podium.jit)
-	NUMBA_CPU_NAME=generic $(VENV)/bin/python -c 'import podium.kernels'
+	$(VENV)/bin/python -c 'import podium.scoring.kernels'  # the kernels compiled for this CPU, and for any (podium.accel.jit)
+	NUMBA_CPU_NAME=generic $(VENV)/bin/python -c 'import podium.scoring.kernels'
 	$(VENV)/bin/python -m compileall -q src  # bytecode written even where PYTHONDONTWRITEBYTECODE is set: each command starts 0.1 s sooner
 	rm -f $(VENV)/.installed-*
 	touch $@
@@ -37,6 +37,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/mypy
 	site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"  # the docs site: a broken link or a page out of the nav fails (not --quiet: it hides them)
+	$(VENV)/bin/lint-imports  # the layers of docs/layout.md: no import runs back up the flow
 	$(VENV)/bin/python -m pytest
 	# The kernel and fuzz tests again with every array access bounds-checked, compiled into a cache of their own
 	# (Numba's cache key leaves the flag out: a shared cache would serve the unchecked machine code).

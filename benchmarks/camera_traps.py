@@ -26,8 +26,8 @@ from pathlib import Path
 from timing import best_of, machine_header
 
 import podium
-from podium import truth_cache
-from podium.jit import kernels_loaded
+from podium.accel.jit import kernels_loaded
+from podium.formats import truth_cache
 from podium.synthetic.camera_traps import write_tables
 
 HERE = Path(__file__).resolve().parent
@@ -100,14 +100,14 @@ def main() -> None:
     cli = best_of(args.repeats, command, what="podium evaluate")
     assert not kernels_loaded(), "this process must start without kernels"
     lib = best_of(args.repeats, in_process, what="podium.evaluate")
-    load = best_of(1, lambda: importlib.import_module("podium.kernels"), what="the kernels")
+    load = best_of(1, lambda: importlib.import_module("podium.scoring.kernels"), what="the kernels")
     warm = best_of(args.repeats, in_process, what="podium.evaluate with kernels")
     assert base.value == cli.value == lib.value == warm.value, (base.value, cli.value, lib.value, warm.value)
     print(f"{'':58s} {'wall s':>7s} {'CPU s':>7s}   points {base.value}")
     print(f"{'pure-Python baseline (csv, float, greedy loop)':58s} {base.wall:7.2f} {base.cpu:7.2f}")
     print(f"{'podium evaluate (process start included)':58s} {cli.wall:7.2f} {cli.cpu:7.2f}   {base.wall / cli.wall:.1f}x")
     print(f"{'podium.evaluate in this process, no kernel loaded':58s} {lib.wall:7.2f} {lib.cpu:7.2f}   {base.wall / lib.wall:.1f}x")
-    print(f"{'  loading the compiled kernels once (podium.kernels)':58s} {load.wall:7.2f} {load.cpu:7.2f}")
+    print(f"{'  loading the compiled kernels once (podium.scoring.kernels)':58s} {load.wall:7.2f} {load.cpu:7.2f}")
     print(f"{'podium.evaluate with kernels loaded (a service worker)':58s} {warm.wall:7.2f} {warm.cpu:7.2f}   {base.wall / warm.wall:.1f}x")
     print(f"\npodium speed-up: {base.wall / cli.wall:.1f}x as a command, {base.wall / lib.wall:.1f}x in process, "
           f"{base.wall / warm.wall:.1f}x with kernels loaded   goal >= 5x")  # fmt: skip

@@ -1,9 +1,9 @@
 """Scoring one submission on a Dask cluster against local processes, and how the cost grows with the items.
 
-For each test set, in one run and on the same files, :func:`podium.engine.evaluate`
+For each test set, in one run and on the same files, :func:`podium.scoring.engine.evaluate`
 is timed in this process (no process start, the result document written apart),
 the truth already read once (its parse is cached per process,
-:mod:`podium.truth_cache`; the first, inline evaluation that reads it is timed too):
+:mod:`podium.formats.truth_cache`; the first, inline evaluation that reads it is timed too):
 
   (1) inline, 1 worker                       (3) Dask, 1 worker of 1 thread
   (2) local process pool, 2 workers          (4) Dask, 2 workers of 1 thread each
@@ -17,7 +17,7 @@ than (2).
 Then the growth: (4) on 1/4, 1/2 and all of each set, with the peak resident
 memory of podium's process and of each Dask worker (VmHWM, reset before each
 run through ``/proc/PID/clear_refs``). A job of one item (ILSVRC) is scored in
-podium's process, not on the cluster (:func:`podium.engine._pool`).
+podium's process, not on the cluster (:func:`podium.scoring.engine._pool`).
 
 Test sets: fuzzy-jaccard, 50 images of 2000x2000 (200 MP, built by
 fuzzy_jaccard_throughput.py's code); glas, 200 synthetic images of 775x522 with
@@ -44,9 +44,10 @@ from fuzzy_jaccard_throughput import CLASSES
 from fuzzy_jaccard_throughput import build as build_fuzzy
 from timing import best_of, machine_header
 
-from podium import engine, truth_cache
-from podium.allocator import keep_large_blocks
-from podium.result import Result
+from podium.accel.allocator import keep_large_blocks
+from podium.core.result import Result
+from podium.formats import truth_cache
+from podium.scoring import engine
 from podium.synthetic.glas import write_set
 
 HERE = Path(__file__).resolve().parent

@@ -29,8 +29,8 @@ from timing import machine_header, timed
 
 from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.process import Limits
-from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import bwrap_problem
+from podium.scoring.run import RunRequest, run_program
 from podium.synthetic.face_clustering import write_csvs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

@@ -17,10 +17,10 @@ from pathlib import Path
 from dask_scaling import Case, glas_case, ilsvrc_case
 from timing import best_of, machine_header
 
-from podium import engine
-from podium.allocator import keep_large_blocks
+from podium.accel.allocator import keep_large_blocks
 from podium.challenges import get
-from podium.parameters import resolve
+from podium.core.parameters import resolve
+from podium.scoring import engine
 
 REPEATS = 3
 

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KERNEL_SPEED = r"""
 import sys, time
 from pathlib import Path
-from podium.engine import evaluate
+from podium.scoring.engine import evaluate
 truth, submission, repeats = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 evaluate("glas", truth, submission)
 times = []

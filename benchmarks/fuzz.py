@@ -1,6 +1,6 @@
 """The full hostile-input run: 1,000 cases per challenge, inputs up to 300 MB.
 
-The same cases as the CI fuzz test (``podium.synthetic.hostile``), more of them and larger:
+The same cases as the CI fuzz test (``podium.testing.hostile``), more of them and larger:
 a case that writes a long line, millions of rows or megabytes of newlines draws its size up
 to ``--big-mb``. Each case runs in a forked child with a time limit of ``--time-limit``
 seconds (killed there); the child's peak resident memory (``ru_maxrss``, shared pages
@@ -29,8 +29,8 @@ from timing import cpu_seconds, machine_header
 
 import podium
 from podium.challenges import IDS, get
-from podium.synthetic.hostile import make_case, run_case
 from podium.synthetic.rewrites import rewrite
+from podium.testing.hostile import make_case, run_case
 
 
 def main() -> None:

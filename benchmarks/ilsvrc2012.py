@@ -29,8 +29,8 @@ import numpy as np
 from sklearn.metrics import average_precision_score
 from timing import best_of, machine_header
 
+from podium.core.issues import IssueLog
 from podium.formats import ilsvrc
-from podium.issues import IssueLog
 from podium.metrics.average_precision import sklearn_average_precision, voc_average_precision
 from podium.metrics.imagenet import localization_errors
 

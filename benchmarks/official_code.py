@@ -13,7 +13,7 @@ in Octave; otherwise the in-tree transcription (``official_transcription.py``) r
 every line says which. Octave's statistics package (1.5.3 in Debian 12) has no ``knnsearch``,
 which ``ObjectHausdorff.m`` calls: the script then adds its own, exact for pixel coordinates (the
 nearest pixel by ``bwdist`` on the points' bounding box, its distance in double precision). Octave
-runs with podium's allocator settings (glibc's mmap and trim thresholds, ``podium/allocator.py``).
+runs with podium's allocator settings (glibc's mmap and trim thresholds, ``podium/accel/allocator.py``).
 
 Sets: the 4 real fixture images (``../shared/data/glas-fixture``, skipped when absent); 40
 synthetic label images of 775x522 with 10 to 30 glands, some missed, split or false
@@ -54,10 +54,10 @@ from PIL import Image
 from timing import Timed, best_of, machine_header
 
 import podium
-from podium import allocator, truth_cache
+from podium.accel import allocator
 from podium.challenges import get
 from podium.challenges.glas import Context, Item
-from podium.formats import label_images
+from podium.formats import label_images, truth_cache
 from podium.metrics import object_segmentation
 from podium.synthetic.glas import make_glands, segment
 

@@ -21,7 +21,7 @@ import numpy as np
 from PIL import Image
 from timing import Timed, best_of, machine_header
 
-import podium.kernels  # noqa: F401  (compiled kernels loaded before timing)
+import podium.scoring.kernels  # noqa: F401  (compiled kernels loaded before timing)
 from podium.formats import png, png_rows
 
 HERE = Path(__file__).resolve().parent

@@ -31,8 +31,8 @@ from timing import machine_header, timed
 
 from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.process import Limits
-from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import bwrap_problem
+from podium.scoring.run import RunRequest, run_program
 from podium.synthetic.face_clustering import write_csvs
 
 SETTINGS = {"th1_s": "60", "th2_s": "120", "ram_max_mb": "4096"}

@@ -45,7 +45,7 @@ def save_png(path: Path, pixels: np.ndarray, mode: str | None = None) -> Path:
 def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
-    from podium.result import schema
+    from podium.core.result import schema
 
     return Draft202012Validator(schema(), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
@@ -59,7 +59,7 @@ def meets_the_schema(document: dict) -> dict:
 @pytest.fixture(autouse=True, scope="session")
 def _every_document_meets_the_schema() -> Iterator[None]:
     """Every result document a test makes in this process (``to_dict``, ``public_view``) is validated against the schema."""
-    from podium.result import Result
+    from podium.core.result import Result
 
     patch = pytest.MonkeyPatch()
     for name in ("to_dict", "public_view"):
@@ -78,7 +78,7 @@ def _every_document_meets_the_schema() -> Iterator[None]:
 @pytest.fixture
 def pool_always(monkeypatch: pytest.MonkeyPatch) -> None:
     """A local pool starts whenever there are workers, as if it cost nothing (the engine scores small jobs in its own process)."""
-    from podium import engine
+    from podium.scoring import engine
 
     monkeypatch.setattr(engine, "POOL_START_S", 0.0)
     monkeypatch.setattr(engine, "SERVER_START_S", 0.0)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import podium
-from podium.errors import TruthError, UsageError
+from podium.core.errors import TruthError, UsageError
 
 
 def test_typed_and_text_parameters_are_the_same(tmp_path: Path) -> None:

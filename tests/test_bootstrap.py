@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from podium.bootstrap import CHUNK, bootstrap, ranks_of, resamplable
 from podium.challenges import IDS, get
 from podium.cli import cli
-from podium.documents import Units
-from podium.engine import evaluate
+from podium.core.parameters import resolve
 from podium.metrics.imagenet import classification_errors
-from podium.parameters import resolve
-from podium.ranking import Team, rank_teams
+from podium.ranking.bootstrap import CHUNK, bootstrap, ranks_of, resamplable
+from podium.ranking.documents import Units
+from podium.ranking.ranks import Team, rank_teams
+from podium.scoring.engine import evaluate
 
 RESAMPLABLE = [i for i in IDS if resamplable(get(i))]
 

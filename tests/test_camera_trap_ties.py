@@ -11,7 +11,7 @@ import pytest
 
 from podium.formats.text import TextSpans
 from podium.metrics import detection_points
-from podium.metrics.detection_points import Boxes
+from podium.metrics.detection_boxes import Boxes
 
 SHIFTS = [(0.0, 0.0, 0.1, 0.2), (0.0, -0.05, 0.2, 0.1), (0.0, 0.05, 0.2, 0.1), (-0.05, 0.0, 0.1, 0.2), (0.05, 0.0, 0.1, 0.2)]  # IoU 1/2 with a 0.2 square
 

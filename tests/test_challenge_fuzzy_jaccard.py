@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from conftest import run, run_json, save_png
-from podium.engine import evaluate
+from podium.scoring.engine import evaluate
 from test_metric_fuzzy_jaccard import SEED_PREDICTION, SEED_TRUTH
 
 CLASSES = ("car", "tree")

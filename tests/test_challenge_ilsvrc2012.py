@@ -357,8 +357,8 @@ def test_a_linked_box_file_is_refused_by_name(tmp_path: Path, meta) -> None:
 
 def test_the_fine_limit_message_says_boxes(tmp_path: Path) -> None:
     """0.8.5 said "a file for 600 boxs"."""
+    from podium.core.issues import IssueLog
     from podium.formats.ilsvrc import read_confidences
-    from podium.issues import IssueLog
 
     path = tmp_path / "confidences.txt"
     path.write_bytes(b"0.5 " * 300_000)

@@ -12,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import meets_the_schema, save_png
-from podium import __version__, engine
+from podium._version import __version__
 from podium.cli import cli
+from podium.scoring import engine
 from podium.synthetic.fuzzy_jaccard import write_set
 
 DOCUMENT_KEYS = {"schema_version", "challenge", "status", "scores", "details", "warnings", "errors", "podium_version", "parameters", "signature"}
@@ -107,7 +108,7 @@ def test_internal_error_is_one_line_and_exit_70(demo, monkeypatch) -> None:
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded\nsecond line")
 
-    monkeypatch.setattr("podium.cli.evaluate", broken)
+    monkeypatch.setattr("podium.cli.scoring.evaluate", broken)
     result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub))
     assert result.exit_code == 70
     assert "internal error: RuntimeError: kernel exploded (run with --debug" in result.output
@@ -187,8 +188,8 @@ def test_a_hard_linked_file_in_a_submission_is_refused_unread(demo, tmp_path: Pa
 
 def test_no_nan_or_infinity_anywhere_in_the_document(tmp_path: Path) -> None:
     from podium.challenges import get
-    from podium.provenance import signature
-    from podium.result import Result
+    from podium.core.provenance import signature
+    from podium.core.result import Result
 
     result = Result("glas", "scored", {"a": float("inf"), "b": np.float64("nan"), "c": 3}, {"x": [1.0, float("-inf"), {"y": np.float32("nan")}], "z": np.int64(4)}, [], [])
     result.signature = signature("glas", get("glas").parameters, {"suffixes": (), "binary": "auto", "empty_hausdorff": "inf", "parts": ()}, tmp_path, None)

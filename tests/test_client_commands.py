@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from podium import display
 from podium.cli import cli
+from podium.publish import display
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
 
@@ -65,8 +65,8 @@ def test_printed_commands_name_the_podium_that_runs(tmp_path: Path, monkeypatch)
 
 def test_the_serve_banner_prints_commands_that_run_as_printed(tmp_path: Path, monkeypatch) -> None:
     """After make demo, podium is .venv/bin/podium: every command the banner names is that one (0.8.5 printed 'podium' for three)."""
+    from podium.cli.service import serve_banner
     from podium.contest import load
-    from podium.service.commands import serve_banner
 
     monkeypatch.setattr(display, "command_name", lambda: ".venv/bin/podium")
     banner = serve_banner(load(write_contest(tmp_path / "contest")), "http://127.0.0.1:8000", tmp_path, 1, False)

@@ -30,12 +30,12 @@ import jsonschema
 import numpy as np
 import pytest
 
-from podium import engine
 from podium.challenges import IDS, get
 from podium.challenges.base import Challenge, ItemResult, Job
-from podium.issues import IssueLog
-from podium.parameters import resolve
-from podium.result import _json_safe, schema
+from podium.core.issues import IssueLog
+from podium.core.parameters import resolve
+from podium.core.result import _json_safe, schema
+from podium.scoring import engine
 
 TRIALS = 4  # random groupings per challenge
 GROUPS = 4

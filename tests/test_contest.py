@@ -277,7 +277,7 @@ def test_the_caps_of_the_second_security_pass_refuse_what_is_not_a_positive_numb
 
 
 def test_a_trusted_proxy_must_be_an_address_or_a_network() -> None:
-    from podium.errors import UsageError
+    from podium.core.errors import UsageError
     from podium.service.proxies import parse_proxies
 
     assert [str(n) for n in parse_proxies("127.0.0.1, 10.0.0.0/8")] == ["127.0.0.1/32", "10.0.0.0/8"]

@@ -15,7 +15,7 @@ import pytest
 
 from podium.challenges import IDS, get
 from podium.challenges.ilsvrc2012 import image_name
-from podium.engine import evaluate
+from podium.scoring.engine import evaluate
 
 SEEDS = (1, 2, 3)
 
@@ -100,7 +100,7 @@ def part_alone(challenge_id: str, demo, public: set[str], folder: Path) -> tuple
 def test_each_split_equals_its_part_scored_alone(challenge_id: str, demos: dict, tmp_path: Path) -> None:
     demo = demos[challenge_id]
     challenge = get(challenge_id)
-    from podium.parameters import resolve
+    from podium.core.parameters import resolve
 
     units = challenge.units(demo.truth, resolve(challenge.parameters, demo.settings))
     unsplit = evaluate(challenge_id, demo.truth, demo.submission, demo.settings)

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from podium import engine
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
-from podium.errors import ContractError
-from podium.issues import Issue, IssueLog
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.core.errors import ContractError
+from podium.core.issues import Issue, IssueLog
 from podium.metrics.state import Statistics, summed
+from podium.scoring import engine
+from podium.synthetic.demo import Demo
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from podium.metrics.detection_boxes import Boxes, FloatDecisions
 from podium.metrics.detection_matching import SORTED_BY_INSERTION, float_decisions
-from podium.metrics.detection_points import Boxes, FloatDecisions, greedy_matching, numpy_float_decisions
+from podium.metrics.detection_points import greedy_matching, numpy_float_decisions
 
 
 def random_boxes(rng: np.random.Generator, n_photos: int, rows: int, crowd: int = 0) -> Boxes:
@@ -112,9 +113,10 @@ def test_a_new_process_matches_without_numba_until_the_pairs_are_many() -> None:
     code = """
 import sys
 import numpy as np
-from podium.jit import kernels_loaded
+from podium.accel.jit import kernels_loaded
 from podium.metrics import detection_points
-from podium.metrics.detection_points import Boxes, greedy_matching
+from podium.metrics.detection_points import greedy_matching
+from podium.metrics.detection_boxes import Boxes
 one = Boxes.from_rows([(0, 0.5, 0.5, 0.2, 0.2, 1)])
 assert greedy_matching(one, one).truth_of.tolist() == [0]
 assert "numba" not in sys.modules and not kernels_loaded()

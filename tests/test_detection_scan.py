@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from podium.core.issues import IssueLog
 from podium.formats import detection_table
 from podium.formats.detection_scan import scan_rows
 from podium.formats.text import TextSpans
-from podium.issues import IssueLog
 
 NAMES = ["IMG_0001.JPG", "IMG_0002.JPG", "cam 3/IMG 7.jpg", "café_04.jpg", "ab", "a", "b\xa0c.png", "日本_9.jpg"]
 CLASSES = ["0", "1", "True", "false", "FALSE", "TRUE", "False", "true"]
@@ -209,8 +209,8 @@ import sys
 from pathlib import Path
 import podium.challenges
 from podium.formats import detection_table
-from podium.issues import IssueLog
-from podium.jit import kernels_loaded
+from podium.core.issues import IssueLog
+from podium.accel.jit import kernels_loaded
 assert detection_table.read_table(Path({str(tmp_path / "t.tsv")!r}), IssueLog(), None).photos == ["a"]
 assert "numba" not in sys.modules and not kernels_loaded() and not detection_table._scan_pays("x" * 1000)
 assert detection_table._scan_pays("x" * detection_table.SCAN_COLD_CHARACTERS)

@@ -16,11 +16,11 @@ import pytest
 
 from conftest import run
 from dask_cluster import Cluster
-from podium import distributed, engine
 from podium.challenges import IDS, get
-from podium.errors import UsageError
-from podium.parameters import resolve
-from podium.result import Result
+from podium.core.errors import UsageError
+from podium.core.parameters import resolve
+from podium.core.result import Result
+from podium.scoring import distributed, engine
 from podium.synthetic.glas import write_set
 
 

@@ -13,15 +13,15 @@ from typing import Any, ClassVar
 
 import pytest
 
-from podium import engine
 from podium.challenges import get
-from podium.engine import evaluate
+from podium.scoring import engine
+from podium.scoring.engine import evaluate
 
 # In a process with a second thread the pool cannot fork; its forkserver is started here for GlaS.
 FORKSERVER = r"""
 import threading, time
 from concurrent.futures import ProcessPoolExecutor
-from podium import engine
+from podium.scoring import engine
 from podium.challenges import get
 
 if __name__ == "__main__":
@@ -29,7 +29,7 @@ if __name__ == "__main__":
     challenge = get("glas")
     context = engine._process_context([type(challenge).__module__, *challenge.preload])
     with ProcessPoolExecutor(1, mp_context=context) as pool:
-        loaded = pool.submit(eval, "sorted(m for m in ('numba', 'podium.challenges.glas', 'podium.kernels') if m in __import__('sys').modules)").result()
+        loaded = pool.submit(eval, "sorted(m for m in ('numba', 'podium.challenges.glas', 'podium.scoring.kernels') if m in __import__('sys').modules)").result()
     print(context.get_start_method(), loaded)
 """
 
@@ -42,11 +42,11 @@ def test_a_glas_pool_started_from_a_forkserver_has_its_kernels_loaded(tmp_path: 
     script.write_text(FORKSERVER)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["forkserver", "['numba',", "'podium.challenges.glas',", "'podium.kernels']"]
+    assert result.stdout.split() == ["forkserver", "['numba',", "'podium.challenges.glas',", "'podium.scoring.kernels']"]
 
 
 def test_only_glas_preloads_compiled_kernels() -> None:
-    assert get("glas").preload == ("podium.kernels",)
+    assert get("glas").preload == ("podium.scoring.kernels",)
     assert all(not get(name).preload for name in ("fuzzy-jaccard", "face-clustering", "camera-traps", "ilsvrc2012-cls"))
 
 
@@ -100,7 +100,7 @@ FORKED_FIRST = """
 import sys, threading, time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from podium import engine
+from podium.scoring import engine
 engine.POOL_START_S = engine.SERVER_START_S = 0.0
 methods = []
 class Counted(ProcessPoolExecutor):

@@ -1,6 +1,6 @@
 """Bad input is normal input: hostile variants of every challenge's demo never break podium.
 
-Each case (``podium.synthetic.hostile``) changes one thing in a copy of the demo's submission
+Each case (``podium.testing.hostile``) changes one thing in a copy of the demo's submission
 (or, for one case in five, its truth) the way a hostile participant or a careless organizer
 would (or, for one case in twenty, gives ``podium rank`` or ``podium report`` a broken result document), and runs
 podium on it in a forked child. No case may end in an internal error, an exit code its side
@@ -8,7 +8,7 @@ does not allow, a run over 10 s, a peak of more than 1 GB, or a read of the cana
 the links in hostile inputs point to. ``PODIUM_FUZZ_CASES`` sets the number of cases
 per challenge (default 120); ``benchmarks/fuzz.py`` runs 1,000 per challenge with inputs up to
 300 MB and records time and memory. Hostile uploads for ``podium serve`` (archives,
-``podium.synthetic.hostile.hostile_archive``) go through the unpacking the service does.
+``podium.testing.hostile.hostile_archive``) go through the unpacking the service does.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from podium.challenges import IDS, get
-from podium.synthetic.hostile import make_case, run_case
+from podium.testing.hostile import make_case, run_case
 
 CASES = int(os.environ.get("PODIUM_FUZZ_CASES", "120"))
 
@@ -40,7 +40,7 @@ def test_hostile_inputs_never_break_podium(tmp_path: Path, challenge: str, reade
         from podium.metrics import detection_points
 
         if reader == "compiled":
-            import podium.kernels  # noqa: F401  # loaded before the children fork, as in a service worker
+            import podium.scoring.kernels  # noqa: F401  # loaded before the children fork, as in a service worker
         monkeypatch.setattr(detection_table, "_scan_pays", lambda body: reader == "compiled")
         monkeypatch.setattr(detection_points, "_compiled_pays", lambda pred, truth: reader == "compiled")
     demo = get(challenge).write_demo(tmp_path / "demo")
@@ -91,8 +91,8 @@ def test_hostile_uploads_never_break_unpacking(tmp_path: Path) -> None:
     """Uploads to podium serve: hostile archives end in a clear refusal or in files inside the upload's folder, nothing else."""
     import random
 
-    from podium.archives import ArchiveLimits, ArchiveProblem, unpack
-    from podium.synthetic.hostile import hostile_archive
+    from podium.formats.archives import ArchiveLimits, ArchiveProblem, unpack
+    from podium.testing.hostile import hostile_archive
 
     demo = get("glas").write_demo(tmp_path / "demo")
     limits = ArchiveLimits(max_entries=300, max_bytes=16 << 20)
@@ -132,7 +132,7 @@ def test_hostile_archives_given_to_evaluate_end_in_a_score_or_a_rejection(tmp_pa
     import tempfile
 
     from conftest import run
-    from podium.synthetic.hostile import hostile_archive
+    from podium.testing.hostile import hostile_archive
 
     demo = get("glas").write_demo(tmp_path / "demo")
     (tmp_path / "tmp").mkdir()

@@ -1,4 +1,4 @@
-"""Compiled kernels shipped with the package (``podium.jit``): a user's first run compiles nothing.
+"""Compiled kernels shipped with the package (``podium.accel.jit``): a user's first run compiles nothing.
 
 The package is copied, mounted read-only (bubblewrap: root writes through file modes), and run by a
 fresh process with an empty ``HOME`` (writable or not) and no ``NUMBA_CACHE_DIR``, as in a new
@@ -22,12 +22,12 @@ import pytest
 
 import podium
 from conftest import require
-from podium.engine import evaluate
+from podium.scoring.engine import evaluate
 
 # Loads every kernel as the build does, then reports what Numba compiled in this process.
 LOAD = r"""
-import json, podium, podium.kernels
-from podium.jit import _KERNELS
+import json, podium, podium.scoring.kernels
+from podium.accel.jit import _KERNELS
 print(json.dumps({"package": podium.__file__, "compiled": sum(sum(k.stats.cache_misses.values()) for k in _KERNELS),
                   "loaded": sum(sum(k.stats.cache_hits.values()) for k in _KERNELS)}))
 """
@@ -56,7 +56,7 @@ def read_only_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
         if cpu:
             env["NUMBA_CPU_NAME"] = cpu
-        subprocess.run([sys.executable, "-c", "import podium.kernels"], env=env, check=True, timeout=600)
+        subprocess.run([sys.executable, "-c", "import podium.scoring.kernels"], env=env, check=True, timeout=600)
     parent = tmp_path_factory.mktemp("site")
     shutil.copytree(Path(podium.__file__).parent, parent / "podium")
     return parent
@@ -82,7 +82,7 @@ def test_bounds_checked_runs_never_load_the_shipped_code(read_only_package: Path
     home = tmp_path / "home"
     home.mkdir()
     env = _fresh_env(home, read_only_package, None) | {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    load = LOAD.replace("import json, podium, podium.kernels", "import json, podium; from podium.formats import png_rows; png_rows.compile_kernels()")
+    load = LOAD.replace("import json, podium, podium.scoring.kernels", "import json, podium; from podium.formats import png_rows; png_rows.compile_kernels()")
     result = subprocess.run(_read_only([sys.executable, "-c", load], read_only_package), env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["compiled"] > 0

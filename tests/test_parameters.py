@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from podium.errors import UsageError
-from podium.parameters import integer, optional_integer, optional_path, parse_settings, real, resolve
+from podium.core.errors import UsageError
+from podium.core.parameters import integer, optional_integer, optional_path, parse_settings, real, resolve
 
 
 @pytest.mark.parametrize(

@@ -22,10 +22,10 @@ import pytest
 
 import podium
 from conftest import run, run_json
-from podium import engine
 from podium.challenges import IDS, get
-from podium.platforms.evalai import evaluate as evalai_evaluate
-from podium.platforms.scores import numbers_only
+from podium.publish.platforms.evalai import evaluate as evalai_evaluate
+from podium.publish.platforms.scores import numbers_only
+from podium.scoring import engine
 from podium.synthetic.rewrites import perturb, rewrite
 
 SUBMISSIONS = 2

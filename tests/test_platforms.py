@@ -50,16 +50,16 @@ import pytest
 import yaml
 
 from conftest import SHARED, meets_the_schema, require, run
-from podium import __version__ as podium_version
+from podium._version import __version__ as podium_version
 from podium.challenges import IDS, get
 from podium.contest import load
-from podium.engine import evaluate
-from podium.errors import UsageError
-from podium.platforms.columns import columns
-from podium.platforms.evalai import CODENAMES, SubmissionRejected
-from podium.platforms.reference import reference_of
-from podium.platforms.scores import SENTINEL, numbers_only, shown
-from podium.result import PRIVATE, PUBLIC
+from podium.core.errors import UsageError
+from podium.core.result import PRIVATE, PUBLIC
+from podium.publish.platforms.columns import columns
+from podium.publish.platforms.evalai import CODENAMES, SubmissionRejected
+from podium.publish.platforms.reference import reference_of
+from podium.publish.platforms.scores import SENTINEL, numbers_only, shown
+from podium.scoring.engine import evaluate
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 CHECKS = SHARED / "platform-checks"
@@ -241,7 +241,7 @@ def test_phases_that_touch_are_refused_for_codabench_and_warned_of_by_contest_ch
     code, output = run("bundle", "codabench", "--contest", str(touching), "-o", str(tmp_path / "refused.zip"), "--image", "x/podium:1")
     assert code == 2 and "Codabench refuses phases that touch" in output and not (tmp_path / "refused.zip").exists()
 
-    import podium.platforms.codabench_bundle as codabench_bundle  # the bundle written all the same: Codabench's own refusal
+    import podium.publish.platforms.codabench_bundle as codabench_bundle  # the bundle written all the same: Codabench's own refusal
 
     monkeypatch.setattr(codabench_bundle, "codabench_conflicts", lambda contest: [])
     assert run("bundle", "codabench", "--contest", str(touching), "-o", str(tmp_path / "touching.zip"), "--image", "x/podium:1")[0] == 0
@@ -267,7 +267,7 @@ def test_codabench_bundle_is_the_same_bytes_each_time(contests: dict, tmp_path: 
 
 def test_a_final_phase_shows_the_private_split_as_its_leaderboard_row_does(contests: dict) -> None:
     """The private task's detailed report: the private split's scores and units, not the whole test set's beside the private row."""
-    from podium.report import render_report
+    from podium.publish.report import render_report
 
     contest, _, expected = contests["glas"]
     part = shown(expected, PRIVATE)
@@ -288,7 +288,7 @@ def test_codabench_without_a_contest_takes_the_truth_from_ref(contests: dict, tm
         shutil.copytree(demo.truth, ref) if demo.truth.is_dir() else (ref.mkdir(parents=True), shutil.copy(demo.truth, ref))
         _submission_files(demo, res / "team")  # a zip of a folder: its one top folder is looked through
         out = tmp_path / challenge_id / "out"
-        command = [sys.executable, "-m", "podium.platforms.codabench", challenge_id, "--input", str(ref.parent), "--output", str(out), "--workers", "1"]
+        command = [sys.executable, "-m", "podium", "codabench", challenge_id, "--input", str(ref.parent), "--output", str(out), "--workers", "1"]
         finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert finished.returncode == 0, finished.stderr
         expected = evaluate(challenge_id, demo.truth, demo.submission)
@@ -390,7 +390,7 @@ def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(challeng
 
 
 def test_evalai_takes_a_plain_truth_file_and_rejects_with_every_problem(contests: dict, tmp_path: Path) -> None:
-    from podium.platforms.evalai import evaluate as evalai_evaluate
+    from podium.publish.platforms.evalai import evaluate as evalai_evaluate
 
     _, demo, _ = contests["camera-traps"]
     submission = next(demo.submission.iterdir()) if demo.submission.is_dir() else demo.submission
@@ -470,7 +470,7 @@ def _degenerate(demo, folder: Path) -> dict[str, Path]:
 @pytest.mark.parametrize("challenge_id", IDS)
 def test_degenerate_submissions_get_the_same_verdict_in_every_entry_point(challenge_id: str, contests: dict, tmp_path: Path) -> None:
     """Empty, one item, all rejected: evaluate, report, codabench, grand-challenge and EvalAI's evaluate agree, and none fails inside podium."""
-    from podium.platforms.evalai import evaluate as evalai_evaluate
+    from podium.publish.platforms.evalai import evaluate as evalai_evaluate
 
     contest, demo, _ = contests[challenge_id]
     reference = tmp_path / "reference"
@@ -536,7 +536,7 @@ def test_reference_folder_keeps_a_list_split_and_refuses_program_contests(tmp_pa
 
 def test_the_dockerfile_is_podiums_and_pins_every_package() -> None:
     """No Docker engine runs here: the image is checked by its file, and its entry points are run directly above."""
-    from podium.platforms.image import DOCKERFILE, DOCKERIGNORE
+    from podium.publish.platforms.image import DOCKERFILE, DOCKERIGNORE
 
     text = (REPOSITORY / "Dockerfile").read_text()
     assert text == DOCKERFILE and (REPOSITORY / ".dockerignore").read_text() == DOCKERIGNORE
@@ -645,7 +645,7 @@ def test_unsafe_archives_are_rejected_with_a_clear_message(contests: dict, tmp_p
 
 def test_platform_entries_refuse_an_unusable_layout_with_exit_2(contests: dict, tmp_path: Path) -> None:
     """The organizer's side of the layout (exit 2, one message), never a rejection of the team or a traceback."""
-    from podium.platforms.evalai import evaluate as evalai_evaluate
+    from podium.publish.platforms.evalai import evaluate as evalai_evaluate
 
     contest, demo, _ = contests["glas"]
     (tmp_path / "input" / "ref").mkdir(parents=True)

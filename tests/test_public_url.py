@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.service import accounts
 from podium.service.bodies import SMALL_BODY
 from podium.service.database import writing

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run
 from podium.challenges import get
-from podium.ranking import Team, competition_ranks, rank_teams
+from podium.ranking.ranks import Team, competition_ranks, rank_teams
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from podium.challenges import IDS, get
 from podium.cli import cli
-from podium.engine import evaluate
-from podium.report import render_report
-from podium.report.charts import BINS, MAX_BARS, charts_of
-from podium.report.gallery import SHOWN, glas_overlay
+from podium.publish.report import render_report
+from podium.publish.report.charts import BINS, MAX_BARS, charts_of
+from podium.publish.report.gallery import SHOWN, glas_overlay
+from podium.scoring.engine import evaluate
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +130,7 @@ def test_report_command_refusals(documents: dict, tmp_path: Path) -> None:
 def test_histograms_bin_values_of_any_spread() -> None:
     """Values a few ulps apart (a GlaS submission with no image: every image's Hausdorff is the same but for rounding),
     equal values, and the widest finite spread each give 20 finite bins holding every value."""
-    from podium.report.charts import BINS, histogram
+    from podium.publish.report.charts import BINS, histogram
 
     for values in ([467.6162956955201, 467.61629569552], [5.0], [-3.0, -3.0], [1e20, 1e20 * (1 + 1e-15)], [-1e308, 1e308], [0.1, 0.5, 0.9]):
         rows = histogram("t", values, "x").spec["data"]["values"]

@@ -20,8 +20,8 @@ from podium.challenges import get
 from podium.runner.confine import drop_to
 from podium.runner.disk import used_bytes
 from podium.runner.process import Limits
-from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import CODE_FOLDER, SANDBOX_ID, bwrap_problem
+from podium.scoring.run import RunRequest, run_program
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux runner")
 LIMIT_MB = 64

@@ -198,7 +198,7 @@ def test_cgroup_v2_files_are_written_and_read_as_the_kernel_names_them(tmp_path:
 
 
 def test_a_delegated_folder_podium_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
-    from podium.errors import UsageError
+    from podium.core.errors import UsageError
 
     command, work = program(tmp_path, "pass")
     with pytest.raises(UsageError, match="cannot make a group"):

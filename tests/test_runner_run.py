@@ -17,7 +17,7 @@ from PIL import Image
 
 from conftest import SANDBOX, run, sandbox_options, save_png
 from podium.cli import cli
-from podium.result import Status, schema
+from podium.core.result import Status, schema
 from podium.runner.process import RunOutcome
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the runner reads /proc")

@@ -342,7 +342,7 @@ def test_gpu_devices_are_bound_as_asked(tmp_path: Path) -> None:
         (tmp_path / name).touch()
     assert [p.name for p in gpu_devices("all", tmp_path)] == ["nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm"]
     assert [p.name for p in gpu_devices("device=1", tmp_path)] == ["nvidia1", "nvidiactl", "nvidia-uvm"]
-    from podium.errors import UsageError
+    from podium.core.errors import UsageError
 
     with pytest.raises(UsageError, match="nvidia7"):
         gpu_devices("device=7", tmp_path)

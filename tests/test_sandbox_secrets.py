@@ -33,8 +33,8 @@ from podium.challenges import get
 from podium.contest import load
 from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.process import Limits
-from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import CODE_FOLDER, IMAGES_FOLDER, WORK_FOLDER, bwrap_problem
+from podium.scoring.run import RunRequest, run_program
 from podium.service import accounts
 from podium.service.database import writing
 from podium.service.pages import COOKIE

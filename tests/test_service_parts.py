@@ -19,7 +19,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from podium.archives import ArchiveLimits, ArchiveProblem, safe_filename, unpack
+from podium.formats.archives import ArchiveLimits, ArchiveProblem, safe_filename, unpack
 from podium.service.client import packed
 from podium.service.database import connect, migrate
 from podium.service.quota import local_day

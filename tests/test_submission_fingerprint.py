@@ -15,9 +15,9 @@ import pytest
 
 from conftest import run_json
 from podium.challenges import get
-from podium.engine import evaluate
+from podium.core.provenance import of_read
 from podium.formats.files import read_bytes, recording_reads
-from podium.provenance import of_read
+from podium.scoring.engine import evaluate
 
 SPARSE = 10 << 30  # 10 GB of nothing: 3 s or more to hash
 

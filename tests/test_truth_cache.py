@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from podium import engine, truth_cache
 from podium.challenges import get
-from podium.formats import ilsvrc
+from podium.formats import ilsvrc, truth_cache
+from podium.scoring import engine
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ from typing import Any
 from click.testing import CliRunner
 from sqlalchemy import DateTime, MetaData, insert, text
 
-from podium import __version__
+from podium._version import __version__
 from podium.cli import cli
 from podium.service.database import connect, migrate, schema_revision, writing
 from served import Serve, open_contest, podium

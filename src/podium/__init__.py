@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.8.5"  # the single source: pyproject.toml reads it from here
+from podium._version import __version__
 
 if TYPE_CHECKING:
     from podium import metrics
     from podium.api import demo, evaluate, validate
-    from podium.result import Result
+    from podium.core.result import Result
 
 __all__ = ["Result", "__version__", "demo", "evaluate", "metrics", "validate"]
 
@@ -26,7 +26,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name == "Result":
-        from podium.result import Result
+        from podium.core.result import Result
 
         return Result
     if name == "metrics":  # podium.metrics without a `from podium import metrics` first

@@ -13,7 +13,7 @@ True
 
 Parameters are keyword arguments, typed or written as on the command line
 (``matching="optimal"``, ``parts=["testA", "testB"]``, ``min_size=128``); an
-unknown one raises :class:`~podium.errors.UsageError`. A bad submission is not an
+unknown one raises :class:`~podium.core.errors.UsageError`. A bad submission is not an
 exception: its result is ``rejected`` and ``result.errors`` names each problem
 with its file and line.
 """
@@ -25,9 +25,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from podium.challenges import get
-from podium.challenges.base import Demo
-from podium.engine import evaluate as _evaluate
-from podium.result import Result
+from podium.core.result import Result
+from podium.scoring.engine import evaluate as _evaluate
+from podium.synthetic.demo import Demo
 
 PathLike = str | os.PathLike[str]
 
@@ -35,8 +35,8 @@ PathLike = str | os.PathLike[str]
 def evaluate(challenge: str, truth: PathLike, submission: PathLike, *, workers: int = 1, **parameters: object) -> Result:
     """Score ``submission`` (a file, a folder, or a .zip / .tar.gz of either) against ``truth`` by ``challenge``'s rules.
 
-    Raises :class:`~podium.errors.UsageError` for an unknown challenge or
-    parameter and :class:`~podium.errors.TruthError` for an unusable truth.
+    Raises :class:`~podium.core.errors.UsageError` for an unknown challenge or
+    parameter and :class:`~podium.core.errors.TruthError` for an unusable truth.
     """
     return _evaluate(challenge, Path(truth), Path(submission), _settings(parameters), workers=workers)
 

@@ -8,7 +8,7 @@ from importlib import import_module
 from typing import Any
 
 from podium.challenges.base import Challenge
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 
 _WHERE = {
     "fuzzy-jaccard": "podium.challenges.fuzzy_jaccard:FuzzyJaccard",

@@ -13,7 +13,7 @@ in parallel processes (or, later, on a distributed engine):
 3. :meth:`Challenge.finalize` turns the merged statistics into scores.
 
 The contract, typed as ``Challenge[Context, Item, Stats]`` and checked by the
-engine (:func:`podium.engine.evaluate` raises :class:`~podium.errors.ContractError` naming the
+engine (:func:`podium.scoring.engine.evaluate` raises :class:`~podium.core.errors.ContractError` naming the
 rule a challenge broke; the result document refuses details that are not JSON):
 
 - every item has a ``key`` (a ``str``), unique in its job: it names the item in ``details``;
@@ -46,9 +46,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVa
 import numpy as np
 from numpy.typing import NDArray
 
+from podium.core.issues import Issue, IssueLog
+from podium.core.parameters import Parameter
 from podium.formats.files import recording_reads
-from podium.issues import Issue, IssueLog
-from podium.parameters import Parameter
+from podium.synthetic.demo import Demo
 
 if TYPE_CHECKING:
     from podium.challenges.program import Program
@@ -85,15 +86,6 @@ class ScoreSpec:
     measured: bool = False
 
 
-@dataclass(frozen=True)
-class Demo:
-    """A synthetic test set written by :meth:`Challenge.write_demo`, and the ``--set`` values it needs."""
-
-    truth: Path
-    submission: Path
-    settings: dict[str, str] = field(default_factory=dict)
-
-
 @dataclass
 class Job(Generic[ContextT, ItemT]):
     """What :meth:`Challenge.prepare` plans: a picklable context shared by all items, and the items."""
@@ -126,7 +118,7 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
 
     @abstractmethod
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[ContextT, ItemT]:
-        """Read the truth (raise :class:`~podium.errors.TruthError`) and plan the items; log every submission problem."""
+        """Read the truth (raise :class:`~podium.core.errors.TruthError`) and plan the items; log every submission problem."""
 
     @abstractmethod
     def evaluate_item(self, context: ContextT, item: ItemT) -> ItemResult[StatsT]:
@@ -151,7 +143,7 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
 
     @abstractmethod
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
-        """The names of the test set's units, in the truth's order (raise :class:`~podium.errors.TruthError`)."""
+        """The names of the test set's units, in the truth's order (raise :class:`~podium.core.errors.TruthError`)."""
 
     def divide(self, context: ContextT, item: ItemT, split_of: Mapping[str, str]) -> list[tuple[str, ItemT]]:
         """``item`` cut into ``(split, part)`` pairs, one per split that holds some of its units.
@@ -178,7 +170,7 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
         A challenge whose scores are functions of per-unit sums names its
         :meth:`unit_columns`, fills :attr:`ItemResult.units`, and computes here
         every score that can rank it (NaN where a score is undefined), so that
-        a bootstrap over units costs one matrix product (:mod:`podium.bootstrap`).
+        a bootstrap over units costs one matrix product (:mod:`podium.ranking.bootstrap`).
         """
         raise NotImplementedError(f"{self.id} has no unit statistics")
 

@@ -17,14 +17,16 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
-from podium.errors import TruthError
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec, rows_by_split
+from podium.core.errors import TruthError
+from podium.core.issues import IssueLog, plural, summarize_names
+from podium.core.parameters import choice, integer, optional_path
 from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
-from podium.issues import IssueLog, plural, summarize_names
-from podium.metrics.detection_points import Boxes, Matching, PointCounts, count_points, count_points_per_photo, greedy_matching, points_score
-from podium.parameters import choice, integer, optional_path
-from podium.truth_cache import cached
+from podium.formats.truth_cache import cached
+from podium.metrics.detection_boxes import Boxes
+from podium.metrics.detection_points import Matching, PointCounts, count_points, count_points_per_photo, greedy_matching, points_score
+from podium.synthetic.demo import Demo
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
 
@@ -137,7 +139,7 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
 
 
 def _read_truth(truth: Path) -> Table:
-    """The truth table, read once per process (:mod:`podium.truth_cache`)."""
+    """The truth table, read once per process (:mod:`podium.formats.truth_cache`)."""
     return cached("camera_traps.truth", (truth,), lambda: _read_truth_table(truth))
 
 

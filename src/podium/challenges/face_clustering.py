@@ -24,15 +24,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec, rows_by_split
 from podium.challenges.program import Program
-from podium.errors import UsageError
+from podium.core.errors import UsageError
+from podium.core.issues import IssueLog
+from podium.core.parameters import choice, real
 from podium.formats import clustering_csv
 from podium.formats.folders import list_folder, single_file
-from podium.issues import IssueLog
+from podium.formats.truth_cache import cached
 from podium.metrics.clustering import AVERAGES, BCubed, ContingencyTable, PairCounts, mutual_information, normalized_mutual_information
-from podium.parameters import choice, real
-from podium.truth_cache import cached
+from podium.synthetic.demo import Demo
 
 LARGEST_SHOWN = 5
 
@@ -230,5 +231,5 @@ def _most_mixed(group: NDArray[np.int64], other: NDArray[np.int64], count: NDArr
 
 
 def _read_truth(truth: Path) -> clustering_csv.TruthTable:
-    """The truth CSV, read once per process (:mod:`podium.truth_cache`)."""
+    """The truth CSV, read once per process (:mod:`podium.formats.truth_cache`)."""
     return cached("face_clustering.truth", (truth,), lambda: clustering_csv.read_truth(truth))

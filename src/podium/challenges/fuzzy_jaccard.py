@@ -18,15 +18,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
 from podium.challenges.program import Program, megapixels
-from podium.errors import UsageError
+from podium.core.errors import UsageError
+from podium.core.issues import Issue, IssueLog
+from podium.core.parameters import choice, optional_integer, real
 from podium.formats import png
 from podium.formats import probability_maps as maps
 from podium.formats.folders import list_folder
-from podium.issues import Issue, IssueLog
 from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats
-from podium.parameters import choice, optional_integer, real
+from podium.synthetic.demo import Demo
 
 
 @dataclass(frozen=True)

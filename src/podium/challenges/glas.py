@@ -18,15 +18,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import ndimage
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec
-from podium.errors import TruthError, UsageError
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
+from podium.core.errors import TruthError, UsageError
+from podium.core.issues import Issue, IssueLog, plural, summarize_names
+from podium.core.parameters import Parameter, choice
 from podium.formats import label_images, png
 from podium.formats.folders import one_level_down
-from podium.issues import Issue, IssueLog, plural, summarize_names
 from podium.metrics import object_segmentation
 from podium.metrics.object_segmentation import UNIT_COLUMNS, ObjectStats, TooComplex, image_stats
 from podium.metrics.state import Statistics, keyed
-from podium.parameters import Parameter, choice
+from podium.synthetic.demo import Demo
 
 SCORES = ("f1", "object_dice", "object_hausdorff")
 EIGHT_CONNECTED = np.ones((3, 3), dtype=bool)
@@ -97,7 +98,7 @@ class GlaS(Challenge[Context, Item, PartStats]):
         ScoreSpec("object_hausdorff", False, "object-level Hausdorff distance in pixels, same weighting"),
     )
     primary = "f1"
-    preload = ("podium.kernels",)  # Numba kernels, loaded once in a forkserver
+    preload = ("podium.scoring.kernels",)  # Numba kernels, loaded once in a forkserver
     rank_sum = True
 
     def ranking_criteria(self, score_names: set[str]) -> list[ScoreSpec]:

@@ -17,16 +17,17 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.challenges.base import Challenge, Demo, ItemResult, Job, ScoreSpec, rows_by_split
-from podium.errors import TruthError, UsageError
+from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec, rows_by_split
+from podium.core.errors import TruthError, UsageError
+from podium.core.issues import IssueLog
+from podium.core.parameters import choice, optional_path
 from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import read_text
-from podium.issues import IssueLog
+from podium.formats.truth_cache import cached
 from podium.metrics.average_precision import Method, RankedBoxes
 from podium.metrics.imagenet import ErrorCounts, K, TruthBox, classification_errors, localization_errors
-from podium.parameters import choice, optional_path
-from podium.truth_cache import cached
+from podium.synthetic.demo import Demo
 
 SUBMISSION_SUFFIXES = (".txt",)
 CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
@@ -152,7 +153,7 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
 
 
 def _truth_labels(truth: Path) -> NDArray[np.int64]:
-    """The truth lines' labels (padded with -1), read once per process (:mod:`podium.truth_cache`)."""
+    """The truth lines' labels (padded with -1), read once per process (:mod:`podium.formats.truth_cache`)."""
     return cached("ilsvrc.truth_labels", (truth,), lambda: ilsvrc.read_truth_labels(truth))
 
 

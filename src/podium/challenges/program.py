@@ -1,6 +1,6 @@
 """What a challenge promises participants' programs: its :class:`Program` contract (documented in the README).
 
-The runner (:mod:`podium.runner.run`) gives the program a working directory
+The runner (:mod:`podium.scoring.run`) gives the program a working directory
 holding ``input.txt``, whose single line is the absolute path of the images
 folder; it is the program's current directory. The challenge says the rest:
 the time limit the rules set, what counts as output, and which measurements

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from podium.challenges import get
 from podium.contest.definition import Contest
-from podium.parameters import resolve
-from podium.result import PRIVATE, PUBLIC
+from podium.core.parameters import resolve
+from podium.core.result import PRIVATE, PUBLIC
 
 
 def warnings(contest: Contest) -> list[str]:

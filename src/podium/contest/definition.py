@@ -51,10 +51,10 @@ from zoneinfo import ZoneInfo
 from podium.challenges import get
 from podium.contest.split import SplitPlan, draw_public, read_public_list
 from podium.contest.toml_lines import Path_, key_lines, line_of
-from podium.errors import PodiumError
+from podium.core.errors import PodiumError
+from podium.core.issues import IssueLog
 from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
-from podium.issues import IssueLog
 
 if TYPE_CHECKING:  # pydantic is imported when a contest file is read, not when podium starts
     from podium.contest.model import ContestFile as ContestFile
@@ -136,7 +136,7 @@ class Contest:
         }
 
     def evaluation(self) -> dict[str, Any]:
-        """What :func:`podium.engine.evaluate` and :func:`podium.runner.run.run_program` take from the contest."""
+        """What :func:`podium.scoring.engine.evaluate` and :func:`podium.scoring.run.run_program` take from the contest."""
         return {"split_of": None if self.split is None else self.split.split_of, "contest": self.stamp()}
 
 

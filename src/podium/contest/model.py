@@ -32,7 +32,7 @@ from pydantic_core import core_schema
 from podium.challenges import IDS, get, runnable
 from podium.challenges.base import Challenge
 from podium.contest.toml_lines import Path_, toml_type
-from podium.parameters import Parameter
+from podium.core.parameters import Parameter
 from podium.runner.disk import DEFAULT_DISK_MB
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"

@@ -19,5 +19,5 @@ class Setup:
     contest: Contest | None
 
     def evaluation(self) -> dict[str, Any]:
-        """The contest's keywords of :func:`podium.engine.evaluate` (its split and stamp), none without a contest."""
+        """The contest's keywords of :func:`podium.scoring.engine.evaluate` (its split and stamp), none without a contest."""
         return {} if self.contest is None else self.contest.evaluation()

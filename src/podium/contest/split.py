@@ -16,11 +16,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from podium.core.issues import IssueLog
+from podium.core.provenance import of_names
+from podium.core.result import PRIVATE, PUBLIC
 from podium.formats.files import FileProblem
 from podium.formats.text import read_text
-from podium.issues import IssueLog
-from podium.provenance import of_names
-from podium.result import PRIVATE, PUBLIC
 
 
 def public_count(fraction: float, units: int) -> int:

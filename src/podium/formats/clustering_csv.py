@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.errors import TruthError
+from podium.core.errors import TruthError
+from podium.core.issues import Issue, IssueLog, plural, summarize_names
 from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, numeric_rows, read_text
-from podium.issues import Issue, IssueLog, plural, summarize_names
 
 HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
 HEADER_LABELS = {"identity", "id", "label", "person", "class", "name"}

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from podium.accel.jit import compiled
 from podium.formats.text import TextSpans
-from podium.jit import compiled
 
 MAX_DIGITS = 18  # digits the int64 mantissa holds without overflow
 POWERS_OF_TEN = np.array([float(10**k) for k in range(MAX_DIGITS + 1)])  # each an exact double (up to 10^22 are)

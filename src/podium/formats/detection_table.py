@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from podium.accel.jit import kernels_loaded
+from podium.core.issues import IssueLog, plural
 from podium.formats.files import FileProblem
 from podium.formats.text import DECIMAL, TextLimits, TextSpans, numeric_rows, read_text
-from podium.issues import IssueLog, plural
-from podium.jit import kernels_loaded
-from podium.metrics.detection_points import Boxes
+from podium.metrics.detection_boxes import Boxes
 
 if TYPE_CHECKING:
     from podium.formats.detection_scan import ScannedRows

@@ -56,7 +56,7 @@ def recording_reads(root: Path) -> Iterator[dict[str, str]]:
 
     The dict maps each path (relative to ``root``, ``/``-separated; ``root``'s
     own name when ``root`` is the file) to the SHA-256 of the bytes read: what a
-    submission's fingerprint is made of (:mod:`podium.provenance`), so that
+    submission's fingerprint is made of (:mod:`podium.core.provenance`), so that
     nothing the readers refuse or ignore is ever read for it.
     """
     read: dict[str, str] = {}

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from podium.issues import IssueLog, summarize_names
+from podium.core.issues import IssueLog, summarize_names
 
 
 @dataclass

@@ -26,11 +26,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.errors import TruthError
+from podium.core.errors import TruthError
+from podium.core.issues import Issue, IssueLog, plural
 from podium.formats.files import FileProblem, read_bytes
 from podium.formats.folders import list_folder
 from podium.formats.text import DECIMAL, TextLimits, numeric_rows, read_text
-from podium.issues import Issue, IssueLog, plural
 from podium.metrics.imagenet import Corner, TruthBox
 
 MAX_GUESSES = 5
@@ -116,7 +116,7 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
     matrix = numeric_rows(lines, np.int64)
     if matrix is None or matrix.shape[1] != 1 or not ((matrix > 0) & (matrix < LIMIT)).all():
         matrix = _padded(_labels_by_line(lines, path))
-    matrix.flags.writeable = False  # shared by every evaluation of the process (podium.truth_cache)
+    matrix.flags.writeable = False  # shared by every evaluation of the process (podium.formats.truth_cache)
     return matrix
 
 

@@ -16,9 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
+from podium.core.issues import Issue
 from podium.formats import png, png_rows
 from podium.formats.folders import list_folder, stem_of
-from podium.issues import Issue
 from podium.metrics.arrays import native
 
 EXTENSIONS = (".png", ".bmp", ".tif", ".tiff")

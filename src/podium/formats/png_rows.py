@@ -28,8 +28,8 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
+from podium.accel.jit import compiled
 from podium.formats.png import PngHeader, parse_header
-from podium.jit import compiled
 
 
 def decode_gray(data: bytes, header: PngHeader) -> NDArray[np.uint8] | NDArray[np.uint16] | None:

@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.errors import TruthError
+from podium.core.errors import TruthError
+from podium.core.issues import Issue, IssueLog, plural, summarize_names
 from podium.formats import png
 from podium.formats.files import FileProblem
 from podium.formats.folders import Listing, list_folder, one_level_down, stem_of
 from podium.formats.text import TextLimits, read_text
-from podium.issues import Issue, IssueLog, plural, summarize_names
 
 PNG = (".png",)
 CLASSES_FILE = "classes.txt"

@@ -4,7 +4,7 @@
 decide, then redoes in rational arithmetic the photos they cannot. This module is the first step
 for processes that have Numba loaded (a service worker, or a table large enough for the compiled
 scan) and for matchings of many pairs of boxes; the NumPy version in :mod:`~podium.metrics.detection_points` is the same step for the
-others. Both give the same :class:`~podium.metrics.detection_points.FloatDecisions`, bit for bit
+others. Both give the same :class:`~podium.metrics.detection_boxes.FloatDecisions`, bit for bit
 (the tests compare them on random and adversarial boxes): every pair's IoU and error bound come
 from the same corners by the same operations in the same order, and the candidates of each
 prediction are ranked the same way (IoU descending, then the earlier truth row).
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.jit import compiled
-from podium.metrics.detection_points import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, FloatDecisions, corners, photo_count, photo_groups
+from podium.accel.jit import compiled
+from podium.metrics.detection_boxes import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, FloatDecisions, corners, photo_count, photo_groups
 
 SORTED_BY_INSERTION = 16  # a prediction's candidates up to this many are ranked by insertion, more by a merge sort
 
@@ -151,7 +151,7 @@ def _decide(
 def _check_groups(order: NDArray[np.int64], start: NDArray[np.int64], corners_: NDArray[np.float64], other_starts: int) -> None:  # pragma: no cover - compiled
     """``ValueError`` unless ``corners_`` has 4 rows, ``start`` is as long as the other side's
     (one entry per photo, and one more) and rises from 0 to ``order.size``, and ``order`` names
-    columns of ``corners_`` (:func:`~podium.metrics.detection_points.photo_groups` builds them so)."""
+    columns of ``corners_`` (:func:`~podium.metrics.detection_boxes.photo_groups` builds them so)."""
     if corners_.shape[0] != 4 or start.size < 1 or start.size != other_starts or start[0] != 0 or start[start.size - 1] != order.size:
         raise ValueError("_check_groups: the photos' groups and the boxes disagree")
     for photo in range(start.size - 1):

@@ -33,56 +33,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from podium.jit import kernels_loaded
+from podium.accel.jit import kernels_loaded
+from podium.metrics.detection_boxes import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, Corners, FloatDecisions, corners, photo_count, photo_groups
 from podium.metrics.state import Statistics, summed
 
-UNIT_ROUNDOFF = 2.0**-53
-ERROR_UNITS = 128  # bounds the absolute rounding error of the intersection and of the union (see iou_error_bound)
 COLD_PAIRS = 4_000_000  # pairs of boxes from which a process without Numba loads it to match (see _compiled_pays)
 Count = Any  # an int (a test set's total), or an int array (one total per photo)
 KNOWN_IOUS = 100_000  # exact IoUs kept by the boxes' texts (duplicates are computed once), at most
-
-
-@dataclass(frozen=True)
-class Boxes:
-    """Boxes of a table, in file order: photo index, (xc, yc, w, h), class, and their decimal text."""
-
-    photo: NDArray[np.int64]
-    xywh: NDArray[np.float64]  # (n, 4)
-    cls: NDArray[np.int8]
-    texts: Sequence[str]  # per box: the decimal text of xc, yc, w, h, separated by single spaces
-
-    @classmethod
-    def from_rows(cls, rows: ArrayLike) -> Boxes:
-        """Boxes from rows ``(photo, xc, yc, w, h, class)``; their decimal text is each float's shortest repr."""
-        table = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
-        xywh = table[:, 1:5]
-        return cls(table[:, 0].astype(np.int64), xywh, table[:, 5].astype(np.int8), [" ".join(map(repr, row)) for row in xywh.tolist()])
-
-    def exact(self, k: int) -> tuple[list[int], int]:
-        """Box ``k`` as written, exactly: four integers over one denominator, a power of ten when the
-        four are plain decimals (``"0.25 0.5 0.1 0.125"``: ``[250, 500, 100, 125], 1000``).
-
-        >>> Boxes.from_rows([(0, 0.25, 0.5, 0.1, 0.125, 1), (0, 1e-05, 0.5, 0.5, 0.5, 1)]).exact(1)
-        ([1, 50000, 50000, 50000], 100000)
-        """
-        numerators, places = [], []
-        for text in self.texts[k].split(" "):
-            whole, _, fraction = text.partition(".")
-            digits = whole + fraction
-            unsigned = digits[1:] if digits[:1] in ("+", "-") else digits
-            if unsigned.isascii() and unsigned.isdigit():  # a plain decimal: sign, digits, at most one dot
-                numerators.append(int(digits))
-                places.append(len(fraction))
-            else:  # an exponent: Fraction reads it exactly
-                return self._exact_fractions(k)
-        most = max(places)
-        return [n * 10 ** (most - p) for n, p in zip(numerators, places)], 10**most
-
-    def _exact_fractions(self, k: int) -> tuple[list[int], int]:
-        values = [Fraction(t) for t in self.texts[k].split(" ")]
-        denominator = lcm(*(v.denominator for v in values))
-        return [v.numerator * (denominator // v.denominator) for v in values], denominator
 
 
 @dataclass(frozen=True)
@@ -168,16 +125,6 @@ def points_score(points: ArrayLike, max_points: ArrayLike, predictions: ArrayLik
         return np.where(has_truth, np.maximum(points, 0) / np.where(has_truth, max_points, 1), (predictions == 0).astype(np.float64))
 
 
-Corners = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
-
-
-def corners(xywh: NDArray[np.float64]) -> Corners:
-    """The columns ``x1, y1, x2, y2`` of ``(xc, yc, w, h)`` boxes: ``xc ∓ w/2``, ``yc ∓ h/2``, computed
-    once per box (a box is in many pairs), by both ways of deciding (:func:`greedy_matching`)."""
-    xc, yc, w, h = xywh.T
-    return xc - w / 2, yc - h / 2, xc + w / 2, yc + h / 2
-
-
 def _gathered(columns: Corners, index: NDArray[np.int64]) -> Corners:
     """The corners of the boxes ``index`` (the columns of every box are then left to be freed)."""
     x1, y1, x2, y2 = columns
@@ -246,22 +193,6 @@ class Matching:
     candidates: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]  # (pred, truth, IoU) pairs
 
 
-@dataclass(frozen=True)
-class FloatDecisions:
-    """What floats decide: the candidate pairs, the photos left to exact arithmetic, the others matched.
-
-    Candidates (``IoU > 0.5`` by more than the error bound, or within it of 0.5) are ordered by photo,
-    prediction, IoU descending and then the earlier truth row.
-    """
-
-    truth_of: NDArray[np.int64]  # matched in the photos floats decide; -1 elsewhere
-    p_c: NDArray[np.int64]
-    t_c: NDArray[np.int64]
-    iou_c: NDArray[np.float64]
-    exact_photos: NDArray[np.int64]  # a candidate near 0.5 or near a tie: ascending
-    contested: NDArray[np.int64]  # a truth box the candidate of several predictions: ascending
-
-
 def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
     """The rules' matching over all photos (see the module docstring).
 
@@ -296,19 +227,6 @@ def _compiled_pays(pred: Boxes, truth: Boxes) -> bool:
     n_photos = photo_count(pred.photo, truth.photo)
     pairs = int(np.bincount(pred.photo, minlength=n_photos) @ np.bincount(truth.photo, minlength=n_photos))
     return pairs >= COLD_PAIRS
-
-
-def photo_count(pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int64]) -> int:
-    """How many photos the two sides' indices span."""
-    return int(max(pred_photo.max(initial=-1), truth_photo.max(initial=-1))) + 1
-
-
-def photo_groups(photo: NDArray[np.int64], n_photos: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """The rows ordered by photo, file order kept within a photo, and where each photo's rows start
-    (``n_photos + 1`` offsets)."""
-    start = np.zeros(n_photos + 1, np.int64)
-    np.cumsum(np.bincount(photo, minlength=n_photos), out=start[1:])
-    return np.argsort(photo, kind="stable"), start
 
 
 def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:

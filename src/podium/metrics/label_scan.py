@@ -5,7 +5,7 @@ These are the loops of :mod:`podium.metrics.object_segmentation` that NumPy can 
 express as many whole-image passes or large batches. The passes read every pixel once
 or twice, in raster order; the distances visit candidate points and boundary rows
 (:func:`directed_squared`). All are exact (integers only). Compiled on first use
-(:func:`podium.jit.compiled`).
+(:func:`podium.accel.jit.compiled`).
 
 Each kernel states its preconditions; those called from Python check theirs at entry, outside
 their pixel loops (a ``ValueError`` naming the kernel), and the helpers they call are given only
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from podium.jit import compiled
+from podium.accel.jit import compiled
 
 ON_EDGE4, ON_EDGE8 = 1, 2  # the bits of the flag image
 SPREAD_VISITS = 256  # points :func:`_farthest_squared` visits spread out before the rest in raster order

@@ -547,7 +547,7 @@ def compile_kernels() -> None:
     """Compile the kernels of :mod:`~podium.metrics.label_scan` (or load them from Numba's cache) for
     the label types scoring meets: 8- and 16-bit PNG labels, and 32-bit pieces of binary masks.
     The first time, in a new installation, this takes a few seconds; ``make`` runs it after installing
-    (by importing :mod:`podium.kernels`).
+    (by importing :mod:`podium.scoring.kernels`).
     """
     for kind in (np.uint8, np.uint16, np.int32):
         labels = np.zeros((3, 3), dtype=kind)

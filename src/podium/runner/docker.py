@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.runner.cgroups import read_int
 from podium.runner.disk import DiskWatch
 from podium.runner.docker_images import ENGINE_TIMEOUT_S, Image, check_engine, docker, find_image, last_line, read_image_files

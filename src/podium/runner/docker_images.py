@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 
 ENGINE_TIMEOUT_S = 60  # an engine that takes longer to create, start or remove a container is broken
 LOAD_TIMEOUT_S = 600

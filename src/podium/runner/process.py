@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.runner import cgroups, tree
 from podium.runner.disk import DiskWatch
 from podium.runner.keeper import Start

@@ -25,7 +25,7 @@ The program runs under ``bwrap`` (https://github.com/containers/bubblewrap):
   and code are at neutral paths; the mount table (``/proc/self/mountinfo``)
   still names each bind's source folder as it lies on its disk, which is
   why the code is linked into the run's own temporary folder first
-  (:func:`podium.runner.run.run_program`) and the working folder is made there.
+  (:func:`podium.scoring.run.run_program`) and the working folder is made there.
 
 When podium runs as root, the keeper first binds the folders the program may
 see at staging paths any user can reach (:func:`podium.runner.confine.bind_privately`),
@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.runner import confine
 from podium.runner.workdir import STAGE_PREFIX, temporary_folder
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, or_, select, update
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.service.tables import teams, tokens, users
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")

@@ -26,7 +26,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import Engine, func, select, update
 
-from podium import __version__
+from podium._version import __version__
 from podium.challenges import get
 from podium.service import accounts, error_pages, logins, logs, metrics, pages, state
 from podium.service.bodies import UPLOADS, Bodies, BodyTimes, UploadSlots

@@ -41,8 +41,8 @@ from typing import IO, Any
 
 from sqlalchemy import Engine, func, inspect, make_url, select
 
-from podium import __version__
-from podium.errors import UsageError
+from podium._version import __version__
+from podium.core.errors import UsageError
 from podium.service import heartbeats, state
 from podium.service.database import SQLITE_FILE, connect, database_url, migrate, reading, schema_revision, writing
 from podium.service.intake import submission_folder

@@ -2,7 +2,7 @@
 
 Until the reveal the board is the public split's, so the resampled rows are
 the public units' only: the intervals tell nothing of the private split.
-The bootstrap (:mod:`podium.bootstrap`, :data:`RESAMPLES` resamples, seed 0)
+The bootstrap (:mod:`podium.ranking.bootstrap`, :data:`RESAMPLES` resamples, seed 0)
 is kept per set of shown results, so a page view costs it once per change of
 the board. Results that cannot be resampled together (scored on different
 units, after a rescore on another truth) leave the board without intervals,
@@ -16,12 +16,12 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from podium.bootstrap import Confidence, bootstrap, resamplable
 from podium.challenges import get
 from podium.contest import Contest
-from podium.documents import parse_units
-from podium.errors import PodiumError
-from podium.ranking import ranks_by_sum
+from podium.core.errors import PodiumError
+from podium.ranking.bootstrap import Confidence, bootstrap, resamplable
+from podium.ranking.documents import parse_units
+from podium.ranking.ranks import ranks_by_sum
 from podium.service.tables import results
 from podium.service.views import newest_results
 

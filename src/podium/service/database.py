@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 
 SQLITE_FILE = "podium.sqlite3"
 BUSY_TIMEOUT_MS = 30_000

@@ -1,7 +1,7 @@
 """Taking a submission in: the open phase, the quota, safe unpacking, the checks, the queue.
 
 The upload is first unpacked in ``DATA/incoming``; files are checked at once
-(:func:`podium.engine.evaluate` with ``checks_only``); a program archive must
+(:func:`podium.scoring.engine.evaluate` with ``checks_only``); a program archive must
 hold its entry point. Then, in one write transaction that locks the team's
 row, the quota is checked again, the submission is recorded and (if accepted)
 queued, and its folder moved to ``DATA/submissions/ID``. A rejected
@@ -19,12 +19,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert
 
-from podium.archives import ArchiveLimits, ArchiveProblem, unpack
 from podium.contest import Contest
 from podium.contest.definition import Phase
-from podium.engine import evaluate
-from podium.issues import Issue
-from podium.result import REJECTED as RESULT_REJECTED
+from podium.core.issues import Issue
+from podium.core.result import REJECTED as RESULT_REJECTED
+from podium.formats.archives import ArchiveLimits, ArchiveProblem, unpack
+from podium.scoring.engine import evaluate
 from podium.service import queue, state
 from podium.service.accounts import Caller, lock_team
 from podium.service.database import reading, writing

@@ -11,7 +11,7 @@ contest's policy:
   a team that selected none gets its best by public score (as Kaggle does).
 
 A submission's own ranking among its team's uses the contest's ranking rule
-(``podium.ranking.rank_teams``), ties going to the earlier submission. Teams
+(``podium.ranking.ranks.rank_teams``), ties going to the earlier submission. Teams
 are then ranked 1224 by the same rule; teams with no scored submission rank
 last. Without a split, public and private are both the whole test set. Each
 submission counts with its result of the newest round it has. In a contest of
@@ -29,8 +29,8 @@ from sqlalchemy import Connection, select
 
 from podium.challenges import get
 from podium.contest import Contest
-from podium.ranking import Team, rank_teams, ranks_by_sum
-from podium.result import PRIVATE, PUBLIC
+from podium.core.result import PRIVATE, PUBLIC
+from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 from podium.service import state
 from podium.service.measured import board_measured
 from podium.service.statuses import SCORED

@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.service import accounts, limiter
 from podium.service.database import reading, writing
 from podium.service.proxies import client_address

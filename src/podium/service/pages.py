@@ -34,11 +34,11 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import func, select
 
-from podium import __version__
+from podium._version import __version__
 from podium.challenges import get
-from podium.display import score_text
-from podium.report import environment as report_environment
-from podium.report import report_context
+from podium.publish.display import score_text
+from podium.publish.report import environment as report_environment
+from podium.publish.report import report_context
 from podium.service import accounts, logins, state, upload_form
 from podium.service.confidence import board_confidence
 from podium.service.database import reading, writing
@@ -61,9 +61,9 @@ STATIC_FILES = {  # name -> (package folder, media type)
     "htmx.min.js": (STATIC, "text/javascript"),
     "pages.js": (STATIC, "text/javascript"),
     "pages.css": (STATIC, "text/css"),
-    "vega.min.js": (resources.files("podium.report") / "vendor", "text/javascript"),
-    "vega-lite.min.js": (resources.files("podium.report") / "vendor", "text/javascript"),
-    "render.js": (resources.files("podium.report") / "templates", "text/javascript"),
+    "vega.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
+    "vega-lite.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
+    "render.js": (resources.files("podium.publish.report") / "templates", "text/javascript"),
 }
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from starlette.requests import Request
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Proxies = tuple[Network, ...]

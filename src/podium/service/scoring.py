@@ -1,7 +1,7 @@
 """Scoring one stored submission: what a worker does with a job, and how the answer is kept.
 
-A file submission is scored by :func:`podium.engine.evaluate`; a program by
-:func:`podium.runner.run.run_program` in the sandbox under the contest's
+A file submission is scored by :func:`podium.scoring.engine.evaluate`; a program by
+:func:`podium.scoring.run.run_program` in the sandbox under the contest's
 limits. The outcome's status is the team's: ``scored``; ``rejected`` (the
 files fail a check); ``failed`` (the program crashed, ran out of time or
 memory, or wrote nothing scorable). Any exception is podium's or the
@@ -22,11 +22,11 @@ from typing import Any
 
 from podium.challenges import get
 from podium.contest import Contest
-from podium.engine import evaluate
-from podium.result import PRIVATE, PUBLIC, SCORED, Result
+from podium.core.result import PRIVATE, PUBLIC, SCORED, Result
 from podium.runner.process import Limits
-from podium.runner.run import RunRequest, run_program
 from podium.runner.sandbox import CODE_FOLDER, choose
+from podium.scoring.engine import evaluate
+from podium.scoring.run import RunRequest, run_program
 from podium.service.statuses import FAILED, REJECTED, RunStatus
 from podium.service.statuses import SCORED as SUBMISSION_SCORED
 
@@ -48,7 +48,7 @@ class Outcome:
 @dataclass(frozen=True)
 class Runtime:
     """How a worker scores: the sandbox of programs (``podium run --sandbox``), a delegated cgroup,
-    and the Dask scheduler that scores a job's items (:mod:`podium.distributed`), if any."""
+    and the Dask scheduler that scores a job's items (:mod:`podium.scoring.distributed`), if any."""
 
     sandbox: str = "auto"
     cgroup: Path | None = None
@@ -103,7 +103,7 @@ def outcome_of(result: Result, kind: str, root: Path) -> Outcome:
 def _stored(document: dict[str, Any]) -> dict[str, Any]:
     """The document as the database keeps it: plain JSON, a parameter naming a file (the truth's ``boxes`` or ``meta``) by its name.
 
-    The full path is the server's business (the document arrives with it as text: :mod:`podium.result`).
+    The full path is the server's business (the document arrives with it as text: :mod:`podium.core.result`).
     """
     plain: dict[str, Any] = json.loads(json.dumps(document, allow_nan=False, default=str))
     parameters = plain.get("parameters") or {}

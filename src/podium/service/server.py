@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Engine
 
 from podium.contest import Contest
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.runner.tree import die_with_parent
 from podium.service import state
 from podium.service.database import writing

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, Engine, insert, select, update
 
 from podium.contest import Contest
 from podium.contest import load as load_contest
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.service.database import reading
 from podium.service.tables import settings
 

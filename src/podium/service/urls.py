@@ -28,7 +28,7 @@ import jinja2
 from starlette.requests import HTTPConnection, Request
 from starlette.types import Scope
 
-from podium.errors import UsageError
+from podium.core.errors import UsageError
 from podium.service.proxies import is_https
 
 _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")  # a path segment that needs no quoting anywhere: in HTML, in a cookie's Path, in nginx's location

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine, select
 
-from podium.errors import PodiumError
+from podium.core.errors import PodiumError
 from podium.runner import docker
 from podium.service import heartbeats, queue, state
 from podium.service.database import reading

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from podium.challenges.base import Demo
+from podium.synthetic.demo import Demo
 
 N_CLASSES = 1000
 

@@ -1,0 +1,539 @@
+"""The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``token``, ``reveal``, ``rescore``, ``migrate``, ``backup``, ``restore``
+(on the database),
+and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
+
+Heavy imports (FastAPI, SQLAlchemy) happen inside the commands, so the scoring
+commands start as fast as before.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from podium._version import __version__
+from podium.cli.commandline import guarded
+from podium.contest import Contest, load
+from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
+from podium.publish import display
+from podium.runner.sandbox import SANDBOXES
+from podium.runner.workdir import remove_abandoned
+from podium.scoring import distributed
+from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
+
+DEFAULT_DATA = Path("podium-data")
+
+
+def database_options(command: Any) -> Any:
+    for option in reversed([
+        click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA, show_default=True,
+                     help="The service's folder: uploads, results (and the SQLite database without --database)."),
+        click.option("--database", metavar="URL", envvar="PODIUM_DATABASE", default=None,
+                     help="postgresql://USER@HOST:PORT/NAME [default: SQLite in --data] [env PODIUM_DATABASE]."),
+    ]):  # fmt: skip
+        command = option(command)
+    return command
+
+
+def client_options(command: Any) -> Any:
+    for option in reversed([
+        click.option("--server", metavar="URL", envvar="PODIUM_SERVER", required=True, help="The service, e.g. http://127.0.0.1:8000 [env PODIUM_SERVER]."),
+        click.option("--json", "as_json", is_flag=True, help="Print the server's JSON answer."),
+    ]):  # fmt: skip
+        command = option(command)
+    return command
+
+
+TOKEN_OPTION = click.option("--token", envvar="PODIUM_TOKEN", required=True, help="Your team's API token [env PODIUM_TOKEN].")
+
+
+def _open(data: Path, database: str | None, contest: Contest | None = None) -> Any:
+    """The database engine, migrated; with ``contest``, tied to that contest."""
+    from podium.service.database import connect, database_url, migrate
+    from podium.service.server import register_contest
+
+    data.mkdir(parents=True, exist_ok=True)
+    engine = connect(database_url(database, data))
+    migrate(engine)
+    if contest is not None:
+        register_contest(engine, contest)
+    return engine
+
+
+def _load(contest_path: Path | None) -> Contest | None:
+    return None if contest_path is None else load(contest_path)
+
+
+SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
+LOG_FORMAT_OPTION = click.option("--log-format", type=click.Choice(("text", "json")), envvar="PODIUM_LOG_FORMAT", default="text", show_default=True,
+                                 help="Logs on stderr: text, or one JSON object per line with the request's or job's id [env PODIUM_LOG_FORMAT].")  # fmt: skip
+
+
+def serve_banner(contest: Contest, address: str, data: Path, workers: int, database: bool) -> str:
+    """What ``podium serve`` prints first: where the contest is served, and the commands that run as printed."""
+    podium = display.command_name()
+    return (
+        f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
+        f"data in {data.resolve()}\n  the contest's pages: {address}/ (log in as a user: {podium} user add NAME --team TEAM --data {data})"
+        f"\n  the API and its documentation: {address}/docs\n  the leaderboard: {address}/leaderboard, {address}/api/leaderboard "
+        f"or {podium} leaderboard --server {address}\n  add a team: {podium} team add NAME --data {data}" + (" --database URL" if database else "")
+    )
+
+
+@click.command("serve")
+@click.option("--contest", "contest_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file.")
+@database_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on (0.0.0.0: every interface).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--workers", type=click.IntRange(min=0), default=1, show_default=True, help="Scoring workers on this machine (0: only remote ones).")
+@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How workers run programs (podium run --sandbox).")
+@click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+@SCHEDULER_OPTION
+@click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
+@click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="PODIUM_TRUSTED_PROXIES",
+              help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
+@click.option("--public-url", metavar="URL", envvar="PODIUM_PUBLIC_URL", default=None,
+              help="Where the contest is reached behind a reverse proxy that strips the path, e.g. https://example.org/contest/: every link, redirect, cookie and printed address uses it [env PODIUM_PUBLIC_URL].")
+@LOG_FORMAT_OPTION
+@guarded
+def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str, cgroup: Path | None,
+                  scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], public_url: str | None,
+                  log_format: str) -> int:  # fmt: skip
+    """Serve a contest: the web API, the leaderboard and N scoring workers."""
+    import uvicorn
+
+    from podium.service import logs
+    from podium.service.app import Service, create_app
+    from podium.service.database import database_url
+    from podium.service.proxies import parse_proxies
+    from podium.service.scoring import Runtime
+    from podium.service.server import Workers, clean_leftovers, worker_argv
+    from podium.service.urls import parse_public_url
+
+    logs.configure(log_format)
+    contest = load(contest_path)
+    proxies = parse_proxies(trusted_proxies)
+    public = None if public_url is None else parse_public_url(public_url)
+    if scheduler is not None:
+        distributed.check_reachable(scheduler)
+    engine = _open(data, database, contest)
+    clean_leftovers(data.resolve())
+    pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format), workers, database_url(database, data))
+    address = f"http://{host}:{port}" if public is None else public.base
+    display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
+    if public is not None:
+        display.stdout.print(f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it", soft_wrap=True)
+    for name, token in _team_tokens(engine, team_names):
+        display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
+    signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
+    pool.start()
+    try:
+        app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public))
+        # podium reads the forwarding headers of --trusted-proxy only
+        uvicorn.run(app, host=host, port=port, proxy_headers=False, root_path=public.prefix if public else "", **logs.uvicorn_config(log_format))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        pool.stop()
+    return EXIT_SCORED
+
+
+@click.command("worker")
+@database_options
+@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How programs are run (podium run --sandbox).")
+@click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+@SCHEDULER_OPTION
+@click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
+@LOG_FORMAT_OPTION
+@guarded
+def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None, log_format: str) -> int:
+    """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
+    import podium.scoring.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
+    from podium.service import logs
+    from podium.service.database import connect, database_url
+    from podium.service.queue import LEASE_S
+    from podium.service.scoring import Runtime
+    from podium.service.server import die_with_serve
+    from podium.service.worker import Worker
+
+    logs.configure(log_format)
+    if not die_with_serve():
+        return EXIT_SCORED  # podium serve ended before this worker started
+    remove_abandoned()  # what workers killed with SIGKILL left in the temporary folder
+    if scheduler is not None:
+        distributed.check_reachable(scheduler)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    engine = connect(database_url(database, data))
+    Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
+    return EXIT_SCORED
+
+
+@click.group("team")
+def team_group() -> None:
+    """Teams of the served contest."""
+
+
+@team_group.command("add")
+@click.argument("name")
+@click.option("--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file (ties a new database to it).")
+@database_options
+@guarded
+def team_add_command(name: str, contest_path: Path | None, data: Path, database: str | None) -> int:
+    """Add a team and print its API token (shown once; only its hash is kept)."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    engine = _open(data, database, _load(contest_path))
+    with writing(engine) as connection:
+        team_id = accounts.add_team(connection, name, utc_now())
+        token = accounts.new_token(connection, team_id, False, f"podium team add {name}", utc_now())
+    click.echo(token)
+    return EXIT_SCORED
+
+
+@team_group.command("token")
+@click.argument("name")
+@click.option("--days", type=click.IntRange(min=1), default=None, help="The token expires after this many days [default: never; revoke it with podium token revoke].")
+@database_options
+@guarded
+def team_token_command(name: str, days: int | None, data: Path, database: str | None) -> int:
+    """Print a new API token for a team (its other tokens stay valid)."""
+    from datetime import timedelta
+
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    now = utc_now()
+    expires = None if days is None else now + timedelta(days=days)
+    with writing(_open(data, database)) as connection:
+        click.echo(accounts.new_token(connection, accounts.team_id(connection, name), False, f"podium team token {name}", now, expires=expires))
+    return EXIT_SCORED
+
+
+@click.group("token")
+def token_group() -> None:
+    """API tokens and web sessions: list them, revoke one."""
+
+
+@token_group.command("list")
+@click.option("--team", help="Only this team's tokens.")
+@database_options
+@guarded
+def token_list_command(team: str | None, data: Path, database: str | None) -> int:
+    """The tokens that have not expired: id, team, label, created, expires (never the token itself)."""
+    from podium.service import accounts
+    from podium.service.database import reading
+
+    with reading(_open(data, database)) as connection:
+        rows = accounts.token_rows(connection, None if team is None else accounts.team_id(connection, team), utc_now())
+    for row in rows:
+        who = row["team"] or ("organizer" if row["organizer"] else "-")
+        click.echo(f"{row['id']:>6}  {who}  {row['label']}  created {row['created']}  expires {row['expires'] or 'never'}")
+    return EXIT_SCORED
+
+
+@token_group.command("revoke")
+@click.argument("token_id", type=click.IntRange(min=1))
+@database_options
+@guarded
+def token_revoke_command(token_id: int, data: Path, database: str | None) -> int:
+    """Revoke a token (or end a web session) by its id, as podium token list shows it."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        if not accounts.revoke_token(connection, token_id, None):
+            raise UsageError(f"no token {token_id}")
+    click.echo(f"token {token_id} revoked")
+    return EXIT_SCORED
+
+
+@click.group("user")
+def user_group() -> None:
+    """Members of teams, and organizers, who log in with a password."""
+
+
+@user_group.command("add")
+@click.argument("name")
+@click.option("--team", help="The member's team.")
+@click.option("--organizer", is_flag=True, help="An organizer: sees every submission and full results.")
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input instead of asking.")
+@database_options
+@guarded
+def user_add_command(name: str, team: str | None, organizer: bool, password_stdin: bool, data: Path, database: str | None) -> int:
+    """Add a member of a team (--team) or an organizer (--organizer); the password is stored as an scrypt hash."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    if (team is None) == (not organizer):
+        raise UsageError("give exactly one of --team NAME and --organizer")
+    password = sys.stdin.readline().rstrip("\n") if password_stdin else click.prompt("password", hide_input=True, confirmation_prompt=True)
+    with writing(_open(data, database)) as connection:
+        team_id = None if team is None else accounts.team_id(connection, team)
+        accounts.add_user(connection, name, password, team_id, organizer, utc_now())
+    click.echo(f"added {'organizer' if organizer else 'member of ' + str(team)} {name}")
+    return EXIT_SCORED
+
+
+@user_group.command("remove")
+@click.argument("name")
+@database_options
+@guarded
+def user_remove_command(name: str, data: Path, database: str | None) -> int:
+    """Remove a user; every session and token their log-ins made ends (their team and its submissions stay)."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        accounts.remove_user(connection, name)
+    click.echo(f"removed user {name}")
+    return EXIT_SCORED
+
+
+@user_group.command("password")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the new password from standard input instead of asking.")
+@database_options
+@guarded
+def user_password_command(name: str, password_stdin: bool, data: Path, database: str | None) -> int:
+    """Change a user's password; every session and token their log-ins made ends."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    password = sys.stdin.readline().rstrip("\n") if password_stdin else click.prompt("new password", hide_input=True, confirmation_prompt=True)
+    with writing(_open(data, database)) as connection:
+        accounts.set_password(connection, name, password)
+    click.echo(f"the password of {name} is changed; their sessions and tokens have ended")
+    return EXIT_SCORED
+
+
+@click.command("reveal")
+@database_options
+@guarded
+def reveal_command(data: Path, database: str | None) -> int:
+    """Reveal the private split now: the leaderboard shows the final ranking, and teams their full results."""
+    from podium.service import state
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        state.put(connection, state.REVEALED, utc_now().isoformat())
+    click.echo("the private split is revealed")
+    return EXIT_SCORED
+
+
+@click.command("rescore")
+@click.option("--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Serve this contest file from now on (same id: a new truth, parameters or split).")  # fmt: skip
+@database_options
+@guarded
+def rescore_command(contest_path: Path | None, data: Path, database: str | None) -> int:
+    """Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept."""
+    from podium.service.rescore import rescore
+
+    round_, count = rescore(_open(data, database, _load(contest_path)))
+    click.echo(f"round {round_}: {count} submission{'s' * (count != 1)} queued for scoring again")
+    return EXIT_SCORED
+
+
+@click.command("migrate")
+@database_options
+@guarded
+def migrate_command(data: Path, database: str | None) -> int:
+    """Bring the database to this podium's schema (podium serve does it on start); print the revisions."""
+    from podium.service.database import SQLITE_FILE, connect, database_url, migrate, schema_revision
+
+    if database is None and not (data / SQLITE_FILE).is_file():
+        raise UsageError(f"no database in {data}: give the contest's --data (or --database)")
+    engine = connect(database_url(database, data))
+    before = schema_revision(engine)
+    migrate(engine)
+    after = schema_revision(engine)
+    click.echo(f"schema {before} -> {after}" if before != after else f"schema {after}: already this podium's ({__version__})")
+    return EXIT_SCORED
+
+
+@click.command("backup")
+@database_options
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@guarded
+def backup_command(data: Path, database: str | None, out: Path) -> int:
+    """Write the contest (database, stored submissions, results) to the archive OUT, while it is served."""
+    from podium.service.backup import backup
+
+    manifest = backup(data, database, out)
+    rows = manifest["rows"]
+    click.echo(f"{out}: {len(manifest['files']):,} files; {rows.get('teams', 0)} teams, {rows.get('users', 0)} users, "
+               f"{rows.get('submissions', 0)} submissions, {rows.get('results', 0)} results")  # fmt: skip
+    return EXIT_SCORED
+
+
+@click.command("restore")
+@click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@database_options
+@guarded
+def restore_command(archive: Path, data: Path, database: str | None) -> int:
+    """Restore a backup into an empty --data folder (and an empty --database), then bring it to this podium's schema."""
+    from podium.service.backup import restore
+
+    manifest = restore(archive, data, database)
+    click.echo(f"restored {manifest['contest']} as backed up at {manifest['created']} by podium {manifest['podium']} into {data}")
+    return EXIT_SCORED
+
+
+@click.command("submit")
+@client_options
+@TOKEN_OPTION
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--entry", help="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save.")
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score.")
+@guarded
+def submit_command(server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float) -> int:
+    """Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem."""
+    from podium.service.client import request, submit
+
+    decimals = _decimals(server)
+    answer = _answered(lambda: submit(server, token, path, entry))
+    if answer.status not in (201, 422):
+        raise PodiumError(f"the server refused the submission ({answer.status}): {answer.message}")
+    shown = answer.body
+    deadline = time.monotonic() + wait_s
+    while shown["status"] not in FINAL and time.monotonic() < deadline:
+        time.sleep(0.5)
+        shown = _answered(lambda: request(server, "GET", f"/api/submissions/{answer.body['id']}", token)).body
+    _print_submission(shown, as_json, decimals)
+    return EXIT_REJECTED if shown["status"] in NOT_SCORED_BY_THE_TEAMS_FAULT else EXIT_SCORED
+
+
+@click.command("status")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int, required=False)
+@guarded
+def status_command(server: str, as_json: bool, token: str, submission_id: int | None) -> int:
+    """Your team's submissions (or one, with its problems and result)."""
+    from podium.service.client import request
+
+    path = "/api/submissions" + (f"/{submission_id}" if submission_id is not None else "")
+    answer = _answered(lambda: request(server, "GET", path, token))
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    decimals = None if as_json else _decimals(server)
+    if submission_id is not None:
+        _print_submission(answer.body, as_json, decimals)
+    elif as_json:
+        click.echo(json.dumps(answer.body, indent=2))
+    else:
+        for item in answer.body:
+            since = f" since {item['started']}" if item["status"] == "running" else ""
+            reason = f": {item['reason']}" if item["reason"] else ""
+            scores = _scores_text(item, decimals)
+            display.stdout.print(
+                f"{item['id']:>6}  {item['created']}  {item['phase']}  {item['status']}{since}{display.escape(reason)}{'  ' + scores if scores else ''}", soft_wrap=True
+            )
+    return EXIT_SCORED
+
+
+@click.command("leaderboard")
+@client_options
+@guarded
+def leaderboard_command(server: str, as_json: bool) -> int:
+    """The contest's leaderboard (public scores until the reveal)."""
+    from podium.challenges import get
+    from podium.challenges.base import ScoreSpec
+    from podium.ranking.ranks import Team
+    from podium.service.client import request
+
+    answer = _answered(lambda: request(server, "GET", "/api/leaderboard"))
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    board = answer.body
+    if as_json:
+        click.echo(json.dumps(board, indent=2))
+        return EXIT_SCORED
+    teams = [Team(t["team"], t["status"], t["scores"], t["ranks"], t["rank_sum"], t["rank"]) for t in board["teams"]]
+    criteria = [ScoreSpec(c["name"], c["higher_is_better"], "") for c in board["criteria"]]
+    split = "final ranking, private split" if board["revealed"] else "public split"
+    display.stdout.print(f"[bold]{display.escape(board['title'])}[/bold] ({split})")
+    display.print_table(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
+    return EXIT_SCORED
+
+
+def _interrupted(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _team_tokens(engine: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """A new token for each named team, adding the teams that are new."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    tokens = []
+    with writing(engine) as connection:
+        for name in names:
+            try:
+                team = accounts.team_id(connection, name)
+            except UsageError:
+                team = accounts.add_team(connection, name, utc_now())
+            tokens.append((name, accounts.new_token(connection, team, False, f"podium serve --team {name}", utc_now())))
+    return tokens
+
+
+def _answered(call: Any) -> Any:
+    from podium.service.client import ServerUnreachable
+
+    try:
+        answer = call()
+    except ServerUnreachable as exc:
+        raise PodiumError(str(exc)) from None
+    if answer.status == 401:
+        raise PodiumError(f"the server does not know this token: {answer.message}")
+    return answer
+
+
+def _decimals(server: str) -> int | None:
+    """The contest's ranking decimals, to print scores as it ranks them (``None``: in full, or the server did not say)."""
+    from podium.service.client import ServerUnreachable, request
+
+    try:
+        answer = request(server, "GET", "/api/contest")
+    except ServerUnreachable:
+        return None  # the command's own request says so
+    ranking = answer.body.get("ranking") if answer.status == 200 and isinstance(answer.body, dict) else None
+    decimals = ranking.get("decimals") if isinstance(ranking, dict) else None
+    return decimals if isinstance(decimals, int) else None
+
+
+def _scores_text(item: dict[str, Any], decimals: int | None) -> str:
+    """A submission's scores as the team may see them (public ones until the reveal), the per-class and per-part ones left out."""
+    result = item.get("result") or {}
+    scores = ((result.get("splits") or {}).get("public") or {}).get("scores") or result.get("scores") or {}
+    shown = ", ".join(f"{k}={display.score_text(v, decimals)}" for k, v in scores.items() if "/" not in k)
+    return f"{'public ' if (result.get('splits') or {}).get('public') else ''}scores: {shown}" if shown else ""
+
+
+def _print_submission(item: dict[str, Any], as_json: bool, decimals: int | None = None) -> None:
+    if as_json:
+        click.echo(json.dumps(item, indent=2))
+        return
+    display.stdout.print(f"submission {item['id']}: [bold]{item['status']}[/bold]" + (f": {display.escape(item['reason'])}" if item.get("reason") else ""), soft_wrap=True)
+    for problem in item.get("problems") or []:
+        where = ":".join(str(x) for x in (problem.get("file"), problem.get("line")) if x not in (None, ""))
+        display.stdout.print(f"  {display.escape(where)}{': ' if where else ''}{display.escape(problem['message'])}", soft_wrap=True)
+    scores = _scores_text(item, decimals)
+    if scores:
+        display.stdout.print(scores, soft_wrap=True)
+    if item.get("stderr_tail"):
+        display.stdout.print("last lines of the program's stderr:\n" + display.escape(item["stderr_tail"]), soft_wrap=True)
+
+
+COMMANDS = (serve_command, worker_command, team_group, token_group, user_group, reveal_command, rescore_command, migrate_command, backup_command,
+            restore_command, submit_command, status_command, leaderboard_command)

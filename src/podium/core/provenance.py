@@ -1,0 +1,188 @@
+"""Where a result comes from: fingerprints of files and the signature every result document carries.
+
+A fingerprint is ``sha256:`` and 64 hex digits. A file's is the SHA-256 of its
+bytes. A folder's is the SHA-256 of one line per entry, sorted by path relative
+to the folder (``/``-separated)::
+
+    F <path> <sha256 of the file's bytes>
+    L <path> <the link's target>            symbolic links are never followed
+    D <path>                                 sub-folders, recursively
+
+so two folders with the same files, made at different times or places, have
+the same fingerprint. Paths are encoded with ``surrogateescape``, so any byte
+name is fingerprinted as it is.
+
+A submission's fingerprint is made of what the challenge's readers read of it,
+and of nothing else: the ``F`` lines of the files they accepted, with the
+SHA-256 of the bytes they read (recorded as they read them,
+:func:`podium.formats.files.recording_reads`). A file they refuse for its size,
+an extra file they ignore, a program's junk in its working folder are never
+read for it: a sparse 10 GB file costs nothing, and the time to fingerprint is
+bounded by the readers' own byte limits.
+
+The signature (like sacrebleu's) says what a score means: the challenge, the
+podium version, the rule parameters, the truth (its files and the ``data``
+parameters' files), the submission, the contest and its split, and when. Two
+results can be ranked together when their :func:`comparable_part` is equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from podium._version import __version__
+from podium.core.parameters import Parameter
+
+PREFIX = "sha256:"
+CHUNK = 1 << 20
+MAX_ENTRIES = 1_000_000  # a submission with more files than this is not fingerprinted (null)
+
+
+class TooManyEntries(Exception):
+    pass
+
+
+def fingerprint(path: Path) -> str | None:
+    """The fingerprint of a file or folder (see the module docstring); ``None`` when it cannot be read
+    or holds more than :data:`MAX_ENTRIES` entries."""
+    try:
+        status = os.stat(path)  # the path itself is the caller's: followed; links inside are not
+        if not stat.S_ISDIR(status.st_mode):
+            if not stat.S_ISREG(status.st_mode):
+                return None
+            return PREFIX + _file_digest(path)
+        digest = hashlib.sha256()
+        for line in _entries(path):
+            digest.update(line)
+    except (OSError, TooManyEntries):
+        return None
+    return PREFIX + digest.hexdigest()
+
+
+def of_read(read: Mapping[str, str]) -> str:
+    """A submission's fingerprint from what its readers read: relative path -> SHA-256 of the bytes."""
+    digest = hashlib.sha256()
+    for name in sorted(read, key=lambda n: n.encode("utf-8", "surrogateescape")):
+        digest.update(b"F " + name.encode("utf-8", "surrogateescape") + b" " + read[name].encode() + b"\n")
+    return PREFIX + digest.hexdigest()
+
+
+def combine(named: Mapping[str, str | None]) -> str:
+    """One fingerprint of several named ones (order-independent)."""
+    digest = hashlib.sha256()
+    for name in sorted(named):
+        digest.update(f"{name} {named[name]}\n".encode())
+    return PREFIX + digest.hexdigest()
+
+
+def of_names(names: list[str]) -> str:
+    """The fingerprint of a set of names, e.g. the public units of a split."""
+    digest = hashlib.sha256()
+    for name in sorted(names):
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\n")
+    return PREFIX + digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _entries(root: Path) -> Iterator[bytes]:
+    """The lines of a folder's fingerprint, in path order."""
+    count = 0
+    stack = [""]
+    found: list[tuple[bytes, bytes]] = []
+    while stack:
+        relative = stack.pop()
+        with os.scandir(root / relative if relative else root) as entries:
+            for entry in entries:
+                count += 1
+                if count > MAX_ENTRIES:
+                    raise TooManyEntries
+                name = f"{relative}/{entry.name}" if relative else entry.name
+                key = name.encode("utf-8", "surrogateescape")
+                if entry.is_symlink():
+                    found.append((key, b"L " + key + b" " + os.readlink(entry.path).encode("utf-8", "surrogateescape")))
+                elif entry.is_dir(follow_symlinks=False):
+                    found.append((key, b"D " + key))
+                    stack.append(name)
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((key, b"F " + key + b" " + _file_digest(Path(entry.path)).encode()))
+    for _, line in sorted(found):
+        yield line + b"\n"
+
+
+def rule_parameters(parameters: tuple[Parameter, ...], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of the ``rule`` parameters: those that change what a score means."""
+    return {p.name: values[p.name] for p in parameters if p.role == "rule"}
+
+
+def truth_fingerprint(truth: Path, parameters: tuple[Parameter, ...], values: Mapping[str, Any]) -> str | None:
+    """The truth's fingerprint, with the files of the ``data`` parameters that are set."""
+    own = fingerprint(truth)
+    data = {p.name: fingerprint(Path(values[p.name])) for p in parameters if p.role == "data" and values[p.name] is not None}
+    return own if not data else combine({"truth": own, **data})
+
+
+def signature(
+    challenge: str,
+    parameters: tuple[Parameter, ...],
+    values: Mapping[str, Any],
+    truth: Path,
+    submission_read: Mapping[str, str] | None,
+    contest: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The signature of a result document; ``submission_read``: what the readers read of the submission (see above)."""
+    return {
+        "challenge": challenge,
+        "podium_version": __version__,
+        "parameters": rule_parameters(parameters, values),
+        "truth": truth_fingerprint(truth, parameters, values),
+        "submission": None if submission_read is None else of_read(submission_read),
+        "contest": None if contest is None else dict(contest),
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+COMPARED = {"challenge": "challenge", "parameters": "challenge parameters", "truth": "truth fingerprint"}
+
+
+def comparable_part(sig: Mapping[str, Any], with_split: bool) -> dict[str, Any]:
+    """What must be equal for two results to be ranked together (with the split when ranking by one)."""
+    part = {key: sig.get(key) for key in COMPARED}
+    if with_split:
+        contest = sig.get("contest") or {}
+        part["split"] = (contest.get("split") or {}).get("fingerprint")
+    return part
+
+
+def short(sig: Mapping[str, Any]) -> str:
+    """One line: ``glas · podium 0.2.0 · truth sha256:1a2b3c4d5e6f · binary=auto ... · contest X split sha256:...``."""
+    fields = [str(sig.get("challenge")), f"podium {sig.get('podium_version')}", f"truth {_cut(sig.get('truth'))}"]
+    parameters = sig.get("parameters") or {}
+    if parameters:
+        fields.append(" ".join(f"{k}={_text(v)}" for k, v in parameters.items()))
+    contest = sig.get("contest")
+    if contest:
+        fields.append(f"contest {contest.get('id')} split {_cut((contest.get('split') or {}).get('fingerprint'))}")
+    return " · ".join(fields)
+
+
+def _cut(value: object) -> str:
+    return str(value)[: len(PREFIX) + 12] if value else "none"
+
+
+def _text(value: object) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return "none" if value is None else str(value)

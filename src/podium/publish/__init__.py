@@ -1,0 +1,1 @@
+"""Publishing: the terminal display, HTML reports and the platforms' bundles and scoring programs."""

@@ -1,0 +1,207 @@
+"""How results, problems and progress look in a terminal (Rich)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape as escape  # re-exported: the commands escape with display.escape
+from rich.measure import Measurement
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from podium.challenges.base import Challenge, ScoreSpec
+from podium.core.issues import Issue
+from podium.core.result import PUBLIC, Result
+from podium.ranking.ranks import Team
+
+stdout = Console(highlight=False)
+stderr = Console(stderr=True, highlight=False)
+
+
+def scores_table(challenge: Challenge, result: Result, public: bool = False) -> Table:
+    """The scores, a column per split and one for the whole test set; ``public``: the public split's only."""
+    table = Table(title=f"{challenge.id}: {result.status}", title_justify="left")
+    table.add_column("score")
+    public = public and result.splits is not None  # without a split, everything is public
+    ordered = sorted((result.splits or {}).items(), key=lambda item: item[0] != PUBLIC)  # public first
+    splits = {name: split.scores for name, split in ordered if not public or name == PUBLIC}
+    columns = splits if public else {**splits, ("whole" if splits else "value"): result.scores}
+    for name in columns:
+        table.add_column(escape(name), justify="right")
+    table.add_column("better")
+    for name in result.scores:
+        try:
+            better = _direction(challenge.score_spec(name).higher_is_better)
+        except KeyError:
+            better = ""
+        table.add_row(escape(name), *(_number(scores.get(name)) for scores in columns.values()), better)
+    return table
+
+
+def _direction(higher_is_better: bool | None) -> str:
+    return "" if higher_is_better is None else "higher" if higher_is_better else "lower"
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    return str(value)
+
+
+def command_name() -> str:
+    """How to run podium again as this process was run: ``podium`` when that name on PATH is this program, else its path
+    (``.venv/bin/podium`` after ``make demo``), so that every command podium prints runs as printed."""
+    program = Path(sys.argv[0]).absolute()
+    on_path = shutil.which("podium")
+    if program.name != "podium" or (on_path is not None and Path(on_path).resolve() == program.resolve()):
+        return "podium"
+    try:
+        return str(program.relative_to(Path.cwd()))
+    except ValueError:
+        return str(program)
+
+
+def score_text(value: Any, decimals: int | None) -> str:
+    """A score as a contest shows it: rounded to its ranking's ``decimals``, else in full; ``none`` when there is none.
+
+    >>> score_text(0.7962962962962963, 3), score_text(0.5, None), score_text(None, 2), score_text(7, 2)
+    ('0.796', '0.5', 'none', '7')
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, float) and decimals is not None:
+        return f"{value:.{decimals}f}"
+    return str(value)
+
+
+def print_table(table: Table, console: Console = stdout) -> None:
+    """``table`` on ``console``; not on a terminal (a pipe, a file), at its full width: no column cut to 80 characters."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    width = Measurement.get(console, console.options.update(width=1 << 14), table).maximum
+    Console(file=console.file, width=max(width, 20), highlight=False, no_color=True).print(table)
+
+
+def print_issues(console: Console, kind: str, issues: list[Issue]) -> None:
+    style = "red" if kind == "error" else "yellow"
+    for issue in issues:
+        console.print(f"[{style}]{kind}[/{style}] {escape(str(issue))}", soft_wrap=True)
+
+
+def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec], rank_sum: bool) -> Table:
+    table = Table(title=f"{challenge.id} leaderboard", title_justify="left")
+    table.add_column("rank", justify="right")
+    table.add_column("team")
+    for spec in criteria:
+        table.add_column(f"{escape(spec.name)} ({_direction(spec.higher_is_better)})", justify="right")
+    if rank_sum:
+        table.add_column("rank sum", justify="right")
+    bootstrapped = any(t.confidence is not None for t in teams)
+    if bootstrapped:
+        for name in (f"{escape(criteria[0].name)} 95%", "rank 95%", "first"):
+            table.add_column(name, justify="right")
+    for team in teams:
+        cells = [f"{_number(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})" for c in criteria]
+        if rank_sum:
+            cells.append(_number(team.rank_sum))
+        if bootstrapped:
+            c = team.confidence
+            cells += ["", "", ""] if c is None else [f"{_number(c.score.low)}–{_number(c.score.high)}", f"{c.rank.low}–{c.rank.high}", f"{c.first:.1%}"]
+        table.add_row(str(team.rank), escape(team.name), *cells)
+    return table
+
+
+def print_challenge(console: Console, challenge: Challenge) -> None:
+    """One challenge: title, rules, scores with their direction, parameters with defaults."""
+    console.print(f"\n[bold]{challenge.id}[/bold]: {escape(challenge.title)}  [dim](rules: {challenge.rules})[/dim]", soft_wrap=True)
+    scores = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    scores.add_column("score")
+    scores.add_column("better")
+    scores.add_column("meaning")
+    for spec in challenge.scores:
+        primary = " (primary)" if spec.name == challenge.primary else ""
+        scores.add_row(escape(spec.name + ("/<class>" if spec.family else "")) + primary, _direction(spec.higher_is_better), escape(spec.help))
+    console.print(scores)
+    if not challenge.parameters:
+        return
+    params = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
+    params.add_column("--set KEY=")
+    params.add_column("default")
+    params.add_column("allowed")
+    params.add_column("role")
+    params.add_column("meaning")
+    for p in challenge.parameters:
+        default = "none" if p.default is None else ",".join(p.default) if isinstance(p.default, tuple) else str(p.default)
+        params.add_row(p.name, escape(default), escape(p.allowed), p.role, escape(p.help))
+    console.print(params)
+
+
+def print_contest(console: Console, summary: dict[str, Any]) -> None:
+    """A checked contest file: what it scores, how the test set splits, when its phases run."""
+    console.print(f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])} ({summary['challenge']}), valid", soft_wrap=True)
+    console.print(f"truth: {escape(summary['truth'])}, {summary['units']:,} units", soft_wrap=True)
+    split = summary["split"]
+    if split is None:
+        console.print("split: none, the whole test set is public")
+    else:
+        rule = f"public = {split['public']}, seed = {split['seed']}" if "public" in split else f"public_list = {escape(split['public_list'])}"
+        console.print(
+            f"split: {rule}: {split['public_units']:,} public, {split['private_units']:,} private units ({split['fingerprint'][:19]})", soft_wrap=True
+        )
+    if summary["parameters"]:
+        console.print("parameters: " + ", ".join(f"{k}={escape(v)}" for k, v in summary["parameters"].items()), soft_wrap=True)
+    console.print(f"phases (local time: {summary['timezone']}):")
+    for p in summary["phases"]:
+        console.print(
+            f"  {escape(p['name'])} ({p['submissions']}): {p['start_utc']} to {p['end_utc']} UTC, "
+            f"{p['start_local']} to {p['end_local']} local",
+            soft_wrap=True,
+        )
+    for name in ("limits", "quota", "ranking", "service"):
+        console.print(f"{name}: " + ", ".join(f"{k}={'default' if v is None else v}" for k, v in summary[name].items()), soft_wrap=True)
+
+
+class DelayedProgress:
+    """A progress bar on stderr that appears only once a run has lasted ``delay`` seconds.
+
+    Nothing is drawn when stderr is not a terminal.
+    """
+
+    def __init__(self, label: str, delay: float = 1.0) -> None:
+        self.label = label
+        self.delay = delay
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.bar: Progress | None = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < self.delay or done >= total:
+                return
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=stderr,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()

@@ -1,0 +1,1 @@
+"""Ranking: result documents read back, teams ranked from them, bootstrap confidence of the ranks."""
