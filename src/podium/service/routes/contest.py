@@ -1,0 +1,26 @@
+"""``GET /api/contest`` and ``GET /api/leaderboard``: what anyone may read of the contest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from podium.service.deps import ReadingDep, ServiceDep
+from podium.service.leaderboard import leaderboard
+from podium.service.models import Board, ContestView
+from podium.service.views import contest_view
+
+router = APIRouter(prefix="/api")
+
+
+@router.get("/contest", response_model=ContestView, response_model_exclude_unset=True,
+            summary="The contest: challenge, phases, quota, ranking rule, split sizes")  # fmt: skip
+def contest_summary(service: ServiceDep, connection: ReadingDep) -> dict[str, Any]:
+    return contest_view(connection, service.contests.get(), service.clock())
+
+
+@router.get("/leaderboard", response_model=Board, response_model_exclude_unset=True,
+            summary="The leaderboard: public scores until the reveal, then the final ranking on the private split")  # fmt: skip
+def board(service: ServiceDep, connection: ReadingDep) -> dict[str, Any]:
+    return leaderboard(connection, service.contests.get(), service.clock())
