@@ -40,8 +40,8 @@ class Service:
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 
-def service_of(request: Request) -> Service:
-    """The service of the app that answers ``request``."""
+async def service_of(request: Request) -> Service:
+    """The service of the app that answers ``request`` (async: FastAPI calls it in the event loop, not on a worker thread)."""
     service: Service = request.app.state.service
     return service
 

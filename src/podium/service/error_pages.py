@@ -20,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
 
-from podium.service.deps import Service, service_of
+from podium.service.deps import Service
 from podium.service.pages import render_page
 
 API_PATHS = ("/api/", "/healthz", "/openapi.json")
@@ -48,7 +48,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code < 400 or not is_page(request):
         return await http_exception_handler(request, exc)
-    response = error_page(service_of(request), request, exc.status_code, str(exc.detail))
+    response = error_page(request.app.state.service, request, exc.status_code, str(exc.detail))
     response.headers.update({k: v for k, v in (exc.headers or {}).items() if k.lower() != "content-type"})
     return response
 
@@ -59,15 +59,15 @@ async def invalid(request: Request, exc: Exception) -> Response:
     if not is_page(request):
         return await request_validation_exception_handler(request, exc)
     if any(error.get("loc", ("",))[0] == "path" for error in exc.errors()):
-        return error_page(service_of(request), request, 404, f"there is no page {request.url.path}")
-    return error_page(service_of(request), request, 422, "this page's address has a value it cannot take; follow a link of the site")
+        return error_page(request.app.state.service, request, 404, f"there is no page {request.url.path}")
+    return error_page(request.app.state.service, request, 422, "this page's address has a value it cannot take; follow a link of the site")
 
 
 async def crash(request: Request, exc: Exception) -> Response:
     """A failure of podium's own: a page that says nothing of it, or plain text (Starlette raises it again after the answer: the server logs it)."""
     if not is_page(request):
         return PlainTextResponse("Internal Server Error", status_code=500)
-    return error_page(service_of(request), request, 500, "podium failed on this page; the organizers can read why in the server's log")
+    return error_page(request.app.state.service, request, 500, "podium failed on this page; the organizers can read why in the server's log")
 
 
 def install(app: FastAPI) -> None:
