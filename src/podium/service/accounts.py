@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, or_, select, update
 
 from podium.core.errors import UsageError
-from podium.service.tables import teams, tokens, users
+from podium.service.tables import submissions, teams, tokens, users
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
@@ -197,6 +197,13 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
     stamp = lambda t: None if t is None else t.isoformat()
     return [{"id": r.id, "team": r.team, "organizer": bool(r.organizer), "label": r.label, "session": bool(r.session),
              "created": stamp(r.created), "expires": stamp(r.expires)} for r in connection.execute(query)]  # fmt: skip
+
+
+def team_counts(connection: Connection) -> list[Any]:
+    """Every team by name, with how many members and submissions it has (the organizers' page)."""
+    members, sent = func.count(func.distinct(users.c.id)).label("members"), func.count(func.distinct(submissions.c.id)).label("submissions")
+    query = select(teams.c.name, members, sent).select_from(teams.outerjoin(users).outerjoin(submissions, submissions.c.team_id == teams.c.id))
+    return list(connection.execute(query.group_by(teams.c.id, teams.c.name).order_by(teams.c.name)))
 
 
 def revoke_token(connection: Connection, token_id: int, team: int | None) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from http import HTTPStatus
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
@@ -21,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
 
+from podium.service.deps import Service
 from podium.service.pages import render_page
 from podium.service.urls import route_path
 
@@ -34,7 +34,7 @@ def is_page(request: Request) -> bool:
     return not route_path(request.scope).startswith(API_PATHS) and not ("application/json" in accept and "text/html" not in accept)
 
 
-def error_page(service: Any, request: Request, code: int, detail: str) -> Response:
+def error_page(service: Service, request: Request, code: int, detail: str) -> Response:
     """``error.html`` for ``code``, or plain text if even the page cannot be drawn (the contest file is gone)."""
     title = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else "Error"
     try:
@@ -44,31 +44,35 @@ def error_page(service: Any, request: Request, code: int, detail: str) -> Respon
         return PlainTextResponse(f"{code} {title}", status_code=code)
 
 
-def install(app: FastAPI, service: Any) -> None:
+async def http_error(request: Request, exc: Exception) -> Response:
+    """An error a route raised: ``error.html`` for a page, FastAPI's JSON for the API; a redirect stays one."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code < 400 or not is_page(request):
+        return await http_exception_handler(request, exc)
+    response = error_page(request.app.state.service, request, exc.status_code, str(exc.detail))
+    response.headers.update({k: v for k, v in (exc.headers or {}).items() if k.lower() != "content-type"})
+    return response
+
+
+async def invalid(request: Request, exc: Exception) -> Response:
+    """A page's address that does not parse (``/submissions/abc``) names no page: 404; a bad query: 422; the API keeps FastAPI's JSON."""
+    assert isinstance(exc, RequestValidationError)
+    if not is_page(request):
+        return await request_validation_exception_handler(request, exc)
+    if any(error.get("loc", ("",))[0] == "path" for error in exc.errors()):
+        return error_page(request.app.state.service, request, 404, f"there is no page {request.url.path}")
+    return error_page(request.app.state.service, request, 422, "this page's address has a value it cannot take; follow a link of the site")
+
+
+async def crash(request: Request, exc: Exception) -> Response:
+    """A failure of podium's own: a page that says nothing of it, or plain text (Starlette raises it again after the answer: the server logs it)."""
+    if not is_page(request):
+        return PlainTextResponse("Internal Server Error", status_code=500)
+    return error_page(request.app.state.service, request, 500, "podium failed on this page; the organizers can read why in the server's log")
+
+
+def install(app: FastAPI) -> None:
     """Answer errors of pages with ``error.html``, of the API with JSON."""
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        if exc.status_code < 400 or not is_page(request):
-            return await http_exception_handler(request, exc)
-        response = error_page(service, request, exc.status_code, str(exc.detail))
-        response.headers.update({k: v for k, v in (exc.headers or {}).items() if k.lower() != "content-type"})
-        return response
-
-    async def invalid(request: Request, exc: Exception) -> Response:
-        """A page's address that does not parse (``/submissions/abc``) names no page: 404; a bad query: 422; the API keeps FastAPI's JSON."""
-        assert isinstance(exc, RequestValidationError)
-        if not is_page(request):
-            return await request_validation_exception_handler(request, exc)
-        if any(error.get("loc", ("",))[0] == "path" for error in exc.errors()):
-            return error_page(service, request, 404, f"there is no page {request.url.path}")
-        return error_page(service, request, 422, "this page's address has a value it cannot take; follow a link of the site")
-
-    async def crash(request: Request, exc: Exception) -> Response:  # Starlette raises it again after the answer: the server logs it
-        if not is_page(request):
-            return PlainTextResponse("Internal Server Error", status_code=500)
-        return error_page(service, request, 500, "podium failed on this page; the organizers can read why in the server's log")
-
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(Exception, crash)

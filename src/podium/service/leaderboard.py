@@ -46,10 +46,6 @@ class Entry:
     private: dict[str, Any]
 
 
-def is_revealed(connection: Connection, contest: Contest, now: datetime) -> bool:
-    return state.revealed_at(connection) is not None or (bool(contest.phases) and now >= contest.phases[-1].end)
-
-
 def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
     """The board: public scores until the reveal, then each team's final submission on the private split."""
     return standings(connection, contest, now)[0]
@@ -57,7 +53,7 @@ def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict
 
 def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[dict[str, Any], dict[str, int]]:
     """The board, and the submission it shows of each team that has one (by team name: for the server's use only)."""
-    revealed = is_revealed(connection, contest, now)
+    revealed = state.is_revealed(connection, contest, now)
     shown: dict[str, int] = {}
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals

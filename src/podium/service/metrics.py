@@ -21,18 +21,15 @@ import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Header, HTTPException, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
+from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import Connection, Engine, Float, case, cast, extract, func, select
 from sqlalchemy.sql import ColumnElement
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from podium.service import accounts
-from podium.service.database import reading
 from podium.service.heartbeats import ALIVE_S, beats
 from podium.service.statuses import FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED, SCORED, STATUSES, Clock
 from podium.service.tables import jobs, submissions
@@ -174,18 +171,3 @@ def health(engine: Engine, data: Path, clock: Clock) -> tuple[bool, dict[str, An
         "workers": {"alive": len(alive), "newest_heartbeat_age_s": round(min(alive), 3) if alive else None},
     }
 
-
-def router(engine: Engine, found: CollectorRegistry, clock: Clock) -> APIRouter:
-    """``GET /metrics``, for an organizer's token."""
-    routes = APIRouter()
-
-    @routes.get("/metrics", summary="Prometheus metrics: queue, submissions, scoring time, workers, refusals (an organizer's token)")
-    def scrape(authorization: Annotated[str | None, Header()] = None) -> Response:
-        token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else ""
-        with reading(engine) as connection:
-            who = accounts.caller_of(connection, token, clock()) if token else None
-        if who is None or not who.organizer:
-            raise HTTPException(401 if who is None else 403, "send an organizer's token: Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"})
-        return Response(generate_latest(found), media_type=CONTENT_TYPE_LATEST)
-
-    return routes

@@ -32,7 +32,6 @@ from urllib.parse import parse_qs, quote
 import jinja2
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import func, select
 
 from podium._version import __version__
 from podium.challenges import get
@@ -42,18 +41,21 @@ from podium.publish.report import report_context
 from podium.service import accounts, logins, state, upload_form
 from podium.service.confidence import board_confidence
 from podium.service.database import reading, writing
+from podium.service.deps import Service, ServiceDep
 from podium.service.intake import Refused, open_phase
-from podium.service.leaderboard import is_revealed, standings
+from podium.service.leaderboard import standings
 from podium.service.measured import measured
 from podium.service.per_item import per_item
 from podium.service.quota import usage
 from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
-from podium.service.tables import submissions, teams, users
 from podium.service.titles import title
+from podium.service.uploads import receive_upload
 from podium.service.urls import route_path, same_origin, secure, site_url, template_url
+from podium.service.views import visible_submissions
 
+router = APIRouter(include_in_schema=False)
 COOKIE = "podium_session"
 LOGIN_COOKIE = "podium_login"  # the log-in form's token, before there is a session
 STATIC = resources.files("podium.service") / "static"
@@ -84,7 +86,7 @@ def _environment() -> jinja2.Environment:
     return templates
 
 
-def session_from(service: Any, request: Request) -> tuple[str | None, accounts.Caller | None]:
+def session_from(service: Service, request: Request) -> tuple[str | None, accounts.Caller | None]:
     """The session's token and its caller (``None`` when the cookie is missing, unknown or expired)."""
     token = request.cookies.get(COOKIE)
     if not token:
@@ -93,7 +95,7 @@ def session_from(service: Any, request: Request) -> tuple[str | None, accounts.C
         return token, accounts.session_caller(connection, token, service.clock())
 
 
-def render_page(service: Any, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
+def render_page(service: Service, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
     """The template ``name`` rendered for the request's caller, with the site's navigation."""
     token, who = session_from(service, request)
     html = _environment().get_template(name).render(
@@ -111,186 +113,194 @@ def _left(seconds: float) -> str:
     return f"{days} d {rest // 3600} h" if days else f"{rest // 3600} h {rest % 3600 // 60} min"
 
 
-def router(service: Any) -> APIRouter:
-    """The pages of ``service`` (a :class:`~podium.service.app.Service`)."""
-    pages = APIRouter(include_in_schema=False)
+def signed_in(service: Service, request: Request) -> tuple[str, accounts.Caller]:
+    """The session's token and caller; a 303 to the log-in page without one.
 
-    def session_of(request: Request) -> tuple[str | None, accounts.Caller | None]:
-        return session_from(service, request)
+    Called by the handlers rather than declared as a dependency: a page whose
+    address does not parse is answered 404 before anyone is asked to log in.
+    """
+    token, who = session_from(service, request)
+    if token is None or who is None:
+        raise HTTPException(303, headers={"Location": site_url(request, "/login?next=" + quote(route_path(request.scope)))})
+    return token, who
 
-    def page(request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
-        return render_page(service, request, name, code, **values)
 
-    def signed_in(request: Request) -> tuple[str, accounts.Caller]:
-        token, who = session_of(request)
-        if token is None or who is None:
-            raise HTTPException(303, headers={"Location": site_url(request, "/login?next=" + quote(route_path(request.scope)))})
-        return token, who
+def signed_organizer(service: Service, request: Request) -> accounts.Caller:
+    """The signed-in organizer (403 for a team's member)."""
+    _, who = signed_in(service, request)
+    if not who.organizer:
+        raise HTTPException(403, "for organizers only")
+    return who
 
-    async def checked_form(request: Request) -> tuple[str, accounts.Caller]:
-        """The signed-in session and caller, once the form's CSRF token (field or header) is right (403 otherwise)."""
-        token, who = signed_in(request)
-        sent = (await _form(request)).get("csrf") or request.headers.get("x-csrf-token", "")
-        if sent != accounts.csrf_token(token):
-            raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
-        return token, who
 
-    @pages.get("/static/{name}")
-    def static(name: str) -> Response:
-        if name not in STATIC_FILES:
-            raise HTTPException(404, "no such file")
-        folder, media = STATIC_FILES[name]
-        return Response((folder / name).read_bytes(), media_type=media, headers={"Cache-Control": "public, max-age=3600"})
+async def checked_form(service: Service, request: Request) -> tuple[str, accounts.Caller]:
+    """The signed-in session and caller, once the form's CSRF token (field or header) is right (403 otherwise)."""
+    token, who = signed_in(service, request)
+    sent = (await _form(request)).get("csrf") or request.headers.get("x-csrf-token", "")
+    if sent != accounts.csrf_token(token):
+        raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
+    return token, who
 
-    @pages.get("/", response_class=HTMLResponse)
-    def contest_page(request: Request) -> HTMLResponse:
-        contest, now = service.contests.get(), service.clock()
-        try:
-            phase = open_phase(contest, now)
-            status = f"{phase.name} is open: {_left((phase.end - now).total_seconds())} left"
-        except Refused as closed:
-            status = str(closed)
-        with reading(service.engine) as connection:
-            revealed = is_revealed(connection, contest, now)
-        return page(request, "contest.html", summary=contest.summary(), challenge=get(contest.challenge), phases=contest.phases, status=status, revealed=revealed)
 
-    @pages.get("/leaderboard", response_class=HTMLResponse)
-    def board_page(request: Request, sort: str | None = None) -> HTMLResponse:
-        return page(request, "leaderboard.html", **board_values(sort))
+def _views(service: Service, who: accounts.Caller, submission_id: int | None = None) -> list[dict[str, Any]]:
+    with reading(service.engine) as connection:
+        return visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
 
-    @pages.get("/leaderboard/table", response_class=HTMLResponse)
-    def board_table(request: Request, sort: str | None = None) -> HTMLResponse:
-        return page(request, "leaderboard_table.html", **board_values(sort))
 
-    def board_values(sort: str | None) -> dict[str, Any]:
-        contest = service.contests.get()
-        with reading(service.engine) as connection:
-            board, shown = standings(connection, contest, service.clock())
-            confidence = board_confidence(service.confidence_cache, connection, contest, board, shown)
-        rows = board["teams"]
-        names = [c["name"] for c in board["criteria"]]
-        if sort in names:
-            higher = next(c["higher_is_better"] for c in board["criteria"] if c["name"] == sort)
-            rows = sorted(rows, key=lambda t: (t["scores"].get(sort) is None, -(t["scores"].get(sort) or 0) if higher else (t["scores"].get(sort) or 0)))
-        elif sort == "team":
-            rows = sorted(rows, key=lambda t: t["team"].lower())
-        return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
+@router.get("/static/{name}")
+def static(name: str) -> Response:
+    if name not in STATIC_FILES:
+        raise HTTPException(404, "no such file")
+    folder, media = STATIC_FILES[name]
+    return Response((folder / name).read_bytes(), media_type=media, headers={"Cache-Control": "public, max-age=3600"})
 
-    def login_form(request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:
-        """The log-in page, with the form's token (kept in its cookie, or a new one)."""
-        token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
-        response = page(request, "login.html", code=code, next=target, error=error, login_csrf=token)
-        response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path=site_url(request, "/login"), secure=secure(request, service))
-        return response
 
-    @pages.get("/login", response_class=HTMLResponse)
-    def login_page(request: Request, next: str = "/submissions") -> HTMLResponse:
-        return login_form(request, _local(next))
+@router.get("/", response_class=HTMLResponse)
+def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
+    contest, now = service.contests.get(), service.clock()
+    try:
+        phase = open_phase(contest, now)
+        status = f"{phase.name} is open: {_left((phase.end - now).total_seconds())} left"
+    except Refused as closed:
+        status = str(closed)
+    with reading(service.engine) as connection:
+        revealed = state.is_revealed(connection, contest, now)
+    challenge = get(contest.challenge)
+    return render_page(service, request, "contest.html", summary=contest.summary(), challenge=challenge, phases=contest.phases, status=status, revealed=revealed)
 
-    @pages.post("/login")
-    async def login(request: Request) -> Response:
-        origin = request.headers.get("origin")
-        if origin is not None and not same_origin(request, origin, service.public_url):
-            raise HTTPException(403, "a log-in from another site's page is refused")
-        form = await _form(request)
-        name, password, target = form.get("user", ""), form.get("password", ""), _local(form.get("next", "/submissions"))
-        expected = request.cookies.get(LOGIN_COOKIE, "")
-        if not expected or not hmac.compare_digest(form.get("login_csrf", ""), expected):
-            return login_form(request, target, 403, "the log-in form had expired: log in again")
-        try:
-            token = await logins.log_in(service, request, name, password, session=True)
-        except HTTPException as refused:
-            return login_form(request, target, refused.status_code, str(refused.detail))
-        response = RedirectResponse(site_url(request, target), status_code=303)
-        response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path=site_url(request, "/"), secure=secure(request, service))
-        response.delete_cookie(LOGIN_COOKIE, path=site_url(request, "/login"))
-        return response
 
-    @pages.post("/logout")
-    async def logout(request: Request) -> Response:
-        token, _ = await checked_form(request)
+@router.get("/leaderboard", response_class=HTMLResponse)
+def board_page(service: ServiceDep, request: Request, sort: str | None = None) -> HTMLResponse:
+    return render_page(service, request, "leaderboard.html", **_board_values(service, sort))
+
+
+@router.get("/leaderboard/table", response_class=HTMLResponse)
+def board_table(service: ServiceDep, request: Request, sort: str | None = None) -> HTMLResponse:
+    return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort))
+
+
+def _board_values(service: Service, sort: str | None) -> dict[str, Any]:
+    contest = service.contests.get()
+    with reading(service.engine) as connection:
+        board, shown = standings(connection, contest, service.clock())
+        confidence = board_confidence(service.confidence_cache, connection, contest, board, shown)
+    rows = board["teams"]
+    names = [c["name"] for c in board["criteria"]]
+    if sort in names:
+        higher = next(c["higher_is_better"] for c in board["criteria"] if c["name"] == sort)
+        rows = sorted(rows, key=lambda t: (t["scores"].get(sort) is None, -(t["scores"].get(sort) or 0) if higher else (t["scores"].get(sort) or 0)))
+    elif sort == "team":
+        rows = sorted(rows, key=lambda t: t["team"].lower())
+    return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
+
+
+def _login_form(service: Service, request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:
+    """The log-in page, with the form's token (kept in its cookie, or a new one)."""
+    token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+    response = render_page(service, request, "login.html", code=code, next=target, error=error, login_csrf=token)
+    response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path=site_url(request, "/login"), secure=secure(request, service))
+    return response
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(service: ServiceDep, request: Request, next: str = "/submissions") -> HTMLResponse:
+    return _login_form(service, request, _local(next))
+
+
+@router.post("/login")
+async def login(service: ServiceDep, request: Request) -> Response:
+    origin = request.headers.get("origin")
+    if origin is not None and not same_origin(request, origin, service.public_url):
+        raise HTTPException(403, "a log-in from another site's page is refused")
+    form = await _form(request)
+    name, password, target = form.get("user", ""), form.get("password", ""), _local(form.get("next", "/submissions"))
+    expected = request.cookies.get(LOGIN_COOKIE, "")
+    if not expected or not hmac.compare_digest(form.get("login_csrf", ""), expected):
+        return _login_form(service, request, target, 403, "the log-in form had expired: log in again")
+    try:
+        token = await logins.log_in(service, request, name, password, session=True)
+    except HTTPException as refused:
+        return _login_form(service, request, target, refused.status_code, str(refused.detail))
+    response = RedirectResponse(site_url(request, target), status_code=303)
+    response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path=site_url(request, "/"), secure=secure(request, service))
+    response.delete_cookie(LOGIN_COOKIE, path=site_url(request, "/login"))
+    return response
+
+
+@router.post("/logout")
+async def logout(service: ServiceDep, request: Request) -> Response:
+    token, _ = await checked_form(service, request)
+    with writing(service.engine) as connection:
+        accounts.end_session(connection, token)
+    response = RedirectResponse(site_url(request, "/"), status_code=303)
+    response.delete_cookie(COOKIE, path=site_url(request, "/"))
+    return response
+
+
+@router.get("/submissions", response_class=HTMLResponse)
+def submissions_page(service: ServiceDep, request: Request, sent: int | None = None) -> HTMLResponse:
+    _, who = signed_in(service, request)
+    contest, now = service.contests.get(), service.clock()
+    with reading(service.engine) as connection:
+        quota = None if who.team_id is None else usage(connection, who.team_id, contest.quota, contest.timezone, now).to_dict(contest.quota)
+        rows = visible_submissions(connection, contest, who, now)
+    just_sent = next((row for row in rows if row["id"] == sent), None)  # the form's answer, when posted without JavaScript
+    programs = any(phase.submissions == "programs" for phase in contest.phases)
+    quota_said = None if quota is None else quota_sentence(quota, contest.timezone, now)
+    return render_page(service, request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs)
+
+
+@router.get("/submissions/rows", response_class=HTMLResponse)
+def submission_rows_part(service: ServiceDep, request: Request) -> HTMLResponse:
+    _, who = signed_in(service, request)
+    return render_page(service, request, "submission_rows.html", rows=_views(service, who), final=FINAL)
+
+
+@router.post("/submissions/upload")
+async def upload(service: ServiceDep, request: Request, filename: str = "submission", entry: str | None = None) -> Response:
+    token, who = signed_in(service, request)
+    if upload_form.is_form(request):  # posted by the browser without JavaScript
+        return await upload_form.posted(service, request, token, who)
+    if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
+        raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
+    return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None)
+
+
+@router.get("/submissions/{submission_id}", response_class=HTMLResponse)
+def report_page(service: ServiceDep, request: Request, submission_id: int, sort: str | None = None) -> HTMLResponse:
+    _, who = signed_in(service, request)
+    found = _views(service, who, submission_id)
+    if not found:
+        raise HTTPException(404, f"no submission {submission_id} of yours")
+    view = found[0]
+    report = report_context(view["result"]) if view["result"] else None
+    public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
+    ran = measured(view["result"], "public" if public_only else None)
+    return render_page(service, request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort))
+
+
+@router.get("/organizer", response_class=HTMLResponse)
+def organizer_page(service: ServiceDep, request: Request, done: str | None = None) -> HTMLResponse:
+    who = signed_organizer(service, request)
+    contest, now = service.contests.get(), service.clock()
+    with reading(service.engine) as connection:
+        team_rows, rows = accounts.team_counts(connection), visible_submissions(connection, contest, who, now)
+        round_, revealed = state.current_round(connection), state.revealed_at(connection)
+    return render_page(service, request, "organizer.html", teams=team_rows, rows=rows, round=round_, revealed=revealed, done=done, final=FINAL)
+
+
+@router.post("/organizer/{action}")
+async def organizer_action(service: ServiceDep, request: Request, action: str) -> Response:
+    _, who = await checked_form(service, request)
+    if not who.organizer:
+        raise HTTPException(403, "for organizers only")
+    if action == "reveal":
         with writing(service.engine) as connection:
-            accounts.end_session(connection, token)
-        response = RedirectResponse(site_url(request, "/"), status_code=303)
-        response.delete_cookie(COOKIE, path=site_url(request, "/"))
-        return response
-
-    def views(who: accounts.Caller, submission_id: int | None = None) -> list[dict[str, Any]]:
-        from podium.service.app import visible_submissions
-
-        return visible_submissions(service, who, submission_id)
-
-    @pages.get("/submissions", response_class=HTMLResponse)
-    def submissions_page(request: Request, sent: int | None = None) -> HTMLResponse:
-        _, who = signed_in(request)
-        contest = service.contests.get()
-        quota = None
-        if who.team_id is not None:
-            with reading(service.engine) as connection:
-                quota = usage(connection, who.team_id, contest.quota, contest.timezone, service.clock()).to_dict(contest.quota)
-        rows = views(who)
-        just_sent = next((row for row in rows if row["id"] == sent), None)  # the form's answer, when posted without JavaScript
-        programs = any(phase.submissions == "programs" for phase in contest.phases)
-        quota_said = None if quota is None else quota_sentence(quota, contest.timezone, service.clock())
-        return page(request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs)
-
-    @pages.get("/submissions/rows", response_class=HTMLResponse)
-    def submission_rows_part(request: Request) -> HTMLResponse:
-        _, who = signed_in(request)
-        return page(request, "submission_rows.html", rows=views(who), final=FINAL)
-
-    @pages.post("/submissions/upload")
-    async def upload(request: Request, filename: str = "submission", entry: str | None = None) -> Response:
-        from podium.service.app import receive_upload
-
-        token, who = signed_in(request)
-        if upload_form.is_form(request):  # posted by the browser without JavaScript
-            return await upload_form.posted(service, request, token, who, receive_upload)
-        if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
-            raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
-        return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None)
-
-    @pages.get("/submissions/{submission_id}", response_class=HTMLResponse)
-    def report_page(request: Request, submission_id: int, sort: str | None = None) -> HTMLResponse:
-        _, who = signed_in(request)
-        found = views(who, submission_id)
-        if not found:
-            raise HTTPException(404, f"no submission {submission_id} of yours")
-        view = found[0]
-        report = report_context(view["result"]) if view["result"] else None
-        public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
-        ran = measured(view["result"], "public" if public_only else None)
-        return page(request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort))
-
-    @pages.get("/organizer", response_class=HTMLResponse)
-    def organizer_page(request: Request, done: str | None = None) -> HTMLResponse:
-        _, who = signed_in(request)
-        if not who.organizer:
-            raise HTTPException(403, "for organizers only")
-        with reading(service.engine) as connection:
-            team_rows = connection.execute(
-                select(teams.c.name, func.count(func.distinct(users.c.id)).label("members"), func.count(func.distinct(submissions.c.id)).label("submissions"))
-                .select_from(teams.outerjoin(users).outerjoin(submissions, submissions.c.team_id == teams.c.id))
-                .group_by(teams.c.id, teams.c.name)
-                .order_by(teams.c.name)
-            ).all()
-            round_, revealed = state.current_round(connection), state.revealed_at(connection)
-        return page(request, "organizer.html", teams=team_rows, rows=views(who), round=round_, revealed=revealed, done=done, final=FINAL)
-
-    @pages.post("/organizer/{action}")
-    async def organizer_action(request: Request, action: str) -> Response:
-        _, who = await checked_form(request)
-        if not who.organizer:
-            raise HTTPException(403, "for organizers only")
-        if action == "reveal":
-            with writing(service.engine) as connection:
-                state.put(connection, state.REVEALED, service.clock().isoformat())
-            done = "the private split is revealed"
-        elif action == "rescore":
-            round_, count = rescore(service.engine)
-            done = f"round {round_}: {count} submissions queued again"
-        else:
-            raise HTTPException(404, "no such action")
-        return RedirectResponse(site_url(request, "/organizer?done=" + quote(done)), status_code=303)
-
-    return pages
+            state.put(connection, state.REVEALED, service.clock().isoformat())
+        done = "the private split is revealed"
+    elif action == "rescore":
+        round_, count = rescore(service.engine)
+        done = f"round {round_}: {count} submissions queued again"
+    else:
+        raise HTTPException(404, "no such action")
+    return RedirectResponse(site_url(request, "/organizer?done=" + quote(done)), status_code=303)

@@ -37,6 +37,11 @@ def revealed_at(connection: Connection) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
 
+def is_revealed(connection: Connection, contest: Contest, now: datetime) -> bool:
+    """Whether the private split is shown: an organizer revealed it, or the last phase has ended."""
+    return revealed_at(connection) is not None or (bool(contest.phases) and now >= contest.phases[-1].end)
+
+
 class ContestCache:
     """The served contest, read again from its file when the scoring round changes (``podium rescore``)."""
 

@@ -27,6 +27,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
+MAX_ID = 2**31 - 1  # the largest id the databases' integer columns hold: a larger one names no row (the API answers 404)
+
 
 class UTCDateTime(TypeDecorator[datetime]):
     """An aware UTC datetime on every database (SQLite stores it without its zone)."""

@@ -12,29 +12,28 @@ quota, too large) is an HTML error page that says why.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 from fastapi import HTTPException, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
 from podium.service import accounts
+from podium.service.deps import Service
+from podium.service.uploads import receive_upload
 from podium.service.urls import site_url
 
 FORM_OVERHEAD = 64 << 10  # the form's other fields and multipart boundaries
 CHUNK = 1 << 20
-
-Receiver = Callable[..., Awaitable[JSONResponse]]
 
 
 def is_form(request: Request) -> bool:
     return request.headers.get("content-type", "").startswith("multipart/form-data")
 
 
-async def posted(service: Any, request: Request, token: str, who: accounts.Caller, receive_upload: Receiver) -> Response:
-    """Take the form's file as a submission (``receive_upload``: :func:`podium.service.app.receive_upload`); 303 to the submissions page."""
+async def posted(service: Service, request: Request, token: str, who: accounts.Caller) -> Response:
+    """Take the form's file as a submission (:func:`podium.service.uploads.receive_upload`); 303 to the submissions page."""
     upload_mb = service.contests.get().service.upload_mb
     limit = int(upload_mb * 2**20) + FORM_OVERHEAD
     too_large = HTTPException(413, f"the upload is over {upload_mb:g} MB, the most this contest takes")

@@ -1,13 +1,19 @@
-"""What a caller may see of a submission: a team its own, with the public view of its result until the reveal."""
+"""What a caller may see: of a submission, a team its own, with the public view of its result until the reveal; of the contest, no server folder."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, select
 
-from podium.service.tables import results, submissions, teams
+from podium.challenges import get
+from podium.contest import Contest
+from podium.service.accounts import Caller
+from podium.service.intake import Refused, open_phase
+from podium.service.state import is_revealed
+from podium.service.tables import MAX_ID, results, submissions, teams
 
 
 def _time(value: datetime | None) -> str | None:
@@ -60,3 +66,28 @@ def submission_view(row: Any, result: Any | None, full: bool) -> dict[str, Any]:
         "stderr_tail": run.get("stderr_tail"),
         "result": document,
     }
+
+
+def visible_submissions(connection: Connection, contest: Contest, who: Caller, now: datetime, submission_id: int | None = None) -> list[dict[str, Any]]:
+    """The submissions ``who`` may see (a team its own, organizers every team's), as :func:`submission_view` shows them."""
+    if submission_id is not None and not 0 < submission_id <= MAX_ID:
+        return []
+    rows = submission_rows(connection, None if who.organizer else who.team_id, submission_id)
+    found = newest_results(connection, [r.id for r in rows])
+    full = who.organizer or is_revealed(connection, contest, now)
+    return [submission_view(row, found.get(row.id), full) for row in rows]
+
+
+def contest_view(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
+    """The contest as anyone may see it: its summary without the server's folders, whether it is revealed, the open phase."""
+    summary = contest.summary()
+    for private_path in ("truth", "images"):  # the server's folders are nobody's business
+        summary.pop(private_path, None)
+    data = {p.name for p in get(contest.challenge).parameters if p.role == "data"}  # files of the truth (boxes, meta): their names only
+    summary["parameters"] = {k: Path(v).name if k in data else v for k, v in summary["parameters"].items()}
+    summary["revealed"] = is_revealed(connection, contest, now)
+    try:
+        summary["open_phase"] = open_phase(contest, now).name
+    except Refused as closed:
+        summary["open_phase"], summary["closed"] = None, str(closed)
+    return summary

@@ -1,0 +1,61 @@
+"""What a team decides about its own submissions: cancel a queued one, select scored ones for the final ranking.
+
+Each function takes a connection in a write transaction and raises
+:class:`~podium.service.intake.Refused` with the HTTP status to answer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Connection, func, select, update
+
+from podium.contest import Contest
+from podium.service import accounts
+from podium.service.intake import Refused
+from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, QUEUED, SCORED
+from podium.service.tables import MAX_ID, jobs, submissions
+
+
+def _not_yours(submission_id: int) -> Refused:
+    return Refused(404, f"no submission {submission_id} of yours")
+
+
+def cancel(connection: Connection, team_id: int, submission_id: int, now: datetime) -> None:
+    """Cancel the team's queued submission (it uses no quota) and its job."""
+    if not 0 < submission_id <= MAX_ID:
+        raise _not_yours(submission_id)
+    row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id).with_for_update()).first()
+    if row is None:
+        raise _not_yours(submission_id)
+    if row.status != QUEUED:
+        raise Refused(409, f"submission {submission_id} is {row.status}; only a queued one can be cancelled")
+    connection.execute(update(jobs).where(jobs.c.submission_id == submission_id, jobs.c.state == JOB_QUEUED).values(state=JOB_CANCELLED))
+    connection.execute(update(submissions).where(submissions.c.id == submission_id).values(status=CANCELLED, finished=now))
+
+
+def check_selectable(contest: Contest, submission_id: int, now: datetime) -> None:
+    """Refused before any transaction: the contest ranks no selection, the selections froze, or no such id."""
+    ranking = contest.ranking
+    if ranking.final != "selected":
+        raise Refused(409, f"this contest ranks each team's {ranking.final} submission; there is nothing to select")
+    if now >= contest.phases[-1].end:
+        raise Refused(409, f"selections froze when the last phase closed at {contest.phases[-1].end.isoformat()}; the final ranking uses them")
+    if not 0 < submission_id <= MAX_ID:
+        raise _not_yours(submission_id)
+
+
+def select_submission(connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool) -> None:
+    """Select (``True``) or unselect the team's submission, within the contest's ``max_selected``."""
+    accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
+    row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)).first()
+    if row is None:
+        raise _not_yours(submission_id)
+    if selected and row.status != SCORED:
+        raise Refused(409, f"submission {submission_id} is {row.status}; only a scored one can be selected")
+    others = submissions.c.team_id == team_id, submissions.c.selected, submissions.c.id != submission_id
+    count = connection.execute(select(func.count()).select_from(submissions).where(*others)).scalar_one()
+    limit = contest.ranking.max_selected
+    if selected and limit is not None and count >= limit:
+        raise Refused(409, f"{count} submissions are selected, the most this contest allows; unselect one first")
+    connection.execute(update(submissions).where(submissions.c.id == submission_id).values(selected=selected))

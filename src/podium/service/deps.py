@@ -1,0 +1,103 @@
+"""What every route of the app depends on, reached through FastAPI's ``Depends``: the service, a reading connection, the caller.
+
+The app keeps one :class:`Service` on ``app.state.service`` (:func:`podium.service.app.create_app`);
+handlers name what they need by type (``service: ServiceDep``, ``connection: ReadingDep``,
+``who: CallerDep``), as full-stack-fastapi-template's ``deps.py`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, HTTPException, Request
+from sqlalchemy import Connection, Engine
+
+from podium.service import accounts, state
+from podium.service.bodies import BodyTimes, UploadSlots
+from podium.service.database import reading
+from podium.service.hashing import HashPool
+from podium.service.proxies import Proxies
+from podium.service.statuses import Clock, utc_now
+from podium.service.tables import MAX_ID
+from podium.service.urls import PublicUrl
+
+
+class Service:
+    """What the app serves: the database, the data folder, the clock; the proxies trusted, the public URL, the limits on bodies and uploads."""
+
+    def __init__(self, engine: Engine, data: Path, clock: Clock = utc_now, allow_images: bool = False, proxies: Proxies = (),
+                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None, public_url: PublicUrl | None = None) -> None:  # fmt: skip
+        self.engine = engine
+        self.data = data
+        self.clock = clock
+        self.allow_images = allow_images
+        self.proxies = proxies
+        self.public_url = public_url
+        self.body_times = body_times or BodyTimes()
+        self.slots = slots or UploadSlots()
+        self.hashes = HashPool()
+        self.contests = state.ContestCache(engine)
+        self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
+
+
+async def service_of(request: Request) -> Service:
+    """The service of the app that answers ``request`` (async: FastAPI calls it in the event loop, not on a worker thread)."""
+    service: Service = request.app.state.service
+    return service
+
+
+ServiceDep = Annotated[Service, Depends(service_of)]
+
+
+def reading_connection(service: ServiceDep) -> Iterator[Connection]:
+    """A connection in a read transaction, for the request (:func:`podium.service.database.reading`)."""
+    with reading(service.engine) as connection:
+        yield connection
+
+
+ReadingDep = Annotated[Connection, Depends(reading_connection)]
+
+
+def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] = None) -> accounts.Caller:
+    """The caller named by the request's bearer token (401 without a known one).
+
+    Read in a transaction of its own: an upload does not hold a connection while its body arrives.
+    """
+    if not authorization or not authorization.startswith("Bearer "):
+        raise HTTPException(401, "send Authorization: Bearer TOKEN (podium team add prints a team's token)", {"WWW-Authenticate": "Bearer"})
+    with reading(service.engine) as connection:
+        found = accounts.caller_of(connection, authorization[7:].strip(), service.clock())
+    if found is None:
+        raise HTTPException(401, "unknown or expired token", {"WWW-Authenticate": "Bearer"})
+    return found
+
+
+CallerDep = Annotated[accounts.Caller, Depends(caller)]
+
+
+def organizer(service: ServiceDep, authorization: Annotated[str | None, Header()] = None) -> accounts.Caller:
+    """An organizer named by the bearer token: 401 without a known token, 403 for a team's (``/metrics`` names the workers' hosts)."""
+    token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else ""
+    with reading(service.engine) as connection:
+        who = accounts.caller_of(connection, token, service.clock()) if token else None
+    if who is None or not who.organizer:
+        raise HTTPException(401 if who is None else 403, "send an organizer's token: Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"})
+    return who
+
+
+def team_of(who: accounts.Caller) -> int:
+    """The caller's team (403 for an organizer, who does not submit).
+
+    Called by the handlers rather than declared as a dependency: a request with
+    a malformed path or query is then answered 422 before 403, as it always was.
+    """
+    if who.team_id is None:
+        raise HTTPException(403, "organizers do not submit; use a team's token")
+    return who.team_id
+
+
+def known_id(submission_id: int) -> bool:
+    """Whether ``submission_id`` can name a row (a larger one is answered 404, never a database error)."""
+    return 0 < submission_id <= MAX_ID

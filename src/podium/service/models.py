@@ -1,0 +1,188 @@
+"""The JSON the API answers, declared as pydantic models: ``/openapi.json`` publishes them, FastAPI checks each answer against them.
+
+Field names and shapes are those the clients read (``podium submit``,
+``status``, ``leaderboard``): a field absent from an answer is absent here
+too (the routes answer with ``response_model_exclude_unset``), and a number
+keeps its type (``int | float``: 3 stays 3, 0.5 stays 0.5). What a challenge
+or a contest file defines (scores by criterion, a result document, the
+contest's settings) is a mapping by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+Number = int | float
+
+
+class Criterion(BaseModel):
+    name: str
+    higher_is_better: bool
+
+
+class BoardRow(BaseModel):
+    rank: int
+    team: str
+    status: str
+    rank_sum: int | None
+    ranks: dict[str, int]
+    scores: dict[str, Number | None]
+    measured: dict[str, Any] = {}  # programs: time, peak RAM and their points, by column title
+
+
+class Board(BaseModel):
+    """The leaderboard: public scores until the reveal, then each team's final submission on the private split."""
+
+    contest: str
+    title: str
+    challenge: str
+    revealed: bool
+    split: str
+    by: str | None
+    decimals: int | None
+    final: str
+    rank_sum: bool
+    criteria: list[Criterion]
+    teams: list[BoardRow]
+    measured: list[str] = []  # programs: the measured columns' titles
+
+
+class PhaseTimes(BaseModel):
+    name: str
+    submissions: str
+    start_utc: str
+    end_utc: str
+    start_local: str
+    end_local: str
+
+
+class ContestView(BaseModel):
+    """The contest as anyone may see it (no server folder)."""
+
+    id: str
+    title: str
+    challenge: str
+    units: int
+    split: dict[str, Any] | None
+    parameters: dict[str, Any]
+    timezone: str
+    phases: list[PhaseTimes]
+    limits: dict[str, Any]
+    quota: dict[str, Any]
+    ranking: dict[str, Any]
+    service: dict[str, Any]
+    revealed: bool
+    open_phase: str | None
+    closed: str = ""  # why no phase is open (absent while one is)
+
+
+class SubmissionView(BaseModel):
+    """A submission as its team sees it (organizers: any); ``result`` is the public view until the reveal."""
+
+    id: int
+    team: str
+    phase: str
+    kind: str
+    filename: str
+    size: int
+    sha256: str
+    entry: str | None
+    created: str | None
+    status: str
+    reason: str | None
+    problems: list[dict[str, Any]]
+    started: str | None
+    finished: str | None
+    selected: bool
+    round: int | None
+    stderr_tail: str | None
+    result: dict[str, Any] | None
+
+
+class Taken(BaseModel):
+    """An upload just recorded: 201 queued, or 422 rejected by its checks (every problem, with file and line)."""
+
+    id: int
+    phase: str
+    kind: str
+    status: str
+    reason: str | None
+    problems: list[dict[str, Any]]
+
+
+class Cancelled(BaseModel):
+    id: int
+    status: str
+
+
+class Selected(BaseModel):
+    id: int
+    selected: bool
+
+
+class QuotaUsage(BaseModel):
+    """A team's quota: used today (in the contest's time zone), in all, at once; ``None``: no cap."""
+
+    today: int
+    per_day: int | None
+    total: int
+    total_allowed: int | None
+    concurrent: int
+    concurrent_allowed: int | None
+    count_failed: bool
+    failed_today: int
+    failed_per_day: int | None
+    rejected_last_hour: int
+    rejected_per_hour: int | None
+    day_start: str
+    day_end: str
+
+
+class NewToken(BaseModel):
+    token: str
+
+
+class NewTeam(BaseModel):
+    team: str
+    token: str
+
+
+class TokenRow(BaseModel):
+    """A token that has not expired; never the token itself."""
+
+    id: int
+    team: str | None
+    organizer: bool
+    label: str
+    session: bool
+    created: str | None
+    expires: str | None
+
+
+class Revoked(BaseModel):
+    id: int
+    revoked: bool
+
+
+class Disk(BaseModel):
+    free_bytes: int
+    low: bool
+
+
+class Workers(BaseModel):
+    alive: int
+    newest_heartbeat_age_s: float | None
+
+
+class Health(BaseModel):
+    """``ok`` is false when the disk is low; without a database (503) only ``ok``, ``version`` and ``database`` are sent."""
+
+    ok: bool
+    version: str
+    database: str
+    queued: int = 0
+    running: int = 0
+    disk: Disk | None = None
+    workers: Workers | None = None

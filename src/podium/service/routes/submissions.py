@@ -1,0 +1,77 @@
+"""A team's submissions: upload, list, show, cancel, select; its quota. ``/api/submissions...``, ``/api/quota``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+
+from podium.service import choices
+from podium.service.bodies import UPLOADS
+from podium.service.database import writing
+from podium.service.deps import CallerDep, ReadingDep, ServiceDep, team_of
+from podium.service.intake import Refused
+from podium.service.models import Cancelled, QuotaUsage, Selected, SubmissionView, Taken
+from podium.service.quota import usage
+from podium.service.statuses import CANCELLED
+from podium.service.uploads import receive_upload
+from podium.service.views import visible_submissions
+
+router = APIRouter()
+
+
+@router.post(UPLOADS[0], status_code=201, response_model=Taken, summary="Upload a submission: the request body is the file, zip or tar.gz",
+             responses={413: {"description": "larger than the contest's upload_mb"}, 409: {"description": "no phase is open"},
+                        422: {"description": "rejected: every problem, with file and line (no quota used)"}, 429: {"description": "quota used"}})  # fmt: skip
+async def upload(
+    service: ServiceDep, request: Request, who: CallerDep,
+    filename: Annotated[str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")] = "submission",
+    entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save")] = None,
+) -> JSONResponse:  # fmt: skip
+    return await receive_upload(service, request, who, filename, entry)
+
+
+@router.get("/api/submissions", response_model=list[SubmissionView], summary="Your team's submissions, newest first (organizers: every team's)")
+def list_submissions(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> list[dict[str, Any]]:
+    return visible_submissions(connection, service.contests.get(), who, service.clock())
+
+
+@router.get("/api/submissions/{submission_id}", response_model=SubmissionView, summary="One submission: status, problems, stderr tail, result")
+def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, connection: ReadingDep) -> dict[str, Any]:
+    found = visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
+    if not found:
+        raise HTTPException(404, f"no submission {submission_id} of yours")
+    return found[0]
+
+
+@router.post("/api/submissions/{submission_id}/cancel", response_model=Cancelled, summary="Cancel a queued submission (it uses no quota)")
+def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str, Any]:
+    team_id = team_of(who)
+    try:
+        with writing(service.engine) as connection:
+            choices.cancel(connection, team_id, submission_id, service.clock())
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    return {"id": submission_id, "status": CANCELLED}
+
+
+@router.put("/api/submissions/{submission_id}/selected", response_model=Selected,
+            summary="Select (true) or unselect (false) a submission for the final ranking")  # fmt: skip
+def select_submission(service: ServiceDep, submission_id: int, selected: bool, who: CallerDep) -> dict[str, Any]:
+    team_id = team_of(who)
+    contest = service.contests.get()
+    try:
+        choices.check_selectable(contest, submission_id, service.clock())
+        with writing(service.engine) as connection:
+            choices.select_submission(connection, contest, team_id, submission_id, selected)
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    return {"id": submission_id, "selected": selected}
+
+
+@router.get("/api/quota", response_model=QuotaUsage, summary="Your team's quota: used today (in the contest's time zone), in all, at once")
+def quota(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> dict[str, Any]:
+    team_id = team_of(who)
+    contest = service.contests.get()
+    return usage(connection, team_id, contest.quota, contest.timezone, service.clock()).to_dict(contest.quota)

@@ -1,0 +1,74 @@
+"""An upload taken as a submission, the same way from the API and the submissions page: checked, streamed to disk under the cap, recorded.
+
+The phase and the quota are checked before the body is read; the body is
+streamed to ``DATA/incoming`` and cut off at the contest's ``upload_mb``; the
+submission counts at the moment its body is complete, so the phase is checked
+again then (:func:`podium.service.intake.take`).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from podium.service import accounts
+from podium.service.deps import Service, team_of
+from podium.service.intake import Refused, Upload, check_quota, open_phase, take
+from podium.service.proxies import client_address
+from podium.service.statuses import QUEUED
+
+
+async def receive_upload(
+    service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, chunks: AsyncIterator[bytes] | None = None
+) -> JSONResponse:
+    """Take the request body (or ``chunks``: a form's file) as a submission: the phase and quota first, then streamed to disk under the contest's cap.
+
+    The answer is the submission as the team sees it: 201 queued, 422 rejected by its checks.
+    """
+    team = team_of(who)
+    contest = service.contests.get()
+    try:
+        open_phase(contest, service.clock())
+        await run_in_threadpool(check_quota, service.engine, contest, who, service.clock())
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    cap = int(contest.service.upload_mb * 2**20)
+    declared = request.headers.get("content-length")
+    if chunks is None and declared is not None and declared.isdigit() and int(declared) > cap:
+        raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
+    with service.slots.held(team, client_address(request, service.proxies)):
+        try:
+            return await _spooled(service, request.stream() if chunks is None else chunks, who, filename, entry, cap)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise HTTPException(507, "the server's disk is full: the upload was not kept and used no quota; tell the organizers") from None
+
+
+async def _spooled(service: Service, chunks: AsyncIterator[bytes], who: accounts.Caller, filename: str, entry: str | None, cap: int) -> JSONResponse:
+    contest = service.contests.get()
+    (service.data / "incoming").mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
+        digest, size = hashlib.sha256(), 0
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > cap:
+                raise HTTPException(413, f"the upload is over {contest.service.upload_mb:g} MB, the most this contest takes")
+            digest.update(chunk)
+            spool.write(chunk)
+        spool.flush()
+        if size == 0:
+            raise HTTPException(422, "the upload is empty")
+        received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
+        try:
+            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, service.clock(), service.allow_images)
+        except Refused as refused:
+            raise HTTPException(refused.status, str(refused)) from None
+    return JSONResponse(taken, status_code=201 if taken["status"] == QUEUED else 422)

@@ -1,0 +1,128 @@
+"""The API's answers are declared: each ``/api/...`` operation publishes a typed 2xx schema, and real answers of a served contest match it.
+
+The answers are also compared with what the domain functions return, so a
+response model that dropped or changed a field would fail here, not only in
+the clients.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+import podium.service
+from podium.service import accounts
+from podium.service.client import packed
+from podium.service.database import reading, writing
+from podium.service.leaderboard import leaderboard
+from podium.service.views import contest_view, visible_submissions
+from podium.service.worker import Worker
+from service_helpers import Clock, LiveServer, at, set_up, write_contest
+
+METHODS = ("get", "post", "put", "delete")
+
+
+def _typed(schema: dict[str, Any], spec: dict[str, Any]) -> bool:
+    """Whether ``schema`` says what the answer holds: a model, or an array of models (not ``{}`` nor a bare object)."""
+    if "$ref" in schema:
+        return bool(spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]].get("properties"))
+    if schema.get("type") == "array":
+        return _typed(schema.get("items", {}), spec)
+    return bool(schema.get("properties"))
+
+
+def _answer_schemas(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each operation's 2xx JSON schema, by (method, path); ``{}`` where there is none."""
+    found = {}
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            if method in METHODS:
+                answers = [a for code, a in operation["responses"].items() if code.startswith("2")]
+                media = [a.get("content", {}).get("application/json", {}).get("schema", {}) for a in answers]
+                found[(method, path)] = next((m for m in media if m), {})
+    return found
+
+
+def _check(spec: dict[str, Any], method: str, path: str, body: Any) -> None:
+    schema = _answer_schemas(spec)[(method, path)]
+    errors = list(Draft202012Validator({**schema, "components": spec["components"]}).iter_errors(body))
+    assert not errors, (method, path, [e.message for e in errors[:3]])
+
+
+def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest", ranking='final = "selected"\nmax_selected = 1')
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    with writing(service.engine) as connection:
+        accounts.add_user(connection, "olga", "organizer-password-9", None, True, clock())
+    good = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
+    with LiveServer(service) as live:
+        spec = live.call("GET", "/openapi.json").body
+        schemas = _answer_schemas(spec)
+        api = {key for key in schemas if key[1].startswith("/api/")}
+        assert len(api) == 12 and not [key for key in api if not _typed(schemas[key], spec)]
+        assert _typed(schemas[("get", "/healthz")], spec)
+
+        sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
+        assert sent.status == 201
+        _check(spec, "post", "/api/submissions", sent.body)
+        rejected = live.call("POST", "/api/submissions", token["alpha"], body=b"not a png", query={"filename": "testA_1_seg.png"})
+        assert rejected.status == 422
+        _check(spec, "post", "/api/submissions", rejected.body)
+        while Worker(service.engine, service.data, clock=clock).work_once():
+            pass
+        queued = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "again.tar.gz"})
+        organizer = live.call("POST", "/api/tokens", json_body={"user": "olga", "password": "organizer-password-9"})
+        registered = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": "a-long-password-3"})
+        answers = {
+            ("post", "/api/tokens"): organizer,
+            ("post", "/api/register"): registered,
+            ("get", "/api/contest"): live.call("GET", "/api/contest"),
+            ("get", "/api/leaderboard"): live.call("GET", "/api/leaderboard"),
+            ("get", "/api/quota"): live.call("GET", "/api/quota", token["alpha"]),
+            ("get", "/api/tokens"): live.call("GET", "/api/tokens", organizer.body["token"]),
+            ("get", "/api/submissions"): live.call("GET", "/api/submissions", organizer.body["token"]),
+            ("get", "/api/submissions/{submission_id}"): live.call("GET", f"/api/submissions/{sent.body['id']}", token["alpha"]),
+            ("put", "/api/submissions/{submission_id}/selected"): live.call("PUT", f"/api/submissions/{sent.body['id']}/selected", token["alpha"], query={"selected": "true"}),
+            ("post", "/api/submissions/{submission_id}/cancel"): live.call("POST", f"/api/submissions/{queued.body['id']}/cancel", token["alpha"]),
+            ("delete", "/api/tokens/{token_id}"): live.call("DELETE", "/api/tokens/1", token["alpha"]),
+            ("get", "/healthz"): live.call("GET", "/healthz"),
+        }  # fmt: skip
+        assert {key for key in answers if key[1].startswith("/api/")} | {("post", "/api/submissions")} == api
+        for (method, path), answer in answers.items():
+            assert 200 <= answer.status < 300, (method, path, answer.body)
+            _check(spec, method, path, answer.body)
+
+        # the declared models keep every field, of the same type, as the domain functions give them
+        board = answers[("get", "/api/leaderboard")].body
+        with reading(service.engine) as connection:
+            contest_now = service.contests.get()
+            assert board == leaderboard(connection, contest_now, clock())
+            assert board["teams"][0]["scores"] and board["teams"][0]["status"] == "scored"
+            assert answers[("get", "/api/contest")].body == contest_view(connection, contest_now, clock())
+            olga = accounts.caller_of(connection, organizer.body["token"], clock())
+            assert olga is not None
+            now_seen = live.call("GET", "/api/submissions", organizer.body["token"]).body  # after the cancel and the selection
+            assert now_seen == visible_submissions(connection, contest_now, olga, clock())
+            assert [(s["status"], s["selected"]) for s in now_seen] == [("cancelled", False), ("rejected", False), ("scored", True)]
+        shown = answers[("get", "/api/submissions/{submission_id}")].body
+        assert shown["status"] == "scored" and shown["result"]["view"] == "public" and shown["round"] == 1
+        assert "closed" not in answers[("get", "/api/contest")].body  # a key absent from the answer stays absent
+
+
+def test_no_module_of_the_service_imports_the_app() -> None:
+    """The app assembles the routers; nothing imports it back (the pages imported it: a circle app -> pages -> app)."""
+    folder = Path(podium.service.__file__).parent
+    importers = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if "podium.service.app" in names and path.name != "commands.py":  # the commands (the layout scope's) start the app
+                importers.append(str(path.relative_to(folder)))
+    assert not importers
