@@ -29,13 +29,14 @@ from sqlalchemy import Engine, func, select, update
 from podium import __version__
 from podium.challenges import get
 from podium.service import accounts, error_pages, logins, logs, metrics, pages, state
+from podium.service.board_cache import BoardCache
 from podium.service.bodies import UPLOADS, Bodies, BodyTimes, UploadSlots
 from podium.service.database import reading, writing
 from podium.service.docs_page import render
 from podium.service.hashing import HashPool
 from podium.service.headers import SecurityHeaders
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
-from podium.service.leaderboard import is_revealed, leaderboard
+from podium.service.leaderboard import is_revealed
 from podium.service.proxies import Proxies, client_address
 from podium.service.quota import usage
 from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, QUEUED, SCORED, Clock, utc_now
@@ -71,6 +72,7 @@ class Service:
         self.slots = slots or UploadSlots()
         self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
+        self.boards = BoardCache(engine)  # the leaderboard, computed again when the database's version stamp changes
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 
@@ -284,9 +286,7 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/api/leaderboard", summary="The leaderboard: public scores until the reveal, then the final ranking on the private split")
     def board() -> dict[str, Any]:
-        contest = service.contests.get()
-        with reading(service.engine) as connection:
-            return leaderboard(connection, contest, service.clock())
+        return service.boards.current(service.contests.get(), service.clock()).board
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> str:

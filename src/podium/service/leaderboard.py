@@ -47,7 +47,12 @@ class Entry:
 
 
 def is_revealed(connection: Connection, contest: Contest, now: datetime) -> bool:
-    return state.revealed_at(connection) is not None or (bool(contest.phases) and now >= contest.phases[-1].end)
+    return revealed(state.revealed_at(connection) is not None, contest, now)
+
+
+def revealed(by_organizer: bool, contest: Contest, now: datetime) -> bool:
+    """Whether the board is the final one: revealed by ``podium reveal`` (``by_organizer``), or the last phase has ended."""
+    return by_organizer or (bool(contest.phases) and now >= contest.phases[-1].end)
 
 
 def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:

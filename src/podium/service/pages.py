@@ -37,10 +37,10 @@ from podium.display import score_text
 from podium.report import environment as report_environment
 from podium.report import report_context
 from podium.service import accounts, logins, state, upload_form
-from podium.service.confidence import board_confidence
+from podium.service.board_cache import board_page_values
 from podium.service.database import reading, writing
 from podium.service.intake import Refused, open_phase
-from podium.service.leaderboard import is_revealed, standings
+from podium.service.leaderboard import is_revealed
 from podium.service.measured import measured
 from podium.service.per_item import per_item
 from podium.service.proxies import is_https
@@ -160,18 +160,7 @@ def router(service: Any) -> APIRouter:
         return page(request, "leaderboard_table.html", **board_values(sort))
 
     def board_values(sort: str | None) -> dict[str, Any]:
-        contest = service.contests.get()
-        with reading(service.engine) as connection:
-            board, shown = standings(connection, contest, service.clock())
-            confidence = board_confidence(service.confidence_cache, connection, contest, board, shown)
-        rows = board["teams"]
-        names = [c["name"] for c in board["criteria"]]
-        if sort in names:
-            higher = next(c["higher_is_better"] for c in board["criteria"] if c["name"] == sort)
-            rows = sorted(rows, key=lambda t: (t["scores"].get(sort) is None, -(t["scores"].get(sort) or 0) if higher else (t["scores"].get(sort) or 0)))
-        elif sort == "team":
-            rows = sorted(rows, key=lambda t: t["team"].lower())
-        return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
+        return board_page_values(service.boards, service.confidence_cache, service.contests.get(), service.clock(), sort)
 
     def login_form(request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:
         """The log-in page, with the form's token (kept in its cookie, or a new one)."""

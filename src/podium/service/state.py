@@ -45,8 +45,9 @@ class ContestCache:
         self._loaded: tuple[int, Contest] | None = None
 
     def get(self) -> Contest:
-        with reading(self.engine) as connection:
-            round_, path = current_round(connection), get(connection, CONTEST_PATH)
+        with reading(self.engine) as connection:  # one statement: every request reads it
+            found = dict(connection.execute(select(settings.c.key, settings.c.value).where(settings.c.key.in_((ROUND, CONTEST_PATH)))).all())
+        round_, path = int(found.get(ROUND) or 1), found.get(CONTEST_PATH)
         if path is None:
             raise UsageError("the database serves no contest yet: start podium serve --contest FILE first")
         if self._loaded is None or self._loaded[0] != round_:
