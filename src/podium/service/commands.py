@@ -112,7 +112,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         from podium.service.database import database_url
         from podium.service.proxies import parse_proxies
         from podium.service.scoring import Runtime
-        from podium.service.server import Workers, clean_leftovers, worker_argv
+        from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, worker_argv
 
         logs.configure(log_format)
         contest = load(contest_path)
@@ -131,7 +131,7 @@ def register(cli: click.Group, guarded: Any) -> None:
         try:
             app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies))
             # podium reads the forwarding headers of --trusted-proxy only
-            uvicorn.run(app, host=host, port=port, proxy_headers=False, **logs.uvicorn_config(log_format))
+            uvicorn.run(app, host=host, port=port, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE_S, **logs.uvicorn_config(log_format))
         except KeyboardInterrupt:
             pass
         finally:
