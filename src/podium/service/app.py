@@ -35,7 +35,7 @@ from podium.service.database import reading, writing
 from podium.service.docs_page import render
 from podium.service.hashing import HashPool
 from podium.service.headers import SecurityHeaders
-from podium.service.intake import Refused, Upload, check_quota, open_phase, take
+from podium.service.intake import Refused, Runner, Upload, check_quota, inline, open_phase, take
 from podium.service.leaderboard import is_revealed
 from podium.service.proxies import Proxies, client_address
 from podium.service.quota import usage
@@ -62,7 +62,7 @@ class Service:
     """What the app serves: the database, the data folder, the clock; the proxies trusted, the limits on bodies and uploads."""
 
     def __init__(self, engine: Engine, data: Path, clock: Clock = utc_now, allow_images: bool = False, proxies: Proxies = (),
-                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None) -> None:  # fmt: skip
+                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None, checks: Runner = inline) -> None:  # fmt: skip
         self.engine = engine
         self.data = data
         self.clock = clock
@@ -72,6 +72,7 @@ class Service:
         self.slots = slots or UploadSlots()
         self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
+        self.checks = checks  # where the upload checks run (podium serve: a CheckPool)
         self.boards = BoardCache(engine)  # the leaderboard, computed again when the database's version stamp changes
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
@@ -136,7 +137,7 @@ async def _spooled(service: Service, chunks: AsyncIterator[bytes], who: accounts
             raise HTTPException(422, "the upload is empty")
         received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
         try:
-            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, service.clock(), service.allow_images)
+            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, service.clock(), service.allow_images, service.checks)
         except Refused as refused:
             raise HTTPException(refused.status, str(refused)) from None
     return JSONResponse(taken, status_code=201 if taken["status"] == QUEUED else 422)
