@@ -8,7 +8,8 @@ half public), on SQLite and then on a private PostgreSQL server
    submission (a 16 KB tar.gz) over and over for ``--seconds`` (20); the
    figures are the uploads accepted (201) per minute and the web process's own
    CPU milliseconds per accepted upload (``/proc/PID/stat``: the serve
-   process, not its workers); each client sends from an address of its own
+   process, not its workers), and of the whole ``podium serve`` (its
+   workers and check processes too, while the uploads last); each client sends from an address of its own
    (``X-Forwarded-For``, believed from ``--trusted-proxy 127.0.0.1``), so the
    server's cap on uploads at once per address does not refuse them;
 2. once the queue is drained, 50 readers, each on one keep-alive connection,
@@ -19,7 +20,9 @@ half public), on SQLite and then on a private PostgreSQL server
 
 ``--podium-src DIR`` runs the server from another checkout's ``src`` too
 (e.g. main's), interleaved with this checkout's on each database, so the
-machine's load weighs on both alike. One run of each; loopback only.
+machine's load weighs on both alike; this checkout runs twice, with its
+upload checks in the web process (``--check-processes 0``) and in check
+processes (the default). One run of each; loopback only.
 
     .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--seconds 20]
 """
@@ -41,6 +44,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psutil
 from timing import machine_header
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -74,10 +78,22 @@ def _own_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _tree_cpu(pid: int) -> float:
+    """User + system seconds of process ``pid`` and its live descendants (its workers, its check processes)."""
+    total = 0.0
+    for process in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
 class Server:
     """``podium serve --workers 2`` from ``source`` (``None``: this checkout) with ``clients`` teams; their tokens."""
 
-    def __init__(self, folder: Path, contest: Path, database: str | None, source: str | None, clients: int) -> None:
+    def __init__(self, folder: Path, contest: Path, database: str | None, source: str | None, clients: int, extra: tuple[str, ...]) -> None:
         self.environment = {**os.environ, **({"PYTHONPATH": source} if source else {})}
         self.port = _free_port()
         base = [sys.executable, "-m", "podium"]
@@ -85,7 +101,7 @@ class Server:
         help_text = subprocess.run([*base, "serve", "--help"], capture_output=True, text=True, env=self.environment).stdout
         proxy = ["--trusted-proxy", "127.0.0.1"] if "--trusted-proxy" in help_text else []  # each client its own address (X-Forwarded-For)
         teams = [arg for i in range(clients) for arg in ("--team", f"team{i:02d}")]
-        self.process = subprocess.Popen([*base, "serve", "--contest", str(contest), *where, "--port", str(self.port), "--workers", "2", "--sandbox", "none", *teams, *proxy],
+        self.process = subprocess.Popen([*base, "serve", "--contest", str(contest), *where, "--port", str(self.port), "--workers", "2", "--sandbox", "none", *teams, *proxy, *extra],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=self.environment)  # fmt: skip
         assert self.process.stdout is not None
         self.tokens: list[str] = []
@@ -118,8 +134,8 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def uploads(server: Server, archive: bytes, seconds: float) -> tuple[int, float, float]:
-    """Accepted uploads, the wall seconds they took, the web process's CPU seconds meanwhile."""
+def uploads(server: Server, archive: bytes, seconds: float) -> tuple[int, float, float, float]:
+    """Accepted uploads, the wall seconds they took, the CPU seconds meanwhile of the web process and of all of podium serve."""
     stop = time.monotonic() + seconds
     accepted = [0] * len(server.tokens)
 
@@ -136,10 +152,10 @@ def uploads(server: Server, archive: bytes, seconds: float) -> tuple[int, float,
                 connection.close()
         connection.close()
 
-    cpu, started = _own_cpu(server.process.pid), time.perf_counter()
+    cpu, tree, started = _own_cpu(server.process.pid), _tree_cpu(server.process.pid), time.perf_counter()
     with ThreadPoolExecutor(len(server.tokens)) as pool:
         list(pool.map(client, range(len(server.tokens))))
-    return sum(accepted), time.perf_counter() - started, _own_cpu(server.process.pid) - cpu
+    return sum(accepted), time.perf_counter() - started, _own_cpu(server.process.pid) - cpu, _tree_cpu(server.process.pid) - tree
 
 
 def drained(server: Server) -> None:
@@ -177,12 +193,12 @@ def readers(server: Server, path: str) -> tuple[list[float], int]:
         return sorted(t for times in pool.map(reader, range(READERS)) for t in times), sum(closed)
 
 
-def run(name: str, folder: Path, contest: Path, archive: bytes, database: str | None, source: str | None, clients: int, seconds: float) -> str:
-    server = Server(folder, contest, database, source, clients)
+def run(name: str, folder: Path, contest: Path, archive: bytes, database: str | None, source: str | None, extra: tuple[str, ...], clients: int, seconds: float) -> str:
+    server = Server(folder, contest, database, source, clients, extra)
     try:
-        count, wall, cpu = uploads(server, archive, seconds)
+        count, wall, cpu, tree = uploads(server, archive, seconds)
         drained(server)
-        line = f"{name:<34} {60 * count / wall:7.0f} {1000 * cpu / max(count, 1):7.1f}"
+        line = f"{name:<44} {60 * count / wall:7.0f} {1000 * cpu / max(count, 1):7.1f} {1000 * tree / max(count, 1):7.1f}"
         for path in ("/api/leaderboard", "/leaderboard"):
             times, closed = readers(server, path)
             line += f"  {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f} {closed:4d}"
@@ -203,10 +219,11 @@ def main() -> None:
     from podium.challenges import get
     from podium.service.client import packed
 
-    sources = ([("before: " + options.podium_src, options.podium_src)] if options.podium_src else []) + [("this checkout", None)]
+    before = [("before: " + options.podium_src, options.podium_src, ())] if options.podium_src else []
+    sources = [*before, ("this checkout, checks in the web", None, ("--check-processes", "0")), ("this checkout", None, ())]
     print(f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {READS} GETs")
-    print(f"{'':34} {'uploads':>7} {'web CPU':>7}  {'/api/leaderboard ms':>19} {'':>4}  {'/leaderboard (HTML) ms':>20}")
-    print(f"{'':34} {'/min':>7} {'ms/up':>7}  {'p50':>6} {'p99':>7} {'shut':>4}  {'p50':>6} {'p99':>7} {'shut':>4}")
+    print(f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>19} {'':>4}  {'/leaderboard (HTML) ms':>20}")
+    print(f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'p50':>6} {'p99':>7} {'shut':>4}  {'p50':>6} {'p99':>7} {'shut':>4}")
     pg = None if options.sqlite_only or postgres_server.problem() is not None else postgres_server.Server()
     if pg is not None:
         pg.start()
@@ -215,7 +232,7 @@ def main() -> None:
             if database_name == "PostgreSQL" and pg is None:
                 print(f"PostgreSQL skipped: {postgres_server.problem() or '--sqlite-only'}")
                 continue
-            for label, source in sources:
+            for label, source, extra in sources:
                 with tempfile.TemporaryDirectory(prefix="podium-board-") as name:
                     folder = Path(name)
                     demo = get("glas").write_demo(folder / "demo")
@@ -223,7 +240,7 @@ def main() -> None:
                     contest.write_text(CONTEST.format(truth=demo.truth))
                     archive = packed(demo.submission, folder).read_bytes()
                     database = pg.new_database() if database_name == "PostgreSQL" and pg is not None else None
-                    print(run(f"{database_name}, {label}"[:34], folder, contest, archive, database, source, options.clients, options.seconds), flush=True)
+                    print(run(f"{database_name}, {label}"[:44], folder, contest, archive, database, source, extra, options.clients, options.seconds), flush=True)
     finally:
         if pg is not None:
             pg.stop()
