@@ -18,7 +18,8 @@ from podium.service import accounts, state
 from podium.service.app import Service
 from podium.service.board_cache import KEPT
 from podium.service.client import packed
-from podium.service.database import connect, writing
+from podium.service.database import connect, reading, writing
+from podium.service.leaderboard import leaderboard
 from podium.service.rescore import rescore
 from podium.service.tables import results, submissions, teams, tokens
 from podium.service.worker import Worker
@@ -130,6 +131,8 @@ def test_every_caller_gets_the_same_public_board_before_the_reveal(tmp_path: Pat
         stored = connection.execute(results.select()).one()
     assert stored.public_scores != stored.private_scores
     assert boards[0]["split"] == "public" and boards[0]["teams"][0]["scores"] == stored.public_scores
+    with reading(service.engine) as connection:
+        assert boards[0] == leaderboard(connection, service.contests.get(), clock())  # what the board computed afresh gives
 
 
 def test_kept_boards_are_bounded(tmp_path: Path) -> None:

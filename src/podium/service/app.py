@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
 from sqlalchemy import Engine, func, select, update
 
@@ -286,8 +286,8 @@ def create_app(service: Service) -> FastAPI:
         return used.to_dict(contest.quota)
 
     @app.get("/api/leaderboard", summary="The leaderboard: public scores until the reveal, then the final ranking on the private split")
-    def board() -> dict[str, Any]:
-        return service.boards.current(service.contests.get(), service.clock()).board
+    def board() -> Response:
+        return Response(service.boards.current(service.contests.get(), service.clock()).json(), media_type="application/json")
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def docs() -> str:

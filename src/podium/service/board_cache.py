@@ -18,6 +18,7 @@ page's bootstrap intervals) is kept with it (:meth:`Board.derived`).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,10 @@ class Board:
     shown: dict[str, int]  # the submission shown of each team that has one (the server's use only)
     _derived: dict[str, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def json(self) -> bytes:
+        """The board as the API sends it, encoded once (FastAPI's encoder took 0.7 ms a request for 20 teams, and grows with them)."""
+        return self.derived("json", lambda: json.dumps(self.board, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode())
 
     def derived(self, name: str, compute: Callable[[], T]) -> T:
         """``compute()``, once per board: what the pages derive from it (``name`` tells them apart)."""
