@@ -34,7 +34,6 @@ import http.client
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,31 +44,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
+from service_throughput import CONTEST, free_port  # the same GlaS demo contest (its phase open until 2040)
 from timing import machine_header
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-CONTEST = """id = "board"
-title = "board"
-challenge = "glas"
-truth = "{truth}"
-[split]
-public = 0.5
-seed = 1
-[[phase]]
-name = "open"
-start = 2020-01-01T00:00:00Z
-end = 2099-01-01T00:00:00Z
-submissions = "files"
-"""
 READERS, READS = 50, 20
 CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, http.client.BadStatusLine)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _own_cpu(pid: int) -> float:
@@ -95,7 +76,7 @@ class Server:
 
     def __init__(self, folder: Path, contest: Path, database: str | None, source: str | None, clients: int, extra: tuple[str, ...]) -> None:
         self.environment = {**os.environ, **({"PYTHONPATH": source} if source else {})}
-        self.port = _free_port()
+        self.port = free_port()
         base = [sys.executable, "-m", "podium"]
         where = ["--data", str(folder / "data")] + (["--database", database] if database else [])
         help_text = subprocess.run([*base, "serve", "--help"], capture_output=True, text=True, env=self.environment).stdout
