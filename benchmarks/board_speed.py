@@ -21,8 +21,8 @@ half public), on SQLite and then on a private PostgreSQL server
 ``--podium-src DIR`` runs the server from another checkout's ``src`` too
 (e.g. main's), interleaved with this checkout's on each database, so the
 machine's load weighs on both alike; this checkout runs twice, with its
-upload checks in the web process (``--check-processes 0``) and in check
-processes (the default). One run of each; loopback only.
+upload checks in the web process (``--check-processes 0``, the default on 2
+cores with 2 workers) and in 2 check processes. One run of each; loopback only.
 
     .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--seconds 20]
 """
@@ -201,7 +201,7 @@ def main() -> None:
     from podium.service.client import packed
 
     before = [("before: " + options.podium_src, options.podium_src, ())] if options.podium_src else []
-    sources = [*before, ("this checkout, checks in the web", None, ("--check-processes", "0")), ("this checkout", None, ())]
+    sources = [*before, ("this checkout, checks in the web", None, ("--check-processes", "0")), ("this checkout, 2 check processes", None, ("--check-processes", "2"))]
     print(f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {READS} GETs")
     print(f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>19} {'':>4}  {'/leaderboard (HTML) ms':>20}")
     print(f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'p50':>6} {'p99':>7} {'shut':>4}  {'p50':>6} {'p99':>7} {'shut':>4}")

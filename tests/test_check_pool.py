@@ -13,10 +13,11 @@ import signal
 from pathlib import Path
 
 import psutil
+import pytest
 from sqlalchemy import func, select
 
 from podium.service.app import Service
-from podium.service.check_pool import STOPPED, CheckPool
+from podium.service.check_pool import STOPPED, CheckPool, check_processes
 from podium.service.client import packed
 from podium.service.database import reading
 from podium.service.tables import submissions
@@ -54,3 +55,10 @@ def test_checks_in_processes_answer_as_in_the_web_process(tmp_path: Path) -> Non
             assert answer(there, token["beta"], good, "good.tar.gz")[:2] == (201, "queued")
     finally:
         pool.shutdown()
+
+
+@pytest.mark.parametrize(("cores", "workers", "processes"), [(2, 2, 0), (2, 0, 1), (4, 1, 2), (8, 2, 4), (1, 0, 0)])
+def test_check_processes_take_the_cores_left(cores: int, workers: int, processes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside the web process and the workers only: on shared cores the checks cost more in processes than in the web process."""
+    monkeypatch.setattr("os.cpu_count", lambda: cores)
+    assert check_processes(workers) == processes

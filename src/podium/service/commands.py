@@ -97,7 +97,7 @@ def register(cli: click.Group, guarded: Any) -> None:
     @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
     @SCHEDULER_OPTION
     @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
-    @click.option("--check-processes", "check_processes_given", type=click.IntRange(min=0), default=None, help="Processes that check uploads beside the web process (0: in it) [default: one per core, at most 4].")
+    @click.option("--check-processes", "check_processes_given", type=click.IntRange(min=0), default=None, help="Processes that check uploads beside the web process (0: in it) [default: one per core left by the web process and the workers, at most 4].")
     @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
     @click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="PODIUM_TRUSTED_PROXIES",
                   help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
@@ -131,7 +131,7 @@ def register(cli: click.Group, guarded: Any) -> None:
             display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
         signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
         pool.start()
-        processes = check_processes() if check_processes_given is None else check_processes_given
+        processes = check_processes(workers) if check_processes_given is None else check_processes_given
         checks = CheckPool(contest.challenge, processes) if processes else None
         try:
             app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, checks=checks or inline))
