@@ -97,6 +97,7 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
 @click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
 @SCHEDULER_OPTION
 @click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
+@click.option("--check-processes", "check_processes_given", type=click.IntRange(min=0), default=None, help="Processes that check uploads beside the web process (0: in it) [default: one per core left by the web process and the workers, at most 4].")
 @click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
 @click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="PODIUM_TRUSTED_PROXIES",
               help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
@@ -105,17 +106,19 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
 @LOG_FORMAT_OPTION
 @guarded
 def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str, cgroup: Path | None,
-                  scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], public_url: str | None,
+                  scheduler: str | None, allow_images: bool, check_processes_given: int | None, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], public_url: str | None,
                   log_format: str) -> int:  # fmt: skip
     """Serve a contest: the web API, the leaderboard and N scoring workers."""
     import uvicorn
 
     from podium.service import logs
     from podium.service.app import Service, create_app
+    from podium.service.check_pool import CheckPool, check_processes
     from podium.service.database import database_url
+    from podium.service.intake import inline
     from podium.service.proxies import parse_proxies
     from podium.service.scoring import Runtime
-    from podium.service.server import Workers, clean_leftovers, worker_argv
+    from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, worker_argv
     from podium.service.urls import parse_public_url
 
     logs.configure(log_format)
@@ -135,14 +138,18 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
         display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
     signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
     pool.start()
+    processes = check_processes(workers) if check_processes_given is None else check_processes_given
+    checks = CheckPool(contest.challenge, processes) if processes else None
     try:
-        app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public))
+        app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline))
         # podium reads the forwarding headers of --trusted-proxy only
-        uvicorn.run(app, host=host, port=port, proxy_headers=False, root_path=public.prefix if public else "", **logs.uvicorn_config(log_format))
+        uvicorn.run(app, host=host, port=port, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE_S, root_path=public.prefix if public else "", **logs.uvicorn_config(log_format))
     except KeyboardInterrupt:
         pass
     finally:
         pool.stop()
+        if checks is not None:
+            checks.shutdown()
     return EXIT_SCORED
 
 

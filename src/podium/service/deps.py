@@ -15,9 +15,11 @@ from fastapi import Depends, Header, HTTPException, Request
 from sqlalchemy import Connection, Engine
 
 from podium.service import accounts, state
+from podium.service.board_cache import BoardCache
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading
 from podium.service.hashing import HashPool
+from podium.service.intake import Runner, inline
 from podium.service.proxies import Proxies
 from podium.service.statuses import Clock, utc_now
 from podium.service.tables import MAX_ID
@@ -28,7 +30,7 @@ class Service:
     """What the app serves: the database, the data folder, the clock; the proxies trusted, the public URL, the limits on bodies and uploads."""
 
     def __init__(self, engine: Engine, data: Path, clock: Clock = utc_now, allow_images: bool = False, proxies: Proxies = (),
-                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None, public_url: PublicUrl | None = None) -> None:  # fmt: skip
+                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None, public_url: PublicUrl | None = None, checks: Runner = inline) -> None:  # fmt: skip
         self.engine = engine
         self.data = data
         self.clock = clock
@@ -39,6 +41,8 @@ class Service:
         self.slots = slots or UploadSlots()
         self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
+        self.checks = checks  # where the upload checks run (podium serve: a CheckPool)
+        self.boards = BoardCache(engine)  # the leaderboard, computed again when the database's version stamp changes
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 

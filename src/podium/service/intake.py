@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, insert
 
@@ -33,6 +34,9 @@ from podium.service.quota import usage
 from podium.service.scoring import DOCKER_PREFIX, IMAGE_ARCHIVE, outcome_of
 from podium.service.statuses import QUEUED, REJECTED
 from podium.service.tables import submissions
+
+T = TypeVar("T")
+Runner = Callable[..., Any]  # runs a function with its arguments, here or in another process: (function, *args, **kwargs) -> its result
 
 
 class Refused(Exception):
@@ -92,13 +96,19 @@ def _check_quota(connection: Connection, contest: Contest, caller: Caller, now: 
         raise Refused(429, refusal)
 
 
-def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: Upload, now: datetime, allow_images: bool) -> dict[str, Any]:
-    """Check, record and queue an upload; the submission as the team sees it."""
+def inline(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Where the checks run by default: in this thread (``podium serve`` gives a :class:`~podium.service.check_pool.CheckPool`)."""
+    return function(*args, **kwargs)
+
+
+def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: Upload, now: datetime, allow_images: bool,
+         checks: Runner = inline) -> dict[str, Any]:  # fmt: skip
+    """Check (the files' checks run by ``checks``), record and queue an upload; the submission as the team sees it."""
     assert caller.team_id is not None
     phase = open_phase(contest, now)
     staging = data / "incoming" / uuid.uuid4().hex
     try:
-        target, status, reason, problems = _check(contest, phase, upload, staging, allow_images)
+        target, status, reason, problems = _check(contest, phase, upload, staging, allow_images, checks)
         with writing(engine) as connection:
             lock_team(connection, caller.team_id)
             if status == QUEUED:
@@ -128,7 +138,7 @@ def _entry(phase: Phase, upload: Upload, target: Path) -> str | None:
     return entry_point(target, upload.entry)[0] or upload.entry or DEFAULT_ENTRY
 
 
-def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_images: bool) -> tuple[Path, str, str | None, list[dict[str, Any]]]:
+def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_images: bool, checks: Runner) -> tuple[Path, str, str | None, list[dict[str, Any]]]:
     """Unpack and check: (what to score, status, reason, problems)."""
     if phase.submissions == "programs" and upload.entry and upload.entry.startswith(DOCKER_PREFIX):
         staging.mkdir(parents=True)
@@ -151,7 +161,7 @@ def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_
         if entry is None:
             return target, REJECTED, missing, [Issue("no_entry_point", str(missing), upload.filename).to_dict()]
         return target, QUEUED, None, []
-    result = evaluate(contest.challenge, contest.truth, target, contest.settings, checks_only=True, **contest.evaluation())
+    result = checks(evaluate, contest.challenge, contest.truth, target, contest.settings, checks_only=True, **contest.evaluation())
     outcome = outcome_of(result, "files", target)
     if result.status == RESULT_REJECTED:
         return target, REJECTED, outcome.reason, outcome.problems

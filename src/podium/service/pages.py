@@ -39,11 +39,10 @@ from podium.publish.display import score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, logins, state, upload_form
-from podium.service.confidence import board_confidence
+from podium.service.board_cache import board_page_values
 from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep
 from podium.service.intake import Refused, open_phase
-from podium.service.leaderboard import standings
 from podium.service.measured import measured
 from podium.service.per_item import per_item
 from podium.service.quota import usage
@@ -180,18 +179,7 @@ def board_table(service: ServiceDep, request: Request, sort: str | None = None) 
 
 
 def _board_values(service: Service, sort: str | None) -> dict[str, Any]:
-    contest = service.contests.get()
-    with reading(service.engine) as connection:
-        board, shown = standings(connection, contest, service.clock())
-        confidence = board_confidence(service.confidence_cache, connection, contest, board, shown)
-    rows = board["teams"]
-    names = [c["name"] for c in board["criteria"]]
-    if sort in names:
-        higher = next(c["higher_is_better"] for c in board["criteria"] if c["name"] == sort)
-        rows = sorted(rows, key=lambda t: (t["scores"].get(sort) is None, -(t["scores"].get(sort) or 0) if higher else (t["scores"].get(sort) or 0)))
-    elif sort == "team":
-        rows = sorted(rows, key=lambda t: t["team"].lower())
-    return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
+    return board_page_values(service.boards, service.confidence_cache, service.contests.get(), service.clock(), sort)
 
 
 def _login_form(service: Service, request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:

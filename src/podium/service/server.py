@@ -1,5 +1,7 @@
 """``podium serve``: the web app on uvicorn and N worker processes beside it, restarted if they die.
 
+Idle keep-alive connections are kept :data:`KEEP_ALIVE_S` seconds.
+
 The workers die with ``podium serve`` (``PR_SET_PDEATHSIG``: killed with
 SIGKILL, their programs with them, even when ``podium serve`` itself is killed
 with SIGKILL; their jobs' leases then lapse and other workers take them). The
@@ -32,6 +34,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("podium.serve")
 RESTART_PAUSE_S = 2.0
+# How long an idle keep-alive connection stays open. uvicorn's 5 s closed connections that a client (a reverse proxy
+# keeping upstream connections for 60 s, like nginx; a browser between the board's polls) still held and sent its next
+# request on: that request failed. Longer than the proxies' idle times, so the client closes first.
+KEEP_ALIVE_S = 75
 SERVE_PID = "PODIUM_SERVE_PID"  # set for the workers podium serve starts
 
 

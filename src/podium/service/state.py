@@ -39,7 +39,12 @@ def revealed_at(connection: Connection) -> datetime | None:
 
 def is_revealed(connection: Connection, contest: Contest, now: datetime) -> bool:
     """Whether the private split is shown: an organizer revealed it, or the last phase has ended."""
-    return revealed_at(connection) is not None or (bool(contest.phases) and now >= contest.phases[-1].end)
+    return revealed(revealed_at(connection) is not None, contest, now)
+
+
+def revealed(by_organizer: bool, contest: Contest, now: datetime) -> bool:
+    """Whether the board is the final one: revealed by ``podium reveal`` (``by_organizer``), or the last phase has ended."""
+    return by_organizer or (bool(contest.phases) and now >= contest.phases[-1].end)
 
 
 class ContestCache:
@@ -50,8 +55,9 @@ class ContestCache:
         self._loaded: tuple[int, Contest] | None = None
 
     def get(self) -> Contest:
-        with reading(self.engine) as connection:
-            round_, path = current_round(connection), get(connection, CONTEST_PATH)
+        with reading(self.engine) as connection:  # one statement: every request reads it
+            found = dict(connection.execute(select(settings.c.key, settings.c.value).where(settings.c.key.in_((ROUND, CONTEST_PATH)))).all())
+        round_, path = int(found.get(ROUND) or 1), found.get(CONTEST_PATH)
         if path is None:
             raise UsageError("the database serves no contest yet: start podium serve --contest FILE first")
         if self._loaded is None or self._loaded[0] != round_:

@@ -58,6 +58,13 @@ settings = Table(  # one row per key: the contest file served, when the private 
     Column("value", Text, nullable=False),
 )
 
+board_version = Table(  # one row, bumped by the database's triggers whenever what the leaderboard shows changes (migration 0003)
+    "board_version",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+)
+
 teams = Table(
     "teams",
     metadata,

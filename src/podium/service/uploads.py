@@ -68,7 +68,7 @@ async def _spooled(service: Service, chunks: AsyncIterator[bytes], who: accounts
             raise HTTPException(422, "the upload is empty")
         received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
         try:
-            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, service.clock(), service.allow_images)
+            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, service.clock(), service.allow_images, service.checks)
         except Refused as refused:
             raise HTTPException(refused.status, str(refused)) from None
     return JSONResponse(taken, status_code=201 if taken["status"] == QUEUED else 422)

@@ -1,0 +1,231 @@
+"""podium serve under readers and uploaders (issue 40, goal 6): uploads accepted per minute, the board's latency, closed keep-alive connections.
+
+A real ``podium serve`` with 2 workers on the GlaS demo contest (six images,
+half public), on SQLite and then on a private PostgreSQL server
+(tests/postgres_server.py; skipped where none can be started):
+
+1. uploads: ``--clients`` threads (20), one team each, post the demo
+   submission (a 16 KB tar.gz) over and over for ``--seconds`` (20); the
+   figures are the uploads accepted (201) per minute and the web process's own
+   CPU milliseconds per accepted upload (``/proc/PID/stat``: the serve
+   process, not its workers), and of the whole ``podium serve`` (its
+   workers and check processes too, while the uploads last); each client sends from an address of its own
+   (``X-Forwarded-For``, believed from ``--trusted-proxy 127.0.0.1``), so the
+   server's cap on uploads at once per address does not refuse them;
+2. once the queue is drained, 50 readers, each on one keep-alive connection,
+   GET ``/api/leaderboard`` 20 times each, then the HTML board
+   (``/leaderboard``) 20 times each: median and 99th percentile, and how many
+   requests found their connection closed by the server (reconnected and
+   counted).
+
+``--podium-src DIR`` runs the server from another checkout's ``src`` too
+(e.g. main's), interleaved with this checkout's on each database, so the
+machine's load weighs on both alike; this checkout runs twice, with its
+upload checks in the web process (``--check-processes 0``, the default on 2
+cores with 2 workers) and in 2 check processes. One run of each; loopback only.
+
+    .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--seconds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil
+from service_throughput import CONTEST, free_port  # the same GlaS demo contest (its phase open until 2040)
+from timing import machine_header
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+READERS, READS = 50, 20
+CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, http.client.BadStatusLine)
+
+
+def _own_cpu(pid: int) -> float:
+    """User + system seconds of process ``pid`` itself (not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(pid: int) -> float:
+    """User + system seconds of process ``pid`` and its live descendants (its workers, its check processes)."""
+    total = 0.0
+    for process in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+class Server:
+    """``podium serve --workers 2`` from ``source`` (``None``: this checkout) with ``clients`` teams; their tokens."""
+
+    def __init__(self, folder: Path, contest: Path, database: str | None, source: str | None, clients: int, extra: tuple[str, ...]) -> None:
+        self.environment = {**os.environ, **({"PYTHONPATH": source} if source else {})}
+        self.port = free_port()
+        base = [sys.executable, "-m", "podium"]
+        where = ["--data", str(folder / "data")] + (["--database", database] if database else [])
+        help_text = subprocess.run([*base, "serve", "--help"], capture_output=True, text=True, env=self.environment).stdout
+        proxy = ["--trusted-proxy", "127.0.0.1"] if "--trusted-proxy" in help_text else []  # each client its own address (X-Forwarded-For)
+        teams = [arg for i in range(clients) for arg in ("--team", f"team{i:02d}")]
+        self.process = subprocess.Popen([*base, "serve", "--contest", str(contest), *where, "--port", str(self.port), "--workers", "2", "--sandbox", "none", *teams, *proxy, *extra],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=self.environment)  # fmt: skip
+        assert self.process.stdout is not None
+        self.tokens: list[str] = []
+        for line in self.process.stdout:  # bounded: the banner, then a line per team
+            found = re.search(r"--token (\S+)", line)
+            if found:
+                self.tokens.append(found.group(1))
+                if len(self.tokens) == clients:
+                    break
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # whatever else it prints, never blocking it
+        for _ in range(600):  # bounded: 60 s
+            try:
+                if self.get("/healthz")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise SystemExit("podium serve did not answer within 60 s")
+
+    def get(self, path: str, token: str | None = None) -> tuple[int, bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            connection.request("GET", path, headers={"Authorization": f"Bearer {token}"} if token else {})
+            response = connection.getresponse()
+            return response.status, response.read()
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def uploads(server: Server, archive: bytes, seconds: float) -> tuple[int, float, float, float]:
+    """Accepted uploads, the wall seconds they took, the CPU seconds meanwhile of the web process and of all of podium serve."""
+    stop = time.monotonic() + seconds
+    accepted = [0] * len(server.tokens)
+
+    def client(i: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        headers = {"Authorization": f"Bearer {server.tokens[i]}", "Content-Type": "application/octet-stream", "X-Forwarded-For": f"198.51.100.{i + 1}"}
+        while time.monotonic() < stop:
+            try:
+                connection.request("POST", "/api/submissions?filename=s.tar.gz", body=archive, headers=headers)
+                response = connection.getresponse()
+                response.read()
+                accepted[i] += response.status == 201
+            except CLOSED:
+                connection.close()
+        connection.close()
+
+    cpu, tree, started = _own_cpu(server.process.pid), _tree_cpu(server.process.pid), time.perf_counter()
+    with ThreadPoolExecutor(len(server.tokens)) as pool:
+        list(pool.map(client, range(len(server.tokens))))
+    return sum(accepted), time.perf_counter() - started, _own_cpu(server.process.pid) - cpu, _tree_cpu(server.process.pid) - tree
+
+
+def drained(server: Server) -> None:
+    for _ in range(3000):  # bounded: 5 minutes
+        items = [item for token in server.tokens for item in json.loads(server.get("/api/submissions", token)[1])]
+        if all(i["status"] not in ("queued", "running") for i in items):
+            return
+        time.sleep(0.1)
+
+
+def readers(server: Server, path: str) -> tuple[list[float], int]:
+    """Seconds of every GET of ``path`` by 50 keep-alive readers, and how many found their connection closed."""
+    closed = [0] * READERS
+
+    def reader(i: int) -> list[float]:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        times = []
+        for _ in range(READS):
+            started = time.perf_counter()
+            for _attempt in range(3):  # bounded: a closed connection is counted, then opened again
+                try:
+                    connection.request("GET", path)
+                    response = connection.getresponse()
+                    response.read()
+                    assert response.status == 200, response.status
+                    break
+                except CLOSED:
+                    closed[i] += 1
+                    connection.close()
+            times.append(time.perf_counter() - started)
+        connection.close()
+        return times
+
+    with ThreadPoolExecutor(READERS) as pool:
+        return sorted(t for times in pool.map(reader, range(READERS)) for t in times), sum(closed)
+
+
+def run(name: str, folder: Path, contest: Path, archive: bytes, database: str | None, source: str | None, extra: tuple[str, ...], clients: int, seconds: float) -> str:
+    server = Server(folder, contest, database, source, clients, extra)
+    try:
+        count, wall, cpu, tree = uploads(server, archive, seconds)
+        drained(server)
+        line = f"{name:<44} {60 * count / wall:7.0f} {1000 * cpu / max(count, 1):7.1f} {1000 * tree / max(count, 1):7.1f}"
+        for path in ("/api/leaderboard", "/leaderboard"):
+            times, closed = readers(server, path)
+            line += f"  {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f} {closed:4d}"
+        return line
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--podium-src", default=None, help="also run the server from this source folder (PYTHONPATH), interleaved")
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--sqlite-only", action="store_true")
+    options = parser.parse_args()
+    machine_header(1, "one run")
+    import postgres_server
+    from podium.challenges import get
+    from podium.service.client import packed
+
+    before = [("before: " + options.podium_src, options.podium_src, ())] if options.podium_src else []
+    sources = [*before, ("this checkout, checks in the web", None, ("--check-processes", "0")), ("this checkout, 2 check processes", None, ("--check-processes", "2"))]
+    print(f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {READS} GETs")
+    print(f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>19} {'':>4}  {'/leaderboard (HTML) ms':>20}")
+    print(f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'p50':>6} {'p99':>7} {'shut':>4}  {'p50':>6} {'p99':>7} {'shut':>4}")
+    pg = None if options.sqlite_only or postgres_server.problem() is not None else postgres_server.Server()
+    if pg is not None:
+        pg.start()
+    try:
+        for database_name in ("SQLite", "PostgreSQL"):
+            if database_name == "PostgreSQL" and pg is None:
+                print(f"PostgreSQL skipped: {postgres_server.problem() or '--sqlite-only'}")
+                continue
+            for label, source, extra in sources:
+                with tempfile.TemporaryDirectory(prefix="podium-board-") as name:
+                    folder = Path(name)
+                    demo = get("glas").write_demo(folder / "demo")
+                    contest = folder / "contest.toml"
+                    contest.write_text(CONTEST.format(truth=demo.truth))
+                    archive = packed(demo.submission, folder).read_bytes()
+                    database = pg.new_database() if database_name == "PostgreSQL" and pg is not None else None
+                    print(run(f"{database_name}, {label}"[:44], folder, contest, archive, database, source, extra, options.clients, options.seconds), flush=True)
+    finally:
+        if pg is not None:
+            pg.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""The leaderboard kept per web process (podium.service.board_cache): never stale, hit when unchanged, the same for every caller.
+
+Two web apps on one database stand for two web processes (each its own
+engine and cache), served by real uvicorn on SQLite and on a real PostgreSQL
+server; every change is made as podium makes it (an upload, a worker's
+result, a selection, ``podium reveal``'s setting, a rescore) or, for a team
+renamed or removed (no command does it yet), in SQL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, event, update
+
+from podium.service import accounts, state
+from podium.service.app import Service
+from podium.service.board_cache import KEPT
+from podium.service.client import packed
+from podium.service.database import connect, reading, writing
+from podium.service.leaderboard import leaderboard
+from podium.service.rescore import rescore
+from podium.service.tables import results, submissions, teams, tokens
+from podium.service.worker import Worker
+from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
+
+
+def rows(live: LiveServer, token: str | None = None) -> dict[str, Any]:
+    board = live.call("GET", "/api/leaderboard", token).body
+    return {t["team"]: (t["status"], t["scores"]) for t in board["teams"]} | {"split": board["split"]}
+
+
+def test_a_change_shows_at_once_in_every_web_process(database_url: str, tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest", ranking='final = "selected"\nmax_selected = 1', quota="per_day = 5")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    first, token = set_up(database_url, contest, tmp_path / "data", ("alpha", "beta"), clock)
+    second = Service(connect(database_url), tmp_path / "data", clock)  # another web process: its own engine, its own cache
+    worker = Worker(first.engine, first.data, clock=clock)
+    demo = contest.parent / "demo"
+    good = packed(demo / "submission", tmp_path).read_bytes()
+    worse = packed(worse_copy(demo / "submission", tmp_path / "worse"), tmp_path).read_bytes()
+    with LiveServer(first) as one, LiveServer(second) as two:
+        both = (one, two)
+        assert all(rows(live) == {"alpha": ("none", {}), "beta": ("none", {}), "split": "public"} for live in both)
+        sent = one.call("POST", "/api/submissions", token["alpha"], body=worse, query={"filename": "w.tar.gz"}).body
+        assert all(rows(live)["alpha"] == ("no scored submission", {}) for live in both)  # a team's first submission
+        assert worker.work_once()
+        scored = rows(one)["alpha"]
+        assert scored[0] == "scored" and scored[1] and rows(two)["alpha"] == scored  # the result, read at once by both
+
+        one.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "g.tar.gz"})
+        assert worker.work_once()
+        better = rows(two)["alpha"]
+        assert better[1] != scored[1] and rows(one)["alpha"] == better  # the best by public score
+        # a selection: after the reveal the board shows the selected (worse) submission's private scores
+        assert two.call("PUT", f"/api/submissions/{sent['id']}/selected", token["alpha"], query={"selected": "true"}).status == 200
+        with writing(first.engine) as connection:
+            state.put(connection, state.REVEALED, clock().isoformat())  # podium reveal
+        revealed = rows(one)
+        assert revealed["split"] == "private" and revealed == rows(two)
+        with writing(first.engine) as connection:
+            private = connection.execute(results.select().where(results.c.submission_id == sent["id"])).one().private_scores
+        assert revealed["alpha"] == ("scored", private)
+
+        with writing(first.engine) as connection:  # a team renamed, then removed (in SQL: no command does it yet)
+            connection.execute(update(teams).where(teams.c.name == "beta").values(name="gamma"))
+        assert all(set(rows(live)) == {"alpha", "gamma", "split"} for live in both)
+        with writing(first.engine) as connection:
+            connection.execute(delete(tokens).where(tokens.c.team_id == accounts.team_id(connection, "gamma")))
+            connection.execute(delete(teams).where(teams.c.name == "gamma"))
+        assert all(set(rows(live)) == {"alpha", "split"} for live in both)
+
+        rescore(first.engine)  # a new round: each submission counts with its newest result until it is scored again
+        assert all(rows(live)["alpha"] == revealed["alpha"] for live in both)
+        while worker.work_once():
+            pass
+        assert all(rows(live)["alpha"] == revealed["alpha"] for live in both)
+
+
+def test_the_phase_end_reveals_the_kept_board(tmp_path: Path) -> None:
+    """No write marks the last phase's end: the clock does, and the kept public board is not served past it."""
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-05-31T23:59:59Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    service.boards.current(service.contests.get(), clock())
+    with LiveServer(service) as live:
+        assert live.call("GET", "/api/leaderboard").body["split"] == "public"
+        clock.now = at("2026-06-01T00:00:00Z")
+        assert live.call("GET", "/api/leaderboard").body["split"] == "private"
+        assert "Final ranking on the private split." in live.call("GET", "/leaderboard").body
+
+
+def test_the_kept_board_is_served_until_it_changes(database_url: str, tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(database_url, contest, tmp_path / "data", ("alpha", "beta"), clock)
+    statements: list[str] = []
+    event.listen(service.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    with LiveServer(service) as live:
+        assert live.call("GET", "/api/leaderboard").status == 200 and live.call("GET", "/leaderboard").status == 200
+        computed, before = service.boards.computed, len(statements)
+        for _ in range(10):
+            assert live.call("GET", "/api/leaderboard").status == 200
+            assert live.call("GET", "/leaderboard").status == 200
+        assert service.boards.computed == computed == 1
+        read = [s for s in statements[before:] if s != "BEGIN"]
+        assert len(read) <= 2 * 10 + 3 * 10, read[:6]  # the contest's round and file, then the stamp and the reveal (and the page's contest)
+        assert not any("FROM results" in s or "FROM teams" in s for s in statements[before:])
+        with writing(service.engine) as connection:
+            connection.execute(update(submissions).where(submissions.c.id == -1).values(selected=True))  # a statement on the column, no row
+            accounts.add_team(connection, "gamma", clock())
+        assert "gamma" in rows(live) and service.boards.computed == 2
+
+
+def test_every_caller_gets_the_same_public_board_before_the_reveal(tmp_path: Path) -> None:
+    """The organizer's request fills the cache first; a team then gets the public split's scores, never the private ones it holds."""
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    with writing(service.engine) as connection:
+        organizer = accounts.new_token(connection, None, True, "organizer", clock())
+    good = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
+    with LiveServer(service) as live:
+        live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "g.tar.gz"})
+        assert Worker(service.engine, service.data, clock=clock).work_once()
+        boards = [live.call("GET", "/api/leaderboard", who).body for who in (organizer, token["alpha"], token["beta"], None)]
+        pages = [live.call("GET", "/leaderboard/table").body for _ in range(2)]
+    assert all(b == boards[0] for b in boards) and pages[0] == pages[1]
+    with writing(service.engine) as connection:
+        stored = connection.execute(results.select()).one()
+    assert stored.public_scores != stored.private_scores
+    assert boards[0]["split"] == "public" and boards[0]["teams"][0]["scores"] == stored.public_scores
+    with reading(service.engine) as connection:
+        assert boards[0] == leaderboard(connection, service.contests.get(), clock())  # what the board computed afresh gives
+
+
+def test_kept_boards_are_bounded(tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", (), clock)
+    for i in range(20):
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, f"team{i}", clock())
+        assert len(service.boards.current(service.contests.get(), clock()).board["teams"]) == i + 1
+    assert len(service.boards) == KEPT and service.boards.computed == 20
