@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from podium.errors import TruthError
 from podium.formats.files import FileProblem
-from podium.formats.text import TextLimits, numeric_rows, read_text
+from podium.formats.text import TRUSTED, TextLimits, numeric_rows, read_text
 from podium.issues import Issue, IssueLog, plural, summarize_names
 
 HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
@@ -133,7 +133,7 @@ class Rows:
         return [[f.strip() for f in fields] for fields in self.fields]
 
 
-def _read_rows(path: Path, header_labels: set[str], limits: TextLimits = TextLimits()) -> tuple[Rows, int | None]:
+def _read_rows(path: Path, header_labels: set[str], limits: TextLimits) -> tuple[Rows, int | None]:
     """The rows of a CSV file without its header row, and the header's line number if it had one.
 
     Clean files (every line ``name,value``, no quotes, no blank lines) are split
@@ -184,7 +184,7 @@ def read_truth(path: Path) -> TruthTable:
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file (face-clustering takes a CSV image,identity)")
     try:
-        rows, _ = _read_rows(path, HEADER_LABELS)
+        rows, _ = _read_rows(path, HEADER_LABELS, TRUSTED)
     except FileProblem as exc:
         raise TruthError(f"truth {path} {exc}", [Issue("truth_text", str(exc), str(path), exc.line)]) from None
     columns = rows.columns()

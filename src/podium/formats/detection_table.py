@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from podium.formats.files import FileProblem
-from podium.formats.text import DECIMAL, TextLimits, TextSpans, numeric_rows, read_text
+from podium.formats.text import DECIMAL, TRUSTED, TextLimits, TextSpans, numeric_rows, read_text
 from podium.issues import IssueLog, plural
 from podium.jit import kernels_loaded
 from podium.metrics.detection_points import Boxes
@@ -90,7 +90,7 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     """
     errors_before = log.error_count
     try:
-        text = read_text(path, TextLimits() if truth is None else submission_limits(truth.names))
+        text = read_text(path, TRUSTED if truth is None else submission_limits(truth.names))
     except FileProblem as exc:
         log.error("unreadable", str(exc), path, exc.line)
         return None

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from podium.errors import TruthError
 from podium.formats.files import FileProblem, read_bytes
 from podium.formats.folders import list_folder
-from podium.formats.text import DECIMAL, TextLimits, numeric_rows, read_text
+from podium.formats.text import DECIMAL, TRUSTED, TextLimits, numeric_rows, read_text
 from podium.issues import Issue, IssueLog, plural
 from podium.metrics.imagenet import Corner, TruthBox
 
@@ -68,7 +68,7 @@ def read_meta(path: Path) -> Synsets:
     return Synsets(pairs)
 
 
-def _text_lines(path: Path, limits: TextLimits = TextLimits()) -> list[str]:
+def _text_lines(path: Path, limits: TextLimits) -> list[str]:
     """The lines of a text file without trailing blank lines; :class:`FileProblem` if it is not text."""
     lines = read_text(path, limits).splitlines()
     while lines and not lines[-1].strip():
@@ -78,7 +78,7 @@ def _text_lines(path: Path, limits: TextLimits = TextLimits()) -> list[str]:
 
 def _lines(path: Path, what: str) -> list[str]:
     try:
-        return _text_lines(path)
+        return _text_lines(path, TRUSTED)
     except FileProblem as exc:
         raise TruthError(f"{what} {path} {exc}", [Issue("truth_text", str(exc), str(path), exc.line)]) from None
 
