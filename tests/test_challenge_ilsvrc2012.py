@@ -10,7 +10,7 @@ from sklearn.metrics import average_precision_score
 
 import podium
 from conftest import run, run_json
-from podium.challenges.ilsvrc2012 import _per_class, image_name, image_names
+from podium.challenges.ilsvrc2012 import _per_class
 from podium.metrics.average_precision import ranks_of, sklearn_average_precision, voc_average_precision
 from podium.synthetic.ilsvrc2012 import write_meta
 
@@ -379,10 +379,3 @@ def test_task1_in_a_new_process_imports_no_more_than_it_needs(tmp_path: Path) ->
             "print(r.scores['error@5'], 'numpy.ma' in sys.modules, 'xml.etree.ElementTree' in sys.modules)")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code, str(truth), str(guesses)], capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(1 / 3), "False", "False"]
-
-
-def test_image_names_spelled_by_numpy_are_the_kits() -> None:
-    numbers = np.array([1, 2, 9, 10, 50_000, 99_999_999, 0, 123, 100_000_000, 50_000])
-    assert image_names(numbers) == [image_name(int(n)) for n in numbers]
-    assert image_names(np.arange(1, 70_001)) == [image_name(n) for n in range(1, 70_001)]
-    assert image_names(np.array([], dtype=np.int64)) == []
