@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import count, pairwise, repeat
+from itertools import compress, count, pairwise, repeat
 from pathlib import Path
 
 import numpy as np
@@ -150,9 +150,11 @@ def _read_rows(path: Path, header_labels: set[str], limits: TextLimits) -> tuple
             parts.pop()
         rows = Rows(range(1, len(lines) + 1), [], (parts[0::2], parts[1::2]))
     else:
-        fields = list(csv.reader(text.splitlines(), skipinitialspace=True))  # one row per line
-        numbers = [i for i, f in enumerate(fields, start=1) if f and f != [""]]
-        rows = Rows(numbers, [fields[i - 1] for i in numbers])
+        every = text.splitlines()
+        filled = list(compress(range(1, len(every) + 1), every))  # empty lines dropped in C: a truth may hold millions
+        fields = list(csv.reader(filter(None, every), skipinitialspace=True))  # one row per line
+        kept = [k for k, f in enumerate(fields) if f and f != [""]]
+        rows = Rows([filled[k] for k in kept], [fields[k] for k in kept])
     return rows, rows.drop_header(header_labels)
 
 
