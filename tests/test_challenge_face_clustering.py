@@ -178,6 +178,16 @@ def test_files_far_larger_than_the_test_set_are_refused_unread(rules, content: s
     expect(truth, sub, content, "unreadable", fragment, None)
 
 
+def test_a_truth_of_more_lines_than_a_submission_may_hold_is_read(tmp_path: Path) -> None:
+    """The organizer's truth is bounded by its bytes, not by the 2,000,000 lines meant for a
+    participant's text files (issue 40.7; 5,000,000 rows through the command: benchmarks/end_to_end.py)."""
+    n = 2_000_001
+    truth = tmp_path / "truth.csv"
+    truth.write_text("image,identity\n" + "".join(f"{k},{k % 1000}\n" for k in range(n)))
+    table = clustering_csv.read_truth(truth)
+    assert len(table.names) == n and table.names[-1] == "2000000" and len(set(table.identity[:2000].tolist())) == 1000
+
+
 def test_malformed_rows(rules) -> None:
     truth, sub = rules
     doc = expect(truth, sub, "I1, 1, 7\nI2;2\nI3, 3\nI4, 1\nI5, 1\n", "malformed", "got 3 fields", 1)

@@ -365,3 +365,17 @@ def test_the_fine_limit_message_says_boxes(tmp_path: Path) -> None:
     log = IssueLog()
     assert read_confidences(path, 600, 3, log) is None
     assert "a file for 600 boxes needs at most" in log.errors[0].message
+
+
+def test_task1_in_a_new_process_imports_no_more_than_it_needs(tmp_path: Path) -> None:
+    """A fresh Task 1 evaluation imports neither numpy.ma (15 ms of CPU) nor ElementTree (Task 2's; 10 ms): issue 40 goal 1."""
+    import subprocess
+    import sys
+
+    truth, guesses = tmp_path / "truth.txt", tmp_path / "guesses.txt"
+    truth.write_text("1\n2\n3\n")
+    guesses.write_text("1 5 6 7 8\n9 2 4 5 6\n4 5 6 7 8\n")
+    code = ("import sys, podium; r = podium.evaluate('ilsvrc2012-cls', *map(__import__('pathlib').Path, sys.argv[1:]), workers=1); "
+            "print(r.scores['error@5'], 'numpy.ma' in sys.modules, 'xml.etree.ElementTree' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code, str(truth), str(guesses)], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(1 / 3), "False", "False"]

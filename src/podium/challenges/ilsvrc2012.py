@@ -23,7 +23,7 @@ from podium.core.issues import IssueLog
 from podium.core.parameters import choice, optional_path
 from podium.formats import ilsvrc
 from podium.formats.folders import single_file
-from podium.formats.text import read_text
+from podium.formats.text import TRUSTED, read_text
 from podium.formats.truth_cache import cached
 from podium.metrics.average_precision import Method, RankedBoxes
 from podium.metrics.imagenet import ErrorCounts, K, TruthBox, classification_errors, localization_errors
@@ -344,7 +344,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
 
 def _class_list(path: Path) -> NDArray[np.int64]:
     try:
-        ids = [int(line) for line in read_text(path).split()]
+        ids = [int(line) for line in read_text(path, TRUSTED).split()]
     except ValueError as exc:
         raise TruthError(f"classes {path} must hold one integer class id per line ({exc})") from None
     if len(set(ids)) != len(ids):

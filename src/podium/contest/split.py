@@ -20,7 +20,7 @@ from podium.core.issues import IssueLog
 from podium.core.provenance import of_names
 from podium.core.result import PRIVATE, PUBLIC
 from podium.formats.files import FileProblem
-from podium.formats.text import read_text
+from podium.formats.text import TRUSTED, read_text
 
 
 def public_count(fraction: float, units: int) -> int:
@@ -41,7 +41,7 @@ def draw_public(units: list[str], fraction: float, seed: int) -> set[str]:
 def read_public_list(path: Path, units: list[str], log: IssueLog) -> set[str]:
     """The units named in ``path``, one per line (blank lines and ``#`` comments skipped); problems logged with their lines."""
     try:
-        text = read_text(path)
+        text = read_text(path, TRUSTED)
     except FileProblem as exc:
         log.error("public_list", str(exc), path, exc.line)
         return set()

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import count, pairwise, repeat
+from itertools import compress, count, pairwise, repeat
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from podium.core.errors import TruthError
 from podium.core.issues import Issue, IssueLog, plural, summarize_names
 from podium.formats.files import FileProblem
-from podium.formats.text import TextLimits, numeric_rows, read_text
+from podium.formats.text import TRUSTED, TextLimits, numeric_rows, read_text
 
 HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
 HEADER_LABELS = {"identity", "id", "label", "person", "class", "name"}
@@ -133,7 +133,7 @@ class Rows:
         return [[f.strip() for f in fields] for fields in self.fields]
 
 
-def _read_rows(path: Path, header_labels: set[str], limits: TextLimits = TextLimits()) -> tuple[Rows, int | None]:
+def _read_rows(path: Path, header_labels: set[str], limits: TextLimits) -> tuple[Rows, int | None]:
     """The rows of a CSV file without its header row, and the header's line number if it had one.
 
     Clean files (every line ``name,value``, no quotes, no blank lines) are split
@@ -150,9 +150,11 @@ def _read_rows(path: Path, header_labels: set[str], limits: TextLimits = TextLim
             parts.pop()
         rows = Rows(range(1, len(lines) + 1), [], (parts[0::2], parts[1::2]))
     else:
-        fields = list(csv.reader(text.splitlines(), skipinitialspace=True))  # one row per line
-        numbers = [i for i, f in enumerate(fields, start=1) if f and f != [""]]
-        rows = Rows(numbers, [fields[i - 1] for i in numbers])
+        every = text.splitlines()
+        filled = list(compress(range(1, len(every) + 1), every))  # empty lines dropped in C: a truth may hold millions
+        fields = list(csv.reader(filter(None, every), skipinitialspace=True))  # one row per line
+        kept = [k for k, f in enumerate(fields) if f and f != [""]]
+        rows = Rows([filled[k] for k in kept], [fields[k] for k in kept])
     return rows, rows.drop_header(header_labels)
 
 
@@ -184,7 +186,7 @@ def read_truth(path: Path) -> TruthTable:
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file (face-clustering takes a CSV image,identity)")
     try:
-        rows, _ = _read_rows(path, HEADER_LABELS)
+        rows, _ = _read_rows(path, HEADER_LABELS, TRUSTED)
     except FileProblem as exc:
         raise TruthError(f"truth {path} {exc}", [Issue("truth_text", str(exc), str(path), exc.line)]) from None
     columns = rows.columns()

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from podium.accel.jit import kernels_loaded
 from podium.core.issues import IssueLog, plural
 from podium.formats.files import FileProblem
-from podium.formats.text import DECIMAL, TextLimits, TextSpans, numeric_rows, read_text
+from podium.formats.text import DECIMAL, TRUSTED, TextLimits, TextSpans, numeric_rows, read_text
 from podium.metrics.detection_boxes import Boxes
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     """
     errors_before = log.error_count
     try:
-        text = read_text(path, TextLimits() if truth is None else submission_limits(truth.names))
+        text = read_text(path, TRUSTED if truth is None else submission_limits(truth.names))
     except FileProblem as exc:
         log.error("unreadable", str(exc), path, exc.line)
         return None

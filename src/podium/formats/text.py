@@ -3,10 +3,14 @@
 A submission can never need more bytes or lines than its test set calls for,
 so every reader states those bounds (:class:`TextLimits`) and a file that
 exceeds them is refused before it is split or parsed: memory stays bounded by
-the test set, not by the file. The checks, in order, each naming what is wrong:
+the test set, not by the file. The organizer's files (the truth, its class
+lists) are trusted: :data:`TRUSTED` bounds them by bytes alone, which bound
+the memory and the time their reading takes, so a test set of any count of
+lines up to :data:`TRUSTED_MAX_BYTES` is read. The checks, in order, each
+naming what is wrong:
 
 - the path is a regular file (:func:`podium.formats.files.read_bytes`);
-- at most ``max_bytes`` bytes and ``max_lines`` lines;
+- at most ``max_bytes`` bytes and ``max_lines`` lines (``None``: no count);
 - no line longer than ``max_line`` characters (this also keeps every CSV field
   under the ``csv`` module's own field limit);
 - UTF-8 (a BOM is dropped) without NUL bytes.
@@ -25,8 +29,9 @@ from numpy.typing import NDArray
 
 from podium.formats.files import FileProblem, at_most, read_bytes
 
-MAX_BYTES = 256 << 20  # any text podium reads, the organizer's included
+MAX_BYTES = 256 << 20  # a participant's text file, unless its reader states its own bound
 MAX_LINES = 2_000_000
+TRUSTED_MAX_BYTES = 1 << 30  # an organizer's text file: 1 GiB, 40 million face-clustering rows
 MAX_LINE = 65_536  # characters; below csv's field limit of 131,072
 FIXED_POINT_BLOCK = 1 << 16  # lines per block of the fixed-point reader
 _FIXED_POINT_CHARS = b"0123456789+-. \t\n"  # all a fixed-point table holds
@@ -38,16 +43,20 @@ class TextLimits:
     """The most a file may hold; ``needs`` says what for, in messages (e.g. "50,000 images")."""
 
     max_bytes: int = MAX_BYTES
-    max_lines: int = MAX_LINES
+    max_lines: int | None = MAX_LINES
     max_line: int = MAX_LINE
     needs: str = ""
+
+
+TRUSTED = TextLimits(max_bytes=TRUSTED_MAX_BYTES, max_lines=None)
+"""The bounds of an organizer's file: its bytes, not a count of lines meant for submissions."""
 
 
 def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
     """The file as text, within ``limits``; :class:`FileProblem` with a plain reason otherwise."""
     data = read_bytes(path, limits.max_bytes, limits.needs)
-    newlines = data.count(b"\n")
-    if newlines > limits.max_lines:
+    newlines = data.count(b"\n") if limits.max_lines is not None else 0
+    if limits.max_lines is not None and newlines > limits.max_lines:
         raise FileProblem(f"has {newlines + 1:,} lines; {at_most(limits.needs)} {limits.max_lines:,}")
     _check_line_lengths(data, limits.max_line)
     try:
