@@ -13,7 +13,6 @@ program that uses podium as a library keeps its own allocator settings.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 M_TRIM_THRESHOLD = -1
@@ -27,7 +26,7 @@ def keep_large_blocks() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL(None)  # the process's own symbols, the C library's among them (ctypes.util.find_library would run ldconfig)
         mallopt = libc.mallopt
     except (OSError, AttributeError):  # not glibc (e.g. musl)
         return False

@@ -4,7 +4,6 @@ the commands defined where their family lives (:mod:`~podium.cli.scoring`, :mod:
 
 from __future__ import annotations
 
-from podium.accel.allocator import keep_large_blocks
 from podium.cli import platforms, scoring, service
 from podium.cli.commandline import cli
 
@@ -17,5 +16,4 @@ __all__ = ["cli", "main"]
 
 def main() -> None:
     """The ``podium`` console script."""
-    keep_large_blocks()
     cli(prog_name="podium")

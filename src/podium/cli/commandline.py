@@ -2,6 +2,11 @@
 
 Exit codes (every command): 0 scored / valid, 1 submission rejected, 2 usage,
 truth or configuration error, 70 internal error (``--debug`` for the traceback).
+
+The ``cli`` modules import only click and light constants at the top; a command's heavy imports
+(NumPy, the contest reader, the service) are inside its function, so that ``podium --help``,
+``podium challenges`` and ``podium --version`` start in a few times a bare interpreter's time
+(``benchmarks/startup.py``; ``tests/test_startup.py`` keeps it so).
 """
 
 from __future__ import annotations
@@ -17,8 +22,7 @@ import click
 
 from podium._version import __version__
 from podium.core.errors import EXIT_INTERNAL, EXIT_USAGE, PodiumError
-from podium.core.result import PUBLIC
-from podium.publish import display
+from podium.core.labels import PUBLIC
 
 VIEWS = ("full", PUBLIC)
 
@@ -51,17 +55,24 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
+        from podium.accel.allocator import keep_large_blocks  # ctypes: loaded by a command that runs, not by --help
+
+        keep_large_blocks()
         debug = click.get_current_context().find_root().obj.get("debug", False)
         try:
             code = command(*args, **kwargs)
         except PodiumError as exc:
+            from podium.publish import display  # Rich, imported once there is something to say
+
             display.stderr.print(f"[red]podium:[/red] {display.escape(str(exc))}", soft_wrap=True)
             display.print_issues(display.stderr, "error", exc.issues)
             code = exc.exit_code
         except KeyboardInterrupt:
-            display.stderr.print("podium: interrupted")
+            click.echo("podium: interrupted", err=True)
             code = 130
         except Exception as exc:  # a bug in podium: one line, unless --debug
+            from podium.publish import display
+
             missing = _missing_extra(exc)
             if missing is not None:  # an optional part that is not installed
                 display.stderr.print(f"[red]podium:[/red] {display.escape(missing)}", soft_wrap=True)
@@ -83,6 +94,10 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
 CONTEST_OPTION = click.option(
     "--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A contest file: the challenge, truth, parameters and split come from it.",
+)  # fmt: skip
+SCHEDULER_OPTION = click.option(
+    "--scheduler", metavar="tcp://HOST:PORT", default=None,
+    help="Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed]).",
 )  # fmt: skip
 VIEW_OPTION = click.option(
     "--view", type=click.Choice(VIEWS), default="full", show_default=True,
