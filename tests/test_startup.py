@@ -84,7 +84,7 @@ def test_the_listing_names_every_command_where_it_is() -> None:
         for command in family.COMMANDS:
             attribute = next(key for key, value in vars(family).items() if value is command)
             real[command.name] = (f"{name}:{attribute}", " ".join(command.help.split("\n\n")[0].split()))
-    assert real == LISTED
+    assert real == LISTED, "a command was added, moved or its help changed: write its row of LISTED in podium/cli/commandline.py"
     for name, (where, _) in LISTED.items():
         module, attribute = where.split(":")
         assert getattr(importlib.import_module(module), attribute).name == name
