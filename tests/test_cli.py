@@ -108,7 +108,7 @@ def test_internal_error_is_one_line_and_exit_70(demo, monkeypatch) -> None:
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded\nsecond line")
 
-    monkeypatch.setattr("podium.cli.scoring.evaluate", broken)
+    monkeypatch.setattr("podium.scoring.engine.evaluate", broken)  # the command imports it when it runs
     result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub))
     assert result.exit_code == 70
     assert "internal error: RuntimeError: kernel exploded (run with --debug" in result.output

@@ -1,14 +1,17 @@
 """The registry of challenges, by id. Modules are imported on first use, so that a command
-that scores one challenge does not pay for the libraries of the others."""
+that scores one challenge does not pay for the libraries of the others, and one that only names
+them (``podium challenges``, ``--help``) for none: their descriptions are in :mod:`~podium.challenges.catalog`."""
 
 from __future__ import annotations
 
 from functools import cache
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from podium.challenges.base import Challenge
 from podium.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from podium.challenges.base import Challenge
 
 _WHERE = {
     "fuzzy-jaccard": "podium.challenges.fuzzy_jaccard:FuzzyJaccard",

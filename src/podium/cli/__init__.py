@@ -1,21 +1,15 @@
 """The ``podium`` command, assembled: the group and shared options of :mod:`~podium.cli.commandline`, and
 the commands defined where their family lives (:mod:`~podium.cli.scoring`, :mod:`~podium.cli.service`,
-:mod:`~podium.cli.platforms`). ``__main__.py`` and the console script run :func:`main`."""
+:mod:`~podium.cli.platforms`), each family's module imported when one of its commands runs (the group's
+:data:`~podium.cli.commandline.LISTED`). ``__main__.py`` and the console script run :func:`main`."""
 
 from __future__ import annotations
 
-from podium.accel.allocator import keep_large_blocks
-from podium.cli import platforms, scoring, service
 from podium.cli.commandline import cli
-
-for _family in (scoring, service, platforms):
-    for _command in _family.COMMANDS:
-        cli.add_command(_command)
 
 __all__ = ["cli", "main"]
 
 
 def main() -> None:
     """The ``podium`` console script."""
-    keep_large_blocks()
     cli(prog_name="podium")

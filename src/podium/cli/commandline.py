@@ -2,11 +2,17 @@
 
 Exit codes (every command): 0 scored / valid, 1 submission rejected, 2 usage,
 truth or configuration error, 70 internal error (``--debug`` for the traceback).
+
+The ``cli`` modules import only click and light constants at the top; a command's heavy imports
+(NumPy, the contest reader, the service) are inside its function, so that ``podium --help``,
+``podium challenges`` and ``podium --version`` start in a few times a bare interpreter's time
+(``benchmarks/startup.py``; ``tests/test_startup.py`` keeps it so).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 import traceback
 from collections.abc import Callable
@@ -14,16 +20,66 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.utils import make_default_short_help
 
 from podium._version import __version__
 from podium.core.errors import EXIT_INTERNAL, EXIT_USAGE, PodiumError
-from podium.core.result import PUBLIC
-from podium.publish import display
+from podium.core.labels import PUBLIC
 
 VIEWS = ("full", PUBLIC)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+LISTED = {  # every command: where it is defined, and its help's first paragraph as podium --help lists it (tests/test_startup.py checks both)
+    "backup": ("podium.cli.service:backup_command", "Write the contest (database, stored submissions, results) to the archive OUT, while it is served."),
+    "bundle": ("podium.cli.platforms:bundle", "Write what a platform needs to host a contest (contest.toml)."),
+    "challenges": ("podium.cli.scoring:challenges_command", "List the challenges, their scores and parameters."),
+    "codabench": ("podium.cli.platforms:codabench_command", "Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html."),
+    "contest": ("podium.cli.scoring:contest_group", "Contest files (contest.toml)."),
+    "demo": ("podium.cli.scoring:demo_command", "Generate a small synthetic test set for every challenge and score a sample submission."),
+    "evaluate": ("podium.cli.scoring:evaluate_command", "Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE)."),
+    "grand-challenge": ("podium.cli.platforms:grand_challenge_command", "Grand Challenge evaluation: /input to /output/metrics.json (case and aggregates)."),
+    "leaderboard": ("podium.cli.service:leaderboard_command", "The contest's leaderboard (public scores until the reveal)."),
+    "migrate": ("podium.cli.service:migrate_command", "Bring the database to this podium's schema (podium serve does it on start); print the revisions."),
+    "rank": ("podium.cli.scoring:rank_command", "Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT..."),
+    "report": ("podium.cli.scoring:report_command", "Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items."),
+    "rescore": ("podium.cli.service:rescore_command", "Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept."),
+    "restore": ("podium.cli.service:restore_command", "Restore a backup into an empty --data folder (and an empty --database), then bring it to this podium's schema."),
+    "reveal": ("podium.cli.service:reveal_command", "Reveal the private split now: the leaderboard shows the final ranking, and teams their full results."),
+    "run": ("podium.cli.scoring:run_command", "Run a participant's program in a sandbox under the contest's contract and limits, then score its output."),
+    "serve": ("podium.cli.service:serve_command", "Serve a contest: the web API, the leaderboard and N scoring workers."),
+    "status": ("podium.cli.service:status_command", "Your team's submissions (or one, with its problems and result)."),
+    "submit": ("podium.cli.service:submit_command", "Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem."),
+    "team": ("podium.cli.service:team_group", "Teams of the served contest."),
+    "token": ("podium.cli.service:token_group", "API tokens and web sessions: list them, revoke one."),
+    "user": ("podium.cli.service:user_group", "Members of teams, and organizers, who log in with a password."),
+    "validate": ("podium.cli.scoring:validate_command", "Run only the checks of a submission (same document and exit codes)."),
+    "worker": ("podium.cli.service:worker_command", "Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."),
+}
+
+
+class Listed(click.Group):
+    """The ``podium`` group: a command's module is imported when the command is run, completed or asked for its help;
+    ``podium --help`` lists the commands from :data:`LISTED`, so that it imports none of them (nor their options' modules)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LISTED})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in LISTED:
+            module, attribute = LISTED[cmd_name][0].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click's, with the help of a command not imported yet read from :data:`LISTED`."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, self.commands[name].get_short_help_str(limit) if name in self.commands else make_default_short_help(LISTED[name][1], limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=Listed, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="podium")
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
 @click.pass_context
@@ -51,17 +107,24 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> None:
+        from podium.accel.allocator import keep_large_blocks  # ctypes: loaded by a command that runs, not by --help
+
+        keep_large_blocks()
         debug = click.get_current_context().find_root().obj.get("debug", False)
         try:
             code = command(*args, **kwargs)
         except PodiumError as exc:
+            from podium.publish import display  # Rich, imported once there is something to say
+
             display.stderr.print(f"[red]podium:[/red] {display.escape(str(exc))}", soft_wrap=True)
             display.print_issues(display.stderr, "error", exc.issues)
             code = exc.exit_code
         except KeyboardInterrupt:
-            display.stderr.print("podium: interrupted")
+            click.echo("podium: interrupted", err=True)
             code = 130
         except Exception as exc:  # a bug in podium: one line, unless --debug
+            from podium.publish import display
+
             missing = _missing_extra(exc)
             if missing is not None:  # an optional part that is not installed
                 display.stderr.print(f"[red]podium:[/red] {display.escape(missing)}", soft_wrap=True)
@@ -83,6 +146,10 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
 CONTEST_OPTION = click.option(
     "--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A contest file: the challenge, truth, parameters and split come from it.",
+)  # fmt: skip
+SCHEDULER_OPTION = click.option(
+    "--scheduler", metavar="tcp://HOST:PORT", default=None,
+    help="Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed]).",
 )  # fmt: skip
 VIEW_OPTION = click.option(
     "--view", type=click.Choice(VIEWS), default="full", show_default=True,

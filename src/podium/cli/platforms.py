@@ -10,13 +10,9 @@ import click
 
 from podium._version import __version__
 from podium.cli.commandline import guarded
-from podium.contest import load
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED
-from podium.core.result import PRIVATE, PUBLIC, REJECTED
-from podium.publish import display
-from podium.publish.platforms import codabench, grand_challenge
-from podium.publish.platforms.reference import locate
-from podium.scoring.engine import default_workers
+from podium.core.labels import PRIVATE, PUBLIC, REJECTED
+from podium.publish.platforms import folders
 
 SPLIT_HELP = "The contest split written for the leaderboard: public (the default: nothing of the private units), or private (a final phase)."
 
@@ -35,8 +31,8 @@ def shared(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command("codabench")
 @shared
-@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=codabench.INPUT, show_default=True, help="Holds ref/ (the reference data) and res/ (the submission).")
-@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=codabench.OUTPUT, show_default=True, help="Where scores.json and detailed_results.html go.")
+@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=folders.CODABENCH_INPUT, show_default=True, help="Holds ref/ (the reference data) and res/ (the submission).")
+@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=folders.CODABENCH_OUTPUT, show_default=True, help="Where scores.json and detailed_results.html go.")
 @click.option("--truth", metavar="NAME", default=None, help="The truth inside ref/ [default: ref/contest.toml's, else ref's only file, else ref/].")
 @click.option("--keys", default=None, metavar="KEY,KEY", help="The leaderboard's column keys, written to scores.json in this order [default: every score].")
 @guarded
@@ -44,6 +40,10 @@ def codabench_command(
     challenge: str | None, settings: tuple[str, ...], split: str, workers: int | None, input_dir: Path, output_dir: Path, truth: str | None, keys: str | None,
 ) -> int:  # fmt: skip
     """Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html."""
+    from podium.publish.platforms import codabench
+    from podium.publish.platforms.reference import locate
+    from podium.scoring.engine import default_workers
+
     setup = locate(input_dir / "ref", challenge, truth, settings)
     key_list = [k for k in keys.split(",") if k] if keys else None
     result = codabench.score(input_dir, output_dir, setup, split, key_list, workers or default_workers(), click.echo)
@@ -52,9 +52,9 @@ def codabench_command(
 
 @click.command("grand-challenge")
 @shared
-@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=grand_challenge.INPUT, show_default=True, help="The submission, extracted.")
-@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=grand_challenge.OUTPUT, show_default=True, help="Where metrics.json goes.")
-@click.option("--ground-truth", "reference", type=click.Path(path_type=Path), default=grand_challenge.GROUND_TRUTH, show_default=True,
+@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=folders.GRAND_CHALLENGE_INPUT, show_default=True, help="The submission, extracted.")
+@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=folders.GRAND_CHALLENGE_OUTPUT, show_default=True, help="Where metrics.json goes.")
+@click.option("--ground-truth", "reference", type=click.Path(path_type=Path), default=folders.GRAND_CHALLENGE_GROUND_TRUTH, show_default=True,
               help="The phase's ground truth: a reference folder (podium bundle reference).")  # fmt: skip
 @click.option("--truth", metavar="NAME", default=None, help="The truth inside the ground-truth folder [default: its contest.toml's, else its only file, else the folder].")
 @guarded
@@ -62,6 +62,10 @@ def grand_challenge_command(
     challenge: str | None, settings: tuple[str, ...], split: str, workers: int | None, input_dir: Path, output_dir: Path, reference: Path, truth: str | None,
 ) -> int:  # fmt: skip
     """Grand Challenge evaluation: /input to /output/metrics.json (case and aggregates)."""
+    from podium.publish.platforms import grand_challenge
+    from podium.publish.platforms.reference import locate
+    from podium.scoring.engine import default_workers
+
     setup = locate(reference, challenge, truth, settings)
     result = grand_challenge.score(input_dir, output_dir, setup, split, workers or default_workers(), click.echo)
     return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
@@ -82,6 +86,8 @@ contest_option = click.option("--contest", "contest_path", required=True, type=c
 @guarded
 def bundle_codabench(contest_path: Path, output: Path, image: str) -> int:
     """A Codabench competition bundle (competition.yaml version 2) to upload as it is."""
+    from podium.contest import load
+    from podium.publish import display
     from podium.publish.platforms.codabench_bundle import write_bundle
 
     names = write_bundle(load(contest_path), image, output)
@@ -95,6 +101,8 @@ def bundle_codabench(contest_path: Path, output: Path, image: str) -> int:
 @guarded
 def bundle_evalai(contest_path: Path, output: Path) -> int:
     """EvalAI: the leaderboard part of challenge_config.yaml, the annotation file and the evaluation script."""
+    from podium.contest import load
+    from podium.publish import display
     from podium.publish.platforms.evalai import write_kit
 
     names, notes = write_kit(load(contest_path), output)
@@ -111,6 +119,8 @@ def bundle_evalai(contest_path: Path, output: Path) -> int:
 @guarded
 def bundle_reference(contest_path: Path, output: Path) -> int:
     """The contest's reference folder as a .tar.gz: a Grand Challenge phase's ground truth, an EvalAI annotation file."""
+    from podium.contest import load
+    from podium.publish import display
     from podium.publish.platforms.reference import reference_of
 
     output.parent.mkdir(parents=True, exist_ok=True)

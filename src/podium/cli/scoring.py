@@ -6,34 +6,25 @@ import json
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from podium.challenges import IDS, every, get
-from podium.challenges.base import Challenge, ScoreSpec
-from podium.cli.commandline import CONTEST_OPTION, VIEW_OPTION, guarded
-from podium.contest import Setup
-from podium.contest import load as load_contest
+from podium.challenges import IDS
+from podium.cli.commandline import CONTEST_OPTION, SCHEDULER_OPTION, VIEW_OPTION, guarded
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
-from podium.core.parameters import parse_settings
-from podium.core.provenance import comparable_part
-from podium.core.provenance import short as short_signature
-from podium.core.result import PRIVATE, PUBLIC, REJECTED, SCORED, Result
-from podium.formats.archives import opened
-from podium.publish import display
-from podium.ranking.bootstrap import bootstrap, resamplable
-from podium.ranking.documents import Document, differences, load_document, read_document
-from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
+from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
+from podium.runner.choices import SANDBOXES
 from podium.runner.disk import DEFAULT_DISK_MB
-from podium.runner.process import Limits
-from podium.runner.sandbox import NO_SANDBOX_WARNING, SANDBOXES
-from podium.scoring import distributed
-from podium.scoring.engine import default_workers, evaluate
-from podium.scoring.run import RunRequest, run_program
+
+if TYPE_CHECKING:  # the commands import what they run inside their functions: podium --help loads none of it
+    from podium.challenges.base import Challenge, ScoreSpec
+    from podium.contest import Setup
+    from podium.core.result import Result
+    from podium.ranking.documents import Document
+    from podium.ranking.ranks import Team
 
 SPLITS = (PUBLIC, PRIVATE)
-SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
 
 
 def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -80,6 +71,11 @@ def validate_command(
 
 def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, fixed: Mapping[str, object]) -> Setup:
     """The challenge, truth and settings; with a contest, options it fixes (``fixed``: option -> value given) are refused."""
+    from podium.challenges import get
+    from podium.contest import Setup
+    from podium.contest import load as load_contest
+    from podium.core.parameters import parse_settings
+
     raw = parse_settings(settings)
     if contest_path is None:
         if challenge is None:
@@ -114,6 +110,9 @@ def _score(
     quiet: bool,
     checks_only: bool,
 ) -> int:
+    from podium.publish import display
+    from podium.scoring.engine import default_workers, evaluate
+
     setup = _setup(challenge_id, truth, settings, contest_path, {})
     progress = display.DelayedProgress("scoring" if not checks_only else "checking")
     progress.enabled = progress.enabled and not quiet
@@ -136,6 +135,9 @@ def _score(
 
 
 def _report(result: Result, json_path: str | None, quiet: bool, view: str = "full", checks_only: bool = False) -> None:
+    from podium.challenges import get
+    from podium.publish import display
+
     public = view == PUBLIC
     if json_path == "-":
         click.echo(result.to_json(public))
@@ -187,6 +189,12 @@ def run_command(
     scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run a participant's program in a sandbox under the contest's contract and limits, then score its output."""
+    from podium.publish import display
+    from podium.runner.process import Limits
+    from podium.runner.sandbox import NO_SANDBOX_WARNING
+    from podium.scoring.engine import default_workers
+    from podium.scoring.run import RunRequest, run_program
+
     fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--disk-limit": disk_limit, "--cpus": cpus}
     setup = _setup(challenge, truth, settings, contest_path, fixed)
     if setup.contest is not None:
@@ -254,6 +262,13 @@ def rank_command(
 
     Results whose signatures differ in challenge parameters, truth or split are refused unless --allow-mixed.
     """
+    from podium.challenges import get
+    from podium.contest import load as load_contest
+    from podium.core.provenance import short as short_signature
+    from podium.publish import display
+    from podium.ranking.documents import differences, read_document
+    from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
+
     contest = None if contest_path is None else load_contest(contest_path)
     if contest is not None:
         if challenge is not None and challenge not in IDS:  # the first argument is a result, not a challenge
@@ -322,6 +337,8 @@ def _bootstrap(
     spec: Challenge, teams: list[Team], documents: dict[str, Document], criteria: list[ScoreSpec], rank_sum: bool, resamples: int, seed: int, decimals: int | None
 ) -> None:
     """Fill in every scored team's confidence (:mod:`podium.ranking.bootstrap`)."""
+    from podium.ranking.bootstrap import bootstrap, resamplable
+
     if not resamplable(spec):
         raise UsageError(f"--bootstrap: {spec.id}'s scores are not functions of sums over units, so they cannot be resampled this way")
     for document in documents.values():
@@ -334,6 +351,8 @@ def _bootstrap(
 
 def _distinct_signatures(documents: list[Document], team_names: list[str], with_split: bool) -> list[dict[str, Any]]:
     """Each distinct comparable signature once, with its teams (one entry when the results are comparable)."""
+    from podium.core.provenance import comparable_part
+
     entries: dict[str, dict[str, Any]] = {}
     for name, document in zip(team_names, documents):
         if document.signature is None:
@@ -366,7 +385,9 @@ def contest_check_command(path: Path, as_json: bool) -> int:
     Warns of what cannot work as written (an empty part in a split, a time limit below the rules' disqualification time)
     and of what a platform would refuse (phases that touch, for Codabench); the contest stays valid for podium serve.
     """
+    from podium.contest import load as load_contest
     from podium.contest.advice import warnings
+    from podium.publish import display
     from podium.publish.platforms.codabench_bundle import codabench_conflicts
 
     contest = load_contest(path)
@@ -398,7 +419,10 @@ def report_command(result: Path, output: Path | None, truth: Path | None, submis
     """Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items."""
     from jinja2 import TemplateError
 
+    from podium.formats.archives import opened
+    from podium.publish import display
     from podium.publish.report import render_report
+    from podium.ranking.documents import load_document
 
     if (truth is None) != (submission is None):
         raise UsageError("give both --truth and --submission to draw the worst items, or neither")
@@ -423,23 +447,17 @@ def report_command(result: Path, output: Path | None, truth: Path | None, submis
 @guarded
 def challenges_command(as_json: bool) -> int:
     """List the challenges, their scores and parameters."""
+    from podium.challenges.catalog import entries  # what the classes say, without importing them (or NumPy)
+
     if as_json:
-        click.echo(json.dumps([_describe(c) for c in every()], indent=2))
+        shown = [entry | {"scores": [{k: v for k, v in spec.items() if k != "family"} for spec in entry["scores"]]} for entry in entries()]
+        click.echo(json.dumps(shown, indent=2))
     else:
-        for challenge in every():
-            display.print_challenge(display.stdout, challenge)
+        from podium.publish import display
+
+        for entry in entries():
+            display.print_challenge(display.stdout, entry)
     return EXIT_SCORED
-
-
-def _describe(challenge: Any) -> dict[str, Any]:
-    return {
-        "id": challenge.id,
-        "title": challenge.title,
-        "rules": challenge.rules,
-        "primary": challenge.primary,
-        "scores": [{"name": s.name, "higher_is_better": s.higher_is_better, "help": s.help} for s in challenge.scores],
-        "parameters": [{"name": p.name, "default": p.default, "allowed": p.allowed, "role": p.role, "help": p.help} for p in challenge.parameters],
-    }
 
 
 @click.command("demo")
@@ -449,6 +467,10 @@ def _describe(challenge: Any) -> dict[str, Any]:
 @guarded
 def demo_command(folder: Path, workers: int | None) -> int:
     """Generate a small synthetic test set for every challenge and score a sample submission."""
+    from podium.challenges import every
+    from podium.publish import display
+    from podium.scoring.engine import default_workers, evaluate
+
     for challenge in every():
         demo = challenge.write_demo(folder / challenge.id)
         settings = "".join(f" --set {k}={v}" for k, v in demo.settings.items())

@@ -2,8 +2,8 @@
 (on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
-Heavy imports (FastAPI, SQLAlchemy) happen inside the commands, so the scoring
-commands start as fast as before.
+Heavy imports (FastAPI, SQLAlchemy, the contest reader, Rich) happen inside the commands,
+so that ``podium --help`` does not pay for them.
 """
 
 from __future__ import annotations
@@ -14,19 +14,18 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from podium._version import __version__
-from podium.cli.commandline import guarded
-from podium.contest import Contest, load
+from podium.cli.commandline import SCHEDULER_OPTION, guarded
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
-from podium.publish import display
-from podium.runner.sandbox import SANDBOXES
-from podium.runner.workdir import remove_abandoned
-from podium.scoring import distributed
+from podium.runner.choices import SANDBOXES
 from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
+
+if TYPE_CHECKING:
+    from podium.contest import Contest
 
 DEFAULT_DATA = Path("podium-data")
 
@@ -68,16 +67,19 @@ def _open(data: Path, database: str | None, contest: Contest | None = None) -> A
 
 
 def _load(contest_path: Path | None) -> Contest | None:
+    from podium.contest import load
+
     return None if contest_path is None else load(contest_path)
 
 
-SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
 LOG_FORMAT_OPTION = click.option("--log-format", type=click.Choice(("text", "json")), envvar="PODIUM_LOG_FORMAT", default="text", show_default=True,
                                  help="Logs on stderr: text, or one JSON object per line with the request's or job's id [env PODIUM_LOG_FORMAT].")  # fmt: skip
 
 
 def serve_banner(contest: Contest, address: str, data: Path, workers: int, database: bool) -> str:
     """What ``podium serve`` prints first: where the contest is served, and the commands that run as printed."""
+    from podium.publish import display
+
     podium = display.command_name()
     return (
         f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
@@ -111,6 +113,9 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
     """Serve a contest: the web API, the leaderboard and N scoring workers."""
     import uvicorn
 
+    from podium.contest import load
+    from podium.publish import display
+    from podium.scoring import distributed
     from podium.service import logs
     from podium.service.app import Service, create_app
     from podium.service.check_pool import CheckPool, check_processes
@@ -164,6 +169,8 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
 def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None, log_format: str) -> int:
     """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
     import podium.scoring.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
+    from podium.runner.workdir import remove_abandoned
+    from podium.scoring import distributed
     from podium.service import logs
     from podium.service.database import connect, database_url
     from podium.service.queue import LEASE_S
@@ -427,6 +434,7 @@ def submit_command(server: str, as_json: bool, token: str, path: Path, entry: st
 @guarded
 def status_command(server: str, as_json: bool, token: str, submission_id: int | None) -> int:
     """Your team's submissions (or one, with its problems and result)."""
+    from podium.publish import display
     from podium.service.client import request
 
     path = "/api/submissions" + (f"/{submission_id}" if submission_id is not None else "")
@@ -456,6 +464,7 @@ def leaderboard_command(server: str, as_json: bool) -> int:
     """The contest's leaderboard (public scores until the reveal)."""
     from podium.challenges import get
     from podium.challenges.base import ScoreSpec
+    from podium.publish import display
     from podium.ranking.ranks import Team
     from podium.service.client import request
 
@@ -521,6 +530,8 @@ def _decimals(server: str) -> int | None:
 
 def _scores_text(item: dict[str, Any], decimals: int | None) -> str:
     """A submission's scores as the team may see them (public ones until the reveal), the per-class and per-part ones left out."""
+    from podium.publish import display
+
     result = item.get("result") or {}
     scores = ((result.get("splits") or {}).get("public") or {}).get("scores") or result.get("scores") or {}
     shown = ", ".join(f"{k}={display.score_text(v, decimals)}" for k, v in scores.items() if "/" not in k)
@@ -528,6 +539,8 @@ def _scores_text(item: dict[str, Any], decimals: int | None) -> str:
 
 
 def _print_submission(item: dict[str, Any], as_json: bool, decimals: int | None = None) -> None:
+    from podium.publish import display
+
     if as_json:
         click.echo(json.dumps(item, indent=2))
         return

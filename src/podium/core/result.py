@@ -22,20 +22,20 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Final, Literal
+from typing import Any
 
 import numpy as np
 
 from podium._version import __version__
 from podium.core.errors import ContractError
 from podium.core.issues import Issue
+from podium.core.labels import PRIVATE as PRIVATE  # re-exported: the result's words, defined where the options read them without NumPy
+from podium.core.labels import PUBLIC as PUBLIC
+from podium.core.labels import REJECTED as REJECTED
+from podium.core.labels import SCORED as SCORED
+from podium.core.labels import Status as Status
 
 SCHEMA_VERSION = 1
-Status = Literal["scored", "rejected"]
-SCORED: Final = "scored"
-REJECTED: Final = "rejected"
-PUBLIC = "public"  # the splits of a contest's test set
-PRIVATE = "private"
 
 
 @dataclass

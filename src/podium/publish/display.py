@@ -6,18 +6,23 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape as escape  # re-exported: the commands escape with display.escape
 from rich.measure import Measurement
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from podium.challenges.base import Challenge, ScoreSpec
-from podium.core.issues import Issue
-from podium.core.result import PUBLIC, Result
-from podium.ranking.ranks import Team
+from podium.core.labels import PUBLIC
+
+if TYPE_CHECKING:  # this module stays light (no NumPy): podium challenges and the commands' errors print through it
+    from rich.progress import Progress
+
+    from podium.challenges.base import Challenge, ScoreSpec
+    from podium.challenges.catalog import Entry
+    from podium.core.issues import Issue
+    from podium.core.result import Result
+    from podium.ranking.ranks import Team
 
 stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
@@ -119,18 +124,18 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
     return table
 
 
-def print_challenge(console: Console, challenge: Challenge) -> None:
-    """One challenge: title, rules, scores with their direction, parameters with defaults."""
-    console.print(f"\n[bold]{challenge.id}[/bold]: {escape(challenge.title)}  [dim](rules: {challenge.rules})[/dim]", soft_wrap=True)
+def print_challenge(console: Console, challenge: Entry) -> None:
+    """One challenge (its catalog entry): title, rules, scores with their direction, parameters with defaults."""
+    console.print(f"\n[bold]{challenge['id']}[/bold]: {escape(challenge['title'])}  [dim](rules: {challenge['rules']})[/dim]", soft_wrap=True)
     scores = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     scores.add_column("score")
     scores.add_column("better")
     scores.add_column("meaning")
-    for spec in challenge.scores:
-        primary = " (primary)" if spec.name == challenge.primary else ""
-        scores.add_row(escape(spec.name + ("/<class>" if spec.family else "")) + primary, _direction(spec.higher_is_better), escape(spec.help))
+    for spec in challenge["scores"]:
+        primary = " (primary)" if spec["name"] == challenge["primary"] else ""
+        scores.add_row(escape(spec["name"] + ("/<class>" if spec["family"] else "")) + primary, _direction(spec["higher_is_better"]), escape(spec["help"]))
     console.print(scores)
-    if not challenge.parameters:
+    if not challenge["parameters"]:
         return
     params = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     params.add_column("--set KEY=")
@@ -138,9 +143,9 @@ def print_challenge(console: Console, challenge: Challenge) -> None:
     params.add_column("allowed")
     params.add_column("role")
     params.add_column("meaning")
-    for p in challenge.parameters:
-        default = "none" if p.default is None else ",".join(p.default) if isinstance(p.default, tuple) else str(p.default)
-        params.add_row(p.name, escape(default), escape(p.allowed), p.role, escape(p.help))
+    for p in challenge["parameters"]:
+        default = "none" if p["default"] is None else ",".join(p["default"]) if isinstance(p["default"], list) else str(p["default"])
+        params.add_row(p["name"], escape(default), escape(p["allowed"]), p["role"], escape(p["help"]))
     console.print(params)
 
 
@@ -189,6 +194,8 @@ class DelayedProgress:
         if self.bar is None:
             if time.monotonic() - self.start < self.delay or done >= total:
                 return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

@@ -58,7 +58,6 @@ WORK_FOLDER = f"{SANDBOX_FOLDER}/work"
 IMAGES_FOLDER = f"{SANDBOX_FOLDER}/images"
 CODE_FOLDER = f"{SANDBOX_FOLDER}/code"
 NVIDIA_CONTROL = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "nvidia-caps")
-SANDBOXES = ("auto", "bwrap", "docker", "none")
 NO_SANDBOX_WARNING = (
     "--sandbox none: the program runs with podium's own rights; it can read the truth, other teams' files "
     "and anything else podium can, and reach the network if it is root"

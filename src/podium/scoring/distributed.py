@@ -54,8 +54,6 @@ CONNECT_TIMEOUT_S = 10.0
 WORKERS_TIMEOUT_S = 30.0  # how long a job waits for a first worker to join an empty cluster
 GUIDED = 2  # each batch takes 1 / (GUIDED * threads) of the items left
 INSTALL_HINT = "pip install 'podium[distributed]'"
-ADDRESS = "tcp://HOST:PORT"  # the commands' --scheduler metavar
-OPTION_HELP = "Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed])."
 
 
 def connect(address: str) -> Client:

@@ -33,10 +33,10 @@ from pathlib import Path
 
 from podium.contest import Setup
 from podium.core.result import SCORED, Result
+from podium.publish.platforms.folders import CODABENCH_INPUT, CODABENCH_OUTPUT
 from podium.publish.platforms.scores import check_keys, numbers_only, score_folder, shown
 
-INPUT = Path("/app/input")  # Codabench's folders in the scoring container
-OUTPUT = Path("/app/output")
+INPUT, OUTPUT = CODABENCH_INPUT, CODABENCH_OUTPUT
 SCORES_FILE = "scores.json"
 DETAILS_FILE = "detailed_results.html"
 PLATFORM_FILES = frozenset({"metadata"})  # the worker's record of the prediction step, written into input/res beside the participant's files

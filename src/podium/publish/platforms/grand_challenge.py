@@ -29,11 +29,10 @@ from pathlib import Path
 from podium._version import __version__
 from podium.contest import Setup
 from podium.core.result import SCORED, Result
+from podium.publish.platforms.folders import GRAND_CHALLENGE_GROUND_TRUTH, GRAND_CHALLENGE_INPUT, GRAND_CHALLENGE_OUTPUT
 from podium.publish.platforms.scores import cases, numbers_only, score_folder, shown
 
-INPUT = Path("/input")  # Grand Challenge's folders in the evaluation container
-OUTPUT = Path("/output")
-GROUND_TRUTH = Path("/opt/ml/input/data/ground_truth")
+INPUT, OUTPUT, GROUND_TRUTH = GRAND_CHALLENGE_INPUT, GRAND_CHALLENGE_OUTPUT, GRAND_CHALLENGE_GROUND_TRUTH
 METRICS_FILE = "metrics.json"
 PLATFORM_FILES = frozenset({"inputs.json"})  # Grand Challenge's description of the inputs, beside the submission in /input
 

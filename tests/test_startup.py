@@ -1,0 +1,106 @@
+"""The commands that compute nothing start light (issue 40, goal 1): ``podium --help``, ``--version``, ``challenges``
+and a command's ``--help`` load neither NumPy nor the contest reader nor the service, and what they print is what
+the real commands and challenge classes say (``benchmarks/startup.py`` measures the time)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from io import StringIO
+
+import click
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from podium.challenges import IDS, every
+from podium.challenges.catalog import describe, entries
+from podium.cli import cli, platforms, scoring, service
+from podium.cli.commandline import LISTED, Listed
+from podium.publish import display
+
+HEAVY = ("numpy", "pydantic", "fastapi", "starlette", "sqlalchemy", "jinja2", "zipfile", "subprocess", "podium.contest", "podium.challenges.base", "podium.scoring")
+MARK = "--- modules ---"
+# runs the console script's function as the installed `podium` does, then prints every module it loaded
+WRAPPER = """import importlib, json, sys
+module, attribute, *sys.argv[1:] = sys.argv[1:]
+sys.argv[0] = "podium"
+try:
+    getattr(importlib.import_module(module), attribute)()
+except SystemExit as exc:
+    code = exc.code
+print({mark!r}, json.dumps(sorted(sys.modules)), code, file=sys.stderr)
+"""
+
+
+def _run(*args: str) -> tuple[str, set[str], object]:
+    """``podium ARGS`` through its console entry point in a new interpreter: its output, the modules it loaded, its exit code."""
+    (script,) = entry_points(group="console_scripts", name="podium")
+    module, attribute = script.value.split(":")
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPER.format(mark=MARK), module, attribute, *args],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "80"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _, _, tail = done.stderr.rpartition(MARK)
+    modules, code = tail.rsplit(maxsplit=1)
+    return done.stdout, set(json.loads(modules)), code
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["challenges"], ["challenges", "--json"], ["contest", "--help"], ["serve", "--help"], ["evaluate", "--help"]])
+def test_commands_that_compute_nothing_load_nothing_heavy(args: list[str]) -> None:
+    output, modules, code = _run(*args)
+    assert code in ("0", "None") and output
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+    if args != ["challenges"]:  # only the challenges' tables are drawn with Rich
+        assert not any(m == "rich" or m.startswith("rich.") for m in modules)
+
+
+def test_podium_challenges_prints_what_the_challenge_classes_say() -> None:
+    """The catalog equals the classes (else: python tools/challenge_catalog.py), and the command prints it as before."""
+    assert [entry["id"] for entry in entries()] == list(IDS)
+    assert list(entries()) == [json.loads(json.dumps(describe(challenge))) for challenge in every()], "run python tools/challenge_catalog.py"
+    output, _, _ = _run("challenges", "--json")
+    assert json.loads(output) == [
+        {**entry, "scores": [{k: v for k, v in spec.items() if k != "family"} for spec in entry["scores"]]}
+        for entry in json.loads(json.dumps([describe(challenge) for challenge in every()]))
+    ]
+    output, _, _ = _run("challenges")
+    expected = Console(file=StringIO(), width=80, highlight=False)
+    for challenge in every():
+        display.print_challenge(expected, json.loads(json.dumps(describe(challenge))))
+    assert output == expected.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_the_listing_names_every_command_where_it_is() -> None:
+    """LISTED holds every command of the families, where it is defined and with its help's first paragraph."""
+    families = {family.__name__: family for family in (scoring, service, platforms)}
+    real = {}
+    for name, family in families.items():
+        for command in family.COMMANDS:
+            attribute = next(key for key, value in vars(family).items() if value is command)
+            real[command.name] = (f"{name}:{attribute}", " ".join(command.help.split("\n\n")[0].split()))
+    assert real == LISTED, "a command was added, moved or its help changed: write its row of LISTED in podium/cli/commandline.py"
+    for name, (where, _) in LISTED.items():
+        module, attribute = where.split(":")
+        assert getattr(importlib.import_module(module), attribute).name == name
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120, 200])
+def test_help_lists_the_commands_as_click_does(width: int) -> None:
+    """``podium --help`` (commands not imported) equals click's own listing of the imported commands, at every width."""
+    eager = click.Group(cli.name, params=cli.params, callback=cli.callback, help=cli.help, context_settings=cli.context_settings)
+    for family in (scoring, service, platforms):
+        for command in family.COMMANDS:
+            eager.add_command(command)
+    lazy = Listed(cli.name, params=cli.params, callback=cli.callback, help=cli.help, context_settings=cli.context_settings)
+    runner = CliRunner()
+    shown = runner.invoke(lazy, ["--help"], prog_name="podium", terminal_width=width)
+    assert shown.exit_code == 0
+    assert shown.output == runner.invoke(eager, ["--help"], prog_name="podium", terminal_width=width).output
+    assert not lazy.commands  # listed without importing a command
+    assert runner.invoke(lazy, ["challenges", "--json"]).exit_code == 0 and list(lazy.commands) == ["challenges"]
