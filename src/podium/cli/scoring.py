@@ -36,6 +36,9 @@ SPLITS = (PUBLIC, PRIVATE)
 SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
 
 
+CONTEST_TRACK_OPTION = click.option("--track", help="With --contest: the track scored (a [[track]]'s id) [default: the contest's only track].")
+
+
 def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Options shared by ``evaluate`` and ``validate``."""
     for option in reversed(
@@ -44,6 +47,7 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder."),
             click.option("--submission", required=True, type=click.Path(path_type=Path), help="Submission file or folder, or a .zip or .tar.gz of it."),
             CONTEST_OPTION,
+            CONTEST_TRACK_OPTION,
             click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable)."),
             click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table)."),
             VIEW_OPTION,
@@ -60,34 +64,37 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @scoring_options
 @guarded
 def evaluate_command(
-    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
+    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, track: str | None, settings: tuple[str, ...],
     json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE)."""
-    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, scheduler, quiet, checks_only=False)
+    return _score(challenge, truth, submission, contest_path, track, settings, json_path, view, workers, scheduler, quiet, checks_only=False)
 
 
 @click.command("validate")
 @scoring_options
 @guarded
 def validate_command(
-    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
+    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, track: str | None, settings: tuple[str, ...],
     json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run only the checks of a submission (same document and exit codes)."""
-    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, scheduler, quiet, checks_only=True)
+    return _score(challenge, truth, submission, contest_path, track, settings, json_path, view, workers, scheduler, quiet, checks_only=True)
 
 
-def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, fixed: Mapping[str, object]) -> Setup:
-    """The challenge, truth and settings; with a contest, options it fixes (``fixed``: option -> value given) are refused."""
+def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, track: str | None,
+           fixed: Mapping[str, object]) -> Setup:  # fmt: skip
+    """The challenge, truth and settings (of the contest's ``track``); with a contest, options it fixes (``fixed``: option -> value given) are refused."""
     raw = parse_settings(settings)
     if contest_path is None:
         if challenge is None:
             raise UsageError("give the CHALLENGE (podium challenges lists them) or --contest FILE")
         if truth is None:
             raise UsageError("--truth is required (or --contest FILE, which names the truth)")
+        if track is not None:
+            raise UsageError("--track names a track of the --contest FILE")
         return Setup(challenge, truth, raw, None)
-    contest = load_contest(contest_path)
+    contest = load_contest(contest_path).on(track)
     if challenge is not None and challenge != contest.challenge:
         raise UsageError(f"the contest {contest.id} is a {contest.challenge} contest, not {challenge}")
     given = [option for option, value in {"--truth": truth, **fixed}.items() if value not in (None, ())]
@@ -106,6 +113,7 @@ def _score(
     truth: Path | None,
     submission: Path,
     contest_path: Path | None,
+    track: str | None,
     settings: tuple[str, ...],
     json_path: str | None,
     view: str,
@@ -114,7 +122,7 @@ def _score(
     quiet: bool,
     checks_only: bool,
 ) -> int:
-    setup = _setup(challenge_id, truth, settings, contest_path, {})
+    setup = _setup(challenge_id, truth, settings, contest_path, track, {})
     progress = display.DelayedProgress("scoring" if not checks_only else "checking")
     progress.enabled = progress.enabled and not quiet
     try:
@@ -161,6 +169,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images.")
 @click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
 @CONTEST_OPTION
+@CONTEST_TRACK_OPTION
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds [default: the challenge's rule].")
 @click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Peak memory in MB of the whole process tree.")
 @click.option("--disk-limit", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -181,14 +190,14 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @click.option("--quiet", is_flag=True, help="No table, no problem listing.")
 @guarded
 def run_command(
-    challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None,
+    challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None, track: str | None,
     time_limit: float | None, memory_limit: float | None, disk_limit: float | None, settings: tuple[str, ...], json_path: str | None, view: str,
     workdir: Path | None, cgroup: Path | None, sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None,
     scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run a participant's program in a sandbox under the contest's contract and limits, then score its output."""
     fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--disk-limit": disk_limit, "--cpus": cpus}
-    setup = _setup(challenge, truth, settings, contest_path, fixed)
+    setup = _setup(challenge, truth, settings, contest_path, track, fixed)
     if setup.contest is not None:
         if not any(phase.submissions == "programs" for phase in setup.contest.phases):
             raise UsageError(f"the contest {setup.contest.id} takes files, not programs: no phase has submissions = \"programs\"")

@@ -81,7 +81,7 @@ def packed(path: Path, folder: Path) -> Path:
     return archive
 
 
-def submit(server: str, token: str, path: Path, entry: str | None = None) -> Answer:
+def submit(server: str, token: str, path: Path, entry: str | None = None, track: str | None = None) -> Answer:
     """Send ``path`` (a folder packed as tar.gz): the server's answer, or a 413 of our own when it is over the contest's ``upload_mb``.
 
     The size is checked before sending: a server that refuses a body it has
@@ -95,5 +95,5 @@ def submit(server: str, token: str, path: Path, entry: str | None = None) -> Ans
         size = upload.stat().st_size
         if upload_mb is not None and size > upload_mb * 2**20:
             return Answer(413, {"detail": f"{upload.name} is {size:,} bytes; this contest takes at most {upload_mb:g} MB"})
-        query = {"filename": upload.name} | ({"entry": entry} if entry else {})
+        query = {"filename": upload.name} | ({"entry": entry} if entry else {}) | ({"track": track} if track else {})
         return request(server, "POST", "/api/submissions", token, body=upload, query=query)

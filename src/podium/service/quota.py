@@ -1,4 +1,7 @@
-"""A team's quota: submissions per day (a calendar day in the contest's time zone), in all, and at once.
+"""A team's quota on a track: submissions per day (a calendar day in the contest's time zone), in all, and at once.
+
+Each track counts its own submissions. A phase with its own ``[phase.quota]``
+adds that quota, counted over the phase's submissions to the track.
 
 Whether a submission uses the quota follows from its status alone: queued,
 running and scored ones do; failed ones only when the contest says
@@ -47,12 +50,12 @@ class Usage:
     failed_today: int = 0
     rejected_last_hour: int = 0
 
-    def refusal(self, quota: Quota) -> str | None:
-        """Why one more submission is refused, or ``None``."""
+    def refusal(self, quota: Quota, scope: str = "") -> str | None:
+        """Why one more submission is refused, or ``None``; ``scope`` names whose quota it is (``" of phase final"``)."""
         if quota.per_day is not None and self.today >= quota.per_day:
-            return f"the daily quota of {quota.per_day} is used; the next day starts at {self.day_end.isoformat()}"
+            return f"the daily quota{scope} of {quota.per_day} is used; the next day starts at {self.day_end.isoformat()}"
         if quota.total is not None and self.total >= quota.total:
-            return f"the total quota of {quota.total} submissions is used"
+            return f"the total quota{scope} of {quota.total} submissions is used"
         if quota.concurrent is not None and self.concurrent >= quota.concurrent:
             return f"{self.concurrent} submissions are queued or running, the most the contest allows at once; wait for one to finish"
         if quota.failed_per_day is not None and self.failed_today >= quota.failed_per_day:
@@ -71,11 +74,12 @@ class Usage:
         }  # fmt: skip
 
 
-def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, now: datetime) -> Usage:
+def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, now: datetime, track: str, phase: str | None = None) -> Usage:
+    """What the team used of ``quota`` on ``track``: in every phase, or in ``phase`` alone (a phase's own quota)."""
     start, end = local_day(now, zone)
     charged = submissions.c.status.in_(charged_statuses(quota))
-    mine = submissions.c.team_id == team_id
-    count = lambda *where: int(connection.execute(select(func.count()).select_from(submissions).where(mine, *where)).scalar_one())
+    mine = [submissions.c.team_id == team_id, submissions.c.track == track] + ([] if phase is None else [submissions.c.phase == phase])
+    count = lambda *where: int(connection.execute(select(func.count()).select_from(submissions).where(*mine, *where)).scalar_one())
     today = count(charged, submissions.c.created >= start, submissions.c.created < end)
     total = count(charged)
     concurrent = count(submissions.c.status.in_((QUEUED, RUNNING)))
