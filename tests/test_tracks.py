@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -18,12 +20,19 @@ from sqlalchemy import insert, select
 from conftest import run
 from podium.challenges import get
 from podium.contest import ContestError, load
+from podium.core.result import PUBLIC
+from podium.publish.platforms.columns import columns
+from podium.publish.platforms.scores import numbers_only
+from podium.scoring.engine import evaluate
+from podium.service import accounts
 from podium.service.client import Answer, packed
 from podium.service.database import connect, migrate, reading, writing
 from podium.service.tables import results, settings, submissions, teams
 from podium.service.worker import Worker
 from served import Serve, podium
 from service_helpers import Clock, LiveServer, at, set_up
+from test_pages_browser import Scorer, _logged_in, browser  # noqa: F401 (a fixture)
+from test_platforms import codabench_scores, packed_three_ways, platform_check, platform_checks  # noqa: F401 (a fixture)
 from test_service import drain
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "contests" / "ilsvrc2012-tasks" / "contest.toml"
@@ -77,6 +86,36 @@ def test_podium_evaluate_scores_the_track_named(checkout: Path) -> None:
     document = json.loads(output)
     assert code == 0 and document["challenge"] == "ilsvrc2012-fine" and document["signature"]["contest"]["track"] == "fine"
     assert document["splits"]["public"]["units"] == 120, document["splits"]["public"]
+
+
+def test_a_platforms_bundle_and_podium_rank_take_one_track(checkout: Path, tmp_path: Path) -> None:
+    code, output = run("bundle", "reference", "--contest", str(checkout), "-o", str(tmp_path / "ref.tar.gz"))
+    assert code == 2 and "has 3 tracks: name one (cls, loc, fine)" in output and not (tmp_path / "ref.tar.gz").exists(), output
+    code, output = run("bundle", "reference", "--contest", str(checkout), "--track", "loc", "-o", str(tmp_path / "ref.tar.gz"))
+    with tarfile.open(tmp_path / "ref.tar.gz") as archive:
+        written = archive.extractfile("contest.toml").read().decode()  # type: ignore[union-attr]
+    assert code == 0 and 'challenge = "ilsvrc2012-loc"' in written, output
+    submission = checkout.parents[3] / "demo-data" / "ilsvrc2012-cls" / "submission"
+    code, output = run("evaluate", "--contest", str(checkout), "--track", "cls", "--submission", str(submission), "--workers", "1", "--json", str(tmp_path / "a.json"))
+    assert code == 0, output
+    code, output = run("rank", "--contest", str(checkout), str(tmp_path / "a.json"), "--json", "-")
+    assert code == 2 and "name one (cls, loc, fine)" in output, output
+    code, output = run("rank", "--contest", str(checkout), "--track", "cls", str(tmp_path / "a.json"), "--json", "-")
+    assert code == 0 and json.loads(output)["teams"][0]["status"] == "scored", output
+
+
+def test_a_tracks_codabench_bundle_is_taken_and_scored_by_codabench_as_podium_does(checkout: Path, platform_checks: Path, tmp_path: Path) -> None:  # noqa: F811 (the fixture)
+    """Codabench's own unpacker takes the bundle of track fine, and its worker's public scores are ``podium evaluate --track fine``'s."""
+    bundle = tmp_path / "bundle.zip"
+    code, output = run("bundle", "codabench", "--contest", str(checkout), "--track", "fine", "-o", str(bundle), "--image", "ghcr.io/org/podium:1")
+    assert code == 0, output
+    checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
+    assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
+    fine = load(checkout).on("fine")
+    submission = packed_three_ways(checkout.parents[3] / "demo-data" / "ilsvrc2012-fine" / "submission", tmp_path / "packed")["files.zip"]
+    expected = evaluate(fine.challenge, fine.truth, submission, fine.settings, **fine.evaluation())
+    scores = codabench_scores(platform_checks, bundle, submission, 0, tmp_path / "out", "--no-sandbox")
+    assert scores == numbers_only(fine.challenge, expected.splits[PUBLIC].scores, [c.key for c in columns(fine)])[0]
 
 
 def test_a_contest_without_tracks_is_one_track_named_as_the_contest(tmp_path: Path) -> None:
@@ -214,3 +253,38 @@ def test_a_team_submits_to_two_tracks_through_podium_serve_and_its_worker(checko
 
 def test_the_docs_show_the_example_as_it_is() -> None:
     assert EXAMPLE.read_text() in (Path(__file__).resolve().parents[1] / "docs" / "contests.md").read_text()
+
+
+def test_the_upload_page_sends_to_the_track_chosen_with_and_without_javascript(checkout: Path, browser: object, tmp_path: Path) -> None:  # noqa: F811 (the fixture)
+    clock = Clock(at("2026-03-02T10:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", checkout, tmp_path / "data", ("alpha",), clock)
+    with writing(service.engine) as connection:
+        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())
+    files = {}
+    for track, challenge in TASKS.items():
+        (tmp_path / track).mkdir()
+        files[track] = packed(checkout.parents[3] / "demo-data" / challenge / "submission", tmp_path / track)
+    with LiveServer(service) as live, Scorer(Worker(service.engine, service.data, clock=clock)):
+        page = _logged_in(browser, live.url, "ann", "/submissions")
+        assert page.eval_on_selector_all("#track option", "os => os.map(o => o.value)") == ["cls", "loc", "fine"]  # type: ignore[attr-defined]
+        page.select_option("#track", "loc")  # type: ignore[attr-defined]
+        page.set_input_files("#file", str(files["loc"]))  # type: ignore[attr-defined]
+        page.click("#upload button")  # type: ignore[attr-defined]
+        page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=20_000)  # type: ignore[attr-defined]
+        plain = browser.new_context(java_script_enabled=False).new_page()  # type: ignore[attr-defined]
+        plain.context.add_cookies(page.context.cookies())  # type: ignore[attr-defined]
+        plain.goto(live.url + "/submissions?track=fine")
+        assert plain.eval_on_selector("#track", "s => s.value") == "fine" and "Quota on track fine" in plain.inner_text("main")
+        plain.set_input_files("#file", str(files["fine"]))
+        plain.click("#upload button")
+        plain.wait_for_url("**/submissions?sent=*&track=fine")
+        for _ in range(600):  # bounded: 60 s for the worker
+            mine = live.call("GET", "/api/submissions", token["alpha"]).body
+            if {s["status"] for s in mine} == {"scored"}:
+                break
+            time.sleep(0.1)
+        assert sorted((s["track"], s["status"]) for s in mine) == [("fine", "scored"), ("loc", "scored")], mine
+        board = page.context.new_page()  # type: ignore[attr-defined]
+        board.goto(live.url + "/leaderboard?track=loc")
+        assert "Task 2: classification with localization" in board.inner_text("h1") and "alpha" in board.inner_text("#board")
+

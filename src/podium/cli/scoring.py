@@ -12,7 +12,7 @@ import click
 
 from podium.challenges import IDS, every, get
 from podium.challenges.base import Challenge, ScoreSpec
-from podium.cli.commandline import CONTEST_OPTION, VIEW_OPTION, guarded
+from podium.cli.commandline import CONTEST_OPTION, CONTEST_TRACK_OPTION, VIEW_OPTION, guarded
 from podium.contest import Setup
 from podium.contest import load as load_contest
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
@@ -34,9 +34,6 @@ from podium.scoring.run import RunRequest, run_program
 
 SPLITS = (PUBLIC, PRIVATE)
 SCHEDULER_OPTION = click.option("--scheduler", metavar=distributed.ADDRESS, default=None, help=distributed.OPTION_HELP)
-
-
-CONTEST_TRACK_OPTION = click.option("--track", help="With --contest: the track scored (a [[track]]'s id) [default: the contest's only track].")
 
 
 def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -245,6 +242,7 @@ def run_command(
 @click.argument("challenge", required=False)
 @click.argument("results", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @CONTEST_OPTION
+@CONTEST_TRACK_OPTION
 @click.option("--name", "names", multiple=True, help="Team name of each result, in order [default: the file name].")
 @click.option("--by", metavar="SCORE", help="Rank by this score alone [default: the challenge's rule, or the contest's].")
 @click.option("--split", type=click.Choice(SPLITS), default=None, help="Rank by the scores of a contest split [default: the whole test set].")
@@ -256,14 +254,14 @@ def run_command(
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the leaderboard as JSON to PATH (- = stdout, no table).")
 @guarded
 def rank_command(
-    challenge: str | None, results: tuple[Path, ...], contest_path: Path | None, names: tuple[str, ...], by: str | None, split: str | None,
+    challenge: str | None, results: tuple[Path, ...], contest_path: Path | None, track: str | None, names: tuple[str, ...], by: str | None, split: str | None,
     decimals: int | None, allow_mixed: bool, resamples: int | None, seed: int, json_path: str | None,
 ) -> int:  # fmt: skip
     """Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT...
 
     Results whose signatures differ in challenge parameters, truth or split are refused unless --allow-mixed.
     """
-    contest = None if contest_path is None else load_contest(contest_path)
+    contest = None if contest_path is None else load_contest(contest_path).on(track)
     if contest is not None:
         if challenge is not None and challenge not in IDS:  # the first argument is a result, not a challenge
             results, challenge = (Path(challenge), *results), None

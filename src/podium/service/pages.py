@@ -260,7 +260,7 @@ def submissions_page(service: ServiceDep, request: Request, sent: int | None = N
     programs = any(phase.submissions == "programs" for phase in contest.phases)
     quota_said = None if quota is None else quota_sentence(quota, contest.timezone, now)
     return render_page(service, request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs,
-                       tracks=_tracks(contest), track=contest.track_id)  # fmt: skip
+                       tracks=_tracks(service.contests.get()), track=contest.track_id)  # fmt: skip
 
 
 @router.get("/submissions/rows", response_class=HTMLResponse)
