@@ -239,7 +239,8 @@ def test_a_team_submits_to_two_tracks_through_podium_serve_and_its_worker(checko
     service, token = set_up(f"sqlite:///{data / 'podium.sqlite3'}", checkout, data, ("alpha",), Clock(at("2026-03-02T10:00:00Z")))
     service.engine.dispose()
     demo = checkout.parents[3] / "demo-data"
-    with Serve(checkout, data, None) as server:
+    with Serve(checkout, data, None, "--team", "alpha") as server:
+        assert "--track cls|loc|fine PATH" in server.output(), server.output()  # the team's command in the banner names the tracks
         for track, challenge in (("cls", "ilsvrc2012-cls"), ("loc", "ilsvrc2012-loc")):
             sent = podium("submit", "--server", server.url, "--token", token["alpha"], "--track", track, "--wait", "60", str(demo / challenge / "submission"))
             assert sent.returncode == 0 and "scored" in sent.stdout, sent.stdout + sent.stderr

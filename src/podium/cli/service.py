@@ -131,8 +131,9 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
     display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
     if public is not None:
         display.stdout.print(f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it", soft_wrap=True)
+    track = f" --track {'|'.join(contest.track_ids())}" if contest.tracks else ""  # a contest of several tracks: the team names one
     for name, token in _team_tokens(engine, team_names):
-        display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
+        display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token}{track} PATH", soft_wrap=True)
     signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
     pool.start()
     try:
