@@ -221,6 +221,7 @@ def test_each_track_its_board_and_quota_and_each_phase_its_rules(checkout: Path,
         assert "Task 2: classification with localization" in live.call("GET", "/leaderboard", query={"track": "loc"}).body
         page = live.call("GET", "/").body
         assert all(f"?track={t}" in page for t in TASKS) and "for cls, loc" in page
+        assert "(120 public, 480 private)" in page and "<h2>Rules</h2>" not in page  # each track's rules, none the first's as the contest's
 
         # the final phase opens cls and loc only, at 1 a day
         clock.now = at("2030-01-02T10:00:00Z")
