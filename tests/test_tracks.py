@@ -233,6 +233,24 @@ def test_each_track_its_board_and_quota_and_each_phase_its_rules(checkout: Path,
         assert upload("alpha", "loc").status == 201
 
 
+def test_a_selection_counts_on_its_own_track(checkout: Path, tmp_path: Path) -> None:
+    edited = _edited(checkout, tmp_path, 'final = "best"', 'final = "selected"\nmax_selected = 1')
+    clock = Clock(at("2026-03-02T10:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", edited, tmp_path / "data", ("alpha",), clock)
+    worker = Worker(service.engine, service.data, clock=clock)
+    demo = checkout.parents[3] / "demo-data"
+    with LiveServer(service) as live:
+        ids = []
+        for track in ("cls", "loc", "cls"):
+            sent = packed(demo / TASKS[track] / "submission", tmp_path).read_bytes()
+            ids.append(live.call("POST", "/api/submissions", token["alpha"], body=sent, query={"filename": "t.tar.gz", "track": track}).body["id"])
+            assert drain(worker) == 1
+        select = lambda number: live.call("PUT", f"/api/submissions/{number}/selected", token["alpha"], query={"selected": "true"})
+        assert select(ids[0]).status == 200 and select(ids[1]).status == 200  # one on cls, one on loc
+        refused = select(ids[2])
+        assert refused.status == 409 and "1 submissions are selected" in refused.body["detail"], refused.body
+
+
 def test_a_team_submits_to_two_tracks_through_podium_serve_and_its_worker(checkout: Path, tmp_path: Path) -> None:
     """Real uvicorn, a real worker process and ``podium submit --track``: each board shows its own score, quotas are counted per track."""
     data = tmp_path / "data"
