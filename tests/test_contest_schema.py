@@ -49,8 +49,9 @@ def test_the_schema_is_draft_2020_12_with_every_key_described() -> None:
         assert table["additionalProperties"] is False, table["title"]
         for key, field in table["properties"].items():
             assert field.get("description") and field.get("title"), key
-    assert set(schema["properties"]) == {"id", "title", "challenge", "truth", "timezone", "phase", "images", "parameters", "split", "limits", "quota", "ranking", "service"}
-    assert schema["required"] == ["id", "title", "challenge", "truth", "phase"]
+    assert set(schema["properties"]) == {"id", "title", "challenge", "truth", "timezone", "phase", "images", "parameters", "split", "limits", "quota", "ranking", "service", "track"}
+    assert schema["required"] == ["id", "title", "phase"]
+    assert schema["anyOf"] == [{"required": ["challenge", "truth"]}, {"required": ["track"]}]  # what it scores: at the top, or in [[track]] tables
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])

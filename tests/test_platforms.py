@@ -687,6 +687,7 @@ def example_contests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tupl
     fixture = SHARED / "data" / "glas-fixture" / "submission"
     made["glas-fixture"] = (EXAMPLES / "glas-fixture" / "contest.toml", fixture if fixture.is_dir() else None)
     made["face-clustering"] = (root / "examples" / "contests" / "face-clustering" / "contest.toml", None)  # programs: no files to submit
+    made["ilsvrc2012-tasks"] = (EXAMPLES / "ilsvrc2012-tasks" / "contest.toml", None)  # three tracks: a bundle takes one (test_tracks.py)
     assert {path.parent.name for path in EXAMPLES.glob("*/contest.toml")} == set(made)  # every example contest is here
     return made
 

@@ -263,10 +263,10 @@ def test_which_statuses_use_the_quota(count_failed: bool, tmp_path: Path) -> Non
     service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
     with writing(service.engine) as connection:
         for status in STATUSES:
-            connection.execute(insert(submissions).values(team_id=1, phase="first", kind="files", filename="x", size=1, sha256="0" * 64,
+            connection.execute(insert(submissions).values(team_id=1, phase="first", track="t", kind="files", filename="x", size=1, sha256="0" * 64,
                                                           target="files", created=clock(), status=status, selected=False))  # fmt: skip
     with reading(service.engine) as connection:
-        used = usage(connection, 1, Quota(count_failed=count_failed), ZoneInfo("UTC"), clock())
+        used = usage(connection, 1, Quota(count_failed=count_failed), ZoneInfo("UTC"), clock(), "t")
     charged = {"queued", "running", "scored"} | ({"failed"} if count_failed else set())  # never rejected, error or cancelled
     assert (used.today, used.total, used.concurrent) == (len(charged), len(charged), 2)
 

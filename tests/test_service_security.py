@@ -370,7 +370,7 @@ def test_program_contests_cap_failed_runs_a_day(tmp_path: Path) -> None:
     service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest_path, tmp_path / "data", ("alpha",), clock)
     with writing(service.engine) as connection:
         for _ in range(5):
-            connection.execute(insert(submissions).values(team_id=1, phase="first", kind="programs", filename="p.tar.gz", size=1, sha256="0" * 64,
+            connection.execute(insert(submissions).values(team_id=1, phase="first", track="t", kind="programs", filename="p.tar.gz", size=1, sha256="0" * 64,
                                                           target="files", created=clock(), status="failed", selected=False))  # fmt: skip
     with reading(service.engine) as connection:
         used = usage(connection, 1, contest.quota, contest.timezone, clock())

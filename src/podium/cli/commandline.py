@@ -155,3 +155,4 @@ VIEW_OPTION = click.option(
     "--view", type=click.Choice(VIEWS), default="full", show_default=True,
     help="public: the document and table leave out every number of the private split and of the whole test set.",
 )  # fmt: skip
+CONTEST_TRACK_OPTION = click.option("--track", help="With --contest: the track (a [[track]]'s id) [default: the contest's only track].")

@@ -77,35 +77,38 @@ def bundle() -> None:
 
 
 contest_option = click.option("--contest", "contest_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file.")
+track_option = click.option("--track", help="The contest's track a platform hosts (a [[track]]'s id) [default: the contest's only track].")
 
 
 @bundle.command("codabench")
 @contest_option
+@track_option
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The bundle to write (.zip).")
 @click.option("--image", required=True, metavar="NAME", help="The scoring image Codabench pulls (build it with scoring_image/Dockerfile), e.g. ghcr.io/ORG/podium:" + __version__)
 @guarded
-def bundle_codabench(contest_path: Path, output: Path, image: str) -> int:
+def bundle_codabench(contest_path: Path, track: str | None, output: Path, image: str) -> int:
     """A Codabench competition bundle (competition.yaml version 2) to upload as it is."""
     from podium.contest import load
     from podium.publish import display
     from podium.publish.platforms.codabench_bundle import write_bundle
 
-    names = write_bundle(load(contest_path), image, output)
+    names = write_bundle(load(contest_path).on(track), image, output)
     display.stdout.print(f"{display.escape(str(output))}: Codabench bundle, {len(names)} files (upload it under Benchmarks > Management > Upload)", soft_wrap=True)
     return EXIT_SCORED
 
 
 @bundle.command("evalai")
 @contest_option
+@track_option
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="The folder to write into.")
 @guarded
-def bundle_evalai(contest_path: Path, output: Path) -> int:
+def bundle_evalai(contest_path: Path, track: str | None, output: Path) -> int:
     """EvalAI: the leaderboard part of challenge_config.yaml, the annotation file and the evaluation script."""
     from podium.contest import load
     from podium.publish import display
     from podium.publish.platforms.evalai import write_kit
 
-    names, notes = write_kit(load(contest_path), output)
+    names, notes = write_kit(load(contest_path).on(track), output)
     for name in names:
         display.stdout.print(display.escape(str(output / name)), soft_wrap=True)
     for note in notes:
@@ -115,16 +118,17 @@ def bundle_evalai(contest_path: Path, output: Path) -> int:
 
 @bundle.command("reference")
 @contest_option
+@track_option
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The .tar.gz to write.")
 @guarded
-def bundle_reference(contest_path: Path, output: Path) -> int:
+def bundle_reference(contest_path: Path, track: str | None, output: Path) -> int:
     """The contest's reference folder as a .tar.gz: a Grand Challenge phase's ground truth, an EvalAI annotation file."""
     from podium.contest import load
     from podium.publish import display
     from podium.publish.platforms.reference import reference_of
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    reference_of(load(contest_path)).write_tar(output)
+    reference_of(load(contest_path).on(track)).write_tar(output)
     display.stdout.print(f"{display.escape(str(output))}: reference folder of the contest (truth and contest.toml)", soft_wrap=True)
     return EXIT_SCORED
 

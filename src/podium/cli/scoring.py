@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from podium.challenges import IDS
-from podium.cli.commandline import CONTEST_OPTION, SCHEDULER_OPTION, VIEW_OPTION, guarded
+from podium.challenges.base import Challenge, ScoreSpec
+from podium.cli.commandline import CONTEST_OPTION, CONTEST_TRACK_OPTION, SCHEDULER_OPTION, VIEW_OPTION, guarded
+from podium.contest import Setup
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
 from podium.runner.choices import SANDBOXES
@@ -35,6 +37,7 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder."),
             click.option("--submission", required=True, type=click.Path(path_type=Path), help="Submission file or folder, or a .zip or .tar.gz of it."),
             CONTEST_OPTION,
+            CONTEST_TRACK_OPTION,
             click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable)."),
             click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table)."),
             VIEW_OPTION,
@@ -51,26 +54,27 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @scoring_options
 @guarded
 def evaluate_command(
-    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
+    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, track: str | None, settings: tuple[str, ...],
     json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE)."""
-    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, scheduler, quiet, checks_only=False)
+    return _score(challenge, truth, submission, contest_path, track, settings, json_path, view, workers, scheduler, quiet, checks_only=False)
 
 
 @click.command("validate")
 @scoring_options
 @guarded
 def validate_command(
-    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, settings: tuple[str, ...],
+    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, track: str | None, settings: tuple[str, ...],
     json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
 ) -> int:  # fmt: skip
     """Run only the checks of a submission (same document and exit codes)."""
-    return _score(challenge, truth, submission, contest_path, settings, json_path, view, workers, scheduler, quiet, checks_only=True)
+    return _score(challenge, truth, submission, contest_path, track, settings, json_path, view, workers, scheduler, quiet, checks_only=True)
 
 
-def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, fixed: Mapping[str, object]) -> Setup:
-    """The challenge, truth and settings; with a contest, options it fixes (``fixed``: option -> value given) are refused."""
+def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, track: str | None,
+           fixed: Mapping[str, object]) -> Setup:  # fmt: skip
+    """The challenge, truth and settings (of the contest's ``track``); with a contest, options it fixes (``fixed``: option -> value given) are refused."""
     from podium.challenges import get
     from podium.contest import Setup
     from podium.contest import load as load_contest
@@ -82,8 +86,10 @@ def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...],
             raise UsageError("give the CHALLENGE (podium challenges lists them) or --contest FILE")
         if truth is None:
             raise UsageError("--truth is required (or --contest FILE, which names the truth)")
+        if track is not None:
+            raise UsageError("--track names a track of the --contest FILE")
         return Setup(challenge, truth, raw, None)
-    contest = load_contest(contest_path)
+    contest = load_contest(contest_path).on(track)
     if challenge is not None and challenge != contest.challenge:
         raise UsageError(f"the contest {contest.id} is a {contest.challenge} contest, not {challenge}")
     given = [option for option, value in {"--truth": truth, **fixed}.items() if value not in (None, ())]
@@ -102,6 +108,7 @@ def _score(
     truth: Path | None,
     submission: Path,
     contest_path: Path | None,
+    track: str | None,
     settings: tuple[str, ...],
     json_path: str | None,
     view: str,
@@ -113,7 +120,7 @@ def _score(
     from podium.publish import display
     from podium.scoring.engine import default_workers, evaluate
 
-    setup = _setup(challenge_id, truth, settings, contest_path, {})
+    setup = _setup(challenge_id, truth, settings, contest_path, track, {})
     progress = display.DelayedProgress("scoring" if not checks_only else "checking")
     progress.enabled = progress.enabled and not quiet
     try:
@@ -163,6 +170,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images.")
 @click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
 @CONTEST_OPTION
+@CONTEST_TRACK_OPTION
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds [default: the challenge's rule].")
 @click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Peak memory in MB of the whole process tree.")
 @click.option("--disk-limit", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -183,7 +191,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @click.option("--quiet", is_flag=True, help="No table, no problem listing.")
 @guarded
 def run_command(
-    challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None,
+    challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None, track: str | None,
     time_limit: float | None, memory_limit: float | None, disk_limit: float | None, settings: tuple[str, ...], json_path: str | None, view: str,
     workdir: Path | None, cgroup: Path | None, sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None,
     scheduler: str | None, quiet: bool,
@@ -196,7 +204,7 @@ def run_command(
     from podium.scoring.run import RunRequest, run_program
 
     fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--disk-limit": disk_limit, "--cpus": cpus}
-    setup = _setup(challenge, truth, settings, contest_path, fixed)
+    setup = _setup(challenge, truth, settings, contest_path, track, fixed)
     if setup.contest is not None:
         if not any(phase.submissions == "programs" for phase in setup.contest.phases):
             raise UsageError(f"the contest {setup.contest.id} takes files, not programs: no phase has submissions = \"programs\"")
@@ -244,6 +252,7 @@ def run_command(
 @click.argument("challenge", required=False)
 @click.argument("results", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @CONTEST_OPTION
+@CONTEST_TRACK_OPTION
 @click.option("--name", "names", multiple=True, help="Team name of each result, in order [default: the file name].")
 @click.option("--by", metavar="SCORE", help="Rank by this score alone [default: the challenge's rule, or the contest's].")
 @click.option("--split", type=click.Choice(SPLITS), default=None, help="Rank by the scores of a contest split [default: the whole test set].")
@@ -255,7 +264,7 @@ def run_command(
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the leaderboard as JSON to PATH (- = stdout, no table).")
 @guarded
 def rank_command(
-    challenge: str | None, results: tuple[Path, ...], contest_path: Path | None, names: tuple[str, ...], by: str | None, split: str | None,
+    challenge: str | None, results: tuple[Path, ...], contest_path: Path | None, track: str | None, names: tuple[str, ...], by: str | None, split: str | None,
     decimals: int | None, allow_mixed: bool, resamples: int | None, seed: int, json_path: str | None,
 ) -> int:  # fmt: skip
     """Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT...
@@ -269,7 +278,7 @@ def rank_command(
     from podium.ranking.documents import differences, read_document
     from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 
-    contest = None if contest_path is None else load_contest(contest_path)
+    contest = None if contest_path is None else load_contest(contest_path).on(track)
     if contest is not None:
         if challenge is not None and challenge not in IDS:  # the first argument is a result, not a challenge
             results, challenge = (Path(challenge), *results), None

@@ -139,8 +139,9 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
     display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
     if public is not None:
         display.stdout.print(f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it", soft_wrap=True)
+    track = f" --track {'|'.join(contest.track_ids())}" if contest.tracks else ""  # a contest of several tracks: the team names one
     for name, token in _team_tokens(engine, team_names):
-        display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token} PATH", soft_wrap=True)
+        display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token}{track} PATH", soft_wrap=True)
     signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
     pool.start()
     processes = check_processes(workers) if check_processes_given is None else check_processes_given
@@ -403,20 +404,24 @@ def restore_command(archive: Path, data: Path, database: str | None) -> int:
     return EXIT_SCORED
 
 
+TRACK_OPTION = click.option("--track", help="The track (a [[track]]'s id in the contest file) [default: the contest's only track].")
+
+
 @click.command("submit")
 @client_options
 @TOKEN_OPTION
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--entry", help="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save.")
 @click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score.")
+@TRACK_OPTION
 @guarded
-def submit_command(server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float) -> int:
-    """Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem."""
+def submit_command(server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float, track: str | None) -> int:
+    """Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem."""
     from podium.service.client import request, submit
 
     decimals = _decimals(server)
-    answer = _answered(lambda: submit(server, token, path, entry))
-    if answer.status not in (201, 422):
+    answer = _answered(lambda: submit(server, token, path, entry, track))
+    if answer.status not in (201, 422) or "status" not in answer.body:  # a 422 without a status: the request, not the files (no such track)
         raise PodiumError(f"the server refused the submission ({answer.status}): {answer.message}")
     shown = answer.body
     deadline = time.monotonic() + wait_s
@@ -459,16 +464,17 @@ def status_command(server: str, as_json: bool, token: str, submission_id: int | 
 
 @click.command("leaderboard")
 @client_options
+@TRACK_OPTION
 @guarded
-def leaderboard_command(server: str, as_json: bool) -> int:
-    """The contest's leaderboard (public scores until the reveal)."""
+def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
+    """A track's leaderboard, the contest's only one by default (public scores until the reveal)."""
     from podium.challenges import get
     from podium.challenges.base import ScoreSpec
     from podium.publish import display
     from podium.ranking.ranks import Team
     from podium.service.client import request
 
-    answer = _answered(lambda: request(server, "GET", "/api/leaderboard"))
+    answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query={"track": track} if track else None))
     if answer.status != 200:
         raise PodiumError(f"{answer.status}: {answer.message}")
     board = answer.body
@@ -478,7 +484,8 @@ def leaderboard_command(server: str, as_json: bool) -> int:
     teams = [Team(t["team"], t["status"], t["scores"], t["ranks"], t["rank_sum"], t["rank"]) for t in board["teams"]]
     criteria = [ScoreSpec(c["name"], c["higher_is_better"], "") for c in board["criteria"]]
     split = "final ranking, private split" if board["revealed"] else "public split"
-    display.stdout.print(f"[bold]{display.escape(board['title'])}[/bold] ({split})")
+    track_title = f": {board['track_title']}" if board.get("track") else ""
+    display.stdout.print(f"[bold]{display.escape(board['title'] + track_title)}[/bold] ({split})")
     display.print_table(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
     return EXIT_SCORED
 

@@ -22,6 +22,12 @@
     start = 2026-01-05T00:00:00Z     # ISO 8601 with a time zone (Z or +01:00), as a TOML date or a string
     end = 2026-02-05T23:59:59+01:00
     submissions = "files"            # files | programs
+    tracks = ["a", "b"]              # the tracks it takes submissions for [default: all]
+    [phase.quota]                    # this phase's own quota, on top of [quota] (the keys of [quota])
+
+    [[track]]                        # tracks: each a board of its own, with the keys of the top level it
+    id = "a"                         # overrides (challenge, truth, parameters, split, ranking) and quota
+    title = "Task A"                 # [default: none; the contest is one track, whose id is the contest's]
 
     [limits]                         # program phases: time_s [default: the challenge's rule], memory_mb, cpus, disk_mb [default: 1024]
     [quota]                          # per_day (a day in the contest's time zone), total, concurrent, count_failed [default: false],
@@ -42,7 +48,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +56,7 @@ from zoneinfo import ZoneInfo
 
 from podium.challenges import get
 from podium.contest.split import SplitPlan, draw_public, read_public_list
-from podium.contest.toml_lines import Path_, key_lines, line_of
+from podium.contest.toml_lines import Path_, dotted, key_lines, line_of
 from podium.core.errors import PodiumError
 from podium.core.issues import IssueLog
 from podium.formats.files import FileProblem
@@ -62,11 +68,13 @@ if TYPE_CHECKING:  # pydantic is imported when a contest file is read, not when 
     from podium.contest.model import Phase as Phase
     from podium.contest.model import Quota as Quota
     from podium.contest.model import Ranking as Ranking
+    from podium.contest.model import Scored as Scored
     from podium.contest.model import Service as Service
     from podium.contest.model import Split as Split
+    from podium.contest.model import Track as Track
 
 CONTEST_LIMITS = TextLimits(max_bytes=1 << 20, max_line=1 << 16)
-_TABLES = ("ContestFile", "Limits", "Phase", "Quota", "Ranking", "Service", "Split")
+_TABLES = ("ContestFile", "Limits", "Phase", "Quota", "Ranking", "Scored", "Service", "Split", "Track")
 
 
 def __getattr__(name: str) -> Any:
@@ -101,10 +109,39 @@ class Contest:
     quota: Quota
     ranking: Ranking
     service: Service
+    track: str = ""  # the track this scores: its id ("" for a contest without [[track]] tables, whose one track is the contest)
+    track_title: str = ""
+    tracks: tuple[Contest, ...] = ()  # with [[track]] tables: each track's contest; the contest itself scores as the first
 
     def stamp(self) -> dict[str, Any]:
-        """The contest in a result's signature."""
-        return {"id": self.id, "split": None if self.split is None else self.split.stamp()}
+        """The contest in a result's signature (and its track, in a contest of several)."""
+        stamp = {"id": self.id, "split": None if self.split is None else self.split.stamp()}
+        return {**stamp, "track": self.track} if self.track else stamp
+
+    @property
+    def track_id(self) -> str:
+        """The id of the track this scores: the contest's own id when it has no ``[[track]]`` tables."""
+        return self.track or self.id
+
+    def track_ids(self) -> list[str]:
+        """Every track's id, in the file's order."""
+        return [t.track for t in self.tracks] or [self.id]
+
+    def default_track(self) -> str | None:
+        """The track a submission goes to when it names none: the contest's only track, else none."""
+        ids = self.track_ids()
+        return ids[0] if len(ids) == 1 else None
+
+    def on(self, track: str | None) -> Contest:
+        """The contest as track ``track`` scores it (``None``: the default track); :class:`ContestError` naming the tracks otherwise."""
+        chosen = self.default_track() if track is None else track
+        for candidate in self.tracks or (self,):
+            if candidate.track_id == chosen:
+                return candidate
+        listed = ", ".join(self.track_ids())
+        if track is None:
+            raise ContestError(f"contest {self.id} has {len(self.track_ids())} tracks: name one ({listed})")
+        raise ContestError(f"contest {self.id} has no track {track[:80]!r} (tracks: {listed})")
 
     def summary(self) -> dict[str, Any]:
         """What ``podium contest check`` shows: sizes of the splits, phases in UTC and in the contest's time zone."""
@@ -125,6 +162,8 @@ class Contest:
                     "end_utc": _utc(p.end),
                     "start_local": p.start.astimezone(self.timezone).isoformat(),
                     "end_local": p.end.astimezone(self.timezone).isoformat(),
+                    **({} if p.tracks is None else {"tracks": p.tracks}),
+                    **({} if p.quota is None else {"quota": p.quota.model_dump()}),
                 }
                 for p in self.phases
             ],
@@ -133,7 +172,16 @@ class Contest:
             "quota": self.quota.model_dump(),
             "ranking": self.ranking.model_dump(),
             "service": self.service.model_dump(),
+            **({"tracks": [t.track_summary() for t in self.tracks]} if self.tracks else {}),
         }
+
+    def track_summary(self) -> dict[str, Any]:
+        """A track in the contest's summary: what it scores and how it ranks."""
+        return {
+            "id": self.track, "title": self.track_title, "challenge": self.challenge, "truth": str(self.truth), "units": self.units,
+            "split": None if self.split is None else self.split.stamp(), "parameters": self.settings,
+            "quota": self.quota.model_dump(), "ranking": self.ranking.model_dump(),
+        }  # fmt: skip
 
     def evaluation(self) -> dict[str, Any]:
         """What :func:`podium.scoring.engine.evaluate` and :func:`podium.scoring.run.run_program` take from the contest."""
@@ -175,26 +223,45 @@ def load(path: Path) -> Contest:
 
 
 def _resolve(path: Path, declared: ContestFile, lines: dict[Path_, int], log: IssueLog) -> Contest | None:
-    """The contest a valid file declares, with the truth's units and the split drawn over them (``None`` if they fail)."""
+    """The contest a valid file declares, with the truth's units and the split drawn over them (``None`` if they fail); each track's too."""
+    if not declared.track:
+        return _scored(path, declared, declared, (), declared.quota, lines, log)
+    tracks = []
+    for index, track in enumerate(declared.track, start=1):
+        quota = declared.quota if track.quota is None else _with_failed_cap(track.quota, declared.quota)
+        scored = _scored(path, declared, track, ("track", index), quota, lines, log)
+        if scored is not None:
+            tracks.append(replace(scored, track=track.id, track_title=track.title))
+    return None if log.error_count else replace(tracks[0], tracks=tuple(tracks))
+
+
+def _with_failed_cap(quota: Quota, contest: Quota) -> Quota:
+    """A track's own quota keeps the contest's cap on failed runs unless it sets one (programs: 5 a day by default)."""
+    return quota if quota.failed_per_day is not None else quota.model_copy(update={"failed_per_day": contest.failed_per_day})
+
+
+def _scored(path: Path, declared: ContestFile, scored: Scored, where: Path_, quota: Quota, lines: dict[Path_, int], log: IssueLog) -> Contest | None:
+    """The contest as ``scored`` (the file's top level, or a track at ``where``) scores it: its truth's units read, its split drawn."""
     from podium.contest.model import parameter_values
 
     base = path.parent
-    challenge = get(declared.challenge)
-    settings, values, _ = parameter_values(challenge, declared.parameters, base)
-    truth = base / declared.truth
+    assert scored.challenge is not None and scored.truth is not None  # the model's rule: each track says what it scores
+    challenge = get(scored.challenge)
+    settings, values, _ = parameter_values(challenge, scored.parameters, base)
+    truth = base / scored.truth
     try:
         units = challenge.units(truth, values)
     except PodiumError as exc:
-        log.error("contest", f"truth: {exc}", path, line_of(lines, ("truth",)))
+        log.error("contest", f"{dotted((*where, 'truth'))}: {exc}", path, line_of(lines, (*where, "truth")))
         log.add_errors(exc.issues)
         return None
-    split = None if declared.split is None else _split(declared.split, units, base, log, path, line_of(lines, ("split",)))
-    if log.error_count:
+    split = None if scored.split is None else _split(scored.split, units, base, log, path, line_of(lines, (*where, "split")))
+    if split is None and scored.split is not None:
         return None
     images = None if declared.images is None else base / declared.images
     return Contest(
-        path, declared.id, declared.title, declared.challenge, truth, ZoneInfo(declared.timezone), settings, images, len(units), split,
-        tuple(declared.phase), declared.limits, declared.quota, declared.ranking, declared.service,
+        path, declared.id, declared.title, scored.challenge, truth, ZoneInfo(declared.timezone), settings, images, len(units), split,
+        tuple(declared.phase), declared.limits, quota, scored.ranking, declared.service,
     )  # fmt: skip
 
 

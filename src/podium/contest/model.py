@@ -128,6 +128,17 @@ class Split(Table):
         return self
 
 
+class Quota(Table):
+    """``[quota]``: how many submissions a team may make."""
+
+    per_day: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions per day, a day in the contest's time zone [default: no cap].")
+    total: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions in the whole contest [default: no cap].")
+    concurrent: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions queued or running at once [default: no cap].")
+    count_failed: bool = Field(default=False, title="true or false", description="Whether failed submissions count in per_day and total.")
+    failed_per_day: int | None = Field(default=None, gt=0, title="a positive integer", description=f"Failed runs per day (programs) [default: {DEFAULT_FAILED_PER_DAY} when a phase takes programs, else no cap].")
+    rejected_per_hour: int = Field(default=DEFAULT_REJECTED_PER_HOUR, gt=0, title="a positive integer", description="Uploads refused by the checks a team may send per hour.")
+
+
 class Phase(Table):
     """``[[phase]]``: when submissions open and close, and what they are."""
 
@@ -135,6 +146,13 @@ class Phase(Table):
     start: Moment = Field(title=MOMENT, description="When submissions open: an ISO 8601 date and time with a time zone, as a TOML date-time or a string.")
     end: Moment = Field(title=MOMENT, description="When submissions close, after start; the next phase starts at or after it.")
     submissions: Literal["files", "programs"] = Field(title="files or programs", description="files: teams upload results; programs: teams upload a program that podium runs in a sandbox.")
+    quota: Quota | None = Field(
+        default=None, title="a table [phase.quota]",
+        description="This phase's own quota, counted over the phase's submissions to a track, on top of the contest's (or the track's) [quota].",
+    )  # fmt: skip
+    tracks: list[Annotated[str, Field(pattern=ID_PATTERN)]] | None = Field(
+        default=None, min_length=1, title="a list of track ids", description="The tracks this phase takes submissions for [default: every track].",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _ends_after_it_starts(self) -> Phase:
@@ -150,17 +168,6 @@ class Limits(Table):
     memory_mb: float | None = Field(default=None, gt=0, title="a positive number", description="Memory a program may use, in MB (required when a phase takes programs).")
     cpus: float | None = Field(default=None, gt=0, title="a positive number", description="CPUs a program may use [default: no cap beyond the machine].")
     disk_mb: float = Field(default=DEFAULT_DISK_MB, gt=0, title="a positive number", description="What the program's working folder may hold, in MB.")
-
-
-class Quota(Table):
-    """``[quota]``: how many submissions a team may make."""
-
-    per_day: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions per day, a day in the contest's time zone [default: no cap].")
-    total: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions in the whole contest [default: no cap].")
-    concurrent: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions queued or running at once [default: no cap].")
-    count_failed: bool = Field(default=False, title="true or false", description="Whether failed submissions count in per_day and total.")
-    failed_per_day: int | None = Field(default=None, gt=0, title="a positive integer", description=f"Failed runs per day (programs) [default: {DEFAULT_FAILED_PER_DAY} when a phase takes programs, else no cap].")
-    rejected_per_hour: int = Field(default=DEFAULT_REJECTED_PER_HOUR, gt=0, title="a positive integer", description="Uploads refused by the checks a team may send per hour.")
 
 
 class Ranking(Table):
@@ -191,9 +198,9 @@ class Service(Table):
 class Scored(Table):
     """What a board scores and how it ranks: the challenge, its truth, parameters and split, and the ranking rule.
 
-    A contest file's top level is one; ``[[track]]`` tables (a contest with
-    several boards) will be others, sharing the contest's phases and rules.
-    Rules that need the challenge read it from ``info.data``: declared first.
+    A contest file's top level is one, and so is each ``[[track]]`` table (a
+    board of its own, sharing the contest's phases, teams and rules). Rules
+    that need the challenge read it from ``info.data``: declared first.
     """
 
     id: str = Field(
@@ -202,8 +209,14 @@ class Scored(Table):
         description="Its id: it names the contest (or the track) in URLs and results.",
     )
     title: str = Field(title="a title", description="Its title, shown on the pages.")
-    challenge: str = Field(title=f"one of {', '.join(IDS)}", description="The challenge scored (podium challenges lists them).", json_schema_extra={"enum": list(IDS)})
-    truth: str = Field(title="the path of the ground truth, relative to this file", description="The ground truth, a file or folder relative to the contest file.")
+    challenge: str | None = Field(
+        default=None, title=f"one of {', '.join(IDS)}", json_schema_extra={"enum": list(IDS)},
+        description="The challenge scored (podium challenges lists them); required, at the top or in each [[track]] (a track sets it or takes the contest's).",
+    )  # fmt: skip
+    truth: str | None = Field(
+        default=None, title="the path of the ground truth, relative to this file",
+        description="The ground truth, a file or folder relative to the contest file; required, at the top or in each [[track]].",
+    )  # fmt: skip
     parameters: dict[str, ParameterValue] = Field(
         default_factory=dict, validate_default=True, title="a table [parameters]",
         description="The challenge's parameters (podium challenges lists them): a string, a number or a list of strings each.",
@@ -213,16 +226,17 @@ class Scored(Table):
 
     @field_validator("challenge")
     @classmethod
-    def _known_challenge(cls, value: str) -> str:
-        if value not in IDS:
+    def _known_challenge(cls, value: str | None) -> str | None:
+        if value is not None and value not in IDS:
             hint = difflib.get_close_matches(value, IDS, n=1)
             raise Refusal(((), f"unknown challenge {value[:80]!r}" + (f"; did you mean {hint[0]}?" if hint else f" (challenges: {', '.join(IDS)})")))
         return value
 
     @field_validator("truth")
     @classmethod
-    def _truth_exists(cls, value: str, info: ValidationInfo) -> str:
-        _exists(info, value, folder=None)
+    def _truth_exists(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            _exists(info, value, folder=None)
         return value
 
     @field_validator("parameters")
@@ -248,10 +262,27 @@ class Scored(Table):
         return ranking
 
 
+INHERITED = ("challenge", "truth", "parameters", "split", "ranking")  # what a track takes from the contest's top level unless it sets it
+
+
+class Track(Scored):
+    """``[[track]]``: one board of a contest, with its own challenge, truth, parameters, split, ranking and quota.
+
+    A key the track does not set is the contest's (``parameters`` only when the
+    track scores the contest's challenge); phases, teams, limits and the service
+    are the contest's.
+    """
+
+    quota: Quota | None = Field(default=None, title="a table [track.quota]", description="The track's quota [default: the contest's [quota]], counted over the track's submissions.")
+
+
 class ContestFile(Scored):
     """A contest file (``contest.toml``): what it scores (:class:`Scored`), its time zone, phases and rules."""
 
-    model_config = ConfigDict(title="podium contest file", json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"})
+    model_config = ConfigDict(title="podium contest file", json_schema_extra={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "anyOf": [{"required": ["challenge", "truth"]}, {"required": ["track"]}],  # what it scores: at the top, or in each track
+    })  # fmt: skip
 
     timezone: str = Field(default="UTC", title="an IANA time zone name such as Europe/Paris", description="The contest's time zone (IANA name): quota days are counted in it.")
     phase: list[Phase] = Field(
@@ -266,6 +297,25 @@ class ContestFile(Scored):
     limits: Limits = Field(default=Limits(), validate_default=True, title="a table [limits]", description="What a program may use (program phases only).")
     quota: Quota = Field(default=Quota(), validate_default=True, title="a table [quota]", description="How many submissions a team may make.")
     service: Service = Field(default=Service(), title="a table [service]", description="What podium serve accepts.")
+    track: list[Track] = Field(
+        default_factory=list, validate_default=True, title="[[track]] tables, each a board of its own",
+        description="The contest's tracks, each scored and ranked on its own board [default: the contest is one track, its id the contest's].",
+    )  # fmt: skip
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tracks_inherit(cls, data: Any) -> Any:
+        """Each ``[[track]]`` given the scoring keys it does not set, as the top level writes them (checked then in the track)."""
+        if not isinstance(data, dict) or not isinstance(data.get("track"), list):
+            return data
+        tracks = []
+        for track in data["track"]:
+            if isinstance(track, dict):
+                same = track.get("challenge", data.get("challenge")) == data.get("challenge")
+                taken = {k: data[k] for k in INHERITED if k in data and k not in track and (k != "parameters" or same)}
+                track = {**taken, **track}
+            tracks.append(track)
+        return {**data, "track": tracks}
 
     @field_validator("timezone")
     @classmethod
@@ -320,6 +370,48 @@ class ContestFile(Scored):
         if quota.failed_per_day is None and _programs(info.data.get("phase")):
             return quota.model_copy(update={"failed_per_day": DEFAULT_FAILED_PER_DAY})
         return quota
+
+
+    @field_validator("track")
+    @classmethod
+    def _tracks(cls, tracks: list[Track], info: ValidationInfo) -> list[Track]:
+        """Without tracks the contest is one and must say what it scores; with them, each track does, under an id of its own."""
+        problems: list[tuple[Path_, str]] = []
+        scored: list[dict[str, Any]] = [t.model_dump() for t in tracks] or [info.data]  # a contest without tracks is its one track
+        for index, keys in enumerate(scored):
+            where: Path_ = (index,) if tracks else ()
+            for key in ("challenge", "truth"):
+                if key in keys and keys[key] is None:
+                    title = Scored.model_fields[key].title
+                    problems.append((where, f"{'track ' + str(keys['id']) + ': ' if tracks else ''}{key} is missing: {title}"))
+        if tracks and info.data.get("parameters") and info.data.get("challenge") is None:
+            problems.append(((), "[parameters] at the top needs challenge at the top; set [track.parameters] in each [[track]] instead"))
+        seen: set[str] = set()
+        for index, track in enumerate(tracks):
+            if track.id in seen:
+                problems.append(((index, "id"), f"track id {track.id!r} is also an earlier track's"))
+            seen.add(track.id)
+            if track.challenge is not None and _programs(info.data.get("phase")) and get(track.challenge).program is None:
+                problems.append(((index, "challenge"), f"track {track.id}: {track.challenge} has no program contract; programs can be run for {', '.join(runnable())}"))
+        if problems:
+            raise Refusal(*problems)
+        return tracks
+
+    @model_validator(mode="after")
+    def _phases_open_tracks(self) -> ContestFile:
+        ids = self.track_ids()
+        problems: list[tuple[Path_, str]] = []
+        for index, phase in enumerate(self.phase):
+            unknown = [t for t in phase.tracks or [] if t not in ids]
+            if unknown:
+                problems.append((("phase", index, "tracks"), f"phase {phase.name} opens {', '.join(unknown)}, not a track of this contest (tracks: {', '.join(ids)})"))
+        if problems:
+            raise Refusal(*problems)
+        return self
+
+    def track_ids(self) -> list[str]:
+        """The ids of the contest's tracks: its own id when it has no ``[[track]]``."""
+        return [t.id for t in self.track] or [self.id]
 
 
 def _programs(phases: list[Phase] | None) -> bool:

@@ -3,7 +3,8 @@
 :mod:`tomllib` gives values without positions. :func:`key_lines` reads the text
 once more, line by line, and notes where each table header and each
 ``key = value`` line is, by its path: ``("id",)``, ``("split", "seed")``,
-``("phase", 2, "end")`` (the second ``[[phase]]``), ``("parameters", "beta")``
+``("phase", 2, "end")`` (the second ``[[phase]]``), ``("phase", 2, "quota", "per_day")`` (its
+``[phase.quota]``), ``("parameters", "beta")``
 (from ``[parameters]`` or a dotted ``parameters.beta = ...``). It understands
 the TOML that people write; a line inside a multi-line string that looks like a
 key is noted too, which at worst points a message at a nearby line.
@@ -37,16 +38,26 @@ def key_lines(text: str) -> dict[Path_, int]:
             names = tuple(_parts(header.group(2)))
             if header.group(1) == "[[":
                 arrays[names] = arrays.get(names, 0) + 1
-                table = (*names, arrays[names])
-                lines.setdefault(names, number)  # the array itself: its first table
+                table = (*_in_arrays(names[:-1], arrays), names[-1], arrays[names])
+                lines.setdefault((*table[:-1],), number)  # the array itself: its first table
             else:
-                table = names
+                table = _in_arrays(names, arrays)
             lines.setdefault(table, number)
             continue
         assignment = _ASSIGNMENT.match(line)
         if assignment:
             lines.setdefault((*table, *_parts(assignment.group(1))), number)
     return lines
+
+
+def _in_arrays(names: tuple[str, ...], arrays: dict[tuple[str, ...], int]) -> Path_:
+    """A table's path with the index of each array of tables it is under: ``[phase.quota]`` after a second ``[[phase]]`` is ``phase[2].quota``."""
+    path: Path_ = ()
+    for end in range(1, len(names) + 1):
+        path = (*path, names[end - 1])
+        if names[:end] in arrays:
+            path = (*path, arrays[names[:end]])
+    return path
 
 
 def line_of(lines: Mapping[Path_, int], path: Path_) -> int | None:

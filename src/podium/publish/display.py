@@ -150,28 +150,48 @@ def print_challenge(console: Console, challenge: Entry) -> None:
 
 
 def print_contest(console: Console, summary: dict[str, Any]) -> None:
-    """A checked contest file: what it scores, how the test set splits, when its phases run."""
-    console.print(f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])} ({summary['challenge']}), valid", soft_wrap=True)
-    console.print(f"truth: {escape(summary['truth'])}, {summary['units']:,} units", soft_wrap=True)
-    split = summary["split"]
+    """A checked contest file: what it (or each of its tracks) scores, how the test set splits, when its phases run."""
+    tracks = summary.get("tracks")
+    if tracks:
+        console.print(f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])}, {len(tracks)} tracks, valid", soft_wrap=True)
+        for track in tracks:
+            console.print(f"track [bold]{escape(track['id'])}[/bold]: {escape(track['title'])} ({track['challenge']})", soft_wrap=True)
+            _print_scored(console, track, "  ")
+            console.print("  " + _table_line("quota", track["quota"]) + ", " + _table_line("ranking", track["ranking"]), soft_wrap=True)
+    else:
+        console.print(f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])} ({summary['challenge']}), valid", soft_wrap=True)
+        _print_scored(console, summary, "")
+    console.print(f"phases (local time: {summary['timezone']}):")
+    for p in summary["phases"]:
+        opens = f", for {', '.join(p['tracks'])}" if "tracks" in p else ""
+        quota = f"; {_table_line('its quota', p['quota'], skip_defaults=True)}" if "quota" in p else ""
+        console.print(
+            f"  {escape(p['name'])} ({p['submissions']}{opens}): {p['start_utc']} to {p['end_utc']} UTC, "
+            f"{p['start_local']} to {p['end_local']} local{quota}",
+            soft_wrap=True,
+        )
+    for name in ("limits", "quota", "ranking", "service") if not tracks else ("limits", "service"):
+        console.print(_table_line(name, summary[name]), soft_wrap=True)
+
+
+def _print_scored(console: Console, scored: dict[str, Any], indent: str) -> None:
+    """What a contest, or one of its tracks, scores: its truth, split and parameters."""
+    console.print(f"{indent}truth: {escape(scored['truth'])}, {scored['units']:,} units", soft_wrap=True)
+    split = scored["split"]
     if split is None:
-        console.print("split: none, the whole test set is public")
+        console.print(f"{indent}split: none, the whole test set is public")
     else:
         rule = f"public = {split['public']}, seed = {split['seed']}" if "public" in split else f"public_list = {escape(split['public_list'])}"
         console.print(
-            f"split: {rule}: {split['public_units']:,} public, {split['private_units']:,} private units ({split['fingerprint'][:19]})", soft_wrap=True
+            f"{indent}split: {rule}: {split['public_units']:,} public, {split['private_units']:,} private units ({split['fingerprint'][:19]})", soft_wrap=True
         )
-    if summary["parameters"]:
-        console.print("parameters: " + ", ".join(f"{k}={escape(v)}" for k, v in summary["parameters"].items()), soft_wrap=True)
-    console.print(f"phases (local time: {summary['timezone']}):")
-    for p in summary["phases"]:
-        console.print(
-            f"  {escape(p['name'])} ({p['submissions']}): {p['start_utc']} to {p['end_utc']} UTC, "
-            f"{p['start_local']} to {p['end_local']} local",
-            soft_wrap=True,
-        )
-    for name in ("limits", "quota", "ranking", "service"):
-        console.print(f"{name}: " + ", ".join(f"{k}={'default' if v is None else v}" for k, v in summary[name].items()), soft_wrap=True)
+    if scored["parameters"]:
+        console.print(f"{indent}parameters: " + ", ".join(f"{k}={escape(v)}" for k, v in scored["parameters"].items()), soft_wrap=True)
+
+
+def _table_line(name: str, table: dict[str, Any], skip_defaults: bool = False) -> str:
+    """A table of the contest file on one line: ``quota: per_day=5, total=default``."""
+    return f"{name}: " + ", ".join(f"{k}={'default' if v is None else v}" for k, v in table.items() if not (skip_defaults and v is None))
 
 
 class DelayedProgress:

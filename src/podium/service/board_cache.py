@@ -37,21 +37,21 @@ from podium.service.state import revealed
 from podium.service.tables import board_version, settings
 
 T = TypeVar("T")
-KEPT = 4  # boards kept: the newest, and a few a slow request may still be reading
+KEPT = 4  # boards kept per track: the newest, and a few a slow request may still be reading
 
 
-def board_key(connection: Connection, contest: Contest, now: datetime) -> tuple[int, bool]:
-    """The board's version stamp (bumped by the database's triggers) and whether it is revealed, in one statement."""
+def board_key(connection: Connection, contest: Contest, now: datetime) -> tuple[int, bool, str]:
+    """The board's version stamp (bumped by the database's triggers), whether it is revealed (one statement), and its track."""
     revealed_at = select(settings.c.value).where(settings.c.key == state.REVEALED).scalar_subquery()
     stamp, at = connection.execute(select(board_version.c.version, revealed_at).where(board_version.c.id == 1)).one()
-    return int(stamp), revealed(at is not None, contest, now)
+    return int(stamp), revealed(at is not None, contest, now), contest.track
 
 
 @dataclass
 class Board:
-    """A board as :func:`~podium.service.leaderboard.standings` gives it, under its key (stamp, revealed)."""
+    """A board as :func:`~podium.service.leaderboard.standings` gives it, under its key (stamp, revealed, track)."""
 
-    key: tuple[int, bool]
+    key: tuple[int, bool, str]
     board: dict[str, Any]
     shown: dict[str, int]  # the submission shown of each team that has one (the server's use only)
     _derived: dict[str, Any] = field(default_factory=dict)
@@ -70,11 +70,11 @@ class Board:
 
 
 class BoardCache:
-    """The boards of one web process, by (version stamp, revealed); a board is computed once by one thread while others wait."""
+    """The boards of one web process, by (version stamp, revealed, track); a board is computed once by one thread while others wait."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._boards: dict[tuple[int, bool], Board] = {}
+        self._boards: dict[tuple[int, bool, str], Board] = {}
         self._computing = threading.Lock()
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
 
@@ -95,7 +95,7 @@ class BoardCache:
                 if found is not None:
                     return found
                 board, shown = standings(connection, contest, now)
-            if len(self._boards) >= KEPT:
+            if len(self._boards) >= KEPT * len(contest.track_ids()):
                 self._boards.pop(next(iter(self._boards)))
             self._boards[key] = found = Board(key, board, shown)
             self.computed += 1

@@ -35,10 +35,9 @@ def cancel(connection: Connection, team_id: int, submission_id: int, now: dateti
 
 
 def check_selectable(contest: Contest, submission_id: int, now: datetime) -> None:
-    """Refused before any transaction: the contest ranks no selection, the selections froze, or no such id."""
-    ranking = contest.ranking
-    if ranking.final != "selected":
-        raise Refused(409, f"this contest ranks each team's {ranking.final} submission; there is nothing to select")
+    """Refused before any transaction: no track of the contest ranks a selection, the selections froze, or no such id."""
+    if all(c.ranking.final != "selected" for c in contest.tracks or (contest,)):
+        raise Refused(409, f"this contest ranks each team's {contest.ranking.final} submission; there is nothing to select")
     if now >= contest.phases[-1].end:
         raise Refused(409, f"selections froze when the last phase closed at {contest.phases[-1].end.isoformat()}; the final ranking uses them")
     if not 0 < submission_id <= MAX_ID:
@@ -46,16 +45,19 @@ def check_selectable(contest: Contest, submission_id: int, now: datetime) -> Non
 
 
 def select_submission(connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool) -> None:
-    """Select (``True``) or unselect the team's submission, within the contest's ``max_selected``."""
+    """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track)."""
     accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
     row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)).first()
     if row is None:
         raise _not_yours(submission_id)
+    ranking = next((c.ranking for c in contest.tracks or (contest,) if c.track_id == row.track), contest.ranking)
+    if ranking.final != "selected":
+        raise Refused(409, f"track {row.track} ranks each team's {ranking.final} submission; there is nothing to select")
     if selected and row.status != SCORED:
         raise Refused(409, f"submission {submission_id} is {row.status}; only a scored one can be selected")
-    others = submissions.c.team_id == team_id, submissions.c.selected, submissions.c.id != submission_id
+    others = submissions.c.team_id == team_id, submissions.c.track == row.track, submissions.c.selected, submissions.c.id != submission_id
     count = connection.execute(select(func.count()).select_from(submissions).where(*others)).scalar_one()
-    limit = contest.ranking.max_selected
+    limit = ranking.max_selected
     if selected and limit is not None and count >= limit:
         raise Refused(409, f"{count} submissions are selected, the most this contest allows; unselect one first")
     connection.execute(update(submissions).where(submissions.c.id == submission_id).values(selected=selected))

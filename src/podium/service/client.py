@@ -81,19 +81,36 @@ def packed(path: Path, folder: Path) -> Path:
     return archive
 
 
-def submit(server: str, token: str, path: Path, entry: str | None = None) -> Answer:
-    """Send ``path`` (a folder packed as tar.gz): the server's answer, or a 413 of our own when it is over the contest's ``upload_mb``.
+def submit(server: str, token: str, path: Path, entry: str | None = None, track: str | None = None) -> Answer:
+    """Send ``path`` (a folder packed as tar.gz) to ``track``: the server's answer, or a 413 of our own when it is over the
+    contest's ``upload_mb``, a 422 of our own when the contest has no such track (or several, and none is named).
 
-    The size is checked before sending: a server that refuses a body it has
-    not read closes the connection, and the sender would see only "connection
-    reset", not the server's message.
+    The size and the track are checked before sending: a server that refuses
+    a body it has not read closes the connection, and the sender would see
+    only "connection reset" or "broken pipe", not the server's message.
     """
     contest = request(server, "GET", "/api/contest")
-    upload_mb = contest.body.get("service", {}).get("upload_mb") if contest.status == 200 and isinstance(contest.body, dict) else None
+    described = contest.body if contest.status == 200 and isinstance(contest.body, dict) else {}
+    upload_mb = described.get("service", {}).get("upload_mb")
+    refused = _track_refused(described, track)
+    if refused is not None:
+        return Answer(422, {"detail": refused})
     with tempfile.TemporaryDirectory(prefix="podium-submit-") as folder:
         upload = packed(path, Path(folder))
         size = upload.stat().st_size
         if upload_mb is not None and size > upload_mb * 2**20:
             return Answer(413, {"detail": f"{upload.name} is {size:,} bytes; this contest takes at most {upload_mb:g} MB"})
-        query = {"filename": upload.name} | ({"entry": entry} if entry else {})
+        query = {"filename": upload.name} | ({"entry": entry} if entry else {}) | ({"track": track} if track else {})
         return request(server, "POST", "/api/submissions", token, body=upload, query=query)
+
+
+def _track_refused(contest: dict[str, Any], track: str | None) -> str | None:
+    """Why the server would refuse ``track`` (as :meth:`podium.contest.Contest.on` says it), checked before the upload is sent."""
+    if "id" not in contest:
+        return None  # an older server, or none: it says so itself
+    ids = [t["id"] for t in contest.get("tracks") or []] or [contest["id"]]
+    if track is None and len(ids) > 1:
+        return f"contest {contest['id']} has {len(ids)} tracks: name one ({', '.join(ids)})"
+    if track is not None and track not in ids:
+        return f"contest {contest['id']} has no track {track[:80]!r} (tracks: {', '.join(ids)})"
+    return None

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, HTTPException, Request
+from fastapi import Depends, Header, HTTPException, Query, Request
 from sqlalchemy import Connection, Engine
 
+from podium.contest import Contest, ContestError
 from podium.service import accounts, state
 from podium.service.board_cache import BoardCache
 from podium.service.bodies import BodyTimes, UploadSlots
@@ -105,3 +106,14 @@ def team_of(who: accounts.Caller) -> int:
 def known_id(submission_id: int) -> bool:
     """Whether ``submission_id`` can name a row (a larger one is answered 404, never a database error)."""
     return 0 < submission_id <= MAX_ID
+
+
+TrackQuery = Annotated[str | None, Query(max_length=64, description="The track (a [[track]]'s id) [default: the contest's only track]")]
+
+
+def track_of(service: Service, track: str | None) -> Contest:
+    """The served contest as ``track`` scores it (``None``: its only track); 422 naming the contest's tracks otherwise."""
+    try:
+        return service.contests.get().on(track)
+    except ContestError as exc:
+        raise HTTPException(422, str(exc)) from None

@@ -73,9 +73,12 @@ def unpack_budget(size: int, ratio: float) -> int:
     return max(int(size * ratio), MIN_UNPACK_BUDGET)
 
 
-def open_phase(contest: Contest, now: datetime) -> Phase:
+def open_phase(contest: Contest, now: datetime, track: str | None = None) -> Phase:
+    """The phase open at ``now`` (409 if none); with ``track``, a phase that opens that track (409 naming the tracks it opens)."""
     for phase in contest.phases:
         if phase.start <= now < phase.end:
+            if track is not None and phase.tracks is not None and track not in phase.tracks:
+                raise Refused(409, f"phase {phase.name} does not take submissions for track {track}; it opens {', '.join(phase.tracks)}")
             return phase
     upcoming = [p for p in contest.phases if p.start > now]
     if upcoming:
@@ -84,14 +87,18 @@ def open_phase(contest: Contest, now: datetime) -> Phase:
 
 
 def check_quota(engine: Engine, contest: Contest, caller: Caller, now: datetime) -> None:
-    """Refuse (429) a team whose quota is used, before its upload is read (``take`` checks again, under a lock)."""
+    """Refuse (429) a team whose quota on ``contest``'s track is used, before its upload is read (``take`` checks again, under a lock)."""
     with reading(engine) as connection:
-        _check_quota(connection, contest, caller, now)
+        _check_quota(connection, contest, open_phase(contest, now, contest.track_id), caller, now)
 
 
-def _check_quota(connection: Connection, contest: Contest, caller: Caller, now: datetime) -> None:
+def _check_quota(connection: Connection, contest: Contest, phase: Phase, caller: Caller, now: datetime) -> None:
+    """The track's quota (the contest's unless the track sets one), then the phase's own, if it has one."""
     assert caller.team_id is not None
-    refusal = usage(connection, caller.team_id, contest.quota, contest.timezone, now).refusal(contest.quota)
+    refusal = usage(connection, caller.team_id, contest.quota, contest.timezone, now, contest.track_id).refusal(contest.quota)
+    if refusal is None and phase.quota is not None:
+        used = usage(connection, caller.team_id, phase.quota, contest.timezone, now, contest.track_id, phase.name)
+        refusal = used.refusal(phase.quota, f" of phase {phase.name}")
     if refusal:
         raise Refused(429, refusal)
 
@@ -103,18 +110,18 @@ def inline(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: Upload, now: datetime, allow_images: bool,
          checks: Runner = inline) -> dict[str, Any]:  # fmt: skip
-    """Check (the files' checks run by ``checks``), record and queue an upload; the submission as the team sees it."""
+    """Check (the files' checks run by ``checks``), record and queue an upload to ``contest``'s track (:meth:`Contest.on`); the submission as the team sees it."""
     assert caller.team_id is not None
-    phase = open_phase(contest, now)
+    phase = open_phase(contest, now, contest.track_id)
     staging = data / "incoming" / uuid.uuid4().hex
     try:
         target, status, reason, problems = _check(contest, phase, upload, staging, allow_images, checks)
         with writing(engine) as connection:
             lock_team(connection, caller.team_id)
             if status == QUEUED:
-                _check_quota(connection, contest, caller, now)
+                _check_quota(connection, contest, phase, caller, now)
             values = {
-                "team_id": caller.team_id, "phase": phase.name, "kind": phase.submissions, "filename": upload.filename[:255], "size": upload.size,
+                "team_id": caller.team_id, "phase": phase.name, "track": contest.track_id, "kind": phase.submissions, "filename": upload.filename[:255], "size": upload.size,
                 "sha256": upload.sha256, "target": str(target.relative_to(staging)), "entry": _entry(phase, upload, target),
                 "created": now, "status": status, "reason": reason, "problems": problems, "selected": False,
             }  # fmt: skip
@@ -126,7 +133,7 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
             staging.rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {"id": submission_id, "phase": phase.name, "kind": phase.submissions, "status": status, "reason": reason, "problems": problems}
+    return {"id": submission_id, "phase": phase.name, "track": contest.track_id, "kind": phase.submissions, "status": status, "reason": reason, "problems": problems}
 
 
 def _entry(phase: Phase, upload: Upload, target: Path) -> str | None:

@@ -1,4 +1,4 @@
-"""The leaderboard: each team's chosen submission, ranked by the contest's rule.
+"""The leaderboard of a track: each team's chosen submission to it, ranked by the track's rule (a contest without tracks is one).
 
 Before the reveal the board shows public-split scores, each team's best
 submission by them. After it (the last phase ended, or ``podium reveal``)
@@ -58,8 +58,9 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
     names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
-    submitted = set(connection.execute(select(submissions.c.team_id).distinct()).scalars())
-    entries = _scored_entries(connection)
+    on_track = submissions.c.track == contest.track_id
+    submitted = set(connection.execute(select(submissions.c.team_id).where(on_track).distinct()).scalars())
+    entries = _scored_entries(connection, contest.track_id)
     board: list[Team] = []
     for team_id, name in names.items():
         mine = entries.get(team_id, [])
@@ -71,8 +72,9 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
             shown[name] = chosen.submission_id
     criteria = rank_teams(spec, board, decimals, by)
-    shown_board = {
+    shown_board: dict[str, Any] = {
         "contest": contest.id,
+        **({"track": contest.track, "track_title": contest.track_title} if contest.track else {}),
         "title": contest.title,
         "challenge": contest.challenge,
         "revealed": revealed,
@@ -89,11 +91,12 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     return shown_board, shown
 
 
-def _scored_entries(connection: Connection) -> dict[int, list[Entry]]:
-    """Every team's submissions that are scored in their newest round, oldest first."""
+def _scored_entries(connection: Connection, track: str) -> dict[int, list[Entry]]:
+    """Every team's submissions to ``track`` that are scored in their newest round, oldest first."""
     newest = newest_results(connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores))
     entries: dict[int, list[Entry]] = {}
-    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).order_by(submissions.c.created, submissions.c.id)
+    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).where(submissions.c.track == track)
+    query = query.order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):
         result = newest.get(submission.id)
         if result is not None and result.status == SCORED:

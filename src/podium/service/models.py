@@ -36,6 +36,8 @@ class Board(BaseModel):
     """The leaderboard: public scores until the reveal, then each team's final submission on the private split."""
 
     contest: str
+    track: str | None = None  # a contest of [[track]] tables: the board's track, and its title
+    track_title: str | None = None
     title: str
     challenge: str
     revealed: bool
@@ -56,10 +58,12 @@ class PhaseTimes(BaseModel):
     end_utc: str
     start_local: str
     end_local: str
+    tracks: list[str] | None = None  # the tracks it opens (absent: every track)
+    quota: dict[str, Any] | None = None  # its own quota (absent: none beyond the contest's or the track's)
 
 
-class ContestView(BaseModel):
-    """The contest as anyone may see it (no server folder)."""
+class ScoredView(BaseModel):
+    """What a contest, or one of its tracks, scores (no server folder)."""
 
     id: str
     title: str
@@ -67,6 +71,18 @@ class ContestView(BaseModel):
     units: int
     split: dict[str, Any] | None
     parameters: dict[str, Any]
+
+
+class TrackView(ScoredView):
+    """A track of the contest: what it scores and how it ranks."""
+
+    quota: dict[str, Any]
+    ranking: dict[str, Any]
+
+
+class ContestView(ScoredView):
+    """The contest as anyone may see it (no server folder)."""
+
     timezone: str
     phases: list[PhaseTimes]
     limits: dict[str, Any]
@@ -76,6 +92,7 @@ class ContestView(BaseModel):
     revealed: bool
     open_phase: str | None
     closed: str = ""  # why no phase is open (absent while one is)
+    tracks: list[TrackView] = []  # a contest of [[track]] tables: each track (absent without; the top level's keys are the first track's)
 
 
 class SubmissionView(BaseModel):
@@ -84,6 +101,7 @@ class SubmissionView(BaseModel):
     id: int
     team: str
     phase: str
+    track: str
     kind: str
     filename: str
     size: int
@@ -106,6 +124,7 @@ class Taken(BaseModel):
 
     id: int
     phase: str
+    track: str
     kind: str
     status: str
     reason: str | None

@@ -35,13 +35,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from podium._version import __version__
 from podium.challenges import get
+from podium.contest import Contest
 from podium.publish.display import score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, logins, state, upload_form
 from podium.service.board_cache import board_page_values
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep
+from podium.service.deps import Service, ServiceDep, TrackQuery, track_of
 from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
 from podium.service.per_item import per_item
@@ -169,17 +170,30 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
-def board_page(service: ServiceDep, request: Request, sort: str | None = None) -> HTMLResponse:
-    return render_page(service, request, "leaderboard.html", **_board_values(service, sort))
+def board_page(service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None) -> HTMLResponse:
+    return render_page(service, request, "leaderboard.html", **_board_values(service, sort, track))
 
 
 @router.get("/leaderboard/table", response_class=HTMLResponse)
-def board_table(service: ServiceDep, request: Request, sort: str | None = None) -> HTMLResponse:
-    return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort))
+def board_table(service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None) -> HTMLResponse:
+    return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track))
 
 
-def _board_values(service: Service, sort: str | None) -> dict[str, Any]:
-    return board_page_values(service.boards, service.confidence_cache, service.contests.get(), service.clock(), sort)
+def _shown_track(service: Service, track: str | None) -> Contest:
+    """The track a page shows: the one asked for, else the contest's first (the pages list the others)."""
+    contest = service.contests.get()
+    return track_of(service, track if track is not None else contest.track_ids()[0])
+
+
+def _tracks(contest: Contest) -> list[tuple[str, str]]:
+    """Each track's id and title, for the pages' choices (none for a contest without [[track]] tables)."""
+    return [(t.track, t.track_title) for t in contest.tracks]
+
+
+def _board_values(service: Service, sort: str | None, track: str | None) -> dict[str, Any]:
+    contest = _shown_track(service, track)
+    values = board_page_values(service.boards, service.confidence_cache, contest, service.clock(), sort)
+    return {**values, "tracks": _tracks(service.contests.get()), "track": contest.track}
 
 
 def _login_form(service: Service, request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:
@@ -226,16 +240,17 @@ async def logout(service: ServiceDep, request: Request) -> Response:
 
 
 @router.get("/submissions", response_class=HTMLResponse)
-def submissions_page(service: ServiceDep, request: Request, sent: int | None = None) -> HTMLResponse:
+def submissions_page(service: ServiceDep, request: Request, sent: int | None = None, track: TrackQuery = None) -> HTMLResponse:
     _, who = signed_in(service, request)
-    contest, now = service.contests.get(), service.clock()
+    contest, now = _shown_track(service, track), service.clock()
     with reading(service.engine) as connection:
-        quota = None if who.team_id is None else usage(connection, who.team_id, contest.quota, contest.timezone, now).to_dict(contest.quota)
+        quota = None if who.team_id is None else usage(connection, who.team_id, contest.quota, contest.timezone, now, contest.track_id).to_dict(contest.quota)
         rows = visible_submissions(connection, contest, who, now)
     just_sent = next((row for row in rows if row["id"] == sent), None)  # the form's answer, when posted without JavaScript
     programs = any(phase.submissions == "programs" for phase in contest.phases)
     quota_said = None if quota is None else quota_sentence(quota, contest.timezone, now)
-    return render_page(service, request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs)
+    return render_page(service, request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs,
+                       tracks=_tracks(service.contests.get()), track=contest.track_id)  # fmt: skip
 
 
 @router.get("/submissions/rows", response_class=HTMLResponse)
@@ -245,13 +260,13 @@ def submission_rows_part(service: ServiceDep, request: Request) -> HTMLResponse:
 
 
 @router.post("/submissions/upload")
-async def upload(service: ServiceDep, request: Request, filename: str = "submission", entry: str | None = None) -> Response:
+async def upload(service: ServiceDep, request: Request, filename: str = "submission", entry: str | None = None, track: TrackQuery = None) -> Response:
     token, who = signed_in(service, request)
     if upload_form.is_form(request):  # posted by the browser without JavaScript
         return await upload_form.posted(service, request, token, who)
     if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
         raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
-    return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None)
+    return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None, track=track)
 
 
 @router.get("/submissions/{submission_id}", response_class=HTMLResponse)

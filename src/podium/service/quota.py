@@ -1,4 +1,7 @@
-"""A team's quota: submissions per day (a calendar day in the contest's time zone), in all, and at once.
+"""A team's quota on a track: submissions per day (a calendar day in the contest's time zone), in all, and at once.
+
+Each track counts its own submissions. A phase with its own ``[phase.quota]``
+adds that quota, counted over the phase's submissions to the track.
 
 Whether a submission uses the quota follows from its status alone: queued,
 running and scored ones do; failed ones only when the contest says
@@ -47,12 +50,12 @@ class Usage:
     failed_today: int = 0
     rejected_last_hour: int = 0
 
-    def refusal(self, quota: Quota) -> str | None:
-        """Why one more submission is refused, or ``None``."""
+    def refusal(self, quota: Quota, scope: str = "") -> str | None:
+        """Why one more submission is refused, or ``None``; ``scope`` names whose quota it is (``" of phase final"``)."""
         if quota.per_day is not None and self.today >= quota.per_day:
-            return f"the daily quota of {quota.per_day} is used; the next day starts at {self.day_end.isoformat()}"
+            return f"the daily quota{scope} of {quota.per_day} is used; the next day starts at {self.day_end.isoformat()}"
         if quota.total is not None and self.total >= quota.total:
-            return f"the total quota of {quota.total} submissions is used"
+            return f"the total quota{scope} of {quota.total} submissions is used"
         if quota.concurrent is not None and self.concurrent >= quota.concurrent:
             return f"{self.concurrent} submissions are queued or running, the most the contest allows at once; wait for one to finish"
         if quota.failed_per_day is not None and self.failed_today >= quota.failed_per_day:
@@ -71,11 +74,12 @@ class Usage:
         }  # fmt: skip
 
 
-def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, now: datetime) -> Usage:
-    """The team's counts, in one statement over its submissions (every upload reads them twice)."""
+def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, now: datetime, track: str, phase: str | None = None) -> Usage:
+    """What the team used of ``quota`` on ``track``: in every phase, or in ``phase`` alone (a phase's own quota); one statement (every upload reads it twice)."""
     start, end = local_day(now, zone)
     today = and_(submissions.c.created >= start, submissions.c.created < end)
     charged = submissions.c.status.in_(charged_statuses(quota))
+    mine = [submissions.c.team_id == team_id, submissions.c.track == track] + ([] if phase is None else [submissions.c.phase == phase])
     counts = (
         func.count().filter(charged, today),
         func.count().filter(charged),
@@ -83,5 +87,5 @@ def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, no
         func.count().filter(submissions.c.status == FAILED, today),
         func.count().filter(submissions.c.status == REJECTED, submissions.c.created > now - timedelta(hours=1)),
     )
-    used, total, concurrent, failed, rejected = (int(n) for n in connection.execute(select(*counts).where(submissions.c.team_id == team_id)).one())
+    used, total, concurrent, failed, rejected = (int(n) for n in connection.execute(select(*counts).where(*mine)).one())
     return Usage(used, total, concurrent, start, end, failed, rejected)

@@ -116,6 +116,7 @@ submissions = Table(
     Column("id", Integer, primary_key=True),
     Column("team_id", Integer, ForeignKey("teams.id"), nullable=False),
     Column("phase", String(64), nullable=False),
+    Column("track", String(64), nullable=False),  # the contest's track: a [[track]]'s id, or the contest's own when it has none
     Column("kind", String(16), nullable=False),  # files | programs
     Column("filename", String(255), nullable=False),
     Column("size", Integer, nullable=False),
@@ -130,6 +131,7 @@ submissions = Table(
     Column("finished", UTCDateTime, nullable=True),
     Column("selected", Boolean, nullable=False, default=False),
     Index("ix_submissions_team_created", "team_id", "created"),
+    Index("ix_submissions_track_team_created", "track", "team_id", "created"),
 )
 
 jobs = Table(

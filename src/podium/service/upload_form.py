@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from urllib.parse import quote
 
 from fastapi import HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
@@ -50,18 +51,20 @@ async def posted(service: Service, request: Request, token: str, who: accounts.C
             raise too_large
         return message
 
-    async with Request(request.scope, counted).form(max_files=1, max_fields=4, max_part_size=4096) as form:
+    async with Request(request.scope, counted).form(max_files=1, max_fields=5, max_part_size=4096) as form:
         if form.get("csrf") != accounts.csrf_token(token):
             raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
         sent = form.get("file")
         if not isinstance(sent, UploadFile) or not sent.filename:
             raise HTTPException(422, "choose a file to send")
         entry = str(form.get("entry") or "").strip()[:255] or None
+        track = str(form.get("track") or "")[:64] or None
 
         async def chunks() -> AsyncIterator[bytes]:
             while chunk := await sent.read(CHUNK):
                 yield chunk
 
-        answer = await receive_upload(service, request, who, sent.filename[:255], entry, chunks())
+        answer = await receive_upload(service, request, who, sent.filename[:255], entry, chunks(), track)
     taken = json.loads(bytes(answer.body))
-    return RedirectResponse(site_url(request, f"/submissions?sent={taken['id']}"), status_code=303)
+    back = f"/submissions?sent={taken['id']}" + (f"&track={quote(taken['track'])}" if track else "")
+    return RedirectResponse(site_url(request, back), status_code=303)

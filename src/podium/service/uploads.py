@@ -18,24 +18,27 @@ from fastapi import HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
+from podium.contest import Contest
 from podium.service import accounts
-from podium.service.deps import Service, team_of
+from podium.service.deps import Service, team_of, track_of
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.proxies import client_address
 from podium.service.statuses import QUEUED
 
 
 async def receive_upload(
-    service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, chunks: AsyncIterator[bytes] | None = None
+    service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, chunks: AsyncIterator[bytes] | None = None,
+    track: str | None = None,
 ) -> JSONResponse:
-    """Take the request body (or ``chunks``: a form's file) as a submission: the phase and quota first, then streamed to disk under the contest's cap.
+    """Take the request body (or ``chunks``: a form's file) as a submission to ``track`` (``None``: the contest's only one):
+    the phase and quota first, then streamed to disk under the contest's cap.
 
-    The answer is the submission as the team sees it: 201 queued, 422 rejected by its checks.
+    The answer is the submission as the team sees it: 201 queued, 422 rejected by its checks (or no such track).
     """
     team = team_of(who)
-    contest = service.contests.get()
+    contest = track_of(service, track)
     try:
-        open_phase(contest, service.clock())
+        open_phase(contest, service.clock(), contest.track_id)
         await run_in_threadpool(check_quota, service.engine, contest, who, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
@@ -45,15 +48,15 @@ async def receive_upload(
         raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
     with service.slots.held(team, client_address(request, service.proxies)):
         try:
-            return await _spooled(service, request.stream() if chunks is None else chunks, who, filename, entry, cap)
+            return await _spooled(service, contest, request.stream() if chunks is None else chunks, who, filename, entry, cap)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
             raise HTTPException(507, "the server's disk is full: the upload was not kept and used no quota; tell the organizers") from None
 
 
-async def _spooled(service: Service, chunks: AsyncIterator[bytes], who: accounts.Caller, filename: str, entry: str | None, cap: int) -> JSONResponse:
-    contest = service.contests.get()
+async def _spooled(service: Service, contest: Contest, chunks: AsyncIterator[bytes], who: accounts.Caller, filename: str, entry: str | None,
+                   cap: int) -> JSONResponse:  # fmt: skip
     (service.data / "incoming").mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
         digest, size = hashlib.sha256(), 0

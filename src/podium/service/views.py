@@ -50,6 +50,7 @@ def submission_view(row: Any, result: Any | None, full: bool) -> dict[str, Any]:
         "id": row.id,
         "team": row.team,
         "phase": row.phase,
+        "track": row.track,
         "kind": row.kind,
         "filename": row.filename,
         "size": row.size,
@@ -81,10 +82,11 @@ def visible_submissions(connection: Connection, contest: Contest, who: Caller, n
 def contest_view(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
     """The contest as anyone may see it: its summary without the server's folders, whether it is revealed, the open phase."""
     summary = contest.summary()
-    for private_path in ("truth", "images"):  # the server's folders are nobody's business
-        summary.pop(private_path, None)
-    data = {p.name for p in get(contest.challenge).parameters if p.role == "data"}  # files of the truth (boxes, meta): their names only
-    summary["parameters"] = {k: Path(v).name if k in data else v for k, v in summary["parameters"].items()}
+    for scored in (summary, *summary.get("tracks", ())):
+        for private_path in ("truth", "images"):  # the server's folders are nobody's business
+            scored.pop(private_path, None)
+        data = {p.name for p in get(scored["challenge"]).parameters if p.role == "data"}  # files of the truth (boxes, meta): their names only
+        scored["parameters"] = {k: Path(v).name if k in data else v for k, v in scored["parameters"].items()}
     summary["revealed"] = is_revealed(connection, contest, now)
     try:
         summary["open_phase"] = open_phase(contest, now).name

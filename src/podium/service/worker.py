@@ -71,7 +71,7 @@ class Worker:
             with reading(self.engine) as connection:
                 row = connection.execute(select(submissions).where(submissions.c.id == claim.submission_id)).one()
             target = submission_folder(self.data, row.id) / row.target
-            contest = self.contest.get()
+            contest = self.contest.get().on(row.track)  # scored by its track's challenge, truth, parameters and split
             with docker.labelled(contest=contest.id, submission=str(row.id)):
                 outcome = score(contest, row.kind, target, row.entry, self.runtime)
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from podium.service.deps import ReadingDep, ServiceDep
+from podium.service.deps import ReadingDep, ServiceDep, TrackQuery, track_of
 from podium.service.models import Board, ContestView
 from podium.service.views import contest_view
 
@@ -21,7 +21,7 @@ def contest_summary(service: ServiceDep, connection: ReadingDep) -> dict[str, An
 
 
 @router.get("/leaderboard", response_model=None, responses={200: {"model": Board, "description": "The board"}},
-            summary="The leaderboard: public scores until the reveal, then the final ranking on the private split")  # fmt: skip
-def board(service: ServiceDep) -> Response:
-    """The board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
-    return Response(service.boards.current(service.contests.get(), service.clock()).json(), media_type="application/json")
+            summary="A track's leaderboard (the contest's only one by default): public scores until the reveal, then the final ranking on the private split")  # fmt: skip
+def board(service: ServiceDep, track: TrackQuery = None) -> Response:
+    """The track's board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
+    return Response(service.boards.current(track_of(service, track), service.clock()).json(), media_type="application/json")

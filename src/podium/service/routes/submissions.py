@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from podium.service import choices
 from podium.service.bodies import UPLOADS
 from podium.service.database import writing
-from podium.service.deps import CallerDep, ReadingDep, ServiceDep, team_of
+from podium.service.deps import CallerDep, ReadingDep, ServiceDep, TrackQuery, team_of, track_of
 from podium.service.intake import Refused
 from podium.service.models import Cancelled, QuotaUsage, Selected, SubmissionView, Taken
 from podium.service.quota import usage
@@ -28,8 +28,9 @@ async def upload(
     service: ServiceDep, request: Request, who: CallerDep,
     filename: Annotated[str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")] = "submission",
     entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save")] = None,
+    track: TrackQuery = None,
 ) -> JSONResponse:  # fmt: skip
-    return await receive_upload(service, request, who, filename, entry)
+    return await receive_upload(service, request, who, filename, entry, track=track)
 
 
 @router.get("/api/submissions", response_model=list[SubmissionView], summary="Your team's submissions, newest first (organizers: every team's)")
@@ -71,7 +72,7 @@ def select_submission(service: ServiceDep, submission_id: int, selected: bool, w
 
 
 @router.get("/api/quota", response_model=QuotaUsage, summary="Your team's quota: used today (in the contest's time zone), in all, at once")
-def quota(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> dict[str, Any]:
+def quota(service: ServiceDep, who: CallerDep, connection: ReadingDep, track: TrackQuery = None) -> dict[str, Any]:
     team_id = team_of(who)
-    contest = service.contests.get()
-    return usage(connection, team_id, contest.quota, contest.timezone, service.clock()).to_dict(contest.quota)
+    contest = track_of(service, track)
+    return usage(connection, team_id, contest.quota, contest.timezone, service.clock(), contest.track_id).to_dict(contest.quota)

@@ -24,10 +24,11 @@
       event.preventDefault();
       var file = form.querySelector("input[type=file]").files[0];
       var entry = form.querySelector("input[name=entry]");
+      var track = form.querySelector("select[name=track]");
       var out = document.getElementById("upload-result");
       if (!file) return;
       out.textContent = "Sending " + file.name + "…";
-      var query = "?filename=" + encodeURIComponent(file.name) + (entry && entry.value.trim() ? "&entry=" + encodeURIComponent(entry.value.trim()) : "");
+      var query = "?filename=" + encodeURIComponent(file.name) + (entry && entry.value.trim() ? "&entry=" + encodeURIComponent(entry.value.trim()) : "") + (track ? "&track=" + encodeURIComponent(track.value) : "");
       fetch(form.getAttribute("action") + query, {
         method: "POST", body: file, credentials: "same-origin",
         headers: { "X-CSRF-Token": document.body.dataset.csrf || "", "Accept": "application/json" },
