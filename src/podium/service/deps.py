@@ -111,9 +111,9 @@ def known_id(submission_id: int) -> bool:
 TrackQuery = Annotated[str | None, Query(max_length=64, description="The track (a [[track]]'s id) [default: the contest's only track]")]
 
 
-def track_of(service: Service, track: str | None) -> Contest:
-    """The served contest as ``track`` scores it (``None``: its only track); 422 naming the contest's tracks otherwise."""
+def track_of(service: Service, track: str | None, served: Contest | None = None) -> Contest:
+    """The served contest (``served``, else read) as ``track`` scores it (``None``: its only track); 422 naming the contest's tracks otherwise."""
     try:
-        return service.contests.get().on(track)
+        return (served or service.contests.get()).on(track)
     except ContestError as exc:
         raise HTTPException(422, str(exc)) from None

@@ -179,10 +179,10 @@ def board_table(service: ServiceDep, request: Request, sort: str | None = None, 
     return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track))
 
 
-def _shown_track(service: Service, track: str | None) -> Contest:
-    """The track a page shows: the one asked for, else the contest's first (the pages list the others)."""
-    contest = service.contests.get()
-    return track_of(service, track if track is not None else contest.track_ids()[0])
+def _shown_track(service: Service, track: str | None, served: Contest | None = None) -> Contest:
+    """The track a page shows: the one asked for, else the contest's first (the pages list the others); ``served``: the contest, if read."""
+    contest = served or service.contests.get()
+    return track_of(service, track if track is not None else contest.track_ids()[0], contest)
 
 
 def _tracks(contest: Contest) -> list[tuple[str, str]]:
@@ -191,9 +191,10 @@ def _tracks(contest: Contest) -> list[tuple[str, str]]:
 
 
 def _board_values(service: Service, sort: str | None, track: str | None) -> dict[str, Any]:
-    contest = _shown_track(service, track)
+    served = service.contests.get()
+    contest = _shown_track(service, track, served)
     values = board_page_values(service.boards, service.confidence_cache, contest, service.clock(), sort)
-    return {**values, "tracks": _tracks(service.contests.get()), "track": contest.track}
+    return {**values, "tracks": _tracks(served), "track": contest.track}
 
 
 def _login_form(service: Service, request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:
