@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, insert, or_, select, update
 
+from podium.service import mail
 from podium.service.database import writing
 from podium.service.scoring import Outcome
 from podium.service.statuses import ERROR, JOB_DONE, JOB_GAVE_UP, JOB_QUEUED, JOB_RUNNING, QUEUED, RUNNING
@@ -98,6 +99,8 @@ def finish(engine: Engine, claim: Claim, outcome: Outcome, now: datetime) -> boo
             update(submissions).where(submissions.c.id == claim.submission_id)
             .values(status=outcome.status, reason=outcome.reason, problems=outcome.problems, finished=now)
         )  # fmt: skip
+        if claim.round == 1:  # a rescore's results are not mailed: every team would get one message per submission
+            mail.submission_done(connection, claim.submission_id, outcome.status, outcome.reason, outcome.public_scores, now)
         return True
 
 
@@ -108,6 +111,8 @@ def retry(engine: Engine, claim: Claim, error: str, now: datetime) -> None:
             return
         if claim.attempt >= MAX_ATTEMPTS:
             _give_up(connection, claim.job_id, claim.submission_id, error, now)
+            if claim.round == 1:
+                mail.submission_done(connection, claim.submission_id, ERROR, "podium could not score it (not counted in your quota)", None, now)
             return
         connection.execute(update(jobs).where(jobs.c.id == claim.job_id).values(state=JOB_QUEUED, lease=None, lease_until=None, error=error[:2000]))
         connection.execute(update(submissions).where(submissions.c.id == claim.submission_id).values(status=QUEUED))

@@ -1,0 +1,277 @@
+"""Sign-up, invitation codes, password change and reset links through the API; e-mail notifications sent to a real SMTP server.
+
+The SMTP server is aiosmtpd's, started on 127.0.0.1 in the test: what it
+receives is what a mail server would get. The outbox is drained by
+:func:`podium.service.mail.drain` step by step, as the mailer thread does.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from email import message_from_bytes
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from podium.service import accounts, mail, state
+from podium.service.client import packed
+from podium.service.database import reading, writing
+from podium.service.tables import outbox
+from podium.service.worker import Worker
+from served import Serve, podium
+from service_helpers import Clock, LiveServer, at, set_up, write_contest
+
+PASSWORD = "correct horse battery"
+
+
+class Inbox:
+    """What the SMTP server received: (recipients, message) pairs."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[list[str], Any]] = []
+
+    async def handle_DATA(self, server: object, session: object, envelope: Any) -> str:
+        self.received.append((list(envelope.rcpt_tos), message_from_bytes(envelope.content)))
+        return "250 OK"
+
+    def take(self) -> list[tuple[str, str, str]]:
+        """(recipient, subject, body) of every message received since the last take, sorted."""
+        got = sorted((",".join(to), m["Subject"], m.get_payload(decode=True).decode()) for to, m in self.received)
+        self.received.clear()
+        return got
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Server:
+    """aiosmtpd's SMTP server on a loopback port, which a test can stop and start again."""
+
+    def __init__(self, inbox: Inbox) -> None:
+        self.inbox, self.port = inbox, _free_port()
+        self.running: Controller | None = None
+
+    def start(self) -> None:
+        self.running = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
+        self.running.start()
+
+    def stop(self) -> None:
+        if self.running is not None:
+            self.running.stop()
+            self.running = None
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[mail.Smtp, Inbox, Server]]:
+    inbox = Inbox()
+    server = Server(inbox)
+    server.start()
+    try:
+        yield mail.Smtp("127.0.0.1", server.port, "contest@podium.test", timeout_s=5), inbox, server
+    finally:
+        server.stop()
+
+
+def _user(service: Any, name: str, team: str | None, email: str | None, off: frozenset[str] = frozenset()) -> None:
+    with writing(service.engine) as connection:
+        team_id = None if team is None else accounts.team_id(connection, team)
+        user_id = accounts.add_user(connection, name, PASSWORD, team_id, team is None, service.clock())
+        mail.set_mail(connection, user_id, email, set(off))
+
+
+def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_server_down(smtp: Any, tmp_path: Path, caplog: Any) -> None:
+    settings, inbox, server = smtp
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-02-28T23:00:00Z"))  # before the phase opens
+    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    _user(service, "ann", "alpha", "ann@alpha.test")
+    _user(service, "abe", "alpha", "abe@alpha.test", {"scored"})
+    _user(service, "bea", "beta", "bea@beta.test", {"revealed"})
+    _user(service, "olga", None, "olga@org.test")
+    _user(service, "noa", "beta", None)
+    with writing(service.engine) as connection:  # before mail is turned on, an event writes nothing
+        assert mail.announce(connection, service.contests.get(), clock()) == 0
+    mailer = mail.Mailer(service.engine, settings, "https://contest.test", service.contests, clock)  # turns mail on; driven by hand here
+    drain = lambda: mail.drain(service.engine, settings, "https://contest.test", clock)
+
+    def announce() -> int:
+        with writing(service.engine) as connection:
+            return mail.announce(connection, service.contests.get(), clock())
+
+    assert announce() == 0 and drain() == 0 and inbox.take() == []
+    clock.now = at("2026-03-01T00:10:00Z")  # the phase opens: everyone with an address hears it, once
+    assert announce() == 4 and announce() == 0 and drain() == 4
+    assert [(to, subject) for to, subject, _ in inbox.take()] == [(f"{who}", "first is open") for who in ("abe@alpha.test", "ann@alpha.test", "bea@beta.test", "olga@org.test")]
+
+    demo = contest.parent / "demo"
+    worker = Worker(service.engine, service.data, clock=clock)
+    with LiveServer(service) as live:
+        sent = live.call("POST", "/api/submissions", token["alpha"], body=packed(demo / "submission", tmp_path).read_bytes(), query={"filename": "good.tar.gz"})
+        assert sent.status == 201 and drain() == 0  # queued: nothing yet
+        assert worker.work_once()
+        bad = live.call("POST", "/api/submissions", token["beta"], body=b"not a png", query={"filename": "testA_1_seg.png"})
+        assert bad.status == 422
+    assert drain() == 2
+    got = inbox.take()
+    assert [(to, subject) for to, subject, _ in got] == [("ann@alpha.test", f"Submission {sent.body['id']} is scored"),
+                                                         ("bea@beta.test", f"Submission {bad.body['id']} was rejected")]  # fmt: skip
+    assert f"https://contest.test/submissions/{sent.body['id']}" in got[0][2] and "Public scores:" in got[0][2] and "beta" not in got[0][2]
+    assert "alpha" not in got[1][2] and "Why: " in got[1][2]
+
+    server.stop()  # the SMTP server is down: the message waits, the failure is logged, and it is sent once the server is back
+    with writing(service.engine) as connection:
+        state.put(connection, state.REVEALED, clock().isoformat())
+    assert announce() == 3
+    with caplog.at_level(logging.WARNING, "podium.mail"):
+        assert drain() == 0
+    assert "not sent (try 1 of 5)" in caplog.text
+    clock.now += timedelta(seconds=59)
+    assert drain() == 0  # not due yet: the next try is a minute later
+    server.start()
+    clock.now += timedelta(seconds=2)
+    assert drain() == 3
+    assert [(to, subject) for to, subject, _ in inbox.take()] == [(who, "The final results are revealed") for who in ("abe@alpha.test", "ann@alpha.test", "olga@org.test")]
+    with reading(service.engine) as connection:
+        assert mail.pending(connection) == []
+    del mailer
+
+
+def test_a_send_that_keeps_failing_is_given_up_after_max_tries(tmp_path: Path, caplog: Any) -> None:
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    _user(service, "ann", "alpha", "ann@alpha.test")
+    nowhere = mail.Smtp("127.0.0.1", _free_port(), "contest@podium.test", timeout_s=2)  # nothing listens there
+    mail.Mailer(service.engine, nowhere, "http://x", service.contests, clock)
+    with writing(service.engine) as connection:
+        assert mail.announce(connection, service.contests.get(), clock()) == 0  # the phase opened days ago: not announced now
+        state.put(connection, state.REVEALED, clock().isoformat())
+        assert mail.announce(connection, service.contests.get(), clock()) == 1
+    with caplog.at_level(logging.WARNING, "podium.mail"):
+        for _ in range(mail.MAX_TRIES + 2):
+            assert mail.drain(service.engine, nowhere, "http://x", clock) == 0
+            clock.now += timedelta(hours=1)
+    assert "gave up after 5 tries" in caplog.text and caplog.text.count("not sent") == mail.MAX_TRIES
+    with reading(service.engine) as connection:
+        row = connection.execute(outbox.select()).one()
+    assert row.tries == mail.MAX_TRIES and row.sent is None and row.error
+
+
+def test_sign_up_join_by_invitation_change_and_reset_passwords(smtp: Any, tmp_path: Path) -> None:
+    settings, inbox, _ = smtp
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), clock)
+    _user(service, "olga", None, None)
+    mail.Mailer(service.engine, settings, "https://contest.test", service.contests, clock)
+    with LiveServer(service) as live:
+        new = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": PASSWORD, "email": "gil@gamma.test"})
+        assert new.status == 201 and new.body["team"] == "gamma"
+        gil = new.body["token"]
+        assert live.call("GET", "/api/account", gil).body == {"user": "gil", "team": "gamma", "email": "gil@gamma.test",
+                                                              "notifications": dict.fromkeys(mail.KINDS, True)}  # fmt: skip
+        off = live.call("PUT", "/api/account", gil, json_body={"notifications": {"phase": False}})
+        assert off.status == 200 and off.body["notifications"]["phase"] is False and off.body["email"] == "gil@gamma.test"
+        assert live.call("PUT", "/api/account", gil, json_body={"email": "not an address"}).status == 422
+        code = live.call("GET", "/api/team/invitation", gil).body["invitation"]
+        assert live.call("GET", "/api/team/invitation", gil).body["invitation"] == code
+
+        # a teammate joins by the code; a wrong code, or a team and a code at once, are refused
+        assert live.call("POST", "/api/register", json_body={"invitation": "x" * 20, "user": "gus", "password": PASSWORD}).status == 404
+        assert live.call("POST", "/api/register", json_body={"team": "t", "invitation": code, "user": "gus", "password": PASSWORD}).status == 422
+        joined = live.call("POST", "/api/register", json_body={"invitation": code, "user": "gus", "password": PASSWORD})
+        assert joined.status == 201 and joined.body["team"] == "gamma"
+        renewed = live.call("POST", "/api/team/invitation", joined.body["token"]).body["invitation"]
+        assert renewed != code
+        assert live.call("POST", "/api/register", json_body={"invitation": code, "user": "gwen", "password": PASSWORD}).status == 404
+
+        # password change: the current one is checked; every token ends; the new one logs in
+        assert live.call("POST", "/api/account/password", gil, json_body={"current": "wrong password!", "password": "a new long secret"}).status == 401
+        changed = live.call("POST", "/api/account/password", gil, json_body={"current": PASSWORD, "password": "a new long secret"})
+        assert changed.status == 200 and live.call("GET", "/api/account", gil).status == 401
+        assert live.call("GET", "/api/account", changed.body["token"]).status == 200
+
+        # an organizer's reset link: once, for an hour; only organizers make one
+        assert live.call("POST", "/api/users/gil/reset", changed.body["token"]).status == 403
+        olga = live.call("POST", "/api/tokens", json_body={"user": "olga", "password": PASSWORD}).body["token"]
+        assert live.call("POST", "/api/users/nobody/reset", olga).status == 404
+        link = live.call("POST", "/api/users/gil/reset", olga).body
+        assert link["expires_in_s"] == 3600 and link["link"].startswith(live.url + "/reset/")
+        secret = link["link"].rsplit("/", 1)[1]
+        assert live.call("POST", "/api/reset", json_body={"token": secret, "password": "short"}).status == 422
+        assert live.call("POST", "/api/reset", json_body={"token": secret, "password": "reset by olga 1"}).status == 200
+        assert live.call("POST", "/api/reset", json_body={"token": secret, "password": "reset by olga 2"}).status == 404  # used
+        assert live.call("GET", "/api/account", changed.body["token"]).status == 401  # the reset ended gil's tokens
+        late = live.call("POST", "/api/users/gil/reset", olga).body["link"].rsplit("/", 1)[1]
+        clock.now += timedelta(hours=1, seconds=1)
+        assert live.call("POST", "/api/reset", json_body={"token": late, "password": "too late for it"}).status == 404
+        assert live.call("GET", f"/reset/{late}").status == 404
+
+        # a reset link by mail: the same answer for a user without an address, or none; the link works
+        for name in ("gil", "gus", "nobody"):
+            assert live.call("POST", "/api/reset/request", json_body={"user": name}).status == 202
+        assert mail.drain(service.engine, settings, "https://contest.test", clock) == 1
+        [(to, subject, body)] = inbox.take()
+        assert to == "gil@gamma.test" and subject == "Your password-reset link"
+        mailed = body.split("https://contest.test/reset/", 1)[1].split()[0]
+        assert live.call("POST", "/api/reset", json_body={"token": mailed, "password": "reset by mail 1"}).status == 200
+        assert live.call("POST", "/api/tokens", json_body={"user": "gil", "password": "reset by mail 1"}).status == 201
+        limited = [live.call("POST", "/api/reset/request", json_body={"user": "gil"}).status for _ in range(3)]
+        assert limited[-1] == 429  # three requests for one name per hour and address
+
+        assert {"/api/register", "/api/account", "/api/account/password", "/api/team/invitation", "/api/users/{name}/reset", "/api/reset",
+                "/api/reset/request"} <= set(live.call("GET", "/openapi.json").body["paths"])  # fmt: skip
+
+
+def test_the_terms_page_is_markdown_without_html(tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest")
+    (contest.parent / "terms.md").write_text("# Rules\n\nBe *fair*.\n\n<script>alert(1)</script>\n\n[click](javascript:alert(1))\n")
+    contest.write_text(contest.read_text().replace("self_registration = true", 'self_registration = true\nterms = "terms.md"'))
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), clock)
+    with LiveServer(service) as live:
+        page = live.call("GET", "/terms").body
+        register = live.call("GET", "/register").body
+    assert "<h1>Rules</h1>" in page and "<em>fair</em>" in page
+    assert "<script>alert" not in page and "&lt;script&gt;" in page and 'href="javascript' not in page
+    assert 'name="terms"' in register and "the contest's terms" in register
+
+
+def test_podium_serve_mails_through_smtp_and_the_commands_make_links_and_codes(smtp: Any, tmp_path: Path) -> None:
+    settings, inbox, _ = smtp
+    contest = write_contest(tmp_path / "contest", timezone="UTC")
+    contest.write_text(contest.read_text().replace("2026-06-01T00:00:00Z", "2036-06-01T00:00:00Z"))  # open now, for the real clock
+    data = tmp_path / "data"
+    assert podium("team", "add", "alpha", "--contest", str(contest), "--data", str(data)).returncode == 0
+    bad = podium("user", "add", "ann", "--team", "alpha", "--email", "ann at alpha", "--password-stdin", "--data", str(data), stdin=PASSWORD + "\n")
+    assert bad.returncode == 2 and "'ann at alpha' is not an e-mail address" in bad.stderr and "Traceback" not in bad.stderr
+    added = podium("user", "add", "ann", "--team", "alpha", "--email", "ann@alpha.test", "--password-stdin", "--data", str(data), stdin=PASSWORD + "\n")
+    assert added.returncode == 0, added.stderr
+    code = podium("team", "invitation", "alpha", "--data", str(data)).stdout.strip()
+    assert len(code) == 20 and podium("team", "invitation", "alpha", "--data", str(data)).stdout.strip() == code
+    assert podium("team", "invitation", "alpha", "--renew", "--data", str(data)).stdout.strip() != code
+    unknown = podium("user", "reset", "nobody", "--data", str(data))
+    assert unknown.returncode == 2 and "no user 'nobody'" in unknown.stderr
+    for wrong, said in ((("--smtp", "nohost"), "give HOST:PORT"), (("--smtp", f"127.0.0.1:{settings.port}"), "needs --mail-from")):
+        refused = podium("serve", "--contest", str(contest), "--data", str(data), *wrong)
+        assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr
+    with Serve(contest, data, None, "--smtp", f"127.0.0.1:{settings.port}", "--mail-from", "contest@podium.test", workers=0) as served:
+        link = podium("user", "reset", "ann", "--public-url", served.url, "--data", str(data)).stdout.strip()
+        assert link.startswith(served.url + "/reset/")
+        assert served.call("POST", "/api/reset", json_body={"token": link.rsplit("/", 1)[1], "password": "reset by a command"}).status == 200
+        assert served.call("POST", "/api/reset/request", json_body={"user": "ann"}).status == 202
+        for _ in range(100):  # bounded: 20 s for the mailer thread's round
+            if inbox.received:
+                break
+            time.sleep(0.2)
+        [(to, subject, body)] = inbox.take()
+    assert to == "ann@alpha.test" and subject == "Your password-reset link" and f"{served.url}/reset/" in body
