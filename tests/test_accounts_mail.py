@@ -8,7 +8,10 @@ receives is what a mail server would get. The outbox is drained by
 from __future__ import annotations
 
 import logging
+import shutil
 import socket
+import ssl
+import subprocess
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -18,11 +21,15 @@ from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
 
+from conftest import require
+from podium.core.errors import UsageError
 from podium.service import accounts, mail, state
 from podium.service.client import packed
 from podium.service.database import reading, writing
 from podium.service.tables import outbox
+from podium.service.urls import parse_public_url
 from podium.service.worker import Worker
 from served import Serve, podium
 from service_helpers import Clock, LiveServer, at, set_up, write_contest
@@ -88,11 +95,11 @@ def _user(service: Any, name: str, team: str | None, email: str | None, off: fro
         mail.set_mail(connection, user_id, email, set(off))
 
 
-def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_server_down(smtp: Any, tmp_path: Path, caplog: Any) -> None:
+def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_server_down(smtp: Any, database_url: str, tmp_path: Path, caplog: Any) -> None:
     settings, inbox, server = smtp
     contest = write_contest(tmp_path / "contest")
     clock = Clock(at("2026-02-28T23:00:00Z"))  # before the phase opens
-    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    service, token = set_up(database_url, contest, tmp_path / "data", ("alpha", "beta"), clock)
     _user(service, "ann", "alpha", "ann@alpha.test")
     _user(service, "abe", "alpha", "abe@alpha.test", {"scored"})
     _user(service, "bea", "beta", "bea@beta.test", {"revealed"})
@@ -228,6 +235,9 @@ def test_sign_up_join_by_invitation_change_and_reset_passwords(smtp: Any, tmp_pa
         limited = [live.call("POST", "/api/reset/request", json_body={"user": "gil"}).status for _ in range(3)]
         assert limited[-1] == 429  # three requests for one name per hour and address
 
+        service.public_url = parse_public_url("https://contest.example/c/")  # behind a proxy: the link is the one users reach
+        assert live.call("POST", "/api/users/gil/reset", olga).body["link"].startswith("https://contest.example/c/reset/")
+
         assert {"/api/register", "/api/account", "/api/account/password", "/api/team/invitation", "/api/users/{name}/reset", "/api/reset",
                 "/api/reset/request"} <= set(live.call("GET", "/openapi.json").body["paths"])  # fmt: skip
 
@@ -275,3 +285,41 @@ def test_podium_serve_mails_through_smtp_and_the_commands_make_links_and_codes(s
             time.sleep(0.2)
         [(to, subject, body)] = inbox.take()
     assert to == "ann@alpha.test" and subject == "Your password-reset link" and f"{served.url}/reset/" in body
+
+
+def test_starttls_and_log_in_to_the_smtp_server(tmp_path: Path, caplog: Any) -> None:
+    """aiosmtpd requiring STARTTLS and a log-in, with a certificate made for the test; a wrong password is logged, not raised."""
+    require("openssl", None if shutil.which("openssl") else "the openssl command is missing (Debian package openssl)")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)  # fmt: skip
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    inbox = Inbox()
+    login = lambda server, session, envelope, mechanism, auth: AuthResult(success=(auth.login, auth.password) == (b"podium", b"s3cret"))
+    controller = Controller(inbox, hostname="127.0.0.1", port=_free_port(), tls_context=tls, require_starttls=True, auth_required=True,
+                            authenticator=login)  # fmt: skip
+    controller.start()
+    try:
+        contest = write_contest(tmp_path / "contest")
+        clock = Clock(at("2026-03-10T12:00:00Z"))
+        service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+        _user(service, "ann", "alpha", "ann@alpha.test")
+        plain = mail.Smtp("127.0.0.1", controller.port, "contest@podium.test", "podium", "s3cret", starttls=False, timeout_s=5)
+        wrong = mail.Smtp("127.0.0.1", controller.port, "contest@podium.test", "podium", "wrong", starttls=True, cafile=str(cert), timeout_s=5)
+        right = mail.Smtp("127.0.0.1", controller.port, "contest@podium.test", "podium", "s3cret", starttls=True, cafile=str(cert), timeout_s=5)
+        mail.Mailer(service.engine, right, "http://x", service.contests, clock)
+        with writing(service.engine) as connection:
+            state.put(connection, state.REVEALED, clock().isoformat())
+            assert mail.announce(connection, service.contests.get(), clock()) == 1
+        with caplog.at_level(logging.WARNING, "podium.mail"):
+            for settings in (plain, wrong):
+                assert mail.drain(service.engine, settings, "http://x", clock) == 0
+                clock.now += timedelta(minutes=10)
+        assert caplog.text.count("not sent") == 2 and "SMTP AUTH extension not supported" in caplog.text  # no log-in in the clear
+        assert mail.drain(service.engine, right, "http://x", clock) == 1
+        assert [(to, subject) for to, subject, _ in inbox.take()] == [("ann@alpha.test", "The final results are revealed")]
+    finally:
+        controller.stop()
+    with pytest.raises(UsageError, match="only with --smtp-starttls"):
+        mail.parse_smtp("127.0.0.1:25", "contest@podium.test", "podium", "s3cret", starttls=False)

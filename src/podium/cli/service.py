@@ -107,11 +107,13 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
               help="Send e-mail notifications through this SMTP server [env PODIUM_SMTP; log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD].")
 @click.option("--mail-from", metavar="ADDRESS", envvar="PODIUM_MAIL_FROM", default=None, help="The notifications' sender [env PODIUM_MAIL_FROM].")
 @click.option("--smtp-starttls", is_flag=True, envvar="PODIUM_SMTP_STARTTLS", help="Upgrade the SMTP connection with STARTTLS [env PODIUM_SMTP_STARTTLS].")
+@click.option("--smtp-cafile", type=click.Path(exists=True, dir_okay=False), envvar="PODIUM_SMTP_CAFILE", default=None,
+              help="The certificate authorities trusted for STARTTLS [default: the system's; env PODIUM_SMTP_CAFILE].")
 @LOG_FORMAT_OPTION
 @guarded
 def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str, cgroup: Path | None,
                   scheduler: str | None, allow_images: bool, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], public_url: str | None,
-                  smtp: str | None, mail_from: str | None, smtp_starttls: bool, log_format: str) -> int:  # fmt: skip
+                  smtp: str | None, mail_from: str | None, smtp_starttls: bool, smtp_cafile: str | None, log_format: str) -> int:  # fmt: skip
     """Serve a contest: the web API, the leaderboard and N scoring workers."""
     import uvicorn
 
@@ -127,7 +129,8 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
     contest = load(contest_path)
     proxies = parse_proxies(trusted_proxies)
     public = None if public_url is None else parse_public_url(public_url)
-    smtp_settings = None if smtp is None else mail.parse_smtp(smtp, mail_from, os.environ.get("PODIUM_SMTP_USER"), os.environ.get("PODIUM_SMTP_PASSWORD"), smtp_starttls)
+    smtp_settings = None if smtp is None else mail.parse_smtp(smtp, mail_from, os.environ.get("PODIUM_SMTP_USER"), os.environ.get("PODIUM_SMTP_PASSWORD"),
+                                                            smtp_starttls, smtp_cafile)  # fmt: skip
     if scheduler is not None:
         distributed.check_reachable(scheduler)
     engine = _open(data, database, contest)

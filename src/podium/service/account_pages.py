@@ -73,6 +73,13 @@ def _check_open_form(service: Service, request: Request, form: dict[str, str]) -
     return bool(expected) and hmac.compare_digest(form.get("form_csrf", ""), expected)
 
 
+def absolute_url(service: Service, request: Request, path: str) -> str:
+    """The full address of ``path`` on this site: under the public URL (``--public-url``) when there is one, else where the request came."""
+    if service.public_url is not None:
+        return service.public_url.base + path
+    return f"{request.url.scheme}://{request.url.netloc}" + site_url(request, path)
+
+
 def _signing_up(service: Service) -> None:
     if not service.contests.get().service.self_registration:
         raise HTTPException(404, "this contest does not take sign-ups: ask the organizers for an account")
@@ -214,7 +221,7 @@ async def organizer_reset_link(service: ServiceDep, request: Request) -> HTMLRes
             _, token = resets.issue(connection, name, service.clock())
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
-    link = str(request.base_url).rstrip("/") + site_url(request, resets.PATH + token)
+    link = absolute_url(service, request, resets.PATH + token)
     return render_page(service, request, "reset_issued.html", holder=name, link=link, hours=int(resets.LIFE.total_seconds() // 3600))
 
 

@@ -21,6 +21,7 @@ import hashlib
 import logging
 import re
 import smtplib
+import ssl
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -62,10 +63,11 @@ class Smtp:
     user: str | None = None
     password: str | None = None
     starttls: bool = False
+    cafile: str | None = None  # the certificate authorities trusted for STARTTLS [default: the system's]
     timeout_s: float = 20
 
 
-def parse_smtp(server: str, sender: str | None, user: str | None, password: str | None, starttls: bool) -> Smtp:
+def parse_smtp(server: str, sender: str | None, user: str | None, password: str | None, starttls: bool, cafile: str | None = None) -> Smtp:
     """The settings of ``--smtp HOST:PORT`` and its companions (:class:`UsageError` with what is wrong)."""
     host, _, port = server.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -75,7 +77,9 @@ def parse_smtp(server: str, sender: str | None, user: str | None, password: str 
     check_address(sender)
     if (user is None) != (password is None):
         raise UsageError("give both PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD, or neither")
-    return Smtp(host.strip("[]"), int(port), sender, user, password, starttls)
+    if user is not None and not starttls:
+        raise UsageError("a password is sent over SMTP only with --smtp-starttls")
+    return Smtp(host.strip("[]"), int(port), sender, user, password, starttls, cafile)
 
 
 def check_address(address: str) -> str:
@@ -180,7 +184,7 @@ def send(smtp: Smtp, messages: list[EmailMessage]) -> None:
     """Send ``messages`` over one SMTP connection (:class:`smtplib.SMTPException` or :class:`OSError` when it fails)."""
     with smtplib.SMTP(smtp.host, smtp.port, timeout=smtp.timeout_s) as client:
         if smtp.starttls:
-            client.starttls()
+            client.starttls(context=ssl.create_default_context(cafile=smtp.cafile))
         if smtp.user is not None and smtp.password is not None:
             client.login(smtp.user, smtp.password)
         for message in messages:

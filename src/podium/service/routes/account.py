@@ -125,7 +125,7 @@ def reset_link(service: ServiceDep, request: Request, name: str) -> dict[str, An
             _, token = resets.issue(connection, name, service.clock())
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
-    link = str(request.base_url).rstrip("/") + resets.PATH + token
+    link = account_pages.absolute_url(service, request, resets.PATH + token)
     return {"user": name, "link": link, "expires_in_s": int(resets.LIFE / timedelta(seconds=1))}
 
 
