@@ -7,6 +7,7 @@ receives is what a mail server would get. The outbox is drained by
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import socket
@@ -284,6 +285,17 @@ def test_podium_serve_mails_through_smtp_and_the_commands_make_links_and_codes(s
                 break
             time.sleep(0.2)
         [(to, subject, body)] = inbox.take()
+        ann = served.call("POST", "/api/tokens", json_body={"user": "ann", "password": "reset by a command"}).body["token"]
+        client = ("--server", served.url, "--token", ann)
+        changed = podium("account", *client, "--email", "ann@new.test", "--notify", "phase=off", "--json")
+        assert changed.returncode == 0, changed.stderr
+        shown = json.loads(changed.stdout)
+        assert shown["email"] == "ann@new.test" and shown["notifications"]["phase"] is False and shown["notifications"]["scored"] is True
+        renewed = podium("account", *client, "--renew-invitation")
+        assert renewed.returncode == 0 and "of team alpha; mail to ann@new.test" in renewed.stdout and shown["invitation"] not in renewed.stdout
+        for wrong, said in ((("--notify", "phase"), "give KIND=on or KIND=off"), (("--email", "nope"), "'nope' is not an e-mail address")):
+            refused = podium("account", *client, *wrong)
+            assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr
     assert to == "ann@alpha.test" and subject == "Your password-reset link" and f"{served.url}/reset/" in body
 
 

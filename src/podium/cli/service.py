@@ -517,6 +517,40 @@ def leaderboard_command(server: str, as_json: bool) -> int:
     return EXIT_SCORED
 
 
+@click.command("account")
+@client_options
+@TOKEN_OPTION
+@click.option("--email", metavar="ADDRESS", default=None, help="Set your address for notifications ('' : no mail).")
+@click.option("--notify", "notify", multiple=True, metavar="KIND=on|off", help="Turn a kind of notification on or off: scored, failed, phase, revealed (repeatable).")
+@click.option("--renew-invitation", is_flag=True, help="Make a new invitation code for your team (the old one stops working).")
+@guarded
+def account_command(server: str, as_json: bool, token: str, email: str | None, notify: tuple[str, ...], renew_invitation: bool) -> int:
+    """Your account (with a token from logging in): your address, your notifications, your team's invitation code."""
+    from podium.service.client import request
+
+    change: dict[str, Any] = {} if email is None else {"email": email}
+    for item in notify:
+        kind, _, value = item.partition("=")
+        if value not in ("on", "off"):
+            raise UsageError(f"--notify {item!r}: give KIND=on or KIND=off")
+        change.setdefault("notifications", {})[kind] = value == "on"
+    answer = _answered(lambda: request(server, "PUT" if change else "GET", "/api/account", token, json_body=change if change else None))
+    if answer.status != 200:
+        raise UsageError(f"{answer.status}: {answer.message}") if answer.status == 422 else PodiumError(f"{answer.status}: {answer.message}")
+    shown = answer.body
+    if shown["team"] is not None:
+        code = _answered(lambda: request(server, "POST" if renew_invitation else "GET", "/api/team/invitation", token))
+        shown["invitation"] = code.body.get("invitation")
+    if as_json:
+        click.echo(json.dumps(shown, indent=2))
+        return EXIT_SCORED
+    click.echo(f"{shown['user']}{' of team ' + shown['team'] if shown['team'] else ''}; mail to {shown['email'] or 'nobody'}")
+    click.echo("notifications: " + ", ".join(f"{kind} {'on' if on else 'off'}" for kind, on in shown["notifications"].items()))
+    if shown.get("invitation"):
+        click.echo(f"invitation code: {shown['invitation']}")
+    return EXIT_SCORED
+
+
 def _interrupted(*_: object) -> None:
     raise KeyboardInterrupt
 
@@ -586,4 +620,4 @@ def _print_submission(item: dict[str, Any], as_json: bool, decimals: int | None 
 
 
 COMMANDS = (serve_command, worker_command, team_group, token_group, user_group, reveal_command, rescore_command, migrate_command, backup_command,
-            restore_command, submit_command, status_command, leaderboard_command)
+            restore_command, submit_command, status_command, leaderboard_command, account_command)
