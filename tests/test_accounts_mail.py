@@ -7,6 +7,7 @@ receives is what a mail server would get. The outbox is drained by
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import logging
 import shutil
@@ -14,6 +15,9 @@ import socket
 import ssl
 import subprocess
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from datetime import timedelta
 from email import message_from_bytes
@@ -335,3 +339,70 @@ def test_starttls_and_log_in_to_the_smtp_server(tmp_path: Path, caplog: Any) -> 
         controller.stop()
     with pytest.raises(UsageError, match="only with --smtp-starttls"):
         mail.parse_smtp("127.0.0.1:25", "contest@podium.test", "podium", "s3cret", starttls=False)
+
+
+class Browser:
+    """Plain HTTP form posts with cookies, as a browser without JavaScript sends them (redirects not followed)."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.jar = url, http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect())
+
+    def go(self, path: str, form: dict[str, str] | None = None, origin: str | None = None) -> tuple[int, str, str]:
+        """(status, body, Location) of a GET, or of a POST of ``form``."""
+        data = None if form is None else urllib.parse.urlencode(form).encode()
+        sent = urllib.request.Request(self.url + path, data=data, headers={"Origin": origin} if origin else {})
+        try:
+            with self.opener.open(sent, timeout=30) as answer:
+                return answer.status, answer.read().decode(), answer.headers.get("Location", "")
+        except urllib.error.HTTPError as answer:
+            return answer.code, answer.read().decode(), answer.headers.get("Location", "")
+
+    def token(self, body: str, name: str) -> str:
+        return body.split(f'name="{name}" value="', 1)[1].split('"', 1)[0]
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *_: Any) -> None:
+        return None
+
+
+def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_path: Path) -> None:
+    contest = write_contest(tmp_path / "contest")
+    (contest.parent / "terms.md").write_text("Be fair.\n")
+    contest.write_text(contest.read_text().replace("self_registration = true", 'self_registration = true\nterms = "terms.md"'))
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), clock)
+    with LiveServer(service) as live:
+        web = Browser(live.url)
+        status, page, _ = web.go("/register")
+        form = {"form_csrf": web.token(page, "form_csrf"), "user": "dana", "password": PASSWORD, "password2": PASSWORD, "team": "delta", "terms": "accepted"}
+        assert web.go("/register", form, origin="https://evil.test")[0] == 403
+        for change, code, said in (({"form_csrf": "forged"}, 403, "the form had expired"), ({"terms": ""}, 422, "accept the contest&#39;s terms"),
+                                   ({"password2": "something else"}, 422, "the two passwords differ"),
+                                   ({"invitation": "some-code"}, 422, "not both"), ({"user": "dana\\n"}, 422, "user name")):  # fmt: skip
+            status, page, _ = web.go("/register", form | change)
+            assert status == code and said in page, (change, status, page[-600:])
+            assert 'value="delta"' in page and PASSWORD not in page  # what was typed stays, but never a password
+        status, _, location = web.go("/register", form)
+        assert status == 303 and location.startswith("/account?done=")
+        status, page, _ = web.go("/account")
+        csrf = web.token(page, "csrf")
+        code = page.split('id="invitation-code">', 1)[1].split("<", 1)[0]
+        assert web.go("/account/mail", {"csrf": "forged", "email": "dana@delta.test"})[0] == 403
+        assert web.go("/account/mail", {"csrf": csrf, "email": "not an address"})[0] == 422
+        assert web.go("/account/mail", {"csrf": csrf, "email": "dana@delta.test", "scored": "on"})[0] == 303
+        with reading(service.engine) as connection:
+            assert mail.kinds_off(accounts.user_row(connection, "dana")) == {"failed", "phase", "revealed"}
+        assert web.go("/account/invitation", {"csrf": csrf})[0] == 303
+        assert code not in web.go("/account")[1]
+        assert web.go("/account/reset-link", {"csrf": csrf, "user": "dana"})[0] == 403  # organizers only
+
+        other = Browser(live.url)
+        _, page, _ = other.go("/register")
+        assert other.go("/register", form | {"form_csrf": other.token(page, "form_csrf"), "user": "dan", "team": "", "invitation": code})[0] == 404
+        assert other.go("/reset/" + "x" * 43)[0] == 404
+        contest.write_text(contest.read_text().replace("self_registration = true", "self_registration = false"))
+        with writing(service.engine) as connection:
+            state.put(connection, state.ROUND, "2")  # the contest file is read again
+        assert other.go("/register")[0] == 404 and "Sign up" not in other.go("/login")[1]
