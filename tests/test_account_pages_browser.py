@@ -10,18 +10,15 @@ from pathlib import Path
 
 from podium.service import accounts
 from podium.service.database import writing
-from service_helpers import Clock, LiveServer, at, set_up, write_contest
+from service_helpers import LiveServer
+from test_accounts_mail import with_terms
 from test_pages_browser import _logged_in, _shot, browser  # noqa: F401  (the module's Chromium fixture)
 
 PHONE = {"width": 375, "height": 800}
 
 
 def test_sign_up_log_in_change_and_reset_the_password_in_chromium(browser: object, tmp_path: Path) -> None:  # noqa: F811
-    contest = write_contest(tmp_path / "contest")
-    (contest.parent / "terms.md").write_text("# Terms\n\nOne account per person. *Be fair.*\n")
-    contest.write_text(contest.read_text().replace("self_registration = true", 'self_registration = true\nterms = "terms.md"'))
-    clock = Clock(at("2026-03-10T12:00:00Z"))
-    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.db'}", contest, tmp_path / "data", (), clock)
+    _, service, clock = with_terms(tmp_path, "# Terms\n\nOne account per person. *Be fair.*\n")
     with writing(service.engine) as connection:
         accounts.add_user(connection, "org", "org-password-1", None, True, clock())
     with LiveServer(service) as live:

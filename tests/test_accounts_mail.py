@@ -247,12 +247,18 @@ def test_sign_up_join_by_invitation_change_and_reset_passwords(smtp: Any, tmp_pa
                 "/api/reset/request"} <= set(live.call("GET", "/openapi.json").body["paths"])  # fmt: skip
 
 
-def test_the_terms_page_is_markdown_without_html(tmp_path: Path) -> None:
+def with_terms(tmp_path: Path, terms: str) -> tuple[Path, Any, Clock]:
+    """A contest open to sign-up whose terms are ``terms`` (Markdown in terms.md beside it), served from a new database: the contest file, the service, its clock."""
     contest = write_contest(tmp_path / "contest")
-    (contest.parent / "terms.md").write_text("# Rules\n\nBe *fair*.\n\n<script>alert(1)</script>\n\n[click](javascript:alert(1))\n")
+    (contest.parent / "terms.md").write_text(terms)
     contest.write_text(contest.read_text().replace("self_registration = true", 'self_registration = true\nterms = "terms.md"'))
     clock = Clock(at("2026-03-10T12:00:00Z"))
     service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), clock)
+    return contest, service, clock
+
+
+def test_the_terms_page_is_markdown_without_html(tmp_path: Path) -> None:
+    _, service, _ = with_terms(tmp_path, "# Rules\n\nBe *fair*.\n\n<script>alert(1)</script>\n\n[click](javascript:alert(1))\n")
     with LiveServer(service) as live:
         page = live.call("GET", "/terms").body
         register = live.call("GET", "/register").body
@@ -368,11 +374,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest")
-    (contest.parent / "terms.md").write_text("Be fair.\n")
-    contest.write_text(contest.read_text().replace("self_registration = true", 'self_registration = true\nterms = "terms.md"'))
-    clock = Clock(at("2026-03-10T12:00:00Z"))
-    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), clock)
+    contest, service, _ = with_terms(tmp_path, "Be fair.\n")
     with LiveServer(service) as live:
         web = Browser(live.url)
         status, page, _ = web.go("/register")

@@ -22,7 +22,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markdown_it import MarkdownIt
-from sqlalchemy import delete, update
+from sqlalchemy import delete, select, update
 
 from podium.core.errors import UsageError
 from podium.service import accounts, invitations, limiter, logins, mail, resets
@@ -30,7 +30,7 @@ from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep
 from podium.service.pages import COOKIE, _form, checked_form, render_page, signed_in, signed_organizer
 from podium.service.proxies import client_address
-from podium.service.tables import tokens, users
+from podium.service.tables import teams, tokens, users
 from podium.service.urls import same_origin, secure, site_url
 
 router = APIRouter(include_in_schema=False)
@@ -125,8 +125,8 @@ async def register(service: ServiceDep, request: Request) -> Response:
 def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
     with reading(service.engine) as connection:
         row = connection.execute(users.select().where(users.c.id == who.user_id)).first() if who.user_id else None
-        code = None
-    if who.team_id is not None:
+        code = None if who.team_id is None else connection.execute(select(teams.c.invitation).where(teams.c.id == who.team_id)).scalar()
+    if who.team_id is not None and code is None:  # the team's first code, made when first shown
         with writing(service.engine) as connection:
             code = invitations.code_of(connection, who.team_id)
     return {"user": row, "off": mail.kinds_off(row) if row else set(), "kinds": mail.KINDS, "invitation": code}
