@@ -176,6 +176,10 @@ def test_a_send_that_keeps_failing_is_given_up_after_max_tries(tmp_path: Path, c
     with reading(service.engine) as connection:
         row = connection.execute(outbox.select()).one()
     assert row.tries == mail.MAX_TRIES and row.sent is None and row.error
+    clock.now += mail.KEEP
+    mail.drain(service.engine, nowhere, "http://x", clock)
+    with reading(service.engine) as connection:
+        assert connection.execute(outbox.select()).first() is None  # kept 30 days, then deleted
 
 
 def test_sign_up_join_by_invitation_change_and_reset_passwords(smtp: Any, tmp_path: Path) -> None:

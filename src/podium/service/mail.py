@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from email.message import EmailMessage
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, or_, select, update
 
 from podium.contest import Contest
 from podium.core.errors import UsageError
@@ -48,6 +48,7 @@ RESET = "reset"  # a password-reset link: always sent
 MAX_TRIES = 5
 BATCH = 20  # messages claimed at a time
 CLAIM = timedelta(minutes=5)  # a claimed message is tried again after this if its mailer died while sending
+KEEP = timedelta(days=30)  # sent messages, and those given up on, are deleted after this
 FRESH = timedelta(days=1)  # a phase that opened longer ago than this when mail was turned on is not announced
 ENABLED = "mail"  # the setting: present while a podium serve sends mail
 ADDRESS = re.compile(r"^[^@\s<>()\[\],;:\"\\]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
@@ -192,7 +193,12 @@ def send(smtp: Smtp, messages: list[EmailMessage]) -> None:
 
 
 def drain(engine: Engine, smtp: Smtp, site: str, clock: Clock = utc_now) -> int:
-    """Send the messages due; how many were sent. A failure is logged and retried later, at most :data:`MAX_TRIES` times."""
+    """Send the messages due; how many were sent. A failure is logged and retried later, at most :data:`MAX_TRIES` times.
+
+    Messages sent, or given up on, more than :data:`KEEP` ago are deleted first.
+    """
+    with writing(engine) as connection:
+        connection.execute(delete(outbox).where(outbox.c.created <= clock() - KEEP, or_(outbox.c.sent.is_not(None), outbox.c.tries >= MAX_TRIES)))
     sent = 0
     while rows := _claim(engine, clock()):
         for index, row in enumerate(rows):

@@ -12,7 +12,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from podium.core.errors import UsageError
 from podium.service.accounts import token_digest, user_row
@@ -28,7 +28,7 @@ def issue(connection: Connection, name: str, now: datetime) -> tuple[int, str]:
     if row is None:
         raise UsageError(f"no user {name!r}")
     token = secrets.token_urlsafe(32)
-    connection.execute(delete(resets).where(resets.c.user_id == row.id))
+    connection.execute(delete(resets).where(or_(resets.c.user_id == row.id, resets.c.expires <= now)))  # the user's earlier link, and every expired one
     connection.execute(insert(resets).values(digest=token_digest(token), user_id=row.id, created=now, expires=now + LIFE))
     return row.id, token
 
