@@ -32,7 +32,7 @@ from conftest import require
 from podium.core.errors import UsageError
 from podium.service import accounts, mail, state
 from podium.service.client import packed
-from podium.service.database import reading, writing
+from podium.service.database import connect, reading, writing
 from podium.service.tables import outbox
 from podium.service.urls import parse_public_url
 from podium.service.worker import Worker
@@ -412,3 +412,25 @@ def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_pa
         with writing(service.engine) as connection:
             state.put(connection, state.ROUND, "2")  # the contest file is read again
         assert other.go("/register")[0] == 404 and "Sign up" not in other.go("/login")[1]
+
+
+def test_a_smtp_server_that_never_answers_slows_no_request(tmp_path: Path) -> None:
+    """The mailer waits on the silent server in its own thread; sign-ups, reset requests and uploads answer as fast as without mail."""
+    contest = write_contest(tmp_path / "contest", timezone="UTC")
+    contest.write_text(contest.read_text().replace("2026-06-01T00:00:00Z", "2036-06-01T00:00:00Z"))
+    data = tmp_path / "data"
+    with socket.socket() as silent:  # takes connections (the kernel's backlog) and never says a word
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        with Serve(contest, data, None, "--smtp", f"127.0.0.1:{silent.getsockname()[1]}", "--mail-from", "contest@podium.test", workers=0) as served:
+            slowest = 0.0
+            for n in range(3):
+                started = time.monotonic()
+                joined = served.call("POST", "/api/register", json_body={"team": f"t{n}", "user": f"u{n}", "password": PASSWORD, "email": f"u{n}@t.test"})
+                asked = served.call("POST", "/api/reset/request", json_body={"user": f"u{n}"})
+                sent = served.call("POST", "/api/submissions", joined.body["token"], body=b"not a png", query={"filename": "testA_1_seg.png"})
+                slowest = max(slowest, time.monotonic() - started)
+                assert (joined.status, asked.status, sent.status) == (201, 202, 422)
+            with reading(connect(f"sqlite:///{data / 'podium.sqlite3'}")) as connection:
+                waiting = mail.pending(connection)
+    assert slowest < 5 and len(waiting) == 6  # a reset link and a rejection each, none sent: the server never answered
