@@ -93,11 +93,11 @@ def smtp() -> Iterator[tuple[mail.Smtp, Inbox, Server]]:
         server.stop()
 
 
-def _user(service: Any, name: str, team: str | None, email: str | None, off: frozenset[str] = frozenset()) -> None:
+def _user(service: Any, name: str, team: str | None, email: str | None, off: frozenset[str] = frozenset(), confirmed: bool = True) -> None:
     with writing(service.engine) as connection:
         team_id = None if team is None else accounts.team_id(connection, team)
         user_id = accounts.add_user(connection, name, PASSWORD, team_id, team is None, service.clock())
-        mail.set_mail(connection, user_id, email, set(off))
+        mail.set_mail(connection, user_id, email, set(off), confirmed=confirmed)
 
 
 def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_server_down(smtp: Any, database_url: str, tmp_path: Path, caplog: Any) -> None:
@@ -110,6 +110,7 @@ def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_ser
     _user(service, "bea", "beta", "bea@beta.test", {"revealed"})
     _user(service, "olga", None, "olga@org.test")
     _user(service, "noa", "beta", None)
+    _user(service, "amy", "alpha", "amy@alpha.test", confirmed=False)  # an address not confirmed gets nothing
     with writing(service.engine) as connection:  # before mail is turned on, an event writes nothing
         assert mail.announce(connection, service.contests.get(), clock()) == 0
     mailer = mail.Mailer(service.engine, settings, "https://contest.test", service.contests, clock)  # turns mail on; driven by hand here
@@ -193,11 +194,18 @@ def test_sign_up_join_by_invitation_change_and_reset_passwords(smtp: Any, tmp_pa
         new = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": PASSWORD, "email": "gil@gamma.test"})
         assert new.status == 201 and new.body["team"] == "gamma"
         gil = new.body["token"]
-        assert live.call("GET", "/api/account", gil).body == {"user": "gil", "team": "gamma", "email": "gil@gamma.test",
+        assert live.call("GET", "/api/account", gil).body == {"user": "gil", "team": "gamma", "email": "gil@gamma.test", "email_confirmed": False,
                                                               "notifications": dict.fromkeys(mail.KINDS, True)}  # fmt: skip
-        off = live.call("PUT", "/api/account", gil, json_body={"notifications": {"phase": False}})
+        off = live.call("PUT", "/api/account", gil, json_body={"notifications": {"phase": False}})  # the address again: a new confirmation link
         assert off.status == 200 and off.body["notifications"]["phase"] is False and off.body["email"] == "gil@gamma.test"
         assert live.call("PUT", "/api/account", gil, json_body={"email": "not an address"}).status == 422
+        assert mail.drain(service.engine, settings, "https://contest.test", clock) == 2
+        links = [(to, body.split("https://contest.test/account/confirm/", 1)[1].split()[0]) for to, _, body in inbox.take()]
+        assert [to for to, _ in links] == ["gil@gamma.test"] * 2
+        confirmed = sorted(live.call("POST", "/api/account/confirm", json_body={"token": token}).status for _, token in links)
+        assert confirmed == [200, 404]  # the newer link confirms; the first was replaced by it
+        assert live.call("GET", "/api/account", gil).body["email_confirmed"] is True
+        assert live.call("POST", "/api/account/confirm", json_body={"token": links[0][1]}).status == 404  # spent
         code = live.call("GET", "/api/team/invitation", gil).body["invitation"]
         assert live.call("GET", "/api/team/invitation", gil).body["invitation"] == code
 
@@ -248,7 +256,7 @@ def test_sign_up_join_by_invitation_change_and_reset_passwords(smtp: Any, tmp_pa
         assert live.call("POST", "/api/users/gil/reset", olga).body["link"].startswith("https://contest.example/c/reset/")
 
         assert {"/api/register", "/api/account", "/api/account/password", "/api/team/invitation", "/api/users/{name}/reset", "/api/reset",
-                "/api/reset/request"} <= set(live.call("GET", "/openapi.json").body["paths"])  # fmt: skip
+                "/api/reset/request", "/api/account/confirm"} <= set(live.call("GET", "/openapi.json").body["paths"])  # fmt: skip
 
 
 def with_terms(tmp_path: Path, terms: str) -> tuple[Path, Any, Clock]:
@@ -433,4 +441,4 @@ def test_a_smtp_server_that_never_answers_slows_no_request(tmp_path: Path) -> No
                 assert (joined.status, asked.status, sent.status) == (201, 202, 422)
             with reading(connect(f"sqlite:///{data / 'podium.sqlite3'}")) as connection:
                 waiting = mail.pending(connection)
-    assert slowest < 5 and len(waiting) == 6  # a reset link and a rejection each, none sent: the server never answered
+    assert slowest < 5 and [m.kind for m in waiting] == ["confirm"] * 3  # the addresses' confirmations, none sent: the server never answered

@@ -154,7 +154,7 @@ async def account_mail(service: ServiceDep, request: Request) -> Response:
         raise HTTPException(403, "log in as a user to set an address")
     try:
         with writing(service.engine) as connection:
-            mail.set_mail(connection, who.user_id, form.get("email", "").strip() or None, {kind for kind in mail.KINDS if form.get(kind) != "on"})
+            mail.set_mail(connection, who.user_id, form.get("email", "").strip() or None, {kind for kind in mail.KINDS if form.get(kind) != "on"}, now=service.clock())
     except UsageError as exc:
         return _again(service, request, who, 422, str(exc))
     return _back(request, "your address and notifications are saved")
@@ -200,6 +200,16 @@ async def change_password(service: Service, request: Request, who: accounts.Call
     return await run_in_threadpool(change)
 
 
+@router.get("/account/confirm/{token}", response_class=HTMLResponse)
+def confirm_address(service: ServiceDep, request: Request, token: str) -> HTMLResponse:
+    """The link mailed to a new address: following it confirms the address (the token is the proof; no session needed)."""
+    with writing(service.engine) as connection:
+        name = mail.confirm(connection, token)
+    if name is None:
+        raise HTTPException(404, "this confirmation link is unknown or used already: save your address again on your account page for a new one")
+    return _page(service, request, "confirmed.html", holder=name)
+
+
 @router.post("/account/invitation")
 async def renew_invitation(service: ServiceDep, request: Request) -> Response:
     _, who = await checked_form(service, request)
@@ -233,13 +243,14 @@ def reset_request_page(service: ServiceDep, request: Request) -> HTMLResponse:
 
 
 async def request_reset(service: Service, request: Request, name: str) -> None:
-    """Mail a reset link to the user ``name`` if they have an address (limited per address; the same answer whoever it is)."""
+    """Mail a reset link to the user ``name`` if they have a confirmed address (limited per address; the same answer whoever it is)."""
     await logins.reserve(service, limiter.RESET, client_address(request, service.proxies), name)  # every request counts, sent or not
 
     def issue() -> None:
         now = service.clock()
         with writing(service.engine) as connection:
-            if mail.enabled(connection) and accounts.user_row(connection, name) is not None:
+            row = accounts.user_row(connection, name)
+            if mail.enabled(connection) and row is not None and row.email and row.email_confirmed:  # else no link is made (nor an earlier one cancelled)
                 user_id, token = resets.issue(connection, name, now)
                 mail.reset_link(connection, user_id, "<site>" + resets.PATH + token, now)
 

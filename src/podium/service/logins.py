@@ -91,7 +91,7 @@ async def register(service: Any, request: Request, team: str | None, user: str, 
                 raise HTTPException(404, "no team has this invitation code (a member may have renewed it): ask them for the current one")
             user_id = accounts.add_user(connection, user, password, team_id, False, now, hashed=hashed)
             if email:
-                mail.set_mail(connection, user_id, email)
+                mail.set_mail(connection, user_id, email, now=now)
             label, expires = (f"session of {user}", now + accounts.SESSION) if session else (f"registration of {user}", None)
             return name, accounts.new_token(connection, team_id, False, label, now, expires=expires, user_id=user_id, session=session)
 

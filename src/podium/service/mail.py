@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import secrets
 import smtplib
 import ssl
 import threading
@@ -44,7 +45,8 @@ KINDS = {  # what each user may turn off -> its label on the account page
     "phase": "a phase opens",
     "revealed": "the final results are revealed",
 }
-RESET = "reset"  # a password-reset link: always sent
+RESET = "reset"  # a password-reset link: always sent (to a confirmed address)
+CONFIRM = "confirm"  # an address's confirmation link
 MAX_TRIES = 5
 BATCH = 20  # messages claimed at a time
 CLAIM = timedelta(minutes=5)  # a claimed message is tried again after this if its mailer died while sending
@@ -89,15 +91,45 @@ def check_address(address: str) -> str:
     return address
 
 
-def set_mail(connection: Connection, user_id: int, email: str | None, off: set[str] | None = None) -> None:
-    """A user's address (``None``/empty: no mail) and, when given, the kinds turned off."""
-    values: dict[str, Any] = {"email": check_address(email) if email else None}
+def set_mail(connection: Connection, user_id: int, email: str | None, off: set[str] | None = None, *, confirmed: bool = False,
+             now: datetime | None = None) -> None:  # fmt: skip
+    """A user's address (``None``/empty: no mail) and, when given, the kinds turned off.
+
+    A new address, or one not confirmed yet given again, is sent a confirmation link (when mail is on, at ``now``) and gets no
+    other mail until the link is followed (:func:`confirm`); ``confirmed``: an organizer vouches for it (``podium user add --email``).
+    """
+    row = connection.execute(select(users.c.email, users.c.email_confirmed).where(users.c.id == user_id)).one()
+    values: dict[str, Any] = {}
     if off is not None:
         unknown = off - KINDS.keys()
         if unknown:
             raise UsageError(f"unknown kind of notification {sorted(unknown)[0]!r} (kinds: {', '.join(KINDS)})")
         values["mail_off"] = ",".join(sorted(off))
-    connection.execute(update(users).where(users.c.id == user_id).values(**values))
+    email = check_address(email) if email else None
+    if email != row.email or (email and not row.email_confirmed):
+        values |= {"email": email, "email_confirmed": confirmed or (email == row.email and row.email_confirmed), "email_check": None}
+        if email and not values["email_confirmed"] and now is not None and enabled(connection):
+            token = secrets.token_urlsafe(32)
+            values["email_check"] = hashlib.sha256(token.encode()).hexdigest()
+            body = f"Confirm that this address is yours, to get the notifications of {_contest_name(connection)}:\n<site>/account/confirm/{token}\n\nIf you did not give it, ignore this message: nothing more will come.\n"
+            connection.execute(insert(outbox).values(user_id=user_id, address=email, kind=CONFIRM, subject="Confirm your address", body=body,
+                                                     created=now, tries=0, next_try=now))  # fmt: skip
+    if values:
+        connection.execute(update(users).where(users.c.id == user_id).values(**values))
+
+
+def confirm(connection: Connection, token: str) -> str | None:
+    """Confirm the address whose link carries ``token``: the user's name, or ``None`` for a token unknown or spent."""
+    digest = hashlib.sha256(token[:128].encode()).hexdigest()
+    row = connection.execute(select(users.c.id, users.c.name).where(users.c.email_check == digest)).first()
+    if row is None:
+        return None
+    connection.execute(update(users).where(users.c.id == row.id).values(email_confirmed=True, email_check=None))
+    return str(row.name)
+
+
+def _contest_name(connection: Connection) -> str:
+    return state.get(connection, state.CONTEST_ID) or "the contest"
 
 
 def kinds_off(row: Any) -> set[str]:
@@ -106,7 +138,7 @@ def kinds_off(row: Any) -> set[str]:
 
 def _queue(connection: Connection, recipients: Any, kind: str, subject: str, body: str, now: datetime) -> int:
     rows = [{"user_id": r.id, "address": r.email, "kind": kind, "subject": subject[:256], "body": body, "created": now, "tries": 0, "next_try": now}
-            for r in recipients if r.email and (kind == RESET or kind not in kinds_off(r))]  # fmt: skip
+            for r in recipients if r.email and r.email_confirmed and (kind == RESET or kind not in kinds_off(r))]  # fmt: skip
     if rows:
         connection.execute(insert(outbox), rows)
     return len(rows)
@@ -125,7 +157,7 @@ def reset_link(connection: Connection, user_id: int, link: str, now: datetime) -
     """Mail a password-reset link to its user (call in the transaction that made it); how many messages (0: no address, or mail off)."""
     if not enabled(connection):
         return 0
-    who = connection.execute(select(users.c.id, users.c.email, users.c.mail_off, users.c.name).where(users.c.id == user_id)).all()
+    who = connection.execute(select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off, users.c.name).where(users.c.id == user_id)).all()
     body = f"Someone, hopefully you, asked to reset the password of {who[0].name if who else ''}.\n\nSet a new one here within the hour (the link works once):\n{link}\n\nIf you did not ask for it, ignore this message.\n"
     return _queue(connection, who, RESET, "Your password-reset link", body, now)
 
@@ -138,7 +170,7 @@ def submission_done(connection: Connection, submission_id: int, status: str, rea
     row = connection.execute(select(submissions.c.team_id, submissions.c.filename, teams.c.name).join(teams).where(submissions.c.id == submission_id)).first()
     if kind is None or row is None:
         return 0
-    members = connection.execute(select(users.c.id, users.c.email, users.c.mail_off).where(users.c.team_id == row.team_id)).all()
+    members = connection.execute(select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(users.c.team_id == row.team_id)).all()
     said = {SCORED: "is scored", FAILED: "failed", REJECTED: "was rejected", ERROR: "could not be scored"}[status]
     lines = [f"Submission {submission_id} ({row.filename}) of team {row.name} {said}."]
     if scores:
@@ -150,7 +182,7 @@ def submission_done(connection: Connection, submission_id: int, status: str, rea
 
 
 def _everyone(connection: Connection) -> list[Any]:
-    return list(connection.execute(select(users.c.id, users.c.email, users.c.mail_off).where(users.c.email.is_not(None))))
+    return list(connection.execute(select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(users.c.email.is_not(None))))
 
 
 def announce(connection: Connection, contest: Contest, now: datetime) -> int:

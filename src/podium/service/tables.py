@@ -78,6 +78,8 @@ users = Table(
     Column("password_hash", String(256), nullable=False),
     Column("created", UTCDateTime, nullable=False),
     Column("email", String(254), nullable=True),  # where notifications go (None: no mail)
+    Column("email_confirmed", Boolean, nullable=False, default=False),  # mail other than its confirmation goes only to a confirmed address
+    Column("email_check", String(64), nullable=True),  # the SHA-256 of the address's confirmation token, until it is confirmed
     Column("mail_off", String(256), nullable=False, default=""),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
 )
 

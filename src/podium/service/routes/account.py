@@ -22,6 +22,7 @@ class Account(BaseModel):
     user: str
     team: str | None
     email: str | None = Field(description="Where notifications go (null: no mail)")
+    email_confirmed: bool = Field(description="Whether the address is confirmed: only a confirmed one gets mail (a link was mailed to it)")
     notifications: dict[str, bool] = Field(description="Each kind of notification, on or off: " + "; ".join(f"{k}: {v}" for k, v in mail.KINDS.items()))
 
 
@@ -44,6 +45,14 @@ class ResetLink(BaseModel):
     user: str
     link: str = Field(description="Sets the user's password once, within the hour")
     expires_in_s: int
+
+
+class Confirmation(BaseModel):
+    token: str = Field(description="The last part of the confirmation link mailed to the address")
+
+
+class Confirmed(BaseModel):
+    user: str = Field(description="Whose address is confirmed")
 
 
 class ResetRequest(BaseModel):
@@ -72,7 +81,7 @@ def _user_id(who: Any) -> int:
 def _account(connection: Any, user_id: int, team: str | None) -> dict[str, Any]:
     row = connection.execute(users.select().where(users.c.id == user_id)).one()
     off = mail.kinds_off(row)
-    return {"user": row.name, "team": team, "email": row.email, "notifications": {kind: kind not in off for kind in mail.KINDS}}
+    return {"user": row.name, "team": team, "email": row.email, "email_confirmed": bool(row.email_confirmed), "notifications": {kind: kind not in off for kind in mail.KINDS}}
 
 
 @router.get("/account", response_model=Account, summary="Your account: your address and which notifications you get")
@@ -88,7 +97,7 @@ def change_account(service: ServiceDep, who: CallerDep, body: AccountChange) -> 
         email = current["email"] if "email" not in body.model_fields_set else body.email
         wanted = current["notifications"] | (body.notifications or {})
         try:
-            mail.set_mail(connection, user_id, email or None, {kind for kind, on in wanted.items() if not on})
+            mail.set_mail(connection, user_id, email or None, {kind for kind, on in wanted.items() if not on}, now=service.clock())
         except UsageError as exc:
             raise HTTPException(422, str(exc)) from None
         return _account(connection, user_id, who.team)
@@ -140,3 +149,13 @@ async def request_reset(service: ServiceDep, request: Request, body: ResetReques
              responses={404: {"description": "unknown, used or expired link"}, 422: {"description": "a weak password"}})  # fmt: skip
 async def use_reset(service: ServiceDep, request: Request, body: ResetUse) -> dict[str, Any]:
     return {"user": await account_pages.use_reset(service, request, body.token, body.password)}
+
+
+@router.post("/account/confirm", response_model=Confirmed, summary="Confirm your address with the token of the link mailed to it",
+             responses={404: {"description": "unknown or spent token"}})  # fmt: skip
+def confirm_address(service: ServiceDep, body: Confirmation) -> dict[str, Any]:
+    with writing(service.engine) as connection:
+        name = mail.confirm(connection, body.token)
+    if name is None:
+        raise HTTPException(404, "this confirmation link is unknown or used already: save your address again for a new one")
+    return {"user": name}

@@ -1,4 +1,4 @@
-"""podium 0.9: users' e-mail addresses and notification choices, teams' invitation codes, password-reset links, the outbox
+"""podium 0.9: users' e-mail addresses (confirmed or not) and notification choices, teams' invitation codes, password-reset links, the outbox
 
 Revision ID: 0005
 Revises: 0002
@@ -21,6 +21,8 @@ def upgrade() -> None:
     op.add_column('teams', sa.Column('invitation', sa.String(length=32), nullable=True))
     op.create_index('ix_teams_invitation', 'teams', ['invitation'], unique=True)
     op.add_column('users', sa.Column('email', sa.String(length=254), nullable=True))
+    op.add_column('users', sa.Column('email_confirmed', sa.Boolean(), nullable=False, server_default=sa.false()))
+    op.add_column('users', sa.Column('email_check', sa.String(length=64), nullable=True))
     op.add_column('users', sa.Column('mail_off', sa.String(length=256), nullable=False, server_default=''))
     op.create_table('resets',
     sa.Column('id', sa.Integer(), nullable=False),
@@ -56,6 +58,8 @@ def downgrade() -> None:
     op.drop_table('resets')
     with op.batch_alter_table('users', schema=None) as batch_op:
         batch_op.drop_column('mail_off')
+        batch_op.drop_column('email_check')
+        batch_op.drop_column('email_confirmed')
         batch_op.drop_column('email')
     op.drop_index('ix_teams_invitation', table_name='teams')
     with op.batch_alter_table('teams', schema=None) as batch_op:
