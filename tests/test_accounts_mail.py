@@ -403,6 +403,7 @@ def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_pa
         status, page, _ = web.go("/account")
         csrf = web.token(page, "csrf")
         code = page.split('id="invitation-code">', 1)[1].split("<", 1)[0]
+        assert f"/register?invitation={code}" in page and f'value="{code}"' in Browser(live.url).go(f"/register?invitation={code}")[1]
         assert web.go("/account/mail", {"csrf": "forged", "email": "dana@delta.test"})[0] == 403
         assert web.go("/account/mail", {"csrf": csrf, "email": "not an address"})[0] == 422
         assert web.go("/account/mail", {"csrf": csrf, "email": "dana@delta.test", "scored": "on"})[0] == 303
