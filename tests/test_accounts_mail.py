@@ -33,6 +33,7 @@ from podium.core.errors import UsageError
 from podium.service import accounts, mail, state
 from podium.service.client import packed
 from podium.service.database import connect, reading, writing
+from podium.service.rescore import rescore
 from podium.service.tables import outbox
 from podium.service.urls import parse_public_url
 from podium.service.worker import Worker
@@ -155,6 +156,13 @@ def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_ser
     assert [(to, subject) for to, subject, _ in inbox.take()] == [(who, "The final results are revealed") for who in ("abe@alpha.test", "ann@alpha.test", "olga@org.test")]
     with reading(service.engine) as connection:
         assert mail.pending(connection) == []
+
+    rescore(service.engine)  # round 2: the rescored submission mails no one, a new one scored in round 2 mails its team
+    with LiveServer(service) as live:
+        later = live.call("POST", "/api/submissions", token["alpha"], body=packed(demo / "submission", tmp_path).read_bytes(), query={"filename": "later.tar.gz"})
+    while worker.work_once():
+        pass
+    assert drain() == 1 and [(to, subject) for to, subject, _ in inbox.take()] == [("ann@alpha.test", f"Submission {later.body['id']} is scored")]
     del mailer
 
 
