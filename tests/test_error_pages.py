@@ -28,7 +28,7 @@ def test_a_500_of_a_page_is_the_sites_page_without_the_failure(tmp_path: Path, m
     def broken(*_: object) -> None:
         raise RuntimeError("secret detail /srv/truth")
 
-    monkeypatch.setattr(pages, "standings", broken)
+    monkeypatch.setattr(pages, "board_page_values", broken)
     with LiveServer(service) as live:
         status, kind, page = _page(live.url + "/leaderboard")
         missing = _page(live.url + "/no-such-page")

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from sqlalchemy import select
 
 import podium.service
-from podium.service import accounts
+from podium.service import accounts, mail, state
 from podium.service.client import packed
 from podium.service.database import reading, writing
 from podium.service.leaderboard import leaderboard
+from podium.service.tables import outbox
 from podium.service.views import contest_view, visible_submissions
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, set_up, write_contest
@@ -52,6 +54,17 @@ def _check(spec: dict[str, Any], method: str, path: str, body: Any) -> None:
     assert not errors, (method, path, [e.message for e in errors[:3]])
 
 
+def _confirmation(service: Any) -> str:
+    """The token of the newest confirmation link in the outbox."""
+    with reading(service.engine) as connection:
+        body = connection.execute(select(outbox.c.body).where(outbox.c.kind == mail.CONFIRM).order_by(outbox.c.id.desc())).scalars().first()
+    return str(body).split("/account/confirm/", 1)[1].split()[0]
+
+
+def _login(live: LiveServer, user: str, password: str) -> str:
+    return str(live.call("POST", "/api/tokens", json_body={"user": user, "password": password}).body["token"])
+
+
 def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest", ranking='final = "selected"\nmax_selected = 1')
     clock = Clock(at("2026-03-10T12:00:00Z"))
@@ -63,7 +76,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         spec = live.call("GET", "/openapi.json").body
         schemas = _answer_schemas(spec)
         api = {key for key in schemas if key[1].startswith("/api/")}
-        assert len(api) == 12 and not [key for key in api if not _typed(schemas[key], spec)]
+        assert len(api) == 21 and not [key for key in api if not _typed(schemas[key], spec)]
         assert _typed(schemas[("get", "/healthz")], spec)
 
         sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
@@ -77,6 +90,10 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         queued = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "again.tar.gz"})
         organizer = live.call("POST", "/api/tokens", json_body={"user": "olga", "password": "organizer-password-9"})
         registered = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": "a-long-password-3"})
+        gil = registered.body["token"]
+        with writing(service.engine) as connection:
+            state.put(connection, mail.ENABLED, "contest@podium.test")  # mail on: a new address is sent its confirmation link
+        link = live.call("POST", "/api/users/gil/reset", organizer.body["token"])
         answers = {
             ("post", "/api/tokens"): organizer,
             ("post", "/api/register"): registered,
@@ -90,6 +107,15 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("post", "/api/submissions/{submission_id}/cancel"): live.call("POST", f"/api/submissions/{queued.body['id']}/cancel", token["alpha"]),
             ("delete", "/api/tokens/{token_id}"): live.call("DELETE", "/api/tokens/1", token["alpha"]),
             ("get", "/healthz"): live.call("GET", "/healthz"),
+            ("get", "/api/account"): live.call("GET", "/api/account", gil),
+            ("put", "/api/account"): live.call("PUT", "/api/account", gil, json_body={"email": "gil@gamma.test"}),
+            ("post", "/api/account/confirm"): live.call("POST", "/api/account/confirm", json_body={"token": _confirmation(service)}),
+            ("get", "/api/team/invitation"): live.call("GET", "/api/team/invitation", gil),
+            ("post", "/api/team/invitation"): live.call("POST", "/api/team/invitation", gil),
+            ("post", "/api/users/{name}/reset"): link,
+            ("post", "/api/reset"): live.call("POST", "/api/reset", json_body={"token": link.body["link"].rsplit("/", 1)[1], "password": "a-new-password-4"}),
+            ("post", "/api/reset/request"): live.call("POST", "/api/reset/request", json_body={"user": "gil"}),
+            ("post", "/api/account/password"): live.call("POST", "/api/account/password", _login(live, "gil", "a-new-password-4"), json_body={"current": "a-new-password-4", "password": "a-new-password-5"}),
         }  # fmt: skip
         assert {key for key in answers if key[1].startswith("/api/")} | {("post", "/api/submissions")} == api
         for (method, path), answer in answers.items():

@@ -9,6 +9,7 @@ so that ``podium --help`` does not pay for them.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -105,18 +106,24 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
               help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
 @click.option("--public-url", metavar="URL", envvar="PODIUM_PUBLIC_URL", default=None,
               help="Where the contest is reached behind a reverse proxy that strips the path, e.g. https://example.org/contest/: every link, redirect, cookie and printed address uses it [env PODIUM_PUBLIC_URL].")
+@click.option("--smtp", metavar="HOST:PORT", envvar="PODIUM_SMTP", default=None,
+              help="Send e-mail notifications through this SMTP server [env PODIUM_SMTP; log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD].")
+@click.option("--mail-from", metavar="ADDRESS", envvar="PODIUM_MAIL_FROM", default=None, help="The notifications' sender [env PODIUM_MAIL_FROM].")
+@click.option("--smtp-starttls", is_flag=True, envvar="PODIUM_SMTP_STARTTLS", help="Upgrade the SMTP connection with STARTTLS [env PODIUM_SMTP_STARTTLS].")
+@click.option("--smtp-cafile", type=click.Path(exists=True, dir_okay=False), envvar="PODIUM_SMTP_CAFILE", default=None,
+              help="The certificate authorities trusted for STARTTLS [default: the system's; env PODIUM_SMTP_CAFILE].")
 @LOG_FORMAT_OPTION
 @guarded
 def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str, cgroup: Path | None,
                   scheduler: str | None, allow_images: bool, check_processes_given: int | None, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], public_url: str | None,
-                  log_format: str) -> int:  # fmt: skip
+                  smtp: str | None, mail_from: str | None, smtp_starttls: bool, smtp_cafile: str | None, log_format: str) -> int:  # fmt: skip
     """Serve a contest: the web API, the leaderboard and N scoring workers."""
     import uvicorn
 
     from podium.contest import load
     from podium.publish import display
     from podium.scoring import distributed
-    from podium.service import logs
+    from podium.service import logs, mail
     from podium.service.app import Service, create_app
     from podium.service.check_pool import CheckPool, check_processes
     from podium.service.database import database_url
@@ -130,6 +137,8 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
     contest = load(contest_path)
     proxies = parse_proxies(trusted_proxies)
     public = None if public_url is None else parse_public_url(public_url)
+    smtp_settings = None if smtp is None else mail.parse_smtp(smtp, mail_from, os.environ.get("PODIUM_SMTP_USER"), os.environ.get("PODIUM_SMTP_PASSWORD"),
+                                                            smtp_starttls, smtp_cafile)  # fmt: skip
     if scheduler is not None:
         distributed.check_reachable(scheduler)
     engine = _open(data, database, contest)
@@ -143,11 +152,13 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
     for name, token in _team_tokens(engine, team_names):
         display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token}{track} PATH", soft_wrap=True)
     signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
-    pool.start()
     processes = check_processes(workers) if check_processes_given is None else check_processes_given
     checks = CheckPool(contest.challenge, processes) if processes else None
+    service = Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline)
+    mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
+    pool.start()
     try:
-        app = create_app(Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline))
+        app = create_app(service)
         # podium reads the forwarding headers of --trusted-proxy only
         uvicorn.run(app, host=host, port=port, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE_S, root_path=public.prefix if public else "", **logs.uvicorn_config(log_format))
     except KeyboardInterrupt:
@@ -156,6 +167,8 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
         pool.stop()
         if checks is not None:
             checks.shutdown()
+        if mailer is not None:
+            mailer.stop()
     return EXIT_SCORED
 
 
@@ -282,19 +295,24 @@ def user_group() -> None:
 @click.option("--team", help="The member's team.")
 @click.option("--organizer", is_flag=True, help="An organizer: sees every submission and full results.")
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input instead of asking.")
+@click.option("--email", metavar="ADDRESS", help="Where the user's notifications go.")
 @database_options
 @guarded
-def user_add_command(name: str, team: str | None, organizer: bool, password_stdin: bool, data: Path, database: str | None) -> int:
+def user_add_command(name: str, team: str | None, organizer: bool, password_stdin: bool, email: str | None, data: Path, database: str | None) -> int:
     """Add a member of a team (--team) or an organizer (--organizer); the password is stored as an scrypt hash."""
-    from podium.service import accounts
+    from podium.service import accounts, mail
     from podium.service.database import writing
 
     if (team is None) == (not organizer):
         raise UsageError("give exactly one of --team NAME and --organizer")
+    if email is not None:
+        mail.check_address(email)
     password = sys.stdin.readline().rstrip("\n") if password_stdin else click.prompt("password", hide_input=True, confirmation_prompt=True)
     with writing(_open(data, database)) as connection:
         team_id = None if team is None else accounts.team_id(connection, team)
-        accounts.add_user(connection, name, password, team_id, organizer, utc_now())
+        user_id = accounts.add_user(connection, name, password, team_id, organizer, utc_now())
+        if email is not None:
+            mail.set_mail(connection, user_id, email, confirmed=True)  # the organizer vouches for it
     click.echo(f"added {'organizer' if organizer else 'member of ' + str(team)} {name}")
     return EXIT_SCORED
 
@@ -328,6 +346,38 @@ def user_password_command(name: str, password_stdin: bool, data: Path, database:
     with writing(_open(data, database)) as connection:
         accounts.set_password(connection, name, password)
     click.echo(f"the password of {name} is changed; their sessions and tokens have ended")
+    return EXIT_SCORED
+
+
+@user_group.command("reset")
+@click.argument("name")
+@click.option("--public-url", metavar="URL", envvar="PODIUM_PUBLIC_URL", default="http://127.0.0.1:8000", show_default=True,
+              help="Where the contest is reached: the link starts with it [env PODIUM_PUBLIC_URL].")
+@database_options
+@guarded
+def user_reset_command(name: str, public_url: str, data: Path, database: str | None) -> int:
+    """Print a one-time link that sets the user's password (valid for an hour; a new link cancels the one before)."""
+    from podium.service import resets
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        _, token = resets.issue(connection, name, utc_now())
+    click.echo(f"{public_url.rstrip('/')}{resets.PATH}{token}")
+    return EXIT_SCORED
+
+
+@team_group.command("invitation")
+@click.argument("name")
+@click.option("--renew", is_flag=True, help="Make a new code; the old one stops working.")
+@database_options
+@guarded
+def team_invitation_command(name: str, renew: bool, data: Path, database: str | None) -> int:
+    """Print the team's invitation code: signing up with it joins the team."""
+    from podium.service import accounts, invitations
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        click.echo(invitations.code_of(connection, accounts.team_id(connection, name), renew=renew))
     return EXIT_SCORED
 
 
@@ -490,6 +540,40 @@ def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
     return EXIT_SCORED
 
 
+@click.command("account")
+@client_options
+@TOKEN_OPTION
+@click.option("--email", metavar="ADDRESS", default=None, help="Set your address for notifications ('' : no mail).")
+@click.option("--notify", "notify", multiple=True, metavar="KIND=on|off", help="Turn a kind of notification on or off: scored, failed, phase, revealed (repeatable).")
+@click.option("--renew-invitation", is_flag=True, help="Make a new invitation code for your team (the old one stops working).")
+@guarded
+def account_command(server: str, as_json: bool, token: str, email: str | None, notify: tuple[str, ...], renew_invitation: bool) -> int:
+    """Your account (with a token from logging in): your address, your notifications, your team's invitation code."""
+    from podium.service.client import request
+
+    change: dict[str, Any] = {} if email is None else {"email": email}
+    for item in notify:
+        kind, _, value = item.partition("=")
+        if value not in ("on", "off"):
+            raise UsageError(f"--notify {item!r}: give KIND=on or KIND=off")
+        change.setdefault("notifications", {})[kind] = value == "on"
+    answer = _answered(lambda: request(server, "PUT" if change else "GET", "/api/account", token, json_body=change if change else None))
+    if answer.status != 200:
+        raise UsageError(f"{answer.status}: {answer.message}") if answer.status == 422 else PodiumError(f"{answer.status}: {answer.message}")
+    shown = answer.body
+    if shown["team"] is not None:
+        code = _answered(lambda: request(server, "POST" if renew_invitation else "GET", "/api/team/invitation", token))
+        shown["invitation"] = code.body.get("invitation")
+    if as_json:
+        click.echo(json.dumps(shown, indent=2))
+        return EXIT_SCORED
+    click.echo(f"{shown['user']}{' of team ' + shown['team'] if shown['team'] else ''}; mail to {shown['email'] or 'nobody'}")
+    click.echo("notifications: " + ", ".join(f"{kind} {'on' if on else 'off'}" for kind, on in shown["notifications"].items()))
+    if shown.get("invitation"):
+        click.echo(f"invitation code: {shown['invitation']}")
+    return EXIT_SCORED
+
+
 def _interrupted(*_: object) -> None:
     raise KeyboardInterrupt
 
@@ -563,4 +647,4 @@ def _print_submission(item: dict[str, Any], as_json: bool, decimals: int | None 
 
 
 COMMANDS = (serve_command, worker_command, team_group, token_group, user_group, reveal_command, rescore_command, migrate_command, backup_command,
-            restore_command, submit_command, status_command, leaderboard_command)
+            restore_command, submit_command, status_command, leaderboard_command, account_command)

@@ -34,7 +34,8 @@
                                      # failed_per_day [default: 5 when a phase takes programs], rejected_per_hour [default: 20]
     [ranking]                        # by [default: the challenge's rule], decimals, final = best | last | selected, max_selected
     [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false],
-                                     # unpack_ratio: an archive may unpack to this many times its size [default: 20]
+                                     # unpack_ratio: an archive may unpack to this many times its size [default: 20],
+                                     # terms: a Markdown file of the terms sign-up asks to accept
 
 The keys, their types, defaults and rules are declared in :mod:`podium.contest.model`
 (published as ``contest.schema.json``: ``podium contest schema``); this module reads

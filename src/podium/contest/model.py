@@ -193,6 +193,14 @@ class Service(Table):
     upload_mb: float = Field(default=DEFAULT_UPLOAD_MB, gt=0, title="a positive number", description="The largest upload podium serve takes, in MB.")
     self_registration: bool = Field(default=False, title="true or false", description="Whether teams may register themselves (POST /api/register).")
     unpack_ratio: float = Field(default=DEFAULT_UNPACK_RATIO, gt=0, title="a positive number", description="An archive may unpack to this many times its size.")
+    terms: str | None = Field(default=None, title="the path of a Markdown file, relative to this file", description="The contest's terms, which sign-up asks to accept.")
+
+    @field_validator("terms")
+    @classmethod
+    def _terms_exist(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            _exists(info, value, folder=False)
+        return value
 
 
 class Scored(Table):

@@ -48,6 +48,7 @@ class Caller:
     team_id: int | None
     team: str | None
     organizer: bool
+    user_id: int | None = None  # the user whose log-in made the token (None: a team's token made by a command)
 
 
 def check_name(name: str, what: str) -> str:
@@ -163,11 +164,11 @@ def new_token(connection: Connection, team: int | None, organizer: bool, label: 
 
 def _caller(connection: Connection, token: str, now: datetime, session: bool) -> Caller | None:
     row = connection.execute(
-        select(tokens.c.team_id, tokens.c.organizer, teams.c.name)
+        select(tokens.c.team_id, tokens.c.organizer, tokens.c.user_id, teams.c.name)
         .select_from(tokens.outerjoin(teams))
         .where(tokens.c.digest == token_digest(token), tokens.c.session == session, or_(tokens.c.expires.is_(None), tokens.c.expires > now))
     ).first()
-    return None if row is None else Caller(row.team_id, row.name, bool(row.organizer))
+    return None if row is None else Caller(row.team_id, row.name, bool(row.organizer), row.user_id)
 
 
 def caller_of(connection: Connection, token: str, now: datetime) -> Caller | None:

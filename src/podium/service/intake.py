@@ -26,7 +26,7 @@ from podium.core.issues import Issue
 from podium.core.result import REJECTED as RESULT_REJECTED
 from podium.formats.archives import ArchiveLimits, ArchiveProblem, unpack
 from podium.scoring.engine import evaluate
-from podium.service import queue, state
+from podium.service import mail, queue, state
 from podium.service.accounts import Caller, lock_team
 from podium.service.database import reading, writing
 from podium.service.entry_points import DEFAULT_ENTRY, entry_point
@@ -128,6 +128,8 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
             submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:
                 queue.enqueue(connection, submission_id, state.current_round(connection), now)
+            else:
+                mail.submission_done(connection, submission_id, status, reason, None, now)
             folder = submission_folder(data, submission_id)
             folder.parent.mkdir(parents=True, exist_ok=True)
             staging.rename(folder)

@@ -24,7 +24,8 @@ from sqlalchemy import Connection, delete, func, insert, select, text
 
 from podium.service.tables import attempts
 
-LOGIN, REGISTER = "login", "register"
+LOGIN, REGISTER, RESET = "login", "register", "reset"
+WORDS = {LOGIN: "log-in", REGISTER: "registration", RESET: "password-reset"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Budget:
 BUDGETS = {
     LOGIN: Budget(per_user=10, per_address=50, window=timedelta(minutes=5)),
     REGISTER: Budget(per_user=5, per_address=5, window=timedelta(hours=1)),
+    RESET: Budget(per_user=3, per_address=10, window=timedelta(hours=1)),  # each request may send a message: few
 }
 
 

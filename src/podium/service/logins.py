@@ -15,7 +15,7 @@ from fastapi import HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 
 from podium.core.errors import UsageError
-from podium.service import accounts, limiter
+from podium.service import accounts, invitations, limiter, mail
 from podium.service.database import reading, writing
 from podium.service.proxies import client_address
 
@@ -23,20 +23,21 @@ API_TOKEN_DAYS = 30  # an API token from a log-in lasts this long unless asked f
 MAX_TOKEN_DAYS = 365
 
 
-async def _reserve(service: Any, kind: str, address: str, user: str) -> int:
+async def reserve(service: Any, kind: str, address: str, user: str) -> int:
+    """Count a try of ``kind`` (a log-in, registration or reset request) from ``address``: its row id, or 429 beyond the budget."""
     def reserve() -> int | None:
         with writing(service.engine) as connection:
             return limiter.reserve(connection, kind, address, user, service.clock())
 
     attempt = await run_in_threadpool(reserve)
     if attempt is None:
-        raise HTTPException(429, f"too many {'log-in' if kind == limiter.LOGIN else 'registration'} attempts from your address; {limiter.BUDGETS[kind].wait()}")
+        raise HTTPException(429, f"too many {limiter.WORDS[kind]} attempts from your address; {limiter.BUDGETS[kind].wait()}")
     return attempt
 
 
 async def log_in(service: Any, request: Request, name: str, password: str, *, session: bool, days: int = API_TOKEN_DAYS) -> str:
     """A new token (``session``: a web page session's) for the user, or 401, 429 or 503 (:class:`HTTPException`)."""
-    attempt = await _reserve(service, limiter.LOGIN, client_address(request, service.proxies), name)
+    attempt = await reserve(service, limiter.LOGIN, client_address(request, service.proxies), name)
 
     def user() -> Any:
         with reading(service.engine) as connection:
@@ -58,23 +59,41 @@ async def log_in(service: Any, request: Request, name: str, password: str, *, se
     return await run_in_threadpool(issue)
 
 
-async def register(service: Any, request: Request, team: str, user: str, password: str) -> str:
-    """Register a team and its first member; a token for the team. 409 for a taken name (the same answer for a team or a user), 422, 429."""
+async def register(service: Any, request: Request, team: str | None, user: str, password: str, *,
+                   invitation: str | None = None, email: str | None = None, session: bool = False) -> tuple[str, str]:  # fmt: skip
+    """Register a user with a new team (``team``) or joining one (``invitation``, a code its members see); the team's name and a token.
+
+    The token is the team's API token, or (``session``) a web session's. 409 for a taken name (the same answer for a team or a user),
+    404 for an unknown invitation code, 422 for a bad name, password or address, 429.
+    """
     try:
-        accounts.check_name(team, "team name")
+        if (team is None) == (invitation is None):
+            raise UsageError("give a team to create or an invitation code to join one, not both")
+        if team is not None:
+            accounts.check_name(team, "team name")
         accounts.check_name(user, "user name")
-        accounts.check_password(password, user, team)
+        accounts.check_password(password, user, team or "")
+        if email:
+            mail.check_address(email)
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
-    await _reserve(service, limiter.REGISTER, client_address(request, service.proxies), user)
+    await reserve(service, limiter.REGISTER, client_address(request, service.proxies), user)
     hashed = await service.hashes.run(accounts.hash_password, password)
 
-    def add() -> str:
+    def add() -> tuple[str, str]:
         now = service.clock()
         with writing(service.engine) as connection:
-            team_id = accounts.add_team(connection, team, now)
+            if invitation is None:
+                name, team_id = str(team), accounts.add_team(connection, str(team), now)
+            elif (joined := invitations.team_of_code(connection, invitation)) is not None:
+                team_id, name = joined
+            else:
+                raise HTTPException(404, "no team has this invitation code (a member may have renewed it): ask them for the current one")
             user_id = accounts.add_user(connection, user, password, team_id, False, now, hashed=hashed)
-            return accounts.new_token(connection, team_id, False, f"registration of {user}", now, user_id=user_id)
+            if email:
+                mail.set_mail(connection, user_id, email, now=now)
+            label, expires = (f"session of {user}", now + accounts.SESSION) if session else (f"registration of {user}", None)
+            return name, accounts.new_token(connection, team_id, False, label, now, expires=expires, user_id=user_id, session=session)
 
     try:
         return await run_in_threadpool(add)

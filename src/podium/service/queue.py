@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, insert, or_, select, update
 
+from podium.service import mail
 from podium.service.database import writing
 from podium.service.scoring import Outcome
 from podium.service.statuses import ERROR, JOB_DONE, JOB_GAVE_UP, JOB_QUEUED, JOB_RUNNING, QUEUED, RUNNING
@@ -85,6 +86,7 @@ def finish(engine: Engine, claim: Claim, outcome: Outcome, now: datetime) -> boo
         if connection.execute(select(jobs.c.id).where(_holds(claim)).with_for_update()).first() is None:
             return False
         kept = connection.execute(select(results.c.id).where(results.c.submission_id == claim.submission_id, results.c.round == claim.round)).first()
+        first = _unscored(connection, claim.submission_id)
         if kept is None:
             connection.execute(
                 insert(results).values(
@@ -98,6 +100,8 @@ def finish(engine: Engine, claim: Claim, outcome: Outcome, now: datetime) -> boo
             update(submissions).where(submissions.c.id == claim.submission_id)
             .values(status=outcome.status, reason=outcome.reason, problems=outcome.problems, finished=now)
         )  # fmt: skip
+        if first:  # a rescore's results are not mailed: every team would get one message per submission
+            mail.submission_done(connection, claim.submission_id, outcome.status, outcome.reason, outcome.public_scores, now)
         return True
 
 
@@ -107,7 +111,10 @@ def retry(engine: Engine, claim: Claim, error: str, now: datetime) -> None:
         if connection.execute(select(jobs.c.id).where(_holds(claim)).with_for_update()).first() is None:
             return
         if claim.attempt >= MAX_ATTEMPTS:
+            first = _unscored(connection, claim.submission_id)
             _give_up(connection, claim.job_id, claim.submission_id, error, now)
+            if first:
+                mail.submission_done(connection, claim.submission_id, ERROR, "podium could not score it (not counted in your quota)", None, now)
             return
         connection.execute(update(jobs).where(jobs.c.id == claim.job_id).values(state=JOB_QUEUED, lease=None, lease_until=None, error=error[:2000]))
         connection.execute(update(submissions).where(submissions.c.id == claim.submission_id).values(status=QUEUED))
@@ -117,3 +124,8 @@ def _give_up(connection: Connection, job_id: int, submission_id: int, error: str
     connection.execute(update(jobs).where(jobs.c.id == job_id).values(state=JOB_GAVE_UP, lease=None, lease_until=None, error=error[:2000]))
     reason = f"podium could not score it (not counted in your quota): {error}"
     connection.execute(update(submissions).where(submissions.c.id == submission_id).values(status=ERROR, reason=reason[:2000], finished=now))
+
+
+def _unscored(connection: Connection, submission_id: int) -> bool:
+    """Whether the submission has no result yet, of any round (its first scoring, not a rescore)."""
+    return connection.execute(select(results.c.id).where(results.c.submission_id == submission_id).limit(1)).first() is None

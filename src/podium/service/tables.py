@@ -71,6 +71,8 @@ teams = Table(
     Column("id", Integer, primary_key=True),
     Column("name", String(64), nullable=False, unique=True),
     Column("created", UTCDateTime, nullable=False),
+    Column("invitation", String(32), nullable=True),  # the code that lets a new member join (podium.service.invitations)
+    Index("ix_teams_invitation", "invitation", unique=True),
 )
 
 users = Table(
@@ -82,6 +84,10 @@ users = Table(
     Column("organizer", Boolean, nullable=False, default=False),
     Column("password_hash", String(256), nullable=False),
     Column("created", UTCDateTime, nullable=False),
+    Column("email", String(254), nullable=True),  # where notifications go (None: no mail)
+    Column("email_confirmed", Boolean, nullable=False, default=False),  # mail other than its confirmation goes only to a confirmed address
+    Column("email_check", String(64), nullable=True),  # the SHA-256 of the address's confirmation token, until it is confirmed
+    Column("mail_off", String(256), nullable=False, default=""),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
 )
 
 tokens = Table(
@@ -102,7 +108,7 @@ attempts = Table(  # log-ins and registrations lately tried, per client address 
     "attempts",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("kind", String(16), nullable=False),  # login | register
+    Column("kind", String(16), nullable=False),  # login | register | reset
     Column("address", String(64), nullable=False),
     Column("user", String(64), nullable=False),
     Column("at", UTCDateTime, nullable=False),
@@ -164,4 +170,31 @@ results = Table(
     Column("public_document", JSON, nullable=False),  # what the team sees before the reveal
     Column("created", UTCDateTime, nullable=False),
     UniqueConstraint("submission_id", "round", name="uq_results_submission_round"),  # scoring is idempotent
+)
+
+resets = Table(  # one-time password-reset links (podium.service.resets): the SHA-256 of the link's token, never the token
+    "resets",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("digest", String(64), nullable=False, unique=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("created", UTCDateTime, nullable=False),
+    Column("expires", UTCDateTime, nullable=False),
+)
+
+outbox = Table(  # e-mail waiting to be sent, or sent (podium.service.mail): written in the transaction of its event, sent by the mailer
+    "outbox",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=True),
+    Column("address", String(254), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("subject", String(256), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("created", UTCDateTime, nullable=False),
+    Column("tries", Integer, nullable=False, default=0),
+    Column("next_try", UTCDateTime, nullable=False),
+    Column("sent", UTCDateTime, nullable=True),
+    Column("error", Text, nullable=True),  # the last failure to send
+    Index("ix_outbox_sent_next_try", "sent", "next_try"),
 )

@@ -22,17 +22,20 @@ class Credentials(BaseModel):
 
 
 class Registration(BaseModel):
-    team: str
+    team: str | None = Field(None, description="The new team's name (or give `invitation`)")
+    invitation: str | None = Field(None, description="A team's invitation code, to join it (its members see it: GET /api/team/invitation)")
     user: str
     password: str
+    email: str | None = Field(None, description="Where notifications go (optional)")
 
 
 @router.post("/register", status_code=201, response_model=NewTeam, summary="Register a new team and its first member (if the contest allows it)",
-             responses={409: {"description": "the team or user name is taken (the same answer for either)"}, 429: {"description": "too many registrations from this address"}})  # fmt: skip
+             responses={404: {"description": "no team has this invitation code"}, 409: {"description": "the team or user name is taken (the same answer for either)"}, 429: {"description": "too many registrations from this address"}})  # fmt: skip
 async def register(service: ServiceDep, request: Request, body: Registration) -> dict[str, Any]:
     if not service.contests.get().service.self_registration:
         raise HTTPException(403, "this contest does not take self-registration; ask the organizers for a team token")
-    return {"team": body.team, "token": await logins.register(service, request, body.team, body.user, body.password)}
+    team, token = await logins.register(service, request, body.team, body.user, body.password, invitation=body.invitation, email=body.email)
+    return {"team": team, "token": token}
 
 
 @router.post("/tokens", status_code=201, response_model=NewToken, summary="Log in: a new API token for a member or organizer (it lasts `days` days)",
