@@ -15,29 +15,12 @@ import pytest
 
 from podium.core.issues import IssueLog
 from podium.formats import detection_table
-from test_detection_scan import NAMES, _contents, _damaged, _table
+from test_detection_scan import NAMES, _damaged, _read_both, _table
 
 
 def _camera_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object, bool]:
     """The table read by pyarrow and row by row (the compiled scan left out), and whether pyarrow gave rows."""
-    taken: list[object] = []
-    original = detection_table._read_clean
-
-    def spied(*args: object) -> object:
-        taken.append(original(*args))  # type: ignore[arg-type]
-        return taken[-1]
-
-    fast_log, slow_log = IssueLog(), IssueLog()
-    with monkeypatch.context() as patch:
-        patch.setattr(detection_table, "_scan_pays", lambda body: False)
-        patch.setattr(detection_table, "_read_clean", spied)
-        fast = detection_table.read_table(path, fast_log, truth)
-    with monkeypatch.context() as patch:
-        patch.setattr(detection_table, "_scan_pays", lambda body: False)
-        patch.setattr(detection_table, "_read_clean", lambda *args: None)
-        slow = detection_table.read_table(path, slow_log, truth)
-    assert (fast_log.errors, fast_log.warnings) == (slow_log.errors, slow_log.warnings)
-    return _contents(fast), _contents(slow), bool(taken and taken[0] is not None)
+    return _read_both(path, truth, monkeypatch, "_read_clean")
 
 
 @pytest.mark.parametrize("seed", range(300))

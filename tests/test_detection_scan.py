@@ -54,19 +54,20 @@ def _damaged(rng: np.random.Generator, text: str, times: int) -> str:
     return text
 
 
-def _read_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object, bool]:
-    """The table read with the scan and row by row, and whether the scan gave rows."""
+def _read_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch, way: str = "_scanned") -> tuple[object, object, bool]:
+    """The table read the fast ``way`` (the compiled scan, or pyarrow: ``_read_clean``) and row by row,
+    and whether that way gave rows."""
     taken: list[object] = []
-    original = detection_table._scanned
+    original = getattr(detection_table, way)
 
     def spied(*args: object) -> object:
-        taken.append(original(*args))  # type: ignore[arg-type]
+        taken.append(original(*args))
         return taken[-1]
 
     fast_log, slow_log = IssueLog(), IssueLog()
     with monkeypatch.context() as patch:
-        patch.setattr(detection_table, "_scanned", spied)
-        patch.setattr(detection_table, "_scan_pays", lambda body: True)
+        patch.setattr(detection_table, way, spied)
+        patch.setattr(detection_table, "_scan_pays", lambda body: way == "_scanned")
         fast = detection_table.read_table(path, fast_log, truth)
     with monkeypatch.context() as patch:
         patch.setattr(detection_table, "_scanned", lambda *args: None)
