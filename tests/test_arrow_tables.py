@@ -15,7 +15,7 @@ import pytest
 
 from podium.core.issues import IssueLog
 from podium.formats import detection_table
-from test_detection_scan import NAMES, _damaged, _read_both, _table
+from test_detection_scan import NAMES, _damaged, _read_both, _table, read_damaged_both_ways
 
 
 def _camera_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object, bool]:
@@ -26,15 +26,7 @@ def _camera_both(path: Path, truth: detection_table.Table | None, monkeypatch: p
 @pytest.mark.parametrize("seed", range(300))
 def test_camera_traps_pyarrow_equals_the_row_reader_on_damaged_tables(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(seed)
-    photos = _photos(rng, ascii_only=seed % 4 < 2)
-    text = _table(rng, photos)
-    if seed % 3:
-        text = _damaged(rng, text, 1 if seed % 3 == 1 else 3)
-    path = tmp_path / "table.tsv"
-    path.write_text(text, encoding="utf-8")
-    truth = None if seed % 2 else detection_table.Table.of(detection_table._no_boxes(), [*photos, "IMG_9999.JPG"])
-    fast, slow, _ = _camera_both(path, truth, monkeypatch)
-    assert fast == slow
+    read_damaged_both_ways(rng, seed, _photos(rng, ascii_only=seed % 4 < 2), tmp_path, monkeypatch, "_read_clean")
 
 
 def _photos(rng: np.random.Generator, ascii_only: bool) -> list[str]:
