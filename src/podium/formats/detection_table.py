@@ -85,7 +85,7 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     photo. A row with empty BBox and Class names a photo without detections.
     Clean tab-separated rows are read by a compiled scan
     (:mod:`podium.formats.detection_scan`) where it pays (:func:`_scan_pays`),
-    else by ``str`` methods and NumPy; any other table row by row, which names
+    else by pyarrow (:func:`_read_clean`); any other table row by row, which names
     every problem. All three give the same rows.
     """
     errors_before = log.error_count
