@@ -54,19 +54,20 @@ def _damaged(rng: np.random.Generator, text: str, times: int) -> str:
     return text
 
 
-def _read_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object, bool]:
-    """The table read with the scan and row by row, and whether the scan gave rows."""
+def _read_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch, way: str = "_scanned") -> tuple[object, object, bool]:
+    """The table read the fast ``way`` (the compiled scan, or pyarrow: ``_read_clean``) and row by row,
+    and whether that way gave rows."""
     taken: list[object] = []
-    original = detection_table._scanned
+    original = getattr(detection_table, way)
 
     def spied(*args: object) -> object:
-        taken.append(original(*args))  # type: ignore[arg-type]
+        taken.append(original(*args))
         return taken[-1]
 
     fast_log, slow_log = IssueLog(), IssueLog()
     with monkeypatch.context() as patch:
-        patch.setattr(detection_table, "_scanned", spied)
-        patch.setattr(detection_table, "_scan_pays", lambda body: True)
+        patch.setattr(detection_table, way, spied)
+        patch.setattr(detection_table, "_scan_pays", lambda body: way == "_scanned")
         fast = detection_table.read_table(path, fast_log, truth)
     with monkeypatch.context() as patch:
         patch.setattr(detection_table, "_scanned", lambda *args: None)
@@ -88,16 +89,23 @@ def _contents(table: detection_table.Table | None) -> object:
 def test_scan_equals_the_row_reader_on_damaged_tables(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(seed)
     photos = [str(n) for n in rng.permutation(NAMES)[: int(rng.integers(1, len(NAMES) + 1))]]
+    scanned = read_damaged_both_ways(rng, seed, photos, tmp_path, monkeypatch, "_scanned")
+    if seed % 3 == 0:
+        assert scanned, "an undamaged table must take the scan"
+
+
+def read_damaged_both_ways(rng: np.random.Generator, seed: int, photos: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> bool:
+    """A random table of ``photos``, damaged for two seeds in three, read both ways (they must agree),
+    as the truth for odd seeds; whether the fast ``way`` gave rows."""
     text = _table(rng, photos)
     if seed % 3:
         text = _damaged(rng, text, 1 if seed % 3 == 1 else 3)
     path = tmp_path / "table.tsv"
     path.write_text(text, encoding="utf-8")
     truth = None if seed % 2 else detection_table.Table.of(detection_table._no_boxes(), [*photos, "IMG_9999.JPG"])
-    fast, slow, scanned = _read_both(path, truth, monkeypatch)
+    fast, slow, taken = _read_both(path, truth, monkeypatch, way)
     assert fast == slow
-    if seed % 3 == 0:
-        assert scanned, "an undamaged table must take the scan"
+    return taken
 
 
 def test_damage_mostly_leaves_the_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

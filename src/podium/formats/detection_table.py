@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,8 +21,9 @@ from numpy.typing import NDArray
 
 from podium.accel.jit import kernels_loaded
 from podium.core.issues import IssueLog, plural
+from podium.formats.arrow_tables import DECIMAL_RE2, clean_columns, strings
 from podium.formats.files import FileProblem
-from podium.formats.text import DECIMAL, TRUSTED, TextLimits, TextSpans, numeric_rows, read_text
+from podium.formats.text import DECIMAL, TRUSTED, TextLimits, TextSpans, read_text
 from podium.metrics.detection_boxes import Boxes
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     photo. A row with empty BBox and Class names a photo without detections.
     Clean tab-separated rows are read by a compiled scan
     (:mod:`podium.formats.detection_scan`) where it pays (:func:`_scan_pays`),
-    else by ``str`` methods and NumPy; any other table row by row, which names
+    else by pyarrow (:func:`_read_clean`); any other table row by row, which names
     every problem. All three give the same rows.
     """
     errors_before = log.error_count
@@ -113,11 +113,11 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
         boxes = Boxes(scanned.photo, scanned.xywh, scanned.cls, scanned.texts)
         line_numbers: Sequence[int] | NDArray[np.int64] = scanned.lines + (first - 1)
         photos = scanned.photos
+    elif (clean := _read_clean(body, first, truth) if tabs else None) is not None:
+        boxes, line_numbers, photos = clean
     else:
-        lines = body.splitlines()
         known = {} if truth is None else {name: i for i, name in enumerate(truth.photos)}
-        clean = _read_clean(lines, first, known, truth is None) if tabs else None
-        boxes, line_numbers = clean or _read_rows(lines, first, layout, known, truth is None, path, log)
+        boxes, line_numbers = _read_rows(body.splitlines(), first, layout, known, truth is None, path, log)
         photos = list(known)
     if log.error_count > errors_before:
         return None
@@ -162,45 +162,43 @@ def submission_limits(photos: TextSpans) -> TextLimits:
     return TextLimits(max_bytes=rows * (longest + 100) + (1 << 20), max_lines=rows, needs=plural(n, "photo"))
 
 
-def _read_clean(
-    lines: list[str], first: int, known: dict[str, int], new_photos: bool
-) -> tuple[Boxes, Sequence[int]] | None:
-    """Tab-separated rows ``name<TAB>xc yc w h<TAB>class`` that are all valid, split by ``str`` methods
-    and their numbers read by NumPy: the clean table's way in a process without Numba loaded.
+def _read_clean(body: str, first: int, truth: Table | None) -> tuple[Boxes, NDArray[np.int64], TextSpans] | None:
+    """Tab-separated rows ``name<TAB>xc yc w h<TAB>class`` that are all valid, read by pyarrow
+    (:mod:`podium.formats.arrow_tables`): the boxes, their lines, and the photos (the truth's, or
+    reading the truth, its names in order of first appearance).
 
     ``None`` whenever anything is unusual; the row-by-row path then names every problem.
     """
-    if list(map(str.count, lines, repeat("\t"))).count(2) != len(lines):
+    columns = clean_columns(body.encode(), "\t", 3)
+    if columns is None:
         return None
-    parts = "\t".join(lines).split("\t")
-    names, box_texts, class_texts = list(map(str.strip, parts[0::3])), parts[1::3], parts[2::3]
-    if not all(names) or '"' in "".join(names):  # a quoted name: the csv module unquotes it
-        return None
-    if new_photos:
-        for name in dict.fromkeys(names):  # each name once, in the order of first appearance
-            known.setdefault(name, len(known))
-    photo_of_row = list(map(known.get, names, repeat(-1)))
-    if -1 in photo_of_row:
-        return None
-    kept: Sequence[int] = range(len(lines))
-    if "" in box_texts:  # photos without animals: empty BBox and Class
-        kept = [i for i, b in enumerate(box_texts) if b]
-        if any(class_texts[i] for i, b in enumerate(box_texts) if not b):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names, box_texts, class_texts = (pc.ascii_trim_whitespace(c) for c in columns)  # as str.strip: no other control character is left
+    if truth is None:
+        encoded = pc.dictionary_encode(names)  # the names in order of first appearance
+        photos, photo_of_row = encoded.dictionary, encoded.indices
+    else:
+        photos, photo_of_row = pa.array(truth.photos, pa.string()), pc.index_in(names, value_set=pa.array(truth.photos, pa.string()))
+    if photo_of_row.null_count or pc.any(pc.equal(names, "")).as_py():
+        return None  # a photo not in the truth, or a row without a name
+    filled = pc.not_equal(box_texts, "")
+    if not pc.all(filled, min_count=0).as_py():  # photos without animals: empty BBox and Class
+        if pc.any(pc.and_(pc.invert(filled), pc.not_equal(class_texts, ""))).as_py():
             return None
-        box_texts = [box_texts[i] for i in kept]
-        class_texts = [class_texts[i] for i in kept]
-        photo_of_row = [photo_of_row[i] for i in kept]
-    joined = " ".join(box_texts)
-    if not joined.isascii() or any(c in joined for c in "[](){}\"',;\n_") or list(map(str.count, box_texts, repeat(" "))).count(3) != len(box_texts):
+        photo_of_row, box_texts, class_texts = (pc.filter(c, filled) for c in (photo_of_row, box_texts, class_texts))
+    box = DECIMAL_RE2
+    classes = pc.index_in(class_texts, value_set=pa.array(list(CLASS_VALUES)))
+    if classes.null_count or not pc.all(pc.match_substring_regex(box_texts, f"^{box} {box} {box} {box}$"), min_count=0).as_py():
         return None
-    xywh = numeric_rows(box_texts, np.float64) if box_texts else np.zeros((0, 4))
-    if xywh is None or xywh.shape[1] != 4:  # the checks above left four numbers between single spaces, or this
+    values = pc.cast(pc.list_flatten(pc.split_pattern(box_texts, " ")), pa.float64()).to_numpy(zero_copy_only=False)
+    xywh = values.reshape(-1, 4)
+    if not _valid(xywh):
         return None
-    classes = list(map(CLASS_VALUES.get, class_texts, repeat(-1)))
-    if -1 in classes or not _valid(xywh):
-        return None
-    boxes = Boxes(np.array(photo_of_row, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), TextSpans.of(box_texts))
-    return boxes, [first + i for i in kept] if isinstance(kept, list) else range(first, first + len(lines))
+    class_of = np.array(list(CLASS_VALUES.values()), dtype=np.int8)
+    boxes = Boxes(photo_of_row.to_numpy(zero_copy_only=False).astype(np.int64), xywh, class_of[classes.to_numpy(zero_copy_only=False)], strings(box_texts))
+    return boxes, np.flatnonzero(filled.to_numpy(zero_copy_only=False)) + first, strings(photos)
 
 
 def _valid(xywh: NDArray[np.float64]) -> bool:
