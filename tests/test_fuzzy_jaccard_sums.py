@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -65,3 +69,26 @@ def test_shapes_and_sizes_are_checked() -> None:
         class_sums(np.zeros((2, 3), np.uint8), 1, np.zeros((3, 2), np.uint8), None)
     with pytest.raises(ValueError, match="size of truth"):
         _sums(np.zeros(4, np.uint8), 1, np.zeros(4, np.uint8), np.zeros(3, np.uint8))
+
+
+# In a fresh process: whether scoring ``pixels`` of maps loaded Numba, and whether a demo's evaluation did.
+FRESH = r"""
+import json, sys, tempfile
+from pathlib import Path
+import podium
+from podium.metrics.fuzzy_jaccard import COLD_PIXELS, load_compiled_pass
+with tempfile.TemporaryDirectory() as folder:
+    demo = podium.demo("fuzzy-jaccard", Path(folder))
+    podium.evaluate("fuzzy-jaccard", demo.truth, demo.submission)
+    demo_loaded = "numba" in sys.modules
+load_compiled_pass(COLD_PIXELS - 1)
+small_loaded = "numba" in sys.modules
+load_compiled_pass(COLD_PIXELS)
+from podium.accel.jit import kernels_loaded
+print(json.dumps([demo_loaded, small_loaded, kernels_loaded()]))
+"""
+
+
+def test_numba_is_loaded_only_for_sets_that_repay_it() -> None:
+    out = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, check=True, timeout=120).stdout
+    assert json.loads(out) == [False, False, True]
