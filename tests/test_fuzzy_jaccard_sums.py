@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -69,24 +68,19 @@ def test_shapes_are_checked() -> None:
         class_sums(np.zeros((2, 3), np.uint8), 1, np.zeros((3, 2), np.uint8), None)
 
 
-# In a fresh process: whether scoring ``pixels`` of maps loaded Numba, and whether a demo's evaluation did.
+# In a fresh process: whether evaluating a demo set loaded Numba.
 FRESH = r"""
-import json, sys, tempfile
+import sys, tempfile
 from pathlib import Path
 import podium
-from podium.metrics.fuzzy_jaccard import COLD_PIXELS, load_compiled_pass
 with tempfile.TemporaryDirectory() as folder:
     demo = podium.demo("fuzzy-jaccard", Path(folder))
     podium.evaluate("fuzzy-jaccard", demo.truth, demo.submission)
-    demo_loaded = "numba" in sys.modules
-load_compiled_pass(COLD_PIXELS - 1)
-small_loaded = "numba" in sys.modules
-load_compiled_pass(COLD_PIXELS)
-from podium.accel.jit import kernels_loaded
-print(json.dumps([demo_loaded, small_loaded, kernels_loaded()]))
+print("numba" in sys.modules)
 """
 
 
-def test_numba_is_loaded_only_for_sets_that_repay_it() -> None:
+def test_an_evaluation_never_loads_numba_for_the_compiled_pass() -> None:
+    """Loading it costs a fresh process more CPU than the pass saves, even on 200 MP of images."""
     out = subprocess.run([sys.executable, "-c", FRESH], capture_output=True, text=True, check=True, timeout=120).stdout
-    assert json.loads(out) == [False, False, True]
+    assert out.strip() == "False"

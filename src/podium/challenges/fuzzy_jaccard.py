@@ -26,7 +26,7 @@ from podium.core.parameters import choice, optional_integer, real
 from podium.formats import png
 from podium.formats import probability_maps as maps
 from podium.formats.folders import list_folder
-from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats, load_compiled_pass
+from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats
 from podium.synthetic.demo import Demo
 
 
@@ -114,7 +114,6 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
             shape, statistics = self._read_truth(context, item)
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
-        load_compiled_pass(len(context.truth.files) * n_classes * shape[0] * shape[1])  # the whole set, its images this size
         predictions: list[NDArray[np.uint8] | None] = []
         problems: list[Issue] = []
         for path in item.predictions:

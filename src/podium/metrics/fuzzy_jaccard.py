@@ -32,7 +32,6 @@ from podium.accel.jit import kernels_loaded
 from podium.metrics.state import Statistics, summed
 
 MAX_PROBABILITY = 100
-COLD_PIXELS = 600_000_000  # pixels of maps from which the compiled pass repays loading Numba in a fresh process
 
 
 @dataclass(frozen=True)
@@ -119,18 +118,6 @@ class FuzzyJaccardStats(Statistics):
             [i / u if u else np.nan for i, u in zip(self.intersection, self.union)],
             dtype=np.float64,
         )
-
-
-def load_compiled_pass(pixels: int) -> None:
-    """Load the compiled pass (:mod:`~podium.metrics.fuzzy_jaccard_sums`) when ``pixels`` of prediction
-    maps are to be scored and no kernel is loaded yet: from :data:`COLD_PIXELS` (38 images of 2000x2000
-    and 4 classes), where it saves more (1.1 ms of CPU per megapixel of map against the NumPy passes)
-    than loading Numba and the kernel costs a fresh process (0.45 to 0.7 s of CPU, measured under load).
-    Below, the NumPy passes give the same sums."""
-    if pixels >= COLD_PIXELS and not kernels_loaded():
-        from podium.metrics.fuzzy_jaccard_sums import compile_kernels
-
-        compile_kernels()
 
 
 def _compiled_fits(arrays: Sequence[NDArray[np.generic] | None], roi: NDArray[np.bool_] | None) -> bool:

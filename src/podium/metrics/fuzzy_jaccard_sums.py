@@ -10,9 +10,9 @@ integers either way: the tests compare both on random images.
 This module imports Numba, whose first kernel costs a fresh process 0.45 to 0.7 s of CPU (Numba's
 import, 0.2 s, then its typing set-up, which imports SciPy); the loop saves 1.1 ms per megapixel of
 map, so the statistics take it in a process that has a kernel loaded already
-(:func:`podium.accel.jit.kernels_loaded`: a service worker, a GlaS pool) or that scores a set large
-enough to repay the loading (:func:`podium.metrics.fuzzy_jaccard.load_compiled_pass`), and the
-NumPy passes otherwise.
+(:func:`podium.accel.jit.kernels_loaded`: a service worker, a GlaS pool) and the NumPy passes
+otherwise. Loading it for large sets does not pay either: ``podium evaluate`` on 200 MP (50 images
+of 2000x2000, 4 classes) took 4.49 s of CPU that way, 4.30 s without (load 11).
 """
 
 from __future__ import annotations
