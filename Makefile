@@ -42,7 +42,7 @@ test: $(STAMP)
 	# The kernel and fuzz tests again with every array access bounds-checked, compiled into a cache of their own
 	# (Numba's cache key leaves the flag out: a shared cache would serve the unchecked machine code).
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck PODIUM_FUZZ_CASES=30 $(VENV)/bin/python -m pytest -q -p no:cacheprovider \
-		tests/test_png_rows.py tests/test_metric_label_scan.py tests/test_detection_scan.py tests/test_detection_matching.py \
+		tests/test_png_rows.py tests/test_metric_label_scan.py tests/test_detection_scan.py tests/test_detection_matching.py tests/test_fuzzy_jaccard_sums.py \
 		tests/test_kernel_preconditions.py tests/test_fuzzed_inputs.py -k "not archives and not uploads"
 
 clean:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from podium.formats import detection_scan, png_rows
-from podium.metrics import detection_matching, label_scan
+from podium.metrics import detection_matching, fuzzy_jaccard_sums, label_scan
 from podium.metrics.object_segmentation import _Side
 
 I64 = np.int64
@@ -115,6 +115,8 @@ CASES: dict[str, tuple[Callable[..., Any], list[Any]]] = {
     "_decide: photos of two counts": (detection_matching._decide, _matching_args(t_start=np.array([0, 1, 1], I64))),
     "_count_candidates: corners of 3 rows": (detection_matching._count_candidates, _matching_args(p_corners=np.zeros((3, 1)))[:6]),
     "_rank: a span outside": (detection_matching._rank, [np.zeros(2, I64), np.zeros(2), np.zeros(2), 0, 3]),
+    "_sums: a short prediction": (fuzzy_jaccard_sums._sums, [np.zeros(4, np.uint8), 1, np.zeros(3, np.uint8), np.zeros(0, np.uint8)]),
+    "_sums: a short roi": (fuzzy_jaccard_sums._sums, [np.zeros(4, np.uint8), 1, np.zeros(4, np.uint8), np.zeros(3, np.uint8)]),
 }  # fmt: skip
 
 

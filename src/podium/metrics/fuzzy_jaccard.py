@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from podium.accel.jit import kernels_loaded
 from podium.metrics.state import Statistics, summed
 
 MAX_PROBABILITY = 100
@@ -59,6 +60,8 @@ class FuzzyJaccardStats(Statistics):
         counts as all zeros; ``roi`` is the boolean region of interest, ``None``
         meaning every pixel. Truth pixels outside the ROI are ignored.
         """
+        if _compiled_fits([*truth, *predictions], roi):
+            return cls._compiled([(g, 1) for g in truth], predictions, roi)
         sums = _ClassSums(roi)
         for g, p in zip(truth, predictions, strict=True):
             sums.add(g, p)
@@ -76,6 +79,8 @@ class FuzzyJaccardStats(Statistics):
         Same as :meth:`from_masks` with ``truth[c] = labels == c + 1``, without
         holding every mask in memory at once.
         """
+        if _compiled_fits([labels, *predictions], roi):
+            return cls._compiled([(labels, c + 1) for c in range(len(predictions))], predictions, roi)
         sums = _ClassSums(roi)
         mask = np.empty(labels.shape, dtype=bool)
         for c, p in enumerate(predictions):
@@ -83,12 +88,50 @@ class FuzzyJaccardStats(Statistics):
             sums.add(mask, p)
         return cls(tuple(sums.intersection), tuple(sums.union))
 
+    @classmethod
+    def _compiled(
+        cls,
+        truth: Sequence[tuple[NDArray[np.integer] | NDArray[np.bool_], int]],
+        predictions: Sequence[NDArray[np.uint8] | None],
+        roi: NDArray[np.bool_] | None,
+    ) -> FuzzyJaccardStats:
+        """The statistics in one compiled pass per class (:mod:`~podium.metrics.fuzzy_jaccard_sums`);
+        ``truth[c]`` is an array and the value marking class ``c`` in it."""
+        from podium.metrics.fuzzy_jaccard_sums import class_sums
+
+        intersection: list[int] = []
+        union: list[int] = []
+        for (array, value), p in zip(truth, predictions, strict=True):
+            if p is None:  # all zeros: only the truth pixels count
+                inside = array == value if roi is None else (array == value) & roi
+                intersection.append(0)
+                union.append(MAX_PROBABILITY * int(np.count_nonzero(inside)))
+                continue
+            n, sum_in, sum_roi = class_sums(array, value, p, roi)
+            intersection.append(sum_in)
+            union.append(MAX_PROBABILITY * n + sum_roi - sum_in)
+        return cls(tuple(intersection), tuple(union))
+
     def compute(self) -> NDArray[np.float64]:
         """Per-class ``D``; NaN for a class whose union is 0."""
         return np.array(
             [i / u if u else np.nan for i, u in zip(self.intersection, self.union)],
             dtype=np.float64,
         )
+
+
+def _compiled_fits(arrays: Sequence[NDArray[np.generic] | None], roi: NDArray[np.bool_] | None) -> bool:
+    """Whether to take the compiled pass: a kernel is loaded in this process (else loading Numba
+    would cost more than the pass saves) and the arrays have the types it is shipped compiled for
+    (the readers': uint8 or uint16 labels, boolean masks and ROI, uint8 predictions)."""
+    return (
+        kernels_loaded()
+        and all(a is None or a.dtype in _COMPILED_TYPES for a in arrays)
+        and (roi is None or roi.dtype == np.bool_)
+    )
+
+
+_COMPILED_TYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.bool_))
 
 
 class _ClassSums:

@@ -7,9 +7,10 @@ kernels in memory instead of loading them (0.2 s).
 """
 
 from podium.formats import detection_scan, png_rows
-from podium.metrics import detection_matching, object_segmentation
+from podium.metrics import detection_matching, fuzzy_jaccard_sums, object_segmentation
 
 object_segmentation.compile_kernels()
 png_rows.compile_kernels()
 detection_scan.compile_kernels()
 detection_matching.compile_kernels()
+fuzzy_jaccard_sums.compile_kernels()
