@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from podium.challenges import IDS, every
-from podium.challenges.catalog import describe, entries
+from podium.challenges.catalog import Entry, describe, entries
 from podium.cli import cli, platforms, scoring, service
 from podium.cli.commandline import LISTED, Listed
 from podium.publish import display, listing
@@ -93,16 +93,18 @@ def test_podium_challenges_id_prints_its_tables(challenge_id: str) -> None:
     display.print_challenge(expected, json.loads(json.dumps(describe(challenge))))
     assert output == expected.file.getvalue()  # type: ignore[attr-defined]
     output, _, _ = _run("challenges", challenge_id, "--json")
-    described = json.loads(json.dumps(describe(challenge)))
-    assert json.loads(output) == {**described, "scores": [{k: v for k, v in spec.items() if k != "family"} for spec in described["scores"]]}
+    assert json.loads(output) == _public(describe(challenge))
 
 
 def test_podium_challenges_json_describes_every_challenge() -> None:
     output, _, _ = _run("challenges", "--json")
-    assert json.loads(output) == [
-        {**entry, "scores": [{k: v for k, v in spec.items() if k != "family"} for spec in entry["scores"]]}
-        for entry in json.loads(json.dumps([describe(challenge) for challenge in every()]))
-    ]
+    assert json.loads(output) == [_public(describe(challenge)) for challenge in every()]
+
+
+def _public(entry: Entry) -> dict[str, object]:
+    """What ``--json`` shows of a catalog entry: as JSON writes it, without the scores' ``family``."""
+    shown = json.loads(json.dumps(entry))
+    return {**shown, "scores": [{k: v for k, v in spec.items() if k != "family"} for spec in shown["scores"]]}
 
 
 @pytest.mark.parametrize(("text", "width", "shown"), [
@@ -147,4 +149,4 @@ def test_help_lists_the_commands_as_click_does(width: int) -> None:
 def test_the_docs_show_the_listing_as_it_prints() -> None:
     page = (Path(__file__).resolve().parents[1] / "docs" / "commands.md").read_text(encoding="utf-8")
     output, _, _ = _run("challenges", columns=80)
-    assert "".join(("  " + line if line else "") + "\n" for line in output.splitlines()) in page, "paste podium challenges (80 columns) in docs/commands.md"
+    assert "".join(("        " + line if line else "") + "\n" for line in output.splitlines()) in page, "paste podium challenges (80 columns) in docs/commands.md"
