@@ -1,8 +1,9 @@
 """Start-up of the commands that compute nothing, against a bare interpreter (issue 40, goal 1: at most 6x).
 
 Runs ``python -c pass``, ``python -c "import click"`` (the floor of any click command), ``podium --help``,
-``podium --version``, ``podium challenges`` and ``podium challenges --json`` in turn (interleaved, so that
-the machine's load falls on all alike), and reports the median CPU seconds of each (the child's user +
+``podium --version``, ``podium challenges`` (the plain listing), ``podium challenges --json`` and
+``podium challenges glas`` (one challenge's Rich tables) in turn (interleaved, so that the machine's
+load falls on all alike), and reports the median CPU seconds of each (the child's user +
 system time) and its ratio to the bare interpreter, and which heavy modules each command loaded.
 podium's bytecode is compiled first, as pip does when it installs podium, so that a checkout run with
 ``PYTHONDONTWRITEBYTECODE`` is not charged for compiling the modules it imports.
@@ -31,6 +32,7 @@ COMMANDS = {
     "podium --version": [*PODIUM, "--version"],
     "podium challenges": [*PODIUM, "challenges"],
     "podium challenges --json": [*PODIUM, "challenges", "--json"],
+    "podium challenges glas": [*PODIUM, "challenges", "glas"],
 }
 HEAVY = ("numpy", "rich", "zipfile", "subprocess", "pydantic", "podium.contest", "podium.challenges.glas")
 LOADED = "import runpy, sys; sys.argv = ['podium', *{args!r}]\ntry: runpy.run_module('podium', run_name='__main__')\nexcept SystemExit: pass\nprint(' '.join(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)"

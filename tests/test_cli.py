@@ -136,8 +136,19 @@ def test_challenges_lists_parameters_scores_and_directions() -> None:
     assert entry["primary"] == "fuzzy_jaccard"
     assert entry["scores"][0]["higher_is_better"] is True
     assert {p["name"]: p["default"] for p in entry["parameters"]} == {"roi": "union", "ignore": None, "unreadable": "reject", "rate_mp_s": 1.0, "startup_s": 0.0}
-    table = invoke("challenges")
-    assert table.exit_code == 0 and "roi" in table.stdout and "higher" in table.stdout
+    assert json.loads(invoke("challenges", "fuzzy-jaccard", "--json").stdout) == entry
+    listing = invoke("challenges")
+    assert listing.exit_code == 0 and "fuzzy-jaccard    fuzzy_jaccard  higher" in listing.stdout and "roi" not in listing.stdout
+    tables = invoke("challenges", "fuzzy-jaccard")
+    assert tables.exit_code == 0 and "roi" in tables.stdout and "fuzzy_jaccard (primary)  higher" in tables.stdout
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_challenges_names_every_id_when_one_is_unknown(json_flag: list[str]) -> None:
+    result = invoke("challenges", "glass", *json_flag)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "unknown challenge 'glass' (challenges: fuzzy-jaccard, face-clustering, glas, camera-traps" in result.stderr
+    assert "Traceback" not in result.output
 
 
 def test_demo_scores_every_challenge(tmp_path: Path) -> None:

@@ -25,11 +25,16 @@ _WHERE = {
 IDS: tuple[str, ...] = tuple(_WHERE)
 
 
-@cache
-def get(challenge_id: str) -> Challenge[Any, Any, Any]:
+def known(challenge_id: str) -> str:
+    """``challenge_id`` if it names a challenge; else a usage error that lists every id."""
     if challenge_id not in _WHERE:
         raise UsageError(f"unknown challenge {challenge_id!r} (challenges: {', '.join(IDS)})")
-    module, name = _WHERE[challenge_id].split(":")
+    return challenge_id
+
+
+@cache
+def get(challenge_id: str) -> Challenge[Any, Any, Any]:
+    module, name = _WHERE[known(challenge_id)].split(":")
     challenge: Challenge[Any, Any, Any] = getattr(import_module(module), name)()
     assert challenge.id == challenge_id
     return challenge

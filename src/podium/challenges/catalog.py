@@ -13,6 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from podium.challenges import IDS, known
+
 if TYPE_CHECKING:
     from podium.challenges.base import Challenge
 
@@ -60,3 +62,8 @@ def entries() -> tuple[Entry, ...]:
     """Every challenge's entry, in the registry's order, from ``catalog.json``."""
     loaded: list[Entry] = json.loads(Path(__file__).with_name(FILE).read_text(encoding="utf-8"))
     return tuple(loaded)
+
+
+def entry(challenge_id: str) -> Entry:
+    """One challenge's entry; an unknown id is a usage error that lists every id."""
+    return entries()[IDS.index(known(challenge_id))]

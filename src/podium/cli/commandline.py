@@ -32,7 +32,7 @@ VIEWS = ("full", PUBLIC)
 LISTED = {  # every command: where it is defined, and its help's first paragraph as podium --help lists it (tests/test_startup.py checks both)
     "backup": ("podium.cli.service:backup_command", "Write the contest (database, stored submissions, results) to the archive OUT, while it is served."),
     "bundle": ("podium.cli.platforms:bundle", "Write what a platform needs to host a contest (contest.toml)."),
-    "challenges": ("podium.cli.scoring:challenges_command", "List the challenges, their scores and parameters."),
+    "challenges": ("podium.cli.scoring:challenges_command", "List the challenges (id, primary score, title), or one challenge's scores and parameters."),
     "codabench": ("podium.cli.platforms:codabench_command", "Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html."),
     "contest": ("podium.cli.scoring:contest_group", "Contest files (contest.toml)."),
     "demo": ("podium.cli.scoring:demo_command", "Generate a small synthetic test set for every challenge and score a sample submission."),

@@ -452,20 +452,33 @@ def report_command(result: Path, output: Path | None, truth: Path | None, submis
 
 
 @click.command("challenges")
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@click.argument("challenge_id", metavar="[ID]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print every challenge's (or ID's) scores and parameters as JSON.")
 @guarded
-def challenges_command(as_json: bool) -> int:
-    """List the challenges, their scores and parameters."""
-    from podium.challenges.catalog import entries  # what the classes say, without importing them (or NumPy)
+def challenges_command(challenge_id: str | None, as_json: bool) -> int:
+    """List the challenges (id, primary score, title), or one challenge's scores and parameters.
+
+    The listing is one line per challenge, cut to the terminal's width; podium challenges ID shows that
+    challenge's scores with their direction and meaning, and its parameters with their defaults.
+    """
+    from podium.challenges.catalog import Entry, entries, entry  # what the classes say, without importing them (or NumPy)
+
+    def public(one: Entry) -> dict[str, Any]:
+        return one | {"scores": [{k: v for k, v in spec.items() if k != "family"} for spec in one["scores"]]}
 
     if as_json:
-        shown = [entry | {"scores": [{k: v for k, v in spec.items() if k != "family"} for spec in entry["scores"]]} for entry in entries()]
-        click.echo(json.dumps(shown, indent=2))
-    else:
+        click.echo(json.dumps(public(entry(challenge_id)) if challenge_id is not None else [public(one) for one in entries()], indent=2))
+    elif challenge_id is not None:
         from podium.publish import display
 
-        for entry in entries():
-            display.print_challenge(display.stdout, entry)
+        display.print_challenge(display.stdout, entry(challenge_id))
+    else:
+        import shutil
+
+        from podium.publish.listing import lines
+
+        width = shutil.get_terminal_size().columns
+        click.echo("\n".join(lines(entries(), width, click.get_current_context().command_path)))
     return EXIT_SCORED
 
 

@@ -14,6 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from podium.core.labels import PUBLIC
+from podium.publish.listing import direction
 
 if TYPE_CHECKING:  # this module stays light (no NumPy): podium challenges and the commands' errors print through it
     from rich.progress import Progress
@@ -41,15 +42,11 @@ def scores_table(challenge: Challenge, result: Result, public: bool = False) -> 
     table.add_column("better")
     for name in result.scores:
         try:
-            better = _direction(challenge.score_spec(name).higher_is_better)
+            better = direction(challenge.score_spec(name).higher_is_better)
         except KeyError:
             better = ""
         table.add_row(escape(name), *(_number(scores.get(name)) for scores in columns.values()), better)
     return table
-
-
-def _direction(higher_is_better: bool | None) -> str:
-    return "" if higher_is_better is None else "higher" if higher_is_better else "lower"
 
 
 def _number(value: Any) -> str:
@@ -106,7 +103,7 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
     table.add_column("rank", justify="right")
     table.add_column("team")
     for spec in criteria:
-        table.add_column(f"{escape(spec.name)} ({_direction(spec.higher_is_better)})", justify="right")
+        table.add_column(f"{escape(spec.name)} ({direction(spec.higher_is_better)})", justify="right")
     if rank_sum:
         table.add_column("rank sum", justify="right")
     bootstrapped = any(t.confidence is not None for t in teams)
@@ -133,7 +130,7 @@ def print_challenge(console: Console, challenge: Entry) -> None:
     scores.add_column("meaning")
     for spec in challenge["scores"]:
         primary = " (primary)" if spec["name"] == challenge["primary"] else ""
-        scores.add_row(escape(spec["name"] + ("/<class>" if spec["family"] else "")) + primary, _direction(spec["higher_is_better"]), escape(spec["help"]))
+        scores.add_row(escape(spec["name"] + ("/<class>" if spec["family"] else "")) + primary, direction(spec["higher_is_better"]), escape(spec["help"]))
     console.print(scores)
     if not challenge["parameters"]:
         return
