@@ -62,6 +62,6 @@ def test_the_bound_counts_changes_of_label() -> None:
     from podium.metrics import object_segmentation
 
     flat = np.ones((6000, 6000), np.uint8)
-    object_segmentation._check_memory(flat, flat)
+    object_segmentation.check_memory(flat, flat)
     with pytest.raises(TooComplex, match="35,994,000 changes of label"):
-        object_segmentation._check_memory(flat, np.tile(np.array([1, 2], np.uint8), (6000, 3000)))
+        object_segmentation.check_memory(flat, np.tile(np.array([1, 2], np.uint8), (6000, 3000)))

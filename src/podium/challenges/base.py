@@ -115,6 +115,7 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
     rank_sum: ClassVar[bool] = False  # rank by the sum of per-criterion ranks, not by one score
     program: ClassVar[Program | None] = None  # how participants' programs run (podium run), if they may send programs
     preload: ClassVar[tuple[str, ...]] = ()  # modules a local pool's forkserver imports once, before forking workers (compiled kernels)
+    checked_by_prepare: ClassVar[bool] = False  # prepare reads and checks every submission file; the items only compute (checks skip them)
 
     @abstractmethod
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[ContextT, ItemT]:
@@ -124,12 +125,22 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
     def evaluate_item(self, context: ContextT, item: ItemT) -> ItemResult[StatsT]:
         """Statistics of one item; problems are returned, never raised."""
 
-    def evaluate_reading(self, context: ContextT, item: ItemT, submission: str) -> ItemResult[StatsT]:
-        """:meth:`evaluate_item`, with the files of ``submission`` it read in the result's ``read`` (what the engine calls)."""
+    def check_item(self, context: ContextT, item: ItemT) -> ItemResult[StatsT]:
+        """The problems of one item's files, found as :meth:`evaluate_item` finds them, without computing its metric.
+
+        What checks-only runs call (``podium validate``, a service's upload checks): the same
+        errors and warnings as :meth:`evaluate_item`, statistics left empty. The default
+        scores the item; a challenge whose metric costs more than its reading overrides it.
+        """
+        return self.evaluate_item(context, item)
+
+    def evaluate_reading(self, context: ContextT, item: ItemT, submission: str, checks_only: bool = False) -> ItemResult[StatsT]:
+        """:meth:`evaluate_item` (:meth:`check_item` with ``checks_only``), with the files of ``submission`` it read in the result's ``read`` (what the engine calls)."""
+        run = self.check_item if checks_only else self.evaluate_item
         if not submission:
-            return self.evaluate_item(context, item)
+            return run(context, item)
         with recording_reads(Path(submission)) as read:
-            result = self.evaluate_item(context, item)
+            result = run(context, item)
         result.read = read
         return result
 

@@ -45,6 +45,7 @@ class Context:
 
 class CameraTraps(Challenge[Context, Item, PointCounts]):
     id = "camera-traps"
+    checked_by_prepare = True  # the tables are read and checked whole in prepare
     title = "Camera-trap animal detection and 'suitable for full analysis' classification, in points"
     rules = "the contest's metric description, in Russian (\"Описание метрики\")"
     parameters = (

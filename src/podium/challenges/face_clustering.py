@@ -72,6 +72,7 @@ class FaceClusteringProgram(Program):
 
 class FaceClustering(Challenge[Context, Item, ContingencyTable]):
     id = "face-clustering"
+    checked_by_prepare = True  # the CSV is read and checked whole in prepare
     title = "Face clustering by identity: pairwise F-measure, NMI, running time and RAM points"
     rules = "the contest's technical rules, in Persian (\"قوانین فنی مسابقه\"), sections 4 and 5"
     parameters = (

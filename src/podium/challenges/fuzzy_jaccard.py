@@ -108,8 +108,27 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
         return Job(Context(truth_set, params["roi"], ignore, params["unreadable"]), items)
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[FuzzyJaccardStats]:
-        n_classes = len(context.truth.classes)
-        empty = FuzzyJaccardStats.zeros(n_classes)
+        read = self._read(context, item)
+        if isinstance(read, ItemResult):
+            return read
+        statistics, predictions, problems = read
+        stats = statistics(predictions)
+        units = {item.key: tuple(map(float, stats.intersection + stats.union))}
+        return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems, units=units)
+
+    def check_item(self, context: Context, item: Item) -> ItemResult[FuzzyJaccardStats]:
+        """The truth's and the predictions' images read and checked as :meth:`evaluate_item` reads them; no statistic."""
+        read = self._read(context, item)
+        if isinstance(read, ItemResult):
+            return read
+        return ItemResult(FuzzyJaccardStats.zeros(len(context.truth.classes)), warnings=read[2])
+
+    def _read(
+        self, context: Context, item: Item
+    ) -> tuple[Callable[[list[NDArray[np.uint8] | None]], FuzzyJaccardStats], list[NDArray[np.uint8] | None], list[Issue]] | ItemResult[FuzzyJaccardStats]:
+        """This image's statistics against its truth, its predictions (``None``: missing or unreadable) and their problems;
+        or the result rejecting them."""
+        empty = FuzzyJaccardStats.zeros(len(context.truth.classes))
         try:
             shape, statistics = self._read_truth(context, item)
         except png.ImageError as exc:
@@ -127,9 +146,7 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
                 predictions.append(None)
         if problems and context.unreadable == "reject":
             return ItemResult(empty, errors=problems)
-        stats = statistics(predictions)
-        units = {item.key: tuple(map(float, stats.intersection + stats.union))}
-        return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems, units=units)
+        return statistics, predictions, problems
 
     def unit_columns(self, context: Context) -> tuple[str, ...]:
         """Per image, ``Σ min(P, G)`` of every class, then ``Σ max(P, G)`` of every class."""

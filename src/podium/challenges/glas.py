@@ -25,7 +25,7 @@ from podium.core.parameters import Parameter, choice
 from podium.formats import label_images, png
 from podium.formats.folders import one_level_down
 from podium.metrics import object_segmentation
-from podium.metrics.object_segmentation import UNIT_COLUMNS, ObjectStats, TooComplex, image_stats
+from podium.metrics.object_segmentation import UNIT_COLUMNS, ObjectStats, TooComplex, check_memory, image_stats
 from podium.metrics.state import Statistics, keyed
 from podium.synthetic.demo import Demo
 
@@ -139,28 +139,15 @@ class GlaS(Challenge[Context, Item, PartStats]):
         return Job(Context(params["binary"], params["empty_hausdorff"], parts), items)
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[PartStats]:
-        empty = PartStats()
-        try:
-            truth = label_images.read_label_image(item.truth)
-        except png.ImageError as exc:
-            return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
-        warnings: list[Issue] = []
-        segmented: NDArray[np.integer]
-        if item.submission is None:
-            segmented = np.zeros(truth.shape, dtype=np.uint8)
-        else:
-            try:
-                segmented = label_images.read_label_image(item.submission, truth.shape)
-            except png.ImageError as exc:
-                return ItemResult(empty, errors=[Issue("bad_image", exc.message, str(exc.path))])
-            segmented, note = _objects_of(segmented, context.binary)
-            if note:
-                warnings.append(Issue("binary_mask", note, str(item.submission)))
+        pair = _read_pair(context, item)
+        if isinstance(pair, ItemResult):
+            return pair
+        truth, segmented, warnings = pair
         empty_h = math.hypot(*truth.shape) if context.empty_hausdorff == "diagonal" else math.inf
         try:
             stats = image_stats(truth, segmented, empty_h)
         except TooComplex as exc:
-            return ItemResult(empty, errors=[Issue("too_complex", str(exc), str(item.submission))])
+            return ItemResult(PartStats(), errors=[Issue("too_complex", str(exc), str(item.submission))])
         details: dict[str, Any] = {
             "tp": stats.tp,
             "fp": stats.fp,
@@ -172,6 +159,23 @@ class GlaS(Challenge[Context, Item, PartStats]):
         if context.parts:
             details["part"] = item.part or None
         return ItemResult(PartStats({item.part: stats}), details=details, warnings=warnings, units={item.key: stats.sums()})
+
+    def check_item(self, context: Context, item: Item) -> ItemResult[PartStats]:
+        """Both images read and checked as :meth:`evaluate_item` reads them, and the pair's memory bound; no matching, no distance.
+
+        The work bound (labels scattered as noise, :class:`~podium.metrics.object_segmentation.TooComplex`
+        from the distances) shows only while scoring: such a pair passes the checks, and its scoring
+        rejects it with its message.
+        """
+        pair = _read_pair(context, item)
+        if isinstance(pair, ItemResult):
+            return pair
+        truth, segmented, warnings = pair
+        try:
+            check_memory(truth, segmented)
+        except TooComplex as exc:
+            return ItemResult(PartStats(), errors=[Issue("too_complex", str(exc), str(item.submission))])
+        return ItemResult(PartStats(), warnings=warnings)
 
     def unit_columns(self, context: Context) -> tuple[str, ...]:
         """Per image: TP, FP, FN, and per side the object area and its area-weighted Dice and Hausdorff sums."""
@@ -235,6 +239,22 @@ def _truth_files(truth: Path, suffixes: tuple[str, ...]) -> label_images.LabelFo
 
 def _part_of(stem: str, parts: tuple[str, ...]) -> str:
     return next((p for p in parts if stem.startswith(p)), "")
+
+
+def _read_pair(context: Context, item: Item) -> tuple[NDArray[np.integer], NDArray[np.integer], list[Issue]] | ItemResult[PartStats]:
+    """The truth's and the submission's label images of ``item`` (objects numbered), with the warnings; or the result rejecting them."""
+    try:
+        truth = label_images.read_label_image(item.truth)
+    except png.ImageError as exc:
+        return ItemResult(PartStats(), truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
+    if item.submission is None:
+        return truth, np.zeros(truth.shape, dtype=np.uint8), []
+    try:
+        segmented = label_images.read_label_image(item.submission, truth.shape)
+    except png.ImageError as exc:
+        return ItemResult(PartStats(), errors=[Issue("bad_image", exc.message, str(exc.path))])
+    segmented, note = _objects_of(segmented, context.binary)
+    return truth, segmented, [Issue("binary_mask", note, str(item.submission))] if note else []
 
 
 def _objects_of(labels: NDArray[np.integer], binary: str) -> tuple[NDArray[np.integer], str | None]:

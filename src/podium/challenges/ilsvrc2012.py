@@ -77,6 +77,7 @@ class Item:
 class _TopK(Challenge[str, Item, ErrorCounts]):
     """Task 1 and 2: flat error with 1..5 guesses, one line per image."""
 
+    checked_by_prepare = True  # the guesses are read and checked whole in prepare
     group: ClassVar[int]  # numbers per guess
     prefix: ClassVar[str]  # score name prefix
 
@@ -286,6 +287,7 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
     """
 
     id = "ilsvrc2012-fine"
+    checked_by_prepare = True  # the confidences are read and checked whole in prepare
     title = "ILSVRC 2012 Task 3: fine-grained classification (dogs), mean average precision"
     rules = "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
     parameters = (

@@ -297,7 +297,7 @@ def image_stats(
     """
     if truth.shape != segmented.shape:
         raise ValueError(f"truth {truth.shape} and segmentation {segmented.shape} differ in shape")
-    _check_memory(truth, segmented)
+    check_memory(truth, segmented)
     budget = _Budget(max_work if max_work is not None else WORK_PER_PIXEL * truth.size + WORK_BASE)
     g, s = _Side(truth), _Side(segmented)
     pair_s, pair_g, count = _overlaps(s, g)
@@ -336,7 +336,7 @@ def _matched_hausdorff(
     return distances
 
 
-def _check_memory(truth: NDArray[np.integer], segmented: NDArray[np.integer]) -> None:
+def check_memory(truth: NDArray[np.integer], segmented: NDArray[np.integer]) -> None:
     """:class:`TooComplex` before anything is built when the pair's arrays would take more than
     ``PAIR_MEMORY``: ``BYTES_PER_PIXEL`` a pixel, ``BYTES_PER_CHANGE`` a pair of neighbouring pixels
     whose labels differ (measured, whole process: 9 megapixels of noise labels against glands
@@ -344,7 +344,7 @@ def _check_memory(truth: NDArray[np.integer], segmented: NDArray[np.integer]) ->
     most) pass and peak at 835 MB; noise passes up to about 12 megapixels (3500x3500: 847 MB,
     then refused by the work budget), and is refused here beyond, in a fraction of a second.
 
-    >>> _check_memory(np.zeros((3, 3), np.uint8), np.eye(3, dtype=np.uint8))
+    >>> check_memory(np.zeros((3, 3), np.uint8), np.eye(3, dtype=np.uint8))
     """
     changes = _changes(truth) + _changes(segmented)
     needed = BYTES_PER_PIXEL * truth.size + BYTES_PER_CHANGE * changes

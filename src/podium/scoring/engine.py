@@ -115,10 +115,11 @@ def _evaluate(
     with recording_reads(submission) as read:
         job = challenge.prepare(truth, submission, params, log)
     _check_job(challenge, job, log)
-    parts = [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
+    skipped = checks_only and challenge.checked_by_prepare  # nothing left to check, only to compute
+    parts = [] if skipped else [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
     results: list[ItemResult[Any]] = []
     if parts:  # a rejected plan needs no workers
-        with _pool(challenge, job.context, spread, (truth, submission), len(parts)) as pool:
+        with _pool(challenge, job.context, spread, (truth, submission), len(parts), checks_only) as pool:
             results = list(pool.map([part for _, _, part in parts], spread.progress))
     for result in results:
         read.update(result.read)
@@ -216,31 +217,32 @@ class _Pool(Protocol):
 
 
 @contextmanager
-def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...], items: int) -> Iterator[_Pool]:
-    """The local processes or the cluster that score ``items`` items.
+def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...], items: int, checks_only: bool = False) -> Iterator[_Pool]:
+    """The local processes or the cluster that score ``items`` items (check them, with ``checks_only``: local processes only).
 
     A job of one item (the table challenges' whole file) is scored in this
     process even with a scheduler: a cluster has nothing to spread, and
     sending the item costs more than it could save (50,000 ILSVRC images:
     0.59 s here, 0.99 s as one Dask task, ``benchmarks/README.md``).
     """
-    if spread.scheduler is not None and items > 1:
+    if spread.scheduler is not None and items > 1 and not checks_only:
         from podium.scoring.distributed import Cluster  # Dask is imported only when asked for
 
         with Cluster(spread.scheduler, challenge.id, context, paths) as cluster:
             yield cluster
     else:
-        yield _Processes(challenge, context, max(spread.workers, 1), str(paths[1]))
+        yield _Processes(challenge, context, max(spread.workers, 1), str(paths[1]), checks_only)
 
 
 @dataclass
 class _Processes:
-    """Items scored inline (one worker) or by a pool of local processes."""
+    """Items scored (checked, with ``checks_only``) inline (one worker) or by a pool of local processes."""
 
     challenge: Challenge
     context: Any
     workers: int
     submission: str
+    checks_only: bool = False
 
     def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]:
         """Every item's result, in order: the first ones scored here, the rest by a pool if it pays (:func:`_pool_pays`).
@@ -256,7 +258,7 @@ class _Processes:
         measured = self.workers <= 1 or total <= 1
         while done < total and not measured:
             loaded, start = loaded_signatures(), time.process_time()
-            result = self.challenge.evaluate_reading(self.context, items[done], self.submission)
+            result = self.challenge.evaluate_reading(self.context, items[done], self.submission, self.checks_only)
             item_cpu, measured = time.process_time() - start, loaded_signatures() == loaded
             done += 1
             yield result
@@ -265,7 +267,7 @@ class _Processes:
             if len(rest) > 1 and self.workers > 1 and _pool_pays(item_cpu * len(rest), min(self.workers, len(rest))):
                 results = self._pooled(stack, rest)
             else:
-                results = (self.challenge.evaluate_reading(self.context, item, self.submission) for item in rest)
+                results = (self.challenge.evaluate_reading(self.context, item, self.submission, self.checks_only) for item in rest)
             if progress and done:
                 progress(done, total)
             for result in results:
@@ -283,7 +285,7 @@ class _Processes:
                 max_workers=min(self.workers, len(items)),
                 mp_context=context,
                 initializer=_init_worker,
-                initargs=(self.challenge.id, self.context, self.submission),
+                initargs=(self.challenge.id, self.context, self.submission, self.checks_only),
             )
         )
         _forkserver_started = _forkserver_started or context.get_start_method() == "forkserver"
@@ -339,15 +341,17 @@ def _start_method() -> str:
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(challenge_id: str, context: Any, submission: str) -> None:
+def _init_worker(challenge_id: str, context: Any, submission: str, checks_only: bool) -> None:
     keep_large_blocks()
     _worker_state["challenge"] = get(challenge_id)
     _worker_state["context"] = context
     _worker_state["submission"] = submission
+    _worker_state["checks_only"] = checks_only
 
 
 def _evaluate_in_worker(item: Any) -> ItemResult[Any]:
-    return _worker_state["challenge"].evaluate_reading(_worker_state["context"], item, _worker_state["submission"])
+    state = _worker_state
+    return state["challenge"].evaluate_reading(state["context"], item, state["submission"], state["checks_only"])
 
 
 def default_workers() -> int:
