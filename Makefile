@@ -35,6 +35,7 @@ demo-data/.scored: $(STAMP)  # the demo sets are written and scored once (again 
 test: $(STAMP)
 	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static /usr/sbin/nginx=nginx
 	$(VENV)/bin/ruff check src tests tools benchmarks
+	$(VENV)/bin/ruff format --check src tests tools benchmarks  # one layout of code, lines of 120 (strings and comments are left whole)
 	$(VENV)/bin/mypy
 	site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"  # the docs site: a broken link or a page out of the nav fails (not --quiet: it hides them)
 	$(VENV)/bin/lint-imports  # the layers of docs/layout.md: no import runs back up the flow

@@ -74,16 +74,48 @@ def _tree_cpu(pid: int) -> float:
 class Server:
     """``podium serve --workers 2`` from ``source`` (``None``: this checkout) with ``clients`` teams; their tokens."""
 
-    def __init__(self, folder: Path, contest: Path, database: str | None, source: str | None, clients: int, extra: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        contest: Path,
+        database: str | None,
+        source: str | None,
+        clients: int,
+        extra: tuple[str, ...],
+    ) -> None:
         self.environment = {**os.environ, **({"PYTHONPATH": source} if source else {})}
         self.port = free_port()
         base = [sys.executable, "-m", "podium"]
         where = ["--data", str(folder / "data")] + (["--database", database] if database else [])
-        help_text = subprocess.run([*base, "serve", "--help"], capture_output=True, text=True, env=self.environment).stdout
-        proxy = ["--trusted-proxy", "127.0.0.1"] if "--trusted-proxy" in help_text else []  # each client its own address (X-Forwarded-For)
+        help_text = subprocess.run(
+            [*base, "serve", "--help"], capture_output=True, text=True, env=self.environment
+        ).stdout
+        proxy = (
+            ["--trusted-proxy", "127.0.0.1"] if "--trusted-proxy" in help_text else []
+        )  # each client its own address (X-Forwarded-For)
         teams = [arg for i in range(clients) for arg in ("--team", f"team{i:02d}")]
-        self.process = subprocess.Popen([*base, "serve", "--contest", str(contest), *where, "--port", str(self.port), "--workers", "2", "--sandbox", "none", *teams, *proxy, *extra],
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=self.environment)  # fmt: skip
+        self.process = subprocess.Popen(
+            [
+                *base,
+                "serve",
+                "--contest",
+                str(contest),
+                *where,
+                "--port",
+                str(self.port),
+                "--workers",
+                "2",
+                "--sandbox",
+                "none",
+                *teams,
+                *proxy,
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=self.environment,
+        )
         assert self.process.stdout is not None
         self.tokens: list[str] = []
         for line in self.process.stdout:  # bounded: the banner, then a line per team
@@ -92,7 +124,9 @@ class Server:
                 self.tokens.append(found.group(1))
                 if len(self.tokens) == clients:
                     break
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # whatever else it prints, never blocking it
+        threading.Thread(
+            target=self.process.stdout.read, daemon=True
+        ).start()  # whatever else it prints, never blocking it
         for _ in range(600):  # bounded: 60 s
             try:
                 if self.get("/healthz")[0] == 200:
@@ -122,7 +156,11 @@ def uploads(server: Server, archive: bytes, seconds: float) -> tuple[int, float,
 
     def client(i: int) -> None:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
-        headers = {"Authorization": f"Bearer {server.tokens[i]}", "Content-Type": "application/octet-stream", "X-Forwarded-For": f"198.51.100.{i + 1}"}
+        headers = {
+            "Authorization": f"Bearer {server.tokens[i]}",
+            "Content-Type": "application/octet-stream",
+            "X-Forwarded-For": f"198.51.100.{i + 1}",
+        }
         while time.monotonic() < stop:
             try:
                 connection.request("POST", "/api/submissions?filename=s.tar.gz", body=archive, headers=headers)
@@ -136,7 +174,12 @@ def uploads(server: Server, archive: bytes, seconds: float) -> tuple[int, float,
     cpu, tree, started = _own_cpu(server.process.pid), _tree_cpu(server.process.pid), time.perf_counter()
     with ThreadPoolExecutor(len(server.tokens)) as pool:
         list(pool.map(client, range(len(server.tokens))))
-    return sum(accepted), time.perf_counter() - started, _own_cpu(server.process.pid) - cpu, _tree_cpu(server.process.pid) - tree
+    return (
+        sum(accepted),
+        time.perf_counter() - started,
+        _own_cpu(server.process.pid) - cpu,
+        _tree_cpu(server.process.pid) - tree,
+    )
 
 
 def drained(server: Server) -> None:
@@ -174,12 +217,24 @@ def readers(server: Server, path: str) -> tuple[list[float], int]:
         return sorted(t for times in pool.map(reader, range(READERS)) for t in times), sum(closed)
 
 
-def run(name: str, folder: Path, contest: Path, archive: bytes, database: str | None, source: str | None, extra: tuple[str, ...], clients: int, seconds: float) -> str:
+def run(
+    name: str,
+    folder: Path,
+    contest: Path,
+    archive: bytes,
+    database: str | None,
+    source: str | None,
+    extra: tuple[str, ...],
+    clients: int,
+    seconds: float,
+) -> str:
     server = Server(folder, contest, database, source, clients, extra)
     try:
         count, wall, cpu, tree = uploads(server, archive, seconds)
         drained(server)
-        line = f"{name:<44} {60 * count / wall:7.0f} {1000 * cpu / max(count, 1):7.1f} {1000 * tree / max(count, 1):7.1f}"
+        line = (
+            f"{name:<44} {60 * count / wall:7.0f} {1000 * cpu / max(count, 1):7.1f} {1000 * tree / max(count, 1):7.1f}"
+        )
         for path in ("/api/leaderboard", "/leaderboard"):
             times, closed = readers(server, path)
             line += f"  {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f} {closed:4d}"
@@ -190,7 +245,9 @@ def run(name: str, folder: Path, contest: Path, archive: bytes, database: str | 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--podium-src", default=None, help="also run the server from this source folder (PYTHONPATH), interleaved")
+    parser.add_argument(
+        "--podium-src", default=None, help="also run the server from this source folder (PYTHONPATH), interleaved"
+    )
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--sqlite-only", action="store_true")
@@ -201,10 +258,20 @@ def main() -> None:
     from podium.service.client import packed
 
     before = [("before: " + options.podium_src, options.podium_src, ())] if options.podium_src else []
-    sources = [*before, ("this checkout, checks in the web", None, ("--check-processes", "0")), ("this checkout, 2 check processes", None, ("--check-processes", "2"))]
-    print(f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {READS} GETs")
-    print(f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>19} {'':>4}  {'/leaderboard (HTML) ms':>20}")
-    print(f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'p50':>6} {'p99':>7} {'shut':>4}  {'p50':>6} {'p99':>7} {'shut':>4}")
+    sources = [
+        *before,
+        ("this checkout, checks in the web", None, ("--check-processes", "0")),
+        ("this checkout, 2 check processes", None, ("--check-processes", "2")),
+    ]
+    print(
+        f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {READS} GETs"
+    )
+    print(
+        f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>19} {'':>4}  {'/leaderboard (HTML) ms':>20}"
+    )
+    print(
+        f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'p50':>6} {'p99':>7} {'shut':>4}  {'p50':>6} {'p99':>7} {'shut':>4}"
+    )
     pg = None if options.sqlite_only or postgres_server.problem() is not None else postgres_server.Server()
     if pg is not None:
         pg.start()
@@ -221,7 +288,20 @@ def main() -> None:
                     contest.write_text(CONTEST.format(truth=demo.truth))
                     archive = packed(demo.submission, folder).read_bytes()
                     database = pg.new_database() if database_name == "PostgreSQL" and pg is not None else None
-                    print(run(f"{database_name}, {label}"[:44], folder, contest, archive, database, source, extra, options.clients, options.seconds), flush=True)
+                    print(
+                        run(
+                            f"{database_name}, {label}"[:44],
+                            folder,
+                            contest,
+                            archive,
+                            database,
+                            source,
+                            extra,
+                            options.clients,
+                            options.seconds,
+                        ),
+                        flush=True,
+                    )
     finally:
         if pg is not None:
             pg.stop()

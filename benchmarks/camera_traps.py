@@ -44,11 +44,26 @@ def main() -> None:
         write_tables(folder, args.photos, seed=1, empty_share=0.05, false_per_photo=1.5)
     n_truth = sum(1 for line in truth.open() if line.split("\t")[1:2] != [""]) - 1
     n_pred = sum(1 for _ in submission.open()) - 1
-    print(f"{args.photos:,} photos: {n_truth:,} truth boxes ({n_truth / args.photos:.1f}/photo), "
-          f"{n_pred:,} predicted ({n_pred / args.photos:.1f}/photo)\n")  # fmt: skip
+    print(
+        f"{args.photos:,} photos: {n_truth:,} truth boxes ({n_truth / args.photos:.1f}/photo), "
+        f"{n_pred:,} predicted ({n_pred / args.photos:.1f}/photo)\n"
+    )
 
     def command() -> int:
-        argv = [sys.executable, "-m", "podium", "evaluate", "camera-traps", "--truth", str(truth), "--submission", str(submission), "--json", "-", "--quiet"]
+        argv = [
+            sys.executable,
+            "-m",
+            "podium",
+            "evaluate",
+            "camera-traps",
+            "--truth",
+            str(truth),
+            "--submission",
+            str(submission),
+            "--json",
+            "-",
+            "--quiet",
+        ]
         return json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)["scores"]["points"]
 
     def in_process() -> int:
@@ -64,12 +79,20 @@ def main() -> None:
     assert base.value == cli.value == lib.value == warm.value, (base.value, cli.value, lib.value, warm.value)
     print(f"{'':58s} {'wall s':>7s} {'CPU s':>7s}   points {base.value}")
     print(f"{'pure-Python baseline (csv, float, greedy loop)':58s} {base.wall:7.2f} {base.cpu:7.2f}")
-    print(f"{'podium evaluate (process start included)':58s} {cli.wall:7.2f} {cli.cpu:7.2f}   {base.wall / cli.wall:.1f}x")
-    print(f"{'podium.evaluate in this process, no kernel loaded':58s} {lib.wall:7.2f} {lib.cpu:7.2f}   {base.wall / lib.wall:.1f}x")
+    print(
+        f"{'podium evaluate (process start included)':58s} {cli.wall:7.2f} {cli.cpu:7.2f}   {base.wall / cli.wall:.1f}x"
+    )
+    print(
+        f"{'podium.evaluate in this process, no kernel loaded':58s} {lib.wall:7.2f} {lib.cpu:7.2f}   {base.wall / lib.wall:.1f}x"
+    )
     print(f"{'  loading the compiled kernels once (podium.scoring.kernels)':58s} {load.wall:7.2f} {load.cpu:7.2f}")
-    print(f"{'podium.evaluate with kernels loaded (a service worker)':58s} {warm.wall:7.2f} {warm.cpu:7.2f}   {base.wall / warm.wall:.1f}x")
-    print(f"\npodium speed-up: {base.wall / cli.wall:.1f}x as a command, {base.wall / lib.wall:.1f}x in process, "
-          f"{base.wall / warm.wall:.1f}x with kernels loaded   goal >= 5x")  # fmt: skip
+    print(
+        f"{'podium.evaluate with kernels loaded (a service worker)':58s} {warm.wall:7.2f} {warm.cpu:7.2f}   {base.wall / warm.wall:.1f}x"
+    )
+    print(
+        f"\npodium speed-up: {base.wall / cli.wall:.1f}x as a command, {base.wall / lib.wall:.1f}x in process, "
+        f"{base.wall / warm.wall:.1f}x with kernels loaded   goal >= 5x"
+    )
 
 
 if __name__ == "__main__":

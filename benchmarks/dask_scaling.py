@@ -56,8 +56,17 @@ FRACTIONS = (0.25, 0.5, 1.0)
 
 
 class Case:
-    def __init__(self, challenge: str, truth: Path, submission: Path, settings: dict[str, str], items: int, what: str) -> None:
-        self.challenge, self.truth, self.submission, self.settings, self.items, self.what = challenge, truth, submission, settings, items, what
+    def __init__(
+        self, challenge: str, truth: Path, submission: Path, settings: dict[str, str], items: int, what: str
+    ) -> None:
+        self.challenge, self.truth, self.submission, self.settings, self.items, self.what = (
+            challenge,
+            truth,
+            submission,
+            settings,
+            items,
+            what,
+        )
 
 
 def fuzzy_case(fraction: float) -> Case:
@@ -65,7 +74,14 @@ def fuzzy_case(fraction: float) -> Case:
     build_fuzzy(whole, 50, 2000)
     n = round(50 * fraction)
     folder = _subset(whole, f"fuzzy-jaccard-{n}", lambda d: _copy_fuzzy(whole, d, n))
-    return Case("fuzzy-jaccard", folder / "truth", folder / "submission", {}, n, f"{n} images of 2000x2000, {len(CLASSES)} classes")
+    return Case(
+        "fuzzy-jaccard",
+        folder / "truth",
+        folder / "submission",
+        {},
+        n,
+        f"{n} images of 2000x2000, {len(CLASSES)} classes",
+    )
 
 
 def _copy_fuzzy(whole: Path, target: Path, n: int) -> None:
@@ -81,7 +97,9 @@ def _copy_fuzzy(whole: Path, target: Path, n: int) -> None:
 
 def glas_case(fraction: float) -> Case:
     n = round(200 * fraction)
-    folder = _subset(HERE / "data", f"glas-{n}", lambda d: write_set(d, n_images=n, shape=(522, 775), glands=15, seed=16))
+    folder = _subset(
+        HERE / "data", f"glas-{n}", lambda d: write_set(d, n_images=n, shape=(522, 775), glands=15, seed=16)
+    )
     return Case("glas", folder / "truth", folder / "submission", {}, n, f"{n} images of 775x522, 15 glands")
 
 
@@ -98,8 +116,14 @@ def ilsvrc_case(fraction: float) -> Case | None:
 
     folder = _subset(HERE / "data", f"ilsvrc2012-loc-{n}", write)
     settings = {"boxes": str(KIT / "ILSVRC2012_bbox_val.tgz"), "meta": str(KIT / "meta.mat")}
-    return Case("ilsvrc2012-loc", folder / "ILSVRC2012_validation_ground_truth.txt", folder / "demo.val.pred.det.txt", settings, n,
-                f"{n:,} images, the kit's boxes and demo guesses")  # fmt: skip
+    return Case(
+        "ilsvrc2012-loc",
+        folder / "ILSVRC2012_validation_ground_truth.txt",
+        folder / "demo.val.pred.det.txt",
+        settings,
+        n,
+        f"{n:,} images, the kit's boxes and demo guesses",
+    )
 
 
 def _subset(parent: Path, name: str, write: Callable[[Path], None]) -> Path:
@@ -125,7 +149,13 @@ def timed(case: Case, repeats: int, **how: Any) -> tuple[float, float, dict[str,
     """Best wall seconds of ``repeats`` evaluations (the document written apart), that run's CPU seconds, and the document."""
     two = how.get("workers") == 2 or how.get("scheduler") == TWO_WORKERS[0]
     parallel = 2 if two and case.challenge != "ilsvrc2012-loc" else 1  # ILSVRC's one item is scored in podium's process
-    run = best_of(repeats, lambda: engine.evaluate(case.challenge, case.truth, case.submission, case.settings, **how), parallel=parallel, what=f"{case.what}, {how}", live=True)
+    run = best_of(
+        repeats,
+        lambda: engine.evaluate(case.challenge, case.truth, case.submission, case.settings, **how),
+        parallel=parallel,
+        what=f"{case.what}, {how}",
+        live=True,
+    )
     return run.wall, run.cpu, document(run.value)
 
 
@@ -164,7 +194,14 @@ def main() -> None:
     clusters: dict[int, tuple[LocalCluster, Client, list[int]]] = {}
     for n in (1, 2):
         start = time.perf_counter()
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
         client = Client(cluster)
         client.wait_for_workers(n)
         pids = list(client.run(os.getpid).values())
@@ -196,7 +233,9 @@ def main() -> None:
             for mode, (wall, cpu, _) in measured.items():
                 print(f"{'':<16}{mode:<28}{wall:>9.2f}{cpu:>9.2f}{one / wall:>8.2f}x")
             pool2, dask2 = measured["(2) local pool, 2 workers"][0], measured["(4) Dask, 2 workers"][0]
-            print(f"{'':<16}(4)/(3) speed-up {one / dask2:.2f}x (target >= 1.7x); (4) vs (2) {100 * (dask2 / pool2 - 1):+.1f}% (target < +10%)")
+            print(
+                f"{'':<16}(4)/(3) speed-up {one / dask2:.2f}x (target >= 1.7x); (4) vs (2) {100 * (dask2 / pool2 - 1):+.1f}% (target < +10%)"
+            )
             for fraction in FRACTIONS:
                 case = makers[name](fraction)
                 assert case is not None
@@ -209,9 +248,13 @@ def main() -> None:
             client.close()
             cluster.close()
 
-    print(f"\ngrowth, (4) Dask with 2 workers\n{'set':<16}{'items':>8}{'wall s':>9}{'CPU s':>9}{'ms/item':>9}  peak MB: podium, each worker")
+    print(
+        f"\ngrowth, (4) Dask with 2 workers\n{'set':<16}{'items':>8}{'wall s':>9}{'CPU s':>9}{'ms/item':>9}  peak MB: podium, each worker"
+    )
     for name, items, wall, cpu, peaks in growth:
-        print(f"{name:<16}{items:>8,}{wall:>9.2f}{cpu:>9.2f}{1000 * wall / items:>9.3f}  {' '.join(f'{p:.0f}' for p in peaks)}")
+        print(
+            f"{name:<16}{items:>8,}{wall:>9.2f}{cpu:>9.2f}{1000 * wall / items:>9.3f}  {' '.join(f'{p:.0f}' for p in peaks)}"
+        )
 
 
 if __name__ == "__main__":

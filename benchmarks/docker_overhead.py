@@ -89,9 +89,19 @@ def main() -> None:
 
                 def once(sandbox: str = sandbox, command: str = command, tag: str = tag) -> float:
                     image = f"podium-bench/copy:{tag}" if sandbox == "docker" else None
-                    result = run_program(RunRequest("face-clustering", images, truth, Limits(disk_mb=DEFAULT_DISK_MB),
-                                                    command=None if image else command, image=image, settings=SETTINGS, sandbox=sandbox,
-                                                    visible=() if image else (submission,)))  # fmt: skip
+                    result = run_program(
+                        RunRequest(
+                            "face-clustering",
+                            images,
+                            truth,
+                            Limits(disk_mb=DEFAULT_DISK_MB),
+                            command=None if image else command,
+                            image=image,
+                            settings=SETTINGS,
+                            sandbox=sandbox,
+                            visible=() if image else (submission,),
+                        )
+                    )
                     assert result.status == "scored" and result.run is not None, result.errors
                     return float(result.run["wall_s"])
 

@@ -32,7 +32,9 @@ def size(path: Path) -> int:
 def main() -> None:
     keep_large_blocks()
     machine_header(REPEATS)
-    print(f"{'set':<16}{'units':>8}{'validate s':>12}{'CPU s':>7}{'full B/unit':>13}{'public B/unit':>15}{'full MB':>9}{'public MB':>11}{'write s':>9}{'CPU s':>7}{'sub B/unit':>12}")
+    print(
+        f"{'set':<16}{'units':>8}{'validate s':>12}{'CPU s':>7}{'full B/unit':>13}{'public B/unit':>15}{'full MB':>9}{'public MB':>11}{'write s':>9}{'CPU s':>7}{'sub B/unit':>12}"
+    )
     for case in (glas_case(1.0), ilsvrc_case(1.0)):
         if case is None:
             print("ilsvrc2012-loc  left out: no ../shared/data/ilsvrc2012")
@@ -46,13 +48,19 @@ def measure(case: Case) -> str:
     units = challenge.units(case.truth, resolve(challenge.parameters, case.settings))
     split_of = {unit: ("public" if k % 2 else "private") for k, unit in enumerate(units)}
     engine.evaluate(case.challenge, case.truth, case.submission, case.settings)  # the truth read once
-    validate = best_of(REPEATS, lambda: engine.evaluate(case.challenge, case.truth, case.submission, case.settings, checks_only=True), what="validate")
+    validate = best_of(
+        REPEATS,
+        lambda: engine.evaluate(case.challenge, case.truth, case.submission, case.settings, checks_only=True),
+        what="validate",
+    )
     result = engine.evaluate(case.challenge, case.truth, case.submission, case.settings, split_of=split_of)
     write = best_of(REPEATS, lambda: (result.to_json(), result.to_json(public=True)), what="writing")
     full, public = write.value
     n = len(units)
-    return (f"{case.challenge:<16}{n:>8,}{validate.wall:>12.3f}{validate.cpu:>7.3f}{len(full) / n:>13.0f}{len(public) / n:>15.0f}{len(full) / 1e6:>9.2f}"
-            f"{len(public) / 1e6:>11.2f}{write.wall:>9.3f}{write.cpu:>7.3f}{size(case.submission) / n:>12.0f}")  # fmt: skip
+    return (
+        f"{case.challenge:<16}{n:>8,}{validate.wall:>12.3f}{validate.cpu:>7.3f}{len(full) / n:>13.0f}{len(public) / n:>15.0f}{len(full) / 1e6:>9.2f}"
+        f"{len(public) / 1e6:>11.2f}{write.wall:>9.3f}{write.cpu:>7.3f}{size(case.submission) / n:>12.0f}"
+    )
 
 
 if __name__ == "__main__":

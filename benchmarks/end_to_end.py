@@ -58,7 +58,18 @@ def run_json(argv: list[str]) -> dict:
 
 def podium_argv(case: Case) -> list[str]:
     """The command a user types: its table of scores on stdout (``--json`` writes the whole result document besides)."""
-    return [sys.executable, "-m", "podium", "evaluate", case.challenge, "--truth", str(case.truth), "--submission", str(case.submission), *case.options]
+    return [
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        case.challenge,
+        "--truth",
+        str(case.truth),
+        "--submission",
+        str(case.submission),
+        *case.options,
+    ]
 
 
 def podium(case: Case) -> str:
@@ -87,8 +98,10 @@ def compare(case: Case, repeats: int) -> None:
     scores = podium_scores(case)
     assert case.same(scores, theirs[0].value), (case.challenge, case.size, scores, theirs[0].value)
     (wall, cpu), (peer_wall, peer_cpu) = median(ours), median(theirs)
-    print(f"{case.challenge:16s} {case.size:>11s}   {wall:7.2f} {cpu:7.2f}   {peer_wall:7.2f} {peer_cpu:7.2f}   {peer_cpu / cpu:5.2f}x {peer_wall / wall:5.2f}x   {case.peer}",
-          flush=True)  # fmt: skip
+    print(
+        f"{case.challenge:16s} {case.size:>11s}   {wall:7.2f} {cpu:7.2f}   {peer_wall:7.2f} {peer_cpu:7.2f}   {peer_cpu / cpu:5.2f}x {peer_wall / wall:5.2f}x   {case.peer}",
+        flush=True,
+    )
 
 
 def close(a: float, b: float) -> bool:
@@ -108,11 +121,23 @@ def synthetic_classification(n: int) -> tuple[Path, Path]:
 def ilsvrc_cases(large: bool) -> list[Case]:
     same = lambda ours, theirs: all(close(ours[f"error@{k}"], theirs[f"error@{k}"]) for k in range(1, 6))
     if KIT.is_dir():
-        cases = [Case("ilsvrc2012-cls", "50,000 kit", KIT / "ILSVRC2012_validation_ground_truth.txt", KIT / "demo.val.pred.txt", (), "ilsvrc2012_cls.py", same)]
+        cases = [
+            Case(
+                "ilsvrc2012-cls",
+                "50,000 kit",
+                KIT / "ILSVRC2012_validation_ground_truth.txt",
+                KIT / "demo.val.pred.txt",
+                (),
+                "ilsvrc2012_cls.py",
+                same,
+            )
+        ]
     else:
         cases = [Case("ilsvrc2012-cls", "50,000", *synthetic_classification(50_000), (), "ilsvrc2012_cls.py", same)]
     if large:
-        cases.append(Case("ilsvrc2012-cls", "800,000", *synthetic_classification(800_000), (), "ilsvrc2012_cls.py", same))
+        cases.append(
+            Case("ilsvrc2012-cls", "800,000", *synthetic_classification(800_000), (), "ilsvrc2012_cls.py", same)
+        )
     return cases
 
 
@@ -123,7 +148,17 @@ def face_cases(large: bool) -> list[Case]:
         folder = DATA / f"face-{n}"
         if not (folder / "truth.csv").exists():
             write_csvs(folder, n_images=n, n_identities=n // 10, seed=1)
-        cases.append(Case("face-clustering", f"{n:,}", folder / "truth.csv", folder / "submission" / "team.csv", (), "face_clustering.py", same))
+        cases.append(
+            Case(
+                "face-clustering",
+                f"{n:,}",
+                folder / "truth.csv",
+                folder / "submission" / "team.csv",
+                (),
+                "face_clustering.py",
+                same,
+            )
+        )
     return cases
 
 
@@ -132,14 +167,26 @@ def camera_cases() -> list[Case]:
     if not (folder / "truth.tsv").exists():
         write_tables(folder, 100_000, seed=1, empty_share=0.05, false_per_photo=1.5)
     same = lambda ours, theirs: ours["points"] == theirs["points"]
-    return [Case("camera-traps", "100,000", folder / "truth.tsv", folder / "submission" / "team.tsv", (), "camera_traps.py", same)]
+    return [
+        Case(
+            "camera-traps",
+            "100,000",
+            folder / "truth.tsv",
+            folder / "submission" / "team.tsv",
+            (),
+            "camera_traps.py",
+            same,
+        )
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default="ilsvrc2012-cls,face-clustering,camera-traps")
-    parser.add_argument("--no-large", dest="large", action="store_false", help="Skip the 16x ILSVRC and the 5M face-clustering rows.")
+    parser.add_argument(
+        "--no-large", dest="large", action="store_false", help="Skip the 16x ILSVRC and the 5M face-clustering rows."
+    )
     args = parser.parse_args()
     machine_header(args.repeats, "median")
     chosen = set(args.only.split(","))
@@ -147,7 +194,9 @@ def main() -> None:
     cases += face_cases(args.large) if "face-clustering" in chosen else []
     cases += camera_cases() if "camera-traps" in chosen else []
     print(f"{'challenge':16s} {'size':>11s}   {'podium evaluate':>15s}   {'peer script':>15s}   {'peer / podium':>13s}")
-    print(f"{'':16s} {'':>11s}   {'wall s':>7s} {'CPU s':>7s}   {'wall s':>7s} {'CPU s':>7s}   {'CPU':>6s} {'wall':>6s}")
+    print(
+        f"{'':16s} {'':>11s}   {'wall s':>7s} {'CPU s':>7s}   {'wall s':>7s} {'CPU s':>7s}   {'CPU':>6s} {'wall':>6s}"
+    )
     for case in cases:
         compare(case, args.repeats)
 

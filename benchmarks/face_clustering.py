@@ -43,7 +43,11 @@ def metrics(n_images: int, n_identities: int, repeats: int) -> None:
         BCubed.of(table)
         return normalized_mutual_information(table), pairs.tp
 
-    sklearn = best_of(repeats, lambda: (normalized_mutual_info_score(identity, cluster), pair_confusion_matrix(identity, cluster)), what="scikit-learn")
+    sklearn = best_of(
+        repeats,
+        lambda: (normalized_mutual_info_score(identity, cluster), pair_confusion_matrix(identity, cluster)),
+        what="scikit-learn",
+    )
     podium = best_of(repeats, ours, what="podium metrics")
     (nmi, tp), (reference_nmi, reference_pairs) = podium.value, sklearn.value
     assert abs(nmi - reference_nmi) < 1e-12 and 2 * tp == reference_pairs[1, 1]
@@ -65,11 +69,29 @@ def end_to_end(folder: Path, n_rows: int, repeats: int) -> None:
         shuffled.write_text("".join(rows))
 
     def podium(path: Path) -> str:
-        command = [sys.executable, "-m", "podium", "evaluate", "face-clustering", "--truth", str(truth),
-                   "--submission", str(path), "--json", "-", "--quiet", "--set", "order=ignore"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "podium",
+            "evaluate",
+            "face-clustering",
+            "--truth",
+            str(truth),
+            "--submission",
+            str(path),
+            "--json",
+            "-",
+            "--quiet",
+            "--set",
+            "order=ignore",
+        ]
         return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)["status"]
 
-    pandas = best_of(repeats, lambda: (pd.read_csv(truth), pd.read_csv(submission, header=None, skipinitialspace=True)), what="pandas")
+    pandas = best_of(
+        repeats,
+        lambda: (pd.read_csv(truth), pd.read_csv(submission, header=None, skipinitialspace=True)),
+        what="pandas",
+    )
     ours = best_of(repeats, lambda: podium(submission), what="podium evaluate")
     mixed = best_of(repeats, lambda: podium(shuffled), what="podium evaluate, shuffled")
     assert ours.value == mixed.value == "scored"
@@ -77,7 +99,9 @@ def end_to_end(folder: Path, n_rows: int, repeats: int) -> None:
     print(f"    pandas.read_csv of both files (no checks, no scores)  {pandas.wall:6.2f} / {pandas.cpu:.2f}")
     print(f"    podium evaluate (process start, checks, scores)       {ours.wall:6.2f} / {ours.cpu:.2f}")
     print(f"    podium, rows shuffled (name lookups, order=ignore)    {mixed.wall:6.2f} / {mixed.cpu:.2f}")
-    print(f"    podium / pandas: {ours.wall / pandas.wall:.2f}   target <= 3  (shuffled rows: {mixed.wall / pandas.wall:.2f})")
+    print(
+        f"    podium / pandas: {ours.wall / pandas.wall:.2f}   target <= 3  (shuffled rows: {mixed.wall / pandas.wall:.2f})"
+    )
 
 
 def main() -> None:

@@ -57,7 +57,9 @@ print(min(times))
 """
 
 
-def run(package_parent: Path | None, data: Path, workers: int, home: Path | None, cpu: str | None) -> tuple[float, float]:
+def run(
+    package_parent: Path | None, data: Path, workers: int, home: Path | None, cpu: str | None
+) -> tuple[float, float]:
     """Wall and CPU seconds of one `podium evaluate glas` process (and its children)."""
     env = dict(os.environ)
     env.pop("NUMBA_CACHE_DIR", None)
@@ -69,8 +71,27 @@ def run(package_parent: Path | None, data: Path, workers: int, home: Path | None
         env.pop("XDG_CACHE_HOME", None)
     if cpu is not None:
         env["NUMBA_CPU_NAME"] = cpu
-    command = [] if package_parent is None else ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(package_parent), str(package_parent), "--"]
-    command += [sys.executable, "-m", "podium", "evaluate", "glas", "--truth", str(data / "truth"), "--submission", str(data / "submission"), "--workers", str(workers), "--quiet", "--json", os.devnull]
+    command = (
+        []
+        if package_parent is None
+        else ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(package_parent), str(package_parent), "--"]
+    )
+    command += [
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        "glas",
+        "--truth",
+        str(data / "truth"),
+        "--submission",
+        str(data / "submission"),
+        "--workers",
+        str(workers),
+        "--quiet",
+        "--json",
+        os.devnull,
+    ]
     return timed_process(command, env)
 
 
@@ -95,7 +116,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "glas-fixture")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--skip-unshipped", action="store_true", help="leave out the compiling case (15 s of CPU a run)")
+    parser.add_argument(
+        "--skip-unshipped", action="store_true", help="leave out the compiling case (15 s of CPU a run)"
+    )
     args = parser.parse_args()
     machine_header(args.repeats, "median")
     with tempfile.TemporaryDirectory() as temporary:
@@ -118,7 +141,9 @@ def main() -> None:
                 times[name].append(run(parent, args.data, workers, home, cpu))
     warm = statistics.median(cpu for _, cpu in times["warm, --workers 1"])
     warm_wall = statistics.median(wall for wall, _ in times["warm, --workers 1"])
-    print(f"\npodium evaluate glas, {args.data.name} ({len(list((args.data / 'submission').iterdir()))} images), a new process each run")
+    print(
+        f"\npodium evaluate glas, {args.data.name} ({len(list((args.data / 'submission').iterdir()))} images), a new process each run"
+    )
     print(f"{'case':48} {'CPU s':>7} {'wall s':>7} {'CPU / warm':>11} {'wall / warm':>12}")
     for name, runs in times.items():
         cpu = statistics.median(c for _, c in runs)
@@ -134,9 +159,30 @@ def demo_workers(repeats: int) -> None:
     with tempfile.TemporaryDirectory() as temporary:
         for _ in range(repeats):
             for workers, runs in times.items():
-                runs.append(timed_process([sys.executable, "-m", "podium", "demo", "--folder", str(Path(temporary) / f"demo-{workers}"), "--workers", str(workers)]))
-    medians = {workers: (statistics.median(wall for wall, _ in runs), statistics.median(cpu for _, cpu in runs)) for workers, runs in times.items()}
-    print(f"\npodium demo, median of {repeats}: " + "; ".join(f"--workers {workers}: {cpu:.2f} s CPU, {wall:.2f} s wall" for workers, (wall, cpu) in medians.items()))
+                runs.append(
+                    timed_process(
+                        [
+                            sys.executable,
+                            "-m",
+                            "podium",
+                            "demo",
+                            "--folder",
+                            str(Path(temporary) / f"demo-{workers}"),
+                            "--workers",
+                            str(workers),
+                        ]
+                    )
+                )
+    medians = {
+        workers: (statistics.median(wall for wall, _ in runs), statistics.median(cpu for _, cpu in runs))
+        for workers, runs in times.items()
+    }
+    print(
+        f"\npodium demo, median of {repeats}: "
+        + "; ".join(
+            f"--workers {workers}: {cpu:.2f} s CPU, {wall:.2f} s wall" for workers, (wall, cpu) in medians.items()
+        )
+    )
 
 
 def kernel_speed(repeats: int) -> None:
@@ -147,11 +193,21 @@ def kernel_speed(repeats: int) -> None:
         truth, submission = write_set(Path(temporary), 40, (522, 775), 20)
         seconds = {}
         for cpu in ("this CPU", "generic"):
-            env = {k: v for k, v in os.environ.items() if k != "NUMBA_CPU_NAME"} | ({"NUMBA_CPU_NAME": "generic"} if cpu == "generic" else {})
-            out = subprocess.run([sys.executable, "-c", KERNEL_SPEED, str(truth), str(submission), str(repeats)], env=env, check=True, capture_output=True, text=True)
+            env = {k: v for k, v in os.environ.items() if k != "NUMBA_CPU_NAME"} | (
+                {"NUMBA_CPU_NAME": "generic"} if cpu == "generic" else {}
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", KERNEL_SPEED, str(truth), str(submission), str(repeats)],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             seconds[cpu] = float(out.stdout)
-    print(f"\n40 synthetic GlaS images in a warm process, best of {repeats}, CPU seconds: this CPU's code {seconds['this CPU']:.3f}, "
-          f"generic code {seconds['generic']:.3f} ({seconds['generic'] / seconds['this CPU']:.2f}x)")
+    print(
+        f"\n40 synthetic GlaS images in a warm process, best of {repeats}, CPU seconds: this CPU's code {seconds['this CPU']:.3f}, "
+        f"generic code {seconds['generic']:.3f} ({seconds['generic'] / seconds['this CPU']:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -36,15 +36,19 @@ from podium.testing.hostile import make_case, run_case
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=1000, help="cases per challenge")
-    parser.add_argument("--rewrites", type=int, default=None, help="value-preserving rewrites per challenge (default: cases / 10)")
+    parser.add_argument(
+        "--rewrites", type=int, default=None, help="value-preserving rewrites per challenge (default: cases / 10)"
+    )
     parser.add_argument("--big-mb", type=int, default=300, help="largest size of a large input, in MiB")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds before a case is killed")
     parser.add_argument("--challenge", action="append", choices=IDS, help="only these challenges")
     args = parser.parse_args()
     machine_header(1)
-    print(f"{'challenge':<16} {'cases':>6} {'internal':>8} {'bad exit':>8} {'over 10 s':>9} {'outside':>7} "
-          f"{'>1 GB':>5} {'changed':>7} {'max s':>6} {'max MB':>7} {'largest input MB':>16} {'wall s':>7} {'CPU s':>7}")  # fmt: skip
+    print(
+        f"{'challenge':<16} {'cases':>6} {'internal':>8} {'bad exit':>8} {'over 10 s':>9} {'outside':>7} "
+        f"{'>1 GB':>5} {'changed':>7} {'max s':>6} {'max MB':>7} {'largest input MB':>16} {'wall s':>7} {'CPU s':>7}"
+    )
     totals = {"internal": 0, "exit": 0, "slow": 0, "outside": 0, "memory": 0, "changed": 0}
     for challenge in args.challenge or IDS:
         with tempfile.TemporaryDirectory(prefix="podium-fuzz-") as scratch:
@@ -68,21 +72,33 @@ def main() -> None:
                 for key, hit in found.items():
                     counts[key] += hit
                 if any(found.values()):
-                    failures.append(f"  #{number} {case.side} {case.kind} {case.target}: exit {outcome.exit_code}, "
-                                    f"{outcome.seconds:.1f} s, {outcome.peak_mb:.0f} MB")  # fmt: skip
+                    failures.append(
+                        f"  #{number} {case.side} {case.kind} {case.target}: exit {outcome.exit_code}, "
+                        f"{outcome.seconds:.1f} s, {outcome.peak_mb:.0f} MB"
+                    )
                 slowest, peak = max(slowest, outcome.seconds), max(peak, outcome.peak_mb)
                 largest = max(largest, case.input_bytes / 2**20)
-            expected = json.dumps(podium.evaluate(challenge, demo.truth, demo.submission, **demo.settings).scores, sort_keys=True)
+            expected = json.dumps(
+                podium.evaluate(challenge, demo.truth, demo.submission, **demo.settings).scores, sort_keys=True
+            )
             for number in range(args.cases // 10 if args.rewrites is None else args.rewrites):
-                kinds, path = rewrite(challenge, demo.submission, root / f"rewrite{number}", random.Random(f"{args.seed}:{challenge}:{number}"))
+                kinds, path = rewrite(
+                    challenge,
+                    demo.submission,
+                    root / f"rewrite{number}",
+                    random.Random(f"{args.seed}:{challenge}:{number}"),
+                )
                 got = podium.evaluate(challenge, demo.truth, path, **demo.settings)
                 if got.errors or json.dumps(got.scores, sort_keys=True) != expected:
                     counts["changed"] += 1
                     failures.append(f"  rewrite #{number} {kinds}: {[e.message[:100] for e in got.errors[:2]]}")
                 shutil.rmtree(root / f"rewrite{number}", ignore_errors=True)
-            print(f"{challenge:<16} {args.cases:>6} {counts['internal']:>8} {counts['exit']:>8} {counts['slow']:>9} "
-                  f"{counts['outside']:>7} {counts['memory']:>5} {counts['changed']:>7} {slowest:>6.2f} {peak:>7.0f} {largest:>16.0f} "
-                  f"{time.perf_counter() - start:>7.0f} {cpu_seconds() - cpu:>7.0f}", flush=True)  # fmt: skip
+            print(
+                f"{challenge:<16} {args.cases:>6} {counts['internal']:>8} {counts['exit']:>8} {counts['slow']:>9} "
+                f"{counts['outside']:>7} {counts['memory']:>5} {counts['changed']:>7} {slowest:>6.2f} {peak:>7.0f} {largest:>16.0f} "
+                f"{time.perf_counter() - start:>7.0f} {cpu_seconds() - cpu:>7.0f}",
+                flush=True,
+            )
             for line in failures[:20]:
                 print(line, flush=True)
             for key in totals:

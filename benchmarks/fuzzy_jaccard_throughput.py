@@ -70,10 +70,21 @@ def decode_only(folder: Path) -> None:
 
 def podium(folder: Path, workers: int) -> float:
     command = [
-        sys.executable, "-m", "podium", "evaluate", "fuzzy-jaccard",
-        "--truth", str(folder / "truth"), "--submission", str(folder / "submission"),
-        "--workers", str(workers), "--json", "-", "--quiet",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        "fuzzy-jaccard",
+        "--truth",
+        str(folder / "truth"),
+        "--submission",
+        str(folder / "submission"),
+        "--workers",
+        str(workers),
+        "--json",
+        "-",
+        "--quiet",
+    ]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return json.loads(out)["scores"]["fuzzy_jaccard"]
 

@@ -70,10 +70,18 @@ def brute_image(truth: np.ndarray, seg: np.ndarray, empty_h: float):
                 terms.append((int(mask.sum()), 0.0, min(distances)))
             else:
                 pm = other == p
-                terms.append((int(mask.sum()), 2 * np.sum(mask & pm) / (mask.sum() + pm.sum()), brute_hausdorff(mask, pm)))
+                terms.append(
+                    (int(mask.sum()), 2 * np.sum(mask & pm) / (mask.sum() + pm.sum()), brute_hausdorff(mask, pm))
+                )
         return terms
 
-    return tp, len(s_labels) - tp, len(g_labels) - tp, side(s_labels, seg, g_labels, truth), side(g_labels, truth, s_labels, seg)
+    return (
+        tp,
+        len(s_labels) - tp,
+        len(g_labels) - tp,
+        side(s_labels, seg, g_labels, truth),
+        side(g_labels, truth, s_labels, seg),
+    )
 
 
 def main() -> None:
@@ -92,7 +100,9 @@ def main() -> None:
         pairs.append((truth, segment(truth, rng, first_label=1000)))
     diagonal = math.hypot(*shape)
     areas = [int((t == v).sum()) for t, _ in pairs[:5] for v in np.unique(t[t > 0])]
-    print(f"{args.images} images of {shape[1]}x{shape[0]}, {args.glands} glands each (mean gland {np.mean(areas):.0f} px)\n")
+    print(
+        f"{args.images} images of {shape[1]}x{shape[0]}, {args.glands} glands each (mean gland {np.mean(areas):.0f} px)\n"
+    )
 
     ours = best_of(args.repeats, lambda: [image_stats(t, s, diagonal) for t, s in pairs], what="podium")
     brute = timed(lambda: [brute_image(t, s, diagonal) for t, s in pairs[: args.brute_images]])
@@ -110,8 +120,12 @@ def main() -> None:
     per_podium = ours.wall / args.images
     per_brute = brute.wall / args.brute_images
     print(f"{'':38s} {'images':>7s} {'wall s':>9s} {'CPU s':>9s} {'s/image':>9s}")
-    print(f"{'podium (compiled point scans or EDT)':38s} {args.images:7d} {ours.wall:9.2f} {ours.cpu:9.2f} {per_podium:9.3f}")
-    print(f"{'brute force, all pixel pairs':38s} {args.brute_images:7d} {brute.wall:9.2f} {brute.cpu:9.2f} {per_brute:9.3f}")
+    print(
+        f"{'podium (compiled point scans or EDT)':38s} {args.images:7d} {ours.wall:9.2f} {ours.cpu:9.2f} {per_podium:9.3f}"
+    )
+    print(
+        f"{'brute force, all pixel pairs':38s} {args.brute_images:7d} {brute.wall:9.2f} {brute.cpu:9.2f} {per_brute:9.3f}"
+    )
     print(f"\nlargest difference of a per-object term on the shared images: {worst:.1e} (must be <= 1e-9)")
     print(f"podium speed-up per image: {per_brute / per_podium:.0f}x   target >= 30x")
 

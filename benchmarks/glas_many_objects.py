@@ -100,12 +100,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     machine_header(args.repeats)
-    print(f"{'image':<36} {'objects':>7} {'podium wall s':>13} {'cpu s':>6} {'budget':>7} {'baseline wall s':>15} {'cpu s':>6} {'speed-up':>8}")
+    print(
+        f"{'image':<36} {'objects':>7} {'podium wall s':>13} {'cpu s':>6} {'budget':>7} {'baseline wall s':>15} {'cpu s':>6} {'speed-up':>8}"
+    )
     for side, shape in ((32, (224, 224)), (64, (448, 448)), (256, (2000, 2000))):
         truth, seg = grid_pair(side, shape)
         n = int(truth.max())
         empty_h = math.hypot(*shape)
-        ours = best_of(args.repeats, lambda truth=truth, seg=seg, empty_h=empty_h: image_stats(truth, seg, empty_h), what=f"{n} objects")  # type: ignore[misc]
+        ours = best_of(
+            args.repeats,
+            lambda truth=truth, seg=seg, empty_h=empty_h: image_stats(truth, seg, empty_h),
+            what=f"{n} objects",
+        )  # type: ignore[misc]
         line = f"{'grid of 7x7 objects, ' + f'{shape[0]}x{shape[1]}':<36} {n:>7} {ours.wall:>13.2f} {ours.cpu:>6.2f} {budget_used(truth, seg, empty_h):>7.1%}"
         if n <= args.baseline_max:
             base = timed(lambda truth=truth, seg=seg, empty_h=empty_h: baseline_terms(truth, seg, empty_h))  # type: ignore[misc]
@@ -123,12 +129,21 @@ def main() -> None:
     for shape, density in (((522, 775), 0.05), ((522, 775), 0.2), ((2000, 2000), 0.05)):
         truth = make_glands(shape, 15, rng)
         dots, n = ndimage.label(rng.random(shape) < density, structure=np.ones((3, 3), dtype=bool))
-        ours = best_of(args.repeats, lambda truth=truth, dots=dots, shape=shape: image_stats(truth, dots, math.hypot(*shape)), what=f"{n} dots")  # type: ignore[misc]
+        ours = best_of(
+            args.repeats,
+            lambda truth=truth, dots=dots, shape=shape: image_stats(truth, dots, math.hypot(*shape)),
+            what=f"{n} dots",
+        )  # type: ignore[misc]
         used = budget_used(truth, dots, math.hypot(*shape))
-        print(f"{f'{density:.0%} dot mask, {shape[0]}x{shape[1]}':<36} {n:>7} {ours.wall:>13.2f} {ours.cpu:>6.2f} {used:>7.1%}", flush=True)
+        print(
+            f"{f'{density:.0%} dot mask, {shape[0]}x{shape[1]}':<36} {n:>7} {ours.wall:>13.2f} {ours.cpu:>6.2f} {used:>7.1%}",
+            flush=True,
+        )
     small = (261, 388)
     truth, noise = make_glands(small, 15, rng), rng.integers(1, 60000, small).astype(np.uint16)
-    print(f"\nnoise labels (16-bit, each pixel a random label of 1 to 59,999) against 15 glands: {small[0]}x{small[1]} would need {budget_used(truth, noise, 100.0):.0%} of its budget")
+    print(
+        f"\nnoise labels (16-bit, each pixel a random label of 1 to 59,999) against 15 glands: {small[0]}x{small[1]} would need {budget_used(truth, noise, 100.0):.0%} of its budget"
+    )
     for shape in ((522, 775), (2000, 2000)):
         truth, noise = make_glands(shape, 15, rng), rng.integers(1, 60000, shape).astype(np.uint16)
         start = time.perf_counter()

@@ -43,10 +43,21 @@ def podium_command(*args: str) -> dict:
 
 
 def task1(repeats: int) -> None:
-    run = best_of(repeats, lambda: podium_command("ilsvrc2012-cls", "--truth", str(KIT / "ILSVRC2012_validation_ground_truth.txt"),
-                                                  "--submission", str(KIT / "demo.val.pred.txt")), what="Task 1")  # fmt: skip
-    print(f"(1) Task 1, 50,000 images: podium evaluate {run.wall:.2f} s wall, {run.cpu:.2f} s CPU, end to end (target < 1 s); "
-          f"error@5 = {run.value['scores']['error@5']:.4f}\n")  # fmt: skip
+    run = best_of(
+        repeats,
+        lambda: podium_command(
+            "ilsvrc2012-cls",
+            "--truth",
+            str(KIT / "ILSVRC2012_validation_ground_truth.txt"),
+            "--submission",
+            str(KIT / "demo.val.pred.txt"),
+        ),
+        what="Task 1",
+    )
+    print(
+        f"(1) Task 1, 50,000 images: podium evaluate {run.wall:.2f} s wall, {run.cpu:.2f} s CPU, end to end (target < 1 s); "
+        f"error@5 = {run.value['scores']['error@5']:.4f}\n"
+    )
 
 
 def baseline_task2(truth_path: Path, pred_path: Path, boxes_path: Path, meta: ilsvrc.Synsets) -> list[float]:
@@ -60,7 +71,10 @@ def baseline_task2(truth_path: Path, pred_path: Path, boxes_path: Path, meta: il
                 root = ElementTree.fromstring(archive.extractfile(member).read())  # type: ignore[union-attr]
                 index = int(member.name[-12:-4])
                 boxes[index] = [
-                    (id_of[o.findtext("name")], [int(o.findtext(f"bndbox/{k}")) for k in ("xmin", "ymin", "xmax", "ymax")])  # type: ignore[arg-type]
+                    (
+                        id_of[o.findtext("name")],
+                        [int(o.findtext(f"bndbox/{k}")) for k in ("xmin", "ymin", "xmax", "ymax")],
+                    )  # type: ignore[arg-type]
                     for o in root.iter("object")
                 ]
     errors = [0] * 5
@@ -83,9 +97,20 @@ def baseline_task2(truth_path: Path, pred_path: Path, boxes_path: Path, meta: il
 
 
 def task2(repeats: int) -> None:
-    truth_path, pred_path, boxes_path = KIT / "ILSVRC2012_validation_ground_truth.txt", KIT / "demo.val.pred.det.txt", KIT / "ILSVRC2012_bbox_val.tgz"
+    truth_path, pred_path, boxes_path = (
+        KIT / "ILSVRC2012_validation_ground_truth.txt",
+        KIT / "demo.val.pred.det.txt",
+        KIT / "ILSVRC2012_bbox_val.tgz",
+    )
     meta = ilsvrc.read_meta(KIT / "meta.mat")
-    read = best_of(repeats, lambda: (labels := ilsvrc.read_truth_labels(truth_path), ilsvrc.read_val_boxes(boxes_path, len(labels), meta.id_of_wnid)), what="reading the boxes")
+    read = best_of(
+        repeats,
+        lambda: (
+            labels := ilsvrc.read_truth_labels(truth_path),
+            ilsvrc.read_val_boxes(boxes_path, len(labels), meta.id_of_wnid),
+        ),
+        what="reading the boxes",
+    )
     labels, boxes = read.value
 
     def score() -> list[float]:
@@ -95,13 +120,31 @@ def task2(repeats: int) -> None:
         return [counts.error(k) for k in range(1, 6)]
 
     scored = best_of(repeats, score, what="scoring")
-    total = best_of(repeats, lambda: podium_command("ilsvrc2012-loc", "--truth", str(truth_path), "--submission", str(pred_path),
-                                                    "--set", f"boxes={boxes_path}", "--set", f"meta={KIT / 'meta.mat'}"), what="podium evaluate")  # fmt: skip
+    total = best_of(
+        repeats,
+        lambda: podium_command(
+            "ilsvrc2012-loc",
+            "--truth",
+            str(truth_path),
+            "--submission",
+            str(pred_path),
+            "--set",
+            f"boxes={boxes_path}",
+            "--set",
+            f"meta={KIT / 'meta.mat'}",
+        ),
+        what="podium evaluate",
+    )
     base = best_of(repeats, lambda: baseline_task2(truth_path, pred_path, boxes_path, meta), what="the baseline")
     ours = scored.value
-    assert np.allclose(ours, base.value, atol=1e-12) and abs(total.value["scores"]["loc_error"] - ours[4]) < 1e-15, (ours, base.value)
+    assert np.allclose(ours, base.value, atol=1e-12) and abs(total.value["scores"]["loc_error"] - ours[4]) < 1e-15, (
+        ours,
+        base.value,
+    )
     print(f"(2) Task 2, 50,000 images, boxes from the .tgz (errors {[round(e, 4) for e in ours]} both); wall s / CPU s")
-    print(f"    podium: reading the 50,000 XMLs {read.wall:.2f} / {read.cpu:.2f}, reading the submission + scoring {scored.wall:.2f} / {scored.cpu:.2f}")
+    print(
+        f"    podium: reading the 50,000 XMLs {read.wall:.2f} / {read.cpu:.2f}, reading the submission + scoring {scored.wall:.2f} / {scored.cpu:.2f}"
+    )
     print(f"    podium evaluate end to end (process start, meta.mat, checks)   {total.wall:6.2f} / {total.cpu:.2f}")
     print(f"    straightforward Python loop (tarfile, ElementTree, loops)       {base.wall:6.2f} / {base.cpu:.2f}")
     print(f"    podium speed-up: {base.wall / total.wall:.1f}x   target >= 10x\n")
@@ -113,14 +156,22 @@ def task3(repeats: int) -> None:
     truth = rng.integers(0, classes, n)
     scores = np.round(rng.random((n, classes)) + 0.5 * (truth[:, None] == np.arange(classes)), 3)  # ties happen
     positive = truth[:, None] == np.arange(classes)[None, :]
-    sklearn = best_of(repeats, lambda: np.array([average_precision_score(positive[:, c], scores[:, c]) for c in range(classes)]), what="scikit-learn")
+    sklearn = best_of(
+        repeats,
+        lambda: np.array([average_precision_score(positive[:, c], scores[:, c]) for c in range(classes)]),
+        what="scikit-learn",
+    )
     ours = best_of(repeats, lambda: sklearn_average_precision(positive, scores), what="podium, scikit-learn mode")
     voc = best_of(repeats, lambda: voc_average_precision(positive, scores), what="podium, VOC AP")
     assert np.allclose(ours.value, sklearn.value, atol=1e-12)
     print(f"(3) AP, {classes} classes x {n:,} boxes (same values as scikit-learn to 1e-12): wall s / CPU s")
     print(f"    scikit-learn average_precision_score, per class   {sklearn.wall:6.3f} / {sklearn.cpu:.3f}")
-    print(f"    podium, scikit-learn mode                          {ours.wall:6.3f} / {ours.cpu:.3f}  ({sklearn.wall / ours.wall:.1f}x)")
-    print(f"    podium, VOC AP, from the positives' ranks          {voc.wall:6.3f} / {voc.cpu:.3f}  ({sklearn.wall / voc.wall:.1f}x, target >= 3x)")
+    print(
+        f"    podium, scikit-learn mode                          {ours.wall:6.3f} / {ours.cpu:.3f}  ({sklearn.wall / ours.wall:.1f}x)"
+    )
+    print(
+        f"    podium, VOC AP, from the positives' ranks          {voc.wall:6.3f} / {voc.cpu:.3f}  ({sklearn.wall / voc.wall:.1f}x, target >= 3x)"
+    )
 
 
 def main() -> None:

@@ -81,14 +81,43 @@ def served(folder: Path, database: str | None, source: str | None) -> Iterator[t
     contest.write_text(CONTEST.format(truth=truth))
     base = [sys.executable, "-m", "podium"]
     where = ["--data", str(folder / "data")] + (["--database", database] if database else [])
-    subprocess.run([*base, "team", "add", "alpha", "--contest", str(contest), *where], check=True, capture_output=True, env=environment)
-    subprocess.run([*base, "user", "add", "ann", "--team", "alpha", "--password-stdin", *where], input=PASSWORD + "\n", text=True,
-                   check=True, capture_output=True, env=environment)  # fmt: skip
+    subprocess.run(
+        [*base, "team", "add", "alpha", "--contest", str(contest), *where],
+        check=True,
+        capture_output=True,
+        env=environment,
+    )
+    subprocess.run(
+        [*base, "user", "add", "ann", "--team", "alpha", "--password-stdin", *where],
+        input=PASSWORD + "\n",
+        text=True,
+        check=True,
+        capture_output=True,
+        env=environment,
+    )
     port = _free_port()
     help_text = subprocess.run([*base, "serve", "--help"], capture_output=True, text=True, env=environment).stdout
     proxy = ["--trusted-proxy", "127.0.0.1"] if "--trusted-proxy" in help_text else []
-    server = subprocess.Popen([*base, "serve", "--contest", str(contest), *where, "--port", str(port), "--workers", "0", "--team", "alpha", *proxy],
-                              stdout=subprocess.PIPE, stderr=None if os.environ.get("FLOOD_DEBUG") else subprocess.DEVNULL, text=True, env=environment)  # fmt: skip
+    server = subprocess.Popen(
+        [
+            *base,
+            "serve",
+            "--contest",
+            str(contest),
+            *where,
+            "--port",
+            str(port),
+            "--workers",
+            "0",
+            "--team",
+            "alpha",
+            *proxy,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=None if os.environ.get("FLOOD_DEBUG") else subprocess.DEVNULL,
+        text=True,
+        env=environment,
+    )
     try:
         token = None
         assert server.stdout is not None
@@ -143,7 +172,10 @@ def summary(measured: tuple[list[float], int]) -> str:
 
 
 def measure(name: str, database: str | None, clients: int, source: str | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="podium-flood-") as folder, served(Path(folder), database, source) as (port, token):
+    with (
+        tempfile.TemporaryDirectory(prefix="podium-flood-") as folder,
+        served(Path(folder), database, source) as (port, token),
+    ):
         alone = cancels(port, token)
         stop, served_count = threading.Event(), [0] * clients
         threads = flood(port, clients, stop, served_count)
@@ -155,7 +187,9 @@ def measure(name: str, database: str | None, clients: int, source: str | None) -
         for thread in threads:
             thread.join(timeout=60)
         print(f"{name:<10} cancel alone:       {summary(alone)}")
-        print(f"{name:<10} cancel, {clients} log-ins: {summary(loaded)}  ({sum(served_count) / seconds:.1f} log-ins/s served)")
+        print(
+            f"{name:<10} cancel, {clients} log-ins: {summary(loaded)}  ({sum(served_count) / seconds:.1f} log-ins/s served)"
+        )
 
 
 def main() -> None:

@@ -41,7 +41,9 @@ def face_case(fraction: float) -> Case:
         write_csvs(folder, n_images=n, n_identities=n // 10, seed=1)
 
     folder = _subset(HERE / "data", f"face-clustering-{n}", write)
-    return Case("face-clustering", folder / "truth.csv", folder / "submission" / "team.csv", {}, 2 * n, f"{n:,} rows each")
+    return Case(
+        "face-clustering", folder / "truth.csv", folder / "submission" / "team.csv", {}, 2 * n, f"{n:,} rows each"
+    )
 
 
 def camera_case(fraction: float) -> Case:
@@ -67,12 +69,17 @@ def crowd_case(fraction: float) -> Case:
         folder.mkdir(parents=True)
         header, first, *rest = base.truth.read_text().splitlines(keepends=True)
         name = first.split("\t")[0]
-        grid = [f"{name}\t{0.05 + 0.09 * (k % 10):.4f} {0.1 + 0.15 * (k // 10):.4f} 0.0800 0.1200\t{k % 2}\n" for k in range(CROWD)]
+        grid = [
+            f"{name}\t{0.05 + 0.09 * (k % 10):.4f} {0.1 + 0.15 * (k // 10):.4f} 0.0800 0.1200\t{k % 2}\n"
+            for k in range(CROWD)
+        ]
         (folder / "truth.tsv").write_text(header + "".join(grid) + first + "".join(rest))
         (folder / "team.tsv").write_text(header + "".join(grid[k % CROWD] for k in range(rows)))
 
     folder = _subset(HERE / "data", f"camera-traps-crowd-{rows}", write)
-    return Case("camera-traps", folder / "truth.tsv", folder / "team.tsv", {}, rows, f"crowd: {rows * CROWD / 1e6:.1f}M pairs")
+    return Case(
+        "camera-traps", folder / "truth.tsv", folder / "team.tsv", {}, rows, f"crowd: {rows * CROWD / 1e6:.1f}M pairs"
+    )
 
 
 def cls_case(fraction: float) -> Case | None:
@@ -86,7 +93,14 @@ def cls_case(fraction: float) -> Case | None:
             (folder / name).write_text("".join((KIT / name).read_text().splitlines(keepends=True)[:n]))
 
     folder = _subset(HERE / "data", f"ilsvrc2012-cls-{n}", write)
-    return Case("ilsvrc2012-cls", folder / "ILSVRC2012_validation_ground_truth.txt", folder / "demo.val.pred.txt", {}, n, f"{n:,} images")
+    return Case(
+        "ilsvrc2012-cls",
+        folder / "ILSVRC2012_validation_ground_truth.txt",
+        folder / "demo.val.pred.txt",
+        {},
+        n,
+        f"{n:,} images",
+    )
 
 
 LAUNCHER = """import os, sys
@@ -105,8 +119,23 @@ def peak_mb(case: Case) -> float:
     A child's peak starts from its parent's resident size at the fork, so the command is
     started by a small launcher process, not by this one (which holds the sets).
     """
-    argv = [sys.executable, "-m", "podium", "evaluate", case.challenge, "--truth", str(case.truth), "--submission", str(case.submission),
-            "--workers", "1", "--json", "-", "--quiet", *(a for k, v in case.settings.items() for a in ("--set", f"{k}={v}"))]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        case.challenge,
+        "--truth",
+        str(case.truth),
+        "--submission",
+        str(case.submission),
+        "--workers",
+        "1",
+        "--json",
+        "-",
+        "--quiet",
+        *(a for k, v in case.settings.items() for a in ("--set", f"{k}={v}")),
+    ]
     done = subprocess.run([sys.executable, "-c", LAUNCHER, *argv], capture_output=True, text=True, check=True)
     code, kilobytes = (int(v) for v in done.stdout.split())
     assert code == 0, done.stderr

@@ -142,7 +142,10 @@ def glas_sets(repeats: int) -> dict[str, list[tuple[str, Path, Path]]]:
     sets: dict[str, list[tuple[str, Path, Path]]] = {}
     fixture = SHARED / "glas-fixture"
     if fixture.is_dir():
-        sets["glas, 4 real fixture images"] = [(f"testA_{i}", fixture / "truth" / f"testA_{i}_anno.png", fixture / "submission" / f"testA_{i}_seg.png") for i in range(1, 5)]
+        sets["glas, 4 real fixture images"] = [
+            (f"testA_{i}", fixture / "truth" / f"testA_{i}_anno.png", fixture / "submission" / f"testA_{i}_seg.png")
+            for i in range(1, 5)
+        ]
     else:
         print(f"{fixture} not found: the fixture set is skipped")
     folder = DATA / "glas-synthetic"
@@ -167,7 +170,9 @@ def podium_glas(images: list[tuple[str, Path, Path]], repeats: int) -> list[Time
     out = []
     for name, truth, seg in images:
         item = Item(name, truth, seg, "")
-        result = best_of(repeats, lambda item=item: challenge.evaluate_item(context, item), what=name, min_seconds=PODIUM_SECONDS)  # type: ignore[misc]
+        result = best_of(
+            repeats, lambda item=item: challenge.evaluate_item(context, item), what=name, min_seconds=PODIUM_SECONDS
+        )  # type: ignore[misc]
         d = result.value.details
         out.append(Timed(result.wall, result.cpu, Scores(d["f1"], d["object_dice"], d["object_hausdorff"])))
     return out
@@ -187,7 +192,9 @@ def code_rule_f1(truth: Path, seg: Path) -> tuple[float, bool]:
     return (2 * precision * recall / (precision + recall) if stats.tp else math.nan), fn != stats.fn
 
 
-def octave_glas(octave: str, code: Path, images: list[tuple[str, Path, Path]], repeats: int, work: Path) -> list[Timed[Scores]]:
+def octave_glas(
+    octave: str, code: Path, images: list[tuple[str, Path, Path]], repeats: int, work: Path
+) -> list[Timed[Scores]]:
     listing, out = work / "glas.tsv", work / "glas.out"
     listing.write_text("".join(f"{n}\t{t}\t{s}\n" for n, t, s in images))
     _octave(octave, work, [code], f"run_glas('{listing}', '{out}', {repeats})", knnsearch=True)
@@ -198,7 +205,9 @@ def octave_glas(octave: str, code: Path, images: list[tuple[str, Path, Path]], r
 def transcribed_glas(images: list[tuple[str, Path, Path]], repeats: int) -> list[Timed[Scores]]:
     def run(truth: Path, seg: Path) -> Scores:
         g, s = np.asarray(Image.open(truth)), np.asarray(Image.open(seg))
-        return Scores(transcription.f1_score(s, g), transcription.object_dice(s, g), transcription.object_hausdorff(s, g))
+        return Scores(
+            transcription.f1_score(s, g), transcription.object_dice(s, g), transcription.object_hausdorff(s, g)
+        )
 
     return [best_of(repeats, lambda t=t, s=s: run(t, s), what=n) for n, t, s in images]  # type: ignore[misc]
 
@@ -213,28 +222,48 @@ def _octave(octave: str, work: Path, code: list[Path], call: str, knnsearch: boo
         (work / "shim").mkdir(exist_ok=True)
         (work / "shim" / "knnsearch.m").write_text(KNNSEARCH_M)
         shim = f"pkg load image; if ~exist('knnsearch'), addpath('{work / 'shim'}'); end; "
-    env = os.environ | {"MALLOC_MMAP_THRESHOLD_": str(allocator.MMAP_THRESHOLD_BYTES), "MALLOC_TRIM_THRESHOLD_": str(allocator.TRIM_THRESHOLD_BYTES)}
-    subprocess.run([octave, "--quiet", "--norc", "--eval", paths + shim + call], cwd=work, env=env, check=True, capture_output=True, text=True)
+    env = os.environ | {
+        "MALLOC_MMAP_THRESHOLD_": str(allocator.MMAP_THRESHOLD_BYTES),
+        "MALLOC_TRIM_THRESHOLD_": str(allocator.TRIM_THRESHOLD_BYTES),
+    }
+    subprocess.run(
+        [octave, "--quiet", "--norc", "--eval", paths + shim + call],
+        cwd=work,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
 def agree(a: float, b: float) -> bool:
     return (math.isinf(a) and a == b) or abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
-def compare_glas(sets: dict[str, list[tuple[str, Path, Path]]], octave: str | None, code: Path | None, repeats: int, work: Path) -> dict[str, float]:
+def compare_glas(
+    sets: dict[str, list[tuple[str, Path, Path]]], octave: str | None, code: Path | None, repeats: int, work: Path
+) -> dict[str, float]:
     who = f"official v6 in {octave_version(octave)}" if octave and code else "official v6 transcribed (Python)"
     ratios = {}
     for title, images in sets.items():
         ours = podium_glas(images, repeats)
-        theirs = octave_glas(octave, code, images, repeats, work) if octave and code else transcribed_glas(images, repeats)
+        theirs = (
+            octave_glas(octave, code, images, repeats, work) if octave and code else transcribed_glas(images, repeats)
+        )
         rows = [Row(n, o, t, *code_rule_f1(tp, sp)) for (n, tp, sp), o, t in zip(images, ours, theirs)]
         for row in rows:
             o, t = row.ours.value, row.official.value
             assert agree(o.dice, t.dice) and agree(o.hausdorff, t.hausdorff), (row.name, o, t)
-            assert agree(row.code_rule_f1, t.f1) or (math.isnan(row.code_rule_f1) and math.isnan(t.f1)), (row.name, row.code_rule_f1, t)
+            assert agree(row.code_rule_f1, t.f1) or (math.isnan(row.code_rule_f1) and math.isnan(t.f1)), (
+                row.name,
+                row.code_rule_f1,
+                t,
+            )
             assert row.f1_rule_differs or agree(o.f1, t.f1), (row.name, o, t)
         print(f"\n{title}: podium against the {who}, per image, best of {repeats}")
-        print(f"{'image':12s} {'podium s':>9s} {'CPU s':>7s} {'official s':>11s} {'CPU s':>7s} {'ratio':>7s}   Dice, Hausdorff (equal in both)")
+        print(
+            f"{'image':12s} {'podium s':>9s} {'CPU s':>7s} {'official s':>11s} {'CPU s':>7s} {'ratio':>7s}   Dice, Hausdorff (equal in both)"
+        )
         for row in rows:
             print(
                 f"{row.name:12s} {row.ours.wall:9.4f} {row.ours.cpu:7.4f} {row.official.wall:11.4f} {row.official.cpu:7.4f} {row.official.wall / row.ours.wall:6.1f}x"
@@ -271,11 +300,17 @@ def compare_ilsvrc(octave: str | None, code: Path | None, repeats: int, work: Pa
         theirs: Timed[list[float]] = Timed(values[5], values[6], values[:5])
         who = f"the kit's eval_flat.m in {octave_version(octave)}"
     else:
-        theirs = best_of(repeats, lambda: [transcription.eval_flat(pred, truth, k) for k in range(1, 6)], what="eval_flat transcribed")
+        theirs = best_of(
+            repeats,
+            lambda: [transcription.eval_flat(pred, truth, k) for k in range(1, 6)],
+            what="eval_flat transcribed",
+        )
         who = "the kit's eval_flat.m transcribed (Python)"
     assert all(abs(a - b) <= 1e-12 for a, b in zip(mine.value, theirs.value)), (mine.value, theirs.value)
     ratio = theirs.wall / mine.wall
-    print(f"\nilsvrc2012-cls, 50,000 images, errors with 1..5 guesses {[round(e, 5) for e in mine.value]} in both; best of {repeats}")
+    print(
+        f"\nilsvrc2012-cls, 50,000 images, errors with 1..5 guesses {[round(e, 5) for e in mine.value]} in both; best of {repeats}"
+    )
     print(f"    podium.evaluate (truth read again, checks, unit rows)   {mine.wall:7.4f} s wall, {mine.cpu:.4f} s CPU")
     print(f"    {who:56s} {theirs.wall:7.4f} s wall, {theirs.cpu:.4f} s CPU")
     print(f"    ratio {ratio:.1f}x (goal >= {GOALS['ilsvrc2012-cls']:.0f}x)")
@@ -302,11 +337,19 @@ def usable(folder: str | None, files: tuple[str, ...], what: str) -> Path | None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--glas-code", help="folder with F1score.m, ObjectDice.m, ObjectHausdorff.m (GlaS evaluation v6)")
+    parser.add_argument(
+        "--glas-code", help="folder with F1score.m, ObjectDice.m, ObjectHausdorff.m (GlaS evaluation v6)"
+    )
     parser.add_argument("--ilsvrc-code", help="the ILSVRC 2012 kit's evaluation folder (eval_flat.m)")
-    parser.add_argument("--octave", default=shutil.which("octave-cli") or shutil.which("octave"), help="the Octave command (default: octave-cli on PATH)")
+    parser.add_argument(
+        "--octave",
+        default=shutil.which("octave-cli") or shutil.which("octave"),
+        help="the Octave command (default: octave-cli on PATH)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--sets", default="fixture,synthetic,ilsvrc", help="which of fixture, synthetic, ilsvrc to run (default: all)")
+    parser.add_argument(
+        "--sets", default="fixture,synthetic,ilsvrc", help="which of fixture, synthetic, ilsvrc to run (default: all)"
+    )
     args = parser.parse_args()
     chosen = set(args.sets.split(","))
     machine_header(args.repeats)
@@ -317,14 +360,20 @@ def main() -> None:
     ilsvrc_code = usable(args.ilsvrc_code, ILSVRC_FILES, "ILSVRC")
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        sets = {title: images for title, images in glas_sets(args.repeats).items() if chosen & set(title.split())}  # "glas, 4 real fixture images"
+        sets = {
+            title: images for title, images in glas_sets(args.repeats).items() if chosen & set(title.split())
+        }  # "glas, 4 real fixture images"
         ratios = compare_glas(sets, args.octave, glas_code, args.repeats, work)
         cls = compare_ilsvrc(args.octave, ilsvrc_code, args.repeats, work) if "ilsvrc" in chosen else None
     print("\nsummary (official time / podium time)")
     for title, ratio in ratios.items():
-        print(f"    {title:45s} {ratio:6.1f}x  goal >= {GOALS['glas']:.0f}x: {'met' if ratio >= GOALS['glas'] else 'NOT met'}")
+        print(
+            f"    {title:45s} {ratio:6.1f}x  goal >= {GOALS['glas']:.0f}x: {'met' if ratio >= GOALS['glas'] else 'NOT met'}"
+        )
     if cls is not None:
-        print(f"    {'ilsvrc2012-cls, 50,000 images, k = 1..5':45s} {cls:6.1f}x  goal >= {GOALS['ilsvrc2012-cls']:.0f}x: {'met' if cls >= GOALS['ilsvrc2012-cls'] else 'NOT met'}")
+        print(
+            f"    {'ilsvrc2012-cls, 50,000 images, k = 1..5':45s} {cls:6.1f}x  goal >= {GOALS['ilsvrc2012-cls']:.0f}x: {'met' if cls >= GOALS['ilsvrc2012-cls'] else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

@@ -104,7 +104,9 @@ def object_dice(s: NDArray[np.integer], g: NDArray[np.integer]) -> float:
         return 1.0
     if not _labels(s).size or not _labels(g).size:
         return 0.0
-    return _object_mean(s, g, lambda a, b: 2 * np.sum(a & b) / (np.sum(a) + np.sum(b)), lambda mask, other: np.zeros_like(mask))
+    return _object_mean(
+        s, g, lambda a, b: 2 * np.sum(a & b) / (np.sum(a) + np.sum(b)), lambda mask, other: np.zeros_like(mask)
+    )
 
 
 def object_hausdorff(s: NDArray[np.integer], g: NDArray[np.integer]) -> float:

@@ -67,7 +67,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     machine_header(args.repeats)
-    paths = sorted(args.data.glob("truth/*.png")) + sorted(args.data.glob("submission/*.png")) + sorted(args.data.glob("submission/*/*.png"))
+    paths = (
+        sorted(args.data.glob("truth/*.png"))
+        + sorted(args.data.glob("submission/*.png"))
+        + sorted(args.data.glob("submission/*/*.png"))
+    )
     if not paths:
         raise SystemExit(f"no PNG under {args.data}: run benchmarks/fuzzy_jaccard_throughput.py first")
     step = max(1, len(paths) // args.files)
@@ -82,7 +86,9 @@ def main() -> None:
         runs[name] = best_of(args.repeats, lambda decode=decode: _decode_all(decode, blobs), what=name)  # type: ignore[misc]
     print(f"{'decoder':32s} {'wall s':>8s} {'CPU s':>8s} {'MP/s':>8s} {'vs Pillow':>10s}")
     for name, run in runs.items():
-        print(f"{name:32s} {run.wall:8.4f} {run.cpu:8.4f} {megapixels / run.wall:8.1f} {runs['Pillow'].wall / run.wall:9.2f}x")
+        print(
+            f"{name:32s} {run.wall:8.4f} {run.cpu:8.4f} {megapixels / run.wall:8.1f} {runs['Pillow'].wall / run.wall:9.2f}x"
+        )
 
 
 def _decode_all(decode: Callable[[bytes], np.ndarray], blobs: list[bytes]) -> None:

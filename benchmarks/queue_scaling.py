@@ -110,7 +110,9 @@ def run(count: int, root: Path, url: str | None) -> None:
     start = time.perf_counter()
     for team_id in team_ids:
         upload = Upload(archive, "submission.tar.gz", archive.stat().st_size, "0" * 64, None)
-        assert take(engine, contest, data, Caller(team_id, f"t{team_id}", False), upload, now, False)["status"] == "queued"
+        assert (
+            take(engine, contest, data, Caller(team_id, f"t{team_id}", False), upload, now, False)["status"] == "queued"
+        )
     intake_s = (time.perf_counter() - start) / len(team_ids)
     intake_statements = statements.count / len(team_ids)
 
@@ -120,7 +122,18 @@ def run(count: int, root: Path, url: str | None) -> None:
         assert worker.work_once()
     job_statements = statements.count / 10
 
-    command = [sys.executable, "-m", "podium", "worker", "--database", url, "--data", str(data.resolve()), "--sandbox", "none"]
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "worker",
+        "--database",
+        url,
+        "--data",
+        str(data.resolve()),
+        "--sandbox",
+        "none",
+    ]
     done = select(func.count()).select_from(jobs).where(jobs.c.state == JOB_DONE)
     start = time.perf_counter()
     workers = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
@@ -146,21 +159,29 @@ def run(count: int, root: Path, url: str | None) -> None:
         board_ms = min(board_ms, 1000 * (time.perf_counter() - start))
     total_db = database_bytes(engine, url)
     stored = folder_bytes(data)
-    print(f"{count:>6,}{1000 * intake_s:>11.1f}{intake_statements:>9.1f}{drain_s:>9.2f}{1000 * drain_s / count:>10.1f}{job_statements:>9.1f}"
-          f"{'  ' + ' '.join(f'{p:.0f}' for p in peaks):>14}{'  ' + ' '.join(f'{c:.1f}' for c in cpu):>13}"
-          f"{board_ms:>10.1f}{total_db / len(team_ids) / 1024:>11.1f}{stored / len(team_ids) / 1024:>11.1f}")  # fmt: skip
+    print(
+        f"{count:>6,}{1000 * intake_s:>11.1f}{intake_statements:>9.1f}{drain_s:>9.2f}{1000 * drain_s / count:>10.1f}{job_statements:>9.1f}"
+        f"{'  ' + ' '.join(f'{p:.0f}' for p in peaks):>14}{'  ' + ' '.join(f'{c:.1f}' for c in cpu):>13}"
+        f"{board_ms:>10.1f}{total_db / len(team_ids) / 1024:>11.1f}{stored / len(team_ids) / 1024:>11.1f}"
+    )
     engine.dispose()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--counts", default="10,100,1000")
-    parser.add_argument("--database", default=None, help="a PostgreSQL URL (its podium tables are dropped first) [default: SQLite]")
+    parser.add_argument(
+        "--database", default=None, help="a PostgreSQL URL (its podium tables are dropped first) [default: SQLite]"
+    )
     args = parser.parse_args()
     machine_header(1)
     print("PostgreSQL" if args.database else "SQLite")
-    print("10 more jobs than N are queued; 10 are scored in this process to count statements, the 2 workers drain the N others")
-    print(f"{'N':>6}{'intake ms':>11}{'SQL/sub':>9}{'drain s':>9}{'ms/job':>10}{'SQL/job':>9}{'peak MB':>14}{'CPU s':>13}{'board ms':>10}{'DB KB/sub':>11}{'files KB':>11}")
+    print(
+        "10 more jobs than N are queued; 10 are scored in this process to count statements, the 2 workers drain the N others"
+    )
+    print(
+        f"{'N':>6}{'intake ms':>11}{'SQL/sub':>9}{'drain s':>9}{'ms/job':>10}{'SQL/job':>9}{'peak MB':>14}{'CPU s':>13}{'board ms':>10}{'DB KB/sub':>11}{'files KB':>11}"
+    )
     with tempfile.TemporaryDirectory(prefix="podium-queue-") as root:
         for count in (int(c) for c in args.counts.split(",")):
             run(count, Path(root), args.database)

@@ -59,23 +59,55 @@ def main() -> None:
         if len(sandboxes) == 1:
             print(f"bubblewrap: {bwrap_problem()}; measuring --sandbox none only")
         print(f"{'program, sandbox':44s} {'wall':>10s} {'total':>10s} {'overhead':>10s} {'CPU':>10s}")
-        for label, command in (("cp", f"cp {submission / 'team.csv'} team.csv"),
-                               ("sleep 0.5; cp", f"sleep 0.5; cp {submission / 'team.csv'} team.csv")):  # fmt: skip
+        for label, command in (
+            ("cp", f"cp {submission / 'team.csv'} team.csv"),
+            ("sleep 0.5; cp", f"sleep 0.5; cp {submission / 'team.csv'} team.csv"),
+        ):
             for sandbox in sandboxes:
 
                 def in_process(sandbox: str = sandbox, command: str = command) -> float:
-                    result = run_program(RunRequest("face-clustering", images, truth, Limits(disk_mb=DEFAULT_DISK_MB), command=command,
-                                                    settings=SETTINGS, sandbox=sandbox, visible=(submission,)))  # fmt: skip
+                    result = run_program(
+                        RunRequest(
+                            "face-clustering",
+                            images,
+                            truth,
+                            Limits(disk_mb=DEFAULT_DISK_MB),
+                            command=command,
+                            settings=SETTINGS,
+                            sandbox=sandbox,
+                            visible=(submission,),
+                        )
+                    )
                     assert result.status == "scored" and result.run is not None, result.errors
                     return float(result.run["wall_s"])
 
                 measure(f"{label}, run_program, {sandbox}", in_process, args.repeats)
-            cli = [sys.executable, "-m", "podium", "run", "face-clustering", "--command", command, "--images", str(images),
-                   "--truth", str(truth), "--json", "-", "--quiet", "--sandbox", sandboxes[-1], "--visible", str(submission)]  # fmt: skip
+            cli = [
+                sys.executable,
+                "-m",
+                "podium",
+                "run",
+                "face-clustering",
+                "--command",
+                command,
+                "--images",
+                str(images),
+                "--truth",
+                str(truth),
+                "--json",
+                "-",
+                "--quiet",
+                "--sandbox",
+                sandboxes[-1],
+                "--visible",
+                str(submission),
+            ]
             cli += [a for k, v in SETTINGS.items() for a in ("--set", f"{k}={v}")]
 
             def command_line(cli: list[str] = cli) -> float:
-                return float(json.loads(subprocess.run(cli, capture_output=True, text=True, check=True).stdout)["run"]["wall_s"])
+                return float(
+                    json.loads(subprocess.run(cli, capture_output=True, text=True, check=True).stdout)["run"]["wall_s"]
+                )
 
             measure(f"{label}, podium run command, {sandboxes[-1]}", command_line, args.repeats)
     finally:

@@ -71,17 +71,28 @@ def free_port() -> int:
 def baseline(contest: Path, submission: Path, count: int) -> tuple[float, float]:
     cpu, start = children_cpu(), time.perf_counter()
     for _ in range(count):
-        subprocess.run(podium("evaluate", "--contest", str(contest), "--submission", str(submission), "--quiet", "--workers", "1"), check=True)
+        subprocess.run(
+            podium("evaluate", "--contest", str(contest), "--submission", str(submission), "--quiet", "--workers", "1"),
+            check=True,
+        )
     return time.perf_counter() - start, children_cpu() - cpu
 
 
 def serve(contest: Path, archive: bytes, count: int, workers: int, folder: Path, api_clients: int) -> dict[str, float]:
     data = folder / f"data-{workers}"
-    token = subprocess.run(podium("team", "add", "bench", "--contest", str(contest), "--data", str(data)), check=True, capture_output=True, text=True).stdout.strip()
+    token = subprocess.run(
+        podium("team", "add", "bench", "--contest", str(contest), "--data", str(data)),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     cpu = children_cpu()
-    server = subprocess.Popen(podium("serve", "--contest", str(contest), "--data", str(data), "--port", str(port), "--workers", str(workers)), stdout=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        podium("serve", "--contest", str(contest), "--data", str(data), "--port", str(port), "--workers", str(workers)),
+        stdout=subprocess.DEVNULL,
+    )
     try:
         for _ in range(300):
             try:
@@ -91,7 +102,14 @@ def serve(contest: Path, archive: bytes, count: int, workers: int, folder: Path,
                 time.sleep(0.1)
         start = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(lambda _: request(url, "POST", "/api/submissions", token, body=archive, query={"filename": "s.tar.gz"}), range(count)))
+            answers = list(
+                pool.map(
+                    lambda _: request(
+                        url, "POST", "/api/submissions", token, body=archive, query={"filename": "s.tar.gz"}
+                    ),
+                    range(count),
+                )
+            )
         assert all(a.status == 201 for a in answers), [a.body for a in answers if a.status != 201][:1]
         for _ in range(6000):  # bounded: 10 minutes
             items = request(url, "GET", "/api/submissions", token).body
@@ -99,9 +117,13 @@ def serve(contest: Path, archive: bytes, count: int, workers: int, folder: Path,
                 break
             time.sleep(0.1)
         wall = time.perf_counter() - start
-        waits = sorted((datetime.fromisoformat(i["finished"]) - datetime.fromisoformat(i["created"])).total_seconds() for i in items)
+        waits = sorted(
+            (datetime.fromisoformat(i["finished"]) - datetime.fromisoformat(i["created"])).total_seconds()
+            for i in items
+        )
         api = []
         if api_clients:
+
             def read(_: int) -> list[float]:
                 times = []
                 for _ in range(20):
@@ -115,9 +137,18 @@ def serve(contest: Path, archive: bytes, count: int, workers: int, folder: Path,
     finally:
         server.terminate()
         server.wait(timeout=60)
-    result = {"wall": wall, "cpu": children_cpu() - cpu, "median_wait": statistics.median(waits), "p99_wait": waits[int(0.99 * (len(waits) - 1))]}
+    result = {
+        "wall": wall,
+        "cpu": children_cpu() - cpu,
+        "median_wait": statistics.median(waits),
+        "p99_wait": waits[int(0.99 * (len(waits) - 1))],
+    }
     if api:
-        result |= {"api_median": statistics.median(api), "api_p99": api[int(0.99 * (len(api) - 1))], "api_requests": len(api)}
+        result |= {
+            "api_median": statistics.median(api),
+            "api_p99": api[int(0.99 * (len(api) - 1))],
+            "api_requests": len(api),
+        }
     return result
 
 
@@ -138,14 +169,22 @@ def main() -> None:
         two = serve(contest, archive, count, 2, folder, 50)
         print(f"{count} GlaS demo submissions (6 images each), {sys.version.split()[0]}")
         print(f"{'':38} {'wall s':>8} {'CPU s':>8} {'per minute':>11}")
-        for name, wall, cpu in (("baseline: podium evaluate per file", base_wall, base_cpu),
-                                ("podium serve, 1 worker", one["wall"], one["cpu"]),
-                                ("podium serve, 2 workers", two["wall"], two["cpu"])):  # fmt: skip
+        for name, wall, cpu in (
+            ("baseline: podium evaluate per file", base_wall, base_cpu),
+            ("podium serve, 1 worker", one["wall"], one["cpu"]),
+            ("podium serve, 2 workers", two["wall"], two["cpu"]),
+        ):
             print(f"{name:38} {wall:8.2f} {cpu:8.2f} {60 * count / wall:11.0f}")
-        print(f"serve 2 workers / baseline: {base_wall / two['wall']:.2f}x; 2 workers / 1 worker: {one['wall'] / two['wall']:.2f}x")
-        print(f"upload to scored, 2 workers, all {count} sent at once: median {two['median_wait']:.2f} s, p99 {two['p99_wait']:.2f} s "
-              f"(1 worker: median {one['median_wait']:.2f} s, p99 {one['p99_wait']:.2f} s)")
-        print(f"API, 50 concurrent clients, GET /api/leaderboard x {two['api_requests']:.0f}: median {1000 * two['api_median']:.1f} ms, p99 {1000 * two['api_p99']:.1f} ms")
+        print(
+            f"serve 2 workers / baseline: {base_wall / two['wall']:.2f}x; 2 workers / 1 worker: {one['wall'] / two['wall']:.2f}x"
+        )
+        print(
+            f"upload to scored, 2 workers, all {count} sent at once: median {two['median_wait']:.2f} s, p99 {two['p99_wait']:.2f} s "
+            f"(1 worker: median {one['median_wait']:.2f} s, p99 {one['p99_wait']:.2f} s)"
+        )
+        print(
+            f"API, 50 concurrent clients, GET /api/leaderboard x {two['api_requests']:.0f}: median {1000 * two['api_median']:.1f} ms, p99 {1000 * two['api_p99']:.1f} ms"
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -47,14 +47,27 @@ def main() -> int:
     cpu: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for _ in range(args.repeats):
         for name, command in COMMANDS.items():
-            cpu[name].append(timed(lambda command=command: subprocess.run(command, capture_output=True, check=True, cwd=Path(__file__).parent)).cpu)
+            cpu[name].append(
+                timed(
+                    lambda command=command: subprocess.run(
+                        command, capture_output=True, check=True, cwd=Path(__file__).parent
+                    )
+                ).cpu
+            )
     bare = statistics.median(cpu["python -c pass"])
     print(f"{'command':26s} {'CPU s (median)':>15s} {'x bare':>8s}  heavy modules loaded")
     for name, times in cpu.items():
         loaded = ""
         if name.startswith("podium"):
             command = LOADED.format(args=name.split()[1:], heavy=HEAVY)
-            loaded = " ".join(subprocess.run([sys.executable, "-c", command], capture_output=True, text=True).stderr.strip().splitlines()[-1:]) or "none"
+            loaded = (
+                " ".join(
+                    subprocess.run([sys.executable, "-c", command], capture_output=True, text=True)
+                    .stderr.strip()
+                    .splitlines()[-1:]
+                )
+                or "none"
+            )
         print(f"{name:26s} {statistics.median(times):15.3f} {statistics.median(times) / bare:8.1f}  {loaded}")
     return 0
 

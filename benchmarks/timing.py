@@ -62,6 +62,7 @@ def busy_cores(seconds: float = 0.5) -> float:
 
     The load average is printed too, but it lags: a minute after a heavy run it still counts it.
     """
+
     def ticks() -> tuple[int, int]:
         fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
         return sum(fields), fields[3] + fields[4]  # all, idle + iowait
@@ -114,7 +115,9 @@ def machine_header(repeats: int, statistic: str = "best") -> str:
     line += "\n" + processor()
     print(line)
     if busy > BUSY_CORES:
-        print(f"WARNING: the machine is busy ({busy:.2f} of {cores} cores taken by other work): wall times below may be inflated")
+        print(
+            f"WARNING: the machine is busy ({busy:.2f} of {cores} cores taken by other work): wall times below may be inflated"
+        )
     return line
 
 
@@ -127,7 +130,15 @@ def timed(run: Callable[[], T], live: bool = False) -> Timed[T]:
     return Timed(wall, cpu_seconds(live) - cpu, value)
 
 
-def best_of(repeats: int, run: Callable[[], T], *, parallel: int = 1, what: str = "", live: bool = False, min_seconds: float = 0.0) -> Timed[T]:
+def best_of(
+    repeats: int,
+    run: Callable[[], T],
+    *,
+    parallel: int = 1,
+    what: str = "",
+    live: bool = False,
+    min_seconds: float = 0.0,
+) -> Timed[T]:
     """The run with the least wall time of ``repeats`` runs, or of as many more as fill ``min_seconds``
     of wall time (as ``timeit``'s autorange does, for runs of milliseconds, whose first repeats are
     slower while the core warms up; at most 10,000); a warning if even the best was busy
@@ -144,5 +155,7 @@ def warn_if_busy(measured: Timed[object], *, parallel: int = 1, what: str = "") 
     """Print a warning when ``measured`` waited for a core: wall > ``BUSY_RATIO`` x CPU / ``parallel``."""
     busy = measured.wall > BUSY_RATIO * measured.cpu / parallel and measured.wall > 0.05
     if busy:
-        print(f"WARNING: busy machine{' during ' + what if what else ''}: {measured.wall:.3f} s wall for {measured.cpu:.3f} s CPU on {parallel} process(es)")
+        print(
+            f"WARNING: busy machine{' during ' + what if what else ''}: {measured.wall:.3f} s wall for {measured.cpu:.3f} s CPU on {parallel} process(es)"
+        )
     return busy

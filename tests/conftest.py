@@ -127,7 +127,11 @@ def sandbox_options(sandbox: str | None = None) -> list[str]:
     bubblewrap where it works, else none, so that the contracts are tested everywhere;
     test_runner_sandbox.py requires bubblewrap in CI.
     """
-    return ["--sandbox", sandbox or SANDBOX, *[arg for prefix in sorted({sys.prefix, sys.base_prefix}) for arg in ("--visible", prefix)]]
+    return [
+        "--sandbox",
+        sandbox or SANDBOX,
+        *[arg for prefix in sorted({sys.prefix, sys.base_prefix}) for arg in ("--visible", prefix)],
+    ]
 
 
 def cgroup_problem() -> str | None:

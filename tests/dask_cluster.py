@@ -25,8 +25,17 @@ class Cluster:
         self.folder = Path(tempfile.mkdtemp(prefix="podium-dask-"))
         self.file = self.folder / "scheduler.json"
         self.started = 0
-        self.scheduler = self._start("scheduler", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                     "--scheduler-file", str(self.file))  # fmt: skip
+        self.scheduler = self._start(
+            "scheduler",
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--no-dashboard",
+            "--scheduler-file",
+            str(self.file),
+        )
         self.address = self._address()
         self.workers: list[subprocess.Popen[bytes]] = []
         for _ in range(workers):
@@ -37,7 +46,13 @@ class Cluster:
         log = open(self.folder / f"{name}.log", "wb")  # noqa: SIM115 (kept open for the process's life)
         cwd = self.folder / name
         cwd.mkdir(exist_ok=True)
-        return subprocess.Popen([sys.executable, "-m", module, *arguments], cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", module, *arguments],
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def _address(self) -> str:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -53,8 +68,21 @@ class Cluster:
     def add_worker(self) -> subprocess.Popen[bytes]:
         self.started += 1
         name = f"worker-{self.started}"
-        return self._start(name, "distributed.cli.dask_worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
-                           "--name", name, "--host", "127.0.0.1", "--local-directory", str(self.folder / name))  # fmt: skip
+        return self._start(
+            name,
+            "distributed.cli.dask_worker",
+            self.address,
+            "--nthreads",
+            "1",
+            "--no-nanny",
+            "--no-dashboard",
+            "--name",
+            name,
+            "--host",
+            "127.0.0.1",
+            "--local-directory",
+            str(self.folder / name),
+        )
 
     def wait_for(self, count: int) -> None:
         from distributed import Client

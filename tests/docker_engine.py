@@ -23,7 +23,26 @@ import time
 from pathlib import Path
 
 BUSYBOX = "/bin/busybox"
-APPLETS = ("sh", "cat", "echo", "sleep", "dd", "head", "yes", "id", "ls", "mkdir", "touch", "rm", "env", "true", "kill", "tr", "wc", "sync")
+APPLETS = (
+    "sh",
+    "cat",
+    "echo",
+    "sleep",
+    "dd",
+    "head",
+    "yes",
+    "id",
+    "ls",
+    "mkdir",
+    "touch",
+    "rm",
+    "env",
+    "true",
+    "kill",
+    "tr",
+    "wc",
+    "sync",
+)
 
 
 def problem() -> str | None:
@@ -60,11 +79,26 @@ class Engine:
         for driver in ("overlay2", "vfs"):
             with open(self.folder / f"dockerd-{driver}.log", "wb") as log:
                 self.process = subprocess.Popen(
-                    ["dockerd", "--data-root", str(self.folder / "docker"), "--exec-root", str(self.folder / "exec"),
-                     "--pidfile", str(self.folder / "docker.pid"), "--host", f"unix://{self.socket}", "--storage-driver", driver,
-                     "--iptables=false", "--ip-masq=false", "--bridge=none"],
-                    stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
-                )  # fmt: skip
+                    [
+                        "dockerd",
+                        "--data-root",
+                        str(self.folder / "docker"),
+                        "--exec-root",
+                        str(self.folder / "exec"),
+                        "--pidfile",
+                        str(self.folder / "docker.pid"),
+                        "--host",
+                        f"unix://{self.socket}",
+                        "--storage-driver",
+                        driver,
+                        "--iptables=false",
+                        "--ip-masq=false",
+                        "--bridge=none",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    start_new_session=True,
+                )
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and self.process.poll() is None:
                 if self.docker("info", check=False).returncode == 0:
@@ -76,13 +110,23 @@ class Engine:
         raise RuntimeError(f"dockerd did not start: {log[-1] if log else 'no log'}")
 
     def docker(self, *args: str, check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(["docker", *args], input=stdin, capture_output=True, env={**os.environ, **self.environ}, timeout=120)
-        result = subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+        done = subprocess.run(
+            ["docker", *args], input=stdin, capture_output=True, env={**os.environ, **self.environ}, timeout=120
+        )
+        result = subprocess.CompletedProcess(
+            done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+        )
         if check and result.returncode != 0:
             raise RuntimeError(f"docker {' '.join(args)}: {result.stderr.strip()}")
         return result
 
-    def import_image(self, name: str, files: dict[str, bytes | str] | None = None, user: str | None = None, cmd: list[str] | None = None) -> str:
+    def import_image(
+        self,
+        name: str,
+        files: dict[str, bytes | str] | None = None,
+        user: str | None = None,
+        cmd: list[str] | None = None,
+    ) -> str:
         """A busybox image named ``name`` with ``files`` added (path inside: content), run as ``user``; its ID."""
         root = Path(tempfile.mkdtemp(prefix="podium-rootfs-", dir=self.folder))
         (root / "bin").mkdir()
@@ -123,4 +167,3 @@ class Engine:
         self.stop()
         subprocess.run(["umount", "-R", str(self.folder / "exec")], capture_output=True)
         shutil.rmtree(self.folder, ignore_errors=True)
-

@@ -17,7 +17,10 @@ from pathlib import Path
 
 
 def binaries() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
@@ -58,14 +61,40 @@ class Server:
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres")
         data = self.folder / "data"
-        subprocess.run(self._as_owner(str(self.bin / "initdb"), "-D", str(data), "--auth=trust", "-U", self.user, "-E", "UTF8", "--no-sync"),
-                       check=True, capture_output=True, timeout=120)  # fmt: skip
+        subprocess.run(
+            self._as_owner(
+                str(self.bin / "initdb"), "-D", str(data), "--auth=trust", "-U", self.user, "-E", "UTF8", "--no-sync"
+            ),
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-        subprocess.run(self._as_owner(str(self.bin / "pg_ctl"), "-D", str(data), "-l", str(self.folder / "log"), "-o", options, "-w", "-t", "60", "start"),
-                       check=True, capture_output=True, timeout=90)  # fmt: skip
+        subprocess.run(
+            self._as_owner(
+                str(self.bin / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(self.folder / "log"),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ),
+            check=True,
+            capture_output=True,
+            timeout=90,
+        )
 
     def stop(self) -> None:
-        subprocess.run(self._as_owner(str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate", "-w", "stop"), capture_output=True, timeout=60)
+        subprocess.run(
+            self._as_owner(str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate", "-w", "stop"),
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def new_database(self) -> str:
@@ -74,6 +103,8 @@ class Server:
 
         self.count += 1
         name = f"podium_{self.count}"
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres", autocommit=True) as connection:
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user={self.user} dbname=postgres", autocommit=True
+        ) as connection:
             connection.execute(f"CREATE DATABASE {name}")
         return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{name}"

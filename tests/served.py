@@ -30,7 +30,9 @@ def open_contest(contest: Path) -> Path:
 
 def podium(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """``podium ARGS`` in a new process; its exit code and output."""
-    return subprocess.run([sys.executable, "-m", "podium", *args], input=stdin, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "podium", *args], input=stdin, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 class Serve:
@@ -39,8 +41,24 @@ class Serve:
     def __init__(self, contest: Path, data: Path, database: str | None, *extra: str, workers: int = 1) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.command = [sys.executable, "-m", "podium", "serve", "--contest", str(contest), "--data", str(data), "--port", str(self.port),
-                        "--workers", str(workers), "--sandbox", "none", *(["--database", database] if database else []), *extra]  # fmt: skip
+        self.command = [
+            sys.executable,
+            "-m",
+            "podium",
+            "serve",
+            "--contest",
+            str(contest),
+            "--data",
+            str(data),
+            "--port",
+            str(self.port),
+            "--workers",
+            str(workers),
+            "--sandbox",
+            "none",
+            *(["--database", database] if database else []),
+            *extra,
+        ]
         self.out, self.err = data.parent / f"serve-{self.port}.out", data.parent / f"serve-{self.port}.err"
         self.process: subprocess.Popen[bytes] | None = None
 

@@ -38,8 +38,14 @@ class LiveServer:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(create_app(service), log_level="warning", limit_concurrency=500, backlog=512, proxy_headers=False,
-                                root_path=root_path)  # as podium serve runs it (root_path: --public-url's prefix)
+        config = uvicorn.Config(
+            create_app(service),
+            log_level="warning",
+            limit_concurrency=500,
+            backlog=512,
+            proxy_headers=False,
+            root_path=root_path,
+        )  # as podium serve runs it (root_path: --public-url's prefix)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
@@ -85,18 +91,38 @@ self_registration = true
 """
 
 
-def write_contest(folder: Path, challenge: str = "glas", *, kind: str = "files", timezone: str = "America/New_York", quota: str = "per_day = 3",
-                  ranking: str = 'final = "best"', extra: str = '[split]\npublic = 0.5\nseed = 7\n', upload_mb: float = 5) -> Path:  # fmt: skip
+def write_contest(
+    folder: Path,
+    challenge: str = "glas",
+    *,
+    kind: str = "files",
+    timezone: str = "America/New_York",
+    quota: str = "per_day = 3",
+    ranking: str = 'final = "best"',
+    extra: str = "[split]\npublic = 0.5\nseed = 7\n",
+    upload_mb: float = 5,
+) -> Path:
     """A contest on the challenge's demo set in ``folder``: its path (the demo is in ``folder/demo``)."""
     demo = get(challenge).write_demo(folder / "demo")
-    text = CONTEST.format(id=f"test-{challenge}", challenge=challenge, truth=demo.truth, timezone=timezone, extra=extra, kind=kind,
-                          quota=quota, ranking=ranking, upload_mb=upload_mb)  # fmt: skip
+    text = CONTEST.format(
+        id=f"test-{challenge}",
+        challenge=challenge,
+        truth=demo.truth,
+        timezone=timezone,
+        extra=extra,
+        kind=kind,
+        quota=quota,
+        ranking=ranking,
+        upload_mb=upload_mb,
+    )
     path = folder / "contest.toml"
     path.write_text(text)
     return path
 
 
-def set_up(url: str, contest_path: Path, data: Path, teams: tuple[str, ...], clock: Clock) -> tuple[Service, dict[str, str]]:
+def set_up(
+    url: str, contest_path: Path, data: Path, teams: tuple[str, ...], clock: Clock
+) -> tuple[Service, dict[str, str]]:
     """A migrated database tied to the contest, with the teams; the service and each team's token."""
     engine = connect(url)
     migrate(engine)
@@ -104,7 +130,9 @@ def set_up(url: str, contest_path: Path, data: Path, teams: tuple[str, ...], clo
     tokens = {}
     with writing(engine) as connection:
         for name in teams:
-            tokens[name] = accounts.new_token(connection, accounts.add_team(connection, name, clock()), False, "test", clock())
+            tokens[name] = accounts.new_token(
+                connection, accounts.add_team(connection, name, clock()), False, "test", clock()
+            )
     return Service(engine, data, clock), tokens
 
 

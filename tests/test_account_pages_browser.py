@@ -31,7 +31,9 @@ def test_sign_up_log_in_change_and_reset_the_password_in_chromium(browser: objec
         page.fill("#password", "dana-password-1")
         page.fill("#password2", "dana-password-1")
         page.fill("#team", "delta")
-        page.click("button:has-text('Sign up')")  # the terms are not accepted yet: the browser's own check holds the form
+        page.click(
+            "button:has-text('Sign up')"
+        )  # the terms are not accepted yet: the browser's own check holds the form
         assert page.url.endswith("/register")
         page.check("input[name=terms]")
         _shot(page, "register-375")

@@ -42,9 +42,18 @@ def test_top_k_error_refuses_labels_below_1_rather_than_miscount(shared: Path) -
 
     folder = shared / "data" / "ilsvrc2012"
     truth = [int(line) for line in (folder / "ILSVRC2012_validation_ground_truth.txt").read_text().split()[:2000]]
-    guesses = [[int(v) for v in line.split()] for line in (folder / "demo.val.pred.txt").read_text().splitlines()[:2000]]
+    guesses = [
+        [int(v) for v in line.split()] for line in (folder / "demo.val.pred.txt").read_text().splitlines()[:2000]
+    ]
     error = top_k_error(truth, guesses)
-    assert error == sum(t not in row for t, row in zip(truth, guesses)) / len(truth) == top_k_error([[t] for t in truth], guesses)
-    for y_true, y_guesses in (([t - 1 for t in truth], [[g - 1 for g in row] for row in guesses]), ([-1, *truth[1:]], guesses)):
+    assert (
+        error
+        == sum(t not in row for t, row in zip(truth, guesses)) / len(truth)
+        == top_k_error([[t] for t in truth], guesses)
+    )
+    for y_true, y_guesses in (
+        ([t - 1 for t in truth], [[g - 1 for g in row] for row in guesses]),
+        ([-1, *truth[1:]], guesses),
+    ):
         with pytest.raises(ValueError, match="labels are ILSVRC2012_IDs, 1 to 1000"):
             top_k_error(y_true, y_guesses)

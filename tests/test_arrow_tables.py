@@ -18,13 +18,17 @@ from podium.formats import detection_table
 from test_detection_scan import NAMES, _damaged, _read_both, _table, read_damaged_both_ways
 
 
-def _camera_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object, bool]:
+def _camera_both(
+    path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch
+) -> tuple[object, object, bool]:
     """The table read by pyarrow and row by row (the compiled scan left out), and whether pyarrow gave rows."""
     return _read_both(path, truth, monkeypatch, "_read_clean")
 
 
 @pytest.mark.parametrize("seed", range(300))
-def test_camera_traps_pyarrow_equals_the_row_reader_on_damaged_tables(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_camera_traps_pyarrow_equals_the_row_reader_on_damaged_tables(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = np.random.default_rng(seed)
     read_damaged_both_ways(rng, seed, _photos(rng, ascii_only=seed % 4 < 2), tmp_path, monkeypatch, "_read_clean")
 
@@ -66,7 +70,9 @@ CAMERA_ROWS = "IMG_1.JPG\t0.5 0.5 0.25 0.25\t1\nIMG_2.JPG\t\t\nIMG_1.JPG\t2.5e-1
         (CAMERA_ROWS.replace("IMG_2.JPG\t", "IMG_2.JPG\x0b\t"), False),  # a control character str.strip drops
     ],
 )
-def test_camera_traps_odd_but_valid_tables_read_alike(body: str, arrow: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_camera_traps_odd_but_valid_tables_read_alike(
+    body: str, arrow: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "table.tsv"
     header, _, rows = body.rpartition("\ufeff")
     ending = "\r\n" if "\r" in rows else "\n"
@@ -79,7 +85,9 @@ def test_camera_traps_odd_but_valid_tables_read_alike(body: str, arrow: bool, tm
     assert fast[-1] == list(dict.fromkeys(ids))  # type: ignore[index]
 
 
-def test_camera_traps_a_table_outside_the_frame_warns_at_the_same_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_camera_traps_a_table_outside_the_frame_warns_at_the_same_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "table.tsv"
     path.write_text("Name\tBBox\tClass\na\t\t\na\t0.5 0.5 0.2 0.2\t0\nb\t0.05 0.5 0.2 0.2\t1\n")
     fast_log = IssueLog()

@@ -25,7 +25,9 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(tmp_path: Path, database_url: str, request: pytest.FixtureRequest) -> None:
+def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(
+    tmp_path: Path, database_url: str, request: pytest.FixtureRequest
+) -> None:
     contest = open_contest(write_contest(tmp_path / "contest"))
     data = tmp_path / "data"
     sqlite = database_url.startswith("sqlite")
@@ -33,25 +35,49 @@ def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(tmp_path: Pat
     data.mkdir()
     service, tokens = set_up(url, contest, data, ("alpha", "beta"), Clock(utc_now()))
     with writing(service.engine) as connection:
-        accounts.add_user(connection, "ann", "a long password 1", accounts.team_id(connection, "alpha"), False, utc_now())
+        accounts.add_user(
+            connection, "ann", "a long password 1", accounts.team_id(connection, "alpha"), False, utc_now()
+        )
         accounts.add_user(connection, "olga", "a long password 2", None, True, utc_now())
     service.engine.dispose()
     database = None if sqlite else database_url
     good = demo_archive(contest, tmp_path / "good")
-    worse = demo_archive(contest, worse_copy(contest.parent / "demo" / "submission", tmp_path / "worse" / "submission").parent)
+    worse = demo_archive(
+        contest, worse_copy(contest.parent / "demo" / "submission", tmp_path / "worse" / "submission").parent
+    )
     backup = tmp_path / "contest.podium-backup"
     with Serve(contest, data, database) as server:
-        assert server.call("POST", "/api/submissions", tokens["alpha"], body=good, query={"filename": "good.tar.gz"}).status == 201
-        assert server.call("POST", "/api/submissions", tokens["beta"], body=worse, query={"filename": "worse.tar.gz"}).status == 201
-        assert server.call("POST", "/api/submissions", tokens["beta"], body=b"garbage", query={"filename": "x.zip"}).status == 422
+        assert (
+            server.call(
+                "POST", "/api/submissions", tokens["alpha"], body=good, query={"filename": "good.tar.gz"}
+            ).status
+            == 201
+        )
+        assert (
+            server.call(
+                "POST", "/api/submissions", tokens["beta"], body=worse, query={"filename": "worse.tar.gz"}
+            ).status
+            == 201
+        )
+        assert (
+            server.call("POST", "/api/submissions", tokens["beta"], body=b"garbage", query={"filename": "x.zip"}).status
+            == 422
+        )
         assert [s["status"] for s in server.settled(tokens["alpha"], 1)] == [SCORED]
         assert sorted(s["status"] for s in server.settled(tokens["beta"], 2)) == ["rejected", SCORED]
         assert podium("rescore", "--data", str(data), *(["--database", database] if database else [])).returncode == 0
         before = {"alpha": server.settled(tokens["alpha"], 1), "beta": server.settled(tokens["beta"], 2)}
         board = server.call("GET", "/api/leaderboard").body
         made = podium("backup", "--data", str(data), *(["--database", database] if database else []), str(backup))
-        assert made.returncode == 0 and "2 teams, 2 users, 3 submissions, 4 results" in made.stdout, made  # two rounds of the two scored
-        assert server.call("POST", "/api/submissions", tokens["alpha"], body=good, query={"filename": "later.tar.gz"}).status == 201  # after the backup
+        assert made.returncode == 0 and "2 teams, 2 users, 3 submissions, 4 results" in made.stdout, (
+            made
+        )  # two rounds of the two scored
+        assert (
+            server.call(
+                "POST", "/api/submissions", tokens["alpha"], body=good, query={"filename": "later.tar.gz"}
+            ).status
+            == 201
+        )  # after the backup
         server.kill()  # mid-contest: the later upload may be running
     assert all(s["round"] == 2 for team in before.values() for s in team if s["status"] == SCORED), before
 
@@ -61,22 +87,44 @@ def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(tmp_path: Pat
     assert done.returncode == 0 and "restored test-glas as backed up at" in done.stdout, done.stderr
     if target is not None:  # a database that holds anything is refused, as a folder is
         again_into = podium("restore", str(backup), "--data", str(tmp_path / "second"), "--database", target)
-        assert again_into.returncode == 2 and "holds tables" in again_into.stderr and not (tmp_path / "second").exists(), again_into.stderr
+        assert (
+            again_into.returncode == 2 and "holds tables" in again_into.stderr and not (tmp_path / "second").exists()
+        ), again_into.stderr
     else:  # a SQLite backup restores into SQLite only
-        into_postgres = podium("restore", str(backup), "--data", str(tmp_path / "second"), "--database", "postgresql://nobody@127.0.0.1:1/none")
-        assert into_postgres.returncode == 2 and "is a backup of a sqlite database" in into_postgres.stderr, into_postgres.stderr
+        into_postgres = podium(
+            "restore",
+            str(backup),
+            "--data",
+            str(tmp_path / "second"),
+            "--database",
+            "postgresql://nobody@127.0.0.1:1/none",
+        )
+        assert into_postgres.returncode == 2 and "is a backup of a sqlite database" in into_postgres.stderr, (
+            into_postgres.stderr
+        )
     with Serve(contest, restored, target, workers=0) as again:
-        after = {name: again.call("GET", "/api/submissions", token).body for name, token in tokens.items()}  # the tokens are the same
+        after = {
+            name: again.call("GET", "/api/submissions", token).body for name, token in tokens.items()
+        }  # the tokens are the same
         assert after == before
         assert again.call("GET", "/api/leaderboard").body == board
-        assert again.call("POST", "/api/tokens", json_body={"user": "ann", "password": "a long password 1"}).status == 201
-        organizer = again.call("POST", "/api/tokens", json_body={"user": "olga", "password": "a long password 2"}).body["token"]
+        assert (
+            again.call("POST", "/api/tokens", json_body={"user": "ann", "password": "a long password 1"}).status == 201
+        )
+        organizer = again.call("POST", "/api/tokens", json_body={"user": "olga", "password": "a long password 2"}).body[
+            "token"
+        ]
         assert len(again.call("GET", "/api/submissions", organizer).body) == 3
-        assert again.call("GET", "/healthz").body["workers"] == {"alive": 0, "newest_heartbeat_age_s": None}  # the killed server's worker is not taken for alive
+        assert again.call("GET", "/healthz").body["workers"] == {
+            "alive": 0,
+            "newest_heartbeat_age_s": None,
+        }  # the killed server's worker is not taken for alive
     for submission in [s for team in before.values() for s in team]:
         files = sorted((restored / "submissions" / str(submission["id"])).rglob("*"))
         originals = sorted((data / "submissions" / str(submission["id"])).rglob("*"))
-        assert [(p.relative_to(restored), _sha(p)) for p in files if p.is_file()] == [(p.relative_to(data), _sha(p)) for p in originals if p.is_file()]
+        assert [(p.relative_to(restored), _sha(p)) for p in files if p.is_file()] == [
+            (p.relative_to(data), _sha(p)) for p in originals if p.is_file()
+        ]
 
 
 @pytest.fixture
@@ -115,8 +163,12 @@ def test_restore_refuses_a_folder_that_holds_anything(a_backup: Path, tmp_path: 
     assert sorted(p.name for p in taken.iterdir()) == ["notes.txt"]
 
 
-@pytest.mark.parametrize(("change", "said"), [("changed", "does not match its SHA-256"), ("dropped", "missing, first 'podium.sqlite3'")])
-def test_restore_checks_every_member_against_the_manifest(a_backup: Path, tmp_path: Path, change: str, said: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "said"), [("changed", "does not match its SHA-256"), ("dropped", "missing, first 'podium.sqlite3'")]
+)
+def test_restore_checks_every_member_against_the_manifest(
+    a_backup: Path, tmp_path: Path, change: str, said: str
+) -> None:
     done = podium("restore", str(_rewritten(a_backup, change, tmp_path)), "--data", str(tmp_path / "new"))
     assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "new").exists()
@@ -128,10 +180,16 @@ def test_restore_names_what_is_not_a_backup(tmp_path: Path, a_backup: Path) -> N
         other.add(a_backup, arcname="something.bin")
     for path in (tmp_path / "plain.tar", tmp_path / "other.tar"):
         done = podium("restore", str(path), "--data", str(tmp_path / "new"))
-        assert done.returncode == 2 and "not a podium backup" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert done.returncode == 2 and "not a podium backup" in done.stderr and "Traceback" not in done.stderr, (
+            done.stderr
+        )
     with tarfile.open(a_backup) as archive:
         manifest = json.loads(archive.extractfile("manifest.json").read())  # type: ignore[union-attr]
-    assert manifest["rows"]["teams"] == 1 and manifest["submissions"] == [] and list(manifest["files"]) == ["podium.sqlite3"]
+    assert (
+        manifest["rows"]["teams"] == 1
+        and manifest["submissions"] == []
+        and list(manifest["files"]) == ["podium.sqlite3"]
+    )
 
 
 def test_backup_of_a_folder_without_a_contest_says_so(tmp_path: Path) -> None:

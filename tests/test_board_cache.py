@@ -35,7 +35,9 @@ def test_a_change_shows_at_once_in_every_web_process(database_url: str, tmp_path
     contest = write_contest(tmp_path / "contest", ranking='final = "selected"\nmax_selected = 1', quota="per_day = 5")
     clock = Clock(at("2026-03-10T12:00:00Z"))
     first, token = set_up(database_url, contest, tmp_path / "data", ("alpha", "beta"), clock)
-    second = Service(connect(database_url), tmp_path / "data", clock)  # another web process: its own engine, its own cache
+    second = Service(
+        connect(database_url), tmp_path / "data", clock
+    )  # another web process: its own engine, its own cache
     worker = Worker(first.engine, first.data, clock=clock)
     demo = contest.parent / "demo"
     good = packed(demo / "submission", tmp_path).read_bytes()
@@ -54,13 +56,20 @@ def test_a_change_shows_at_once_in_every_web_process(database_url: str, tmp_path
         better = rows(two)["alpha"]
         assert better[1] != scored[1] and rows(one)["alpha"] == better  # the best by public score
         # a selection: after the reveal the board shows the selected (worse) submission's private scores
-        assert two.call("PUT", f"/api/submissions/{sent['id']}/selected", token["alpha"], query={"selected": "true"}).status == 200
+        assert (
+            two.call(
+                "PUT", f"/api/submissions/{sent['id']}/selected", token["alpha"], query={"selected": "true"}
+            ).status
+            == 200
+        )
         with writing(first.engine) as connection:
             state.put(connection, state.REVEALED, clock().isoformat())  # podium reveal
         revealed = rows(one)
         assert revealed["split"] == "private" and revealed == rows(two)
         with writing(first.engine) as connection:
-            private = connection.execute(results.select().where(results.c.submission_id == sent["id"])).one().private_scores
+            private = (
+                connection.execute(results.select().where(results.c.submission_id == sent["id"])).one().private_scores
+            )
         assert revealed["alpha"] == ("scored", private)
 
         with writing(first.engine) as connection:  # a team renamed, then removed (in SQL: no command does it yet)
@@ -105,10 +114,14 @@ def test_the_kept_board_is_served_until_it_changes(database_url: str, tmp_path: 
             assert live.call("GET", "/leaderboard").status == 200
         assert service.boards.computed == computed == 1
         read = [s for s in statements[before:] if s != "BEGIN"]
-        assert len(read) <= 2 * 10 + 3 * 10, read[:6]  # the contest's round and file, then the stamp and the reveal (and the page's contest)
+        assert len(read) <= 2 * 10 + 3 * 10, read[
+            :6
+        ]  # the contest's round and file, then the stamp and the reveal (and the page's contest)
         assert not any("FROM results" in s or "FROM teams" in s for s in statements[before:])
         with writing(service.engine) as connection:
-            connection.execute(update(submissions).where(submissions.c.id == -1).values(selected=True))  # a statement on the column, no row
+            connection.execute(
+                update(submissions).where(submissions.c.id == -1).values(selected=True)
+            )  # a statement on the column, no row
             accounts.add_team(connection, "gamma", clock())
         assert "gamma" in rows(live) and service.boards.computed == 2
 
@@ -117,14 +130,18 @@ def test_every_caller_gets_the_same_public_board_before_the_reveal(tmp_path: Pat
     """The organizer's request fills the cache first; a team then gets the public split's scores, never the private ones it holds."""
     contest = write_contest(tmp_path / "contest")
     clock = Clock(at("2026-03-10T12:00:00Z"))
-    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    service, token = set_up(
+        f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock
+    )
     with writing(service.engine) as connection:
         organizer = accounts.new_token(connection, None, True, "organizer", clock())
     good = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
     with LiveServer(service) as live:
         live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "g.tar.gz"})
         assert Worker(service.engine, service.data, clock=clock).work_once()
-        boards = [live.call("GET", "/api/leaderboard", who).body for who in (organizer, token["alpha"], token["beta"], None)]
+        boards = [
+            live.call("GET", "/api/leaderboard", who).body for who in (organizer, token["alpha"], token["beta"], None)
+        ]
         pages = [live.call("GET", "/leaderboard/table").body for _ in range(2)]
     assert all(b == boards[0] for b in boards) and pages[0] == pages[1]
     with writing(service.engine) as connection:
@@ -132,7 +149,9 @@ def test_every_caller_gets_the_same_public_board_before_the_reveal(tmp_path: Pat
     assert stored.public_scores != stored.private_scores
     assert boards[0]["split"] == "public" and boards[0]["teams"][0]["scores"] == stored.public_scores
     with reading(service.engine) as connection:
-        assert boards[0] == leaderboard(connection, service.contests.get(), clock())  # what the board computed afresh gives
+        assert boards[0] == leaderboard(
+            connection, service.contests.get(), clock()
+        )  # what the board computed afresh gives
 
 
 def test_kept_boards_are_bounded(tmp_path: Path) -> None:

@@ -56,7 +56,9 @@ def test_summed_unit_rows_give_the_scores(challenge_id: str, demos: dict) -> Non
     assert sorted(table["rows"]) == sorted(units)  # every unit, the empty ones too
     assert table["split"] == split_of
     criteria = [spec.name for spec in challenge.ranking_criteria(set(result.scores))]
-    for name, scores, keep in [("whole", result.scores, set(units))] + [(s, result.splits[s].scores, {u for u in units if split_of[u] == s}) for s in ("public", "private")]:
+    for name, scores, keep in [("whole", result.scores, set(units))] + [
+        (s, result.splits[s].scores, {u for u in units if split_of[u] == s}) for s in ("public", "private")
+    ]:
         rows = np.array([table["rows"][u] for u in sorted(keep)], dtype=float)
         summed = challenge.scores_of_sums(tuple(table["columns"]), rows.sum(axis=0, keepdims=True))
         for criterion in criteria:
@@ -68,14 +70,21 @@ def test_summed_unit_rows_give_the_scores(challenge_id: str, demos: dict) -> Non
 def _draws(n: int, resamples: int, seed: int) -> list[np.ndarray]:
     """The resamples the bootstrap draws: the same generator, in the same chunks."""
     rng = np.random.default_rng(seed)
-    return [row for start in range(0, resamples, CHUNK) for row in rng.integers(0, n, size=(min(CHUNK, resamples - start), n))]
+    return [
+        row
+        for start in range(0, resamples, CHUNK)
+        for row in rng.integers(0, n, size=(min(CHUNK, resamples - start), n))
+    ]
 
 
 def test_resamples_equal_scoring_the_resampled_test_set() -> None:
     rng = np.random.default_rng(3)
     n = 300
     truth = rng.integers(1, 11, size=(n, 1))
-    teams = [np.where(rng.random((n, 5, 1)) < p, truth[:, None, :], rng.integers(1, 11, size=(n, 5, 1))).astype(float) for p in (0.3, 0.25, 0.1)]
+    teams = [
+        np.where(rng.random((n, 5, 1)) < p, truth[:, None, :], rng.integers(1, 11, size=(n, 5, 1))).astype(float)
+        for p in (0.3, 0.25, 0.1)
+    ]
     challenge = get("ilsvrc2012-cls")
     columns = challenge.unit_columns("ilsvrc")
     tables = []
@@ -97,15 +106,24 @@ def test_resamples_equal_scoring_the_resampled_test_set() -> None:
     for team, confidence in enumerate(confidences):
         assert confidence is not None
         low, high = np.percentile(scores[:, team], [2.5, 97.5])
-        assert confidence.score.low == pytest.approx(low, abs=1e-12) and confidence.score.high == pytest.approx(high, abs=1e-12)
-        assert (confidence.rank.low, confidence.rank.high) == tuple(np.percentile(ranks[:, team], [2.5, 97.5], method="inverted_cdf"))
+        assert confidence.score.low == pytest.approx(low, abs=1e-12) and confidence.score.high == pytest.approx(
+            high, abs=1e-12
+        )
+        assert (confidence.rank.low, confidence.rank.high) == tuple(
+            np.percentile(ranks[:, team], [2.5, 97.5], method="inverted_cdf")
+        )
         firsts = ranks == 1
-        assert confidence.first == pytest.approx(np.mean(firsts[:, team] / firsts.sum(axis=1)), abs=1e-12)  # a tie for first splits it
+        assert confidence.first == pytest.approx(
+            np.mean(firsts[:, team] / firsts.sum(axis=1)), abs=1e-12
+        )  # a tie for first splits it
     assert confidences[0].first > confidences[1].first > confidences[2].first == 0
 
 
 def _units(values: list[float]) -> Units:
-    return Units(("images", "error@1", "error@2", "error@3", "error@4", "error@5"), {f"u{i}": [1.0, v, v, v, v, v] for i, v in enumerate(values)})
+    return Units(
+        ("images", "error@1", "error@2", "error@3", "error@4", "error@5"),
+        {f"u{i}": [1.0, v, v, v, v, v] for i, v in enumerate(values)},
+    )
 
 
 def test_better_on_every_unit_is_always_first_and_ties_share() -> None:
@@ -120,7 +138,9 @@ def test_better_on_every_unit_is_always_first_and_ties_share() -> None:
     a, b = bootstrap(challenge, [spec], False, [good, good], 200)
     assert a == b and a is not None and a.first == 0.5  # a tie shares rank 1 in every resample, and the first place
     tied = bootstrap(challenge, [spec], False, [good] * 21, 100)
-    assert math.fsum(c.first for c in tied if c is not None) == pytest.approx(1.0)  # 21 tied teams: 1/21 each, not 100% each
+    assert math.fsum(c.first for c in tied if c is not None) == pytest.approx(
+        1.0
+    )  # 21 tied teams: 1/21 each, not 100% each
 
 
 def test_the_seed_decides_the_draw() -> None:
@@ -180,7 +200,9 @@ def test_rank_command_bootstrap_refusals(demos: dict, tmp_path: Path) -> None:
     run = CliRunner().invoke(cli, ["rank", "glas", str(broken)])
     assert run.exit_code == 2 and "must hold 1 numbers" in run.output
     foreign = tmp_path / "foreign.json"
-    foreign.write_text(json.dumps(document | {"units": {"columns": ["tp"], "rows": {k: [1] for k in document["units"]["rows"]}}}))
+    foreign.write_text(
+        json.dumps(document | {"units": {"columns": ["tp"], "rows": {k: [1] for k in document["units"]["rows"]}}})
+    )
     run = CliRunner().invoke(cli, ["rank", "glas", str(foreign), "--bootstrap", "100"])
     assert run.exit_code == 2 and "are not those of glas" in run.output  # columns glas does not compute from
     split = tmp_path / "split.json"
@@ -203,7 +225,18 @@ def test_per_part_scores_resample_their_part_only(demos: dict, tmp_path: Path) -
         (worse_on_b / image.name).write_bytes(image.read_bytes())
     paths = []
     for name, submission in (("good", demo.submission), ("worse-on-b", worse_on_b)):
-        run = CliRunner().invoke(cli, ["evaluate", "--contest", str(contest), "--submission", str(submission), "--json", str(tmp_path / f"{name}.json")])
+        run = CliRunner().invoke(
+            cli,
+            [
+                "evaluate",
+                "--contest",
+                str(contest),
+                "--submission",
+                str(submission),
+                "--json",
+                str(tmp_path / f"{name}.json"),
+            ],
+        )
         assert run.exit_code == 0, run.output
         paths.append(str(tmp_path / f"{name}.json"))
     run = CliRunner().invoke(cli, ["rank", "--contest", str(contest), *paths, "--bootstrap", "200", "--json", "-"])
@@ -211,7 +244,12 @@ def test_per_part_scores_resample_their_part_only(demos: dict, tmp_path: Path) -
     board = json.loads(run.stdout)
     assert board["bootstrap"]["score"] == "f1/testA"
     good, worse = sorted(board["teams"], key=lambda t: t["name"])
-    assert good["confidence"]["score"] == worse["confidence"]["score"]  # the same Test A images: the same resampled f1/testA
+    assert (
+        good["confidence"]["score"] == worse["confidence"]["score"]
+    )  # the same Test A images: the same resampled f1/testA
     low, high = good["confidence"]["score"]
     assert low <= good["scores"]["f1/testA"] <= high
-    assert good["confidence"]["rank"] == [1, 1] and worse["confidence"]["rank"] == [2, 2]  # Test B decides every resample
+    assert good["confidence"]["rank"] == [1, 1] and worse["confidence"]["rank"] == [
+        2,
+        2,
+    ]  # Test B decides every resample

@@ -43,15 +43,42 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[np.ndarray, ...
     "object_f1_score": (metrics.object_f1_score, lambda s: (_labels(s), _labels(s + 1)), "u2"),
     "object_dice_score": (metrics.object_dice_score, lambda s: (_labels(s), _labels(s + 1)), "u4"),
     "object_hausdorff_distance": (metrics.object_hausdorff_distance, lambda s: (_labels(s), _labels(s + 1)), "i8"),
-    "fuzzy_jaccard_score": (metrics.fuzzy_jaccard_score, lambda s: (np.random.default_rng(s).integers(0, 2, (2, 9, 9)) * 100, np.random.default_rng(s + 1).integers(0, 101, (2, 9, 9))), "i2"),
-    "pairwise_f_score": (metrics.pairwise_f_score, lambda s: (np.random.default_rng(s).integers(0, 5, 60), np.random.default_rng(s + 1).integers(0, 5, 60)), "i4"),
-    "bcubed_f_score": (metrics.bcubed_f_score, lambda s: (np.random.default_rng(s).integers(0, 5, 60), np.random.default_rng(s + 1).integers(0, 5, 60)), "u2"),
-    "nmi_score": (metrics.nmi_score, lambda s: (np.random.default_rng(s).integers(0, 5, 60), np.random.default_rng(s + 1).integers(0, 5, 60)), "i8"),
+    "fuzzy_jaccard_score": (
+        metrics.fuzzy_jaccard_score,
+        lambda s: (
+            np.random.default_rng(s).integers(0, 2, (2, 9, 9)) * 100,
+            np.random.default_rng(s + 1).integers(0, 101, (2, 9, 9)),
+        ),
+        "i2",
+    ),
+    "pairwise_f_score": (
+        metrics.pairwise_f_score,
+        lambda s: (np.random.default_rng(s).integers(0, 5, 60), np.random.default_rng(s + 1).integers(0, 5, 60)),
+        "i4",
+    ),
+    "bcubed_f_score": (
+        metrics.bcubed_f_score,
+        lambda s: (np.random.default_rng(s).integers(0, 5, 60), np.random.default_rng(s + 1).integers(0, 5, 60)),
+        "u2",
+    ),
+    "nmi_score": (
+        metrics.nmi_score,
+        lambda s: (np.random.default_rng(s).integers(0, 5, 60), np.random.default_rng(s + 1).integers(0, 5, 60)),
+        "i8",
+    ),
     "camera_trap_score": (metrics.camera_trap_score, lambda s: (_boxes(s), _boxes(s + 1)), "f8"),
     "point_counts": (lambda t, p: metrics.point_counts(t, p).points, lambda s: (_boxes(s), _boxes(s + 1)), "f8"),
-    "top_k_error": (metrics.top_k_error, lambda s: (np.random.default_rng(s).integers(1, 6, 30), np.random.default_rng(s + 1).integers(1, 6, (30, 5))), "i4"),
-    "average_precision_score": (metrics.average_precision_score, lambda s: (np.random.default_rng(s).integers(0, 2, 50), np.random.default_rng(s + 1).random(50)), "f8"),
-}  # fmt: skip
+    "top_k_error": (
+        metrics.top_k_error,
+        lambda s: (np.random.default_rng(s).integers(1, 6, 30), np.random.default_rng(s + 1).integers(1, 6, (30, 5))),
+        "i4",
+    ),
+    "average_precision_score": (
+        metrics.average_precision_score,
+        lambda s: (np.random.default_rng(s).integers(0, 2, 50), np.random.default_rng(s + 1).random(50)),
+        "f8",
+    ),
+}
 
 
 def test_every_public_metric_is_covered() -> None:
@@ -71,7 +98,9 @@ def test_public_metrics_read_either_byte_order(name: str) -> None:
 def test_localization_error_reads_either_byte_order() -> None:
     guesses = np.array([[(7, 0, 0, 9, 9), (3, 1, 1, 5, 5)], [(3, 0, 0, 4, 9), (7, 2, 2, 9, 9)]], dtype=np.float64)
     boxes = [[(7, 0, 0, 4, 9)], [(7, 0, 0, 9, 9)]]
-    assert metrics.localization_error(_swapped([7, 7], "i4"), _swapped(guesses, "f8"), boxes) == metrics.localization_error([7, 7], guesses, boxes)
+    assert metrics.localization_error(
+        _swapped([7, 7], "i4"), _swapped(guesses, "f8"), boxes
+    ) == metrics.localization_error([7, 7], guesses, boxes)
 
 
 def test_a_big_endian_16_bit_tiff_reads_in_native_order(tmp_path: Path) -> None:

@@ -13,7 +13,13 @@ from podium.formats.text import TextSpans
 from podium.metrics import detection_points
 from podium.metrics.detection_boxes import Boxes
 
-SHIFTS = [(0.0, 0.0, 0.1, 0.2), (0.0, -0.05, 0.2, 0.1), (0.0, 0.05, 0.2, 0.1), (-0.05, 0.0, 0.1, 0.2), (0.05, 0.0, 0.1, 0.2)]  # IoU 1/2 with a 0.2 square
+SHIFTS = [
+    (0.0, 0.0, 0.1, 0.2),
+    (0.0, -0.05, 0.2, 0.1),
+    (0.0, 0.05, 0.2, 0.1),
+    (-0.05, 0.0, 0.1, 0.2),
+    (0.05, 0.0, 0.1, 0.2),
+]  # IoU 1/2 with a 0.2 square
 
 
 def _ties(n_photos: int) -> tuple[Boxes, Boxes]:
@@ -56,14 +62,22 @@ def test_exact_ties_make_one_fraction_a_pair(monkeypatch: pytest.MonkeyPatch, co
 def test_exact_ious_equal_the_fractions_of_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """The integers of :meth:`Boxes.exact` give the IoU the boxes' decimals give in fractions, exponents included."""
     rng = np.random.default_rng(7)
-    texts = [" ".join(rng.choice([f"{v:.{rng.integers(0, 9)}f}", f"{v:.3e}", repr(float(v)), f"-{v:.2f}", f"+{v:.1f}"]) for v in rng.uniform(0.01, 0.9, 4)) for _ in range(300)]
+    texts = [
+        " ".join(
+            rng.choice([f"{v:.{rng.integers(0, 9)}f}", f"{v:.3e}", repr(float(v)), f"-{v:.2f}", f"+{v:.1f}"])
+            for v in rng.uniform(0.01, 0.9, 4)
+        )
+        for _ in range(300)
+    ]
     boxes = Boxes(np.zeros(300, np.int64), np.zeros((300, 4)), np.zeros(300, np.int8), texts)
     for i in range(0, 300, 2):
         (a, a_over), (b, b_over) = boxes.exact(i), boxes.exact(i + 1)
         assert [Fraction(v, a_over) for v in a] == [Fraction(t) for t in texts[i].split()]
         fractions = [[Fraction(t) for t in texts[k].split()] for k in (i, i + 1)]
         over = a_over * b_over
-        assert detection_points.exact_iou([v * b_over for v in a], [v * a_over for v in b]) == detection_points.exact_iou(*fractions), (over, texts[i])
+        assert detection_points.exact_iou(
+            [v * b_over for v in a], [v * a_over for v in b]
+        ) == detection_points.exact_iou(*fractions), (over, texts[i])
 
 
 def test_known_ious_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,7 +91,9 @@ def test_random_cases_match_the_exact_reference(tmp_path: Path, seed: int, match
         pred_rows += [(name, grid_box(rng), int(rng.integers(0, 2))) for _ in range(int(rng.integers(0, 3)))]
     rng.shuffle(pred_rows)  # the file order decides the greedy matching
     truth = write(tmp_path / "truth.tsv", truth_rows)
-    sub = write(tmp_path / "sub.tsv", [(n, tuple(Fraction(fmt(b).split()[k]) for k in range(4)), c) for n, b, c in pred_rows])
+    sub = write(
+        tmp_path / "sub.tsv", [(n, tuple(Fraction(fmt(b).split()[k]) for k in range(4)), c) for n, b, c in pred_rows]
+    )
     code, doc = evaluate(truth, sub)
     assert code == 0, doc["errors"]
     detection, classification, objects = reference_points(truth_rows, [(n, b, c) for n, b, c in pred_rows])
@@ -103,14 +105,18 @@ def test_random_cases_match_the_exact_reference(tmp_path: Path, seed: int, match
 
 
 def test_iou_of_exactly_one_half_is_not_a_match(tmp_path: Path, matching: str) -> None:
-    truth = write(tmp_path / "t.tsv", [("a.jpg", (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4")), 1)])
+    truth = write(
+        tmp_path / "t.tsv", [("a.jpg", (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4")), 1)]
+    )
     half = (Fraction("0.4"), Fraction("0.5"), Fraction("0.2"), Fraction("0.4"))  # inside, half the area: IoU 1/2
     assert exact_iou(half, (Fraction("0.5"), Fraction("0.5"), Fraction("0.4"), Fraction("0.4"))) == Fraction(1, 2)
     sub = write(tmp_path / "s.tsv", [("a.jpg", half, 1)])
     code, doc = evaluate(truth, sub)
     assert code == 0, doc
     assert (doc["scores"]["detection_points"], doc["details"]["matched"]) == (-2, 0)
-    sub = write(tmp_path / "s.tsv", [("a.jpg", (Fraction("0.4001"), Fraction("0.5"), Fraction("0.2002"), Fraction("0.4")), 1)])
+    sub = write(
+        tmp_path / "s.tsv", [("a.jpg", (Fraction("0.4001"), Fraction("0.5"), Fraction("0.2002"), Fraction("0.4")), 1)]
+    )
     _code, doc = evaluate(truth, sub)
     assert doc["details"]["matched"] == 1 and doc["scores"]["score"] == 1.0
 
@@ -120,7 +126,9 @@ def test_float_rounding_cannot_turn_one_half_into_a_match(tmp_path: Path, matchi
     truth_box = (Fraction("0.39"), Fraction("0.12"), Fraction("0.72"), Fraction("0.78"))
     pred_box = (Fraction("0.48"), Fraction("0.07"), Fraction("0.39"), Fraction("0.9"))
     assert exact_iou(pred_box, truth_box) == Fraction(1, 2)
-    corners = [[float(x - w / 2), float(y - h / 2), float(x + w / 2), float(y + h / 2)] for x, y, w, h in (pred_box, truth_box)]
+    corners = [
+        [float(x - w / 2), float(y - h / 2), float(x + w / 2), float(y + h / 2)] for x, y, w, h in (pred_box, truth_box)
+    ]
     (a, b) = np.array(corners)
     inter = (min(a[2], b[2]) - max(a[0], b[0])) * (min(a[3], b[3]) - max(a[1], b[1]))
     assert inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter) > 0.5  # floats are fooled
@@ -139,7 +147,9 @@ def test_tiny_boxes_at_one_half_are_decided_exactly(tmp_path: Path, matching: st
     # The float window around 0.5 must scale with the boxes: here IoU is exactly 1/2.
     truth = write_raw(tmp_path / "t.tsv", [("a.jpg", "0.3 0.3 1e-9 1e-9", 1)])
     sub = write_raw(tmp_path / "s.tsv", [("a.jpg", "0.29999999975 0.3 5e-10 1e-9", 1)])
-    assert exact_iou(*(tuple(Fraction(v) for v in b.split()) for b in ("0.29999999975 0.3 5e-10 1e-9", "0.3 0.3 1e-9 1e-9"))) == Fraction(1, 2)
+    assert exact_iou(
+        *(tuple(Fraction(v) for v in b.split()) for b in ("0.29999999975 0.3 5e-10 1e-9", "0.3 0.3 1e-9 1e-9"))
+    ) == Fraction(1, 2)
     code, doc = evaluate(truth, sub)
     assert code == 0 and doc["scores"]["points"] == -2 and doc["details"]["matched"] == 0
     sub = write_raw(tmp_path / "s.tsv", [("a.jpg", "0.2999999997501 0.3 5.002e-10 1e-9", 1)])  # just above 1/2
@@ -168,7 +178,9 @@ def test_random_tiny_boxes_match_the_exact_reference(tmp_path: Path, seed: int, 
     scale, offset = Fraction(1, 10**9), Fraction(3, 10)
     shrink = lambda b: (offset + b[0] * scale, offset + b[1] * scale, b[2] * scale, b[3] * scale)
     truth_rows = [("a.jpg", shrink(grid_box(rng)), int(rng.integers(0, 2))) for _ in range(4)]
-    pred_rows = [("a.jpg", shrink(grid_box(rng)) if rng.random() < 0.5 else b, int(rng.integers(0, 2))) for _, b, _ in truth_rows]
+    pred_rows = [
+        ("a.jpg", shrink(grid_box(rng)) if rng.random() < 0.5 else b, int(rng.integers(0, 2))) for _, b, _ in truth_rows
+    ]
     text = lambda b: " ".join(f"{float(v):.20f}".rstrip("0") for v in b)
     truth = write_raw(tmp_path / "t.tsv", [(n, text(b), c) for n, b, c in truth_rows])
     sub = write_raw(tmp_path / "s.tsv", [(n, text(b), c) for n, b, c in pred_rows])
@@ -191,7 +203,23 @@ def test_duplicated_boxes_are_decided_exactly_once(monkeypatch: pytest.MonkeyPat
     pred = detection_points.Boxes.from_rows([(photo, 0.5, 0.5, 0.2, 0.2, 0) for photo in range(3) for _ in range(5)])
     matching = detection_points.greedy_matching(pred, truth)
     assert matching.exact_photos == 3 and len(calls) == 1  # one text pair in 600 exact comparisons
-    assert sorted(matching.truth_of.tolist()) == [0, 1, 2, 3, 4, 40, 41, 42, 43, 44, 80, 81, 82, 83, 84]  # the earlier truths, in order
+    assert sorted(matching.truth_of.tolist()) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        40,
+        41,
+        42,
+        43,
+        44,
+        80,
+        81,
+        82,
+        83,
+        84,
+    ]  # the earlier truths, in order
 
 
 def test_order_matters_and_optimal_is_only_a_check(tmp_path: Path, matching: str) -> None:
@@ -265,7 +293,9 @@ def test_tolerated_forms(tmp_path: Path) -> None:
 
 
 def test_box_outside_the_frame_is_a_warning(tmp_path: Path) -> None:
-    truth = write(tmp_path / "t.tsv", [("a.jpg", (Fraction("0.05"), Fraction("0.5"), Fraction("0.2"), Fraction("0.2")), 1)])
+    truth = write(
+        tmp_path / "t.tsv", [("a.jpg", (Fraction("0.05"), Fraction("0.5"), Fraction("0.2"), Fraction("0.2")), 1)]
+    )
     code, doc = evaluate(truth, truth)
     assert code == 0 and doc["warnings"][0]["code"] == "outside_frame" and doc["scores"]["score"] == 1.0
 
@@ -276,14 +306,18 @@ def test_bad_header_and_truth_errors(tmp_path: Path) -> None:
     code, doc = evaluate(truth, tmp_path / "s.tsv")
     assert code == 1 and doc["errors"][0]["code"] == "header" and doc["errors"][0]["line"] == 1
     (tmp_path / "bad.tsv").write_text(HEADER + "a.jpg\t0.5 0.5 0.2\t1\n")
-    code, output = run("evaluate", "camera-traps", "--truth", str(tmp_path / "bad.tsv"), "--submission", str(tmp_path / "s.tsv"))
+    code, output = run(
+        "evaluate", "camera-traps", "--truth", str(tmp_path / "bad.tsv"), "--submission", str(tmp_path / "s.tsv")
+    )
     assert code == 2 and "four numbers" in output
 
 
 def test_min_size_check_of_the_truth(tmp_path: Path) -> None:
     (tmp_path / "img").mkdir()
     Image.new("RGB", (1000, 500)).save(tmp_path / "img" / "a.jpg")
-    truth = write(tmp_path / "t.tsv", [("a.jpg", (Fraction("0.5"), Fraction("0.5"), Fraction("0.1"), Fraction("0.5")), 1)])
+    truth = write(
+        tmp_path / "t.tsv", [("a.jpg", (Fraction("0.5"), Fraction("0.5"), Fraction("0.1"), Fraction("0.5")), 1)]
+    )
     code, doc = evaluate(truth, truth, "--set", f"images={tmp_path / 'img'}")
     assert code == 0, doc
     assert any(w["code"] == "small_suitable" for w in doc["warnings"])  # 100 px wide < 128
@@ -293,7 +327,16 @@ def test_min_size_check_of_the_truth(tmp_path: Path) -> None:
 
 def test_images_setting_must_be_a_folder(tmp_path: Path) -> None:
     truth = write(tmp_path / "t.tsv", [("a.jpg", None, None)])
-    code, output = run("evaluate", "camera-traps", "--truth", str(truth), "--submission", str(truth), "--set", f"images={tmp_path / 'nope'}")
+    code, output = run(
+        "evaluate",
+        "camera-traps",
+        "--truth",
+        str(truth),
+        "--submission",
+        str(truth),
+        "--set",
+        f"images={tmp_path / 'nope'}",
+    )
     assert code == 2 and "must be a folder of the test photos" in output
 
 
@@ -308,7 +351,15 @@ def test_per_photo_details_compute_each_points_array_once(monkeypatch: pytest.Mo
     monkeypatch.setattr(PointCounts, "detection_points", property(lambda self: calls.append(1) or plain(self)))  # type: ignore[misc]
     n = 1000
     ones = np.ones(n, dtype=np.int64)
-    photos = PointCounts(matched=ones, false_detections=0 * ones, missed=0 * ones, class_right=ones, class_wrong=0 * ones, truth_objects=ones, predictions=ones)
+    photos = PointCounts(
+        matched=ones,
+        false_detections=0 * ones,
+        missed=0 * ones,
+        class_right=ones,
+        class_wrong=0 * ones,
+        truth_objects=ones,
+        predictions=ones,
+    )
     details = _per_photo(photos, [f"p{i}" for i in range(n)])
     assert len(details) == n and details["p7"] == {"points": 6, "matched": 1, "false": 0, "missed": 0}
     assert len(calls) == 1

@@ -54,7 +54,12 @@ def test_textbook_example_through_files(tmp_path: Path) -> None:
     code, doc = evaluate(truth, sub)
     assert code == 0
     s = doc["scores"]
-    assert (s["pairwise_precision"], round(s["pairwise_recall"], 3), round(s["pairwise_f"], 3), round(s["nmi"], 2)) == (0.5, 0.455, 0.476, 0.36)
+    assert (s["pairwise_precision"], round(s["pairwise_recall"], 3), round(s["pairwise_f"], 3), round(s["nmi"], 2)) == (
+        0.5,
+        0.455,
+        0.476,
+        0.36,
+    )
     assert doc["details"]["pairs"] == {"tp": 20, "fp": 20, "fn": 24, "tn": 72}
 
 
@@ -116,24 +121,38 @@ def test_bad_cluster_values(rules, value: str, fragment: str) -> None:
 def test_row_count_and_missing_image(rules) -> None:
     truth, sub = rules
     doc = expect(truth, sub, "I1, 1\nI2, 2\nI4, 2\nI5, 1\n", "missing", "has no row for 1 image: I3.jpg", None)
-    assert any(e["code"] == "row_count" and "has 4 rows; the test set has 5 images" in e["message"] for e in doc["errors"])
+    assert any(
+        e["code"] == "row_count" and "has 4 rows; the test set has 5 images" in e["message"] for e in doc["errors"]
+    )
 
 
 def test_duplicate_and_unknown_names(rules) -> None:
     truth, sub = rules
     text = "I1, 1\nI2, 2\nI2, 2\nI4, 2\nI9, 1\n"
     doc = expect(truth, sub, text, "duplicate", "repeats image 'I2.jpg' of line 2", 3)
-    assert any(e["code"] == "unknown_image" and e["line"] == 5 and "'I9' is not in the test set" in e["message"] for e in doc["errors"])
+    assert any(
+        e["code"] == "unknown_image" and e["line"] == 5 and "'I9' is not in the test set" in e["message"]
+        for e in doc["errors"]
+    )
 
 
 def test_ambiguous_name_without_extension(tmp_path: Path) -> None:
     truth = write_truth(tmp_path / "t.csv", ["a.jpg", "a.png", "b.jpg"], ["x", "x", "y"])
-    expect(truth, tmp_path / "s.csv", "a, 1\na.png, 1\nb, 2\n", "unknown_image", "'a' is ambiguous without its extension", 1)
+    expect(
+        truth,
+        tmp_path / "s.csv",
+        "a, 1\na.png, 1\nb, 2\n",
+        "unknown_image",
+        "'a' is ambiguous without its extension",
+        1,
+    )
 
 
 def test_cluster_numbers_must_run_1_to_k(rules) -> None:
     truth, sub = rules
-    expect(truth, sub, "I1, 1\nI2, 4\nI3, 4\nI4, 1\nI5, 1\n", "cluster_numbering", "with K = 4, 2, 3 are never used", None)
+    expect(
+        truth, sub, "I1, 1\nI2, 4\nI3, 4\nI4, 1\nI5, 1\n", "cluster_numbering", "with K = 4, 2, 3 are never used", None
+    )
 
 
 def test_rows_out_of_order(rules) -> None:
@@ -171,7 +190,14 @@ def test_padding_is_removed_in_linear_time(rules) -> None:
     assert code == 0 and time.perf_counter() - start < 5, doc["errors"]
 
 
-@pytest.mark.parametrize(("content", "fragment"), [("\n" * 500_000, "has 500,001 lines; a file for 5 images needs at most 1,010"), ("\n" * 3_000_000, "is 3.0 MB; a file for 5 images needs at most 1.0 MB"), ("I1, 1\n" * 300_000, "a file for 5 images needs at most 1.0 MB")])
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ("\n" * 500_000, "has 500,001 lines; a file for 5 images needs at most 1,010"),
+        ("\n" * 3_000_000, "is 3.0 MB; a file for 5 images needs at most 1.0 MB"),
+        ("I1, 1\n" * 300_000, "a file for 5 images needs at most 1.0 MB"),
+    ],
+)
 def test_files_far_larger_than_the_test_set_are_refused_unread(rules, content: str, fragment: str) -> None:
     truth, sub = rules
     sub.write_text(content)
@@ -196,7 +222,14 @@ def test_malformed_rows(rules) -> None:
 
 def test_huge_cluster_number_is_rejected_without_allocating(rules) -> None:
     truth, sub = rules
-    expect(truth, sub, RULES_EXAMPLE.replace("I3, 3", "I3, 999999999999999999"), "cluster_numbering", "is more than the 5 images", None)
+    expect(
+        truth,
+        sub,
+        RULES_EXAMPLE.replace("I3, 3", "I3, 999999999999999999"),
+        "cluster_numbering",
+        "is more than the 5 images",
+        None,
+    )
 
 
 def test_empty_submission_file(rules) -> None:
@@ -266,12 +299,16 @@ def test_folder_without_one_csv(rules) -> None:
 def test_truth_problems_exit_2(tmp_path: Path, text: str, fragment: str) -> None:
     (tmp_path / "t.csv").write_text(text)
     (tmp_path / "s.csv").write_text("a, 1\n")
-    code, output = run("evaluate", "face-clustering", "--truth", str(tmp_path / "t.csv"), "--submission", str(tmp_path / "s.csv"))
+    code, output = run(
+        "evaluate", "face-clustering", "--truth", str(tmp_path / "t.csv"), "--submission", str(tmp_path / "s.csv")
+    )
     assert code == 2 and fragment in output, output
 
 
 @pytest.mark.parametrize("prefix", ["", "person_"])
-@pytest.mark.parametrize("odd", [None, "07", "007", "00", "+7", "-7", "x", "7 ", "9" * 19, "\uff11", "", "_7"])  # "\uff11": a full-width 1
+@pytest.mark.parametrize(
+    "odd", [None, "07", "007", "00", "+7", "-7", "x", "7 ", "9" * 19, "\uff11", "", "_7"]
+)  # "\uff11": a full-width 1
 def test_identities_coded_by_integers_or_by_a_dictionary_alike(prefix: str, odd: str | None) -> None:
     """The truth's identities coded by their first image: a common prefix and integers written
     the one way go through NumPy; leading zeros, signs, words, spaces, another prefix and
@@ -301,7 +338,14 @@ def test_final_points_formula() -> None:
 
 @pytest.mark.parametrize(
     ("time_s", "time_points", "disqualified"),
-    [(0.0, 1.0, False), (100.0, 0.0, False), (150.0, 0.0, False), (199.999, 0.0, False), (200.0, None, True), (500.0, None, True)],
+    [
+        (0.0, 1.0, False),
+        (100.0, 0.0, False),
+        (150.0, 0.0, False),
+        (199.999, 0.0, False),
+        (200.0, None, True),
+        (500.0, None, True),
+    ],
 )
 def test_time_thresholds_at_the_boundaries(time_s: float, time_points, disqualified: bool) -> None:
     points = final_points(1.0, 1.0, time_s=time_s, ram_mb=0.0, **LIMITS)
@@ -355,7 +399,10 @@ def test_unpadding_takes_a_shortcut_that_changes_nothing(seed: int) -> None:
 
     rng = np.random.default_rng(seed)
     pads = ["", " ", "  ", "\t", " \t"] if seed % 2 else ["", " "]
-    lines = [f"{rng.choice(pads)}face {i}{rng.choice(pads)},{rng.choice(pads)}{rng.integers(1, 9)}{rng.choice(pads)}" for i in range(30)]
+    lines = [
+        f"{rng.choice(pads)}face {i}{rng.choice(pads)},{rng.choice(pads)}{rng.integers(1, 9)}{rng.choice(pads)}"
+        for i in range(30)
+    ]
     body = "\n".join(lines) + "\n"
     assert _unpad(body) == _PADDING.sub(r"\1", body).strip(" \t")
 

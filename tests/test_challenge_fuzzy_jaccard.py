@@ -117,7 +117,9 @@ def test_ignore_label_is_outside_the_roi(tmp_path: Path) -> None:
     sub = write_submission(tmp_path / "sub", predictions)
     for roi in ("union", "all"):
         result = evaluate("fuzzy-jaccard", truth, sub, {"ignore": "255", "roi": roi})
-        assert result.scores["fuzzy_jaccard"] == pytest.approx(reference_scores(images, predictions, roi, 255)[1], abs=1e-14)
+        assert result.scores["fuzzy_jaccard"] == pytest.approx(
+            reference_scores(images, predictions, roi, 255)[1], abs=1e-14
+        )
     code, output = run("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub))
     assert code == 2 and "255" in output  # without ignore=255, 255 names no class
 
@@ -351,7 +353,12 @@ def test_truth_without_classes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
-    [("", "names no class"), ("car\n\ntree\n", "is empty"), ("car\ncar\n", "repeats"), ("a/b\n", "cannot be a folder name")],
+    [
+        ("", "names no class"),
+        ("car\n\ntree\n", "is empty"),
+        ("car\ncar\n", "repeats"),
+        ("a/b\n", "cannot be a folder name"),
+    ],
 )
 def test_bad_classes_file(tmp_path: Path, text: str, fragment: str) -> None:
     truth = write_label_truth(tmp_path / "truth", {"a": np.zeros((2, 2), np.uint8)})
@@ -383,10 +390,14 @@ def test_mask_layout_problems(tmp_path: Path) -> None:
 
 def test_ignore_is_refused_where_it_cannot_apply(good, tmp_path: Path) -> None:
     truth, sub = good
-    code, output = run("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub), "--set", "ignore=2")
+    code, output = run(
+        "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub), "--set", "ignore=2"
+    )
     assert code == 2 and "ignore=2 is the label of class 'tree'" in output
     save_png(tmp_path / "masks" / "car" / "a.png", np.zeros((2, 2), np.uint8))
-    code, output = run("evaluate", "fuzzy-jaccard", "--truth", str(tmp_path / "masks"), "--submission", str(sub), "--set", "ignore=255")
+    code, output = run(
+        "evaluate", "fuzzy-jaccard", "--truth", str(tmp_path / "masks"), "--submission", str(sub), "--set", "ignore=255"
+    )
     assert code == 2 and "ignore applies to a truth of label images" in output
 
 

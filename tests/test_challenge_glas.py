@@ -63,7 +63,9 @@ def test_formats_and_label_depths_all_pair_by_stem(tmp_path: Path) -> None:
     Image.fromarray(seg.astype(np.uint8)).save(tmp_path / "s" / "c_mask.png")
     code, doc = evaluate(tmp_path / "t", tmp_path / "s")
     assert code == 0, doc["errors"]
-    assert doc["scores"]["f1"] == 1.0 and doc["scores"]["object_dice"] == 1.0 and doc["scores"]["object_hausdorff"] == 0.0
+    assert (
+        doc["scores"]["f1"] == 1.0 and doc["scores"]["object_dice"] == 1.0 and doc["scores"]["object_hausdorff"] == 0.0
+    )
     assert set(doc["details"]["per_image"]) == {"a", "b", "c"}
 
 
@@ -115,7 +117,9 @@ def test_parts_add_scores_per_part(pair) -> None:
     _code, doc = evaluate(truth, sub, "--set", "parts=testA,testB")
     assert doc["scores"]["f1/testA"] == 1.0 and doc["scores"]["f1/testB"] == 0.0
     assert doc["scores"]["f1"] == pytest.approx(2 * 2 / (2 * 2 + 0 + 2))
-    assert set(doc["scores"]) == {f"{s}{p}" for s in ("f1", "object_dice", "object_hausdorff") for p in ("", "/testA", "/testB")}
+    assert set(doc["scores"]) == {
+        f"{s}{p}" for s in ("f1", "object_dice", "object_hausdorff") for p in ("", "/testA", "/testB")
+    }
 
 
 def test_a_part_with_no_image_in_a_split_has_no_score(pair, tmp_path: Path) -> None:
@@ -131,14 +135,18 @@ def test_a_part_with_no_image_in_a_split_has_no_score(pair, tmp_path: Path) -> N
     assert code == 0, output
     splits = json.loads(output)["splits"]
     assert splits["public"]["scores"]["f1/testA"] == 1.0
-    assert {k: v for k, v in splits["public"]["scores"].items() if k.endswith("/testB")} == dict.fromkeys(("f1/testB", "object_dice/testB", "object_hausdorff/testB"))
+    assert {k: v for k, v in splits["public"]["scores"].items() if k.endswith("/testB")} == dict.fromkeys(
+        ("f1/testB", "object_dice/testB", "object_hausdorff/testB")
+    )
     assert splits["private"]["scores"]["f1/testB"] == 1.0 and splits["private"]["scores"]["f1/testA"] is None
     assert not [w for w in splits["public"]["warnings"] if w["code"] == "infinite_hausdorff"]
 
 
 def test_a_part_matching_no_image_is_a_usage_error(pair) -> None:
     truth, sub = pair
-    code, output = run("evaluate", "glas", "--truth", str(truth), "--submission", str(sub), "--set", "parts=testa,testB")
+    code, output = run(
+        "evaluate", "glas", "--truth", str(truth), "--submission", str(sub), "--set", "parts=testa,testB"
+    )
     assert code == 2 and "part 'testa' matches no image" in output and "testA" in output
 
 
@@ -210,7 +218,11 @@ def test_per_image_details_match_the_kernel(pair) -> None:
     _code, doc = evaluate(truth, sub)
     stats = image_stats(glands(), seg, math.hypot(20, 30))
     image = doc["details"]["per_image"]["testA_1"]
-    assert (image["fp"], image["object_dice"], image["object_hausdorff"]) == (1, stats.object_dice, stats.object_hausdorff)
+    assert (image["fp"], image["object_dice"], image["object_hausdorff"]) == (
+        1,
+        stats.object_dice,
+        stats.object_hausdorff,
+    )
 
 
 def test_noise_labels_are_refused_within_seconds_not_scored_for_minutes(tmp_path: Path) -> None:
@@ -221,7 +233,9 @@ def test_noise_labels_are_refused_within_seconds_not_scored_for_minutes(tmp_path
     rng = np.random.default_rng(0)
     truth = make_glands((261, 388), 10, rng)
     save_png(tmp_path / "truth" / "a_anno.png", truth.astype(np.uint8))
-    save_png(tmp_path / "sub" / "a_seg.png", rng.integers(1, 65536, truth.shape).astype(np.uint16))  # every label scattered
+    save_png(
+        tmp_path / "sub" / "a_seg.png", rng.integers(1, 65536, truth.shape).astype(np.uint16)
+    )  # every label scattered
     start = time.perf_counter()
     code, doc = evaluate(tmp_path / "truth", tmp_path / "sub")
     assert code == 1 and doc["errors"][0]["code"] == "too_complex" and "scattered" in doc["errors"][0]["message"]

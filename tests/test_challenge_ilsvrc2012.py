@@ -106,7 +106,9 @@ def test_per_class_sums_against_a_loop_over_classes(seed: int) -> None:
     assert list(ours) == [str(c) for c in np.unique(labels)]
     for c in np.unique(labels):
         rows = errors[labels == c]
-        expected = {"images": len(rows)} | {f"error@{k}": pytest.approx(float(rows[:, k - 1].sum()), rel=1e-12) for k in range(1, 6)}
+        expected = {"images": len(rows)} | {
+            f"error@{k}": pytest.approx(float(rows[:, k - 1].sum()), rel=1e-12) for k in range(1, 6)
+        }
         assert ours[str(c)] == expected
 
 
@@ -122,7 +124,9 @@ def test_wnid_sorted_labels_are_converted_and_the_mistake_is_flagged(tmp_path: P
     code, doc = run_json("ilsvrc2012-cls", truth, sub, "--set", f"meta={meta_path}")
     assert doc["scores"]["top1_error"] > 0.99
     assert any(w["code"] == "label_space" and "labels=wnid-sorted" in w["message"] for w in doc["warnings"])
-    code, output = run("evaluate", "ilsvrc2012-cls", "--truth", str(truth), "--submission", str(sub), "--set", "labels=wnid-sorted")
+    code, output = run(
+        "evaluate", "ilsvrc2012-cls", "--truth", str(truth), "--submission", str(sub), "--set", "labels=wnid-sorted"
+    )
     assert code == 2 and "needs meta=" in output
 
 
@@ -138,7 +142,9 @@ def test_task1_rejections(tmp_path: Path, lines, code_name: str, fragment: str, 
     truth = write_lines(tmp_path / "gt.txt", ["1", "2"])
     code, doc = run_json("ilsvrc2012-cls", truth, write_lines(tmp_path / "sub.txt", lines))
     assert code == 1
-    assert any(e["code"] == code_name and fragment in e["message"] and e["line"] == line for e in doc["errors"]), doc["errors"]
+    assert any(e["code"] == code_name and fragment in e["message"] and e["line"] == line for e in doc["errors"]), doc[
+        "errors"
+    ]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -165,8 +171,18 @@ def test_task2_rejections_and_missing_xml(tmp_path: Path, meta) -> None:
     assert code == 1 and doc["errors"][0]["code"] == "malformed" and "groups of 5" in doc["errors"][0]["message"]
     meta_path, _ = meta
     truth = write_lines(tmp_path / "gt2.txt", ["7", "7"])
-    code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(tmp_path / "sub.txt"),
-                       "--set", f"boxes={tmp_path / 'boxes'}", "--set", f"meta={meta_path}")  # fmt: skip
+    code, output = run(
+        "evaluate",
+        "ilsvrc2012-loc",
+        "--truth",
+        str(truth),
+        "--submission",
+        str(tmp_path / "sub.txt"),
+        "--set",
+        f"boxes={tmp_path / 'boxes'}",
+        "--set",
+        f"meta={meta_path}",
+    )
     assert code == 2 and "ILSVRC2012_val_00000002.xml" in output
 
 
@@ -232,7 +248,12 @@ def test_task3_end_to_end_and_rejections(tmp_path: Path) -> None:
     bad = write_lines(tmp_path / "bad.txt", ["0.9 0.1", "0.2 nan 0.1", "0.7 x 0.1"])
     code, doc = run_json("ilsvrc2012-fine", truth, bad)
     assert code == 1
-    assert {(e["code"], e["line"]) for e in doc["errors"]} == {("line_count", None), ("columns", 1), ("not_finite", 2), ("not_a_number", 3)}
+    assert {(e["code"], e["line"]) for e in doc["errors"]} == {
+        ("line_count", None),
+        ("columns", 1),
+        ("not_finite", 2),
+        ("not_a_number", 3),
+    }
 
 
 def test_task3_class_list_and_sklearn_mode(tmp_path: Path) -> None:
@@ -243,10 +264,14 @@ def test_task3_class_list_and_sklearn_mode(tmp_path: Path) -> None:
     assert code == 0 and doc["scores"]["ap/9"] is None and doc["scores"]["mean_ap"] == 1.0
     assert any(w["code"] == "no_positive" for w in doc["warnings"])
     write_lines(classes, [3, 3, 5])
-    code, output = run("evaluate", "ilsvrc2012-fine", "--truth", str(truth), "--submission", str(sub), "--set", f"classes={classes}")
+    code, output = run(
+        "evaluate", "ilsvrc2012-fine", "--truth", str(truth), "--submission", str(sub), "--set", f"classes={classes}"
+    )
     assert code == 2 and "repeats a class id" in output
     write_lines(classes, [5, 9])
-    code, output = run("evaluate", "ilsvrc2012-fine", "--truth", str(truth), "--submission", str(sub), "--set", f"classes={classes}")
+    code, output = run(
+        "evaluate", "ilsvrc2012-fine", "--truth", str(truth), "--submission", str(sub), "--set", f"classes={classes}"
+    )
     assert code == 2 and "not in the class list: [3]" in output
 
 
@@ -296,7 +321,18 @@ def test_boxes_archive_headers_fifo_and_bombs_are_truth_errors(tmp_path: Path, m
 
     def evaluate_with(boxes: Path) -> tuple[int, str, float]:
         start = time.perf_counter()
-        code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), "--set", f"boxes={boxes}", meta_set, meta_arg)
+        code, output = run(
+            "evaluate",
+            "ilsvrc2012-loc",
+            "--truth",
+            str(truth),
+            "--submission",
+            str(sub),
+            "--set",
+            f"boxes={boxes}",
+            meta_set,
+            meta_arg,
+        )
         return code, output, time.perf_counter() - start
 
     buffer = io.BytesIO()
@@ -327,7 +363,10 @@ def test_boxes_archive_headers_fifo_and_bombs_are_truth_errors(tmp_path: Path, m
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [
-        (b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><annotation>&b;</annotation>', "DOCTYPE"),
+        (
+            b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;&a;">]><annotation>&b;</annotation>',
+            "DOCTYPE",
+        ),
         (b'<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><annotation>&x;</annotation>', "DOCTYPE"),
         (b"<a>" * 100_000 + b"</a>" * 100_000, "not a VOC annotation"),
         (b"<annotation><object><name>n0", "not well-formed XML"),
@@ -375,7 +414,11 @@ def test_task1_in_a_new_process_imports_no_more_than_it_needs(tmp_path: Path) ->
     truth, guesses = tmp_path / "truth.txt", tmp_path / "guesses.txt"
     truth.write_text("1\n2\n3\n")
     guesses.write_text("1 5 6 7 8\n9 2 4 5 6\n4 5 6 7 8\n")
-    code = ("import sys, podium; r = podium.evaluate('ilsvrc2012-cls', *map(__import__('pathlib').Path, sys.argv[1:]), workers=1); "
-            "print(r.scores['error@5'], 'numpy.ma' in sys.modules, 'xml.etree.ElementTree' in sys.modules)")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code, str(truth), str(guesses)], capture_output=True, text=True, check=True).stdout.split()
+    code = (
+        "import sys, podium; r = podium.evaluate('ilsvrc2012-cls', *map(__import__('pathlib').Path, sys.argv[1:]), workers=1); "
+        "print(r.scores['error@5'], 'numpy.ma' in sys.modules, 'xml.etree.ElementTree' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(truth), str(guesses)], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out == [str(1 / 3), "False", "False"]

@@ -24,7 +24,9 @@ from podium.service.tables import submissions
 from service_helpers import Clock, LiveServer, at, set_up, write_contest
 
 
-def answer(live: LiveServer, token: str, body: bytes, name: str) -> tuple[int, str, str | None, list[dict[str, object]]]:
+def answer(
+    live: LiveServer, token: str, body: bytes, name: str
+) -> tuple[int, str, str | None, list[dict[str, object]]]:
     sent = live.call("POST", "/api/submissions", token, body=body, query={"filename": name})
     return sent.status, sent.body["status"], sent.body["reason"], sent.body["problems"]
 
@@ -32,17 +34,25 @@ def answer(live: LiveServer, token: str, body: bytes, name: str) -> tuple[int, s
 def test_checks_in_processes_answer_as_in_the_web_process(tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest", quota="")
     clock = Clock(at("2026-03-10T12:00:00Z"))
-    inline, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    inline, token = set_up(
+        f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock
+    )
     pool = CheckPool("glas", 1)
     pooled = Service(inline.engine, inline.data, clock, checks=pool)
     good = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
     try:
         with LiveServer(inline) as here, LiveServer(pooled) as there:
-            for body, name in ((good, "good.tar.gz"), (b"not a png", "testA_1_seg.png"), (good[: len(good) // 2], "cut.tar.gz")):
+            for body, name in (
+                (good, "good.tar.gz"),
+                (b"not a png", "testA_1_seg.png"),
+                (good[: len(good) // 2], "cut.tar.gz"),
+            ):
                 assert answer(here, token["alpha"], body, name) == answer(there, token["beta"], body, name)
             assert answer(there, token["beta"], good, "good.tar.gz")[:2] == (201, "queued")
 
-            checkers = [p for p in psutil.Process().children(recursive=True) if p.ppid() != psutil.Process().pid]  # the forkserver's children
+            checkers = [
+                p for p in psutil.Process().children(recursive=True) if p.ppid() != psutil.Process().pid
+            ]  # the forkserver's children
             assert len(checkers) == 1
             checkers[0].send_signal(signal.SIGKILL)
             checkers[0].wait(timeout=30)
@@ -58,7 +68,9 @@ def test_checks_in_processes_answer_as_in_the_web_process(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(("cores", "workers", "processes"), [(2, 2, 0), (2, 0, 1), (4, 1, 2), (8, 2, 4), (1, 0, 0)])
-def test_check_processes_take_the_cores_left(cores: int, workers: int, processes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_processes_take_the_cores_left(
+    cores: int, workers: int, processes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Beside the web process and the workers only: on shared cores the checks cost more in processes than in the web process."""
     monkeypatch.setattr("os.cpu_count", lambda: cores)
     assert check_processes(workers) == processes

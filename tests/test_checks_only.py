@@ -47,7 +47,9 @@ def test_checks_only_computes_no_metric(tmp_path: Path, challenge: str, monkeypa
     assert [w.code for w in checked.warnings] == [w.code for w in full.warnings]
 
 
-def _answer(challenge: str, truth: Path, submission: Path, settings: dict[str, str], checks_only: bool) -> tuple[str, Any]:
+def _answer(
+    challenge: str, truth: Path, submission: Path, settings: dict[str, str], checks_only: bool
+) -> tuple[str, Any]:
     """Accepted or rejected, with every problem (code, file, message); or the error an organizer gets."""
     try:
         result: Result = evaluate(challenge, truth, submission, settings, checks_only=checks_only)

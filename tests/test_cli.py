@@ -17,7 +17,18 @@ from podium.cli import cli
 from podium.scoring import engine
 from podium.synthetic.fuzzy_jaccard import write_set
 
-DOCUMENT_KEYS = {"schema_version", "challenge", "status", "scores", "details", "warnings", "errors", "podium_version", "parameters", "signature"}
+DOCUMENT_KEYS = {
+    "schema_version",
+    "challenge",
+    "status",
+    "scores",
+    "details",
+    "warnings",
+    "errors",
+    "podium_version",
+    "parameters",
+    "signature",
+}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +50,13 @@ def test_scored_document(demo, tmp_path: Path) -> None:
     assert set(doc) == DOCUMENT_KEYS | {"units"}
     assert doc["challenge"] == "fuzzy-jaccard" and doc["status"] == "scored"
     assert doc["podium_version"] == __version__
-    assert doc["parameters"] == {"roi": "union", "ignore": None, "unreadable": "reject", "rate_mp_s": 1.0, "startup_s": 0.0}
+    assert doc["parameters"] == {
+        "roi": "union",
+        "ignore": None,
+        "unreadable": "reject",
+        "rate_mp_s": 1.0,
+        "startup_s": 0.0,
+    }
     assert set(doc["scores"]) == {"fuzzy_jaccard", "fuzzy_jaccard/a", "fuzzy_jaccard/b"}
     assert all(isinstance(v, float) for v in doc["scores"].values())
     assert set(doc["details"]["per_image"]) == {"image_0000", "image_0001", "image_0002"}
@@ -52,7 +69,9 @@ def test_scored_document(demo, tmp_path: Path) -> None:
 
 def test_json_to_stdout_is_only_json(demo) -> None:
     truth, sub = demo
-    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub), "--json", "-", "--set", "roi=all")
+    result = invoke(
+        "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub), "--json", "-", "--set", "roi=all"
+    )
     assert result.exit_code == 0
     assert json.loads(result.stdout)["parameters"]["roi"] == "all"
 
@@ -75,7 +94,9 @@ def test_rejected_document_is_written(demo, tmp_path: Path) -> None:
 def test_submission_that_is_a_file_is_rejected(demo, tmp_path: Path) -> None:
     truth, _ = demo
     (tmp_path / "sub.zip").write_bytes(b"PK")
-    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "sub.zip"), "--json", "-")
+    result = invoke(
+        "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "sub.zip"), "--json", "-"
+    )
     assert result.exit_code == 1
     assert json.loads(result.stdout)["errors"][0]["code"] == "not_a_folder"
 
@@ -85,9 +106,18 @@ def test_submission_that_is_a_file_is_rejected(demo, tmp_path: Path) -> None:
     [
         (["evaluate", "no-such", "--truth", ".", "--submission", "."], "unknown challenge 'no-such'"),
         (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "missing-folder"], "does not exist"),
-        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "roi=most"], "must be one of union, all"),
-        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignor=3"], "did you mean ignore?"),
-        (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignore=x"], "integer from 0 to 65535"),
+        (
+            ["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "roi=most"],
+            "must be one of union, all",
+        ),
+        (
+            ["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignor=3"],
+            "did you mean ignore?",
+        ),
+        (
+            ["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "ignore=x"],
+            "integer from 0 to 65535",
+        ),
         (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--set", "roi"], "KEY=VALUE"),
         (["evaluate", "fuzzy-jaccard", "--submission", "SUB"], "--truth is required"),
         (["evaluate", "fuzzy-jaccard", "--truth", "TRUTH", "--submission", "SUB", "--workers", "0"], "--workers"),
@@ -125,7 +155,9 @@ def test_validate_has_the_same_codes_and_no_scores(demo, tmp_path: Path) -> None
     doc = json.loads(result.stdout)
     assert doc["status"] == "scored" and doc["scores"] == {} and doc["errors"] == []
     save_png(tmp_path / "bad" / "b" / "image_0001.png", np.zeros((2, 2), np.uint8))
-    result = invoke("validate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "bad"), "--json", "-")
+    result = invoke(
+        "validate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "bad"), "--json", "-"
+    )
     assert result.exit_code == 1 and json.loads(result.stdout)["status"] == "rejected"
 
 
@@ -135,10 +167,20 @@ def test_challenges_lists_parameters_scores_and_directions() -> None:
     (entry,) = [c for c in json.loads(result.stdout) if c["id"] == "fuzzy-jaccard"]
     assert entry["primary"] == "fuzzy_jaccard"
     assert entry["scores"][0]["higher_is_better"] is True
-    assert {p["name"]: p["default"] for p in entry["parameters"]} == {"roi": "union", "ignore": None, "unreadable": "reject", "rate_mp_s": 1.0, "startup_s": 0.0}
+    assert {p["name"]: p["default"] for p in entry["parameters"]} == {
+        "roi": "union",
+        "ignore": None,
+        "unreadable": "reject",
+        "rate_mp_s": 1.0,
+        "startup_s": 0.0,
+    }
     assert json.loads(invoke("challenges", "fuzzy-jaccard", "--json").stdout) == entry
     listing = invoke("challenges")
-    assert listing.exit_code == 0 and "fuzzy-jaccard    fuzzy_jaccard  higher" in listing.stdout and "roi" not in listing.stdout
+    assert (
+        listing.exit_code == 0
+        and "fuzzy-jaccard    fuzzy_jaccard  higher" in listing.stdout
+        and "roi" not in listing.stdout
+    )
     tables = invoke("challenges", "fuzzy-jaccard")
     assert tables.exit_code == 0 and "roi" in tables.stdout and "fuzzy_jaccard (primary)  higher" in tables.stdout
 
@@ -161,7 +203,17 @@ def test_demo_scores_every_challenge(tmp_path: Path) -> None:
 def test_installed_command_runs_with_two_workers(demo) -> None:
     """The real entry point, in a real process, with a process pool."""
     truth, sub = demo
-    command = [sys.executable, "-m", "podium", "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(sub)]
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        "fuzzy-jaccard",
+        "--truth",
+        str(truth),
+        "--submission",
+        str(sub),
+    ]
     one = subprocess.run([*command, "--json", "-", "--workers", "1"], capture_output=True, text=True, check=True)
     two = subprocess.run([*command, "--json", "-", "--workers", "2"], capture_output=True, text=True, check=True)
     assert one.stderr == "" and two.stderr == ""  # no progress bar when stderr is not a terminal
@@ -175,7 +227,9 @@ def test_default_workers_is_positive() -> None:
 def test_a_submission_path_that_is_a_link_is_not_followed(demo, tmp_path: Path) -> None:
     truth, sub = demo
     (tmp_path / "link").symlink_to(sub)
-    result = invoke("evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "link"), "--json", "-")
+    result = invoke(
+        "evaluate", "fuzzy-jaccard", "--truth", str(truth), "--submission", str(tmp_path / "link"), "--json", "-"
+    )
     assert result.exit_code == 1
     (error,) = json.loads(result.stdout)["errors"]
     assert "symbolic link" in error["message"] and error["file"] == str(tmp_path / "link")
@@ -202,8 +256,21 @@ def test_no_nan_or_infinity_anywhere_in_the_document(tmp_path: Path) -> None:
     from podium.core.provenance import signature
     from podium.core.result import Result
 
-    result = Result("glas", "scored", {"a": float("inf"), "b": np.float64("nan"), "c": 3}, {"x": [1.0, float("-inf"), {"y": np.float32("nan")}], "z": np.int64(4)}, [], [])
-    result.signature = signature("glas", get("glas").parameters, {"suffixes": (), "binary": "auto", "empty_hausdorff": "inf", "parts": ()}, tmp_path, None)
+    result = Result(
+        "glas",
+        "scored",
+        {"a": float("inf"), "b": np.float64("nan"), "c": 3},
+        {"x": [1.0, float("-inf"), {"y": np.float32("nan")}], "z": np.int64(4)},
+        [],
+        [],
+    )
+    result.signature = signature(
+        "glas",
+        get("glas").parameters,
+        {"suffixes": (), "binary": "auto", "empty_hausdorff": "inf", "parts": ()},
+        tmp_path,
+        None,
+    )
     doc = json.loads(result.to_json())
     assert doc["scores"] == {"a": None, "b": None, "c": 3} and doc["details"] == {"x": [1.0, None, {"y": None}], "z": 4}
 
@@ -217,7 +284,9 @@ def test_validate_says_valid(demo) -> None:
 def test_demo_commands_point_to_files_that_stay(tmp_path: Path) -> None:
     result = invoke("demo", "--folder", str(tmp_path / "demo"), "--workers", "1")
     assert result.exit_code == 0, result.output
-    commands = [line[line.index("podium evaluate"):] for line in result.output.splitlines() if "podium evaluate" in line]
+    commands = [
+        line[line.index("podium evaluate") :] for line in result.output.splitlines() if "podium evaluate" in line
+    ]
     assert len(commands) == 7
     for command in commands:
         words = command.split()

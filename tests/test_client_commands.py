@@ -41,10 +41,18 @@ def test_submit_status_and_leaderboard_print_the_contest_decimals_and_whole_colu
         shown = CliRunner().invoke(cli, ["status", "--server", live.url, "--token", tokens["alpha"], "1"])
         listed = CliRunner().invoke(cli, ["status", "--server", live.url, "--token", tokens["alpha"]])
         board = CliRunner().invoke(cli, ["leaderboard", "--server", live.url], env={"COLUMNS": "80"})
-    assert shown.exit_code == 0 and listed.exit_code == 0 and board.exit_code == 0, (shown.output, listed.output, board.output)
+    assert shown.exit_code == 0 and listed.exit_code == 0 and board.exit_code == 0, (
+        shown.output,
+        listed.output,
+        board.output,
+    )
     scores = shown.output.split("scores: ", 1)[1].split("\n", 1)[0]
-    assert all(len(value.split(".")[1]) == 3 for value in scores.replace(",", " ").split() if "=" not in value and "." in value), scores
-    assert "f1=0." in scores and len(scores.split("f1=")[1].split(",")[0]) == 5, scores  # 0.xyz: the contest's 3 decimals
+    assert all(
+        len(value.split(".")[1]) == 3 for value in scores.replace(",", " ").split() if "=" not in value and "." in value
+    ), scores
+    assert "f1=0." in scores and len(scores.split("f1=")[1].split(",")[0]) == 5, (
+        scores
+    )  # 0.xyz: the contest's 3 decimals
     assert "f1=0." in listed.output  # the list shows each submission's scores
     assert "object_hausdorff" in board.output and "…" not in board.output  # whole column names in a pipe
 
@@ -71,4 +79,6 @@ def test_the_serve_banner_prints_commands_that_run_as_printed(tmp_path: Path, mo
     monkeypatch.setattr(display, "command_name", lambda: ".venv/bin/podium")
     banner = serve_banner(load(write_contest(tmp_path / "contest")), "http://127.0.0.1:8000", tmp_path, 1, False)
     named = re.findall(r"(\S*podium) (user|team|leaderboard)\b", banner)
-    assert sorted(kind for _, kind in named) == ["leaderboard", "team", "user"] and {name for name, _ in named} == {".venv/bin/podium"}, banner
+    assert sorted(kind for _, kind in named) == ["leaderboard", "team", "user"] and {name for name, _ in named} == {
+        ".venv/bin/podium"
+    }, banner

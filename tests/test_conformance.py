@@ -64,16 +64,23 @@ class ChallengeConformance:
     def test_random_parts_merge_to_the_whole(self, case, whole) -> None:
         challenge, truth, _, params = case
         job, results = whole
-        expected = _finalize(challenge, job, [r.stats for r in results], {i.key: r.details for i, r in zip(job.items, results)})
+        expected = _finalize(
+            challenge, job, [r.stats for r in results], {i.key: r.details for i, r in zip(job.items, results)}
+        )
         expected_units = {unit: row for r in results for unit, row in r.units.items()}
         units = challenge.units(truth, params)
         rng = np.random.default_rng(sum(map(ord, self.challenge_id)))
         for _ in range(TRIALS):
             split_of = {unit: f"g{g}" for unit, g in zip(units, rng.integers(0, GROUPS, len(units)))}
-            parts = [(item.key, part) for item in job.items for _, part in challenge.divide(job.context, item, split_of)]
+            parts = [
+                (item.key, part) for item in job.items for _, part in challenge.divide(job.context, item, split_of)
+            ]
             part_results = [(key, challenge.evaluate_item(job.context, part)) for key, part in parts]
             shuffled = [part_results[k][1].stats for k in rng.permutation(len(part_results))]
-            details = {item.key: challenge.join_details([r.details for key, r in part_results if key == item.key]) for item in job.items}
+            details = {
+                item.key: challenge.join_details([r.details for key, r in part_results if key == item.key])
+                for item in job.items
+            }
             assert _finalize(challenge, job, shuffled, details) == expected
             assert {unit: row for _, r in part_results for unit, row in r.units.items()} == expected_units
 
@@ -88,7 +95,9 @@ class ChallengeConformance:
         rows = np.array([row for r in results for row in r.units.values()], dtype=np.float64)
         assert rows.shape[1] == len(columns)
         from_sums = challenge.scores_of_sums(columns, rows.sum(axis=0, keepdims=True))
-        scores, _ = _finalize(challenge, job, [r.stats for r in results], {i.key: r.details for i, r in zip(job.items, results)})
+        scores, _ = _finalize(
+            challenge, job, [r.stats for r in results], {i.key: r.details for i, r in zip(job.items, results)}
+        )
         assert from_sums, "scores_of_sums gives no score"
         for name, values in from_sums.items():
             value = float(values[0])
@@ -101,12 +110,16 @@ class ChallengeConformance:
     def test_score_keys_are_the_declared_scores(self, case, whole) -> None:
         challenge = case[0]
         job, results = whole
-        scores, _ = _finalize(challenge, job, [r.stats for r in results], {i.key: r.details for i, r in zip(job.items, results)})
+        scores, _ = _finalize(
+            challenge, job, [r.stats for r in results], {i.key: r.details for i, r in zip(job.items, results)}
+        )
         for name in scores:
             challenge.score_spec(name)  # KeyError: an undeclared score
         for spec in challenge.scores:
             variants = [name for name in scores if name.startswith(spec.name + "/")]
-            assert (bool(variants) if spec.family else spec.name in scores), f"{spec.name} is declared but not reported as declared"
+            assert bool(variants) if spec.family else spec.name in scores, (
+                f"{spec.name} is declared but not reported as declared"
+            )
         assert challenge.primary in scores
 
     def test_document_is_strict_json_and_valid(self, case) -> None:
@@ -248,7 +261,10 @@ def _fixed_point_readable(lines: list[str], block: int) -> bool:
         places = {len(t) - t.index(".") - 1 if "." in t else None for t in numbers}
         if len(places) != 1 or (places.pop() or 0) > 22:
             return False
-        if not all(re.fullmatch(r"-?[0-9]*\.?[0-9]*", t) and re.search("[0-9]", t) and abs(int(t.replace(".", ""))) < 2**53 for t in numbers):
+        if not all(
+            re.fullmatch(r"-?[0-9]*\.?[0-9]*", t) and re.search("[0-9]", t) and abs(int(t.replace(".", ""))) < 2**53
+            for t in numbers
+        ):
             return False
     return True
 
@@ -277,14 +293,18 @@ def test_camera_trap_table_fast_path(seed: int, tmp_path: Path, monkeypatch: pyt
         for _ in range(int(rng.integers(0, 4))):
             w, h = rng.uniform(0.01, 0.5, 2)
             box = [rng.uniform(w / 2, 1 - w / 2), rng.uniform(h / 2, 1 - h / 2), w, h]
-            rows.append(f"{name}\t{' '.join(f'{v:.{int(rng.integers(3, 17))}f}' for v in box)}\t{rng.choice(['0', '1', 'True', 'false'])}")
+            rows.append(
+                f"{name}\t{' '.join(f'{v:.{int(rng.integers(3, 17))}f}' for v in box)}\t{rng.choice(['0', '1', 'True', 'false'])}"
+            )
         if rng.random() < 0.2:
             rows.append(f"{name}\t\t")  # a photo without animals
     path = tmp_path / "table.tsv"
     path.write_text("Name\tBBox\tClass\n" + "\n".join(rows) + "\n")
     known = detection_table.Table.of(detection_table._no_boxes(), photos)
     fast_log, slow_log = IssueLog(), IssueLog()
-    monkeypatch.setattr(detection_table, "_scanned", lambda *args: None)  # the compiled way: tests/test_detection_scan.py
+    monkeypatch.setattr(
+        detection_table, "_scanned", lambda *args: None
+    )  # the compiled way: tests/test_detection_scan.py
     taken = _spy(monkeypatch, detection_table, "_read_clean")
     fast = detection_table.read_table(path, fast_log, known)
     assert taken[0] is not None, "the input did not take the fast path"
@@ -304,7 +324,9 @@ def test_ilsvrc_guesses_fast_path(seed: int, group: int, tmp_path: Path, monkeyp
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 60))
-    corner = (lambda: str(int(rng.integers(0, 500)))) if seed % 2 else (lambda: _decimal(rng, 0, 500))  # integers only: NumPy's integer reader
+    corner = (
+        (lambda: str(int(rng.integers(0, 500)))) if seed % 2 else (lambda: _decimal(rng, 0, 500))
+    )  # integers only: NumPy's integer reader
     lines = []
     for _ in range(n):
         guesses = []
@@ -333,7 +355,10 @@ def test_voc_xml_fast_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     wnids = {f"n{k:08d}": k + 1 for k in range(20)}
     objects = "".join(
         f"<object><name>{rng.choice(list(wnids))}</name><pose>Unspecified</pose><bndbox>"
-        + "".join(f"<{tag}>{_decimal(rng, 0, 500) if rng.random() < 0.3 else int(rng.integers(0, 500))}</{tag}>" for tag in ("xmin", "ymin", "xmax", "ymax"))
+        + "".join(
+            f"<{tag}>{_decimal(rng, 0, 500) if rng.random() < 0.3 else int(rng.integers(0, 500))}</{tag}>"
+            for tag in ("xmin", "ymin", "xmax", "ymax")
+        )
         + "</bndbox></object>\n"
         for _ in range(int(rng.integers(1, 6)))
     )

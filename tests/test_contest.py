@@ -93,7 +93,12 @@ ERRORS = [
     ('title = "GlaS demo"', 'titel = "GlaS demo"', "titel", "did you mean title?"),
     ('id = "glas-demo"\n', "", None, "id is missing"),
     ('id = "glas-demo"', 'id = "glas demo"', 'id = "glas demo"', "must be an id of 1 to 64 letters"),
-    ('id = "glas-demo"', "id = 7", "id = 7", "id must be an id of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, not an integer"),
+    (
+        'id = "glas-demo"',
+        "id = 7",
+        "id = 7",
+        "id must be an id of 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit, not an integer",
+    ),
     ('challenge = "glas"', 'challenge = "glass"', 'challenge = "glass"', "did you mean glas?"),
     ('truth = "truth"', 'truth = "thruth"', 'truth = "thruth"', "no path 'thruth'"),
     ('timezone = "Europe/Paris"', 'timezone = "Europe/Pariss"', "Pariss", "not an IANA time zone name"),
@@ -106,25 +111,65 @@ ERRORS = [
     ("public = 0.5", "public = 0.01", "[split]", "the public split is empty: 0 of 6"),
     ("public = 0.5", "publik = 0.5", "publik", "did you mean public?"),
     ("start = 2026-01-05T00:00:00Z", "start = 2026-01-05T00:00:00", "start = 2026-01-05T00:00:00", "has no time zone"),
-    ("start = 2026-01-05T00:00:00Z", "start = 2026-01-05", "start = 2026-01-05", "needs a date, a time and a time zone"),
+    (
+        "start = 2026-01-05T00:00:00Z",
+        "start = 2026-01-05",
+        "start = 2026-01-05",
+        "needs a date, a time and a time zone",
+    ),
     ('start = "2026-02-01T00:00:00+01:00"', 'start = "2026-02-01 noon"', "noon", "is not an ISO 8601 date and time"),
-    ('end = "2026-02-08T12:00:00+01:00"', 'end = "2026-01-08T12:00:00+01:00"', 'end = "2026-01-08', "ends (2026-01-08T12:00:00+01:00) before it starts"),
-    ('start = "2026-02-01T00:00:00+01:00"', 'start = "2026-01-31T23:59:59+01:00"', "2026-01-31T23:59:59", "starts before phase development ends"),
+    (
+        'end = "2026-02-08T12:00:00+01:00"',
+        'end = "2026-01-08T12:00:00+01:00"',
+        'end = "2026-01-08',
+        "ends (2026-01-08T12:00:00+01:00) before it starts",
+    ),
+    (
+        'start = "2026-02-01T00:00:00+01:00"',
+        'start = "2026-01-31T23:59:59+01:00"',
+        "2026-01-31T23:59:59",
+        "starts before phase development ends",
+    ),
     ('name = "final"', 'name = "development"', 'name = "development"#2', "is also phase 1's"),
-    ('submissions = "files"\n\n[quota]', 'submissions = "zip"\n\n[quota]', 'submissions = "zip"', "must be files or programs"),
+    (
+        'submissions = "files"\n\n[quota]',
+        'submissions = "zip"\n\n[quota]',
+        'submissions = "zip"',
+        "must be files or programs",
+    ),
     ("[quota]\nper_day = 5", "[quota]\nper_day = 0", "per_day = 0", "must be a positive integer"),
     ("total = 50", 'total = 50\ncount_failed = "yes"', "count_failed", "must be true or false, not a string"),
     ("decimals = 3", 'decimals = 3\nby = "dice"', 'by = "dice"', "is not a score of glas"),
     ("decimals = 3", "decimals = 20", "decimals = 20", "from 0 to 15"),
     ('final = "best"', 'final = "first"', 'final = "first"', "must be best (by public score), last or selected"),
     ('final = "best"', 'final = "selected"', 'final = "selected"', "needs max_selected"),
-    ('final = "best"', 'final = "best"\n\n[limits]\nmemory_mb = 1000', "[limits]", "applies to programs, but no phase takes programs"),
-    ('submissions = "files"\n\n[quota]', 'submissions = "programs"\n\n[quota]', "[[phase]]#1", "glas has no program contract"),
+    (
+        'final = "best"',
+        'final = "best"\n\n[limits]\nmemory_mb = 1000',
+        "[limits]",
+        "applies to programs, but no phase takes programs",
+    ),
+    (
+        'submissions = "files"\n\n[quota]',
+        'submissions = "programs"\n\n[quota]',
+        "[[phase]]#1",
+        "glas has no program contract",
+    ),
     ("total = 50", "total = 50\nconcurrent = 0", "concurrent = 0", "must be a positive integer"),
     ('final = "best"', 'final = "best"\n\n[service]\nupload_mb = -1', "upload_mb = -1", "must be a positive number"),
-    ('final = "best"', 'final = "best"\n\n[service]\nself_registration = "yes"', "self_registration", "must be true or false, not a string"),
+    (
+        'final = "best"',
+        'final = "best"\n\n[service]\nself_registration = "yes"',
+        "self_registration",
+        "must be true or false, not a string",
+    ),
     ('final = "best"', 'final = "best"\n\n[service]\nupload_gb = 1', "upload_gb", "did you mean upload_mb?"),
-    ('timezone = "Europe/Paris"', 'timezone = "Europe/Paris"\nservice = 3', "service = 3", "service must be a table [service]"),
+    (
+        'timezone = "Europe/Paris"',
+        'timezone = "Europe/Paris"\nservice = 3',
+        "service = 3",
+        "service must be a table [service]",
+    ),
 ]
 
 
@@ -140,7 +185,11 @@ def test_each_kind_of_error_is_located(glas_folder: Path, old: str, new: str, ma
 
 
 def test_every_problem_is_listed_at_once(glas_folder: Path) -> None:
-    text = GLAS_CONTEST.replace("decimals = 3", "decimals = 20").replace("per_day = 5", "per_day = -1").replace('id = "glas-demo"', 'id = "?"')
+    text = (
+        GLAS_CONTEST.replace("decimals = 3", "decimals = 20")
+        .replace("per_day = 5", "per_day = -1")
+        .replace('id = "glas-demo"', 'id = "?"')
+    )
     code, output = check(glas_folder, text)
     assert code == 2 and "has 3 problems" in output
     assert all(f"contest.toml:{_line_of(text, m)}:" in output for m in ("decimals = 20", "per_day = -1", 'id = "?"'))
@@ -165,9 +214,9 @@ def faces_contest(folder: Path, submissions: str) -> str:
     images = 'images = "images"\n' if submissions == "programs" else ""
     return (
         f'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "{demo.truth.name}"\n{images}\n'
-        '[parameters]\nth1_s = 600\nth2_s = 1200\nram_max_mb = 4096\n\n'
+        "[parameters]\nth1_s = 600\nth2_s = 1200\nram_max_mb = 4096\n\n"
         f'[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "{submissions}"\n'
-    )  # fmt: skip
+    )
 
 
 def test_face_clustering_contests_must_set_the_thresholds_and_no_measurement(tmp_path: Path) -> None:
@@ -189,7 +238,10 @@ def test_a_missing_or_unreadable_contest_file(tmp_path: Path) -> None:
         load(tmp_path / "contest.toml")
 
 
-@pytest.mark.parametrize(("fraction", "units", "count"), [(0.3, 10, 3), (0.25, 10, 3), (0.35, 10, 4), (0.5, 3, 2), (0.05, 10, 1), (0.04, 10, 0), (0.15, 10, 2)])
+@pytest.mark.parametrize(
+    ("fraction", "units", "count"),
+    [(0.3, 10, 3), (0.25, 10, 3), (0.35, 10, 4), (0.5, 3, 2), (0.05, 10, 1), (0.04, 10, 0), (0.15, 10, 2)],
+)
 def test_public_count_rounds_halves_up_exactly(fraction: float, units: int, count: int) -> None:
     assert public_count(fraction, units) == count  # 0.15 x 10 is 1.5000000000000002 in floats; exactly 1.5 here
 
@@ -205,7 +257,17 @@ def test_the_draw_depends_on_seed_and_units_only() -> None:
 
 def test_evaluate_with_a_contest_scores_both_splits_and_the_whole(glas_folder: Path) -> None:
     contest = str(glas_folder / "contest.toml")
-    code, output = run("evaluate", "--contest", contest, "--submission", str(glas_folder / "submission"), "--json", "-", "--workers", "1")
+    code, output = run(
+        "evaluate",
+        "--contest",
+        contest,
+        "--submission",
+        str(glas_folder / "submission"),
+        "--json",
+        "-",
+        "--workers",
+        "1",
+    )
     assert code == 0, output
     doc = json.loads(output)
     assert set(doc["splits"]) == {"public", "private"} and doc["splits"]["public"]["units"] == 3
@@ -218,19 +280,43 @@ def test_evaluate_with_a_contest_scores_both_splits_and_the_whole(glas_folder: P
 
 def test_the_public_view_holds_no_private_number(glas_folder: Path) -> None:
     contest = str(glas_folder / "contest.toml")
-    code, output = run("evaluate", "--contest", contest, "--submission", str(glas_folder / "submission"), "--json", "-", "--workers", "1")
+    code, output = run(
+        "evaluate",
+        "--contest",
+        contest,
+        "--submission",
+        str(glas_folder / "submission"),
+        "--json",
+        "-",
+        "--workers",
+        "1",
+    )
     full = json.loads(output)
-    code, output = run("evaluate", "--contest", contest, "--submission", str(glas_folder / "submission"), "--json", "-", "--view", "public")
+    code, output = run(
+        "evaluate",
+        "--contest",
+        contest,
+        "--submission",
+        str(glas_folder / "submission"),
+        "--json",
+        "-",
+        "--view",
+        "public",
+    )
     public = json.loads(output)
     assert public["view"] == "public" and public["scores"] == {} and public["details"] == {}
     assert set(public["splits"]) == {"public"} and public["splits"]["public"] == full["splits"]["public"]
     private_images = set(full["splits"]["private"]["details"]["per_image"])
     assert private_images and not private_images & set(public["splits"]["public"]["details"]["per_image"])
     shown = set(_numbers(public))
-    hidden = {*_numbers(full["splits"]["private"]), *_numbers(full["scores"]), *_numbers(full["details"])} - set(_numbers(full["splits"]["public"]))
+    hidden = {*_numbers(full["splits"]["private"]), *_numbers(full["scores"]), *_numbers(full["details"])} - set(
+        _numbers(full["splits"]["public"])
+    )
     assert hidden and not shown & {v for v in hidden if isinstance(v, float)}
     assert not any(image in json.dumps(public) for image in private_images)
-    code, output = run("evaluate", "--contest", contest, "--submission", str(glas_folder / "submission"), "--view", "public")
+    code, output = run(
+        "evaluate", "--contest", contest, "--submission", str(glas_folder / "submission"), "--view", "public"
+    )
     assert code == 0 and "public" in output and "private" not in output and "whole" not in output
 
 
@@ -244,7 +330,14 @@ def test_the_public_view_holds_no_private_number(glas_folder: Path) -> None:
 )
 def test_options_the_contest_fixes_are_refused(glas_folder: Path, extra: list[str], fragment: str) -> None:
     extra = [str(glas_folder / "truth") if e == "TRUTH" else e for e in extra]
-    code, output = run("evaluate", *extra, "--contest", str(glas_folder / "contest.toml"), "--submission", str(glas_folder / "submission"))
+    code, output = run(
+        "evaluate",
+        *extra,
+        "--contest",
+        str(glas_folder / "contest.toml"),
+        "--submission",
+        str(glas_folder / "submission"),
+    )
     assert code == 2 and fragment in output, output
 
 
@@ -271,9 +364,15 @@ def test_program_limits_take_a_disk_budget_with_a_default(tmp_path: Path) -> Non
 def test_the_caps_of_the_second_security_pass_refuse_what_is_not_a_positive_number(tmp_path: Path) -> None:
     """[quota] failed_per_day and rejected_per_hour, [service] unpack_ratio: a zero, a negative or a text is refused with its line."""
     base = faces_contest(tmp_path, "programs") + "\n[limits]\nmemory_mb = 2048\n"
-    for table, key, bad in (("quota", "failed_per_day", "0"), ("quota", "rejected_per_hour", "-3"), ("service", "unpack_ratio", '"big"')):
+    for table, key, bad in (
+        ("quota", "failed_per_day", "0"),
+        ("quota", "rejected_per_hour", "-3"),
+        ("service", "unpack_ratio", '"big"'),
+    ):
         code, output = check(tmp_path, base + f"[{table}]\n{key} = {bad}\n")
-        assert code == 2 and f"{table}.{key}" in output and "must be a positive" in output and "contest.toml:2" in output, output
+        assert (
+            code == 2 and f"{table}.{key}" in output and "must be a positive" in output and "contest.toml:2" in output
+        ), output
 
 
 def test_a_trusted_proxy_must_be_an_address_or_a_network() -> None:
@@ -293,8 +392,16 @@ def test_a_trusted_proxy_must_be_an_address_or_a_network() -> None:
         ("per_day = 5", "per_day = 5.0", "quota.per_day must be a positive integer, not a number"),
         ("decimals = 3", "decimals = false", "ranking.decimals must be an integer from 0 to 15, not a boolean"),
         ("seed = 2015", 'seed = "2015"', "split.seed must be an integer, not a string"),
-        ('final = "best"', "final = true", "ranking.final must be best (by public score), last or selected, not a boolean"),
-        ('submissions = "files"\n\n[quota]', 'submissions = "files"\nopens = 1\n\n[quota]', "unknown key phase[2].opens"),
+        (
+            'final = "best"',
+            "final = true",
+            "ranking.final must be best (by public score), last or selected, not a boolean",
+        ),
+        (
+            'submissions = "files"\n\n[quota]',
+            'submissions = "files"\nopens = 1\n\n[quota]',
+            "unknown key phase[2].opens",
+        ),
         ('name = "final"', "name = 3", "phase[2].name must be the phase's name, not an integer"),
     ],
 )
@@ -318,7 +425,12 @@ def test_problems_of_every_table_and_rule_are_listed_at_once(glas_folder: Path) 
         ('end = "2026-01-08', "ends (2026-01-08T12:00:00+01:00) before it starts"),
         ('final = "selected"', "needs max_selected"),
         ("Mars/Olympus", "not an IANA time zone name"),
-        ("images = 3", "images must be the folder of test images that programs read, relative to this file, not an integer"),
+        (
+            "images = 3",
+            "images must be the folder of test images that programs read, relative to this file, not an integer",
+        ),
         ("upload_gb", "did you mean upload_mb?"),
     ):
-        assert any(f"contest.toml:{_line_of(text, marker)}: " in row and fragment in row for row in output.splitlines()), (fragment, output)
+        assert any(
+            f"contest.toml:{_line_of(text, marker)}: " in row and fragment in row for row in output.splitlines()
+        ), (fragment, output)

@@ -35,7 +35,9 @@ def as_json(value: Any) -> Any:
 def test_the_shipped_schema_is_the_one_the_models_generate() -> None:
     """Regenerate with: podium contest schema > src/podium/schemas/contest.schema.json"""
     assert json.loads(json_schema()) == shipped()
-    assert (REPOSITORY / "src" / "podium" / "schemas" / "contest.schema.json").read_text(encoding="utf-8") == json_schema()
+    assert (REPOSITORY / "src" / "podium" / "schemas" / "contest.schema.json").read_text(
+        encoding="utf-8"
+    ) == json_schema()
     code, output = run("contest", "schema")
     assert code == 0 and json.loads(output) == shipped()
 
@@ -49,9 +51,27 @@ def test_the_schema_is_draft_2020_12_with_every_key_described() -> None:
         assert table["additionalProperties"] is False, table["title"]
         for key, field in table["properties"].items():
             assert field.get("description") and field.get("title"), key
-    assert set(schema["properties"]) == {"id", "title", "challenge", "truth", "timezone", "phase", "images", "parameters", "split", "limits", "quota", "ranking", "service", "track"}
+    assert set(schema["properties"]) == {
+        "id",
+        "title",
+        "challenge",
+        "truth",
+        "timezone",
+        "phase",
+        "images",
+        "parameters",
+        "split",
+        "limits",
+        "quota",
+        "ranking",
+        "service",
+        "track",
+    }
     assert schema["required"] == ["id", "title", "phase"]
-    assert schema["anyOf"] == [{"required": ["challenge", "truth"]}, {"required": ["track"]}]  # what it scores: at the top, or in [[track]] tables
+    assert schema["anyOf"] == [
+        {"required": ["challenge", "truth"]},
+        {"required": ["track"]},
+    ]  # what it scores: at the top, or in [[track]] tables
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
@@ -74,7 +94,9 @@ def test_every_example_contest_validates_against_the_schema(path: Path) -> None:
     ],
 )
 def test_a_contest_of_the_wrong_shape_fails_the_schema(change: Any, path: list[str | int]) -> None:
-    contest = as_json(tomllib.loads((REPOSITORY / "examples" / "contests" / "demo" / "contest.toml").read_text(encoding="utf-8")))
+    contest = as_json(
+        tomllib.loads((REPOSITORY / "examples" / "contests" / "demo" / "contest.toml").read_text(encoding="utf-8"))
+    )
     jsonschema.Draft202012Validator(shipped()).validate(contest)
     change(contest)
     errors = list(jsonschema.Draft202012Validator(shipped()).iter_errors(contest))
@@ -87,7 +109,10 @@ def test_pydantic_is_imported_only_when_a_contest_file_is_read() -> None:
     import sys
 
     code = "import sys, podium.cli, podium.contest; print('pydantic' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )
 
 
 def _taplo() -> str:
@@ -109,14 +134,30 @@ def test_taplo_checks_contest_files_with_the_schema(tmp_path: Path) -> None:
 
     schema = resources.files("podium").joinpath("schemas/contest.schema.json")
     for path in EXAMPLES:
-        (tmp_path / f"{path.parent.name}.toml").write_text(f"#:schema {schema}\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+        (tmp_path / f"{path.parent.name}.toml").write_text(
+            f"#:schema {schema}\n" + path.read_text(encoding="utf-8"), encoding="utf-8"
+        )
     demo = (tmp_path / "demo.toml").read_text(encoding="utf-8")
-    (tmp_path / "wrong.toml").write_text(demo.replace("per_day = 10", 'per_day = "10"').replace("upload_mb = 20", "upload_gb = 20"), encoding="utf-8")
+    (tmp_path / "wrong.toml").write_text(
+        demo.replace("per_day = 10", 'per_day = "10"').replace("upload_mb = 20", "upload_gb = 20"), encoding="utf-8"
+    )
     taplo = _taplo()
-    good = subprocess.run([taplo, "check", *(f"{p.parent.name}.toml" for p in EXAMPLES)], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    good = subprocess.run(
+        [taplo, "check", *(f"{p.parent.name}.toml" for p in EXAMPLES)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert good.returncode == 0, good.stderr
     wrong = subprocess.run([taplo, "check", "wrong.toml"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     text = (tmp_path / "wrong.toml").read_text().splitlines()
-    per_day, upload = (next(i for i, line in enumerate(text, 1) if key in line) for key in ('per_day = "10"', "upload_gb"))
-    assert wrong.returncode == 1 and '"10" is not of type "integer"' in wrong.stderr and "'upload_gb' was unexpected" in wrong.stderr
+    per_day, upload = (
+        next(i for i, line in enumerate(text, 1) if key in line) for key in ('per_day = "10"', "upload_gb")
+    )
+    assert (
+        wrong.returncode == 1
+        and '"10" is not of type "integer"' in wrong.stderr
+        and "'upload_gb' was unexpected" in wrong.stderr
+    )
     assert f"wrong.toml:{per_day}:" in wrong.stderr and f"wrong.toml:{upload}:" in wrong.stderr, wrong.stderr

@@ -61,22 +61,38 @@ def _renumber_clusters(path: Path) -> None:
 def part_alone(challenge_id: str, demo, public: set[str], folder: Path) -> tuple[Path, Path, dict[str, str]]:
     """The truth, submission and settings of the public units alone."""
     settings = dict(demo.settings)
-    (submitted,) = sorted(demo.submission.iterdir()) if demo.submission.is_dir() and challenge_id not in ("fuzzy-jaccard", "glas") else (None,)
+    (submitted,) = (
+        sorted(demo.submission.iterdir())
+        if demo.submission.is_dir() and challenge_id not in ("fuzzy-jaccard", "glas")
+        else (None,)
+    )
     if challenge_id in ("fuzzy-jaccard", "glas"):
-        return _keep_files(demo.truth, folder / "truth", public), _keep_files(demo.submission, folder / "submission", public), settings
+        return (
+            _keep_files(demo.truth, folder / "truth", public),
+            _keep_files(demo.submission, folder / "submission", public),
+            settings,
+        )
     if challenge_id in ("face-clustering", "camera-traps"):
         stems = {Path(u).stem for u in public}
-        truth = _keep_lines(demo.truth, folder / demo.truth.name, [n in public for n in _row_names(demo.truth)], header=True)
+        truth = _keep_lines(
+            demo.truth, folder / demo.truth.name, [n in public for n in _row_names(demo.truth)], header=True
+        )
         rows = _row_names(submitted)
         header = challenge_id == "camera-traps"
         if not header:  # face-clustering's demo submission has no header
             rows = [line.split(",")[0].strip() for line in submitted.read_text().splitlines()]
-        submission = _keep_lines(submitted, folder / "submission" / submitted.name, [Path(r).stem in stems for r in rows], header=header)
+        submission = _keep_lines(
+            submitted, folder / "submission" / submitted.name, [Path(r).stem in stems for r in rows], header=header
+        )
         if not header:
             _renumber_clusters(submission)
         return truth, submission.parent, settings
     n = len(demo.truth.read_text().splitlines())
-    names = [str(i) for i in range(1, n + 1)] if challenge_id == "ilsvrc2012-fine" else [image_name(i) for i in range(1, n + 1)]
+    names = (
+        [str(i) for i in range(1, n + 1)]
+        if challenge_id == "ilsvrc2012-fine"
+        else [image_name(i) for i in range(1, n + 1)]
+    )
     keep = [name in public for name in names]
     truth = _keep_lines(demo.truth, folder / demo.truth.name, keep, header=False)
     submission = _keep_lines(submitted, folder / "submission" / submitted.name, keep, header=False)
@@ -109,11 +125,15 @@ def test_each_split_equals_its_part_scored_alone(challenge_id: str, demos: dict,
         rng = random.Random(seed)
         public = set(rng.sample(units, max(1, len(units) * rng.choice((1, 3, 5)) // 10)))
         split_of = {u: "public" if u in public else "private" for u in units}
-        result = evaluate(challenge_id, demo.truth, demo.submission, demo.settings, split_of=split_of, workers=1 + seed % 2)
+        result = evaluate(
+            challenge_id, demo.truth, demo.submission, demo.settings, split_of=split_of, workers=1 + seed % 2
+        )
         assert result.scores == unsplit.scores  # the whole, from both splits' statistics
         assert result.details == unsplit.details
         assert result.splits is not None and set(result.splits) == {"public", "private"}
-        assert result.splits["public"].units == len(public) and result.splits["private"].units == len(units) - len(public)
+        assert result.splits["public"].units == len(public) and result.splits["private"].units == len(units) - len(
+            public
+        )
         for name, chosen in (("public", public), ("private", set(units) - public)):
             truth, submission, settings = part_alone(challenge_id, demo, chosen, tmp_path / f"{seed}-{name}")
             alone = evaluate(challenge_id, truth, submission, settings)

@@ -51,7 +51,9 @@ class Toy(Challenge[str, Item, Count]):
         units = {item.key: (1.0, 2.0) if self.flaw == "units" else (1.0,)}
         return ItemResult(Count(1), details=details, units=units)
 
-    def finalize(self, context: str, stats: Count, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+    def finalize(
+        self, context: str, stats: Count, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         return {"n": stats.n}, {"per_item": details}
 
     def unit_columns(self, context: str) -> tuple[str, ...]:
@@ -71,7 +73,9 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "truth", tmp_path / "submission.txt"
 
 
-def test_a_challenge_that_keeps_the_contract_is_scored(files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_challenge_that_keeps_the_contract_is_scored(
+    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(engine, "get", lambda _: Toy())
     result = engine.evaluate("toy", *files)
     assert result.status == "scored" and result.scores == {"n": 2}
@@ -87,13 +91,17 @@ def test_a_challenge_that_keeps_the_contract_is_scored(files: tuple[Path, Path],
         ("units", "unit row without one value per unit column"),
     ],
 )
-def test_each_broken_rule_is_named(flaw: str, message: str, files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_broken_rule_is_named(
+    flaw: str, message: str, files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(engine, "get", lambda _: Toy(flaw))
     with pytest.raises(ContractError, match=f"^toy: .*{re.escape(message)}"):
         engine.evaluate("toy", *files)
 
 
-def test_details_that_are_not_json_are_refused_by_the_document(files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_details_that_are_not_json_are_refused_by_the_document(
+    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(engine, "get", lambda _: Toy("details"))
     result = engine.evaluate("toy", *files)
     with pytest.raises(ContractError, match=r"^toy: the details are not JSON \(a set is not JSON\)"):

@@ -27,7 +27,10 @@ def random_boxes(rng: np.random.Generator, n_photos: int, rows: int, crowd: int 
     xc, yc = w / 2 + rng.integers(0, 12, rows) / 20, h / 2 + rng.integers(0, 12, rows) / 20
     free = kind == 1
     w[free], h[free] = rng.uniform(0.05, 0.5, (2, int(free.sum())))
-    xc[free], yc[free] = w[free] / 2 + rng.uniform(0, 0.45, int(free.sum())), h[free] / 2 + rng.uniform(0, 0.45, int(free.sum()))
+    xc[free], yc[free] = (
+        w[free] / 2 + rng.uniform(0, 0.45, int(free.sum())),
+        h[free] / 2 + rng.uniform(0, 0.45, int(free.sum())),
+    )
     tiny = kind == 2
     xc[tiny], yc[tiny], w[tiny], h[tiny] = 0.3 + xc[tiny] * 1e-9, 0.3 + yc[tiny] * 1e-9, w[tiny] * 1e-9, h[tiny] * 1e-9
     photo = rng.integers(0, n_photos, rows)
@@ -56,7 +59,9 @@ def random_case(seed: int) -> tuple[Boxes, Boxes]:
     n_photos = int(rng.integers(1, 30))
     crowd = 3 * SORTED_BY_INSERTION if seed % 4 == 0 else 0
     truth = random_boxes(rng, n_photos, int(rng.integers(0, 80)), crowd)
-    pred = random_boxes(rng, n_photos + int(rng.integers(0, 3)), int(rng.integers(0, 100)), crowd // 2)  # photos without truth too
+    pred = random_boxes(
+        rng, n_photos + int(rng.integers(0, 3)), int(rng.integers(0, 100)), crowd // 2
+    )  # photos without truth too
     if seed % 2:
         pred = jittered(rng, np.column_stack([truth.photo, truth.xywh, truth.cls])[truth.cls == 0], 2)
     return pred, truth
@@ -88,11 +93,16 @@ def test_the_random_cases_reach_every_branch() -> None:
 
 def test_a_crowd_not_tied_is_ranked_without_exact_arithmetic() -> None:
     """More candidates than insertion ranks, IoUs far apart: the merge sort's order decides the match."""
-    truth = Boxes.from_rows([(0, 0.5 + 0.002 * k, 0.5, 0.3, 0.3, 0) for k in range(3 * SORTED_BY_INSERTION)][::-1])  # best last in the file
+    truth = Boxes.from_rows(
+        [(0, 0.5 + 0.002 * k, 0.5, 0.3, 0.3, 0) for k in range(3 * SORTED_BY_INSERTION)][::-1]
+    )  # best last in the file
     pred = Boxes.from_rows([(0, 0.5, 0.5, 0.3, 0.3, 0), (0, 0.5, 0.5, 0.3, 0.3, 1)])
     for decide in (float_decisions, numpy_float_decisions):
         decided = decide(pred, truth)
-        assert decided.exact_photos.size == 0 and decided.truth_of.tolist() == [len(truth.photo) - 1, len(truth.photo) - 2]
+        assert decided.exact_photos.size == 0 and decided.truth_of.tolist() == [
+            len(truth.photo) - 1,
+            len(truth.photo) - 2,
+        ]
     assert greedy_matching(pred, truth).truth_of.tolist() == [len(truth.photo) - 1, len(truth.photo) - 2]
 
 
@@ -140,7 +150,11 @@ def test_a_submission_piled_into_a_crowded_photo_stays_bounded(tmp_path: Path) -
     grid = [f"{0.05 + 0.09 * (k % 10):.2f} {0.1 + 0.15 * (k // 10):.2f} 0.08 0.12" for k in range(60)]
     header = "Name\tBBox\tClass\n"
     truth, submission, result = tmp_path / "truth.tsv", tmp_path / "sub.tsv", tmp_path / "result.json"
-    truth.write_text(header + "".join(f"p0\t{box}\t1\n" for box in grid) + "".join(f"p{i}\t0.5 0.5 0.2 0.2\t0\n" for i in range(1, 4000)))
+    truth.write_text(
+        header
+        + "".join(f"p0\t{box}\t1\n" for box in grid)
+        + "".join(f"p{i}\t0.5 0.5 0.2 0.2\t0\n" for i in range(1, 4000))
+    )
     submission.write_text(header + "".join(f"p0\t{grid[k % 60]}\t1\n" for k in range(72_000)))
     code = f"""
 from pathlib import Path
@@ -151,6 +165,13 @@ except SystemExit as exc:
     assert exc.code == 0, exc.code
 print(next(line.split()[1] for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:")))
 """
-    peak_mb = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout) // 1024  # kB
-    assert json.loads(result.read_text())["scores"]["points"] == 60 * 6 - (72_000 - 60) - 3999  # 60 matched; the rest false; p1..p3999 missed
+    peak_mb = (
+        int(
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
+        )
+        // 1024
+    )  # kB
+    assert (
+        json.loads(result.read_text())["scores"]["points"] == 60 * 6 - (72_000 - 60) - 3999
+    )  # 60 matched; the rest false; p1..p3999 missed
     assert peak_mb < 400, f"peak {peak_mb} MB"

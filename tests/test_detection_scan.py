@@ -19,18 +19,61 @@ from podium.formats.text import TextSpans
 
 NAMES = ["IMG_0001.JPG", "IMG_0002.JPG", "cam 3/IMG 7.jpg", "café_04.jpg", "ab", "a", "b\xa0c.png", "日本_9.jpg"]
 CLASSES = ["0", "1", "True", "false", "FALSE", "TRUE", "False", "true"]
-DAMAGE = ["\t", " ", "\r", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\u2028", "\u3000", "\xa0", '"', "'", ".", "e", "E", "-",
-          "+", "0", "9", "x", "é", ",", ";", "[", "nan", "inf", "1e400", "True", "2", "\ufeff"]  # fmt: skip
+DAMAGE = [
+    "\t",
+    " ",
+    "\r",
+    "\n",
+    "\r\n",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1f",
+    "\x85",
+    "\u2028",
+    "\u3000",
+    "\xa0",
+    '"',
+    "'",
+    ".",
+    "e",
+    "E",
+    "-",
+    "+",
+    "0",
+    "9",
+    "x",
+    "é",
+    ",",
+    ";",
+    "[",
+    "nan",
+    "inf",
+    "1e400",
+    "True",
+    "2",
+    "\ufeff",
+]
 
 
 def _number(rng: np.random.Generator) -> str:
     """A coordinate in one of the ways a participant may write it, some at the scan's limits."""
     value = float(rng.uniform(0.05, 0.95))
     forms = [
-        f"{value:.4f}", f"{value:.{int(rng.integers(0, 23))}f}", repr(value), f"{value:.6e}", f"{value:.3E}", f"+{value:.2f}",
-        f"{value:.3f}".lstrip("0"), "1." if value > 0.5 else "0.", "0." + "0" * int(rng.integers(14, 26)) + "1",
-        f"0.{int(rng.integers(1, 10))}{'9' * int(rng.integers(13, 20))}", "0.9007199254740991", "0.9007199254740992", "-0.0",
-    ]  # fmt: skip
+        f"{value:.4f}",
+        f"{value:.{int(rng.integers(0, 23))}f}",
+        repr(value),
+        f"{value:.6e}",
+        f"{value:.3E}",
+        f"+{value:.2f}",
+        f"{value:.3f}".lstrip("0"),
+        "1." if value > 0.5 else "0.",
+        "0." + "0" * int(rng.integers(14, 26)) + "1",
+        f"0.{int(rng.integers(1, 10))}{'9' * int(rng.integers(13, 20))}",
+        "0.9007199254740991",
+        "0.9007199254740992",
+        "-0.0",
+    ]
     return str(rng.choice(forms))
 
 
@@ -54,7 +97,9 @@ def _damaged(rng: np.random.Generator, text: str, times: int) -> str:
     return text
 
 
-def _read_both(path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch, way: str = "_scanned") -> tuple[object, object, bool]:
+def _read_both(
+    path: Path, truth: detection_table.Table | None, monkeypatch: pytest.MonkeyPatch, way: str = "_scanned"
+) -> tuple[object, object, bool]:
     """The table read the fast ``way`` (the compiled scan, or pyarrow: ``_read_clean``) and row by row,
     and whether that way gave rows."""
     taken: list[object] = []
@@ -82,11 +127,19 @@ def _contents(table: detection_table.Table | None) -> object:
         return None
     boxes = table.boxes
     assert table.names.tolist() == table.photos
-    return boxes.photo.tolist(), boxes.xywh.view(np.int64).tolist(), boxes.cls.tolist(), list(boxes.texts), table.photos  # floats bit for bit
+    return (
+        boxes.photo.tolist(),
+        boxes.xywh.view(np.int64).tolist(),
+        boxes.cls.tolist(),
+        list(boxes.texts),
+        table.photos,
+    )  # floats bit for bit
 
 
 @pytest.mark.parametrize("seed", range(600))
-def test_scan_equals_the_row_reader_on_damaged_tables(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scan_equals_the_row_reader_on_damaged_tables(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = np.random.default_rng(seed)
     photos = [str(n) for n in rng.permutation(NAMES)[: int(rng.integers(1, len(NAMES) + 1))]]
     scanned = read_damaged_both_ways(rng, seed, photos, tmp_path, monkeypatch, "_scanned")
@@ -94,7 +147,9 @@ def test_scan_equals_the_row_reader_on_damaged_tables(seed: int, tmp_path: Path,
         assert scanned, "an undamaged table must take the scan"
 
 
-def read_damaged_both_ways(rng: np.random.Generator, seed: int, photos: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> bool:
+def read_damaged_both_ways(
+    rng: np.random.Generator, seed: int, photos: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
+) -> bool:
     """A random table of ``photos``, damaged for two seeds in three, read both ways (they must agree),
     as the truth for odd seeds; whether the fast ``way`` gave rows."""
     text = _table(rng, photos)
@@ -123,10 +178,29 @@ def test_decimals_at_the_limits_are_read_as_float_reads_them() -> None:
     """Mantissas of 2^53 and 2^53 + 1, 18 and 19 digits (an int64 holds 18), exponents, signs; one per row,
     since a row with one decimal the scan does not divide is read again whole."""
     tokens = [
-        "9007199254740992", "9007199254740993", "900719925474099.2", "900719925474099.3", "0.9007199254740993", "0.9007199254740992",
-        "123456789012345678", "999999999999999999", "9999999999999999999", "0.000000000000000007", "0.0000000000000000007",
-        "1e-3", "2.5E+1", "5e0", ".5", "5.", "-0.0", "+0.25", "0.1", "0.30000000000000004", "00000000000000000000.5", "1" * 40,
-    ]  # fmt: skip
+        "9007199254740992",
+        "9007199254740993",
+        "900719925474099.2",
+        "900719925474099.3",
+        "0.9007199254740993",
+        "0.9007199254740992",
+        "123456789012345678",
+        "999999999999999999",
+        "9999999999999999999",
+        "0.000000000000000007",
+        "0.0000000000000000007",
+        "1e-3",
+        "2.5E+1",
+        "5e0",
+        ".5",
+        "5.",
+        "-0.0",
+        "+0.25",
+        "0.1",
+        "0.30000000000000004",
+        "00000000000000000000.5",
+        "1" * 40,
+    ]
     rows = [f"{token} 0.5 0.5 0.5" for token in tokens]
     body = "".join(f"p\t{row}\t1\n" for row in rows).encode()
     scanned = scan_rows(body, None)
@@ -139,11 +213,29 @@ def test_decimals_at_the_limits_are_read_as_float_reads_them() -> None:
 @pytest.mark.parametrize(
     "body",
     [
-        '"a"\t0.5 0.5 0.5 0.5\t1\n', 'a"\t0.5 0.5 0.5 0.5\t1\n', "a\t\t1\n", "a\t\t\t\n", "a\t0.5 0.5 0.5 0.5\t1\tx\n", "a\r\t\t\n",
-        "a\rb\t\t\n", "a\t0.5 0.5 0.5 0.5\t1\r", "a\t0.5 0.5 0.5 0.5\t1\r\n\r\n", "\t\t\n", "a\t0.5 0.5 0.5\t1\n",
-        "a\t0.5 0.5 0.5 0.5 0.5\t1\n", "a\t0.5 0.5 0.5 0.5\t 1\n", "a\t0.5 0.5 0.5 0.5\ttRuE\n", "a\t0.5 0.5 0.5 1.5\t1\n",
-        "a\t0.5 0.5 0.5 0\t1\n", "a\t0.5 0.5 0.5 0.5\t1\nb\x0bc\t\t\n", "a\t0.5 0.5 0.5 0.5\t2\n", "a\t0.5,0.5,0.5,0.5\t1\n",
-        "a\t\t\nb\t\t\n\nc\t\t\n", "a\t\t\n  \n", "a\t0.5 0.5 0.5 0.5\t1\t\n", " a \t\t\n",
+        '"a"\t0.5 0.5 0.5 0.5\t1\n',
+        'a"\t0.5 0.5 0.5 0.5\t1\n',
+        "a\t\t1\n",
+        "a\t\t\t\n",
+        "a\t0.5 0.5 0.5 0.5\t1\tx\n",
+        "a\r\t\t\n",
+        "a\rb\t\t\n",
+        "a\t0.5 0.5 0.5 0.5\t1\r",
+        "a\t0.5 0.5 0.5 0.5\t1\r\n\r\n",
+        "\t\t\n",
+        "a\t0.5 0.5 0.5\t1\n",
+        "a\t0.5 0.5 0.5 0.5 0.5\t1\n",
+        "a\t0.5 0.5 0.5 0.5\t 1\n",
+        "a\t0.5 0.5 0.5 0.5\ttRuE\n",
+        "a\t0.5 0.5 0.5 1.5\t1\n",
+        "a\t0.5 0.5 0.5 0\t1\n",
+        "a\t0.5 0.5 0.5 0.5\t1\nb\x0bc\t\t\n",
+        "a\t0.5 0.5 0.5 0.5\t2\n",
+        "a\t0.5,0.5,0.5,0.5\t1\n",
+        "a\t\t\nb\t\t\n\nc\t\t\n",
+        "a\t\t\n  \n",
+        "a\t0.5 0.5 0.5 0.5\t1\t\n",
+        " a \t\t\n",
     ],
 )
 def test_edge_rows_read_alike(body: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,7 +246,9 @@ def test_edge_rows_read_alike(body: str, tmp_path: Path, monkeypatch: pytest.Mon
     assert fast == slow
 
 
-@pytest.mark.parametrize("bad", ["1.2.3", "-", ".", "e5", "1e", "1e+", "0x10", "1_0", "١", "nan", " 0.5", "0.5 ", "0.5  0.5"])
+@pytest.mark.parametrize(
+    "bad", ["1.2.3", "-", ".", "e5", "1e", "1e+", "0x10", "1_0", "١", "nan", " 0.5", "0.5 ", "0.5  0.5"]
+)
 def test_what_is_not_a_plain_box_leaves_the_scan(bad: str) -> None:
     assert scan_rows(f"p\t{bad} 0.5 0.5 0.5\t1\n".encode(), None) is None
     assert scan_rows(b"p\t0.5 0.5 0.5 0.5\t1\n", None) is not None
@@ -176,7 +270,11 @@ def test_names_are_numbered_as_a_dictionary_numbers_them() -> None:
     truth = scan_rows(body, None)
     assert truth is not None
     first_seen = list(dict.fromkeys(names[k] for k in order))
-    assert truth.photos is not None and truth.photos.tolist() == first_seen and truth.photo.tolist() == [first_seen.index(names[k]) for k in order]
+    assert (
+        truth.photos is not None
+        and truth.photos.tolist() == first_seen
+        and truth.photo.tolist() == [first_seen.index(names[k]) for k in order]
+    )
     submission = scan_rows(body, TextSpans.of(names))
     assert submission is not None and submission.photo.tolist() == order.tolist() and submission.photos is None
     assert scan_rows(b"IMG_unknown.JPG\t\t\n", TextSpans.of(names)) is None
@@ -184,14 +282,21 @@ def test_names_are_numbered_as_a_dictionary_numbers_them() -> None:
 
 def test_text_spans_take_and_pickle() -> None:
     rng = np.random.default_rng(3)
-    strings = [" ".join(_number(rng) for _ in range(int(rng.integers(0, 5)))) + "é" * int(rng.integers(0, 2)) for _ in range(200)]
+    strings = [
+        " ".join(_number(rng) for _ in range(int(rng.integers(0, 5)))) + "é" * int(rng.integers(0, 2))
+        for _ in range(200)
+    ]
     spans = TextSpans.of(strings)
     rows = rng.integers(0, len(strings), 150)
     part = spans.take(rows)
     assert list(part) == [strings[k] for k in rows] and len(part.data) == sum(len(strings[k].encode()) for k in rows)
     assert list(pickle.loads(pickle.dumps(part))) == list(part) and list(spans[10:20:3]) == strings[10:20:3]
     assert list(spans.take(np.zeros(0, np.int64))) == [] == spans.take(np.zeros(0, np.int64)).tolist()
-    assert spans.tolist() == strings and part.tolist() == list(part) and TextSpans.of(["", "", "é"]).tolist() == ["", "", "é"]
+    assert (
+        spans.tolist() == strings
+        and part.tolist() == list(part)
+        and TextSpans.of(["", "", "é"]).tolist() == ["", "", "é"]
+    )
 
 
 def test_the_spaces_beyond_ascii_are_those_str_strip_drops() -> None:

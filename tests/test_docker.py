@@ -73,7 +73,19 @@ def engine() -> Iterator[docker_engine.Engine]:
 
 
 def podium_run(images: Path, truth: Path, image: str, *extra: str) -> tuple[int, dict | str]:
-    code, output = run("run", "face-clustering", "--image", image, "--images", str(images), "--truth", str(truth), "--json", "-", *extra)
+    code, output = run(
+        "run",
+        "face-clustering",
+        "--image",
+        image,
+        "--images",
+        str(images),
+        "--truth",
+        str(truth),
+        "--json",
+        "-",
+        *extra,
+    )
     try:
         return code, json.JSONDecoder().raw_decode(output[output.index("{") :])[0]
     except ValueError:
@@ -86,7 +98,13 @@ def containers(engine: docker_engine.Engine) -> list[str]:
 
 
 def test_references_that_are_options_or_text_are_refused() -> None:
-    for good in ("busybox", "team/face:1", "registry.example.org:5000/a/b_c:v1.2", "sha256:" + "a" * 64, "x@sha256:" + "0" * 64):
+    for good in (
+        "busybox",
+        "team/face:1",
+        "registry.example.org:5000/a/b_c:v1.2",
+        "sha256:" + "a" * 64,
+        "x@sha256:" + "0" * 64,
+    ):
         check_reference(good)
     for bad in ("--privileged", "-v/:/host", "a b", "team/face:1 --privileged", "", "UPPER/case", "x;rm", "a:b:c"):
         with pytest.raises(Exception, match="not a Docker image reference"):
@@ -94,14 +112,25 @@ def test_references_that_are_options_or_text_are_refused() -> None:
 
 
 def test_the_create_command_line(tmp_path: Path) -> None:
-    command = docker_command(EngineImage("sha256:" + "1" * 64, False, ()), "podium-x", tmp_path / "work", tmp_path / "images", 2048)
+    command = docker_command(
+        EngineImage("sha256:" + "1" * 64, False, ()), "podium-x", tmp_path / "work", tmp_path / "images", 2048
+    )
     assert command[:2] == ["docker", "create"] and command[-1] == "sha256:" + "1" * 64
-    for option, value in (("--network", "none"), ("--log-driver", "none"), ("--pull", "never"), ("--memory", "2048m"), ("--memory-swap", "2048m"), ("--shm-size", "2048m")):
+    for option, value in (
+        ("--network", "none"),
+        ("--log-driver", "none"),
+        ("--pull", "never"),
+        ("--memory", "2048m"),
+        ("--memory-swap", "2048m"),
+        ("--shm-size", "2048m"),
+    ):
         assert command[command.index(option) + 1] == value, option
     assert "--read-only" in command and f"{LABEL_RUN}=podium-x" in command
     assert "PATH=/usr/local/bin:/usr/bin:/bin" in command and "HOME=/tmp" in command and "TMPDIR=/tmp" in command
     assert f"{(tmp_path / 'images').resolve()}:/sandbox/images:ro" in command
-    assert "PATH=/usr/local/bin:/usr/bin:/bin" not in docker_command(EngineImage("x", True, ()), "podium-x", tmp_path, tmp_path, None)
+    assert "PATH=/usr/local/bin:/usr/bin:/bin" not in docker_command(
+        EngineImage("x", True, ()), "podium-x", tmp_path, tmp_path, None
+    )
 
 
 def test_container_peak_is_read_from_its_cgroup(tmp_path: Path) -> None:
@@ -118,27 +147,48 @@ def test_container_peak_is_read_from_its_cgroup(tmp_path: Path) -> None:
 
 def test_an_image_is_scored_and_its_time_is_the_programs(engine: docker_engine.Engine, faces) -> None:
     images, truth = faces
-    image_id = engine.import_image("podium-test/face:root", {"program.sh": "sleep 1\n" + CLUSTER_BY_NAME + "echo done >&2\n"})
+    image_id = engine.import_image(
+        "podium-test/face:root", {"program.sh": "sleep 1\n" + CLUSTER_BY_NAME + "echo done >&2\n"}
+    )
     started = time.monotonic()
     code, doc = podium_run(images, truth, "podium-test/face:root", "--time-limit", "30")
     elapsed = time.monotonic() - started
     assert code == 0, doc
     assert isinstance(doc, dict) and doc["scores"]["pairwise_f"] == 1.0
     run_ = doc["run"]
-    assert run_["outcome"] == "finished" and run_["exit_code"] == 0 and run_["sandbox"] == "docker" and run_["stderr_tail"] == "done"
-    assert run_["image"] == image_id and run_["memory_method"] == "the container's cgroup peak" and 0 < run_["peak_memory_mb"] < 50
-    assert 0.98 <= run_["wall_s"] < 1.25, run_  # the program's second (to a sample, 10 ms), not the engine's start-up of the container
+    assert (
+        run_["outcome"] == "finished"
+        and run_["exit_code"] == 0
+        and run_["sandbox"] == "docker"
+        and run_["stderr_tail"] == "done"
+    )
+    assert (
+        run_["image"] == image_id
+        and run_["memory_method"] == "the container's cgroup peak"
+        and 0 < run_["peak_memory_mb"] < 50
+    )
+    assert 0.98 <= run_["wall_s"] < 1.25, (
+        run_
+    )  # the program's second (to a sample, 10 ms), not the engine's start-up of the container
     assert elapsed > run_["wall_s"] + 0.2
     assert containers(engine) == []
 
 
-def test_an_image_that_runs_as_another_user_writes_its_output(engine: docker_engine.Engine, faces, tmp_path: Path) -> None:
+def test_an_image_that_runs_as_another_user_writes_its_output(
+    engine: docker_engine.Engine, faces, tmp_path: Path
+) -> None:
     images, truth = faces
     engine.import_image("podium-test/face:player", {"program.sh": "id -u >&2\n" + CLUSTER_BY_NAME}, user="1000:1000")
-    code, doc = podium_run(images, truth, "podium-test/face:player", "--time-limit", "30", "--workdir", str(tmp_path / "kept"))
+    code, doc = podium_run(
+        images, truth, "podium-test/face:player", "--time-limit", "30", "--workdir", str(tmp_path / "kept")
+    )
     assert code == 0, doc
     assert isinstance(doc, dict) and doc["scores"]["pairwise_f"] == 1.0 and doc["run"]["stderr_tail"] == "1000"
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["images", "kept", "truth.csv"]  # no .cid file beside the folder
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "images",
+        "kept",
+        "truth.csv",
+    ]  # no .cid file beside the folder
 
 
 def test_the_environment_is_the_contracts_and_the_root_is_read_only(engine: docker_engine.Engine, faces) -> None:
@@ -154,7 +204,9 @@ def test_the_environment_is_the_contracts_and_the_root_is_read_only(engine: dock
 
 
 @pytest.mark.parametrize("reference", ["--privileged", "-v/:/host", "podium-test/face:root --privileged"])
-def test_an_image_reference_that_is_an_option_is_a_usage_error(engine: docker_engine.Engine, faces, reference: str) -> None:
+def test_an_image_reference_that_is_an_option_is_a_usage_error(
+    engine: docker_engine.Engine, faces, reference: str
+) -> None:
     images, truth = faces
     code, output = podium_run(images, truth, reference, "--time-limit", "30")
     assert code == 2 and "is not a Docker image reference" in str(output) and containers(engine) == []
@@ -172,13 +224,19 @@ def test_memory_the_oom_killer_and_a_kill_by_the_program(engine: docker_engine.E
     images, truth = faces
     engine.import_image("podium-test/face:hog", {"program.sh": "dd if=/dev/zero of=/dev/null bs=300M count=1\n"})
     _code, doc = podium_run(images, truth, "podium-test/face:hog", "--time-limit", "30", "--memory-limit", "100")
-    assert isinstance(doc, dict) and doc["run"]["outcome"] == "memory_limit" and "memory limit of 100 MB" in doc["errors"][0]["message"]
+    assert (
+        isinstance(doc, dict)
+        and doc["run"]["outcome"] == "memory_limit"
+        and "memory limit of 100 MB" in doc["errors"][0]["message"]
+    )
     engine.import_image("podium-test/face:suicide", {"program.sh": "sh -c 'kill -9 $$'; exit $?\n"})
     _code, doc = podium_run(images, truth, "podium-test/face:suicide", "--time-limit", "30", "--memory-limit", "100")
     assert isinstance(doc, dict) and doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 137, doc["run"]
 
 
-def test_an_image_without_a_program_is_the_teams_and_an_engine_error_is_not(engine: docker_engine.Engine, faces) -> None:
+def test_an_image_without_a_program_is_the_teams_and_an_engine_error_is_not(
+    engine: docker_engine.Engine, faces
+) -> None:
     images, truth = faces
     engine.import_image("podium-test/face:empty", cmd=["/nothing-here"])
     code, doc = podium_run(images, truth, "podium-test/face:empty", "--time-limit", "30")
@@ -186,7 +244,9 @@ def test_an_image_without_a_program_is_the_teams_and_an_engine_error_is_not(engi
     assert "/nothing-here" in doc["run"]["stderr_tail"]
     engine.import_image("podium-test/face:fine", {"program.sh": CLUSTER_BY_NAME})
     code, output = podium_run(images, truth, "podium-test/face:fine", "--time-limit", "30", "--gpus", "all")
-    assert code == 2 and "Docker engine could not" in str(output), output  # no GPU here: Docker's own failure (its exit 125)
+    assert code == 2 and "Docker engine could not" in str(output), (
+        output
+    )  # no GPU here: Docker's own failure (its exit 125)
     assert containers(engine) == []
 
 
@@ -195,10 +255,14 @@ def test_the_time_limit_kills_the_container(engine: docker_engine.Engine, faces)
     engine.import_image("podium-test/face:sleeper", {"program.sh": "sleep 60\n"})
     started = time.monotonic()
     _code, doc = podium_run(images, truth, "podium-test/face:sleeper", "--time-limit", "1")
-    assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout" and 0.98 <= doc["run"]["wall_s"] < 2.0, doc["run"]
+    assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout" and 0.98 <= doc["run"]["wall_s"] < 2.0, doc[
+        "run"
+    ]
     assert time.monotonic() - started < 10 and containers(engine) == []
     started = time.monotonic()
-    _code, doc = podium_run(images, truth, "podium-test/face:sleeper", "--time-limit", "0.01")  # over before the container starts
+    _code, doc = podium_run(
+        images, truth, "podium-test/face:sleeper", "--time-limit", "0.01"
+    )  # over before the container starts
     assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout", doc["run"]
     assert time.monotonic() - started < 10 and containers(engine) == []
 
@@ -215,8 +279,22 @@ def test_a_stderr_flood_costs_no_disk_and_no_time(engine: docker_engine.Engine, 
             largest[0] = max(largest[0], sum(sizes))
             time.sleep(0.05)
 
-    command = [sys.executable, "-m", "podium", "run", "face-clustering", "--image", "podium-test/face:flood", "--images", str(images)]
-    process = subprocess.Popen([*command, "--truth", str(truth), "--time-limit", "3", "--json", "-"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "run",
+        "face-clustering",
+        "--image",
+        "podium-test/face:flood",
+        "--images",
+        str(images),
+    ]
+    process = subprocess.Popen(
+        [*command, "--truth", str(truth), "--time-limit", "3", "--json", "-"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     watch(process)
     doc = json.loads(process.communicate()[0])
     assert doc["run"]["outcome"] == "timeout" and doc["run"]["wall_s"] < 3.5, doc["run"]
@@ -225,7 +303,19 @@ def test_a_stderr_flood_costs_no_disk_and_no_time(engine: docker_engine.Engine, 
 
 
 def _podium_in_background(images: Path, truth: Path, image: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "podium", "run", "face-clustering", "--image", image, "--images", str(images), "--truth", str(truth)]
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "run",
+        "face-clustering",
+        "--image",
+        image,
+        "--images",
+        str(images),
+        "--truth",
+        str(truth),
+    ]
     return subprocess.Popen([*command, "--time-limit", "30"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -257,11 +347,27 @@ def test_a_worker_reaps_the_containers_of_dead_podiums_only(engine: docker_engin
     hostname = os.uname().nodename
     from podium.runner.docker import owner
 
-    for name, label in (("podium-dead", f"{hostname}/{gone.pid}/1"), ("podium-alive", owner()), ("podium-elsewhere", "another-host/1/1")):
-        engine.docker("create", "--name", name, "--label", f"{LABEL_OWNER}={label}", "--label", f"{LABEL_RUN}={name}", "podium-test/face:sleeper")
+    for name, label in (
+        ("podium-dead", f"{hostname}/{gone.pid}/1"),
+        ("podium-alive", owner()),
+        ("podium-elsewhere", "another-host/1/1"),
+    ):
+        engine.docker(
+            "create",
+            "--name",
+            name,
+            "--label",
+            f"{LABEL_OWNER}={label}",
+            "--label",
+            f"{LABEL_RUN}={name}",
+            "podium-test/face:sleeper",
+        )
     try:
         assert reap_leftovers() == ["podium-dead"]
-        assert sorted(engine.docker("ps", "--all", "--format", "{{.Names}}").stdout.split()) == ["podium-alive", "podium-elsewhere"]
+        assert sorted(engine.docker("ps", "--all", "--format", "{{.Names}}").stdout.split()) == [
+            "podium-alive",
+            "podium-elsewhere",
+        ]
     finally:
         engine.docker("rm", "--force", "podium-alive", "podium-elsewhere", check=False)
 
@@ -272,7 +378,9 @@ def test_a_teams_archive_is_loaded_by_id_and_renames_no_image(engine: docker_eng
     team = engine.import_image("podium-test/victim:1", {"program.sh": "echo team\n"})
     archive = tmp_path / "team.tar"
     engine.docker("save", "-o", str(archive), "podium-test/victim:1")
-    organizers = engine.import_image("podium-test/victim:1", {"program.sh": "echo organizer\n"})  # the name now means another image
+    organizers = engine.import_image(
+        "podium-test/victim:1", {"program.sh": "echo organizer\n"}
+    )  # the name now means another image
     engine.docker("rmi", team)
     assert load_image(archive) == team
     assert engine.docker("image", "inspect", "--format", "{{.Id}}", "podium-test/victim:1").stdout.strip() == organizers
@@ -297,7 +405,12 @@ def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_e
     from podium.service.client import submit
     from service_helpers import Clock, LiveServer, at, set_up, write_contest
 
-    contest = write_contest(tmp_path / "contest", "face-clustering", kind="programs", extra=SERVICE_FACES.format(images=tmp_path / "contest" / "demo" / "images"))
+    contest = write_contest(
+        tmp_path / "contest",
+        "face-clustering",
+        kind="programs",
+        extra=SERVICE_FACES.format(images=tmp_path / "contest" / "demo" / "images"),
+    )
     clock = Clock(at("2026-03-02T12:00:00Z"))
     plain, tokens = set_up(f"sqlite:///{tmp_path / 'podium.db'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
     service = Service(plain.engine, plain.data, clock, allow_images=True)
@@ -306,11 +419,28 @@ def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_e
     engine.import_image("podium-test/alpha:slow", {"program.sh": "sleep 60\n"})
     for tag in ("1", "slow"):
         engine.docker("save", "-o", str(tmp_path / f"alpha-{tag}.tar"), f"podium-test/alpha:{tag}")
-    worker = subprocess.Popen([sys.executable, "-m", "podium", "worker", "--data", str(service.data), "--database", f"sqlite:///{tmp_path / 'podium.db'}", "--lease", "5"],
-                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "podium",
+            "worker",
+            "--data",
+            str(service.data),
+            "--database",
+            f"sqlite:///{tmp_path / 'podium.db'}",
+            "--lease",
+            "5",
+        ],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         with LiveServer(service) as server:
-            answer = submit(server.url, tokens["beta"], tmp_path / "alpha-1.tar", "docker:podium-test/alpha:1")  # another team's image, by name
+            answer = submit(
+                server.url, tokens["beta"], tmp_path / "alpha-1.tar", "docker:podium-test/alpha:1"
+            )  # another team's image, by name
             assert answer.body["status"] == "rejected" and "not taken by name" in answer.body["reason"], answer.body
             answer = submit(server.url, tokens["alpha"], tmp_path / "alpha-1.tar", "docker:")
             assert answer.body["status"] == "queued", answer.body
@@ -318,7 +448,9 @@ def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_e
             assert _wait_for(lambda: done()["status"] not in ("queued", "running"), 60), done()
             assert done()["status"] == "scored", done()
             slow = submit(server.url, tokens["alpha"], tmp_path / "alpha-slow.tar", "docker:")
-            running = lambda: engine.docker("ps", "--quiet", "--filter", "label=podium.submission=" + str(slow.body["id"])).stdout.split()
+            running = lambda: engine.docker(
+                "ps", "--quiet", "--filter", "label=podium.submission=" + str(slow.body["id"])
+            ).stdout.split()
             assert _wait_for(running, 60), "the slow image never started"
             os.killpg(worker.pid, signal.SIGKILL)
             worker.wait(timeout=10)
@@ -332,15 +464,22 @@ def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_e
     from podium.service.tables import results
 
     with reading(service.engine) as connection:
-        document = connection.execute(select(results.c.document).where(results.c.submission_id == answer.body["id"])).scalar_one()
+        document = connection.execute(
+            select(results.c.document).where(results.c.submission_id == answer.body["id"])
+        ).scalar_one()
     assert document["run"]["image"] == image_id and document["run"]["sandbox"] == "docker"
 
 
 def test_the_images_own_files_count_the_same_cold_or_warm(engine: docker_engine.Engine, faces) -> None:
     images, truth = faces
     weights = bytes(range(256)) * (64 * 2**20 // 256)  # 64 MB the program reads from its own image
-    engine.import_image("podium-test/face:weights", {"weights.bin": weights, "program.sh": "cat /weights.bin > /dev/null\n" + CLUSTER_BY_NAME})
-    layer = engine.docker("image", "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", "podium-test/face:weights").stdout.strip()
+    engine.import_image(
+        "podium-test/face:weights",
+        {"weights.bin": weights, "program.sh": "cat /weights.bin > /dev/null\n" + CLUSTER_BY_NAME},
+    )
+    layer = engine.docker(
+        "image", "inspect", "--format", "{{.GraphDriver.Data.UpperDir}}", "podium-test/face:weights"
+    ).stdout.strip()
     if not layer.startswith("/"):
         pytest.skip(f"the engine's storage driver ({engine.driver}) keeps no layer folder")
     peaks = []
@@ -359,15 +498,25 @@ def test_the_images_own_files_count_the_same_cold_or_warm(engine: docker_engine.
     ("program", "why"),
     [
         ("dd if=/dev/zero of=big bs=1M count=400\n", "one file past the limit"),
-        ("for k in 1 2 3 4 5 6 7 8; do dd if=/dev/zero of=part$k bs=1M count=40; done; sleep 30\n", "files that add up past it"),
+        (
+            "for k in 1 2 3 4 5 6 7 8; do dd if=/dev/zero of=part$k bs=1M count=40; done; sleep 30\n",
+            "files that add up past it",
+        ),
     ],
 )
-def test_a_disk_filling_image_is_stopped_at_the_disk_limit(engine: docker_engine.Engine, faces, program: str, why: str) -> None:
+def test_a_disk_filling_image_is_stopped_at_the_disk_limit(
+    engine: docker_engine.Engine, faces, program: str, why: str
+) -> None:
     images, truth = faces
-    engine.import_image("podium-test/face:filler", {"program.sh": "dd if=/dev/zero of=/junk bs=1M count=1 2>/dev/null && echo root >&2\n" + program})
+    engine.import_image(
+        "podium-test/face:filler",
+        {"program.sh": "dd if=/dev/zero of=/junk bs=1M count=1 2>/dev/null && echo root >&2\n" + program},
+    )
     started = time.monotonic()
     code, doc = podium_run(images, truth, "podium-test/face:filler", "--time-limit", "60", "--disk-limit", "100")
     assert code == 1 and isinstance(doc, dict), doc
     assert doc["run"]["outcome"] == "disk_limit" and doc["errors"][0]["code"] == "disk_limit", (why, doc["run"])
-    assert doc["run"]["peak_disk_mb"] <= 150 and "root" not in doc["run"]["stderr_tail"], doc["run"]  # nothing written beside
+    assert doc["run"]["peak_disk_mb"] <= 150 and "root" not in doc["run"]["stderr_tail"], doc[
+        "run"
+    ]  # nothing written beside
     assert time.monotonic() - started < 20 and containers(engine) == []

@@ -42,7 +42,12 @@ def test_a_glas_pool_started_from_a_forkserver_has_its_kernels_loaded(tmp_path: 
     script.write_text(FORKSERVER)
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["forkserver", "['numba',", "'podium.challenges.glas',", "'podium.scoring.kernels']"]
+    assert result.stdout.split() == [
+        "forkserver",
+        "['numba',",
+        "'podium.challenges.glas',",
+        "'podium.scoring.kernels']",
+    ]
 
 
 def test_only_glas_preloads_compiled_kernels() -> None:
@@ -69,7 +74,9 @@ class _CountedPool(ProcessPoolExecutor):
         super().__init__(*args, **kwargs)
 
 
-def test_a_small_job_with_two_workers_is_scored_here_as_with_one(glas_set: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_small_job_with_two_workers_is_scored_here_as_with_one(
+    glas_set: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A few small images take less than starting two processes (which loaded the kernels again each): no pool starts."""
     monkeypatch.setattr(engine, "ProcessPoolExecutor", _CountedPool)
     _CountedPool.started = 0
@@ -78,7 +85,9 @@ def test_a_small_job_with_two_workers_is_scored_here_as_with_one(glas_set: tuple
     assert two.to_dict() == one.to_dict()
 
 
-def test_a_job_worth_a_pool_gets_one(glas_set: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, pool_always: None) -> None:
+def test_a_job_worth_a_pool_gets_one(
+    glas_set: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, pool_always: None
+) -> None:
     """Where the pool pays (here: it is free), the first items are scored here (loading the kernels forked workers
     share), the rest by the pool, in order; their progress is reported once the workers have forked."""
     monkeypatch.setattr(engine, "ProcessPoolExecutor", _CountedPool)
@@ -124,7 +133,9 @@ def test_workers_fork_before_the_first_progress_report(glas_set: tuple[Path, Pat
 
     Run in a fresh process: this one holds the threads earlier tests left, and any thread means a forkserver.
     """
-    ran = subprocess.run([sys.executable, "-c", FORKED_FIRST, *map(str, glas_set)], capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [sys.executable, "-c", FORKED_FIRST, *map(str, glas_set)], capture_output=True, text=True, timeout=300
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["['fork']"]
 

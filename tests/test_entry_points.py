@@ -32,14 +32,20 @@ def test_the_entry_point_found(tmp_path: Path, names: tuple[str, ...], asked: st
 @pytest.mark.parametrize(
     ("names", "asked", "said"),
     [
-        (("main.py", "train.py"), None, "2 possible entry points (main.py, train.py): name it with podium submit --entry NAME"),
+        (
+            ("main.py", "train.py"),
+            None,
+            "2 possible entry points (main.py, train.py): name it with podium submit --entry NAME",
+        ),
         (("model.bin", "lib/run.py"), None, "no run.sh nor any other .py or .sh file at its top"),
         (("main.py",), "run.sh", "no entry point 'run.sh'"),
         (("main.py",), "../main.py", "no entry point '../main.py'"),
         (("main.py",), "/etc/passwd", "no entry point '/etc/passwd'"),
     ],
 )
-def test_no_entry_point_says_what_was_found(tmp_path: Path, names: tuple[str, ...], asked: str | None, said: str) -> None:
+def test_no_entry_point_says_what_was_found(
+    tmp_path: Path, names: tuple[str, ...], asked: str | None, said: str
+) -> None:
     entry, why = entry_point(_folder(tmp_path / "code", *names), asked)
     assert entry is None and why is not None and said in why
 

@@ -19,13 +19,31 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 @pytest.fixture(scope="module")
 def tiles(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tiles")
-    subprocess.run([sys.executable, str(EXAMPLE / "make_set.py"), str(out), "--images", "4", "--size", "256"], check=True)
+    subprocess.run(
+        [sys.executable, str(EXAMPLE / "make_set.py"), str(out), "--images", "4", "--size", "256"], check=True
+    )
     return out
 
 
 def podium_run(tiles: Path, *extra: str) -> dict:
-    command = [sys.executable, "-m", "podium", "run", "fuzzy-jaccard", "--images", str(tiles / "images"),
-               "--truth", str(tiles / "truth"), "--json", "-", "--quiet", *sandbox_options(), "--visible", str(EXAMPLE), *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "run",
+        "fuzzy-jaccard",
+        "--images",
+        str(tiles / "images"),
+        "--truth",
+        str(tiles / "truth"),
+        "--json",
+        "-",
+        "--quiet",
+        *sandbox_options(),
+        "--visible",
+        str(EXAMPLE),
+        *extra,
+    ]
     return meets_the_schema(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
 
 
@@ -52,7 +70,11 @@ def demo_checkout(tmp_path_factory) -> Path:
     """A copy of examples/contests beside demo-data/, as ``make demo`` leaves a checkout."""
     root = tmp_path_factory.mktemp("checkout")
     shutil.copytree(CONTESTS, root / "examples" / "contests")
-    subprocess.run([sys.executable, "-m", "podium", "demo", "--folder", str(root / "demo-data"), "--workers", "1"], capture_output=True, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "podium", "demo", "--folder", str(root / "demo-data"), "--workers", "1"],
+        capture_output=True,
+        check=True,
+    )
     return root
 
 
@@ -60,7 +82,6 @@ def test_the_docs_show_the_example_contests_as_they_are() -> None:
     page = (Path(__file__).resolve().parents[1] / "docs" / "contests.md").read_text()
     for name in ("glas-fixture", "face-clustering"):
         assert (CONTESTS / name / "contest.toml").read_text() in page, name
-
 
 
 def test_the_docs_show_the_glas_fixture_commands_as_they_print(shared: Path) -> None:
@@ -73,15 +94,30 @@ def test_the_docs_show_the_glas_fixture_commands_as_they_print(shared: Path) -> 
     assert len(examples) == 2
     for command, *shown in examples:
         shown = shown[: shown.index("...")] if "..." in shown else [line for line in shown if line]
-        printed = subprocess.run([sys.executable, "-m", "podium", *command.split()], cwd=root, capture_output=True, text=True, check=True).stdout
+        printed = subprocess.run(
+            [sys.executable, "-m", "podium", *command.split()], cwd=root, capture_output=True, text=True, check=True
+        ).stdout
         assert [line.rstrip() for line in printed.splitlines()[: len(shown)]] == shown, command
+
 
 def test_the_glas_fixture_contest_is_valid_and_scores_its_splits(shared: Path) -> None:
     contest = CONTESTS / "glas-fixture" / "contest.toml"  # its truth is ../shared, beside the repository
-    check = subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(contest)], capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "podium", "contest", "check", str(contest)], capture_output=True, text=True
+    )
     assert check.returncode == 0 and "2 public, 2 private units" in check.stdout, check.stdout + check.stderr
-    command = [sys.executable, "-m", "podium", "evaluate", "--contest", str(contest), "--submission",
-               str(shared / "data" / "glas-fixture" / "submission"), "--json", "-"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        "--contest",
+        str(contest),
+        "--submission",
+        str(shared / "data" / "glas-fixture" / "submission"),
+        "--json",
+        "-",
+    ]
     doc = meets_the_schema(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
     assert doc["splits"]["public"]["scores"]["f1"] == 0.8 and doc["splits"]["private"]["scores"]["f1"] == 1.0
     assert doc["signature"]["contest"]["split"]["public_list"] == "public.txt"
@@ -89,9 +125,27 @@ def test_the_glas_fixture_contest_is_valid_and_scores_its_splits(shared: Path) -
 
 def test_the_example_face_clustering_contest_runs_its_participant(demo_checkout: Path) -> None:
     folder = demo_checkout / "examples" / "contests" / "face-clustering"
-    command = [sys.executable, "-m", "podium", "run", "--contest", str(folder / "contest.toml"), "--json", "-", "--quiet",
-               "--command", f"{sys.executable} {folder / 'participant.py'}", *sandbox_options(), "--visible", str(folder)]  # fmt: skip
-    check = subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(folder / "contest.toml")], capture_output=True, text=True)
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "run",
+        "--contest",
+        str(folder / "contest.toml"),
+        "--json",
+        "-",
+        "--quiet",
+        "--command",
+        f"{sys.executable} {folder / 'participant.py'}",
+        *sandbox_options(),
+        "--visible",
+        str(folder),
+    ]
+    check = subprocess.run(
+        [sys.executable, "-m", "podium", "contest", "check", str(folder / "contest.toml")],
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0 and "60 public, 140 private units" in check.stdout, check.stdout + check.stderr
     doc = meets_the_schema(json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout))
     assert doc["status"] == "scored" and doc["splits"]["public"]["units"] == 60 and doc["scores"]["pairwise_f"] == 1.0
@@ -107,8 +161,20 @@ def test_make_demo_serves_the_demo_contest_and_scores_a_submission(demo_checkout
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "podium", "serve", "--contest", str(demo_checkout / "examples" / "contests" / "demo" / "contest.toml"),
-               "--data", str(demo_checkout / "demo-data" / "service"), "--port", str(port), "--team", "demo"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "serve",
+        "--contest",
+        str(demo_checkout / "examples" / "contests" / "demo" / "contest.toml"),
+        "--data",
+        str(demo_checkout / "demo-data" / "service"),
+        "--port",
+        str(port),
+        "--team",
+        "demo",
+    ]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines: list[str] = []
@@ -122,10 +188,33 @@ def test_make_demo_serves_the_demo_contest_and_scores_a_submission(demo_checkout
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.1)
-        sent = subprocess.run([sys.executable, "-m", "podium", "submit", "--server", address, "--token", token.group(1), "--wait", "60",
-                               str(demo_checkout / "demo-data" / "glas" / "submission")], capture_output=True, text=True, timeout=120)  # fmt: skip
-        assert sent.returncode == 0 and "scored" in sent.stdout and "public scores: f1=" in sent.stdout, sent.stdout + sent.stderr
-        board = subprocess.run([sys.executable, "-m", "podium", "leaderboard", "--server", address, "--json"], capture_output=True, text=True, timeout=60)
+        sent = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "podium",
+                "submit",
+                "--server",
+                address,
+                "--token",
+                token.group(1),
+                "--wait",
+                "60",
+                str(demo_checkout / "demo-data" / "glas" / "submission"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert sent.returncode == 0 and "scored" in sent.stdout and "public scores: f1=" in sent.stdout, (
+            sent.stdout + sent.stderr
+        )
+        board = subprocess.run(
+            [sys.executable, "-m", "podium", "leaderboard", "--server", address, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert json.loads(board.stdout)["teams"][0]["team"] == "demo"
     finally:
         server.send_signal(signal.SIGINT)
@@ -140,6 +229,16 @@ def test_the_readme_shows_podium_evaluate_on_the_demo_set_as_it_prints(tmp_path:
     block = readme[readme.index("$ .venv/bin/podium evaluate fuzzy-jaccard --truth truth/ --submission team42/\n") :]
     shown = block[: block.index("```")].splitlines()[1:]
     demo = podium.demo("fuzzy-jaccard", tmp_path)
-    command = [sys.executable, "-m", "podium", "evaluate", "fuzzy-jaccard", "--truth", str(demo.truth), "--submission", str(demo.submission)]
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        "fuzzy-jaccard",
+        "--truth",
+        str(demo.truth),
+        "--submission",
+        str(demo.submission),
+    ]
     printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert [line.rstrip() for line in printed.splitlines()] == shown

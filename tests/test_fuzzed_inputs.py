@@ -34,7 +34,9 @@ READERS = [(c, None) for c in IDS if c != "camera-traps"] + [("camera-traps", "s
 
 
 @pytest.mark.parametrize(("challenge", "reader"), READERS)
-def test_hostile_inputs_never_break_podium(tmp_path: Path, challenge: str, reader: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_inputs_never_break_podium(
+    tmp_path: Path, challenge: str, reader: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if reader is not None:
         from podium.formats import detection_table
         from podium.metrics import detection_points
@@ -53,7 +55,9 @@ def test_hostile_inputs_never_break_podium(tmp_path: Path, challenge: str, reade
         if outcome.peak_mb > 1024:
             failures.append(f"#{number} {case.side} {case.kind}: peak memory {outcome.peak_mb:.0f} MB")
         if outcome.problems:
-            failures.append(f"#{number} {case.side} {case.kind} {case.target}: {', '.join(outcome.problems)}\n{outcome.output_tail}")
+            failures.append(
+                f"#{number} {case.side} {case.kind} {case.target}: {', '.join(outcome.problems)}\n{outcome.output_tail}"
+            )
         shutil.rmtree(tmp_path / f"case{number}", ignore_errors=True)
     assert not failures, f"{len(failures)} of {CASES} cases failed:\n" + "\n".join(failures[:10])
     assert len(kinds) >= 10, sorted(kinds)  # the cases cover many kinds of hostility
@@ -78,7 +82,9 @@ def test_rewrites_the_format_allows_keep_the_score(tmp_path: Path, challenge: st
     assert not expected.errors
     failures = []
     for number in range(REWRITES):
-        kinds, path = rewrite(challenge, demo.submission, tmp_path / f"rewrite{number}", random.Random(f"rewrite:{challenge}:{number}"))
+        kinds, path = rewrite(
+            challenge, demo.submission, tmp_path / f"rewrite{number}", random.Random(f"rewrite:{challenge}:{number}")
+        )
         got = podium.evaluate(challenge, demo.truth, path, **demo.settings)
         if got.errors or json.dumps(got.scores, sort_keys=True) != json.dumps(expected.scores, sort_keys=True):
             changed = {k: (v, got.scores.get(k)) for k, v in expected.scores.items() if got.scores.get(k) != v}
@@ -117,16 +123,24 @@ def test_hostile_uploads_never_break_unpacking(tmp_path: Path) -> None:
             except UnicodeEncodeError:
                 failures.append(f"#{number} {kind}: a file name that is not UTF-8 was accepted")
         outside = {p.name for p in root.iterdir()} - {"upload", "out"}
-        links = [p for p in (root / "out").rglob("*") if p.is_symlink() or not (p.is_file() or p.is_dir())] if (root / "out").exists() else []
+        links = (
+            [p for p in (root / "out").rglob("*") if p.is_symlink() or not (p.is_file() or p.is_dir())]
+            if (root / "out").exists()
+            else []
+        )
         if outside or links:
-            failures.append(f"#{number} {kind}: wrote {sorted(outside)} beside the folder, or links/special files {links[:3]}")
+            failures.append(
+                f"#{number} {kind}: wrote {sorted(outside)} beside the folder, or links/special files {links[:3]}"
+            )
         shutil.rmtree(root, ignore_errors=True)
     assert not (Path("/tmp") / "podium-escape.txt").exists()
     assert not failures, f"{len(failures)} of {CASES} cases failed:\n" + "\n".join(failures[:10])
     assert len(kinds) >= 10, sorted(kinds)
 
 
-def test_hostile_archives_given_to_evaluate_end_in_a_score_or_a_rejection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_archives_given_to_evaluate_end_in_a_score_or_a_rejection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``podium evaluate --submission ARCHIVE`` (and every platform entry, which scores the same way): exit 0 or 1, one clear story, no leftovers."""
     import random
     import tempfile
@@ -136,18 +150,24 @@ def test_hostile_archives_given_to_evaluate_end_in_a_score_or_a_rejection(tmp_pa
 
     demo = get("glas").write_demo(tmp_path / "demo")
     (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where archives are unpacked: empty again after each case
+    monkeypatch.setattr(
+        tempfile, "tempdir", str(tmp_path / "tmp")
+    )  # where archives are unpacked: empty again after each case
     failures, kinds = [], set()
     for number in range(CASES // 4):
         kind, data = hostile_archive(random.Random(f"evaluate-archive:{number}"), demo.submission)
         kinds.add(kind)
         upload = tmp_path / f"case{number}.upload"
         upload.write_bytes(data)
-        code, output = run("evaluate", "glas", "--truth", str(demo.truth), "--submission", str(upload), "--workers", "1", "--quiet")
+        code, output = run(
+            "evaluate", "glas", "--truth", str(demo.truth), "--submission", str(upload), "--workers", "1", "--quiet"
+        )
         if code not in (0, 1) or "Traceback" in output or "internal error" in output:
             failures.append(f"#{number} {kind}: exit {code}: {output[-300:]}")
         if any((tmp_path / "tmp").iterdir()):
-            failures.append(f"#{number} {kind}: left {sorted(p.name for p in (tmp_path / 'tmp').iterdir())} in the temporary folder")
+            failures.append(
+                f"#{number} {kind}: left {sorted(p.name for p in (tmp_path / 'tmp').iterdir())} in the temporary folder"
+            )
         upload.unlink()
     assert not failures, f"{len(failures)} of {CASES // 4} cases failed:\n" + "\n".join(failures[:10])
     assert len(kinds) >= 8, sorted(kinds)

@@ -23,7 +23,9 @@ def _random_image(rng: np.random.Generator, n_classes: int, dtype: type) -> tupl
     shape = (int(rng.integers(1, 70)), int(rng.integers(1, 70)))
     labels = rng.integers(0, n_classes + 2, size=shape).astype(dtype)  # n_classes + 1: an ignored value
     predictions = [
-        None if rng.random() < 0.15 else rng.choice([0, 1, 99, 100, int(rng.integers(0, 101))], size=shape).astype(np.uint8)
+        None
+        if rng.random() < 0.15
+        else rng.choice([0, 1, 99, 100, int(rng.integers(0, 101))], size=shape).astype(np.uint8)
         for _ in range(n_classes)
     ]
     roi = None if rng.random() < 0.4 else rng.random(shape) < rng.random()
@@ -40,7 +42,12 @@ def test_compiled_statistics_equal_numpy_and_the_pixel_reference(seed: int, monk
     compiled = FuzzyJaccardStats.from_labels(labels, predictions, roi)
     compiled_masks = FuzzyJaccardStats.from_masks(masks, predictions, roi)
     monkeypatch.setattr(fuzzy_jaccard, "kernels_loaded", lambda: False)
-    assert compiled == compiled_masks == FuzzyJaccardStats.from_labels(labels, predictions, roi) == FuzzyJaccardStats.from_masks(masks, predictions, roi)
+    assert (
+        compiled
+        == compiled_masks
+        == FuzzyJaccardStats.from_labels(labels, predictions, roi)
+        == FuzzyJaccardStats.from_masks(masks, predictions, roi)
+    )
     inter, union = reference_sums([masks], [predictions], [roi])
     assert compiled == FuzzyJaccardStats(tuple(inter), tuple(union))
 

@@ -42,7 +42,9 @@ def test_noise_labels_over_the_memory_bound_are_refused_at_once() -> None:
     done = subprocess.run([sys.executable, "-c", CHILD, "4000"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     outcome, seconds, peak_mb = done.stdout.rsplit(" ", 2)
-    assert outcome.startswith("too complex: would take about") and "podium scores an image pair within 800 MB" in outcome, outcome
+    assert (
+        outcome.startswith("too complex: would take about") and "podium scores an image pair within 800 MB" in outcome
+    ), outcome
     assert float(seconds) < 5 and int(peak_mb) < 400, (seconds, peak_mb)
 
 

@@ -38,7 +38,15 @@ def _read_only(command: list[str], *paths: Path) -> list[str]:
     from podium.runner.sandbox import bwrap_problem
 
     require("bubblewrap", bwrap_problem())
-    return ["bwrap", "--dev-bind", "/", "/", *[arg for path in paths for arg in ("--ro-bind", str(path), str(path))], "--", *command]
+    return [
+        "bwrap",
+        "--dev-bind",
+        "/",
+        "/",
+        *[arg for path in paths for arg in ("--ro-bind", str(path), str(path))],
+        "--",
+        *command,
+    ]
 
 
 def _fresh_env(home: Path, package_parent: Path, cpu: str | None) -> dict[str, str]:
@@ -62,14 +70,27 @@ def read_only_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return parent
 
 
-@pytest.mark.parametrize(("cpu", "home_writable"), [(None, True), ("x86-64", True), (None, False)], ids=["this CPU", "another CPU", "read-only HOME"])
-def test_a_fresh_process_with_a_read_only_package_and_an_empty_home_compiles_no_kernel(read_only_package: Path, tmp_path: Path, cpu: str | None, home_writable: bool) -> None:
+@pytest.mark.parametrize(
+    ("cpu", "home_writable"),
+    [(None, True), ("x86-64", True), (None, False)],
+    ids=["this CPU", "another CPU", "read-only HOME"],
+)
+def test_a_fresh_process_with_a_read_only_package_and_an_empty_home_compiles_no_kernel(
+    read_only_package: Path, tmp_path: Path, cpu: str | None, home_writable: bool
+) -> None:
     if cpu is not None and platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip(f"the other CPU named here is an x86-64 one, not {platform.machine()}")
     home = tmp_path / "home"
     home.mkdir()
     read_only = [read_only_package] if home_writable else [read_only_package, home]
-    result = subprocess.run(_read_only([sys.executable, "-c", LOAD], *read_only), env=_fresh_env(home, read_only_package, cpu), capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    result = subprocess.run(
+        _read_only([sys.executable, "-c", LOAD], *read_only),
+        env=_fresh_env(home, read_only_package, cpu),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads(result.stdout)
     assert report["package"].startswith(str(read_only_package))
@@ -81,15 +102,30 @@ def test_bounds_checked_runs_never_load_the_shipped_code(read_only_package: Path
     """Numba's keys do not tell bounds-checked code apart: a NUMBA_BOUNDSCHECK=1 run in a cache folder of its own compiles."""
     home = tmp_path / "home"
     home.mkdir()
-    env = _fresh_env(home, read_only_package, None) | {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    load = LOAD.replace("import json, podium, podium.scoring.kernels", "import json, podium; from podium.formats import png_rows; png_rows.compile_kernels()")
-    result = subprocess.run(_read_only([sys.executable, "-c", load], read_only_package), env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    env = _fresh_env(home, read_only_package, None) | {
+        "NUMBA_BOUNDSCHECK": "1",
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    load = LOAD.replace(
+        "import json, podium, podium.scoring.kernels",
+        "import json, podium; from podium.formats import png_rows; png_rows.compile_kernels()",
+    )
+    result = subprocess.run(
+        _read_only([sys.executable, "-c", load], read_only_package),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["compiled"] > 0
 
 
 @pytest.mark.parametrize("cpu", [None, "x86-64"], ids=["this CPU", "another CPU"])
-def test_a_first_glas_evaluation_in_a_fresh_process_compiles_nothing(read_only_package: Path, tmp_path: Path, shared: Path, cpu: str | None) -> None:
+def test_a_first_glas_evaluation_in_a_fresh_process_compiles_nothing(
+    read_only_package: Path, tmp_path: Path, shared: Path, cpu: str | None
+) -> None:
     """The real GlaS fixture, end to end: its label types and image sizes need no kernel the build did not compile,
     and the shipped code (the generic CPU's for another CPU) gives this process's scores."""
     if cpu is not None and platform.machine() not in ("x86_64", "AMD64"):
@@ -97,8 +133,29 @@ def test_a_first_glas_evaluation_in_a_fresh_process_compiles_nothing(read_only_p
     fixture = shared / "data" / "glas-fixture"
     home = tmp_path / "home"
     home.mkdir()
-    command = [sys.executable, "-m", "podium", "evaluate", "glas", "--truth", str(fixture / "truth"), "--submission", str(fixture / "submission"), "--workers", "1", "--json", "-"]
-    result = subprocess.run(_read_only(command, read_only_package), env=_fresh_env(home, read_only_package, cpu), capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "evaluate",
+        "glas",
+        "--truth",
+        str(fixture / "truth"),
+        "--submission",
+        str(fixture / "submission"),
+        "--workers",
+        "1",
+        "--json",
+        "-",
+    ]
+    result = subprocess.run(
+        _read_only(command, read_only_package),
+        env=_fresh_env(home, read_only_package, cpu),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["scores"] == evaluate("glas", fixture / "truth", fixture / "submission").scores
     assert not [p for p in home.rglob("*") if p.is_file()], "a kernel was compiled and saved under HOME"

@@ -23,10 +23,14 @@ def test_the_contract_holds_and_an_arrow_against_its_floors_breaks_it(tmp_path: 
     kept = _lint_imports(ROOT / "pyproject.toml")
     assert kept.returncode == 0 and "2 kept, 0 broken" in kept.stdout, kept.stdout
     swapped = tmp_path / "pyproject.toml"  # metrics above formats: every reader's import of a metric now runs back up
-    swapped.write_text(config.replace('    "formats",\n    "metrics",\n', '    "metrics",\n    "formats",\n'), encoding="utf-8")
+    swapped.write_text(
+        config.replace('    "formats",\n    "metrics",\n', '    "metrics",\n    "formats",\n'), encoding="utf-8"
+    )
     assert swapped.read_text(encoding="utf-8") != config
     broken = _lint_imports(swapped)
-    assert broken.returncode == 1 and "podium.formats is not allowed to import podium.metrics" in broken.stdout, broken.stdout
+    assert broken.returncode == 1 and "podium.formats is not allowed to import podium.metrics" in broken.stdout, (
+        broken.stdout
+    )
 
 
 def test_no_import_runs_back_up_and_the_picture_is_the_code_s() -> None:
@@ -39,4 +43,6 @@ def test_no_import_runs_back_up_and_the_picture_is_the_code_s() -> None:
     # the one circle left is the service's app <-> pages, untied by the service's own rework (issue 37 cause 3)
     assert all(module.startswith("podium.service.") for circle in import_graph.circles(graph) for module in circle)
     drawn = (ROOT / "docs" / "layout.svg").read_text(encoding="utf-8")
-    assert drawn == import_graph.svg(order, import_graph.reduced(found)), "docs/layout.svg is not the code's graph: python tools/import_graph.py --svg docs/layout.svg"
+    assert drawn == import_graph.svg(order, import_graph.reduced(found)), (
+        "docs/layout.svg is not the code's graph: python tools/import_graph.py --svg docs/layout.svg"
+    )

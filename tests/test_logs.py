@@ -22,19 +22,26 @@ def test_json_logs_carry_the_request_and_the_job(tmp_path: Path) -> None:
         asked = urllib.request.Request(server.url + "/api/contest", headers={"X-Request-ID": "proxy-7f3a"})
         with urllib.request.urlopen(asked, timeout=30) as answer:
             assert answer.headers["X-Request-ID"] == "proxy-7f3a"
-        forged = urllib.request.Request(server.url + "/api/contest", headers={"X-Request-ID": "x\" injected"})
+        forged = urllib.request.Request(server.url + "/api/contest", headers={"X-Request-ID": 'x" injected'})
         with urllib.request.urlopen(forged, timeout=30) as answer:
             made = answer.headers["X-Request-ID"]
-        assert len(made) == 32 and made != "x\" injected"
+        assert len(made) == 32 and made != 'x" injected'
         archive = demo_archive(contest, tmp_path / "good")
-        assert server.call("POST", "/api/submissions", tokens["alpha"], body=archive, query={"filename": "good.tar.gz"}).status == 201
+        assert (
+            server.call(
+                "POST", "/api/submissions", tokens["alpha"], body=archive, query={"filename": "good.tar.gz"}
+            ).status
+            == 201
+        )
         assert [s["status"] for s in server.settled(tokens["alpha"], 1)] == [SCORED]
         time.sleep(0.5)  # the worker's last line
     lines = [line for line in server.err.read_text().splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]  # every line is JSON
     assert all({"time", "level", "logger", "message"} <= set(r) for r in records)
     access = [r for r in records if r["logger"] == "uvicorn.access"]
-    assert {"request_id": "proxy-7f3a", "method": "GET", "path": "/api/contest", "status": 200}.items() <= next(r for r in access if r.get("request_id") == "proxy-7f3a").items()
+    assert {"request_id": "proxy-7f3a", "method": "GET", "path": "/api/contest", "status": 200}.items() <= next(
+        r for r in access if r.get("request_id") == "proxy-7f3a"
+    ).items()
     assert any(r.get("request_id") == made for r in access)
     upload = next(r for r in access if r["method"] == "POST")
     assert upload["status"] == 201 and len(upload["request_id"]) == 32 and upload["path"].startswith("/api/submissions")

@@ -118,7 +118,10 @@ def test_groups_by_runs_bincount_or_unique_agree_with_unique(seed: int) -> None:
         sizes = np.bincount(inverse, weights=count, minlength=occurrences.size).astype(np.int64)
         assert np.array_equal(groups.sizes, sizes) and np.array_equal(groups.size_of_cell, sizes[inverse])
     distinct, occurrences = _runs(np.sort(labels))
-    assert all(np.array_equal(a, b) for a, b in zip((distinct, occurrences), np.unique(labels, return_counts=True), strict=True))
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip((distinct, occurrences), np.unique(labels, return_counts=True), strict=True)
+    )
 
 
 def test_merged_parts_give_the_whole() -> None:

@@ -74,7 +74,9 @@ def test_random_sets_match_pixel_reference(seed: int) -> None:
         labels = rng.integers(0, n_classes + 1, size=shape)
         truths = [labels == c for c in range(1, n_classes + 1)]
         predictions = [
-            None if rng.random() < 0.2 else rng.choice([0, 1, 50, 99, 100, int(rng.integers(0, 101))], size=shape).astype(np.uint8)
+            None
+            if rng.random() < 0.2
+            else rng.choice([0, 1, 50, 99, 100, int(rng.integers(0, 101))], size=shape).astype(np.uint8)
             for _ in range(n_classes)
         ]
         roi = None if rng.random() < 0.4 else rng.random(shape) < 0.7
@@ -112,7 +114,9 @@ def test_merge_order_does_not_matter() -> None:
 
 def test_missing_prediction_counts_as_zeros() -> None:
     truth = np.array([[True, False], [True, True]])
-    assert FuzzyJaccardStats.from_masks([truth], [None]) == FuzzyJaccardStats.from_masks([truth], [np.zeros((2, 2), np.uint8)])
+    assert FuzzyJaccardStats.from_masks([truth], [None]) == FuzzyJaccardStats.from_masks(
+        [truth], [np.zeros((2, 2), np.uint8)]
+    )
 
 
 def test_undefined_class_is_nan_and_left_out_of_the_mean() -> None:

@@ -13,7 +13,15 @@ import pytest
 
 import podium
 from podium.metrics import label_scan
-from podium.metrics.object_segmentation import TooComplex, _Budget, _compiled_directed, _directed_squared, _Side, compile_kernels, image_stats
+from podium.metrics.object_segmentation import (
+    TooComplex,
+    _Budget,
+    _compiled_directed,
+    _directed_squared,
+    _Side,
+    compile_kernels,
+    image_stats,
+)
 
 
 def random_labels(rng: np.random.Generator, dtype: type, n: int, shape: tuple[int, int] = (37, 53)) -> np.ndarray:
@@ -31,7 +39,9 @@ def numpy_edges(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """4- and 8-boundary of every object, by comparing the padded image with its 8 shifts."""
     padded = np.pad(codes, 1, constant_values=-1)
     h, w = codes.shape
-    shifted = {(dy, dx): padded[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w] for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx}
+    shifted = {
+        (dy, dx): padded[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w] for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx
+    }
     edge4 = np.zeros(codes.shape, bool)
     for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
         edge4 |= shifted[dy, dx] != codes
@@ -78,7 +88,12 @@ def check_side(labels: np.ndarray) -> None:
         assert side.extremes[code - 1].tolist() == [ys.min(), ys.max(), xs.min(), xs.max()]
         grid_y, grid_x = np.mgrid[0 : labels.shape[0], 0 : labels.shape[1]]  # the octagon lies within the object's box
         inside = (grid_y <= bounds[0]) & (grid_y >= bounds[1]) & (grid_x <= bounds[2]) & (grid_x >= bounds[3])
-        inside &= (grid_y + grid_x <= bounds[4]) & (grid_y + grid_x >= bounds[5]) & (grid_y - grid_x <= bounds[6]) & (grid_y - grid_x >= bounds[7])
+        inside &= (
+            (grid_y + grid_x <= bounds[4])
+            & (grid_y + grid_x >= bounds[5])
+            & (grid_y - grid_x <= bounds[6])
+            & (grid_y - grid_x >= bounds[7])
+        )
         assert side.octagon_area[code - 1] == np.count_nonzero(inside)
 
 
@@ -121,12 +136,17 @@ def test_the_farthest_point_matches_brute_force_past_the_spread_visits(seed: int
     rng = np.random.default_rng(300 + seed)
     for size in (0, 1, 7, label_scan.SPREAD_VISITS, label_scan.SPREAD_VISITS + 1, 3000):
         spread = int(rng.choice([5, 40, 400]))
-        y, x = np.sort(rng.integers(0, spread, size)), rng.integers(0, spread, size)  # raster-ordered, as candidates are
+        y, x = (
+            np.sort(rng.integers(0, spread, size)),
+            rng.integers(0, spread, size),
+        )  # raster-ordered, as candidates are
         by = rng.integers(0, 60, int(rng.integers(1, 300)))
         bx = rng.integers(0, 60, by.size)
         order = np.lexsort((bx, by))
         by, bx = by[order], bx[order]
-        expected = int(((y[:, None] - by[None, :]) ** 2 + (x[:, None] - bx[None, :]) ** 2).min(axis=1).max()) if size else 0
+        expected = (
+            int(((y[:, None] - by[None, :]) ** 2 + (x[:, None] - bx[None, :]) ** 2).min(axis=1).max()) if size else 0
+        )
         assert label_scan._farthest_squared(y.astype(np.int64), x.astype(np.int64), by, bx)[0] == expected
 
 
@@ -156,15 +176,27 @@ def test_the_compiled_scan_stops_when_the_budget_is_spent() -> None:
         image_stats(truth, seg, 10.0, max_work=full / 10)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1) to mount a read-only copy of podium")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare"),
+    reason="needs root and unshare(1) to mount a read-only copy of podium",
+)
 def test_a_read_only_install_compiles_without_a_cache(tmp_path: Path) -> None:
     """Where neither the package folder nor a user cache can be written, the kernels still run."""
     copy = tmp_path / "site"
     shutil.copytree(Path(podium.__file__).parent, copy / "podium", ignore=shutil.ignore_patterns("__pycache__"))
     script = "import numpy as np; from podium.metrics import label_scan; print(label_scan.renumber(np.array([[0, 9]], np.uint8), 10)[1])"
-    shell = f'mount --bind "{copy}" "{copy}" && mount -o remount,ro,bind "{copy}" && exec "{sys.executable}" -c "{script}"'
-    environment = {"PATH": os.environ["PATH"], "HOME": str(copy), "XDG_CACHE_HOME": str(copy / "cache"), "PYTHONPATH": str(copy)}
-    result = subprocess.run(["unshare", "-m", "sh", "-c", shell], capture_output=True, text=True, env=environment, timeout=120)
+    shell = (
+        f'mount --bind "{copy}" "{copy}" && mount -o remount,ro,bind "{copy}" && exec "{sys.executable}" -c "{script}"'
+    )
+    environment = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(copy),
+        "XDG_CACHE_HOME": str(copy / "cache"),
+        "PYTHONPATH": str(copy),
+    }
+    result = subprocess.run(
+        ["unshare", "-m", "sh", "-c", shell], capture_output=True, text=True, env=environment, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "1"
     assert not list(copy.rglob("*.nbi"))  # nothing was cached
@@ -173,9 +205,14 @@ def test_a_read_only_install_compiles_without_a_cache(tmp_path: Path) -> None:
 def test_compile_kernels_covers_what_scoring_a_png_needs() -> None:
     """``make`` compiles the kernels once after installing; scoring 8- and 16-bit images then compiles nothing new."""
     compile_kernels()
-    kernels = [getattr(label_scan, name) for name in ("renumber", "object_shapes", "group_edges", "directed_squared", "overlaps")]
+    kernels = [
+        getattr(label_scan, name)
+        for name in ("renumber", "object_shapes", "group_edges", "directed_squared", "overlaps")
+    ]
     known = [set(kernel.signatures) for kernel in kernels]
     rng = np.random.default_rng(3)
     for kind in (np.uint8, np.uint16):
         image_stats(random_labels(rng, kind, 12, (60, 80)), random_labels(rng, kind, 12, (60, 80)), 5.0)
-    assert [set(kernel.signatures) - before for kernel, before in zip(kernels, known, strict=True)] == [set()] * len(kernels)
+    assert [set(kernel.signatures) - before for kernel, before in zip(kernels, known, strict=True)] == [set()] * len(
+        kernels
+    )

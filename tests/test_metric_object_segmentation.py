@@ -62,7 +62,13 @@ def reference(truth: np.ndarray, seg: np.ndarray, empty_h: float):
                 out.append((area, 2 * np.sum(m & pm) / (m.sum() + pm.sum()), brute_hausdorff(m, pm)))
         return out
 
-    return tp, len(s_labels) - tp, len(g_labels) - tp, side(s_labels, seg, g_labels, truth), side(g_labels, truth, s_labels, seg)
+    return (
+        tp,
+        len(s_labels) - tp,
+        len(g_labels) - tp,
+        side(s_labels, seg, g_labels, truth),
+        side(g_labels, truth, s_labels, seg),
+    )
 
 
 def random_labels(rng: np.random.Generator, shape, n_objects: int, big_labels: bool) -> np.ndarray:
@@ -135,7 +141,9 @@ def test_hausdorff_over_all_pixels_not_boundaries() -> None:
     ring[2:7, 2:7] = False
     dot = np.zeros((9, 9), bool)
     dot[4, 4] = True  # inside the ring's hole
-    assert hausdorff(ring, dot) == pytest.approx(brute_hausdorff(ring, dot), abs=1e-12) == pytest.approx(math.hypot(3, 3))
+    assert (
+        hausdorff(ring, dot) == pytest.approx(brute_hausdorff(ring, dot), abs=1e-12) == pytest.approx(math.hypot(3, 3))
+    )
 
 
 def test_partner_ties_go_to_the_smaller_label() -> None:
@@ -212,7 +220,9 @@ def test_many_objects_match_the_distance_transform_reference(seed: int) -> None:
     if seed % 2:
         truth[10:100, 20:90] = 9999  # a large object covering many small ones
     if seed % 3 == 0:
-        seg = (rng.random(shape) < 0.015).astype(np.int32) * np.arange(1, shape[0] * shape[1] + 1).reshape(shape)  # dots
+        seg = (rng.random(shape) < 0.015).astype(np.int32) * np.arange(1, shape[0] * shape[1] + 1).reshape(
+            shape
+        )  # dots
     got = image_stats(truth, seg, 7.0)
     s_side, g_side = edt_reference_terms(truth, seg, 7.0)
     for terms, expected in ((got.segmented, s_side), (got.truth, g_side)):

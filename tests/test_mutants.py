@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_known_mutants_are_killed() -> None:
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "mutants.py")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "mutants.py")], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count("killed") == 4

@@ -42,11 +42,50 @@ def _same(got: np.ndarray, expected: np.ndarray) -> bool:
 
 
 ODD_TOKENS = [
-    "-0.0", "-0", "+0.00", "-.0", "0.", "-0.", ".5", "5.", "+.5", "-.5", ".", "-.", "+", "-", ".+5", "5.+",
-    "1.2.3", "1e3", "1E-3", "-1.5e+2", "1.5e", "inf", "-Infinity", "nan", "-nan", "1e400", "-1e-400",
-    "1_0", "1_0.5", "0x10", "١٢", "１", "9007199254740991", "9007199254740992", "-9223372036854775808",
-    "9223372036854775808", "0." + "0" * 21 + "7", "0." + "0" * 22 + "7", "007.50", "-007", "1,5", "--1", "+-1",
-]  # fmt: skip
+    "-0.0",
+    "-0",
+    "+0.00",
+    "-.0",
+    "0.",
+    "-0.",
+    ".5",
+    "5.",
+    "+.5",
+    "-.5",
+    ".",
+    "-.",
+    "+",
+    "-",
+    ".+5",
+    "5.+",
+    "1.2.3",
+    "1e3",
+    "1E-3",
+    "-1.5e+2",
+    "1.5e",
+    "inf",
+    "-Infinity",
+    "nan",
+    "-nan",
+    "1e400",
+    "-1e-400",
+    "1_0",
+    "1_0.5",
+    "0x10",
+    "١٢",
+    "１",
+    "9007199254740991",
+    "9007199254740992",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "0." + "0" * 21 + "7",
+    "0." + "0" * 22 + "7",
+    "007.50",
+    "-007",
+    "1,5",
+    "--1",
+    "+-1",
+]
 SEPARATORS = [" ", "  ", "\t", " \t ", "\x1f", "\xa0", "\u2003", "   "]
 
 
@@ -74,7 +113,11 @@ def _adversarial_lines(rng: np.random.Generator) -> list[str]:
             elif roll < 0.16:
                 fields.append(_number(rng, max(0, places + int(rng.choice([-1, 1])))))
             elif roll < 0.22:
-                fields.append(("-" if rng.random() < 0.5 else "") + "0" * int(rng.integers(1, 3)) + ("." + "0" * places if places else ""))
+                fields.append(
+                    ("-" if rng.random() < 0.5 else "")
+                    + "0" * int(rng.integers(1, 3))
+                    + ("." + "0" * places if places else "")
+                )
             else:
                 fields.append(_number(rng, places))
         separators = rng.choice(SEPARATORS[:2] if rng.random() < 0.5 else SEPARATORS, size=width + 1)
@@ -89,7 +132,9 @@ def _adversarial_lines(rng: np.random.Generator) -> list[str]:
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64])
 @pytest.mark.parametrize("seed", range(6))
-def test_numeric_rows_read_what_float_reads(seed: int, dtype: type[np.float64] | type[np.int64], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_numeric_rows_read_what_float_reads(
+    seed: int, dtype: type[np.float64] | type[np.int64], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """400 adversarial tables a seed, in blocks of 1 to 50 lines: each read is refused or equal to
     the plain reader's, bit for bit."""
     rng = np.random.default_rng(seed)

@@ -16,14 +16,21 @@ from PIL import Image
 from podium.metrics.object_segmentation import image_stats
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("official_transcription", ROOT / "benchmarks" / "official_transcription.py")
+_spec = importlib.util.spec_from_file_location(
+    "official_transcription", ROOT / "benchmarks" / "official_transcription.py"
+)
 assert _spec and _spec.loader
 transcription = importlib.util.module_from_spec(_spec)
 sys.modules["official_transcription"] = transcription
 _spec.loader.exec_module(transcription)
 
 # The organizers' MATLAB code (v6), run in Octave 7.3 on shared/data/glas-fixture: F1, Dice, Hausdorff per image.
-OFFICIAL = {1: (0.714285714286, 0.770418686291, 195.047305572), 2: (1.0, 0.89498848525, 70.6106104352), 3: (1.0, 0.985365272049, 10.798029055), 4: (1.0, 0.967007607798, 8.75605856794)}
+OFFICIAL = {
+    1: (0.714285714286, 0.770418686291, 195.047305572),
+    2: (1.0, 0.89498848525, 70.6106104352),
+    3: (1.0, 0.985365272049, 10.798029055),
+    4: (1.0, 0.967007607798, 8.75605856794),
+}
 
 
 @pytest.mark.parametrize("index", [1, 2, 3, 4])
@@ -82,4 +89,6 @@ def test_eval_flat_matches_podium(tmp_path: Path) -> None:
     (tmp_path / "pred.txt").write_text("".join(" ".join(map(str, row)) + "\n" for row in guesses))
     for k in range(1, 6):
         expected = np.mean([t not in row[:k] for t, row in zip(truth, guesses)])
-        assert transcription.eval_flat(tmp_path / "pred.txt", tmp_path / "truth.txt", k) == pytest.approx(expected, abs=1e-15)
+        assert transcription.eval_flat(tmp_path / "pred.txt", tmp_path / "truth.txt", k) == pytest.approx(
+            expected, abs=1e-15
+        )

@@ -84,7 +84,9 @@ class Shape:
     parameters: dict[str, Any] = field(default_factory=dict)
     example: str | None = None  # examples/contests/NAME
     public_list: tuple[str, ...] = ()  # the public units, listed (else a drawn half, when split)
-    every_page_in_chromium: bool = False  # else Chromium opens the pages that differ by challenge only: the board and a report
+    every_page_in_chromium: bool = (
+        False  # else Chromium opens the pages that differ by challenge only: the board and a report
+    )
 
     def make(self, folder: Path) -> tuple[Path, Path, Path]:
         """The contest file, a good submission (file or folder) and a bad one, in ``folder``."""
@@ -93,7 +95,9 @@ class Shape:
             contest = _example(self.example, folder, demo_data)
         else:
             demo = get(self.challenge).write_demo(demo_data / self.challenge)
-            parameters = {k: v for k, v in demo.settings.items() if k not in _measured(self.challenge)} | self.parameters
+            parameters = {
+                k: v for k, v in demo.settings.items() if k not in _measured(self.challenge)
+            } | self.parameters
             contest = folder / "contest.toml"
             images = f'images = "{_program_images(demo.truth)}"\n' if self.kind == "programs" else ""
             split = "[split]\npublic = 0.5\nseed = 7\n" if self.split else ""
@@ -111,11 +115,15 @@ class Shape:
             )
         loaded = load(contest)
         demo = get(loaded.challenge).write_demo(folder / "submissions")
-        good = demo.submission if loaded.truth.is_relative_to(folder) else loaded.truth.parent / "submission"  # ../shared data: its own submission
+        good = (
+            demo.submission if loaded.truth.is_relative_to(folder) else loaded.truth.parent / "submission"
+        )  # ../shared data: its own submission
         if loaded.phases[0].submissions == "programs":
             good = folder / "program"
             good.mkdir()
-            shutil.copy(EXAMPLES / "face-clustering" / "participant.py", good / "run.py") if loaded.challenge == "face-clustering" else _fuzzy_program(good, demo.submission)
+            shutil.copy(
+                EXAMPLES / "face-clustering" / "participant.py", good / "run.py"
+            ) if loaded.challenge == "face-clustering" else _fuzzy_program(good, demo.submission)
         bad = folder / "bad.txt"
         bad.write_text("not a submission\n")
         return contest, good, bad
@@ -157,20 +165,28 @@ def _example(name: str, folder: Path, demo_data: Path) -> Path:
 def _fuzzy_program(code: Path, outputs: Path) -> None:
     """A fuzzy-jaccard program that writes the demo's outputs, which travel in its archive."""
     shutil.copytree(outputs, code / "outputs")
-    (code / "run.py").write_text("import os, shutil\nshutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'outputs'), '.', dirs_exist_ok=True)\n")
+    (code / "run.py").write_text(
+        "import os, shutil\nshutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'outputs'), '.', dirs_exist_ok=True)\n"
+    )
 
 
 SHAPES = [
     Shape("example-demo", "glas", example="demo", every_page_in_chromium=True),
     Shape("example-glas-fixture", "glas", example="glas-fixture"),
-    Shape("example-face-clustering", "face-clustering", "programs", example="face-clustering", every_page_in_chromium=True),
+    Shape(
+        "example-face-clustering", "face-clustering", "programs", example="face-clustering", every_page_in_chromium=True
+    ),
     Shape("glas-split-parts", "glas", parameters={"parts": ["testA", "testB"]}, every_page_in_chromium=True),
     Shape("glas-parts", "glas", split=False, parameters={"parts": ["testA", "testB"]}),
     Shape("fuzzy-jaccard", "fuzzy-jaccard"),
     Shape("fuzzy-jaccard-programs", "fuzzy-jaccard", "programs", split=False),
     Shape("camera-traps", "camera-traps"),
-    Shape("face-clustering", "face-clustering", split=False, parameters={"th1_s": 600, "th2_s": 1200, "ram_max_mb": 4096}),
-    Shape("glas-parts-one-public", "glas", parameters={"parts": ["testA", "testB"]}, public_list=("testA_1", "testA_2")),
+    Shape(
+        "face-clustering", "face-clustering", split=False, parameters={"th1_s": 600, "th2_s": 1200, "ram_max_mb": 4096}
+    ),
+    Shape(
+        "glas-parts-one-public", "glas", parameters={"parts": ["testA", "testB"]}, public_list=("testA_1", "testA_2")
+    ),
     Shape("ilsvrc2012-cls-meta", "ilsvrc2012-cls", split=False, parameters={"meta": WRITTEN_META}),
     Shape("ilsvrc2012-loc", "ilsvrc2012-loc", every_page_in_chromium=True),
     Shape("ilsvrc2012-fine", "ilsvrc2012-fine"),
@@ -222,7 +238,14 @@ class Served:
             for role, user in (("alpha", "ann"), ("beta", "bob"), ("organizer", "olga")):
                 row, now = accounts.user_row(connection, user), self.clock()
                 sessions[role] = accounts.new_token(
-                    connection, row.team_id, bool(row.organizer), f"session of {user}", now, expires=now + accounts.SESSION, user_id=row.id, session=True
+                    connection,
+                    row.team_id,
+                    bool(row.organizer),
+                    f"session of {user}",
+                    now,
+                    expires=now + accounts.SESSION,
+                    user_id=row.id,
+                    session=True,
                 )
         return {role: Visitor(self.live.url, sessions[role], self.tokens.get(role)) for role in ROLES}
 
@@ -278,21 +301,34 @@ def _send(served: Served, team: str, path: Path, name: str, browser: Any = None)
 def _routes(served: Served, board_columns: list[str], first_moment: bool) -> list[tuple[str, bool, bool]]:
     """(path, API?, the same for every role?) of every route: those that are the same for all are walked by two roles only."""
     ids = [i for team_ids in served.sent.values() for i in team_ids]
-    common = ["/", "/leaderboard", "/leaderboard/table", "/login", "/no-such-page"] + [f"/leaderboard?sort={c}" for c in ["team", *board_columns]]
+    common = ["/", "/leaderboard", "/leaderboard/table", "/login", "/no-such-page"] + [
+        f"/leaderboard?sort={c}" for c in ["team", *board_columns]
+    ]
     common_api = ["/api/contest", "/api/leaderboard"] + (["/healthz", "/openapi.json"] if first_moment else [])
     if first_moment:
         common.append("/docs")
-    pages = ["/submissions", "/submissions/rows", "/organizer", "/submissions/999999"] + [f"/submissions/{i}" for i in ids]
-    pages += [f"/submissions/{i}?sort=-{column}" for i in ids[:1] for column in ("f1", "no-such-column")]  # the per-item table, sorted
+    pages = ["/submissions", "/submissions/rows", "/organizer", "/submissions/999999"] + [
+        f"/submissions/{i}" for i in ids
+    ]
+    pages += [
+        f"/submissions/{i}?sort=-{column}" for i in ids[:1] for column in ("f1", "no-such-column")
+    ]  # the per-item table, sorted
     api = ["/api/submissions", "/api/quota", "/api/submissions/999999"] + [f"/api/submissions/{i}" for i in ids]
-    return [(p, False, True) for p in common] + [(p, True, True) for p in common_api] + [(p, False, False) for p in pages] + [(p, True, False) for p in api]
+    return (
+        [(p, False, True) for p in common]
+        + [(p, True, True) for p in common_api]
+        + [(p, False, False) for p in pages]
+        + [(p, True, False) for p in api]
+    )
 
 
 def _expected(served: Served, role: str, path: str, api: bool) -> int:
     """The status ``role`` must get for ``GET path``."""
     if path == "/no-such-page":
         return 404
-    owner = next((team for team, ids in served.sent.items() if path.split("?")[0].rsplit("/", 1)[-1] in map(str, ids)), "nobody")
+    owner = next(
+        (team for team, ids in served.sent.items() if path.split("?")[0].rsplit("/", 1)[-1] in map(str, ids)), "nobody"
+    )
     mine = owner != "nobody" and (role == "organizer" or owner == role)
     if api:
         if not path.startswith(("/api/submissions", "/api/quota")):
@@ -332,7 +368,9 @@ def _walk(served: Served, moment: str, revealed: bool, first_moment: bool = Fals
                     problems.append(f"{where}: a {status} answered as {kind}, not a {wanted_kind} page: {body[:200]}")
             if role in ("alpha", "beta") and status == 200:
                 other = "beta" if role == "alpha" else "alpha"
-                leaked = [name for name in served.filenames.get(other, []) if name in body] + [p for p in (str(served.contest.parent),) if p in body]
+                leaked = [name for name in served.filenames.get(other, []) if name in body] + [
+                    p for p in (str(served.contest.parent),) if p in body
+                ]
                 if leaked:
                     problems.append(f"{where}: shows the other team's files or the server's folders: {leaked}")
                 if api and path.startswith("/api/submissions/") and not revealed:
@@ -346,9 +384,17 @@ def _errors_of_scripts_are_json(served: Served) -> None:
     """The upload's script asks for JSON and gets its errors as JSON (it shows the detail); a browser's form gets the HTML page."""
     session = served.visitors()["alpha"].session
     for accept, kind in (("application/json", "application/json"), ("text/html,*/*;q=0.8", "text/html")):
-        headers = {"Cookie": f"{COOKIE}={session}", "X-CSRF-Token": "forged", "Accept": accept, "Content-Type": "application/octet-stream"}
+        headers = {
+            "Cookie": f"{COOKIE}={session}",
+            "X-CSRF-Token": "forged",
+            "Accept": accept,
+            "Content-Type": "application/octet-stream",
+        }
         try:
-            urllib.request.urlopen(urllib.request.Request(served.live.url + "/submissions/upload?filename=a.txt", b"x", headers), timeout=30)
+            urllib.request.urlopen(
+                urllib.request.Request(served.live.url + "/submissions/upload?filename=a.txt", b"x", headers),
+                timeout=30,
+            )
             raise AssertionError("a forged CSRF token was taken")
         except urllib.error.HTTPError as error:
             assert error.code == 403 and error.headers.get("content-type", "").startswith(kind), (accept, error.headers)
@@ -373,7 +419,9 @@ def _shows_how_programs_ran(served: Served, challenge: str) -> None:
     board = served.live.call("GET", "/api/leaderboard").body
     expected = ["time (s)", "peak RAM (MB)"] + (["time points", "RAM points"] if challenge == "face-clustering" else [])
     assert board["measured"] == expected, board
-    assert all(isinstance(t["measured"]["time (s)"], float) and t["measured"]["peak RAM (MB)"] > 0 for t in board["teams"]), board["teams"]
+    assert all(
+        isinstance(t["measured"]["time (s)"], float) and t["measured"]["peak RAM (MB)"] > 0 for t in board["teams"]
+    ), board["teams"]
     visitor = served.visitors()["alpha"]
     page = visitor.get("/leaderboard")[2]
     report = visitor.get(f"/submissions/{served.sent['alpha'][0]}")[2]
@@ -383,7 +431,9 @@ def _shows_how_programs_ran(served: Served, challenge: str) -> None:
 
 def _scores_equal_evaluate(served: Served, good: Path) -> None:
     """Each scored file submission's served scores (whole and each split) are those of ``podium evaluate --contest``."""
-    run = CliRunner().invoke(cli, ["evaluate", "--contest", str(served.contest), "--submission", str(good), "--json", "-", "--workers", "1"])
+    run = CliRunner().invoke(
+        cli, ["evaluate", "--contest", str(served.contest), "--submission", str(good), "--json", "-", "--workers", "1"]
+    )
     assert run.exit_code in (0, 1), run.output
     expected = json.loads(run.stdout)
     organizer = served.tokens["organizer"]
@@ -412,7 +462,11 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         _send(served, "alpha", bad, "alpha-bad")
         _send(served, "beta", good, "beta-good")
         served.score_all()
-        statuses = {i: served.live.call("GET", f"/api/submissions/{i}", served.tokens["organizer"]).body["status"] for ids in served.sent.values() for i in ids}
+        statuses = {
+            i: served.live.call("GET", f"/api/submissions/{i}", served.tokens["organizer"]).body["status"]
+            for ids in served.sent.values()
+            for i in ids
+        }
         assert list(statuses.values()) == ["scored", "rejected", "scored"], statuses
         _walk(served, "after scored and rejected submissions", revealed=False)
         if contest.phases[0].submissions == "programs":
@@ -420,10 +474,18 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
         _board_says_what_ranks(served, contest.ranking.decimals)
         if contest.challenge == "glas":
             report = served.visitors()["alpha"].get(f"/submissions/{served.sent['alpha'][0]}?sort=-f1")[2]
-            f1s = [float(v) for v in re.findall(r'<tr><td>test[AB]_\d</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td class="num">([\d.]+)</td>', report)]
+            f1s = [
+                float(v)
+                for v in re.findall(
+                    r'<tr><td>test[AB]_\d</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td class="num">[^<]*</td><td class="num">([\d.]+)</td>',
+                    report,
+                )
+            ]
             assert f1s and f1s == sorted(f1s, reverse=True), report  # the per-image table, by F1 from the best
         submissions_page = served.visitors()["alpha"].get("/submissions")[2]
-        assert re.search(r"Quota: 1 of \d+ used today; the next day starts at \d\d:\d\d [\w ]+ \(in \d+ h", submissions_page), submissions_page  # a sentence, not a dump
+        assert re.search(
+            r"Quota: 1 of \d+ used today; the next day starts at \d\d:\d\d [\w ]+ \(in \d+ h", submissions_page
+        ), submissions_page  # a sentence, not a dump
         if pages_browser is not None:
             _browse(pages_browser, served, shape.name, shape.every_page_in_chromium)
 
@@ -479,13 +541,26 @@ def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
             page.on("pageerror", lambda e, seen=errors: seen.append(str(e)))
             for path in paths:
                 answer = page.goto(served.live.url + path)
-                assert answer is not None and answer.status in (200, 403, 404), (shape, role, path, answer and answer.status)
+                assert answer is not None and answer.status in (200, 403, 404), (
+                    shape,
+                    role,
+                    path,
+                    answer and answer.status,
+                )
                 assert page.locator("h1").count() == 1, (shape, role, path)
-                page.wait_for_function("[...document.querySelectorAll('div.vega')].every(e => ['true', 'error'].includes(e.dataset.rendered))", timeout=20_000)
+                page.wait_for_function(
+                    "[...document.querySelectorAll('div.vega')].every(e => ['true', 'error'].includes(e.dataset.rendered))",
+                    timeout=20_000,
+                )
                 assert page.locator("div.vega[data-rendered=error]").count() == 0, (shape, role, path, "a chart failed")
                 name = f"{shape}--{role}--{path.strip('/').replace('/', '-') or 'contest'}--{label}.png"
                 page.screenshot(path=str(SHOTS / name), full_page=True)
                 if label == "phone":
-                    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1, (shape, role, path, "scrolls sideways")
+                    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1, (
+                        shape,
+                        role,
+                        path,
+                        "scrolls sideways",
+                    )
             assert not errors, (shape, role, errors)
             context.close()

@@ -25,7 +25,16 @@ from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
 ARTIFACTS = Path(os.environ.get("PODIUM_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts")) / "pages"
 
 
@@ -79,10 +88,12 @@ def _shot(page: object, name: str) -> None:
 def _rendered_charts(page: object) -> list[int]:
     """The number of drawn marks of each chart, once every chart has rendered or failed."""
     page.wait_for_function(  # type: ignore[attr-defined]
-        "[...document.querySelectorAll('div.vega')].every(e => e.dataset.rendered === 'true' || e.dataset.rendered === 'error')", timeout=20_000
+        "[...document.querySelectorAll('div.vega')].every(e => e.dataset.rendered === 'true' || e.dataset.rendered === 'error')",
+        timeout=20_000,
     )
     return page.eval_on_selector_all(  # type: ignore[attr-defined]
-        "div.vega", "els => els.map(e => e.dataset.rendered === 'true' ? e.querySelectorAll('svg g.mark-rect path, svg g.mark-line path, svg g.mark-tick path, svg g.mark-symbol path').length : -1)"
+        "div.vega",
+        "els => els.map(e => e.dataset.rendered === 'true' ? e.querySelectorAll('svg g.mark-rect path, svg g.mark-line path, svg g.mark-tick path, svg g.mark-symbol path').length : -1)",
     )
 
 

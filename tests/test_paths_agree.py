@@ -58,11 +58,26 @@ def _service(challenge: str, demo: Any, folder: Path) -> tuple[Any, str]:
     from service_helpers import CONTEST, Clock, at, set_up
 
     measured = {p.name for p in get(challenge).parameters if p.role == "measured"}
-    parameters = "[parameters]\n" + "".join(f"{key} = {json.dumps(str(value))}\n" for key, value in demo.settings.items() if key not in measured)
+    parameters = "[parameters]\n" + "".join(
+        f"{key} = {json.dumps(str(value))}\n" for key, value in demo.settings.items() if key not in measured
+    )
     contest = folder / "contest.toml"
-    contest.write_text(CONTEST.format(id=f"paths-{challenge}", challenge=challenge, truth=demo.truth, timezone="UTC", extra=parameters,
-                                      kind="files", quota="per_day = 100", ranking='final = "best"', upload_mb=50))  # fmt: skip
-    service, tokens = set_up(f"sqlite:///{folder / 'podium.sqlite3'}", contest, folder / "data", ("team",), Clock(at("2026-03-10T12:00:00Z")))
+    contest.write_text(
+        CONTEST.format(
+            id=f"paths-{challenge}",
+            challenge=challenge,
+            truth=demo.truth,
+            timezone="UTC",
+            extra=parameters,
+            kind="files",
+            quota="per_day = 100",
+            ranking='final = "best"',
+            upload_mb=50,
+        )
+    )
+    service, tokens = set_up(
+        f"sqlite:///{folder / 'podium.sqlite3'}", contest, folder / "data", ("team",), Clock(at("2026-03-10T12:00:00Z"))
+    )
     return service, tokens["team"]
 
 
@@ -98,25 +113,59 @@ def test_every_path_gives_the_same_numbers(challenge: str, tmp_path: Path, dask_
         platform = case / "codabench"
         shutil.copytree(reference, platform / "input" / "ref")
         _files_of(submission, platform / "input" / "res")
-        code, output = run("codabench", challenge, "--input", str(platform / "input"), "--output", str(platform / "output"), "--workers", "1", *set_options)
+        code, output = run(
+            "codabench",
+            challenge,
+            "--input",
+            str(platform / "input"),
+            "--output",
+            str(platform / "output"),
+            "--workers",
+            "1",
+            *set_options,
+        )
         assert code == 0, output
         assert json.loads((platform / "output" / "scores.json").read_text()) == numbers, "podium codabench"
 
-        annotation = reference / demo.truth.name if demo.truth.is_file() else _tar_gz(reference, case / "annotation.tar.gz")
+        annotation = (
+            reference / demo.truth.name if demo.truth.is_file() else _tar_gz(reference, case / "annotation.tar.gz")
+        )
         answer = evalai_evaluate(str(annotation), str(submission), "test", challenge=challenge, settings=sets)
         assert answer["result"][0]["test_split"] == numbers, "EvalAI's evaluate"
 
-        code, output = run("grand-challenge", challenge, "--input", str(files), "--output", str(case / "gc"), "--ground-truth", str(reference), "--workers", "1", *set_options)
+        code, output = run(
+            "grand-challenge",
+            challenge,
+            "--input",
+            str(files),
+            "--output",
+            str(case / "gc"),
+            "--ground-truth",
+            str(reference),
+            "--workers",
+            "1",
+            *set_options,
+        )
         assert code == 0, output
         assert json.loads((case / "gc" / "metrics.json").read_text())["aggregates"] == numbers, "podium grand-challenge"
 
         # the service has no measured parameters (time, memory) for an uploaded file: the API without them
-        unmeasured = podium.evaluate(challenge, demo.truth, submission, **{k: v for k, v in demo.settings.items() if k not in measured})
+        unmeasured = podium.evaluate(
+            challenge, demo.truth, submission, **{k: v for k, v in demo.settings.items() if k not in measured}
+        )
         with LiveServer(service) as live:
-            sent = live.call("POST", "/api/submissions", token, body=packed(files, case).read_bytes(), query={"filename": "submission.tar.gz"})
+            sent = live.call(
+                "POST",
+                "/api/submissions",
+                token,
+                body=packed(files, case).read_bytes(),
+                query={"filename": "submission.tar.gz"},
+            )
             assert sent.status == 201, sent.body
             while Worker(service.engine, service.data, clock=service.clock).work_once():
                 pass
             answer = live.call("GET", f"/api/submissions/{sent.body['id']}", token).body
         assert answer["status"] == "scored", answer
-        assert json.dumps(answer["result"]["scores"], sort_keys=True) == json.dumps(unmeasured.scores, sort_keys=True), "podium serve"
+        assert json.dumps(answer["result"]["scores"], sort_keys=True) == json.dumps(
+            unmeasured.scores, sort_keys=True
+        ), "podium serve"

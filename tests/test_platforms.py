@@ -73,24 +73,49 @@ def platform_checks() -> Path:
     if not CHECKS.is_dir():
         pytest.skip(f"the platforms' own code is not at {CHECKS} (../shared/platform-checks)")
     where = subprocess.run(  # their own rule for where the venv is; -B: nothing written into ../shared
-        [sys.executable, "-B", "-c", f"import sys; sys.path.insert(0, {str(CHECKS)!r}); import _common; print(_common.venv_dir())"],
-        capture_output=True, text=True, check=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-B",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(CHECKS)!r}); import _common; print(_common.venv_dir())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     python = Path(where.stdout.strip()) / "bin" / "python"
     if not python.exists() or subprocess.run([str(python), "-c", CHECKS_MODULES], capture_output=True).returncode != 0:
         made = subprocess.run(["sh", str(CHECKS / "setup.sh")], capture_output=True, text=True, timeout=900)
-        require("the platform checks' venv (Django, DRF, PyYAML from the package index)", None if made.returncode == 0 else made.stderr[-500:])
+        require(
+            "the platform checks' venv (Django, DRF, PyYAML from the package index)",
+            None if made.returncode == 0 else made.stderr[-500:],
+        )
     return CHECKS
 
 
 def platform_check(checks: Path, script: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
     """One of the platform checks' scripts, run as its README says (it re-runs itself with its venv's Python)."""
-    return subprocess.run([sys.executable, str(checks / script), *map(str, args)], capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(checks / script), *map(str, args)], capture_output=True, text=True, timeout=600
+    )
 
 
 def codabench_scores(checks: Path, bundle: Path, submission: Path, task: int, out: Path, *extra: str) -> dict:
     """``scores.json`` as Codabench's compute worker reads it after scoring ``submission`` on ``task``; fails the test unless Finished."""
-    finished = platform_check(checks, "run_codabench_scoring.py", bundle, submission, "--task", str(task), "--path", PODIUM_BIN, "--out", out, *extra)
+    finished = platform_check(
+        checks,
+        "run_codabench_scoring.py",
+        bundle,
+        submission,
+        "--task",
+        str(task),
+        "--path",
+        PODIUM_BIN,
+        "--out",
+        out,
+        *extra,
+    )
     assert finished.returncode == 0 and "status: Finished" in finished.stdout, finished.stdout + finished.stderr
     return json.loads((out / "scores.json").read_text())
 
@@ -98,12 +123,22 @@ def codabench_scores(checks: Path, bundle: Path, submission: Path, task: int, ou
 def evalai_rows(checks: Path, kit: Path, submission: Path, phase: str) -> tuple[dict[str, dict], str]:
     """The leaderboard row of each split as EvalAI's submission worker keeps it, and the worker's output; fails the test unless FINISHED."""
     finished = platform_check(
-        checks, "run_evalai_evaluate.py", kit / "evaluation_script", next((kit / "annotations").iterdir()), submission, phase,
-        "--config", kit / "challenge_config.podium.yaml", "--python", sys.executable,
-    )  # fmt: skip
+        checks,
+        "run_evalai_evaluate.py",
+        kit / "evaluation_script",
+        next((kit / "annotations").iterdir()),
+        submission,
+        phase,
+        "--config",
+        kit / "challenge_config.podium.yaml",
+        "--python",
+        sys.executable,
+    )
     assert finished.returncode == 0 and "status: FINISHED" in finished.stdout, finished.stdout + finished.stderr
     prefix = "leaderboard row, split "
-    rows = [line.removeprefix(prefix).split(": ", 1) for line in finished.stdout.splitlines() if line.startswith(prefix)]
+    rows = [
+        line.removeprefix(prefix).split(": ", 1) for line in finished.stdout.splitlines() if line.startswith(prefix)
+    ]
     return {split: json.loads(row) for split, row in rows}, finished.stdout
 
 
@@ -115,7 +150,11 @@ def packed_three_ways(files: Path, folder: Path) -> dict[str, Path]:
         for path in sorted(team.rglob("*")):
             archive.write(path, path.relative_to(folder).as_posix())
     subprocess.run(["tar", "czf", str(folder / "dot.tar.gz"), "-C", str(files), "."], check=True)
-    return {"files.zip": _zip_folder(files, folder / "files.zip"), "folder.zip": folder / "folder.zip", "dot.tar.gz": folder / "dot.tar.gz"}
+    return {
+        "files.zip": _zip_folder(files, folder / "files.zip"),
+        "folder.zip": folder / "folder.zip",
+        "dot.tar.gz": folder / "dot.tar.gz",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -126,16 +165,20 @@ def contests(tmp_path_factory: pytest.TempPathFactory) -> dict:
         folder = tmp_path_factory.mktemp(challenge_id)
         demo = get(challenge_id).write_demo(folder)
         measured = {p.name for p in get(challenge_id).parameters if p.role == "measured"}
-        parameters = "".join(f"{key} = {json.dumps(value)}\n" for key, value in demo.settings.items() if key not in measured)
+        parameters = "".join(
+            f"{key} = {json.dumps(value)}\n" for key, value in demo.settings.items() if key not in measured
+        )
         contest_file = folder / "contest.toml"
         contest_file.write_text(
             f'id = "{challenge_id}-demo"\ntitle = "The {challenge_id} demo"\nchallenge = "{challenge_id}"\n'
             f'truth = {json.dumps(str(demo.truth))}\ntimezone = "Europe/Paris"\n[parameters]\n{parameters}'
             "[split]\npublic = 0.5\nseed = 3\n"
             '[[phase]]\nname = "Development"\nstart = 2026-01-05T00:00:00+01:00\nend = 2026-03-01T00:00:00+01:00\nsubmissions = "files"\n'
-            "[quota]\nper_day = 5\ntotal = 100\n[ranking]\ndecimals = 3\nfinal = \"last\"\n"
-            + ('by = "pairwise_f"\n' if challenge_id == "face-clustering" else "")  # final points need a measured time: not on a platform
-        )  # fmt: skip
+            '[quota]\nper_day = 5\ntotal = 100\n[ranking]\ndecimals = 3\nfinal = "last"\n'
+            + (
+                'by = "pairwise_f"\n' if challenge_id == "face-clustering" else ""
+            )  # final points need a measured time: not on a platform
+        )
         contest = load(contest_file)
         expected = evaluate(challenge_id, contest.truth, demo.submission, contest.settings, **contest.evaluation())
         made[challenge_id] = (contest, demo, expected)
@@ -147,7 +190,9 @@ def _platform_numbers(challenge_id: str, scores: dict, keys: list[str] | None = 
 
 
 def _assert_numbers(values: dict) -> None:
-    assert values and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()), values
+    assert values and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()
+    ), values
 
 
 def _zip_folder(folder: Path, target: Path) -> Path:
@@ -172,12 +217,19 @@ def _submission_files(demo, target: Path) -> Path:
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
-def test_codabench_bundle_scores_each_split_as_podium_does(challenge_id: str, contests: dict, platform_checks: Path, tmp_path: Path) -> None:
+def test_codabench_bundle_scores_each_split_as_podium_does(
+    challenge_id: str, contests: dict, platform_checks: Path, tmp_path: Path
+) -> None:
     """Codabench's unpacker takes each challenge's bundle; its worker scores a zip of one folder on the public task and a zip of files on
     the private one (its ``metadata`` file beside them in input/res), to ``podium evaluate``'s numbers under exactly the columns' keys."""
     contest, demo, expected = contests[challenge_id]
     bundle = tmp_path / "bundle.zip"
-    assert run("bundle", "codabench", "--contest", str(contest.path), "-o", str(bundle), "--image", "ghcr.io/org/podium:1")[0] == 0
+    assert (
+        run(
+            "bundle", "codabench", "--contest", str(contest.path), "-o", str(bundle), "--image", "ghcr.io/org/podium:1"
+        )[0]
+        == 0
+    )
     checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
     assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
     keys = [c.key for c in columns(contest)]
@@ -190,36 +242,60 @@ def test_codabench_bundle_scores_each_split_as_podium_does(challenge_id: str, co
         assert scores == _platform_numbers(challenge_id, expected.splits[split].scores, keys)
         assert (out / "detailed_results.html").read_text().startswith("<!doctype html>")
         stdout = (out / "scoring_stdout.txt").read_text()
-        assert f"{split} split" in stdout and "metadata" not in stdout  # the worker's own file is neither scored nor warned about
+        assert (
+            f"{split} split" in stdout and "metadata" not in stdout
+        )  # the worker's own file is neither scored nor warned about
 
 
 def test_codabench_bundle_says_what_podium_means(contests: dict, platform_checks: Path, tmp_path: Path) -> None:
     """What Codabench accepts is its unpacker's to say (checked above); here, that the bundle carries the contest's rules."""
     contest, _, _ = contests["glas"]
     bundle = tmp_path / "bundle.zip"
-    assert run("bundle", "codabench", "--contest", str(contest.path), "-o", str(bundle), "--image", "ghcr.io/org/podium:1")[0] == 0
+    assert (
+        run(
+            "bundle", "codabench", "--contest", str(contest.path), "-o", str(bundle), "--image", "ghcr.io/org/podium:1"
+        )[0]
+        == 0
+    )
     checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
     assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
     archive = zipfile.ZipFile(bundle)
     spec = yaml.safe_load(archive.read("competition.yaml"))
-    assert spec["title"] == contest.title and spec["docker_image"] == "ghcr.io/org/podium:1" and spec["enable_detailed_results"] is True
+    assert (
+        spec["title"] == contest.title
+        and spec["docker_image"] == "ghcr.io/org/podium:1"
+        and spec["enable_detailed_results"] is True
+    )
     phases = sorted(spec["phases"], key=lambda p: p["index"])
     assert [p["name"] for p in phases] == ["Development", "final ranking (private split)"]
-    assert datetime.fromisoformat(phases[0]["start"]) == datetime.fromisoformat("2026-01-04T23:00:00+00:00")  # Paris midnight, in UTC
-    assert (datetime.fromisoformat(phases[1]["start"]) - datetime.fromisoformat(phases[0]["end"])).total_seconds() == 1  # Codabench's gap
+    assert datetime.fromisoformat(phases[0]["start"]) == datetime.fromisoformat(
+        "2026-01-04T23:00:00+00:00"
+    )  # Paris midnight, in UTC
+    assert (
+        datetime.fromisoformat(phases[1]["start"]) - datetime.fromisoformat(phases[0]["end"])
+    ).total_seconds() == 1  # Codabench's gap
     assert phases[0]["max_submissions_per_day"] == 5 and phases[0]["max_submissions"] == 100
     assert all(p["execution_time_limit"] == 300 + math.ceil(contest.units / 100) for p in phases)
     assert phases[1]["auto_migrate_to_this_phase"] is True and phases[1]["tasks"] == [1]
-    assert all(yaml.safe_load(archive.read(f"{t['scoring_program']}metadata.yaml"))["command"].startswith("podium codabench ") for t in spec["tasks"])
+    assert all(
+        yaml.safe_load(archive.read(f"{t['scoring_program']}metadata.yaml"))["command"].startswith("podium codabench ")
+        for t in spec["tasks"]
+    )
     board = spec["leaderboards"][0]
     assert board["submission_rule"] == "Force_Last"
     assert [(c["key"], c["sorting"], c["index"], c["precision"]) for c in board["columns"]] == [
-        ("f1", "desc", 0, 3), ("object_dice", "desc", 1, 3), ("object_hausdorff", "asc", 2, 3)
-    ]  # fmt: skip
+        ("f1", "desc", 0, 3),
+        ("object_dice", "desc", 1, 3),
+        ("object_hausdorff", "asc", 2, 3),
+    ]
     overview = archive.read("pages/overview.md").decode()
     assert "sum of their ranks" in overview  # GlaS's rule cannot be a column order
-    assert "Upload a zip of your files, or of one folder that holds them" in overview  # both score alike (the worker's test above)
-    assert "official rules: GlaS@MICCAI 2015, Evaluation (warwick.ac.uk" in overview  # by title and source, not a file shipped nowhere
+    assert (
+        "Upload a zip of your files, or of one folder that holds them" in overview
+    )  # both score alike (the worker's test above)
+    assert (
+        "official rules: GlaS@MICCAI 2015, Evaluation (warwick.ac.uk" in overview
+    )  # by title and source, not a file shipped nowhere
     code, listing = run("challenges", "--json")
     assert code == 0 and all("seeds/" not in challenge["rules"] for challenge in json.loads(listing))
     assert archive.read("scoring_image/Dockerfile").decode() == (REPOSITORY / "Dockerfile").read_text()
@@ -233,25 +309,62 @@ def test_phases_that_touch_are_refused_for_codabench_and_warned_of_by_contest_ch
     text = contest.path.read_text().replace(
         'submissions = "files"\n',
         'submissions = "files"\n[[phase]]\nname = "Final"\nstart = 2026-03-01T00:00:00+01:00\nend = 2026-03-08T00:00:00+01:00\nsubmissions = "files"\n',
-    )  # fmt: skip
+    )
     touching = tmp_path / "contest.toml"
     touching.write_text(text)
-    check = subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(touching)], capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0 and "warning: phase 'Final' starts when phase 'Development' ends" in check.stderr, check.stderr
-    code, output = run("bundle", "codabench", "--contest", str(touching), "-o", str(tmp_path / "refused.zip"), "--image", "x/podium:1")
+    check = subprocess.run(
+        [sys.executable, "-m", "podium", "contest", "check", str(touching)], capture_output=True, text=True, timeout=120
+    )
+    assert check.returncode == 0 and "warning: phase 'Final' starts when phase 'Development' ends" in check.stderr, (
+        check.stderr
+    )
+    code, output = run(
+        "bundle", "codabench", "--contest", str(touching), "-o", str(tmp_path / "refused.zip"), "--image", "x/podium:1"
+    )
     assert code == 2 and "Codabench refuses phases that touch" in output and not (tmp_path / "refused.zip").exists()
 
     import podium.publish.platforms.codabench_bundle as codabench_bundle  # the bundle written all the same: Codabench's own refusal
 
     monkeypatch.setattr(codabench_bundle, "codabench_conflicts", lambda contest: [])
-    assert run("bundle", "codabench", "--contest", str(touching), "-o", str(tmp_path / "touching.zip"), "--image", "x/podium:1")[0] == 0
+    assert (
+        run(
+            "bundle",
+            "codabench",
+            "--contest",
+            str(touching),
+            "-o",
+            str(tmp_path / "touching.zip"),
+            "--image",
+            "x/podium:1",
+        )[0]
+        == 0
+    )
     refused = platform_check(platform_checks, "check_codabench_bundle.py", tmp_path / "touching.zip")
-    assert refused.returncode == 1 and "Phases dates conflict. Phase: Final should start after Phase: Development has ended" in refused.stdout + refused.stderr
+    assert (
+        refused.returncode == 1
+        and "Phases dates conflict. Phase: Final should start after Phase: Development has ended"
+        in refused.stdout + refused.stderr
+    )
     monkeypatch.undo()
     apart = tmp_path / "apart.toml"
-    apart.write_text(touching.read_text().replace("start = 2026-03-01T00:00:00+01:00", "start = 2026-03-01T00:00:01+01:00"))
-    assert "warning" not in subprocess.run([sys.executable, "-m", "podium", "contest", "check", str(apart)], capture_output=True, text=True, timeout=120).stderr
-    assert run("bundle", "codabench", "--contest", str(apart), "-o", str(tmp_path / "apart.zip"), "--image", "x/podium:1")[0] == 0
+    apart.write_text(
+        touching.read_text().replace("start = 2026-03-01T00:00:00+01:00", "start = 2026-03-01T00:00:01+01:00")
+    )
+    assert (
+        "warning"
+        not in subprocess.run(
+            [sys.executable, "-m", "podium", "contest", "check", str(apart)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stderr
+    )
+    assert (
+        run("bundle", "codabench", "--contest", str(apart), "-o", str(tmp_path / "apart.zip"), "--image", "x/podium:1")[
+            0
+        ]
+        == 0
+    )
     accepted = platform_check(platform_checks, "check_codabench_bundle.py", tmp_path / "apart.zip")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
 
@@ -259,10 +372,25 @@ def test_phases_that_touch_are_refused_for_codabench_and_warned_of_by_contest_ch
 def test_codabench_bundle_is_the_same_bytes_each_time(contests: dict, tmp_path: Path) -> None:
     contest, _, _ = contests["ilsvrc2012-loc"]
     for name in ("a.zip", "b.zip"):
-        assert run("bundle", "codabench", "--contest", str(contest.path), "-o", str(tmp_path / name), "--image", "x/podium:1")[0] == 0
+        assert (
+            run(
+                "bundle",
+                "codabench",
+                "--contest",
+                str(contest.path),
+                "-o",
+                str(tmp_path / name),
+                "--image",
+                "x/podium:1",
+            )[0]
+            == 0
+        )
     assert (tmp_path / "a.zip").read_bytes() == (tmp_path / "b.zip").read_bytes()
     names = zipfile.ZipFile(tmp_path / "a.zip").namelist()
-    assert "reference_data/data/boxes/boxes/ILSVRC2012_val_00000001.xml" in names and "reference_data/data/meta/meta.mat" in names
+    assert (
+        "reference_data/data/boxes/boxes/ILSVRC2012_val_00000001.xml" in names
+        and "reference_data/data/meta/meta.mat" in names
+    )
 
 
 def test_a_final_phase_shows_the_private_split_as_its_leaderboard_row_does(contests: dict) -> None:
@@ -273,7 +401,9 @@ def test_a_final_phase_shows_the_private_split_as_its_leaderboard_row_does(conte
     part = shown(expected, PRIVATE)
     private, whole = expected.splits[PRIVATE].scores, expected.scores
     assert part.document["scores"] == part.scores == private and set(part.document["splits"]) == {PRIVATE}
-    assert set(part.document["units"]["rows"]) == {unit for unit, split in contest.split.split_of.items() if split == PRIVATE}
+    assert set(part.document["units"]["rows"]) == {
+        unit for unit, split in contest.split.split_of.items() if split == PRIVATE
+    }
     meets_the_schema(json.loads(json.dumps(part.document)))
     page = render_report(part.document, "your submission")
     assert private["object_hausdorff"] != whole["object_hausdorff"]
@@ -285,10 +415,25 @@ def test_codabench_without_a_contest_takes_the_truth_from_ref(contests: dict, tm
     for challenge_id in ("glas", "camera-traps"):
         _, demo, _ = contests[challenge_id]
         ref, res = tmp_path / challenge_id / "ref", tmp_path / challenge_id / "res"
-        shutil.copytree(demo.truth, ref) if demo.truth.is_dir() else (ref.mkdir(parents=True), shutil.copy(demo.truth, ref))
+        shutil.copytree(demo.truth, ref) if demo.truth.is_dir() else (
+            ref.mkdir(parents=True),
+            shutil.copy(demo.truth, ref),
+        )
         _submission_files(demo, res / "team")  # a zip of a folder: its one top folder is looked through
         out = tmp_path / challenge_id / "out"
-        command = [sys.executable, "-m", "podium", "codabench", challenge_id, "--input", str(ref.parent), "--output", str(out), "--workers", "1"]
+        command = [
+            sys.executable,
+            "-m",
+            "podium",
+            "codabench",
+            challenge_id,
+            "--input",
+            str(ref.parent),
+            "--output",
+            str(out),
+            "--workers",
+            "1",
+        ]
         finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert finished.returncode == 0, finished.stderr
         expected = evaluate(challenge_id, demo.truth, demo.submission)
@@ -302,10 +447,21 @@ def test_codabench_rejection_exits_1_with_every_problem_in_the_log(contests: dic
     _submission_files(demo, res)
     (res / "Roads").mkdir()
     (res / "road" / "image_0001.png").write_bytes(b"not a png")
-    code, output = run("codabench", "fuzzy-jaccard", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"), "--workers", "1")
+    code, output = run(
+        "codabench",
+        "fuzzy-jaccard",
+        "--input",
+        str(tmp_path / "input"),
+        "--output",
+        str(tmp_path / "out"),
+        "--workers",
+        "1",
+    )
     assert code == 1
     assert "podium fuzzy-jaccard: rejected" in output
-    assert "error Roads: folder 'Roads' is not a class" in output and "error road/image_0001.png:" in output  # named inside the submission
+    assert (
+        "error Roads: folder 'Roads' is not a class" in output and "error road/image_0001.png:" in output
+    )  # named inside the submission
     assert not (tmp_path / "out" / "scores.json").exists()
     assert "rejected" in (tmp_path / "out" / "detailed_results.html").read_text()
 
@@ -318,25 +474,49 @@ def test_codabench_copies_links_and_fifos_beside_its_metadata_as_what_they_are(c
     (res / "metadata").write_text("exitCode: 0\n")
     first, second, *_ = sorted(p.name for p in res.glob("*.png"))
     (res / first).unlink()
-    (res / first).symlink_to(demo.truth / next(iter(sorted(p.name for p in demo.truth.iterdir()))))  # the truth, through a link
+    (res / first).symlink_to(
+        demo.truth / next(iter(sorted(p.name for p in demo.truth.iterdir())))
+    )  # the truth, through a link
     (res / second).unlink()
     os.mkfifo(res / second)  # opening it would block for ever
-    code, output = run("codabench", "glas", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"), "--workers", "1")
-    assert code == 1 and f"error {first}: is a symbolic link" in output and f"error {second}: is not a regular file" in output, output
-    assert "metadata" not in output and (res / "metadata").is_file() and (res / first).is_symlink()  # the platform's folder as it was
+    code, output = run(
+        "codabench", "glas", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"), "--workers", "1"
+    )
+    assert (
+        code == 1
+        and f"error {first}: is a symbolic link" in output
+        and f"error {second}: is not a regular file" in output
+    ), output
+    assert (
+        "metadata" not in output and (res / "metadata").is_file() and (res / first).is_symlink()
+    )  # the platform's folder as it was
 
 
 def test_codabench_refuses_keys_that_are_not_scores(contests: dict, tmp_path: Path) -> None:
     _, demo, _ = contests["glas"]
     shutil.copytree(demo.truth, tmp_path / "input" / "ref")
     _submission_files(demo, tmp_path / "input" / "res")
-    code, output = run("codabench", "glas", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"), "--keys", "f1,accuracy")
+    code, output = run(
+        "codabench",
+        "glas",
+        "--input",
+        str(tmp_path / "input"),
+        "--output",
+        str(tmp_path / "out"),
+        "--keys",
+        "f1,accuracy",
+    )
     assert code == 2 and "--keys accuracy: not scores of glas" in output
 
 
 def test_an_undefined_score_becomes_the_losing_sentinel() -> None:
-    assert numbers_only("glas", {"object_hausdorff": None, "f1": 0})[0] == {"object_hausdorff": SENTINEL, "f1": 0}  # 0 is a number, not null
-    assert numbers_only("ilsvrc2012-fine", {"ap/3": None, "ap/4": 0.5})[0] == {"ap/4": 0.5}  # per-class AP is descriptive: a null is left out
+    assert numbers_only("glas", {"object_hausdorff": None, "f1": 0})[0] == {
+        "object_hausdorff": SENTINEL,
+        "f1": 0,
+    }  # 0 is a number, not null
+    assert numbers_only("ilsvrc2012-fine", {"ap/3": None, "ap/4": 0.5})[0] == {
+        "ap/4": 0.5
+    }  # per-class AP is descriptive: a null is left out
     assert SENTINEL < 10**10  # Codabench's score column: a decimal with ten integer digits
 
 
@@ -351,16 +531,25 @@ def test_a_score_that_needs_measurements_is_no_column_and_cannot_rank(contests: 
     by_final = tmp_path / "contest.toml"
     by_final.write_text(contest.path.read_text().replace('by = "pairwise_f"\n', ""))
     assert load(by_final).ranking.by is None  # the challenge's rule: final points
-    for args in (["codabench", "--image", "x/podium:1", "-o", str(tmp_path / "b.zip")], ["evalai", "-o", str(tmp_path / "kit")]):
+    for args in (
+        ["codabench", "--image", "x/podium:1", "-o", str(tmp_path / "b.zip")],
+        ["evalai", "-o", str(tmp_path / "kit")],
+    ):
         code, output = run("bundle", args[0], "--contest", str(by_final), *args[1:])
-        assert code == 2 and "ranks by final, which needs the running time and memory" in output and "[ranking] by = one of pairwise_f" in output, output
+        assert (
+            code == 2
+            and "ranks by final, which needs the running time and memory" in output
+            and "[ranking] by = one of pairwise_f" in output
+        ), output
 
 
 # --- EvalAI ----------------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
-def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(challenge_id: str, contests: dict, platform_checks: Path, tmp_path: Path) -> None:
+def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(
+    challenge_id: str, contests: dict, platform_checks: Path, tmp_path: Path
+) -> None:
     contest, demo, expected = contests[challenge_id]
     kit = tmp_path / "kit"
     assert run("bundle", "evalai", "--contest", str(contest.path), "-o", str(kit))[0] == 0
@@ -369,24 +558,36 @@ def test_evalai_evaluate_fills_each_split_and_shows_only_the_public_one(challeng
     assert codenames == {"public_split", "private_split"}
     assert config["leaderboard"][0]["schema"]["labels"] == [c.key for c in columns(contest)]
     phase = config["challenge_phases"][0]
-    assert phase["codename"] == "development" and phase["start_date"] == "2026-01-04 23:00:00" and phase["max_submissions_per_day"] == 5
+    assert (
+        phase["codename"] == "development"
+        and phase["start_date"] == "2026-01-04 23:00:00"
+        and phase["max_submissions_per_day"] == 5
+    )
     visibility = {s["dataset_split_id"]: s["visibility"] for s in config["challenge_phase_splits"]}
     private_id = next(s["id"] for s in config["dataset_splits"] if s["codename"] == "private_split")
     assert visibility[private_id] == 1 and set(visibility.values()) == {1, 3}  # 1: the host only; 3: public
 
     checked = platform_check(platform_checks, "check_evalai_config.py", kit / "challenge_config.podium.yaml")
-    assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), checked.stdout + checked.stderr
+    assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), (
+        checked.stdout + checked.stderr
+    )
 
     # EvalAI's submission worker: the script extracted and imported as a package, evaluate() called, its result checked
     submission = _zip_folder(_submission_files(demo, tmp_path / "files"), tmp_path / "submission.zip")
     rows, stdout = evalai_rows(platform_checks, kit, submission, phase["codename"])
-    assert rows == {CODENAMES[split]: _platform_numbers(challenge_id, expected.splits[split].scores) for split in (PUBLIC, PRIVATE)}
+    assert rows == {
+        CODENAMES[split]: _platform_numbers(challenge_id, expected.splits[split].scores) for split in (PUBLIC, PRIVATE)
+    }
     for values in rows.values():
         _assert_numbers(values)
-    assert "pip install -r" in stdout and "requirements.txt before importing the script" in stdout  # the worker installs podium
+    assert (
+        "pip install -r" in stdout and "requirements.txt before importing the script" in stdout
+    )  # the worker installs podium
     assert (kit / "evaluation_script" / "requirements.txt").read_text().splitlines()[-1] == f"podium=={podium_version}"
     shown_file = next(line for line in stdout.splitlines() if line.startswith("submission_result.json: "))
-    assert shown_file.startswith('submission_result.json: {"public_split": ') and "private_split" not in shown_file  # the public split only
+    assert (
+        shown_file.startswith('submission_result.json: {"public_split": ') and "private_split" not in shown_file
+    )  # the public split only
 
 
 def test_evalai_takes_a_plain_truth_file_and_rejects_with_every_problem(contests: dict, tmp_path: Path) -> None:
@@ -395,9 +596,17 @@ def test_evalai_takes_a_plain_truth_file_and_rejects_with_every_problem(contests
     _, demo, _ = contests["camera-traps"]
     submission = next(demo.submission.iterdir()) if demo.submission.is_dir() else demo.submission
     (tmp_path / "annotations").mkdir()
-    truth = Path(shutil.copy(demo.truth, tmp_path / "annotations"))  # alone: beside the demo's contest.toml it would be that contest's
+    truth = Path(
+        shutil.copy(demo.truth, tmp_path / "annotations")
+    )  # alone: beside the demo's contest.toml it would be that contest's
     output = evalai_evaluate(str(truth), str(submission), "test", challenge="camera-traps")
-    assert output["result"] == [{CODENAMES[None]: _platform_numbers("camera-traps", evaluate("camera-traps", demo.truth, demo.submission).scores)}]
+    assert output["result"] == [
+        {
+            CODENAMES[None]: _platform_numbers(
+                "camera-traps", evaluate("camera-traps", demo.truth, demo.submission).scores
+            )
+        }
+    ]
     broken = tmp_path / "broken.csv"
     broken.write_text(submission.read_text().replace("\n", "\nnot,a,row\n", 1))
     with pytest.raises(SubmissionRejected, match="podium camera-traps: rejected"):
@@ -408,17 +617,33 @@ def test_evalai_takes_a_plain_truth_file_and_rejects_with_every_problem(contests
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
-def test_grand_challenge_writes_cases_and_aggregates_of_the_public_split(challenge_id: str, contests: dict, tmp_path: Path) -> None:
+def test_grand_challenge_writes_cases_and_aggregates_of_the_public_split(
+    challenge_id: str, contests: dict, tmp_path: Path
+) -> None:
     contest, demo, expected = contests[challenge_id]
     tarball = tmp_path / "ground_truth.tar.gz"
     assert run("bundle", "reference", "--contest", str(contest.path), "-o", str(tarball))[0] == 0
-    ground_truth = tmp_path / "opt" / "ml" / "input" / "data" / "ground_truth"  # where the phase's ground truth is extracted
+    ground_truth = (
+        tmp_path / "opt" / "ml" / "input" / "data" / "ground_truth"
+    )  # where the phase's ground truth is extracted
     with tarfile.open(tarball) as archive:
         archive.extractall(ground_truth, filter="data")
-    _submission_files(demo, tmp_path / "input" / "team")  # a zip of one folder, extracted beside the platform's inputs.json
+    _submission_files(
+        demo, tmp_path / "input" / "team"
+    )  # a zip of one folder, extracted beside the platform's inputs.json
     (tmp_path / "input" / "inputs.json").write_text("[]")
     input_dir = str(tmp_path / "input")
-    code, output = run("grand-challenge", "--input", input_dir, "--output", str(tmp_path / "output"), "--ground-truth", str(ground_truth), "--workers", "1")
+    code, output = run(
+        "grand-challenge",
+        "--input",
+        input_dir,
+        "--output",
+        str(tmp_path / "output"),
+        "--ground-truth",
+        str(ground_truth),
+        "--workers",
+        "1",
+    )
     assert code == 0 and "inputs.json" not in output, output
     metrics = json.loads((tmp_path / "output" / "metrics.json").read_text())
     assert set(metrics) == {"case", "aggregates", "podium"}
@@ -431,7 +656,9 @@ def test_grand_challenge_writes_cases_and_aggregates_of_the_public_split(challen
     assert metrics["podium"]["split"] == PUBLIC and metrics["podium"]["signature"]["contest"]["id"] == contest.id
 
 
-def test_grand_challenge_rejection_ends_stderr_with_the_line_the_participant_sees(contests: dict, tmp_path: Path) -> None:
+def test_grand_challenge_rejection_ends_stderr_with_the_line_the_participant_sees(
+    contests: dict, tmp_path: Path
+) -> None:
     contest, _, _ = contests["glas"]
     tarball = tmp_path / "gt.tar.gz"
     assert run("bundle", "reference", "--contest", str(contest.path), "-o", str(tarball))[0] == 0
@@ -439,10 +666,23 @@ def test_grand_challenge_rejection_ends_stderr_with_the_line_the_participant_see
         archive.extractall(tmp_path / "gt", filter="data")
     (tmp_path / "input").mkdir()
     (tmp_path / "input" / "testA_1.png").write_bytes(b"\x89PNG broken")
-    command = [sys.executable, "-m", "podium", "grand-challenge", "--input", str(tmp_path / "input"), "--output", str(tmp_path / "out"), "--ground-truth", str(tmp_path / "gt")]
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "grand-challenge",
+        "--input",
+        str(tmp_path / "input"),
+        "--output",
+        str(tmp_path / "out"),
+        "--ground-truth",
+        str(tmp_path / "gt"),
+    ]
     finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 1
-    assert finished.stderr.strip().splitlines()[-1].startswith("rejected: 1 problem(s), the first: testA_1.png: ")  # named in the submission
+    assert (
+        finished.stderr.strip().splitlines()[-1].startswith("rejected: 1 problem(s), the first: testA_1.png: ")
+    )  # named in the submission
     assert not (tmp_path / "out" / "metrics.json").exists()
 
 
@@ -468,7 +708,9 @@ def _degenerate(demo, folder: Path) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
-def test_degenerate_submissions_get_the_same_verdict_in_every_entry_point(challenge_id: str, contests: dict, tmp_path: Path) -> None:
+def test_degenerate_submissions_get_the_same_verdict_in_every_entry_point(
+    challenge_id: str, contests: dict, tmp_path: Path
+) -> None:
     """Empty, one item, all rejected: evaluate, report, codabench, grand-challenge and EvalAI's evaluate agree, and none fails inside podium."""
     from podium.publish.platforms.evalai import evaluate as evalai_evaluate
 
@@ -480,7 +722,17 @@ def test_degenerate_submissions_get_the_same_verdict_in_every_entry_point(challe
     for case, submission in _degenerate(demo, tmp_path / "submissions").items():
         where = f"{challenge_id}, {case}"
         result = tmp_path / f"{case}.json"
-        code, output = run("evaluate", "--contest", str(contest.path), "--submission", str(submission), "--json", str(result), "--workers", "1")
+        code, output = run(
+            "evaluate",
+            "--contest",
+            str(contest.path),
+            "--submission",
+            str(submission),
+            "--json",
+            str(result),
+            "--workers",
+            "1",
+        )
         scored = code == 0
         assert code in (0, 1) and "internal error" not in output, (where, output)
         code, output = run("report", str(result), "-o", str(tmp_path / f"{case}.html"))
@@ -490,20 +742,40 @@ def test_degenerate_submissions_get_the_same_verdict_in_every_entry_point(challe
         shutil.copytree(reference, app / "input" / "ref")
         shutil.copytree(submission, app / "input" / "res")
         (app / "input" / "res" / "metadata").write_text("exitCode: 0\n")  # as Codabench's worker leaves it
-        code, output = run("codabench", "--input", str(app / "input"), "--output", str(app / "output"), "--workers", "1")
+        code, output = run(
+            "codabench", "--input", str(app / "input"), "--output", str(app / "output"), "--workers", "1"
+        )
         assert code == (0 if scored else 1) and "internal error" not in output, (where, output)
-        assert (app / "output" / "detailed_results.html").is_file() and (app / "output" / "scores.json").is_file() == scored, where
+        assert (app / "output" / "detailed_results.html").is_file() and (
+            app / "output" / "scores.json"
+        ).is_file() == scored, where
         if scored:
             _assert_numbers(json.loads((app / "output" / "scores.json").read_text()))
 
-        code, output = run("grand-challenge", "--input", str(submission), "--output", str(tmp_path / case / "gc"), "--ground-truth", str(reference), "--workers", "1")
+        code, output = run(
+            "grand-challenge",
+            "--input",
+            str(submission),
+            "--output",
+            str(tmp_path / case / "gc"),
+            "--ground-truth",
+            str(reference),
+            "--workers",
+            "1",
+        )
         assert code == (0 if scored else 1) and "internal error" not in output, (where, output)
         assert (tmp_path / case / "gc" / "metrics.json").is_file() == scored, where
 
-        packed = _zip_folder(submission, tmp_path / f"{case}.zip")  # an empty zip is refused as such, by evaluate as by EvalAI's entry
+        packed = _zip_folder(
+            submission, tmp_path / f"{case}.zip"
+        )  # an empty zip is refused as such, by evaluate as by EvalAI's entry
         scored = run("evaluate", "--contest", str(contest.path), "--submission", str(packed), "--workers", "1")[0] == 0
         if scored:
-            assert all(_assert_numbers(values) is None for entry in evalai_evaluate(str(tmp_path / "reference.tar.gz"), str(packed), "test")["result"] for values in entry.values())
+            assert all(
+                _assert_numbers(values) is None
+                for entry in evalai_evaluate(str(tmp_path / "reference.tar.gz"), str(packed), "test")["result"]
+                for values in entry.values()
+            )
         else:
             with pytest.raises(SubmissionRejected, match="rejected"):
                 evalai_evaluate(str(tmp_path / "reference.tar.gz"), str(packed), "test")
@@ -520,7 +792,7 @@ def test_reference_folder_keeps_a_list_split_and_refuses_program_contests(tmp_pa
     contest_file.write_text(
         f'id = "ct"\ntitle = "T\\u00e9st \\"quoted\\""\nchallenge = "camera-traps"\ntruth = {json.dumps(str(demo.truth))}\n'
         '[split]\npublic_list = "public.txt"\n[[phase]]\nname = "one"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "files"\n'
-    )  # fmt: skip
+    )
     tarball = tmp_path / "reference.tar.gz"
     assert run("bundle", "reference", "--contest", str(contest_file), "-o", str(tarball))[0] == 0
     with tarfile.open(tarball) as archive:
@@ -547,7 +819,11 @@ def test_the_dockerfile_is_podiums_and_pins_every_package() -> None:
             assert all((REPOSITORY / source).exists() for source in line.split()[1:-1])
     assert "pip install --constraint constraints.txt ." in text
     assert json.loads(lines[-1].removeprefix("CMD ")) == ["podium", "grand-challenge"]
-    pinned = {line.split("==")[0].lower().replace("_", "-") for line in (REPOSITORY / "constraints.txt").read_text().splitlines() if "==" in line}
+    pinned = {
+        line.split("==")[0].lower().replace("_", "-")
+        for line in (REPOSITORY / "constraints.txt").read_text().splitlines()
+        if "==" in line
+    }
     import tomllib
 
     dependencies = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["project"]["dependencies"]
@@ -593,13 +869,23 @@ def test_scoring_needs_no_web_stack_and_serve_says_which_extra(contests: dict, t
         ["evaluate", "--contest", str(contest.path), "--submission", str(demo.submission), "--workers", "1"],
         ["bundle", "codabench", "--contest", str(contest.path), "-o", str(tmp_path / "b.zip"), "--image", "x/podium:1"],
         ["bundle", "evalai", "--contest", str(contest.path), "-o", str(tmp_path / "kit")],
-        ["python", "import podium; print(podium.metrics.object_f1_score.__name__)"],  # podium.metrics with no import of it first
+        [
+            "python",
+            "import podium; print(podium.metrics.object_f1_score.__name__)",
+        ],  # podium.metrics with no import of it first
     ):
         finished = podium(*args)
         assert finished.returncode == 0, (args, finished.stdout, finished.stderr)
-    for args in (["serve", "--contest", str(contest.path), "--data", str(tmp_path / "data")], ["team", "add", "a", "--contest", str(contest.path), "--data", str(tmp_path / "data")]):
+    for args in (
+        ["serve", "--contest", str(contest.path), "--data", str(tmp_path / "data")],
+        ["team", "add", "a", "--contest", str(contest.path), "--data", str(tmp_path / "data")],
+    ):
         finished = podium(*args)
-        assert finished.returncode == 2 and "pip install 'podium[service]'" in finished.stderr and "Traceback" not in finished.stderr, finished.stderr
+        assert (
+            finished.returncode == 2
+            and "pip install 'podium[service]'" in finished.stderr
+            and "Traceback" not in finished.stderr
+        ), finished.stderr
 
 
 # --- archives everywhere ---------------------------------------------------------------------------------------------
@@ -611,7 +897,9 @@ def test_evaluate_takes_a_zip_or_tar_gz_and_names_problems_inside_it(contests: d
     packed = _zip_folder(demo.submission, tmp_path / "team.zip")
     assert evaluate("fuzzy-jaccard", demo.truth, packed).scores == folder_scores
     with tarfile.open(tmp_path / "team.tar.gz", "w:gz") as archive:
-        archive.add(demo.submission, arcname="team")  # one top folder: looked through, macOS's __MACOSX beside it ignored
+        archive.add(
+            demo.submission, arcname="team"
+        )  # one top folder: looked through, macOS's __MACOSX beside it ignored
         info = tarfile.TarInfo("__MACOSX/team/._image_0000.png")
         info.size = 4
         archive.addfile(info, io.BytesIO(b"fork"))
@@ -650,12 +938,42 @@ def test_platform_entries_refuse_an_unusable_layout_with_exit_2(contests: dict, 
     contest, demo, _ = contests["glas"]
     (tmp_path / "input" / "ref").mkdir(parents=True)
     cases = [
-        (["codabench", "--input", str(tmp_path / "input")], "name the CHALLENGE, or put a contest.toml in the reference folder"),
-        (["codabench", "glas", "--input", str(tmp_path / "input"), "--truth", "truth"], "--truth truth: no such file or folder in the reference folder"),
+        (
+            ["codabench", "--input", str(tmp_path / "input")],
+            "name the CHALLENGE, or put a contest.toml in the reference folder",
+        ),
+        (
+            ["codabench", "glas", "--input", str(tmp_path / "input"), "--truth", "truth"],
+            "--truth truth: no such file or folder in the reference folder",
+        ),
         (["codabench", "glas", "--input", str(tmp_path / "nowhere")], "the reference folder"),
-        (["grand-challenge", "--input", str(tmp_path / "none"), "--ground-truth", str(contest.path.parent)], "no submission folder"),
-        (["grand-challenge", "--input", str(demo.submission), "--ground-truth", str(contest.path.parent), "--set", "parts=testA"], "fixes the truth and the parameters"),
-        (["grand-challenge", "camera-traps", "--input", str(demo.submission), "--ground-truth", str(contest.path.parent)], "holds a glas contest"),
+        (
+            ["grand-challenge", "--input", str(tmp_path / "none"), "--ground-truth", str(contest.path.parent)],
+            "no submission folder",
+        ),
+        (
+            [
+                "grand-challenge",
+                "--input",
+                str(demo.submission),
+                "--ground-truth",
+                str(contest.path.parent),
+                "--set",
+                "parts=testA",
+            ],
+            "fixes the truth and the parameters",
+        ),
+        (
+            [
+                "grand-challenge",
+                "camera-traps",
+                "--input",
+                str(demo.submission),
+                "--ground-truth",
+                str(contest.path.parent),
+            ],
+            "holds a glas contest",
+        ),
     ]
     for args, words in cases:
         code, output = run(*args)
@@ -683,11 +1001,19 @@ def example_contests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tupl
         shutil.copytree(EXAMPLES / name, root / "examples" / "contests" / name)
     demo = get("glas").write_demo(root / "demo-data" / "glas")
     get("face-clustering").write_demo(root / "demo-data" / "face-clustering")
-    made: dict[str, tuple[Path, Path | None]] = {"demo": (root / "examples" / "contests" / "demo" / "contest.toml", demo.submission)}
+    made: dict[str, tuple[Path, Path | None]] = {
+        "demo": (root / "examples" / "contests" / "demo" / "contest.toml", demo.submission)
+    }
     fixture = SHARED / "data" / "glas-fixture" / "submission"
     made["glas-fixture"] = (EXAMPLES / "glas-fixture" / "contest.toml", fixture if fixture.is_dir() else None)
-    made["face-clustering"] = (root / "examples" / "contests" / "face-clustering" / "contest.toml", None)  # programs: no files to submit
-    made["ilsvrc2012-tasks"] = (EXAMPLES / "ilsvrc2012-tasks" / "contest.toml", None)  # three tracks: a bundle takes one (test_tracks.py)
+    made["face-clustering"] = (
+        root / "examples" / "contests" / "face-clustering" / "contest.toml",
+        None,
+    )  # programs: no files to submit
+    made["ilsvrc2012-tasks"] = (
+        EXAMPLES / "ilsvrc2012-tasks" / "contest.toml",
+        None,
+    )  # three tracks: a bundle takes one (test_tracks.py)
     assert {path.parent.name for path in EXAMPLES.glob("*/contest.toml")} == set(made)  # every example contest is here
     return made
 
@@ -705,31 +1031,51 @@ def test_each_example_contest_loads_on_codabench_and_evalai_and_scores_as_podium
     expected = evaluate(contest.challenge, contest.truth, submission, contest.settings, **contest.evaluation())
     keys = [c.key for c in columns(contest)]
     bundle = tmp_path / "bundle.zip"
-    assert run("bundle", "codabench", "--contest", str(contest_file), "-o", str(bundle), "--image", "ghcr.io/org/podium:1")[0] == 0
+    assert (
+        run(
+            "bundle", "codabench", "--contest", str(contest_file), "-o", str(bundle), "--image", "ghcr.io/org/podium:1"
+        )[0]
+        == 0
+    )
     checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
     assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
     packed = packed_three_ways(submission, tmp_path / "packed")
     for packing in packed.values():  # the participant's own check: podium evaluate of each
-        assert evaluate(contest.challenge, contest.truth, packing, contest.settings, **contest.evaluation()).splits == expected.splits
+        assert (
+            evaluate(contest.challenge, contest.truth, packing, contest.settings, **contest.evaluation()).splits
+            == expected.splits
+        )
     overview = zipfile.ZipFile(bundle).read("pages/overview.md").decode()
     command = re.search(r"`(podium evaluate [^`]+)`", overview)
-    assert command is not None  # the command the overview gives participants, run as they would: the contest's parameters in it
-    args = [{"TRUTH": str(contest.truth), "YOUR_SUBMISSION": str(packed["folder.zip"])}.get(a, a) for a in shlex.split(command.group(1))[1:]]
+    assert (
+        command is not None
+    )  # the command the overview gives participants, run as they would: the contest's parameters in it
+    args = [
+        {"TRUTH": str(contest.truth), "YOUR_SUBMISSION": str(packed["folder.zip"])}.get(a, a)
+        for a in shlex.split(command.group(1))[1:]
+    ]
     assert run(*args, "--json", str(tmp_path / "local.json"))[0] == 0
     assert json.loads((tmp_path / "local.json").read_text())["scores"] == json.loads(json.dumps(expected.scores))
     for task, split, zipped in ((0, PUBLIC, "folder.zip"), (1, PRIVATE, "files.zip"), (0, PUBLIC, "files.zip")):
-        scores = codabench_scores(platform_checks, bundle, packed[zipped], task, tmp_path / f"out-{task}-{zipped}", "--no-sandbox")
+        scores = codabench_scores(
+            platform_checks, bundle, packed[zipped], task, tmp_path / f"out-{task}-{zipped}", "--no-sandbox"
+        )
         assert scores == numbers_only(contest.challenge, expected.splits[split].scores, keys)[0], (task, zipped)
 
     kit = tmp_path / "kit"
     code, output = run("bundle", "evalai", "--contest", str(contest_file), "-o", str(kit))
     assert code == 0, output
     checked = platform_check(platform_checks, "check_evalai_config.py", kit / "challenge_config.podium.yaml")
-    assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), checked.stdout + checked.stderr
+    assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), (
+        checked.stdout + checked.stderr
+    )
     phase = yaml.safe_load((kit / "challenge_config.podium.yaml").read_text())["challenge_phases"][-1]["codename"]
     for packing in packed.values():
         rows, _ = evalai_rows(platform_checks, kit, packing, phase)
-        assert rows == {CODENAMES[split]: numbers_only(contest.challenge, expected.splits[split].scores)[0] for split in (PUBLIC, PRIVATE)}, packing.name
+        assert rows == {
+            CODENAMES[split]: numbers_only(contest.challenge, expected.splits[split].scores)[0]
+            for split in (PUBLIC, PRIVATE)
+        }, packing.name
 
 
 def test_the_example_contest_of_programs_is_refused_with_the_reason(example_contests: dict) -> None:
@@ -740,18 +1086,40 @@ def test_the_example_contest_of_programs_is_refused_with_the_reason(example_cont
         assert code == 2 and "phase test takes programs" in output and "Traceback" not in output, output
 
 
-def test_codabench_scores_in_the_workers_sandbox(example_contests: dict, platform_checks: Path, sandbox: None, tmp_path: Path) -> None:
+def test_codabench_scores_in_the_workers_sandbox(
+    example_contests: dict, platform_checks: Path, sandbox: None, tmp_path: Path
+) -> None:
     """The one sandboxed run: the worker's mounts only (/app/program, /app/input, ...), no network, an empty home (Numba compiles again)."""
     contest_file, submission = example_contests["demo"]
     contest = load(contest_file)
     bundle = tmp_path / "bundle.zip"
-    assert run("bundle", "codabench", "--contest", str(contest_file), "-o", str(bundle), "--image", "x/podium:1")[0] == 0
+    assert (
+        run("bundle", "codabench", "--contest", str(contest_file), "-o", str(bundle), "--image", "x/podium:1")[0] == 0
+    )
     spec = yaml.safe_load(zipfile.ZipFile(bundle).read("competition.yaml"))
     packed = packed_three_ways(submission, tmp_path / "packed")
-    finished = platform_check(platform_checks, "run_codabench_scoring.py", bundle, packed["folder.zip"], "--task", "1", "--path", PODIUM_BIN, "--out", tmp_path / "out")
-    assert "mode: bubblewrap" in finished.stdout and "status: Finished" in finished.stdout, finished.stdout + finished.stderr
+    finished = platform_check(
+        platform_checks,
+        "run_codabench_scoring.py",
+        bundle,
+        packed["folder.zip"],
+        "--task",
+        "1",
+        "--path",
+        PODIUM_BIN,
+        "--out",
+        tmp_path / "out",
+    )
+    assert "mode: bubblewrap" in finished.stdout and "status: Finished" in finished.stdout, (
+        finished.stdout + finished.stderr
+    )
     expected = evaluate("glas", contest.truth, submission, contest.settings, **contest.evaluation())
     keys = [c.key for c in columns(contest)]
-    assert json.loads((tmp_path / "out" / "scores.json").read_text()) == numbers_only("glas", expected.splits[PRIVATE].scores, keys)[0]
+    assert (
+        json.loads((tmp_path / "out" / "scores.json").read_text())
+        == numbers_only("glas", expected.splits[PRIVATE].scores, keys)[0]
+    )
     seconds = re.search(r"\(([\d.]+) s wall", finished.stdout)
-    assert seconds is not None and float(seconds.group(1)) < min(p["execution_time_limit"] for p in spec["phases"]) / 2  # room for a loaded worker
+    assert (
+        seconds is not None and float(seconds.group(1)) < min(p["execution_time_limit"] for p in spec["phases"]) / 2
+    )  # room for a loaded worker

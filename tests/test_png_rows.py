@@ -37,7 +37,9 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
-def encode(pixels: np.ndarray, filters: list[int], extra: tuple[bytes, ...] = (), idat_pieces: int = 1, interlace: int = 0) -> bytes:
+def encode(
+    pixels: np.ndarray, filters: list[int], extra: tuple[bytes, ...] = (), idat_pieces: int = 1, interlace: int = 0
+) -> bytes:
     """A grayscale PNG of ``pixels`` (uint8 or uint16) with the given filter type on each row."""
     height, width = pixels.shape
     depth = pixels.dtype.itemsize * 8
@@ -85,7 +87,12 @@ def test_files_written_by_pillow_and_ancillary_chunks() -> None:
     data = buffer.getvalue()
     assert np.array_equal(decode_gray(data, png.parse_header(data)), pixels)
     # gamma, significant bits, a transparent gray value and text change nothing in the values
-    extra = (_chunk(b"gAMA", struct.pack(">I", 45455)), _chunk(b"sBIT", b"\x04"), _chunk(b"tRNS", b"\x00\x07"), _chunk(b"tEXt", b"a\0b"))
+    extra = (
+        _chunk(b"gAMA", struct.pack(">I", 45455)),
+        _chunk(b"sBIT", b"\x04"),
+        _chunk(b"tRNS", b"\x00\x07"),
+        _chunk(b"tEXt", b"a\0b"),
+    )
     data = encode(pixels, [1] * 30, extra=extra)
     decoded = decode_gray(data, png.parse_header(data))
     assert decoded is not None and np.array_equal(decoded, pixels)
@@ -159,7 +166,9 @@ def test_damaged_copies_give_libpng_pixels_or_nothing() -> None:
     for trial in range(1500):
         dtype = np.uint8 if trial % 2 else np.uint16
         pixels = labels(rng, (int(rng.integers(1, 10)), int(rng.integers(1, 20))), dtype)
-        good = encode(pixels, rng.integers(0, 5, size=pixels.shape[0]).tolist(), extra=(_chunk(b"tEXt", b"k\0v"),), idat_pieces=2)
+        good = encode(
+            pixels, rng.integers(0, 5, size=pixels.shape[0]).tolist(), extra=(_chunk(b"tEXt", b"k\0v"),), idat_pieces=2
+        )
         data = bytearray(good)
         if rng.random() < 0.85:
             for at in rng.integers(16, len(data), size=int(rng.integers(1, 4))):
@@ -184,7 +193,15 @@ def test_damaged_copies_give_libpng_pixels_or_nothing() -> None:
     assert min(outcomes.values()) > 100, outcomes
 
 
-ADAM7 = [(0, 0, 8, 8), (0, 4, 8, 8), (4, 0, 8, 4), (0, 2, 4, 4), (2, 0, 4, 2), (0, 1, 2, 2), (1, 0, 2, 1)]  # first row, column; steps
+ADAM7 = [
+    (0, 0, 8, 8),
+    (0, 4, 8, 8),
+    (4, 0, 8, 4),
+    (0, 2, 4, 4),
+    (2, 0, 4, 2),
+    (0, 1, 2, 2),
+    (1, 0, 2, 1),
+]  # first row, column; steps
 
 
 def encode_interlaced(pixels: np.ndarray) -> bytes:
@@ -192,7 +209,9 @@ def encode_interlaced(pixels: np.ndarray) -> bytes:
     height, width = pixels.shape
     depth = pixels.dtype.itemsize * 8
     passes = [pixels[y::dy, x::dx] for y, x, dy, dx in ADAM7]
-    raw = b"".join(b"\0" + row.astype(">u2" if depth == 16 else np.uint8).tobytes() for sub in passes if sub.size for row in sub)
+    raw = b"".join(
+        b"\0" + row.astype(">u2" if depth == 16 else np.uint8).tobytes() for sub in passes if sub.size for row in sub
+    )
     header = _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 0, 0, 0, 1))
     return png.SIGNATURE + header + _chunk(b"IDAT", zlib.compress(raw)) + _chunk(b"IEND", b"")
 

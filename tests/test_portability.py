@@ -17,7 +17,7 @@ import pytest
 
 from podium.challenges import get
 
-SIMULATION = r'''
+SIMULATION = r"""
 import builtins, io, json, os, sys, sysconfig
 
 import podium.cli
@@ -59,7 +59,7 @@ if __name__ == "__main__":  # worker processes start anew here (forkserver, spaw
     else:
         sys.argv = ["podium", *sys.argv[1:]]
         podium.cli.main()
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -81,14 +81,21 @@ def podium_here(*args: str) -> subprocess.CompletedProcess[str]:
 def test_evaluate_validate_and_rank_work(challenge: str, workers: str, simulated: Path, tmp_path: Path) -> None:
     demo = get(challenge).write_demo(tmp_path / "demo")
     files = ["--truth", str(demo.truth), "--submission", str(demo.submission)]
-    elsewhere = podium_on_another_platform(simulated, "evaluate", challenge, *files, "--workers", workers, "--json", str(tmp_path / "a.json"), "--quiet")
+    elsewhere = podium_on_another_platform(
+        simulated, "evaluate", challenge, *files, "--workers", workers, "--json", str(tmp_path / "a.json"), "--quiet"
+    )
     assert elsewhere.returncode == 0, elsewhere.stderr
     here = podium_here("evaluate", challenge, *files, "--workers", "1", "--json", str(tmp_path / "b.json"), "--quiet")
     assert here.returncode == 0, here.stderr
-    assert json.loads((tmp_path / "a.json").read_text())["scores"] == json.loads((tmp_path / "b.json").read_text())["scores"]
+    assert (
+        json.loads((tmp_path / "a.json").read_text())["scores"]
+        == json.loads((tmp_path / "b.json").read_text())["scores"]
+    )
     checked = podium_on_another_platform(simulated, "validate", challenge, *files)
     assert checked.returncode == 0, checked.stderr
-    ranked = podium_on_another_platform(simulated, "rank", challenge, str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--json", "-")
+    ranked = podium_on_another_platform(
+        simulated, "rank", challenge, str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--json", "-"
+    )
     assert ranked.returncode == 0, ranked.stderr
     assert [team["rank"] for team in json.loads(ranked.stdout)["teams"]] == [1, 1]
 
@@ -106,6 +113,16 @@ def test_run_says_it_needs_linux(simulated: Path, tmp_path: Path) -> None:
     (tmp_path / "images").mkdir()
     (tmp_path / "truth.csv").write_text("image,identity\n")
     ran = podium_on_another_platform(
-        simulated, "run", "face-clustering", "--command", "true", "--images", str(tmp_path / "images"), "--truth", str(tmp_path / "truth.csv"), "--time-limit", "5"
+        simulated,
+        "run",
+        "face-clustering",
+        "--command",
+        "true",
+        "--images",
+        str(tmp_path / "images"),
+        "--truth",
+        str(tmp_path / "truth.csv"),
+        "--time-limit",
+        "5",
     )
     assert ran.returncode == 2 and "podium run needs Linux" in ran.stderr and "Traceback" not in ran.stderr, ran.stderr

@@ -72,8 +72,12 @@ def nginx_conf(folder: Path, port: int, http_port: int, upstream: int, certifica
     }.items():
         assert site.count(said) == 1, f"docs/deployment.md's nginx block no longer says {said!r} once"
         site = site.replace(said, here)
-    temporary = "\n".join(f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-    user = "user root;\n" if os.geteuid() == 0 else ""  # run as root, nginx's workers would be nobody, who cannot write in ``folder``
+    temporary = "\n".join(
+        f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    user = (
+        "user root;\n" if os.geteuid() == 0 else ""
+    )  # run as root, nginx's workers would be nobody, who cannot write in ``folder``
     return (
         f"{user}daemon off;\nworker_processes 1;\npid {folder / 'nginx.pid'};\nerror_log {folder / 'error.log'} warn;\n"
         f"events {{ worker_connections 256; }}\nhttp {{\n    access_log {folder / 'access.log'};\n{temporary}\n{site}}}\n"
@@ -83,8 +87,29 @@ def nginx_conf(folder: Path, port: int, http_port: int, upstream: int, certifica
 def certificate(folder: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1, made by openssl as the page says."""
     key, cert = folder / "key.pem", folder / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)  # fmt: skip
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return cert, key
 
 
@@ -128,7 +153,9 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
     require("openssl", None if shutil.which("openssl") else "openssl is missing (Debian package openssl)")
     folder = tmp_path_factory.mktemp("proxy")
     contest = write_contest(folder / "contest", quota="per_day = 10")
-    contest.write_text(contest.read_text().replace("end = 2026-06-01T00:00:00Z", "end = 2099-01-01T00:00:00Z"))  # open now, on the real clock
+    contest.write_text(
+        contest.read_text().replace("end = 2026-06-01T00:00:00Z", "end = 2099-01-01T00:00:00Z")
+    )  # open now, on the real clock
     data = folder / "data"
     data.mkdir()
     service, tokens = set_up(database_url(None, data), contest, data, ("alpha",), Clock(datetime.now(UTC)))
@@ -143,16 +170,49 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
     (folder / "nginx").mkdir()
     (folder / "nginx" / "nginx.conf").write_text(nginx_conf(folder / "nginx", port, http_port, upstream, cert, key))
     with (folder / "serve.log").open("wb") as serve_log, (folder / "nginx.log").open("wb") as nginx_log:
-        serve = subprocess.Popen([sys.executable, "-m", "podium", "serve", "--contest", str(contest), "--data", str(data), "--port", str(upstream),
-                                  "--workers", "1", "--public-url", url + "/", "--trusted-proxy", "127.0.0.1"],
-                                 stdout=serve_log, stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
-        proxy = subprocess.Popen([nginx, "-p", str(folder / "nginx"), "-c", str(folder / "nginx" / "nginx.conf"), "-e", str(folder / "nginx" / "error.log")],
-                                 stdout=nginx_log, stderr=subprocess.STDOUT)  # fmt: skip
+        serve = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "podium",
+                "serve",
+                "--contest",
+                str(contest),
+                "--data",
+                str(data),
+                "--port",
+                str(upstream),
+                "--workers",
+                "1",
+                "--public-url",
+                url + "/",
+                "--trusted-proxy",
+                "127.0.0.1",
+            ],
+            stdout=serve_log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+        proxy = subprocess.Popen(
+            [
+                nginx,
+                "-p",
+                str(folder / "nginx"),
+                "-c",
+                str(folder / "nginx" / "nginx.conf"),
+                "-e",
+                str(folder / "nginx" / "error.log"),
+            ],
+            stdout=nginx_log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             _wait(upstream, serve, "podium serve", folder / "serve.log")
             _wait(port, proxy, "nginx", folder / "nginx.log")
             banner = (folder / "serve.log").read_text()
-            assert f"at {url}/ " in banner and f"leaderboard --server {url}\n" in banner, banner  # the addresses it prints are the public ones
+            assert f"at {url}/ " in banner and f"leaderboard --server {url}\n" in banner, (
+                banner
+            )  # the addresses it prints are the public ones
             assert f"podium listens on http://127.0.0.1:{upstream}; the proxy at {url}/ passes" in banner, banner
             yield Deployed(url, http_port, cert, tokens["alpha"], contest.parent / "demo" / "submission")
         finally:
@@ -162,22 +222,42 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployed]:
 
 def _podium(deployed: Deployed, *arguments: str, trusted: bool = True) -> tuple[int, str]:
     """A client command of podium through the proxy (trusting its certificate by ``SSL_CERT_FILE``, or not): exit code and output."""
-    environment = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")} | {"NO_COLOR": "1", "COLUMNS": "200"}
+    environment = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")} | {
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+    }
     if trusted:
         environment["SSL_CERT_FILE"] = str(deployed.certificate)
-    done = subprocess.run([sys.executable, "-m", "podium", *arguments], capture_output=True, text=True, timeout=300, env=environment)
+    done = subprocess.run(
+        [sys.executable, "-m", "podium", *arguments], capture_output=True, text=True, timeout=300, env=environment
+    )
     return done.returncode, done.stdout + done.stderr
 
 
 def test_podium_submit_status_and_leaderboard_through_the_proxy(deployed: Deployed) -> None:
-    code, said = _podium(deployed, "submit", "--server", deployed.url, "--token", deployed.token, str(deployed.submission), "--wait", "120")
+    code, said = _podium(
+        deployed,
+        "submit",
+        "--server",
+        deployed.url,
+        "--token",
+        deployed.token,
+        str(deployed.submission),
+        "--wait",
+        "120",
+    )
     assert code == 0 and "scored" in said, said
     code, said = _podium(deployed, "status", "--server", deployed.url, "--token", deployed.token)
     assert code == 0 and "scored" in said, said
     code, said = _podium(deployed, "leaderboard", "--server", deployed.url)
     assert code == 0 and "alpha" in said, said
     code, said = _podium(deployed, "leaderboard", "--server", deployed.url, trusted=False)
-    assert code != 0 and "certificate verify failed" in said and "name it in SSL_CERT_FILE" in said and "Traceback" not in said, said
+    assert (
+        code != 0
+        and "certificate verify failed" in said
+        and "name it in SSL_CERT_FILE" in said
+        and "Traceback" not in said
+    ), said
 
 
 def test_the_documents_and_port_80_through_the_proxy(deployed: Deployed) -> None:
@@ -192,7 +272,11 @@ def test_the_documents_and_port_80_through_the_proxy(deployed: Deployed) -> None
     plain = http.client.HTTPConnection("127.0.0.1", deployed.http_port, timeout=30)
     plain.request("GET", PREFIX)
     answer = plain.getresponse()
-    assert answer.status == 301 and answer.headers["location"].startswith("https://127.0.0.1") and answer.headers["location"].endswith(PREFIX)
+    assert (
+        answer.status == 301
+        and answer.headers["location"].startswith("https://127.0.0.1")
+        and answer.headers["location"].endswith(PREFIX)
+    )
     plain.close()
 
 
@@ -209,7 +293,9 @@ class Walk:
         self.requests: list[str] = []
         self.failures: list[str] = []
         self.context.on("request", lambda sent: self.requests.append(sent.url))
-        self.context.on("response", lambda got: self.failures.append(f"{got.status} {got.url}") if got.status >= 400 else None)
+        self.context.on(
+            "response", lambda got: self.failures.append(f"{got.status} {got.url}") if got.status >= 400 else None
+        )
         self.page = self.context.new_page()
         self.origin = urlsplit(deployed.url).netloc
         self.url = deployed.url
@@ -239,8 +325,13 @@ class Walk:
             assert answer is not None and answer.status == 200, (url, answer and answer.status)
             links = self.page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
             sent = self.page.eval_on_selector_all("form", "els => els.map(e => e.action)")
-            fetched = self.page.eval_on_selector_all("[hx-get]", "els => els.map(e => new URL(e.getAttribute('hx-get'), document.baseURI).href)")
-            assert not [t for t in links + sent + fetched if self.outside(t)], (url, [t for t in links + sent + fetched if self.outside(t)])
+            fetched = self.page.eval_on_selector_all(
+                "[hx-get]", "els => els.map(e => new URL(e.getAttribute('hx-get'), document.baseURI).href)"
+            )
+            assert not [t for t in links + sent + fetched if self.outside(t)], (
+                url,
+                [t for t in links + sent + fetched if self.outside(t)],
+            )
             todo += links + fetched
         return len(seen)
 
@@ -255,7 +346,11 @@ class Walk:
         assert not self.failures, self.failures
 
 
-def test_a_team_and_an_organizer_in_chromium_stay_under_the_prefix(browser: Any, deployed: Deployed, tmp_path: Path) -> None:  # noqa: F811
+def test_a_team_and_an_organizer_in_chromium_stay_under_the_prefix(
+    browser: Any,  # noqa: F811 (the fixture)
+    deployed: Deployed,
+    tmp_path: Path,
+) -> None:
     anonymous = Walk(browser, deployed)
     assert anonymous.pages("/") >= 4  # the contest, the leaderboard, the log-in page, the API's documentation
     anonymous.close()
@@ -267,7 +362,9 @@ def test_a_team_and_an_organizer_in_chromium_stay_under_the_prefix(browser: Any,
     team.page.set_input_files("#file", str(packed(deployed.submission, tmp_path)))
     team.page.click("#upload button")
     team.page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=30_000)
-    team.page.wait_for_selector("#rows td.st-scored", timeout=120_000)  # scored by podium serve's worker, the rows live through htmx
+    team.page.wait_for_selector(
+        "#rows td.st-scored", timeout=120_000
+    )  # scored by podium serve's worker, the rows live through htmx
     team.page.goto(deployed.url + "/leaderboard")
     assert "alpha" in team.page.inner_text("table.board")
     assert team.pages("/", "/submissions") >= 6  # and the report of the submission, its sortings, the board's

@@ -51,12 +51,19 @@ class Browser:
         self.cookies: dict[str, str] = {}
         self.set_cookies: dict[str, SimpleCookie] = {}
 
-    def call(self, method: str, path: str, body: bytes | str = b"", headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+    def call(
+        self, method: str, path: str, body: bytes | str = b"", headers: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
         """The status, the ``Location`` and the body."""
         connection = http.client.HTTPConnection(self.netloc, timeout=30)
         sent = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
         assert path.startswith("/contest/"), path
-        connection.request(method, path.removeprefix("/contest"), body=body.encode() if isinstance(body, str) else body, headers=sent | (headers or {}))
+        connection.request(
+            method,
+            path.removeprefix("/contest"),
+            body=body.encode() if isinstance(body, str) else body,
+            headers=sent | (headers or {}),
+        )
         response = connection.getresponse()
         text = response.read().decode("utf-8", "replace")
         for header in response.headers.get_all("set-cookie") or []:
@@ -113,7 +120,12 @@ def test_every_page_link_redirect_and_cookie_stays_under_the_prefix(behind: tupl
     session = team.set_cookies[COOKIE][COOKIE]
     assert (session["path"], session["secure"], session["httponly"]) == ("/contest/", True, True)
     assert team.set_cookies[LOGIN_COOKIE][LOGIN_COOKIE]["path"] == "/contest/login"
-    status, _, sent = team.call("POST", "/contest/api/submissions?filename=submission.tar.gz", archive.read_bytes(), {"Authorization": f"Bearer {token}"})
+    status, _, sent = team.call(
+        "POST",
+        "/contest/api/submissions?filename=submission.tar.gz",
+        archive.read_bytes(),
+        {"Authorization": f"Bearer {token}"},
+    )
     assert status == 201, sent
     html = team.page("/contest/submissions")
     assert 'hx-get="/contest/submissions/rows"' in html and 'href="/contest/submissions/1"' in html
@@ -125,7 +137,9 @@ def test_every_page_link_redirect_and_cookie_stays_under_the_prefix(behind: tupl
         f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="submission.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n'
     ).encode()
     form += archive.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
-    sent_by_form = team.call("POST", "/contest/submissions/upload", form, {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    sent_by_form = team.call(
+        "POST", "/contest/submissions/upload", form, {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    )
     assert sent_by_form[:2] == (303, "/contest/submissions?sent=2"), sent_by_form  # the form posted without JavaScript
     status, _, missing = team.call("GET", "/contest/no-such-page")
     assert status == 404 and 'href="/contest/leaderboard"' in missing
@@ -149,7 +163,12 @@ def test_the_api_and_its_documents_under_the_prefix(behind: tuple[LiveServer, st
     docs = client.page("/contest/docs")
     assert 'href="/contest/openapi.json"' in docs and "podium submit --server https://contest.example/contest" in docs
     # an upload under the prefix is an upload (capped by upload_mb), not a small body (64 KiB)
-    status, _, answer = client.call("POST", "/contest/api/submissions?filename=big.bin", b"\0" * (SMALL_BODY + 1), {"Authorization": f"Bearer {token}"})
+    status, _, answer = client.call(
+        "POST",
+        "/contest/api/submissions?filename=big.bin",
+        b"\0" * (SMALL_BODY + 1),
+        {"Authorization": f"Bearer {token}"},
+    )
     assert status == 422 and '"id":' in answer, answer
     status, _, answer = client.call("GET", "/contest/api/submissions/99", headers={"Authorization": f"Bearer {token}"})
     assert (status, answer) == (404, '{"detail":"no submission 99 of yours"}')  # JSON, not the error page
@@ -161,18 +180,24 @@ def test_a_log_in_from_the_public_origin_is_taken(behind: tuple[LiveServer, str,
     client.page("/contest/login")
     form = f"user=ann&password=ann-password-1&next=/submissions&login_csrf={client.cookies[LOGIN_COOKIE]}"
     assert client.call("POST", "/contest/login", form, FORM | {"Origin": "https://elsewhere.example"})[0] == 403
-    assert client.call("POST", "/contest/login", form, FORM | {"Origin": "https://contest.example"})[:2] == (303, "/contest/submissions")
+    assert client.call("POST", "/contest/login", form, FORM | {"Origin": "https://contest.example"})[:2] == (
+        303,
+        "/contest/submissions",
+    )
 
 
-@pytest.mark.parametrize(("text", "said"), [
-    ("example.org/contest", "with its scheme and host"),
-    ("ftp://example.org/", "with its scheme and host"),
-    ("https://example.org/contest/?x=1", "no query, fragment or user name"),
-    ("https://user:pw@example.org/", "no query, fragment or user name"),
-    ("https://example.org:port/", "such as https://example.org/contest/"),
-    ("https://example.org/a b/", "letters, digits and"),
-    ("https://example.org/../x/", "letters, digits and"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("example.org/contest", "with its scheme and host"),
+        ("ftp://example.org/", "with its scheme and host"),
+        ("https://example.org/contest/?x=1", "no query, fragment or user name"),
+        ("https://user:pw@example.org/", "no query, fragment or user name"),
+        ("https://example.org:port/", "such as https://example.org/contest/"),
+        ("https://example.org/a b/", "letters, digits and"),
+        ("https://example.org/../x/", "letters, digits and"),
+    ],
+)
 def test_a_public_url_that_is_not_one_is_named(text: str, said: str) -> None:
     with pytest.raises(UsageError, match="--public-url") as refused:
         parse_public_url(text)

@@ -24,7 +24,15 @@ def evaluate(path: Path, *args: str) -> Path:
 
 
 def jaccard_result(tmp_path: Path, demo, name: str, *settings: str, truth: Path | None = None) -> Path:
-    return evaluate(tmp_path / f"{name}.json", "fuzzy-jaccard", "--truth", str(truth or demo.truth), "--submission", str(demo.submission), *settings)
+    return evaluate(
+        tmp_path / f"{name}.json",
+        "fuzzy-jaccard",
+        "--truth",
+        str(truth or demo.truth),
+        "--submission",
+        str(demo.submission),
+        *settings,
+    )
 
 
 def test_comparable_results_are_ranked_with_their_signature(tmp_path: Path, jaccard) -> None:
@@ -32,7 +40,9 @@ def test_comparable_results_are_ranked_with_their_signature(tmp_path: Path, jacc
     code, output = run("rank", "fuzzy-jaccard", str(a), str(b))
     assert code == 0, output
     signature = json.loads(a.read_text())["signature"]
-    assert f"signature: fuzzy-jaccard · podium {signature['podium_version']} · truth {signature['truth'][:19]}" in output
+    assert (
+        f"signature: fuzzy-jaccard · podium {signature['podium_version']} · truth {signature['truth'][:19]}" in output
+    )
     assert "roi=union" in output
     assert "rank sum" not in output  # fuzzy-jaccard ranks by one score
     code, output = run("rank", "fuzzy-jaccard", str(a), str(b), "--json", "-")
@@ -62,20 +72,57 @@ def test_results_on_another_truth_are_refused(tmp_path: Path, jaccard) -> None:
     (other / "classes.txt").write_text((other / "classes.txt").read_text() + "\n")
     changed = jaccard_result(tmp_path, jaccard, "changed", truth=other)
     code, output = run("rank", "fuzzy-jaccard", str(a), str(changed))
-    assert code == 2 and "they differ in truth fingerprint: a.json has sha256:" in output and "changed.json has sha256:" in output
+    assert (
+        code == 2
+        and "they differ in truth fingerprint: a.json has sha256:" in output
+        and "changed.json has sha256:" in output
+    )
 
 
 def test_measurements_differ_between_teams_and_do_not_count(tmp_path: Path) -> None:
     demo = get("face-clustering").write_demo(tmp_path / "faces")
     rules = ["--set", "th1_s=600", "--set", "th2_s=1200", "--set", "ram_max_mb=4096"]
-    fast = evaluate(tmp_path / "fast.json", "face-clustering", "--truth", str(demo.truth), "--submission", str(demo.submission), *rules, "--set", "time_s=10", "--set", "ram_mb=100")
-    slow = evaluate(tmp_path / "slow.json", "face-clustering", "--truth", str(demo.truth), "--submission", str(demo.submission), *rules, "--set", "time_s=500", "--set", "ram_mb=100")
+    fast = evaluate(
+        tmp_path / "fast.json",
+        "face-clustering",
+        "--truth",
+        str(demo.truth),
+        "--submission",
+        str(demo.submission),
+        *rules,
+        "--set",
+        "time_s=10",
+        "--set",
+        "ram_mb=100",
+    )
+    slow = evaluate(
+        tmp_path / "slow.json",
+        "face-clustering",
+        "--truth",
+        str(demo.truth),
+        "--submission",
+        str(demo.submission),
+        *rules,
+        "--set",
+        "time_s=500",
+        "--set",
+        "ram_mb=100",
+    )
     code, output = run("rank", "face-clustering", str(slow), str(fast), "--json", "-")
     assert code == 0, output
     assert [t["name"] for t in json.loads(output)["teams"]] == ["fast", "slow"]
-    other = evaluate(tmp_path / "other.json", "face-clustering", "--truth", str(demo.truth), "--submission", str(demo.submission), *rules[:-1], "ram_max_mb=2048")
+    other = evaluate(
+        tmp_path / "other.json",
+        "face-clustering",
+        "--truth",
+        str(demo.truth),
+        "--submission",
+        str(demo.submission),
+        *rules[:-1],
+        "ram_max_mb=2048",
+    )
     code, output = run("rank", "face-clustering", str(fast), str(other))
-    assert code == 2 and 'fast.json has ram_max_mb=4096.0; other.json has ram_max_mb=2048.0' in output
+    assert code == 2 and "fast.json has ram_max_mb=4096.0; other.json has ram_max_mb=2048.0" in output
 
 
 def test_unsigned_results_are_refused(tmp_path: Path, jaccard) -> None:
@@ -94,7 +141,7 @@ def two_contests(tmp_path: Path):
     text = (
         'id = "{id}"\ntitle = "GlaS"\nchallenge = "glas"\ntruth = "glas/truth"\n\n[split]\npublic = 0.5\nseed = {seed}\n\n'
         '[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "files"\n\n[ranking]\nby = "{by}"\n'
-    )  # fmt: skip
+    )
     (tmp_path / "one.toml").write_text(text.format(id="one", seed=1, by="f1"))
     (tmp_path / "two.toml").write_text(text.format(id="two", seed=2, by="object_dice"))
     return demo, tmp_path / "one.toml", tmp_path / "two.toml"
@@ -123,7 +170,9 @@ def test_rank_takes_the_contest_rule_and_refuses_other_contests(tmp_path: Path, 
     c = evaluate(tmp_path / "c.json", "--contest", str(two), "--submission", str(demo.submission))
     code, output = run("rank", "--contest", str(one), str(a), "--json", "-")
     board = json.loads(output)
-    assert code == 0 and board["by"] == "f1" and [c["name"] for c in board["criteria"]] == ["f1"] and not board["rank_sum"]
+    assert (
+        code == 0 and board["by"] == "f1" and [c["name"] for c in board["criteria"]] == ["f1"] and not board["rank_sum"]
+    )
     code, output = run("rank", "--contest", str(one), str(a), str(c))
     assert code == 2 and "c.json was not scored in the contest one" in output
     code, output = run("rank", "glas", str(a), "--by", "object_dice", "--json", "-")

@@ -53,7 +53,9 @@ def test_decimals_round_before_ranking() -> None:
 def test_glas_parts_give_six_criteria() -> None:
     scores = {f"{s}/{p}": 0.5 for s in ("f1", "object_dice", "object_hausdorff") for p in ("testA", "testB")}
     criteria = get("glas").ranking_criteria(set(scores) | {"f1", "object_dice", "object_hausdorff"})
-    assert [c.name for c in criteria] == [f"{s}/{p}" for p in ("testA", "testB") for s in ("f1", "object_dice", "object_hausdorff")]
+    assert [c.name for c in criteria] == [
+        f"{s}/{p}" for p in ("testA", "testB") for s in ("f1", "object_dice", "object_hausdorff")
+    ]
     assert [c.higher_is_better for c in criteria] == [True, True, False] * 2
 
 
@@ -80,7 +82,10 @@ def test_rank_command(tmp_path: Path) -> None:
     b = write_result(tmp_path / "team_b.json", "glas", f1=0.9, object_dice=0.9, object_hausdorff=40.0)
     code, output = run("rank", "glas", str(a), str(b), "--json", "-")
     board = json.loads(output)
-    assert code == 0 and [(t["name"], t["rank"], t["rank_sum"]) for t in board["teams"]] == [("team_b", 1, 3), ("team_a", 2, 5)]
+    assert code == 0 and [(t["name"], t["rank"], t["rank_sum"]) for t in board["teams"]] == [
+        ("team_b", 1, 3),
+        ("team_a", 2, 5),
+    ]
     code, output = run("rank", "glas", str(a), str(b), "--name", "Alpha", "--name", "Beta")
     assert code == 0 and "Alpha" in output and "rank sum" in output
 
@@ -113,19 +118,34 @@ def test_rank_command_refuses_other_challenges_and_name_mismatch(tmp_path: Path)
         ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": [1]}}', "score 'score' is list"),
         ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": {"a": 1}}}', "score 'score' is dict"),
         ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": true}}', "a boolean"),
-        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": ' + "9" * 5000 + "}}", "not valid JSON"),
+        (
+            '{"challenge": "camera-traps", "status": "scored", "scores": {"score": ' + "9" * 5000 + "}}",
+            "not valid JSON",
+        ),
         ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": ' + "9" * 400 + "}}", "too large"),
         ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": NaN}}', "NaN is not a number"),
-        ('{"challenge": "camera-traps", "status": "scored", "scores": {"score": -Infinity}}', "-Infinity is not a number"),
+        (
+            '{"challenge": "camera-traps", "status": "scored", "scores": {"score": -Infinity}}',
+            "-Infinity is not a number",
+        ),
         ('{"challenge": "camera-traps", "status": "SCORED", "scores": {}}', "status 'SCORED'"),
         ('{"challenge": "camera-traps", "status": [], "scores": {}}', "status '[]'"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ("[1, 2]", "needs challenge, status and scores"),
         ("\xff", "not UTF-8"),
         ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": "x"}', "signature of type str"),
-        ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"parameters": [1]}}', "signature.parameters of type list"),
-        ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"contest": [1]}}', "signature.contest of type list"),
-        ('{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"contest": {"split": 3}}}', "signature.contest.split of type int"),
+        (
+            '{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"parameters": [1]}}',
+            "signature.parameters of type list",
+        ),
+        (
+            '{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"contest": [1]}}',
+            "signature.contest of type list",
+        ),
+        (
+            '{"challenge": "camera-traps", "status": "scored", "scores": {}, "signature": {"contest": {"split": 3}}}',
+            "signature.contest.split of type int",
+        ),
     ],
 )
 def test_hostile_result_documents_are_refused_by_name(tmp_path: Path, document: str, fragment: str) -> None:

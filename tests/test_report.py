@@ -26,7 +26,10 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = {}
     for challenge_id in IDS:
         demo = get(challenge_id).write_demo(folder / challenge_id)
-        out[challenge_id] = (json.loads(evaluate(challenge_id, demo.truth, demo.submission, demo.settings).to_json()), demo)
+        out[challenge_id] = (
+            json.loads(evaluate(challenge_id, demo.truth, demo.submission, demo.settings).to_json()),
+            demo,
+        )
     return out
 
 
@@ -34,7 +37,15 @@ def specs_in(html: str) -> list[dict]:
     return [json.loads(unescape(s)) for s in re.findall(r"data-spec='([^']*)'", html)]
 
 
-EXPECTED_CHARTS = {"fuzzy-jaccard": 2, "glas": 4, "face-clustering": 5, "camera-traps": 2, "ilsvrc2012-cls": 3, "ilsvrc2012-loc": 3, "ilsvrc2012-fine": 2}
+EXPECTED_CHARTS = {
+    "fuzzy-jaccard": 2,
+    "glas": 4,
+    "face-clustering": 5,
+    "camera-traps": 2,
+    "ilsvrc2012-cls": 3,
+    "ilsvrc2012-loc": 3,
+    "ilsvrc2012-fine": 2,
+}
 
 
 @pytest.mark.parametrize("challenge_id", IDS)
@@ -47,14 +58,26 @@ def test_every_challenge_has_its_charts(challenge_id: str, documents: dict) -> N
         assert spec["data"]["values"], spec["description"]  # every chart has data to draw
         assert "mark" in spec or "layer" in spec
     page = re.sub(r"<script>.*?</script>", "", html, flags=re.S)  # the page without the inlined code
-    assert html.count("<script>") == 3 and "<script " not in page and "<link" not in page  # nothing loaded from elsewhere
+    assert (
+        html.count("<script>") == 3 and "<script " not in page and "<link" not in page
+    )  # nothing loaded from elsewhere
     assert not re.search(r'(src|href)="?(https?:)?//', page)
     assert "vegaLite.compile" in html
 
 
 def test_large_test_sets_stay_small(documents: dict) -> None:
     document, _ = documents["glas"]
-    per_image = {f"img{i:05d}": {"tp": 1, "fp": 0, "fn": 0, "f1": i / 50_000, "object_dice": 0.5, "object_hausdorff": float(i % 97)} for i in range(50_000)}
+    per_image = {
+        f"img{i:05d}": {
+            "tp": 1,
+            "fp": 0,
+            "fn": 0,
+            "f1": i / 50_000,
+            "object_dice": 0.5,
+            "object_hausdorff": float(i % 97),
+        }
+        for i in range(50_000)
+    }
     big = document | {"details": document["details"] | {"per_image": per_image}}
     for chart in charts_of(big)[:3]:
         assert len(chart.spec["data"]["values"]) == BINS and chart.note == "50000 items"
@@ -79,7 +102,12 @@ def test_face_clustering_limits_chart(documents: dict) -> None:
 
 
 def test_run_against_limits() -> None:
-    document = {"challenge": "glas", "status": "rejected", "scores": {}, "run": {"wall_s": 3.5, "time_limit_s": 10, "peak_memory_mb": 120.0, "memory_limit_mb": 512}}
+    document = {
+        "challenge": "glas",
+        "status": "rejected",
+        "scores": {},
+        "run": {"wall_s": 3.5, "time_limit_s": 10, "peak_memory_mb": 120.0, "memory_limit_mb": 512},
+    }
     time_chart, memory_chart = charts_of(document)  # seconds and megabytes on axes of their own
     assert time_chart.spec["data"]["values"] == [{"measure": "wall time (s)", "value": 3.5, "limit": 10}]
     assert memory_chart.spec["data"]["values"] == [{"measure": "peak memory (MB)", "value": 120.0, "limit": 512}]
@@ -101,7 +129,9 @@ def test_report_command_with_gallery(documents: dict, tmp_path: Path) -> None:
     document, demo = documents["glas"]
     path = tmp_path / "glas.json"
     path.write_text(json.dumps(document))
-    run = CliRunner().invoke(cli, ["report", str(path), "--truth", str(demo.truth), "--submission", str(demo.submission)])
+    run = CliRunner().invoke(
+        cli, ["report", str(path), "--truth", str(demo.truth), "--submission", str(demo.submission)]
+    )
     assert run.exit_code == 0, run.output
     html = (tmp_path / "glas.html").read_text()
     assert 0 < html.count("data:image/png;base64,") <= SHOWN
@@ -119,7 +149,12 @@ def test_report_command_refusals(documents: dict, tmp_path: Path) -> None:
     path.write_text(json.dumps(document | {"details": {"per_image": 5}}))
     run = CliRunner().invoke(cli, ["report", str(path)])
     assert run.exit_code == 2 and "not those podium writes" in run.output and "Traceback" not in run.output
-    minimal = {"challenge": "ilsvrc2012-fine", "status": "scored", "scores": {}, "signature": {"challenge": "ilsvrc2012-fine"}}
+    minimal = {
+        "challenge": "ilsvrc2012-fine",
+        "status": "scored",
+        "scores": {},
+        "signature": {"challenge": "ilsvrc2012-fine"},
+    }
     path.write_text(json.dumps(minimal))  # no podium_version, which the page shows (found by benchmarks/fuzz.py)
     run = CliRunner().invoke(cli, ["report", str(path)])
     assert run.exit_code == 2 and "not those podium writes" in run.output and "podium_version" in run.output
@@ -132,7 +167,14 @@ def test_histograms_bin_values_of_any_spread() -> None:
     equal values, and the widest finite spread each give 20 finite bins holding every value."""
     from podium.publish.report.charts import BINS, histogram
 
-    for values in ([467.6162956955201, 467.61629569552], [5.0], [-3.0, -3.0], [1e20, 1e20 * (1 + 1e-15)], [-1e308, 1e308], [0.1, 0.5, 0.9]):
+    for values in (
+        [467.6162956955201, 467.61629569552],
+        [5.0],
+        [-3.0, -3.0],
+        [1e20, 1e20 * (1 + 1e-15)],
+        [-1e308, 1e308],
+        [0.1, 0.5, 0.9],
+    ):
         rows = histogram("t", values, "x").spec["data"]["values"]
         assert len(rows) == BINS and sum(r["count"] for r in rows) == len(values), values
         assert all(math.isfinite(r["from"]) and math.isfinite(r["to"]) and r["from"] < r["to"] for r in rows), values
@@ -141,7 +183,16 @@ def test_histograms_bin_values_of_any_spread() -> None:
 
 def test_per_part_scores_each_on_its_own_axis() -> None:
     """F1 and Dice are fractions, Hausdorff is pixels: the per-part chart gives each score its own y axis."""
-    scores = {f"{s}/{p}": v for p in ("testA", "testB") for s, v in (("f1", 0.9), ("object_dice", 0.8), ("object_hausdorff", 60.0))}
-    document = {"challenge": "glas", "status": "scored", "scores": scores, "details": {"per_image": {}, "tp": 1, "fp": 0, "fn": 0}}
+    scores = {
+        f"{s}/{p}": v
+        for p in ("testA", "testB")
+        for s, v in (("f1", 0.9), ("object_dice", 0.8), ("object_hausdorff", 60.0))
+    }
+    document = {
+        "challenge": "glas",
+        "status": "scored",
+        "scores": scores,
+        "details": {"per_image": {}, "tp": 1, "fp": 0, "fn": 0},
+    }
     (per_part,) = [c for c in charts_of(document) if c.title == "Per part"]
     assert per_part.spec["resolve"] == {"scale": {"y": "independent"}}

@@ -35,17 +35,26 @@ def sandbox(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def run(tmp_path: Path, sandbox: str, code: str, disk_limit_mb: float | None = LIMIT_MB, time_limit_s: float = 30) -> dict:
+def run(
+    tmp_path: Path, sandbox: str, code: str, disk_limit_mb: float | None = LIMIT_MB, time_limit_s: float = 30
+) -> dict:
     """Run ``code`` (Python) as a face-clustering program; the run section, and the folder's peak measured by the test."""
     demo = get("face-clustering").write_demo(tmp_path / "contest")
     folder = tmp_path / "program"
     folder.mkdir()
     (folder / "p.py").write_text(textwrap.dedent(code))
-    result = run_program(RunRequest(
-        "face-clustering", tmp_path / "contest" / "images", demo.truth, Limits(time_limit_s, 1024, disk_limit_mb),
-        command=f"python3 {CODE_FOLDER if sandbox == 'bwrap' else folder}/p.py", settings={"th1_s": "5", "th2_s": "60", "ram_max_mb": "4096"},
-        sandbox=sandbox, code=folder,
-    ))  # fmt: skip
+    result = run_program(
+        RunRequest(
+            "face-clustering",
+            tmp_path / "contest" / "images",
+            demo.truth,
+            Limits(time_limit_s, 1024, disk_limit_mb),
+            command=f"python3 {CODE_FOLDER if sandbox == 'bwrap' else folder}/p.py",
+            settings={"th1_s": "5", "th2_s": "60", "ram_max_mb": "4096"},
+            sandbox=sandbox,
+            code=folder,
+        )
+    )
     assert result.run is not None
     return {**result.run, "errors": [issue.message for issue in result.errors], "status": result.status}
 
@@ -73,7 +82,9 @@ PREALLOCATED = """
 def test_a_fast_writer_of_many_files_is_stopped_near_the_limit(tmp_path: Path, sandbox: str, code: str) -> None:
     run_ = run(tmp_path, sandbox, code)
     assert run_["outcome"] == "disk_limit" and run_["status"] == "rejected", run_
-    assert run_["errors"] == [f"the program was stopped: its working folder reached the disk limit of {LIMIT_MB} MB (files it writes count, in all)"]
+    assert run_["errors"] == [
+        f"the program was stopped: its working folder reached the disk limit of {LIMIT_MB} MB (files it writes count, in all)"
+    ]
     assert LIMIT_MB < run_["peak_disk_mb"] < LIMIT_MB + MARGIN_MB, run_
     assert run_["wall_s"] < 10 and run_["disk_limit_mb"] == LIMIT_MB
 

@@ -133,7 +133,9 @@ def test_one_process_of_300_mb_reports_300_mb_within_5_percent(tmp_path: Path, m
     # Summed Pss is usually within 5%; one full suite in about ten here saw 655 MB for the second.
     [(0, 300, 900, 990), (300, 100, 600, 660)],
 )
-def test_forked_children_count_every_page_once(tmp_path: Path, method: str, shared_mb: int, own_mb: int, low: int, high: int) -> None:
+def test_forked_children_count_every_page_once(
+    tmp_path: Path, method: str, shared_mb: int, own_mb: int, low: int, high: int
+) -> None:
     """Three forked children, each with ``own_mb`` of its own and ``shared_mb`` inherited from their parent."""
     command, work = program(
         tmp_path,

@@ -76,7 +76,9 @@ def test_face_clustering_run_is_scored_with_time_and_ram_points(tmp_path: Path, 
     assert {"wall_s", "peak_memory_mb", "memory_method", "exit_code", "outcome", "stderr_tail"} <= set(run)
     assert run["outcome"] == "finished" and run["exit_code"] == 0 and run["time_limit_s"] == 120
     assert doc["scores"]["pairwise_f"] == 1.0 and doc["scores"]["nmi"] == 1.0
-    assert doc["parameters"]["time_s"] == pytest.approx(run["wall_s"]) and doc["parameters"]["ram_mb"] == pytest.approx(run["peak_memory_mb"])
+    assert doc["parameters"]["time_s"] == pytest.approx(run["wall_s"]) and doc["parameters"]["ram_mb"] == pytest.approx(
+        run["peak_memory_mb"]
+    )
     expected = 100 * (0.4 + 0.4 + 0.1 * (1 - run["wall_s"] / 60) + 0.1 * (1 - run["peak_memory_mb"] / 4096))
     assert doc["scores"]["final"] == pytest.approx(expected, abs=1e-9)
 
@@ -84,12 +86,16 @@ def test_face_clustering_run_is_scored_with_time_and_ram_points(tmp_path: Path, 
 def test_no_csv_is_no_output_and_exit_1(tmp_path: Path, faces) -> None:
     images, truth = faces
     command = participant(tmp_path, "import sys; print('oops', file=sys.stderr); sys.exit(2)")
-    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    code, doc = podium_run(
+        "face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30"
+    )
     assert code == 1 and doc["status"] == "rejected"
     assert doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 2 and "oops" in doc["run"]["stderr_tail"]
     assert doc["errors"][0]["code"] == "no_output" and "ended with exit code 2" in doc["errors"][0]["message"]
     command = participant(tmp_path, "pass")
-    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    code, doc = podium_run(
+        "face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30"
+    )
     assert code == 1 and doc["run"]["outcome"] == "no_output" and doc["run"]["exit_code"] == 0
 
 
@@ -101,9 +107,22 @@ def test_the_limit_stays_the_outcome_and_no_run_folder_is_left(tmp_path: Path, f
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     command = participant(tmp_path, "import time; time.sleep(30)")
-    code, output = run("run", "face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5", *sandbox_options())
+    code, output = run(
+        "run",
+        "face-clustering",
+        *command,
+        "--images",
+        str(images),
+        "--truth",
+        str(truth),
+        "--time-limit",
+        "0.5",
+        *sandbox_options(),
+    )
     assert code == 1 and "killed at the limit" in output and "exit code None" not in output
-    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5")
+    code, doc = podium_run(
+        "face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "0.5"
+    )
     assert doc["run"]["outcome"] == "timeout" and "time limit of 0.5 s" in doc["errors"][0]["message"]
     assert "workdir" not in doc["run"] and list(scratch.iterdir()) == []
 
@@ -111,7 +130,9 @@ def test_the_limit_stays_the_outcome_and_no_run_folder_is_left(tmp_path: Path, f
 def test_crash_after_writing_is_still_scored(tmp_path: Path, faces) -> None:
     images, truth = faces
     command = participant(tmp_path, textwrap.dedent(CLUSTER_BY_NAME) + "import sys; sys.exit(5)\n")
-    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30")
+    code, doc = podium_run(
+        "face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30"
+    )
     assert code == 0 and doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 5
     assert doc["scores"]["pairwise_f"] == 1.0
 
@@ -159,18 +180,24 @@ def test_fuzzy_jaccard_budget_scores_partial_output_and_broken_files_as_backgrou
     assert doc["run"]["outcome"] == "timeout" and doc["run"]["time_limit_s"] == pytest.approx(2.5)
     assert 2.5 <= doc["run"]["wall_s"] < 6
     assert doc["run"]["images_processed"] == 3 and doc["run"]["test_images"] == 4
-    assert doc["scores"]["fuzzy_jaccard"] == pytest.approx(2 * 5000 * 100 / (4 * 5000 * 100 + 0))  # 2 of 4 images perfect
+    assert doc["scores"]["fuzzy_jaccard"] == pytest.approx(
+        2 * 5000 * 100 / (4 * 5000 * 100 + 0)
+    )  # 2 of 4 images perfect
     assert any(w["code"] == "bad_image" for w in doc["warnings"])
 
 
 def test_a_program_that_changes_the_images_is_reported(tmp_path: Path, pixels) -> None:
     """Without a sandbox (in one, the images are read-only: test_runner_sandbox.py)."""
     images, truth = pixels
-    command = participant(tmp_path, "import os; folder = open('input.txt').read().strip(); open(os.path.join(folder, 'x.png'), 'w').write('')")
-    code, doc = podium_run("fuzzy-jaccard", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30", sandbox="none")
+    command = participant(
+        tmp_path,
+        "import os; folder = open('input.txt').read().strip(); open(os.path.join(folder, 'x.png'), 'w').write('')",
+    )
+    code, doc = podium_run(
+        "fuzzy-jaccard", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30", sandbox="none"
+    )
     assert code == 1 and doc["run"]["outcome"] == "no_output"
     assert doc["warnings"][0]["code"] == "images_modified"
-
 
 
 @pytest.mark.parametrize(
@@ -198,7 +225,9 @@ def test_every_visible_folder_is_kept_away_from_the_truth(tmp_path: Path, pixels
     harmless.mkdir()
     for visible in ([truth.parent, harmless], [harmless, truth.parent]):  # the first of two once went unchecked
         args = [arg for folder in visible for arg in ("--visible", str(folder))]
-        code, output = run("run", "fuzzy-jaccard", "--command", "true", *args, "--images", str(images), "--truth", str(truth))
+        code, output = run(
+            "run", "fuzzy-jaccard", "--command", "true", *args, "--images", str(images), "--truth", str(truth)
+        )
         assert code == 2 and f"--visible {truth.parent} would show the program the truth" in output, output
 
 
@@ -212,7 +241,9 @@ def test_image_without_an_engine_is_a_usage_error(tmp_path: Path, pixels) -> Non
     if docker_engine():
         pytest.skip("a Docker engine is running here")
     images, truth = pixels
-    code, output = podium_run("fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "5")
+    code, output = podium_run(
+        "fuzzy-jaccard", "--image", "alpine", "--images", str(images), "--truth", str(truth), "--time-limit", "5"
+    )
     assert code == 2 and "Docker" in output
 
 
@@ -221,15 +252,33 @@ def test_image_without_an_engine_is_a_usage_error(tmp_path: Path, pixels) -> Non
     [
         ("import os; os.remove('input.txt'); os.mkdir('input.txt'); open('team.csv', 'w').write('x')", "malformed"),
         ("import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here)", "workdir_replaced"),
-        ("import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here); os.symlink('/etc', here)", "workdir_replaced"),
-        ("import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here); open(here, 'w').write('x')", "workdir_replaced"),
+        (
+            "import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here); os.symlink('/etc', here)",
+            "workdir_replaced",
+        ),
+        (
+            "import os, shutil; here = os.getcwd(); os.chdir('/'); shutil.rmtree(here); open(here, 'w').write('x')",
+            "workdir_replaced",
+        ),
     ],
 )
-def test_a_program_that_replaces_its_input_or_its_folder_is_rejected_not_a_crash(tmp_path: Path, faces, trick: str, code_name: str) -> None:
+def test_a_program_that_replaces_its_input_or_its_folder_is_rejected_not_a_crash(
+    tmp_path: Path, faces, trick: str, code_name: str
+) -> None:
     """Without a sandbox (in one, the working folder is a mount point it cannot replace: test_runner_sandbox.py)."""
     images, truth = faces
     command = participant(tmp_path, trick)
-    code, doc = podium_run("face-clustering", *command, "--images", str(images), "--truth", str(truth), "--time-limit", "30", sandbox="none")
+    code, doc = podium_run(
+        "face-clustering",
+        *command,
+        "--images",
+        str(images),
+        "--truth",
+        str(truth),
+        "--time-limit",
+        "30",
+        sandbox="none",
+    )
     assert code == 1 and doc["status"] == "rejected", doc
     assert any(e["code"] == code_name for e in doc["errors"]), doc["errors"]
 
@@ -238,17 +287,20 @@ def test_a_program_contest_gives_the_images_limits_and_split(tmp_path: Path, fac
     _images, _truth = faces
     (tmp_path / "contest.toml").write_text(
         'id = "faces"\ntitle = "Faces"\nchallenge = "face-clustering"\ntruth = "truth.csv"\nimages = "images"\n\n'
-        '[parameters]\nth1_s = 60\nth2_s = 120\nram_max_mb = 4096\n\n[split]\npublic = 0.3\nseed = 1\n\n'
+        "[parameters]\nth1_s = 60\nth2_s = 120\nram_max_mb = 4096\n\n[split]\npublic = 0.3\nseed = 1\n\n"
         '[[phase]]\nname = "test"\nstart = 2026-01-01T00:00:00Z\nend = 2026-02-01T00:00:00Z\nsubmissions = "programs"\n\n'
-        '[limits]\ntime_s = 30\nmemory_mb = 2000\ncpus = 1\n'
-    )  # fmt: skip
+        "[limits]\ntime_s = 30\nmemory_mb = 2000\ncpus = 1\n"
+    )
     command = participant(tmp_path, CLUSTER_BY_NAME)
     code, doc = podium_run("--contest", str(tmp_path / "contest.toml"), *command)
     assert code == 0, doc
     report = doc["run"]
     assert report["time_limit_s"] == 30 and report["memory_limit_mb"] == 2000 and report["cpus"] == 1
     assert doc["splits"]["public"]["units"] == 3 and doc["splits"]["private"]["units"] == 6  # round(0.3 x 9) = 3
-    assert doc["parameters"]["time_s"] == pytest.approx(report["wall_s"]) and doc["splits"]["public"]["scores"]["nmi"] == 1.0
+    assert (
+        doc["parameters"]["time_s"] == pytest.approx(report["wall_s"])
+        and doc["splits"]["public"]["scores"]["nmi"] == 1.0
+    )
     assert doc["signature"]["contest"]["id"] == "faces" and doc["signature"]["submission"].startswith("sha256:")
     code, output = run("run", "--contest", str(tmp_path / "contest.toml"), *command, "--memory-limit", "100")
     assert code == 2 and "--memory-limit: the contest file fixes it" in output

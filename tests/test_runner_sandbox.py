@@ -27,7 +27,10 @@ from podium.runner.process import PIDS_LIMIT, Limits, RunReport, run_limited
 from podium.runner.sandbox import IMAGES_FOLDER, SANDBOX_ID, bubblewrap, gpu_devices
 from podium.runner.workdir import prepare_workdir
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"), pytest.mark.usefixtures("sandbox")]
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"),
+    pytest.mark.usefixtures("sandbox"),
+]
 INTERPRETER = tuple(Path(p) for p in {sys.prefix, sys.base_prefix})
 
 
@@ -44,7 +47,9 @@ def layout(tmp_path: Path) -> dict[str, Path]:
     return paths
 
 
-def sandboxed(tmp_path: Path, code: str, time_limit_s: float = 20, memory_limit_mb: float | None = None) -> tuple[RunReport, dict[str, Path]]:
+def sandboxed(
+    tmp_path: Path, code: str, time_limit_s: float = 20, memory_limit_mb: float | None = None
+) -> tuple[RunReport, dict[str, Path]]:
     """Run ``code`` (Python) in the sandbox as podium run would."""
     paths = layout(tmp_path)
     script = paths["program"] / "hostile.py"
@@ -52,7 +57,9 @@ def sandboxed(tmp_path: Path, code: str, time_limit_s: float = 20, memory_limit_
     return sandboxed_command([sys.executable, str(script)], paths, time_limit_s, memory_limit_mb), paths
 
 
-def sandboxed_command(program: list[str], paths: dict[str, Path], time_limit_s: float, memory_limit_mb: float | None) -> RunReport:
+def sandboxed_command(
+    program: list[str], paths: dict[str, Path], time_limit_s: float, memory_limit_mb: float | None
+) -> RunReport:
     prepare_workdir(paths["work"], IMAGES_FOLDER)
     tmpfs = None if memory_limit_mb is None else int(memory_limit_mb * 2**20)
     with bubblewrap(program, paths["work"], paths["images"], (paths["program"], *INTERPRETER), tmpfs) as confinement:
@@ -89,8 +96,16 @@ def test_the_truth_other_teams_and_podium_are_invisible_and_the_images_read_only
         f"""
         import json, os
         tried = {{}}
-        for path in {[str(tmp_path / "truth.csv"), str(tmp_path / "teams" / "other" / "answers.csv"),
-                      str(Path(__file__).parent), str(Path(cgroups.__file__).parent), "/etc/passwd", "/etc/shadow"]!r}:
+        for path in {
+            [
+                str(tmp_path / "truth.csv"),
+                str(tmp_path / "teams" / "other" / "answers.csv"),
+                str(Path(__file__).parent),
+                str(Path(cgroups.__file__).parent),
+                "/etc/passwd",
+                "/etc/shadow",
+            ]!r
+        }:
             try:
                 os.listdir(path) if os.path.isdir(path) else open(path).read()
                 tried[path] = "read"
@@ -98,7 +113,9 @@ def test_the_truth_other_teams_and_podium_are_invisible_and_the_images_read_only
                 tried[path] = type(exc).__name__
         folder = open("input.txt").read().strip()
         tried["images"] = open(os.path.join(folder, "a.png"), "rb").read().decode()
-        for target in (os.path.join(folder, "new.png"), os.path.join(folder, "a.png"), {str(tmp_path / "program" / "x.py")!r}):
+        for target in (os.path.join(folder, "new.png"), os.path.join(folder, "a.png"), {
+            str(tmp_path / "program" / "x.py")!r
+        }):
             try:
                 open(target, "wb").write(b"x")
                 tried[target] = "written"
@@ -120,10 +137,16 @@ def test_the_truth_other_teams_and_podium_are_invisible_and_the_images_read_only
     assert tried.pop(str(tmp_path / "program" / "x.py")) in ("OSError", "PermissionError")  # read-only: EROFS
     bound = [paths["images"], paths["work"], paths["program"], *INTERPRETER]
     for folder in (Path("/tmp"), Path.home()):  # a private /tmp, no home: only the folders leading to what is bound
-        scaffolding = {p.resolve().relative_to(folder).parts[0] for p in bound if p.resolve().is_relative_to(folder) and p.resolve() != folder}
+        scaffolding = {
+            p.resolve().relative_to(folder).parts[0]
+            for p in bound
+            if p.resolve().is_relative_to(folder) and p.resolve() != folder
+        }
         assert set(tried.pop("tmp" if folder == Path("/tmp") else "home")) <= scaffolding
     assert tried.pop("uid") == SANDBOX_ID and tried.pop("capabilities") == ["0000000000000000"]
-    assert len(tried.pop("processes")) <= 3  # its PID namespace: bwrap's init, the shell or interpreter, nothing of the host
+    assert (
+        len(tried.pop("processes")) <= 3
+    )  # its PID namespace: bwrap's init, the shell or interpreter, nothing of the host
     assert all(outcome != "read" and outcome != "written" for outcome in tried.values()), tried
     assert (paths["images"] / "a.png").read_bytes() == b"image" and not (paths["images"] / "new.png").exists()
     if os.geteuid() == 0:  # the program's files belong to the unprivileged sandbox user on the host, too
@@ -234,7 +257,12 @@ def test_the_cpu_limit_slows_a_busy_program(tmp_path: Path) -> None:
     busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
     (paths["program"] / "busy.py").write_text(busy)
     prepare_workdir(paths["work"], IMAGES_FOLDER)
-    with bubblewrap([sys.executable, str(paths["program"] / "busy.py")], paths["work"], paths["images"], (paths["program"], *INTERPRETER)) as confinement:
+    with bubblewrap(
+        [sys.executable, str(paths["program"] / "busy.py")],
+        paths["work"],
+        paths["images"],
+        (paths["program"], *INTERPRETER),
+    ) as confinement:
         report = run_limited(confinement, paths["work"], Limits(time_s=30, cpus=0.1))
     assert report.outcome == "finished" and report.wall_s >= 2.0, report  # 0.3 s of CPU at a tenth of a core: about 3 s
 
@@ -310,8 +338,22 @@ def test_the_working_folder_cannot_be_replaced_and_the_result_is_written(tmp_pat
     images.mkdir()
     (images / "a.jpg").write_bytes(b"")
     (tmp_path / "truth.csv").write_text("image,identity\na.jpg,ali\n")
-    args = ["run", "face-clustering", "--command", f"{sys.executable} {program / 'hostile.py'}", "--images", str(images),
-            "--truth", str(tmp_path / "truth.csv"), "--time-limit", "20", "--json", "-", "--visible", str(program)]  # fmt: skip
+    args = [
+        "run",
+        "face-clustering",
+        "--command",
+        f"{sys.executable} {program / 'hostile.py'}",
+        "--images",
+        str(images),
+        "--truth",
+        str(tmp_path / "truth.csv"),
+        "--time-limit",
+        "20",
+        "--json",
+        "-",
+        "--visible",
+        str(program),
+    ]
     args += [arg for prefix in INTERPRETER for arg in ("--visible", str(prefix))]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code in (0, 1), result.output  # never 70
@@ -322,7 +364,17 @@ def test_the_working_folder_cannot_be_replaced_and_the_result_is_written(tmp_pat
 def test_the_truth_inside_a_folder_the_program_sees_is_refused(tmp_path: Path) -> None:
     paths = layout(tmp_path)
     for shown in (["--images", str(tmp_path)], ["--images", str(paths["images"]), "--visible", str(tmp_path)]):
-        args = ["run", "face-clustering", "--command", "true", "--truth", str(paths["truth"]), "--time-limit", "5", *shown]
+        args = [
+            "run",
+            "face-clustering",
+            "--command",
+            "true",
+            "--truth",
+            str(paths["truth"]),
+            "--time-limit",
+            "5",
+            *shown,
+        ]
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 2 and "would show the program the truth" in result.output
 
@@ -330,8 +382,20 @@ def test_the_truth_inside_a_folder_the_program_sees_is_refused(tmp_path: Path) -
 def test_sandbox_none_must_be_asked_for_and_warns(tmp_path: Path) -> None:
     paths = layout(tmp_path)
     (paths["program"] / "p.py").write_text("open('team.csv', 'w').write('a, 1\\n')\n")
-    args = ["run", "face-clustering", "--command", f"{sys.executable} {paths['program'] / 'p.py'}", "--images", str(paths["images"]),
-            "--truth", str(paths["truth"]), "--time-limit", "20", "--sandbox", "none"]  # fmt: skip
+    args = [
+        "run",
+        "face-clustering",
+        "--command",
+        f"{sys.executable} {paths['program'] / 'p.py'}",
+        "--images",
+        str(paths["images"]),
+        "--truth",
+        str(paths["truth"]),
+        "--time-limit",
+        "20",
+        "--sandbox",
+        "none",
+    ]
     result = CliRunner().invoke(cli, args)
     assert "can read the truth" in result.output and "sandbox none" in result.output
 

@@ -43,7 +43,7 @@ from test_service_faults import FACES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
-HOSTILE = '''
+HOSTILE = """
 import base64, json, os, sys, zlib
 seen = {"tries": []}
 for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):
@@ -75,7 +75,7 @@ for path in TRIES:  # its text holds no path: the team would read it back
     except OSError as exc:
         seen["tries"].append(type(exc).__name__)
 print(base64.b64encode(zlib.compress(json.dumps(seen).encode(), 9)).decode(), file=sys.stderr)
-'''
+"""
 
 
 def hostile_program(folder: Path, tries: list[Path]) -> Path:
@@ -106,8 +106,14 @@ def assert_nothing_of_the_server(texts: list[str], dump: dict[str, Any], forbidd
         assert word not in shown, (word, [key for key, value in dump.items() if word in json.dumps(value)])
     assert dump["cwd"] == WORK_FOLDER and dump["input"] == IMAGES_FOLDER + "\n"
     assert "PATH=/usr/local/bin:/usr/bin:/bin" in dump["/proc/1/environ"]  # bubblewrap's own, read: it is the program's
-    assert set(dump["/proc/1/environ"].split("\0")) - {""} == set(dump["environ"].split("\0")) - {"", f"PWD={WORK_FOLDER}"}
-    assert dump["/proc/1/cmdline"].split("\0")[1:3] == ["--args", dump["/proc/1/cmdline"].split("\0")[2]]  # its options are in a memory file
+    assert set(dump["/proc/1/environ"].split("\0")) - {""} == set(dump["environ"].split("\0")) - {
+        "",
+        f"PWD={WORK_FOLDER}",
+    }
+    assert dump["/proc/1/cmdline"].split("\0")[1:3] == [
+        "--args",
+        dump["/proc/1/cmdline"].split("\0")[2],
+    ]  # its options are in a memory file
     assert all(outcome in ("FileNotFoundError", "PermissionError") for outcome in dump["tries"]), dump["tries"]
 
 
@@ -124,23 +130,40 @@ def test_the_runner_shows_the_program_nothing_of_its_caller(tmp_path: Path, monk
     (tmp_path / "podium.sqlite3").write_text("the database")
     forbidden = [*secrets(monkeypatch, f"sqlite:///{tmp_path / 'podium.sqlite3'}"), str(data), "/sys/fs/cgroup"]
 
-    result = run_program(RunRequest(
-        "face-clustering", tmp_path / "contest" / "images", demo.truth, Limits(time_s=20, memory_mb=1024, disk_mb=DEFAULT_DISK_MB),
-        command=f"python3 {CODE_FOLDER}/hostile.py", settings={"th1_s": "5", "th2_s": "20", "ram_max_mb": "4096"}, sandbox="bwrap", code=code,
-    ))  # fmt: skip
+    result = run_program(
+        RunRequest(
+            "face-clustering",
+            tmp_path / "contest" / "images",
+            demo.truth,
+            Limits(time_s=20, memory_mb=1024, disk_mb=DEFAULT_DISK_MB),
+            command=f"python3 {CODE_FOLDER}/hostile.py",
+            settings={"th1_s": "5", "th2_s": "20", "ram_max_mb": "4096"},
+            sandbox="bwrap",
+            code=code,
+        )
+    )
     assert result.run is not None and result.run["outcome"] == "no_output", result.run
     assert_nothing_of_the_server([json.dumps(result.to_dict())], dump_of(result.run["stderr_tail"]), forbidden)
 
 
 @pytest.mark.usefixtures("bwrap")
-def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    contest = write_contest(tmp_path / "contest", "face-clustering", kind="programs", extra=FACES.format(images=tmp_path / "contest" / "demo" / "images"))
+def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    contest = write_contest(
+        tmp_path / "contest",
+        "face-clustering",
+        kind="programs",
+        extra=FACES.format(images=tmp_path / "contest" / "demo" / "images"),
+    )
     clock = Clock(at("2026-03-02T12:00:00Z"))
     data = tmp_path / "data"
     service, tokens = set_up(database_url, contest, data, ("alpha", "beta"), clock)
     sqlite_file = tmp_path / "podium.sqlite3"
     forbidden = [*secrets(monkeypatch, database_url), str(data), "/sys/fs/cgroup"]
-    program = hostile_program(tmp_path / "program", [data, data / "submissions" / "1", sqlite_file, load(contest).truth])
+    program = hostile_program(
+        tmp_path / "program", [data, data / "submissions" / "1", sqlite_file, load(contest).truth]
+    )
     archive = tmp_path / "program.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(program / "hostile.py", arcname="hostile.py")
@@ -148,13 +171,28 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(database
         session = accounts.new_token(connection, 1, False, "session of alpha", clock())
 
     with LiveServer(service) as server:
-        other = server.call("POST", "/api/submissions", tokens["beta"], body=archive, query={"filename": "program.tar.gz", "entry": "hostile.py"})
-        mine = server.call("POST", "/api/submissions", tokens["alpha"], body=archive, query={"filename": "program.tar.gz", "entry": "hostile.py"})
+        other = server.call(
+            "POST",
+            "/api/submissions",
+            tokens["beta"],
+            body=archive,
+            query={"filename": "program.tar.gz", "entry": "hostile.py"},
+        )
+        mine = server.call(
+            "POST",
+            "/api/submissions",
+            tokens["alpha"],
+            body=archive,
+            query={"filename": "program.tar.gz", "entry": "hostile.py"},
+        )
         assert other.status == 201 and mine.status == 201, (other.body, mine.body)
         worker = subprocess.Popen(
             [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", "bwrap", "--lease", "30"],
-            env=os.environ.copy(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
+            env=os.environ.copy(),
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         try:
             for _ in range(600):  # bounded: 60 s
                 answer = server.call("GET", f"/api/submissions/{mine.body['id']}", tokens["alpha"])
@@ -167,7 +205,11 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(database
             worker.send_signal(signal.SIGTERM)
             worker.wait(timeout=60)
         listed = server.call("GET", "/api/submissions", tokens["alpha"])
-        page = urllib.request.urlopen(urllib.request.Request(f"{server.url}/submissions/{mine.body['id']}", headers={"Cookie": f"{COOKIE}={session}"}))
+        page = urllib.request.urlopen(
+            urllib.request.Request(
+                f"{server.url}/submissions/{mine.body['id']}", headers={"Cookie": f"{COOKIE}={session}"}
+            )
+        )
         html = page.read().decode()
     assert answer.body["status"] == "failed", answer.body
     texts = [json.dumps(answer.body), json.dumps(listed.body), html]

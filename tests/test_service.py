@@ -35,11 +35,17 @@ def drain(worker: Worker) -> int:
 
 @pytest.fixture
 def contest(tmp_path: Path) -> Path:
-    return write_contest(tmp_path / "contest", quota="per_day = 2\ntotal = 6", ranking='decimals = 3\nfinal = "selected"\nmax_selected = 1')
+    return write_contest(
+        tmp_path / "contest",
+        quota="per_day = 2\ntotal = 6",
+        ranking='decimals = 3\nfinal = "selected"\nmax_selected = 1',
+    )
 
 
 def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, contest: Path, tmp_path: Path) -> None:
-    clock = Clock(at("2026-03-10T23:30:00-04:00"))  # 03:30 UTC on the 11th; New York's day is the 10th (EDT from 8 March)
+    clock = Clock(
+        at("2026-03-10T23:30:00-04:00")
+    )  # 03:30 UTC on the 11th; New York's day is the 10th (EDT from 8 March)
     service, token = set_up(database_url, contest, tmp_path / "data", ("alpha", "beta"), clock)
     worker = Worker(service.engine, service.data, clock=clock)
     demo = contest.parent / "demo"
@@ -56,12 +62,16 @@ def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, conte
         assert set(mine["result"]["splits"]) == {"public"} and mine["result"]["scores"] == {}
 
         # a bad upload: every problem named, 422, and no quota used
-        bad = live.call("POST", "/api/submissions", token["alpha"], body=b"not a png", query={"filename": "testA_1_seg.png"})
+        bad = live.call(
+            "POST", "/api/submissions", token["alpha"], body=b"not a png", query={"filename": "testA_1_seg.png"}
+        )
         assert bad.status == 422 and bad.body["status"] == "rejected" and bad.body["problems"], bad.body
         hostile = io.BytesIO()
         with zipfile.ZipFile(hostile, "w") as archive:
             archive.writestr("../../escape.txt", "x")
-        refused = live.call("POST", "/api/submissions", token["alpha"], body=hostile.getvalue(), query={"filename": "x.zip"})
+        refused = live.call(
+            "POST", "/api/submissions", token["alpha"], body=hostile.getvalue(), query={"filename": "x.zip"}
+        )
         assert refused.status == 422 and "'..'" in refused.body["reason"]
         assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "data" / "escape.txt").exists()
         quota = live.call("GET", "/api/quota", token["alpha"]).body
@@ -73,11 +83,16 @@ def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, conte
         third = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
         assert third.status == 429 and "2026-03-11T04:00:00+00:00" in third.body["detail"]
         clock.now = at("2026-03-10T23:59:59.999999-04:00")
-        assert live.call("POST", "/api/submissions", token["alpha"], body=good).status == 429  # still the 10th in New York
+        assert (
+            live.call("POST", "/api/submissions", token["alpha"], body=good).status == 429
+        )  # still the 10th in New York
         clock.now = at("2026-03-11T00:00:00-04:00")  # a new day in New York (04:00 UTC)
         cancelled = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "again.tar.gz"})
         assert cancelled.status == 201
-        assert live.call("POST", f"/api/submissions/{cancelled.body['id']}/cancel", token["alpha"]).body["status"] == "cancelled"
+        assert (
+            live.call("POST", f"/api/submissions/{cancelled.body['id']}/cancel", token["alpha"]).body["status"]
+            == "cancelled"
+        )
         assert live.call("GET", "/api/quota", token["alpha"]).body["today"] == 0  # cancelled: free
 
         # beta submits the worse one; beta sees nothing of alpha's
@@ -86,14 +101,21 @@ def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, conte
         drain(worker)
         assert live.call("GET", f"/api/submissions/{first.body['id']}", token["beta"]).status == 404
         assert live.call("POST", f"/api/submissions/{first.body['id']}/cancel", token["beta"]).status == 404
-        assert live.call("PUT", f"/api/submissions/{first.body['id']}/selected", token["beta"], query={"selected": "true"}).status == 404
+        assert (
+            live.call(
+                "PUT", f"/api/submissions/{first.body['id']}/selected", token["beta"], query={"selected": "true"}
+            ).status
+            == 404
+        )
         listed = live.call("GET", "/api/submissions", token["beta"]).body
         assert [s["id"] for s in listed] == [beta.body["id"]] and {s["team"] for s in listed} == {"beta"}
         with writing(service.engine) as connection:
             organizer = accounts.new_token(connection, None, True, "test organizer", clock())
         everything = live.call("GET", "/api/submissions", organizer).body
         assert {s["team"] for s in everything} == {"alpha", "beta"}
-        assert any(s["result"] and "private" in s["result"]["splits"] for s in everything)  # organizers see full results
+        assert any(
+            s["result"] and "private" in s["result"]["splits"] for s in everything
+        )  # organizers see full results
         assert live.call("POST", "/api/submissions", organizer, body=good).status == 403
         assert live.call("GET", "/api/submissions", "pdm_not-a-token").status == 401
         assert live.call("GET", "/api/submissions").status == 401
@@ -105,34 +127,63 @@ def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, conte
         public_doc = live.call("GET", f"/api/submissions/{first.body['id']}", token["alpha"]).body["result"]
         assert board["teams"][0]["scores"] == public_doc["splits"]["public"]["scores"]
         with reading(service.engine) as connection:
-            full = connection.execute(select(results.c.document).where(results.c.submission_id == first.body["id"])).scalar_one()
+            full = connection.execute(
+                select(results.c.document).where(results.c.submission_id == first.body["id"])
+            ).scalar_one()
         assert full["splits"]["private"]["scores"] != full["splits"]["public"]["scores"]  # so the checks below can fail
         for item in live.call("GET", "/api/submissions", token["alpha"]).body:
             if item["result"] is not None:
-                assert set(item["result"]["splits"]) == {"public"} and item["result"]["scores"] == {} and item["result"]["details"] == {}
+                assert (
+                    set(item["result"]["splits"]) == {"public"}
+                    and item["result"]["scores"] == {}
+                    and item["result"]["details"] == {}
+                )
         assert "private" not in json.dumps(board["teams"])
 
         # alpha selects its worse submission: after the reveal that one counts
-        assert live.call("PUT", f"/api/submissions/{second.body['id']}/selected", token["alpha"], query={"selected": "true"}).status == 200
-        assert live.call("PUT", f"/api/submissions/{first.body['id']}/selected", token["alpha"], query={"selected": "true"}).status == 409  # max 1
+        assert (
+            live.call(
+                "PUT", f"/api/submissions/{second.body['id']}/selected", token["alpha"], query={"selected": "true"}
+            ).status
+            == 200
+        )
+        assert (
+            live.call(
+                "PUT", f"/api/submissions/{first.body['id']}/selected", token["alpha"], query={"selected": "true"}
+            ).status
+            == 409
+        )  # max 1
         with writing(service.engine) as connection:
             state.put(connection, state.REVEALED, clock().isoformat())
         final = live.call("GET", "/api/leaderboard").body
         assert final["revealed"] and final["split"] == "private"
-        assert [(t["team"], t["rank"]) for t in final["teams"]] == [("alpha", 1), ("beta", 1)]  # the same files: a tie, 1224
+        assert [(t["team"], t["rank"]) for t in final["teams"]] == [
+            ("alpha", 1),
+            ("beta", 1),
+        ]  # the same files: a tie, 1224
         assert final["teams"][0]["scores"] == final["teams"][1]["scores"]
         revealed = live.call("GET", f"/api/submissions/{first.body['id']}", token["alpha"]).body["result"]
         assert "private" in revealed["splits"] and revealed["scores"]
 
         # rescore: a new round, every accepted submission scored again, old results kept
-        assert rescore(service.engine) == (2, 3)  # alpha's two scored and beta's; not the rejected or the cancelled ones
+        assert rescore(service.engine) == (
+            2,
+            3,
+        )  # alpha's two scored and beta's; not the rejected or the cancelled ones
         assert live.call("GET", f"/api/submissions/{first.body['id']}", token["alpha"]).body["status"] == "queued"
         assert live.call("GET", "/api/leaderboard").body["teams"] == final["teams"]  # the board keeps round 1 meanwhile
         assert drain(worker) == 3
         with reading(service.engine) as connection:
-            rounds = connection.execute(select(results.c.round, func.count()).group_by(results.c.round).order_by(results.c.round)).all()
+            rounds = connection.execute(
+                select(results.c.round, func.count()).group_by(results.c.round).order_by(results.c.round)
+            ).all()
             assert [tuple(r) for r in rounds] == [(1, 3), (2, 3)]
-            assert connection.execute(select(func.count()).select_from(jobs).where(jobs.c.state != "done", jobs.c.state != "cancelled")).scalar_one() == 0
+            assert (
+                connection.execute(
+                    select(func.count()).select_from(jobs).where(jobs.c.state != "done", jobs.c.state != "cancelled")
+                ).scalar_one()
+                == 0
+            )
         assert live.call("GET", "/api/leaderboard").body["teams"] == final["teams"]
         assert live.call("GET", f"/api/submissions/{first.body['id']}", token["alpha"]).body["round"] == 2
 
@@ -151,19 +202,30 @@ def test_uploads_too_large_outside_phases_and_by_organizers(tmp_path: Path) -> N
         clock.now = at("2026-06-01T00:00:00Z")  # the end is exclusive
         assert "ended" in live.call("POST", "/api/submissions", token["alpha"], body=b"x").body["detail"]
         assert live.call("GET", "/api/leaderboard").body["revealed"] is True  # the last phase has ended
-        registered = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gina", "password": "a long password"})
+        registered = live.call(
+            "POST", "/api/register", json_body={"team": "gamma", "user": "gina", "password": "a long password"}
+        )
         assert registered.status == 201 and live.call("GET", "/api/quota", registered.body["token"]).status == 200
-        assert live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": "a long password"}).status == 409
+        assert (
+            live.call(
+                "POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": "a long password"}
+            ).status
+            == 409
+        )
         assert live.call("POST", "/api/tokens", json_body={"user": "gina", "password": "wrong password"}).status == 401
         assert live.call("POST", "/api/tokens", json_body={"user": "gina", "password": "a long password"}).status == 201
 
 
 def test_openapi_and_its_offline_docs_page(tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest")
-    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), Clock(at("2026-03-02T00:00:00Z")))
+    service, _ = set_up(
+        f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), Clock(at("2026-03-02T00:00:00Z"))
+    )
     with LiveServer(service) as live:
         spec = live.call("GET", "/openapi.json").body
-        assert {"/api/submissions", "/api/leaderboard", "/api/quota", "/api/submissions/{submission_id}"} <= set(spec["paths"])
+        assert {"/api/submissions", "/api/leaderboard", "/api/quota", "/api/submissions/{submission_id}"} <= set(
+            spec["paths"]
+        )
         import urllib.request
 
         page = urllib.request.urlopen(live.url + "/docs", timeout=10).read().decode()

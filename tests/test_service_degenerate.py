@@ -52,14 +52,18 @@ def test_degenerate_uploads_get_podiums_verdict_and_never_fail(challenge_id: str
     service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
     worker = Worker(service.engine, service.data, clock=clock)
     with writing(service.engine) as connection:
-        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())  # alpha's member, who reads the submission's page
+        accounts.add_user(
+            connection, "ann", "ann-password-1", 1, False, clock()
+        )  # alpha's member, who reads the submission's page
     with LiveServer(service) as live:
         browser = Client(live.url)
         assert _log_in(browser) == 303
         for case, archive in _archives(demo.submission, tmp_path / "uploads").items():
             code, output = run("evaluate", "--contest", str(contest), "--submission", str(archive), "--workers", "1")
             assert code in (0, 1) and "internal error" not in output, (case, output)
-            sent = live.call("POST", "/api/submissions", token["alpha"], body=archive.read_bytes(), query={"filename": archive.name})
+            sent = live.call(
+                "POST", "/api/submissions", token["alpha"], body=archive.read_bytes(), query={"filename": archive.name}
+            )
             assert sent.status in (201, 422), (case, sent.status, sent.body)
             if sent.status == 422:  # refused at the door, with the reason: podium evaluate rejects it too
                 assert code == 1 and sent.body, (case, sent.body)
@@ -67,7 +71,11 @@ def test_degenerate_uploads_get_podiums_verdict_and_never_fail(challenge_id: str
             while worker.work_once():
                 pass
             shown = live.call("GET", f"/api/submissions/{sent.body['id']}", token["alpha"])
-            assert shown.status == 200 and shown.body["status"] == ("scored" if code == 0 else "rejected"), (case, shown.body, output)
+            assert shown.status == 200 and shown.body["status"] == ("scored" if code == 0 else "rejected"), (
+                case,
+                shown.body,
+                output,
+            )
             assert browser.get(f"/submissions/{sent.body['id']}") == 200, case  # its report's charts drawn
         board = live.call("GET", "/api/leaderboard", token["alpha"])
         assert board.status == 200, board.body

@@ -36,14 +36,14 @@ from podium.service.worker import Worker
 from podium.synthetic.glas import write_set
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
 
-FACES = '''images = "{images}"
+FACES = """images = "{images}"
 [parameters]
 th1_s = 600
 th2_s = 1200
 ram_max_mb = 4096
 [limits]
 memory_mb = 2048
-'''
+"""
 SLOW_PROGRAM = 'sleep {sleep}\nexec python3 "$(dirname "$0")/participant.py"\n'
 PARTICIPANT = Path(__file__).resolve().parents[1] / "examples" / "contests" / "face-clustering" / "participant.py"
 
@@ -52,7 +52,10 @@ def program_archive(folder: Path, sleep: float) -> Path:
     folder.mkdir(parents=True)
     path = folder / "program.tar.gz"
     with tarfile.open(path, "w:gz") as tar:
-        for name, data in (("run.sh", SLOW_PROGRAM.format(sleep=sleep).encode()), ("participant.py", PARTICIPANT.read_bytes())):
+        for name, data in (
+            ("run.sh", SLOW_PROGRAM.format(sleep=sleep).encode()),
+            ("participant.py", PARTICIPANT.read_bytes()),
+        ):
             info = tarfile.TarInfo(name)
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
@@ -74,17 +77,44 @@ def one(engine: Engine, query) -> object:  # type: ignore[no-untyped-def]
 
 
 def start_worker(url: str, data: Path, *options: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "podium", "worker", "--database", url, "--data", str(data), "--sandbox", "none", "--lease", "2", *options]
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "worker",
+        "--database",
+        url,
+        "--data",
+        str(data),
+        "--sandbox",
+        "none",
+        "--lease",
+        "2",
+        *options,
+    ]
     return subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def test_a_worker_killed_mid_job_the_job_completes_once(database_url: str, tmp_path: Path) -> None:
-    contest = write_contest(tmp_path / "contest", "face-clustering", kind="programs", extra=FACES.format(images=tmp_path / "contest" / "demo" / "images"))
+    contest = write_contest(
+        tmp_path / "contest",
+        "face-clustering",
+        kind="programs",
+        extra=FACES.format(images=tmp_path / "contest" / "demo" / "images"),
+    )
     clock = Clock(at("2026-03-02T12:00:00Z"))
     service, _ = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
     archive = program_archive(tmp_path / "upload", sleep=4)
 
-    taken = take(service.engine, load(contest), service.data, Caller(1, "alpha", False), Upload(archive, "program.tar.gz", archive.stat().st_size, "0" * 64, None), clock(), False)
+    taken = take(
+        service.engine,
+        load(contest),
+        service.data,
+        Caller(1, "alpha", False),
+        Upload(archive, "program.tar.gz", archive.stat().st_size, "0" * 64, None),
+        clock(),
+        False,
+    )
     assert taken["status"] == "queued", taken
     status = select(submissions.c.status).where(submissions.c.id == taken["id"])
     first = start_worker(database_url, service.data)
@@ -96,7 +126,11 @@ def test_a_worker_killed_mid_job_the_job_completes_once(database_url: str, tmp_p
         assert one(service.engine, status) == "running"  # nobody told the database
         second = start_worker(database_url, service.data)
         try:
-            wait_for(lambda: one(service.engine, status) not in ("queued", "running"), 60, "the job to be taken again and finished")
+            wait_for(
+                lambda: one(service.engine, status) not in ("queued", "running"),
+                60,
+                "the job to be taken again and finished",
+            )
         finally:
             second.send_signal(signal.SIGTERM)
             assert second.wait(timeout=30) == 0, second.stderr.read().decode()[-2000:] if second.stderr else ""
@@ -104,7 +138,10 @@ def test_a_worker_killed_mid_job_the_job_completes_once(database_url: str, tmp_p
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
     assert one(service.engine, status) == "scored"
-    assert one(service.engine, select(func.count()).select_from(results).where(results.c.submission_id == taken["id"])) == 1
+    assert (
+        one(service.engine, select(func.count()).select_from(results).where(results.c.submission_id == taken["id"]))
+        == 1
+    )
     assert one(service.engine, select(jobs.c.attempts).where(jobs.c.submission_id == taken["id"])) == 2
     assert one(service.engine, select(jobs.c.state).where(jobs.c.submission_id == taken["id"])) == "done"
 
@@ -116,14 +153,24 @@ def test_a_lost_lease_writes_nothing_and_the_job_is_not_counted_twice(database_u
     from podium.service.scoring import Runtime, score
 
     upload = demo_archive(contest, tmp_path / "upload")
-    taken = take(service.engine, load(contest), service.data, Caller(1, "alpha", False), Upload(upload, "demo.tar.gz", 1, "0" * 64, None), clock(), False)
+    taken = take(
+        service.engine,
+        load(contest),
+        service.data,
+        Caller(1, "alpha", False),
+        Upload(upload, "demo.tar.gz", 1, "0" * 64, None),
+        clock(),
+        False,
+    )
     slow = queue.claim(service.engine, "slow", clock(), lease_s=5)
     assert slow is not None and queue.claim(service.engine, "other", clock(), lease_s=5) is None  # held
     later = clock() + timedelta(seconds=6)
     fast = queue.claim(service.engine, "fast", later, lease_s=5)
     assert fast is not None and fast.job_id == slow.job_id and fast.attempt == 2
     assert not queue.heartbeat(service.engine, slow, later)
-    target = submission_folder(service.data, taken["id"]) / str(one(service.engine, select(submissions.c.target).where(submissions.c.id == taken["id"])))
+    target = submission_folder(service.data, taken["id"]) / str(
+        one(service.engine, select(submissions.c.target).where(submissions.c.id == taken["id"]))
+    )
     outcome = score(load(contest), "files", target, None, Runtime())
     assert queue.finish(service.engine, fast, outcome, later)
     assert not queue.finish(service.engine, slow, outcome, later)  # the first holder's answer is dropped
@@ -139,7 +186,15 @@ def test_podium_failures_are_retried_then_end_in_error_uncharged(tmp_path: Path)
     service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
 
     upload = demo_archive(contest, tmp_path / "upload")
-    taken = take(service.engine, load(contest), service.data, Caller(1, "alpha", False), Upload(upload, "demo.tar.gz", 1, "0" * 64, None), clock(), False)
+    taken = take(
+        service.engine,
+        load(contest),
+        service.data,
+        Caller(1, "alpha", False),
+        Upload(upload, "demo.tar.gz", 1, "0" * 64, None),
+        clock(),
+        False,
+    )
     truth = tmp_path / "contest" / "demo" / "truth"
     hidden = truth.with_name("truth-gone")
     truth.rename(hidden)  # the organizer's truth vanishes: podium's side, not the team's
@@ -157,15 +212,22 @@ def test_podium_failures_are_retried_then_end_in_error_uncharged(tmp_path: Path)
 
 @pytest.mark.parametrize("uploads", [100])
 def test_concurrent_uploads_are_all_accounted_for(database_url: str, tmp_path: Path, uploads: int) -> None:
-    contest = write_contest(tmp_path / "contest", "camera-traps", quota="per_day = 1000")  # a CSV, scored in milliseconds
+    contest = write_contest(
+        tmp_path / "contest", "camera-traps", quota="per_day = 1000"
+    )  # a CSV, scored in milliseconds
     clock = Clock(at("2026-03-02T12:00:00Z"))
     teams = tuple(f"team{i:02d}" for i in range(10))
     service, token = set_up(database_url, contest, tmp_path / "data", teams, clock)
-    service.slots = UploadSlots(per_team=uploads, per_address=uploads)  # every upload at once, from one address (test_service_security tests the caps)
+    service.slots = UploadSlots(
+        per_team=uploads, per_address=uploads
+    )  # every upload at once, from one address (test_service_security tests the caps)
     csv = (get("camera-traps").write_demo(tmp_path / "demo").submission / "team.tsv").read_bytes()
     with LiveServer(service) as live:
+
         def send(i: int) -> tuple[int, int]:
-            answer = live.call("POST", "/api/submissions", token[teams[i % 10]], body=csv, query={"filename": "team.tsv"})
+            answer = live.call(
+                "POST", "/api/submissions", token[teams[i % 10]], body=csv, query={"filename": "team.tsv"}
+            )
             return answer.status, answer.body["id"]
 
         with ThreadPoolExecutor(max_workers=uploads) as pool:
@@ -173,26 +235,39 @@ def test_concurrent_uploads_are_all_accounted_for(database_url: str, tmp_path: P
     assert [status for status, _ in answers] == [201] * uploads
     assert len({i for _, i in answers}) == uploads
     stop = threading.Event()
-    workers = [threading.Thread(target=Worker(service.engine, service.data, clock=clock).run, args=(stop,)) for _ in range(2)]
+    workers = [
+        threading.Thread(target=Worker(service.engine, service.data, clock=clock).run, args=(stop,)) for _ in range(2)
+    ]
     for thread in workers:
         thread.start()
     try:
-        wait_for(lambda: one(service.engine, select(func.count()).select_from(results)) == uploads, 120, "every upload to be scored")
+        wait_for(
+            lambda: one(service.engine, select(func.count()).select_from(results)) == uploads,
+            120,
+            "every upload to be scored",
+        )
     finally:
         stop.set()
         for thread in workers:
             thread.join(timeout=60)
-    assert one(service.engine, select(func.count()).select_from(submissions).where(submissions.c.status == "scored")) == uploads
+    assert (
+        one(service.engine, select(func.count()).select_from(submissions).where(submissions.c.status == "scored"))
+        == uploads
+    )
     assert one(service.engine, select(func.max(jobs.c.attempts))) == 1
 
 
-def test_two_machines_one_postgresql_queue_and_a_dask_cluster_lose_nothing_and_score_nothing_twice(postgres_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_two_machines_one_postgresql_queue_and_a_dask_cluster_lose_nothing_and_score_nothing_twice(
+    postgres_server, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     """Two ``podium worker --scheduler`` processes on one PostgreSQL queue, scoring on two Dask workers:
     one podium worker and one Dask worker are killed with SIGKILL while jobs run. Every submission is
     scored exactly once, with the scores a local evaluation gives."""
     url = postgres_server.new_database()
     contest_path = write_contest(tmp_path / "contest", "glas", quota="per_day = 10")
-    write_set(tmp_path / "contest" / "demo", n_images=12, shape=(522, 775), glands=15, seed=5)  # longer jobs than the demo's
+    write_set(
+        tmp_path / "contest" / "demo", n_images=12, shape=(522, 775), glands=15, seed=5
+    )  # longer jobs than the demo's
     teams = tuple(f"team{k}" for k in range(8))
     clock = Clock(at("2026-03-02T12:00:00Z"))
     service, _ = set_up(url, contest_path, tmp_path / "data", teams, clock)
@@ -200,17 +275,28 @@ def test_two_machines_one_postgresql_queue_and_a_dask_cluster_lose_nothing_and_s
     archive = demo_archive(contest_path, tmp_path / "upload")
     for team_id, name in enumerate(teams, start=1):
         upload = Upload(archive, "submission.tar.gz", archive.stat().st_size, "0" * 64, None)
-        assert take(service.engine, contest, service.data, Caller(team_id, name, False), upload, clock(), False)["status"] == "queued"
+        assert (
+            take(service.engine, contest, service.data, Caller(team_id, name, False), upload, clock(), False)["status"]
+            == "queued"
+        )
     expected = score(contest, "files", contest_path.parent / "demo" / "submission", None, Runtime())
 
     cluster = Cluster(workers=2)
     podium_workers = [start_worker(url, service.data, "--scheduler", cluster.address) for _ in range(2)]
     try:
         victim = podium_workers[0]
-        holding = select(func.count()).select_from(jobs).where(jobs.c.state == JOB_RUNNING, jobs.c.worker.like(f"%:{victim.pid}:%"))
+        holding = (
+            select(func.count())
+            .select_from(jobs)
+            .where(jobs.c.state == JOB_RUNNING, jobs.c.worker.like(f"%:{victim.pid}:%"))
+        )
         wait_for(lambda: one(service.engine, holding) == 1, 60, "the first podium worker to hold a job")
         os.killpg(victim.pid, signal.SIGKILL)
-        running = select(func.count()).select_from(jobs).where(jobs.c.state == JOB_RUNNING, ~jobs.c.worker.like(f"%:{victim.pid}:%"))
+        running = (
+            select(func.count())
+            .select_from(jobs)
+            .where(jobs.c.state == JOB_RUNNING, ~jobs.c.worker.like(f"%:{victim.pid}:%"))
+        )
         wait_for(lambda: one(service.engine, running) == 1, 60, "the other podium worker to hold a job")
         cluster.kill(cluster.workers[0])
         done = select(func.count()).select_from(jobs).where(jobs.c.state == JOB_DONE)
@@ -221,10 +307,14 @@ def test_two_machines_one_postgresql_queue_and_a_dask_cluster_lose_nothing_and_s
                 os.killpg(process.pid, signal.SIGKILL)
         cluster.stop()
     with reading(service.engine) as connection:
-        rows = connection.execute(select(results.c.submission_id, results.c.public_scores, results.c.private_scores)).all()
+        rows = connection.execute(
+            select(results.c.submission_id, results.c.public_scores, results.c.private_scores)
+        ).all()
         statuses = connection.execute(select(submissions.c.status)).scalars().all()
         attempts = connection.execute(select(func.max(jobs.c.attempts))).scalar_one()
-    assert sorted(r.submission_id for r in rows) == list(range(1, len(teams) + 1))  # one result each: nothing lost, nothing twice
+    assert sorted(r.submission_id for r in rows) == list(
+        range(1, len(teams) + 1)
+    )  # one result each: nothing lost, nothing twice
     assert set(statuses) == {"scored"}
     assert attempts == 2  # the killed worker's job was taken again
     assert all(r.public_scores == expected.public_scores and r.private_scores == expected.private_scores for r in rows)

@@ -57,7 +57,11 @@ def _check(spec: dict[str, Any], method: str, path: str, body: Any) -> None:
 def _confirmation(service: Any) -> str:
     """The token of the newest confirmation link in the outbox."""
     with reading(service.engine) as connection:
-        body = connection.execute(select(outbox.c.body).where(outbox.c.kind == mail.CONFIRM).order_by(outbox.c.id.desc())).scalars().first()
+        body = (
+            connection.execute(select(outbox.c.body).where(outbox.c.kind == mail.CONFIRM).order_by(outbox.c.id.desc()))
+            .scalars()
+            .first()
+        )
     return str(body).split("/account/confirm/", 1)[1].split()[0]
 
 
@@ -82,17 +86,23 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
         assert sent.status == 201
         _check(spec, "post", "/api/submissions", sent.body)
-        rejected = live.call("POST", "/api/submissions", token["alpha"], body=b"not a png", query={"filename": "testA_1_seg.png"})
+        rejected = live.call(
+            "POST", "/api/submissions", token["alpha"], body=b"not a png", query={"filename": "testA_1_seg.png"}
+        )
         assert rejected.status == 422
         _check(spec, "post", "/api/submissions", rejected.body)
         while Worker(service.engine, service.data, clock=clock).work_once():
             pass
         queued = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "again.tar.gz"})
         organizer = live.call("POST", "/api/tokens", json_body={"user": "olga", "password": "organizer-password-9"})
-        registered = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": "a-long-password-3"})
+        registered = live.call(
+            "POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": "a-long-password-3"}
+        )
         gil = registered.body["token"]
         with writing(service.engine) as connection:
-            state.put(connection, mail.ENABLED, "contest@podium.test")  # mail on: a new address is sent its confirmation link
+            state.put(
+                connection, mail.ENABLED, "contest@podium.test"
+            )  # mail on: a new address is sent its confirmation link
         link = live.call("POST", "/api/users/gil/reset", organizer.body["token"])
         answers = {
             ("post", "/api/tokens"): organizer,
@@ -102,21 +112,38 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("get", "/api/quota"): live.call("GET", "/api/quota", token["alpha"]),
             ("get", "/api/tokens"): live.call("GET", "/api/tokens", organizer.body["token"]),
             ("get", "/api/submissions"): live.call("GET", "/api/submissions", organizer.body["token"]),
-            ("get", "/api/submissions/{submission_id}"): live.call("GET", f"/api/submissions/{sent.body['id']}", token["alpha"]),
-            ("put", "/api/submissions/{submission_id}/selected"): live.call("PUT", f"/api/submissions/{sent.body['id']}/selected", token["alpha"], query={"selected": "true"}),
-            ("post", "/api/submissions/{submission_id}/cancel"): live.call("POST", f"/api/submissions/{queued.body['id']}/cancel", token["alpha"]),
+            ("get", "/api/submissions/{submission_id}"): live.call(
+                "GET", f"/api/submissions/{sent.body['id']}", token["alpha"]
+            ),
+            ("put", "/api/submissions/{submission_id}/selected"): live.call(
+                "PUT", f"/api/submissions/{sent.body['id']}/selected", token["alpha"], query={"selected": "true"}
+            ),
+            ("post", "/api/submissions/{submission_id}/cancel"): live.call(
+                "POST", f"/api/submissions/{queued.body['id']}/cancel", token["alpha"]
+            ),
             ("delete", "/api/tokens/{token_id}"): live.call("DELETE", "/api/tokens/1", token["alpha"]),
             ("get", "/healthz"): live.call("GET", "/healthz"),
             ("get", "/api/account"): live.call("GET", "/api/account", gil),
             ("put", "/api/account"): live.call("PUT", "/api/account", gil, json_body={"email": "gil@gamma.test"}),
-            ("post", "/api/account/confirm"): live.call("POST", "/api/account/confirm", json_body={"token": _confirmation(service)}),
+            ("post", "/api/account/confirm"): live.call(
+                "POST", "/api/account/confirm", json_body={"token": _confirmation(service)}
+            ),
             ("get", "/api/team/invitation"): live.call("GET", "/api/team/invitation", gil),
             ("post", "/api/team/invitation"): live.call("POST", "/api/team/invitation", gil),
             ("post", "/api/users/{name}/reset"): link,
-            ("post", "/api/reset"): live.call("POST", "/api/reset", json_body={"token": link.body["link"].rsplit("/", 1)[1], "password": "a-new-password-4"}),
+            ("post", "/api/reset"): live.call(
+                "POST",
+                "/api/reset",
+                json_body={"token": link.body["link"].rsplit("/", 1)[1], "password": "a-new-password-4"},
+            ),
             ("post", "/api/reset/request"): live.call("POST", "/api/reset/request", json_body={"user": "gil"}),
-            ("post", "/api/account/password"): live.call("POST", "/api/account/password", _login(live, "gil", "a-new-password-4"), json_body={"current": "a-new-password-4", "password": "a-new-password-5"}),
-        }  # fmt: skip
+            ("post", "/api/account/password"): live.call(
+                "POST",
+                "/api/account/password",
+                _login(live, "gil", "a-new-password-4"),
+                json_body={"current": "a-new-password-4", "password": "a-new-password-5"},
+            ),
+        }
         assert {key for key in answers if key[1].startswith("/api/")} | {("post", "/api/submissions")} == api
         for (method, path), answer in answers.items():
             assert 200 <= answer.status < 300, (method, path, answer.body)
@@ -131,9 +158,15 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             assert answers[("get", "/api/contest")].body == contest_view(connection, contest_now, clock())
             olga = accounts.caller_of(connection, organizer.body["token"], clock())
             assert olga is not None
-            now_seen = live.call("GET", "/api/submissions", organizer.body["token"]).body  # after the cancel and the selection
+            now_seen = live.call(
+                "GET", "/api/submissions", organizer.body["token"]
+            ).body  # after the cancel and the selection
             assert now_seen == visible_submissions(connection, contest_now, olga, clock())
-            assert [(s["status"], s["selected"]) for s in now_seen] == [("cancelled", False), ("rejected", False), ("scored", True)]
+            assert [(s["status"], s["selected"]) for s in now_seen] == [
+                ("cancelled", False),
+                ("rejected", False),
+                ("scored", True),
+            ]
         shown = answers[("get", "/api/submissions/{submission_id}")].body
         assert shown["status"] == "scored" and shown["result"]["view"] == "public" and shown["round"] == 1
         assert "closed" not in answers[("get", "/api/contest")].body  # a key absent from the answer stays absent
@@ -149,6 +182,8 @@ def test_no_module_of_the_service_imports_the_app() -> None:
                 names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
             else:
                 names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-            if "podium.service.app" in names and path.name != "commands.py":  # the commands (the layout scope's) start the app
+            if (
+                "podium.service.app" in names and path.name != "commands.py"
+            ):  # the commands (the layout scope's) start the app
                 importers.append(str(path.relative_to(folder)))
     assert not importers

@@ -104,7 +104,9 @@ def test_good_archives_and_files_unpack_to_what_is_scored(tmp_path: Path) -> Non
     assert target == tmp_path / "z" / "submission" and (target / "sub" / "b.png").read_bytes() == b"2"
     upload.write_bytes(tar_of(member("a.txt", size=1), member("b.txt", size=1), data=b"x"))
     assert unpack(upload, "x.tgz", tmp_path / "t", ArchiveLimits()) == tmp_path / "t"
-    upload.write_bytes(zip_of(("a" * 255, b"x"), ("/".join(["d" * 200] * 5) + "/" + "e" * 19, b"y")))  # 255 bytes; 1,024 bytes
+    upload.write_bytes(
+        zip_of(("a" * 255, b"x"), ("/".join(["d" * 200] * 5) + "/" + "e" * 19, b"y"))
+    )  # 255 bytes; 1,024 bytes
     assert unpack(upload, "x.zip", tmp_path / "long", ArchiveLimits()) == tmp_path / "long"
     upload.write_bytes(b"plain text")
     assert unpack(upload, "../../My Result.csv", tmp_path / "f", ArchiveLimits()) == tmp_path / "f" / "My_Result.csv"
@@ -116,8 +118,18 @@ def test_good_archives_and_files_unpack_to_what_is_scored(tmp_path: Path) -> Non
     [
         ("2026-03-10T03:59:59.999999Z", "America/New_York", "2026-03-09T04:00:00", "2026-03-10T04:00:00"),
         ("2026-03-10T04:00:00Z", "America/New_York", "2026-03-10T04:00:00", "2026-03-11T04:00:00"),
-        ("2026-03-08T12:00:00Z", "America/New_York", "2026-03-08T05:00:00", "2026-03-09T04:00:00"),  # 23 hours: clocks go forward
-        ("2026-10-25T12:00:00Z", "Europe/London", "2026-10-24T23:00:00", "2026-10-26T00:00:00"),  # 25 hours: clocks go back
+        (
+            "2026-03-08T12:00:00Z",
+            "America/New_York",
+            "2026-03-08T05:00:00",
+            "2026-03-09T04:00:00",
+        ),  # 23 hours: clocks go forward
+        (
+            "2026-10-25T12:00:00Z",
+            "Europe/London",
+            "2026-10-24T23:00:00",
+            "2026-10-26T00:00:00",
+        ),  # 25 hours: clocks go back
         ("2026-03-01T20:30:00Z", "Asia/Tehran", "2026-03-01T20:30:00", "2026-03-02T20:30:00"),  # +03:30
     ],
 )
@@ -150,10 +162,15 @@ def test_migration_0002_keeps_sessions_and_their_end(database_url: str) -> None:
     with engine.connect() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0001")
-        connection.execute(text("INSERT INTO teams (id, name, created) VALUES (1, 'alpha', :t)"), {"t": datetime(2026, 3, 1, 9, tzinfo=UTC)})
+        connection.execute(
+            text("INSERT INTO teams (id, name, created) VALUES (1, 'alpha', :t)"),
+            {"t": datetime(2026, 3, 1, 9, tzinfo=UTC)},
+        )
         for digest, label in (("a" * 64, "podium team add alpha"), ("b" * 64, "session of ann")):
-            connection.execute(text("INSERT INTO tokens (digest, team_id, organizer, label, created) VALUES (:d, 1, false, :l, :t)"),
-                               {"d": digest, "l": label, "t": datetime(2026, 3, 1, 9, tzinfo=UTC)})  # fmt: skip
+            connection.execute(
+                text("INSERT INTO tokens (digest, team_id, organizer, label, created) VALUES (:d, 1, false, :l, :t)"),
+                {"d": digest, "l": label, "t": datetime(2026, 3, 1, 9, tzinfo=UTC)},
+            )
         connection.commit()
     migrate(engine)
     with engine.connect() as connection:
@@ -167,13 +184,18 @@ def test_migration_0002_keeps_sessions_and_their_end(database_url: str) -> None:
 def test_final_submission_policies(final: str, winner_scores: str, tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest", ranking=f'final = "{final}"')
     clock = Clock(at("2026-03-02T12:00:00Z"))
-    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock)
+    service, token = set_up(
+        f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock
+    )
     good = demo_archive(contest, tmp_path / "good")  # good/submission.tar.gz
     worse = packed(worse_copy(contest.parent / "demo" / "submission", tmp_path / "worse"), tmp_path)  # worse.tar.gz
     worker = Worker(service.engine, service.data, clock=clock)
     with LiveServer(service) as live:
         for body in (good, worse):
-            assert live.call("POST", "/api/submissions", token["alpha"], body=body, query={"filename": body.name}).status == 201
+            assert (
+                live.call("POST", "/api/submissions", token["alpha"], body=body, query={"filename": body.name}).status
+                == 201
+            )
             clock.now = at("2026-03-02T12:01:00Z")
         while worker.work_once():
             pass
@@ -184,27 +206,47 @@ def test_final_submission_policies(final: str, winner_scores: str, tmp_path: Pat
     good_private = mine["submission.tar.gz"]["result"]["splits"]["private"]["scores"]
     worse_private = mine["worse.tar.gz"]["result"]["splits"]["private"]["scores"]
     assert good_private != worse_private
-    assert public[0]["team"] == "alpha" and public[0]["scores"] == mine["submission.tar.gz"]["result"]["splits"]["public"]["scores"]
+    assert (
+        public[0]["team"] == "alpha"
+        and public[0]["scores"] == mine["submission.tar.gz"]["result"]["splits"]["public"]["scores"]
+    )
     assert private[0]["scores"] == (good_private if winner_scores == "good" else worse_private)
     assert [(t["team"], t["rank"], t["status"]) for t in private] == [("alpha", 1, "scored"), ("beta", 2, "none")]
 
 
 def podium(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "podium", *args], capture_output=True, text=True, input=stdin, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "podium", *args], capture_output=True, text=True, input=stdin, timeout=120
+    )
 
 
 def test_the_commands_of_organizers_and_teams(tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest", timezone="UTC", quota="per_day = 50")
-    contest.write_text(contest.read_text().replace("2026-06-01T00:00:00Z", "2036-06-01T00:00:00Z"))  # open now, for the real clock
+    contest.write_text(
+        contest.read_text().replace("2026-06-01T00:00:00Z", "2036-06-01T00:00:00Z")
+    )  # open now, for the real clock
     data = tmp_path / "data"
     added = podium("team", "add", "alpha", "--contest", str(contest), "--data", str(data))
     assert added.returncode == 0, added.stderr
     token = added.stdout.strip()
     assert podium("team", "add", "alpha", "--data", str(data)).returncode == 2
-    assert podium("user", "add", "ann", "--team", "alpha", "--password-stdin", "--data", str(data), stdin="short\n").returncode == 2
-    assert podium("user", "add", "ann", "--team", "alpha", "--password-stdin", "--data", str(data), stdin="a long password\n").returncode == 0
+    assert (
+        podium(
+            "user", "add", "ann", "--team", "alpha", "--password-stdin", "--data", str(data), stdin="short\n"
+        ).returncode
+        == 2
+    )
+    assert (
+        podium(
+            "user", "add", "ann", "--team", "alpha", "--password-stdin", "--data", str(data), stdin="a long password\n"
+        ).returncode
+        == 0
+    )
     other = write_contest(tmp_path / "other", "camera-traps")
-    assert "holds the contest 'test-glas'" in podium("team", "add", "x", "--contest", str(other), "--data", str(data)).stderr
+    assert (
+        "holds the contest 'test-glas'"
+        in podium("team", "add", "x", "--contest", str(other), "--data", str(data)).stderr
+    )
     service, _ = set_up(f"sqlite:///{data / 'podium.sqlite3'}", contest, data, (), Clock(datetime.now(UTC)))
     with LiveServer(service) as live:
         submission = contest.parent / "demo" / "submission"
@@ -214,7 +256,9 @@ def test_the_commands_of_organizers_and_teams(tmp_path: Path) -> None:
         bad.mkdir()
         (bad / "testA_1_seg.png").write_bytes(b"not a png")
         rejected = podium("submit", "--server", live.url, "--token", token, str(bad))
-        assert rejected.returncode == 1 and "rejected" in rejected.stdout and "testA_1_seg.png" in rejected.stdout, rejected.stdout
+        assert rejected.returncode == 1 and "rejected" in rejected.stdout and "testA_1_seg.png" in rejected.stdout, (
+            rejected.stdout
+        )
         assert podium("submit", "--server", live.url, "--token", "pdm_wrong", str(bad)).returncode == 2
         Worker(service.engine, service.data).work_once()
         status = json.loads(podium("status", "--server", live.url, "--token", token, "--json").stdout)
@@ -245,7 +289,9 @@ def test_concurrent_and_total_quotas(tmp_path: Path) -> None:
         assert worker.work_once()
         spent = send()
         assert spent.status == 429 and "total quota of 2" in spent.body["detail"]
-        assert {"total": 2, "total_allowed": 2, "concurrent": 0, "concurrent_allowed": 1}.items() <= live.call("GET", "/api/quota", token["alpha"]).body.items()
+        assert {"total": 2, "total_allowed": 2, "concurrent": 0, "concurrent_allowed": 1}.items() <= live.call(
+            "GET", "/api/quota", token["alpha"]
+        ).body.items()
 
 
 @pytest.mark.parametrize("count_failed", [False, True])
@@ -263,11 +309,26 @@ def test_which_statuses_use_the_quota(count_failed: bool, tmp_path: Path) -> Non
     service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
     with writing(service.engine) as connection:
         for status in STATUSES:
-            connection.execute(insert(submissions).values(team_id=1, phase="first", track="t", kind="files", filename="x", size=1, sha256="0" * 64,
-                                                          target="files", created=clock(), status=status, selected=False))  # fmt: skip
+            connection.execute(
+                insert(submissions).values(
+                    team_id=1,
+                    phase="first",
+                    track="t",
+                    kind="files",
+                    filename="x",
+                    size=1,
+                    sha256="0" * 64,
+                    target="files",
+                    created=clock(),
+                    status=status,
+                    selected=False,
+                )
+            )
     with reading(service.engine) as connection:
         used = usage(connection, 1, Quota(count_failed=count_failed), ZoneInfo("UTC"), clock(), "t")
-    charged = {"queued", "running", "scored"} | ({"failed"} if count_failed else set())  # never rejected, error or cancelled
+    charged = {"queued", "running", "scored"} | (
+        {"failed"} if count_failed else set()
+    )  # never rejected, error or cancelled
     assert (used.today, used.total, used.concurrent) == (len(charged), len(charged), 2)
 
 
@@ -277,15 +338,23 @@ def test_bodies_other_than_uploads_are_capped(tmp_path: Path) -> None:
     from podium.service.bodies import SMALL_BODY
 
     contest = write_contest(tmp_path / "contest", "camera-traps")
-    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), Clock(at("2026-03-02T12:00:00Z")))
+    service, _ = set_up(
+        f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", (), Clock(at("2026-03-02T12:00:00Z"))
+    )
     with LiveServer(service) as live:
         at_cap = json.dumps({"user": "u", "password": "p" * (SMALL_BODY - 29)})
         assert len(at_cap) == SMALL_BODY
-        assert live.call("POST", "/api/tokens", json_body=json.loads(at_cap)).status == 401  # exactly at the cap: read, and the user is unknown
-        assert live.call("POST", "/api/tokens", json_body={"user": "u", "password": "p" * (SMALL_BODY - 28)}).status == 413
+        assert (
+            live.call("POST", "/api/tokens", json_body=json.loads(at_cap)).status == 401
+        )  # exactly at the cap: read, and the user is unknown
+        assert (
+            live.call("POST", "/api/tokens", json_body={"user": "u", "password": "p" * (SMALL_BODY - 28)}).status == 413
+        )
         host, port = live.url.removeprefix("http://").split(":")
         connection = http.client.HTTPConnection(host, int(port), timeout=30)
         chunks = (b"x" * 4096 for _ in range(64))  # 256 KiB without a Content-Length
-        connection.request("POST", "/api/tokens", body=chunks, headers={"Content-Type": "application/json"}, encode_chunked=True)
+        connection.request(
+            "POST", "/api/tokens", body=chunks, headers={"Content-Type": "application/json"}, encode_chunked=True
+        )
         assert connection.getresponse().status == 413
         connection.close()

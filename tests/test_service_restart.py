@@ -47,8 +47,24 @@ def test_workers_die_with_a_killed_serve_and_their_folders_go_at_the_next_start(
     (abandoned / "work").mkdir(parents=True)
     (abandoned / "work" / "junk.bin").write_bytes(b"x" * 1000)
     database = f"sqlite:///{tmp_path / 'podium.sqlite3'}"
-    command = [sys.executable, "-m", "podium", "serve", "--contest", str(contest), "--data", str(tmp_path / "data"), "--database", database,
-               "--port", "0", "--workers", "1", "--sandbox", "none"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "serve",
+        "--contest",
+        str(contest),
+        "--data",
+        str(tmp_path / "data"),
+        "--database",
+        database,
+        "--port",
+        "0",
+        "--workers",
+        "1",
+        "--sandbox",
+        "none",
+    ]
     serve = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     workers: list[int] = []
     try:
@@ -57,8 +73,13 @@ def test_workers_die_with_a_killed_serve_and_their_folders_go_at_the_next_start(
             if workers and not abandoned.exists():
                 break
             time.sleep(0.1)
-        assert workers and not abandoned.exists(), (workers, serve.stderr.read1().decode() if serve.poll() is not None and serve.stderr else "")
-        assert b"sqlite" not in Path(f"/proc/{workers[0]}/cmdline").read_bytes()  # the URL, which may hold a password, is not on its command line
+        assert workers and not abandoned.exists(), (
+            workers,
+            serve.stderr.read1().decode() if serve.poll() is not None and serve.stderr else "",
+        )
+        assert (
+            b"sqlite" not in Path(f"/proc/{workers[0]}/cmdline").read_bytes()
+        )  # the URL, which may hold a password, is not on its command line
         os.kill(serve.pid, signal.SIGKILL)
         serve.wait(timeout=10)
         for _ in range(100):  # bounded: 10 s

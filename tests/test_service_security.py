@@ -56,7 +56,12 @@ class Raw:
     def __init__(self, live: LiveServer, method: str, path: str, headers: dict[str, str], length: int) -> None:
         host, port = live.url.removeprefix("http://").split(":")
         self.sock = socket.create_connection((host, int(port)), timeout=15)
-        lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}", f"Content-Length: {length}", *(f"{k}: {v}" for k, v in headers.items())]
+        lines = [
+            f"{method} {path} HTTP/1.1",
+            f"Host: {host}:{port}",
+            f"Content-Length: {length}",
+            *(f"{k}: {v}" for k, v in headers.items()),
+        ]
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
 
     def send(self, data: bytes) -> None:
@@ -86,7 +91,9 @@ def _length(raw: bytes) -> int:
     return 0
 
 
-def call(live: LiveServer, method: str, path: str, body: bytes | str = b"", headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+def call(
+    live: LiveServer, method: str, path: str, body: bytes | str = b"", headers: dict[str, str] | None = None
+) -> http.client.HTTPResponse:
     """A request with any headers; the response, read."""
     host, port = live.url.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -97,7 +104,9 @@ def call(live: LiveServer, method: str, path: str, body: bytes | str = b"", head
     return response
 
 
-def csv_service(tmp_path: Path, url: str | None = None, teams: tuple[str, ...] = ("alpha",), **contest: str) -> tuple[Path, Clock, Service, dict[str, str]]:
+def csv_service(
+    tmp_path: Path, url: str | None = None, teams: tuple[str, ...] = ("alpha",), **contest: str
+) -> tuple[Path, Clock, Service, dict[str, str]]:
     """A camera-traps contest (a CSV checks in milliseconds) served at 2026-03-02 12:00 UTC, with ann a member of the first team."""
     path = write_contest(tmp_path / "contest", **{**CSV_CONTEST, **contest})  # type: ignore[arg-type]
     clock = Clock(at("2026-03-02T12:00:00Z"))
@@ -127,7 +136,10 @@ def test_an_upload_completed_after_the_deadline_is_refused(database_url: str, tm
         status, body = late.answer()
         assert status == 409 and "closed at 2026-06-01T00:00:00+00:00" in body["detail"], body
         clock.now = at(END) - timedelta(seconds=1)
-        assert live.call("POST", "/api/submissions", token["alpha"], body=csv, query={"filename": "team.tsv"}).status == 201  # in time: taken
+        assert (
+            live.call("POST", "/api/submissions", token["alpha"], body=csv, query={"filename": "team.tsv"}).status
+            == 201
+        )  # in time: taken
     with reading(service.engine) as connection:
         assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 1
     assert [p.name for p in (service.data / "incoming").iterdir()] == []  # the late body is not kept
@@ -139,7 +151,9 @@ def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:
     service.slots = UploadSlots(per_team=100, per_address=100)
     with LiveServer(service) as live:
         started = time.monotonic()
-        stalled = [Raw(live, "POST", "/api/submissions?filename=x", upload_headers(token["alpha"]), 1000) for _ in range(30)]
+        stalled = [
+            Raw(live, "POST", "/api/submissions?filename=x", upload_headers(token["alpha"]), 1000) for _ in range(30)
+        ]
         for raw in stalled:
             raw.send(b"x" * 10)  # then nothing more
         assert all(raw.answer()[0] == 408 for raw in stalled)
@@ -160,7 +174,10 @@ def test_uploads_at_once_are_capped_per_team_and_address(tmp_path: Path) -> None
     contest, _, service, token = csv_service(tmp_path, teams=("alpha", "beta", "gamma"))
     csv = csv_of(contest)
     with LiveServer(service) as live:
-        held = [Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token[t]), len(csv)) for t in ("alpha", "alpha", "beta", "beta")]
+        held = [
+            Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token[t]), len(csv))
+            for t in ("alpha", "alpha", "beta", "beta")
+        ]
         for raw in held:
             raw.send(csv[:10])
         time.sleep(0.5)
@@ -171,7 +188,10 @@ def test_uploads_at_once_are_capped_per_team_and_address(tmp_path: Path) -> None
         for raw in held:
             raw.send(csv[10:])
         assert [raw.answer()[0] for raw in held] == [201] * 4
-        assert live.call("POST", "/api/submissions", token["gamma"], body=csv, query={"filename": "team.tsv"}).status == 201  # the slots are free again
+        assert (
+            live.call("POST", "/api/submissions", token["gamma"], body=csv, query={"filename": "team.tsv"}).status
+            == 201
+        )  # the slots are free again
 
 
 # --- 3. selections freeze at the end of the last phase
@@ -180,15 +200,26 @@ def test_uploads_at_once_are_capped_per_team_and_address(tmp_path: Path) -> None
 def test_selections_freeze_when_the_last_phase_ends(database_url: str, tmp_path: Path) -> None:
     contest, clock, service, token = csv_service(tmp_path, database_url, ranking='final = "selected"\nmax_selected = 1')
     with LiveServer(service) as live:
-        ids = [live.call("POST", "/api/submissions", token["alpha"], body=csv_of(contest), query={"filename": "team.tsv"}).body["id"] for _ in range(2)]
+        ids = [
+            live.call(
+                "POST", "/api/submissions", token["alpha"], body=csv_of(contest), query={"filename": "team.tsv"}
+            ).body["id"]
+            for _ in range(2)
+        ]
         worker = Worker(service.engine, service.data, clock=clock)
         while worker.work_once():
             pass
-        assert live.call("PUT", f"/api/submissions/{ids[0]}/selected", token["alpha"], query={"selected": "true"}).status == 200
+        assert (
+            live.call("PUT", f"/api/submissions/{ids[0]}/selected", token["alpha"], query={"selected": "true"}).status
+            == 200
+        )
         clock.now = at(END)
         moved = live.call("PUT", f"/api/submissions/{ids[1]}/selected", token["alpha"], query={"selected": "true"})
         assert moved.status == 409 and "froze when the last phase closed" in moved.body["detail"]
-        assert live.call("PUT", f"/api/submissions/{ids[0]}/selected", token["alpha"], query={"selected": "false"}).status == 409
+        assert (
+            live.call("PUT", f"/api/submissions/{ids[0]}/selected", token["alpha"], query={"selected": "false"}).status
+            == 409
+        )
         assert [s["id"] for s in live.call("GET", "/api/submissions", token["alpha"]).body if s["selected"]] == [ids[0]]
 
 
@@ -200,7 +231,9 @@ def test_every_way_of_logging_in_shares_one_limiter_kept_in_the_database(databas
     tries = BUDGETS[LOGIN].per_user
     with LiveServer(service) as live:
         for _ in range(tries):
-            assert live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "wrong-password"}).status == 401
+            assert (
+                live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "wrong-password"}).status == 401
+            )
         refused = live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1"})
         assert refused.status == 429 and "too many log-in attempts" in refused.body["detail"]
         assert call(live, "GET", "/login").status == 200
@@ -210,28 +243,55 @@ def test_every_way_of_logging_in_shares_one_limiter_kept_in_the_database(databas
         assert live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1"}).status == 429
         assert _page_log_in(live, "ann", "ann-password-1").status == 429
         # from another address (told by a trusted proxy), ann is not locked out by the stranger's tries
-        elsewhere = call(live, "POST", "/api/tokens", json.dumps({"user": "ann", "password": "ann-password-1"}),
-                         {"Content-Type": "application/json", "X-Forwarded-For": "198.51.100.7"})  # fmt: skip
+        elsewhere = call(
+            live,
+            "POST",
+            "/api/tokens",
+            json.dumps({"user": "ann", "password": "ann-password-1"}),
+            {"Content-Type": "application/json", "X-Forwarded-For": "198.51.100.7"},
+        )
         assert elsewhere.status == 201
         clock.now += BUDGETS[LOGIN].window
-        assert live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1"}).status == 201  # the window has passed
+        assert (
+            live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1"}).status == 201
+        )  # the window has passed
 
 
-def test_the_limiter_is_bounded_and_forwarded_addresses_need_a_trusted_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(BUDGETS, LOGIN, Budget(per_user=3, per_address=12, window=BUDGETS[LOGIN].window))  # fewer hashes, the same rule
+def test_the_limiter_is_bounded_and_forwarded_addresses_need_a_trusted_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(
+        BUDGETS, LOGIN, Budget(per_user=3, per_address=12, window=BUDGETS[LOGIN].window)
+    )  # fewer hashes, the same rule
     _, _, service, _ = csv_service(tmp_path)
     with LiveServer(service) as live:
         codes = []
-        for i in range(BUDGETS[LOGIN].per_address + 20):  # one client, a new long name each time, each address it claims ignored
+        for i in range(
+            BUDGETS[LOGIN].per_address + 20
+        ):  # one client, a new long name each time, each address it claims ignored
             body = json.dumps({"user": f"{i:05d}" + "n" * 20_000, "password": "x"})
-            codes.append(call(live, "POST", "/api/tokens", body, {"Content-Type": "application/json", "X-Forwarded-For": f"203.0.113.{i % 250}"}).status)
+            codes.append(
+                call(
+                    live,
+                    "POST",
+                    "/api/tokens",
+                    body,
+                    {"Content-Type": "application/json", "X-Forwarded-For": f"203.0.113.{i % 250}"},
+                ).status
+            )
         assert codes == [401] * BUDGETS[LOGIN].per_address + [429] * 20
     with reading(service.engine) as connection:
         rows = connection.execute(select(attempts.c.address, attempts.c.user)).all()
-    assert len(rows) == BUDGETS[LOGIN].per_address and {r.address for r in rows} == {"127.0.0.1"} and max(len(r.user) for r in rows) == 64
+    assert (
+        len(rows) == BUDGETS[LOGIN].per_address
+        and {r.address for r in rows} == {"127.0.0.1"}
+        and max(len(r.user) for r in rows) == 64
+    )
 
 
-def _page_log_in(live: LiveServer, user: str, password: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+def _page_log_in(
+    live: LiveServer, user: str, password: str, headers: dict[str, str] | None = None
+) -> http.client.HTTPResponse:
     """The log-in page, then its form sent back with the form's token and cookie: the answer to the form."""
     page = call(live, "GET", "/login", headers=headers)
     token = page.getheader("set-cookie", "").split(f"{LOGIN_COOKIE}=", 1)[1].split(";", 1)[0]
@@ -262,7 +322,13 @@ def test_writes_stay_fast_under_a_flood_of_log_ins(database_url: str, tmp_path: 
     def flood(i: int) -> int:
         done = 0
         while not stop.is_set():
-            sent = call(live, "POST", "/api/tokens", body, {"Content-Type": "application/json", "X-Forwarded-For": f"198.51.100.{i}"})
+            sent = call(
+                live,
+                "POST",
+                "/api/tokens",
+                body,
+                {"Content-Type": "application/json", "X-Forwarded-For": f"198.51.100.{i}"},
+            )
             assert sent.status in (201, 503), sent.status
             done += sent.status == 201
         return done
@@ -306,11 +372,23 @@ def test_a_tar_bomb_stops_at_its_budget_and_rejections_are_capped(tmp_path: Path
         refused = live.call("POST", "/api/submissions", token["alpha"], body=bomb, query={"filename": "bomb.tar.gz"})
         assert refused.status == 422 and "unpacks to more than 16 MB" in refused.body["reason"], refused.body
         assert time.monotonic() - started < 10
-        assert live.call("POST", "/api/submissions", token["alpha"], body=b"not a png", query={"filename": "testA_1_seg.png"}).status == 422
-        third = live.call("POST", "/api/submissions", token["alpha"], body=demo_archive(contest, tmp_path / "good").read_bytes())
+        assert (
+            live.call(
+                "POST", "/api/submissions", token["alpha"], body=b"not a png", query={"filename": "testA_1_seg.png"}
+            ).status
+            == 422
+        )
+        third = live.call(
+            "POST", "/api/submissions", token["alpha"], body=demo_archive(contest, tmp_path / "good").read_bytes()
+        )
         assert third.status == 429 and "2 uploads were rejected in the last hour" in third.body["detail"]
         clock.now += timedelta(hours=1, seconds=1)
-        assert live.call("POST", "/api/submissions", token["alpha"], body=demo_archive(contest, tmp_path / "good").read_bytes()).status == 201
+        assert (
+            live.call(
+                "POST", "/api/submissions", token["alpha"], body=demo_archive(contest, tmp_path / "good").read_bytes()
+            ).status
+            == 201
+        )
 
 
 # --- 9. sessions end for every use; tokens expire, are listed and revoked; users removed, passwords changed
@@ -326,10 +404,14 @@ def test_sessions_and_tokens_end(database_url: str, tmp_path: Path) -> None:
         assert call(live, "GET", "/submissions", headers={"Cookie": f"{COOKIE}={session}"}).status == 303
         assert live.call("GET", "/api/quota", session).status == 401
 
-        short = live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1", "days": 1}).body["token"]
+        short = live.call(
+            "POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1", "days": 1}
+        ).body["token"]
         assert live.call("GET", "/api/quota", short).status == 200
         listed = live.call("GET", "/api/tokens", short).body
-        assert {t["label"] for t in listed} >= {"test", "login of ann"} and all("token" not in t and "digest" not in t for t in listed)
+        assert {t["label"] for t in listed} >= {"test", "login of ann"} and all(
+            "token" not in t and "digest" not in t for t in listed
+        )
         assert all(t["team"] == "alpha" for t in listed)
         clock.now += timedelta(days=1, seconds=1)
         assert live.call("GET", "/api/quota", short).status == 401  # expired
@@ -343,11 +425,15 @@ def test_sessions_and_tokens_end(database_url: str, tmp_path: Path) -> None:
 
         url = ["--database", database_url]
         again = live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "ann-password-1"}).body["token"]
-        changed = CliRunner().invoke(cli, ["user", "password", "ann", "--password-stdin", *url], input="a-new-long-password\n")
+        changed = CliRunner().invoke(
+            cli, ["user", "password", "ann", "--password-stdin", *url], input="a-new-long-password\n"
+        )
         assert changed.exit_code == 0, changed.output
         assert live.call("GET", "/api/quota", again).status == 401  # the password changed: the user's tokens ended
         assert live.call("GET", "/api/quota", team_token["alpha"]).status == 200  # the team's own token stays
-        again = live.call("POST", "/api/tokens", json_body={"user": "ann", "password": "a-new-long-password", "days": 365}).body["token"]  # the command's clock is today
+        again = live.call(
+            "POST", "/api/tokens", json_body={"user": "ann", "password": "a-new-long-password", "days": 365}
+        ).body["token"]  # the command's clock is today
         listing = CliRunner().invoke(cli, ["token", "list", "--team", "alpha", *url])
         assert listing.exit_code == 0 and "login of ann" in listing.output
         assert CliRunner().invoke(cli, ["user", "remove", "ann", *url]).exit_code == 0
@@ -361,17 +447,37 @@ def test_sessions_and_tokens_end(database_url: str, tmp_path: Path) -> None:
 
 
 def test_program_contests_cap_failed_runs_a_day(tmp_path: Path) -> None:
-    faces = 'images = "{images}"\n[parameters]\nth1_s = 600\nth2_s = 1200\nram_max_mb = 4096\n[limits]\nmemory_mb = 2048\n'
-    contest_path = write_contest(tmp_path / "contest", "face-clustering", kind="programs", quota="per_day = 1",
-                                 extra=faces.format(images=tmp_path / "contest" / "demo" / "images"))  # fmt: skip
+    faces = (
+        'images = "{images}"\n[parameters]\nth1_s = 600\nth2_s = 1200\nram_max_mb = 4096\n[limits]\nmemory_mb = 2048\n'
+    )
+    contest_path = write_contest(
+        tmp_path / "contest",
+        "face-clustering",
+        kind="programs",
+        quota="per_day = 1",
+        extra=faces.format(images=tmp_path / "contest" / "demo" / "images"),
+    )
     contest = load(contest_path)
     assert contest.quota.failed_per_day == 5 and not contest.quota.count_failed
     clock = Clock(at("2026-03-02T12:00:00Z"))
     service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest_path, tmp_path / "data", ("alpha",), clock)
     with writing(service.engine) as connection:
         for _ in range(5):
-            connection.execute(insert(submissions).values(team_id=1, phase="first", track="t", kind="programs", filename="p.tar.gz", size=1, sha256="0" * 64,
-                                                          target="files", created=clock(), status="failed", selected=False))  # fmt: skip
+            connection.execute(
+                insert(submissions).values(
+                    team_id=1,
+                    phase="first",
+                    track="t",
+                    kind="programs",
+                    filename="p.tar.gz",
+                    size=1,
+                    sha256="0" * 64,
+                    target="files",
+                    created=clock(),
+                    status="failed",
+                    selected=False,
+                )
+            )
     with reading(service.engine) as connection:
         used = usage(connection, 1, contest.quota, contest.timezone, clock())
         tomorrow = usage(connection, 1, contest.quota, contest.timezone, clock() + timedelta(days=1))
@@ -389,8 +495,14 @@ def test_headers_and_caching(tmp_path: Path) -> None:
             response = call(live, "GET", path)
             assert response.status == 200
             assert "frame-ancestors 'none'" in response.getheader("content-security-policy", "")
-            assert response.getheader("x-frame-options") == "DENY" and response.getheader("x-content-type-options") == "nosniff"
-            assert response.getheader("referrer-policy") == "same-origin" and response.getheader("cache-control") == "no-store"
+            assert (
+                response.getheader("x-frame-options") == "DENY"
+                and response.getheader("x-content-type-options") == "nosniff"
+            )
+            assert (
+                response.getheader("referrer-policy") == "same-origin"
+                and response.getheader("cache-control") == "no-store"
+            )
         assert call(live, "GET", "/static/htmx.min.js").getheader("cache-control") == "public, max-age=3600"
         health = live.call("GET", "/healthz").body
         assert health["disk"]["free_bytes"] > 0 and health["ok"] == (not health["disk"]["low"])
@@ -409,7 +521,9 @@ def test_log_in_needs_its_form_token_and_the_same_origin(tmp_path: Path) -> None
         host = live.url.removeprefix("http://")
         assert _page_log_in(live, "ann", "ann-password-1", {"Origin": f"http://{host}"}).status == 303
         assert "secure" not in _session_cookie(live, {}).lower()
-        assert "secure" not in _session_cookie(live, {"X-Forwarded-Proto": "https"}).lower()  # from a peer that is no trusted proxy
+        assert (
+            "secure" not in _session_cookie(live, {"X-Forwarded-Proto": "https"}).lower()
+        )  # from a peer that is no trusted proxy
     service.proxies = parse_proxies("127.0.0.0/8")
     with LiveServer(service) as live:
         assert "secure" in _session_cookie(live, {"X-Forwarded-Proto": "https"}).lower()
@@ -418,7 +532,9 @@ def test_log_in_needs_its_form_token_and_the_same_origin(tmp_path: Path) -> None
 def test_registration_tells_no_names_refuses_common_passwords_and_is_limited(tmp_path: Path) -> None:
     _, _, service, _ = csv_service(tmp_path)
     with LiveServer(service) as live:
-        register = lambda team, user, password="a-long-password-7": live.call("POST", "/api/register", json_body={"team": team, "user": user, "password": password})
+        register = lambda team, user, password="a-long-password-7": live.call(
+            "POST", "/api/register", json_body={"team": team, "user": user, "password": password}
+        )
         for common in ("password123", "1234567890", "QWERTYUIOP", "zzzzzzzzzzzz", "newteam-42"):
             weak = register("newteam-42", "newuser", common)
             assert weak.status == 422 and "too easy to guess" in weak.body["detail"], (common, weak.body)
@@ -426,7 +542,9 @@ def test_registration_tells_no_names_refuses_common_passwords_and_is_limited(tmp
         assert taken_user.status == taken_team.status == 409 and taken_user.body == taken_team.body
         assert register("fresh", "fresh-user").status == 201
         codes = [register(f"team{i}", f"user{i}").status for i in range(BUDGETS[REGISTER].per_address)]
-        assert codes.count(201) == BUDGETS[REGISTER].per_address - 3 and codes[-1] == 429  # 3 registrations were tried already
+        assert (
+            codes.count(201) == BUDGETS[REGISTER].per_address - 3 and codes[-1] == 429
+        )  # 3 registrations were tried already
 
 
 def test_names_that_differ_only_in_case_are_one_name(tmp_path: Path) -> None:
@@ -438,7 +556,9 @@ def test_names_that_differ_only_in_case_are_one_name(tmp_path: Path) -> None:
         with pytest.raises(accounts.NameTaken, match="differing only in case"):
             accounts.add_user(connection, "Ann", "a-long-password-7", 1, False, service.clock())
     with LiveServer(service) as live:
-        posing = live.call("POST", "/api/register", json_body={"team": "Alpha", "user": "mallory", "password": "a-long-password-7"})
+        posing = live.call(
+            "POST", "/api/register", json_body={"team": "Alpha", "user": "mallory", "password": "a-long-password-7"}
+        )
         assert posing.status == 409, posing.body
 
 
@@ -448,14 +568,18 @@ def test_a_full_disk_answers_507(tmp_path: Path) -> None:
     incoming.mkdir(parents=True)
     with _small_disk(incoming, 1):
         with LiveServer(service) as live:
-            full = live.call("POST", "/api/submissions", token["alpha"], body=b"x" * (2 << 20), query={"filename": "team.tsv"})
+            full = live.call(
+                "POST", "/api/submissions", token["alpha"], body=b"x" * (2 << 20), query={"filename": "team.tsv"}
+            )
         assert full.status == 507 and "disk is full" in full.body["detail"]
         assert list(incoming.iterdir()) == []
 
 
 @contextmanager
 def _small_disk(folder: Path, mb: int) -> Iterator[None]:
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mb}m", "tmpfs", str(folder)], capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={mb}m", "tmpfs", str(folder)], capture_output=True, text=True
+    )
     require("a tmpfs mount (root)", None if mounted.returncode == 0 else mounted.stderr.strip() or "mount failed")
     try:
         yield
@@ -477,7 +601,13 @@ def test_public_warnings_name_no_private_unit(tmp_path: Path) -> None:
     from podium.service.client import packed
 
     with LiveServer(service) as live:
-        taken = live.call("POST", "/api/submissions", token["alpha"], body=packed(partial, tmp_path).read_bytes(), query={"filename": "p.tar.gz"}).body
+        taken = live.call(
+            "POST",
+            "/api/submissions",
+            token["alpha"],
+            body=packed(partial, tmp_path).read_bytes(),
+            query={"filename": "p.tar.gz"},
+        ).body
         Worker(service.engine, service.data, clock=clock).work_once()
         shown = live.call("GET", f"/api/submissions/{taken['id']}", token["alpha"]).body
     text = json.dumps([shown["problems"], shown["result"]["warnings"]])
@@ -496,11 +626,34 @@ def test_workers_end_with_a_killed_server_and_leftovers_are_cleaned(tmp_path: Pa
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "podium", "serve", "--contest", str(contest), "--data", str(data), "--port", str(port),
-                               "--workers", "2", "--sandbox", "none"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "podium",
+            "serve",
+            "--contest",
+            str(contest),
+            "--data",
+            str(data),
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+            "--sandbox",
+            "none",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         workers = _wait(lambda: _children(server.pid) if len(_children(server.pid)) == 2 else None, 60, "two workers")
-        _wait(lambda: all(_has_open(pid, data / "podium.sqlite3") for pid in workers), 120, "the workers to have started (the database open)")
+        _wait(
+            lambda: all(_has_open(pid, data / "podium.sqlite3") for pid in workers),
+            120,
+            "the workers to have started (the database open)",
+        )
         assert list((data / "incoming").iterdir()) == []  # cleaned at start
         os.kill(server.pid, signal.SIGKILL)
         server.wait(timeout=10)

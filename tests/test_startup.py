@@ -25,7 +25,19 @@ from podium.cli import cli, platforms, scoring, service
 from podium.cli.commandline import LISTED, Listed
 from podium.publish import display, listing
 
-HEAVY = ("numpy", "pydantic", "fastapi", "starlette", "sqlalchemy", "jinja2", "zipfile", "subprocess", "podium.contest", "podium.challenges.base", "podium.scoring")
+HEAVY = (
+    "numpy",
+    "pydantic",
+    "fastapi",
+    "starlette",
+    "sqlalchemy",
+    "jinja2",
+    "zipfile",
+    "subprocess",
+    "podium.contest",
+    "podium.challenges.base",
+    "podium.scoring",
+)
 MARK = "--- modules ---"
 # runs the console script's function as the installed `podium` does, then prints every module it loaded
 WRAPPER = """import importlib, json, sys
@@ -45,15 +57,30 @@ def _run(*args: str, columns: int = 80) -> tuple[str, set[str], object]:
     module, attribute = script.value.split(":")
     done = subprocess.run(
         [sys.executable, "-c", WRAPPER.format(mark=MARK), module, attribute, *args],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": str(columns)},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": str(columns)},
+    )
     assert done.returncode == 0, done.stderr
     _, _, tail = done.stderr.rpartition(MARK)
     modules, code = tail.rsplit(maxsplit=1)
     return done.stdout, set(json.loads(modules)), code
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["challenges"], ["challenges", "--json"], ["challenges", "glas"], ["contest", "--help"], ["serve", "--help"], ["evaluate", "--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["--version"],
+        ["challenges"],
+        ["challenges", "--json"],
+        ["challenges", "glas"],
+        ["contest", "--help"],
+        ["serve", "--help"],
+        ["evaluate", "--help"],
+    ],
+)
 def test_commands_that_compute_nothing_load_nothing_heavy(args: list[str]) -> None:
     output, modules, code = _run(*args)
     assert code in ("0", "None") and output
@@ -66,12 +93,17 @@ def test_podium_challenges_lists_what_the_challenge_classes_say() -> None:
     """The catalog equals the classes (else: python tools/challenge_catalog.py); the listing shows, one line each, every
     challenge's id, primary score, its direction and title, and how to see one; at 80 columns each line is cut, not wrapped."""
     assert [entry["id"] for entry in entries()] == list(IDS)
-    assert list(entries()) == [json.loads(json.dumps(describe(challenge))) for challenge in every()], "run python tools/challenge_catalog.py"
+    assert list(entries()) == [json.loads(json.dumps(describe(challenge))) for challenge in every()], (
+        "run python tools/challenge_catalog.py"
+    )
     wide, _, _ = _run("challenges", columns=400)
     *table, blank, hint = wide.splitlines()
     assert [re.split(r"  +", line) for line in table] == [
         ["id", "primary score", "better", "title"],
-        *([c.id, c.primary, "higher" if c.score_spec(c.primary).higher_is_better else "lower", c.title] for c in every()),
+        *(
+            [c.id, c.primary, "higher" if c.score_spec(c.primary).higher_is_better else "lower", c.title]
+            for c in every()
+        ),
     ]
     assert blank == "" and hint == "podium challenges ID shows one challenge's scores and parameters."
     starts = [table[0].index(name) for name in ("primary score", "better", "title")]
@@ -80,7 +112,11 @@ def test_podium_challenges_lists_what_the_challenge_classes_say() -> None:
     assert len(narrow.splitlines()) == len(wide.splitlines())
     for cut, whole in zip(narrow.splitlines(), wide.splitlines()):
         kept = cut[:-1]  # as much of the line as fits beside the ellipsis, less the spaces at its end
-        assert cut == whole if len(whole) <= 80 else cut.endswith("…") and whole.startswith(kept) and whole[len(kept) : 79].strip() == ""
+        assert (
+            cut == whole
+            if len(whole) <= 80
+            else cut.endswith("…") and whole.startswith(kept) and whole[len(kept) : 79].strip() == ""
+        )
     assert any(cut.endswith("…") for cut in narrow.splitlines())
 
 
@@ -107,10 +143,20 @@ def _public(entry: Entry) -> dict[str, object]:
     return {**shown, "scores": [{k: v for k, v in spec.items() if k != "family"} for spec in shown["scores"]]}
 
 
-@pytest.mark.parametrize(("text", "width", "shown"), [
-    ("glas  f1", 8, "glas  f1"), ("glas  f1", 7, "glas…"), ("glas  f1", 5, "glas…"), ("日本語abc", 9, "日本語abc"),
-    ("日本語abc", 8, "日本語a…"), ("日本語abc", 5, "日本…"), ("日本語abc", 4, "日…"), ("e\u0301te\u0301", 3, "e\u0301te\u0301"), ("trailing   ", 8, "trailing"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "width", "shown"),
+    [
+        ("glas  f1", 8, "glas  f1"),
+        ("glas  f1", 7, "glas…"),
+        ("glas  f1", 5, "glas…"),
+        ("日本語abc", 9, "日本語abc"),
+        ("日本語abc", 8, "日本語a…"),
+        ("日本語abc", 5, "日本…"),
+        ("日本語abc", 4, "日…"),
+        ("e\u0301te\u0301", 3, "e\u0301te\u0301"),
+        ("trailing   ", 8, "trailing"),
+    ],
+)
 def test_a_line_is_cut_by_terminal_cells(text: str, width: int, shown: str) -> None:
     assert listing.truncate(text, width) == shown
     assert listing.cells(shown) <= width
@@ -124,7 +170,9 @@ def test_the_listing_names_every_command_where_it_is() -> None:
         for command in family.COMMANDS:
             attribute = next(key for key, value in vars(family).items() if value is command)
             real[command.name] = (f"{name}:{attribute}", " ".join(command.help.split("\n\n")[0].split()))
-    assert real == LISTED, "a command was added, moved or its help changed: write its row of LISTED in podium/cli/commandline.py"
+    assert real == LISTED, (
+        "a command was added, moved or its help changed: write its row of LISTED in podium/cli/commandline.py"
+    )
     for name, (where, _) in LISTED.items():
         module, attribute = where.split(":")
         assert getattr(importlib.import_module(module), attribute).name == name
@@ -133,11 +181,15 @@ def test_the_listing_names_every_command_where_it_is() -> None:
 @pytest.mark.parametrize("width", [40, 60, 80, 120, 200])
 def test_help_lists_the_commands_as_click_does(width: int) -> None:
     """``podium --help`` (commands not imported) equals click's own listing of the imported commands, at every width."""
-    eager = click.Group(cli.name, params=cli.params, callback=cli.callback, help=cli.help, context_settings=cli.context_settings)
+    eager = click.Group(
+        cli.name, params=cli.params, callback=cli.callback, help=cli.help, context_settings=cli.context_settings
+    )
     for family in (scoring, service, platforms):
         for command in family.COMMANDS:
             eager.add_command(command)
-    lazy = Listed(cli.name, params=cli.params, callback=cli.callback, help=cli.help, context_settings=cli.context_settings)
+    lazy = Listed(
+        cli.name, params=cli.params, callback=cli.callback, help=cli.help, context_settings=cli.context_settings
+    )
     runner = CliRunner()
     shown = runner.invoke(lazy, ["--help"], prog_name="podium", terminal_width=width)
     assert shown.exit_code == 0
@@ -149,4 +201,6 @@ def test_help_lists_the_commands_as_click_does(width: int) -> None:
 def test_the_docs_show_the_listing_as_it_prints() -> None:
     page = (Path(__file__).resolve().parents[1] / "docs" / "commands.md").read_text(encoding="utf-8")
     output, _, _ = _run("challenges", columns=80)
-    assert "".join(("        " + line if line else "") + "\n" for line in output.splitlines()) in page, "paste podium challenges (80 columns) in docs/commands.md"
+    assert "".join(("        " + line if line else "") + "\n" for line in output.splitlines()) in page, (
+        "paste podium challenges (80 columns) in docs/commands.md"
+    )

@@ -15,7 +15,9 @@ def _options(*arguments: str) -> Options:
     return process_options(list(arguments))[1]
 
 
-@pytest.mark.parametrize("module", ["podium.metrics.clustering", "podium.formats.png", "podium.challenges.glas", "podium.runner.process"])
+@pytest.mark.parametrize(
+    "module", ["podium.metrics.clustering", "podium.formats.png", "podium.challenges.glas", "podium.runner.process"]
+)
 def test_a_strict_package_is_checked_with_every_flag_of_mypy_strict(module: str) -> None:
     strict, plain = _options("--strict", "--config-file", "", "-c", "pass"), _options("--config-file", "", "-c", "pass")
     ours = _options("--config-file", str(PYPROJECT))

@@ -37,7 +37,9 @@ def test_a_sparse_10_gb_file_is_refused_at_once(tmp_path: Path, challenge: str, 
     started = time.monotonic()
     code, document = run_json(challenge, demo.truth, submission, *_settings(demo))
     took = time.monotonic() - started
-    assert code == 1 and document["status"] == "rejected" and document["errors"][0]["message"].startswith("is 11 GB"), document
+    assert code == 1 and document["status"] == "rejected" and document["errors"][0]["message"].startswith("is 11 GB"), (
+        document
+    )
     assert took < 3, took  # the CLI's own start included; hashing the file took 3 to 32 s
     assert document["signature"]["submission"] == of_read({})
 
@@ -55,13 +57,18 @@ def test_ignored_extras_are_not_read_and_do_not_change_the_fingerprint(tmp_path:
     assert time.monotonic() - started < 3  # hashing junk.bin took 14 s (a real 4 GB) or 3 s (sparse 10 GB)
     assert result.status == plain.status == "scored" and result.scores == plain.scores
     assert result.signature["submission"] == plain.signature["submission"] is not None
-    (padded / "testA_1_seg.png").write_bytes((padded / "testA_1_seg.png").read_bytes() + b"\0")  # a read file changed: another fingerprint
+    (padded / "testA_1_seg.png").write_bytes(
+        (padded / "testA_1_seg.png").read_bytes() + b"\0"
+    )  # a read file changed: another fingerprint
     assert evaluate("glas", demo.truth, padded).signature["submission"] != plain.signature["submission"]
 
 
 def test_the_fingerprint_is_the_same_inline_and_from_worker_processes(tmp_path: Path, pool_always: None) -> None:
     demo = get("glas").write_demo(tmp_path / "demo")
-    inline, pooled = evaluate("glas", demo.truth, demo.submission), evaluate("glas", demo.truth, demo.submission, workers=2)
+    inline, pooled = (
+        evaluate("glas", demo.truth, demo.submission),
+        evaluate("glas", demo.truth, demo.submission, workers=2),
+    )
     files = sorted(p.name for p in demo.submission.iterdir())
     expected = of_read({name: _sha256(demo.submission / name) for name in files})
     assert inline.signature["submission"] == pooled.signature["submission"] == expected

@@ -43,9 +43,17 @@ def load_release(url: str, release: dict[str, Any]) -> None:
         for table in reflected.sorted_tables:
             found = release["tables"].get(table.name, [])
             if found:
-                connection.execute(insert(table), [{key: _value(table.c[key], value) for key, value in row.items()} for row in found])
-            if engine.dialect.name == "postgresql" and "id" in table.c and found:  # as the release's own inserts left the sequences
-                connection.execute(text(f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), {max(row['id'] for row in found)})"))
+                connection.execute(
+                    insert(table), [{key: _value(table.c[key], value) for key, value in row.items()} for row in found]
+                )
+            if (
+                engine.dialect.name == "postgresql" and "id" in table.c and found
+            ):  # as the release's own inserts left the sequences
+                connection.execute(
+                    text(
+                        f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), {max(row['id'] for row in found)})"
+                    )
+                )
     engine.dispose()
 
 
@@ -71,21 +79,40 @@ def test_a_contest_of_podium_0_8_5_is_served_whole_after_the_upgrade(tmp_path: P
             team = next(t["id"] for t in rows["teams"] if t["name"] == name)
             shown = server.call("GET", "/api/submissions", token).body
             written = [s for s in rows["submissions"] if s["team_id"] == team]
-            assert sorted((s["id"], s["status"], s["filename"], s["sha256"]) for s in shown) == sorted((s["id"], s["status"], s["filename"], s["sha256"]) for s in written)
+            assert sorted((s["id"], s["status"], s["filename"], s["sha256"]) for s in shown) == sorted(
+                (s["id"], s["status"], s["filename"], s["sha256"]) for s in written
+            )
             for item in shown:
-                newest = max((r for r in rows["results"] if r["submission_id"] == item["id"]), key=lambda r: r["round"], default=None)
+                newest = max(
+                    (r for r in rows["results"] if r["submission_id"] == item["id"]),
+                    key=lambda r: r["round"],
+                    default=None,
+                )
                 assert item["round"] == (newest and newest["round"])
                 assert item["result"] == (newest and results[(item["id"], newest["round"])]["public_document"])
-        assert {s["round"] for s in server.call("GET", "/api/submissions", tokens["beta"]).body if s["status"] == "scored"} == {2}
-        assert [s["status"] for s in server.call("GET", "/api/submissions", tokens["alpha"]).body] == ["queued", "scored"]
+        assert {
+            s["round"] for s in server.call("GET", "/api/submissions", tokens["beta"]).body if s["status"] == "scored"
+        } == {2}
+        assert [s["status"] for s in server.call("GET", "/api/submissions", tokens["alpha"]).body] == [
+            "queued",
+            "scored",
+        ]
         for user, password in passwords.items():
             assert server.call("POST", "/api/tokens", json_body={"user": user, "password": password}).status == 201
-        organizer = server.call("POST", "/api/tokens", json_body={"user": "olga", "password": passwords["olga"]}).body["token"]
-        assert {s["id"] for s in server.call("GET", "/api/submissions", organizer).body} == {s["id"] for s in rows["submissions"]}
+        organizer = server.call("POST", "/api/tokens", json_body={"user": "olga", "password": passwords["olga"]}).body[
+            "token"
+        ]
+        assert {s["id"] for s in server.call("GET", "/api/submissions", organizer).body} == {
+            s["id"] for s in rows["submissions"]
+        }
         board = server.call("GET", "/api/leaderboard").body
-        assert {(row["team"], row["status"]) for row in board["teams"]} == {("alpha", "scored"), ("beta", "scored")}, board
+        assert {(row["team"], row["status"]) for row in board["teams"]} == {("alpha", "scored"), ("beta", "scored")}, (
+            board
+        )
         alpha = next(row for row in board["teams"] if row["team"] == "alpha")
-        assert alpha["scores"] == next(r["public_scores"] for r in rows["results"] if r["submission_id"] == 1 and r["round"] == 2)
+        assert alpha["scores"] == next(
+            r["public_scores"] for r in rows["results"] if r["submission_id"] == 1 and r["round"] == 2
+        )
         page = server.call("GET", "/leaderboard")
         assert f"podium {__version__}" in str(page.body)
     engine = connect(url)

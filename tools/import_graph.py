@@ -19,7 +19,10 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parent.parent
-ENTRANCES = ["__main__", "__init__"]  # python -m podium and import podium: the doors, above every floor (no contract names them)
+ENTRANCES = [
+    "__main__",
+    "__init__",
+]  # python -m podium and import podium: the doors, above every floor (no contract names them)
 
 
 def floors() -> list[list[str]]:
@@ -48,7 +51,9 @@ def arrows(graph: grimp.ImportGraph) -> set[tuple[str, str]]:
 def circles(graph: grimp.ImportGraph) -> list[list[str]]:
     """Module-level import circles: Tarjan's strongly connected components of more than one module."""
     modules = sorted(m for m in graph.modules if m.startswith("podium"))
-    edges = {m: sorted(i for i in graph.find_modules_directly_imported_by(m) if i.startswith("podium")) for m in modules}
+    edges = {
+        m: sorted(i for i in graph.find_modules_directly_imported_by(m) if i.startswith("podium")) for m in modules
+    }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -113,14 +118,20 @@ def svg(order: list[list[str]], drawn: set[tuple[str, str]]) -> str:
         for k, name in enumerate(rooms):
             where[name] = (step * (k + 1), 30 + level * gap)
     height = 30 + len(order) * gap
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">',
-             '<defs><marker id="a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="#667"/></marker></defs>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">',
+        '<defs><marker id="a" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="#667"/></marker></defs>',
+    ]
     for source, target in sorted(drawn):
         if source in where and target in where:
             (x1, y1), (x2, y2) = where[source], where[target]
-            parts.append(f'<line x1="{x1:.0f}" y1="{y1 + box_h / 2:.0f}" x2="{x2:.0f}" y2="{y2 - box_h / 2:.0f}" stroke="#99a" stroke-width="1" marker-end="url(#a)"/>')
+            parts.append(
+                f'<line x1="{x1:.0f}" y1="{y1 + box_h / 2:.0f}" x2="{x2:.0f}" y2="{y2 - box_h / 2:.0f}" stroke="#99a" stroke-width="1" marker-end="url(#a)"/>'
+            )
     for name, (x, y) in where.items():
-        parts.append(f'<rect x="{x - box_w / 2:.0f}" y="{y - box_h / 2:.0f}" width="{box_w}" height="{box_h}" rx="4" fill="#dde6f0" stroke="#3a6ea5"/>')
+        parts.append(
+            f'<rect x="{x - box_w / 2:.0f}" y="{y - box_h / 2:.0f}" width="{box_w}" height="{box_h}" rx="4" fill="#dde6f0" stroke="#3a6ea5"/>'
+        )
         parts.append(f'<text x="{x:.0f}" y="{y + 4:.0f}" text-anchor="middle">{html.escape(name)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -80,10 +80,18 @@ def killed(mutant: Mutant) -> bool:
         target = src / "podium" / mutant.file
         text = target.read_text()
         if text.count(mutant.anchor) != 1:
-            raise SystemExit(f"mutant {mutant.name!r}: its anchor is not found once in {mutant.file}; update tools/mutants.py")
+            raise SystemExit(
+                f"mutant {mutant.name!r}: its anchor is not found once in {mutant.file}; update tools/mutants.py"
+            )
         target.write_text(text.replace(mutant.anchor, mutant.replacement))
         env = os.environ | {"PYTHONPATH": str(src)}
-        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.tests], cwd=ROOT, env=env, capture_output=True, text=True)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *mutant.tests],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         return run.returncode != 0
 
 

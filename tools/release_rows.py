@@ -37,10 +37,13 @@ def rows(url: str) -> dict[str, Any]:
     with engine.connect() as connection:
         revision = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
         tables = {
-            table.name: [{key: _plain(value) for key, value in row._mapping.items()} for row in connection.execute(select(table).order_by(*table.primary_key.columns))]
+            table.name: [
+                {key: _plain(value) for key, value in row._mapping.items()}
+                for row in connection.execute(select(table).order_by(*table.primary_key.columns))
+            ]
             for table in reflected.sorted_tables
             if table.name != "alembic_version"
-        }  # fmt: skip
+        }
     engine.dispose()
     return {"revision": revision, "tables": tables}
 

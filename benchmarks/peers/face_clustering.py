@@ -1,6 +1,6 @@
 """face-clustering as a user writes it: pandas reads both CSVs, scikit-learn scores the clusters.
 
-    python benchmarks/peers/face_clustering.py TRUTH SUBMISSION   # prints {"nmi": ..., "pairwise_f": ...}
+python benchmarks/peers/face_clustering.py TRUTH SUBMISSION   # prints {"nmi": ..., "pairwise_f": ...}
 """
 
 import json
@@ -17,4 +17,11 @@ both = truth.merge(clusters, on="image", validate="one_to_one")
 assert len(both) == len(truth), "every image needs a cluster"
 (_, fp), (fn, tp) = pair_confusion_matrix(both["identity"], both["cluster"])
 precision, recall = tp / (tp + fp), tp / (tp + fn)
-print(json.dumps({"nmi": normalized_mutual_info_score(both["identity"], both["cluster"]), "pairwise_f": 2 * precision * recall / (precision + recall)}))
+print(
+    json.dumps(
+        {
+            "nmi": normalized_mutual_info_score(both["identity"], both["cluster"]),
+            "pairwise_f": 2 * precision * recall / (precision + recall),
+        }
+    )
+)

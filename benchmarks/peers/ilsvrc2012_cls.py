@@ -1,6 +1,6 @@
 """ILSVRC 2012 Task 1 as a user writes it: NumPy reads both files, top-k error for k = 1..5.
 
-    python benchmarks/peers/ilsvrc2012_cls.py TRUTH GUESSES   # prints {"error@1": ..., ..., "error@5": ...}
+python benchmarks/peers/ilsvrc2012_cls.py TRUTH GUESSES   # prints {"error@1": ..., ..., "error@5": ...}
 """
 
 import json

@@ -32,7 +32,9 @@ from podium.synthetic.demo import Demo
 PathLike = str | os.PathLike[str]
 
 
-def evaluate(challenge: str, truth: PathLike, submission: PathLike, *, workers: int = 1, **parameters: object) -> Result:
+def evaluate(
+    challenge: str, truth: PathLike, submission: PathLike, *, workers: int = 1, **parameters: object
+) -> Result:
     """Score ``submission`` (a file, a folder, or a .zip / .tar.gz of either) against ``truth`` by ``challenge``'s rules.
 
     Raises :class:`~podium.core.errors.UsageError` for an unknown challenge or
@@ -57,6 +59,8 @@ def demo(challenge: str, folder: PathLike) -> Demo:
 def _settings(parameters: dict[str, object]) -> dict[str, str]:
     """Keyword values as the text the command line would give: lists comma-separated, paths and numbers as text."""
     return {
-        name: ",".join(map(str, value)) if isinstance(value, Iterable) and not isinstance(value, (str, os.PathLike)) else str(value)
+        name: ",".join(map(str, value))
+        if isinstance(value, Iterable) and not isinstance(value, (str, os.PathLike))
+        else str(value)
         for name, value in parameters.items()
     }

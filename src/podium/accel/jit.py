@@ -96,7 +96,11 @@ def _kernel_cache_class() -> type:
             shipped = ShippedLocator.from_function(py_func, inspect.getfile(py_func))
             self._files = [self._cache_file]
             if shipped is not None and Path(shipped.get_cache_path()).resolve() != Path(self._cache_path).resolve():
-                self._files.append(IndexDataCacheFile(shipped.get_cache_path(), self._impl.filename_base, self._impl.locator.get_source_stamp()))
+                self._files.append(
+                    IndexDataCacheFile(
+                        shipped.get_cache_path(), self._impl.filename_base, self._impl.locator.get_source_stamp()
+                    )
+                )
 
         def _load_overload(self, sig: Any, target_context: Any) -> Any:
             if not _built_alike():

@@ -101,8 +101,12 @@ class ItemResult(Generic[StatsT]):
     errors: list[Issue] = field(default_factory=list)
     warnings: list[Issue] = field(default_factory=list)
     truth_errors: list[Issue] = field(default_factory=list)
-    units: dict[str, tuple[float, ...]] = field(default_factory=dict)  # unit name -> its row of :meth:`Challenge.unit_columns`
-    read: dict[str, str] = field(default_factory=dict)  # the submission's files the item read -> SHA-256 (set by the engine)
+    units: dict[str, tuple[float, ...]] = field(
+        default_factory=dict
+    )  # unit name -> its row of :meth:`Challenge.unit_columns`
+    read: dict[str, str] = field(
+        default_factory=dict
+    )  # the submission's files the item read -> SHA-256 (set by the engine)
 
 
 class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
@@ -114,8 +118,12 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
     primary: ClassVar[str]  # the score that ranks teams
     rank_sum: ClassVar[bool] = False  # rank by the sum of per-criterion ranks, not by one score
     program: ClassVar[Program | None] = None  # how participants' programs run (podium run), if they may send programs
-    preload: ClassVar[tuple[str, ...]] = ()  # modules a local pool's forkserver imports once, before forking workers (compiled kernels)
-    checked_by_prepare: ClassVar[bool] = False  # prepare reads and checks every submission file; the items only compute (checks skip them)
+    preload: ClassVar[
+        tuple[str, ...]
+    ] = ()  # modules a local pool's forkserver imports once, before forking workers (compiled kernels)
+    checked_by_prepare: ClassVar[bool] = (
+        False  # prepare reads and checks every submission file; the items only compute (checks skip them)
+    )
 
     @abstractmethod
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[ContextT, ItemT]:
@@ -134,7 +142,9 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
         """
         return self.evaluate_item(context, item)
 
-    def evaluate_reading(self, context: ContextT, item: ItemT, submission: str, checks_only: bool = False) -> ItemResult[StatsT]:
+    def evaluate_reading(
+        self, context: ContextT, item: ItemT, submission: str, checks_only: bool = False
+    ) -> ItemResult[StatsT]:
         """:meth:`evaluate_item` (:meth:`check_item` with ``checks_only``), with the files of ``submission`` it read in the result's ``read`` (what the engine calls)."""
         run = self.check_item if checks_only else self.evaluate_item
         if not submission:
@@ -145,7 +155,9 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
         return result
 
     @abstractmethod
-    def finalize(self, context: ContextT, stats: StatsT, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+    def finalize(
+        self, context: ContextT, stats: StatsT, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         """Scores (every declared score; see :attr:`scores`) and the ``details`` document from the merged statistics."""
 
     @abstractmethod
@@ -228,7 +240,12 @@ def add_details(a: Any, b: Any) -> Any:
     """
     if isinstance(a, dict) and isinstance(b, dict):
         return {key: add_details(a[key], b[key]) if key in a and key in b else a.get(key, b.get(key)) for key in a | b}
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+    if (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return a + b
     if a == b:
         return a

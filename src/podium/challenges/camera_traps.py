@@ -25,7 +25,14 @@ from podium.formats.detection_table import Table, read_table
 from podium.formats.folders import single_file
 from podium.formats.truth_cache import cached
 from podium.metrics.detection_boxes import Boxes
-from podium.metrics.detection_points import Matching, PointCounts, count_points, count_points_per_photo, greedy_matching, points_score
+from podium.metrics.detection_points import (
+    Matching,
+    PointCounts,
+    count_points,
+    count_points_per_photo,
+    greedy_matching,
+    points_score,
+)
 from podium.synthetic.demo import Demo
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -47,10 +54,21 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
     id = "camera-traps"
     checked_by_prepare = True  # the tables are read and checked whole in prepare
     title = "Camera-trap animal detection and 'suitable for full analysis' classification, in points"
-    rules = "the contest's metric description, in Russian (\"Описание метрики\")"
+    rules = 'the contest\'s metric description, in Russian ("Описание метрики")'
     parameters = (
-        choice("matching", "greedy", "greedy = the rules (file order); optimal = maximum matching, a sensitivity check", ("greedy", "optimal")),
-        optional_path("images", "folder of the test photos, for the min_size check of the truth", "a folder of the test photos", folder=True, role="check"),
+        choice(
+            "matching",
+            "greedy",
+            "greedy = the rules (file order); optimal = maximum matching, a sensitivity check",
+            ("greedy", "optimal"),
+        ),
+        optional_path(
+            "images",
+            "folder of the test photos, for the min_size check of the truth",
+            "a folder of the test photos",
+            folder=True,
+            role="check",
+        ),
         integer("min_size", 128, "smallest side in pixels of a 'suitable' (class 1) animal; checked with images=", 1),
     )
     scores = (
@@ -99,7 +117,11 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
         if context.matching == "optimal":
             chosen = _optimal_matching(pred, greedy)
             optimal = count_points(pred, truth, chosen)
-            details.update(greedy_points=counts.points, optimal_points=optimal.points, points_order_dependent=optimal.points - counts.points)
+            details.update(
+                greedy_points=counts.points,
+                optimal_points=optimal.points,
+                points_order_dependent=optimal.points - counts.points,
+            )
             counts = optimal
         photos = count_points_per_photo(pred, truth, chosen, len(item.truth.photos))
         details["per_photo"] = _per_photo(photos, item.truth.photos)
@@ -180,13 +202,24 @@ def _optimal_matching(pred: Boxes, greedy: Matching) -> NDArray[np.int64]:
 def _per_photo(photos: PointCounts, names: list[str]) -> dict[str, dict[str, int]]:
     """The details of every photo with a truth object or a prediction."""
     active = np.flatnonzero((photos.truth_objects > 0) | (photos.predictions > 0))
-    columns = [np.asarray(values)[active].tolist() for values in (photos.points, photos.matched, photos.false_detections, photos.missed)]  # each computed once
-    return {names[i]: {"points": p, "matched": m, "false": f, "missed": s} for i, p, m, f, s in zip(active.tolist(), *columns)}
+    columns = [
+        np.asarray(values)[active].tolist()
+        for values in (photos.points, photos.matched, photos.false_detections, photos.missed)
+    ]  # each computed once
+    return {
+        names[i]: {"points": p, "matched": m, "false": f, "missed": s}
+        for i, p, m, f, s in zip(active.tolist(), *columns)
+    }
 
 
 def _unit_rows(photos: PointCounts, names: list[str]) -> dict[str, tuple[float, ...]]:
     """Every photo's row of :data:`UNIT_COLUMNS`."""
-    return dict(zip(names, zip(*(np.asarray(values).tolist() for values in (photos.points, photos.max_points, photos.predictions)))))
+    return dict(
+        zip(
+            names,
+            zip(*(np.asarray(values).tolist() for values in (photos.points, photos.max_points, photos.predictions))),
+        )
+    )
 
 
 UNIT_COLUMNS = ("points", "max_points", "predictions")
@@ -208,6 +241,12 @@ def _check_suitable_sizes(table: Table, images: Path, min_size: int, log: IssueL
             if boxes.xywh[k, 2] * width < min_size or boxes.xywh[k, 3] * height < min_size:
                 small.append(name)
     if small:
-        log.warning("small_suitable", f"{plural(len(small), 'truth object')} of class 1 are smaller than {min_size} px: {summarize_names(small)}")
+        log.warning(
+            "small_suitable",
+            f"{plural(len(small), 'truth object')} of class 1 are smaller than {min_size} px: {summarize_names(small)}",
+        )
     if unreadable:
-        log.warning("no_image_size", f"{plural(len(unreadable), 'photo')} could not be opened in {images}: {summarize_names(unreadable)}")
+        log.warning(
+            "no_image_size",
+            f"{plural(len(unreadable), 'photo')} could not be opened in {images}: {summarize_names(unreadable)}",
+        )

@@ -52,8 +52,14 @@ def describe(challenge: Challenge[Any, Any, Any]) -> Entry:
         "title": challenge.title,
         "rules": challenge.rules,
         "primary": challenge.primary,
-        "scores": [{"name": s.name, "higher_is_better": s.higher_is_better, "help": s.help, "family": s.family} for s in challenge.scores],
-        "parameters": [{"name": p.name, "default": p.default, "allowed": p.allowed, "role": p.role, "help": p.help} for p in challenge.parameters],
+        "scores": [
+            {"name": s.name, "higher_is_better": s.higher_is_better, "help": s.help, "family": s.family}
+            for s in challenge.scores
+        ],
+        "parameters": [
+            {"name": p.name, "default": p.default, "allowed": p.allowed, "role": p.role, "help": p.help}
+            for p in challenge.parameters
+        ],
     }
 
 

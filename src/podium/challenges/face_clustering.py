@@ -32,7 +32,14 @@ from podium.core.parameters import choice, real
 from podium.formats import clustering_csv
 from podium.formats.folders import list_folder, single_file
 from podium.formats.truth_cache import cached
-from podium.metrics.clustering import AVERAGES, BCubed, ContingencyTable, PairCounts, mutual_information, normalized_mutual_information
+from podium.metrics.clustering import (
+    AVERAGES,
+    BCubed,
+    ContingencyTable,
+    PairCounts,
+    mutual_information,
+    normalized_mutual_information,
+)
 from podium.synthetic.demo import Demo
 
 LARGEST_SHOWN = 5
@@ -74,23 +81,50 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
     id = "face-clustering"
     checked_by_prepare = True  # the CSV is read and checked whole in prepare
     title = "Face clustering by identity: pairwise F-measure, NMI, running time and RAM points"
-    rules = "the contest's technical rules, in Persian (\"قوانین فنی مسابقه\"), sections 4 and 5"
+    rules = 'the contest\'s technical rules, in Persian ("قوانین فنی مسابقه"), sections 4 and 5'
     parameters = (
         real("beta", 1.0, "beta of the pairwise F-measure", exclusive=True),
-        choice("nmi_average", "arithmetic", "mean of the entropies that normalizes NMI (the rules: arithmetic)", AVERAGES),
-        choice("order", "strict", "rows out of ascending name order: strict = rejected (the rules), ignore = warning", ("strict", "ignore")),
+        choice(
+            "nmi_average", "arithmetic", "mean of the entropies that normalizes NMI (the rules: arithmetic)", AVERAGES
+        ),
+        choice(
+            "order",
+            "strict",
+            "rows out of ascending name order: strict = rejected (the rules), ignore = warning",
+            ("strict", "ignore"),
+        ),
         real("time_s", None, "measured running time in seconds (podium run fills it in)", role="measured"),
         real("ram_mb", None, "measured peak RAM in MB (podium run fills it in)", role="measured"),
-        real("th1_s", None, "Th1: time points fall from full at 0 s to zero at Th1; organizers must set it", exclusive=True, contest_must_set=True),
-        real("th2_s", None, "Th2: a running time at or above it disqualifies; organizers must set it", exclusive=True, contest_must_set=True),
-        real("ram_max_mb", None, "RAM points fall from full at 0 MB to zero at this; organizers must set it", exclusive=True, contest_must_set=True),
+        real(
+            "th1_s",
+            None,
+            "Th1: time points fall from full at 0 s to zero at Th1; organizers must set it",
+            exclusive=True,
+            contest_must_set=True,
+        ),
+        real(
+            "th2_s",
+            None,
+            "Th2: a running time at or above it disqualifies; organizers must set it",
+            exclusive=True,
+            contest_must_set=True,
+        ),
+        real(
+            "ram_max_mb",
+            None,
+            "RAM points fall from full at 0 MB to zero at this; organizers must set it",
+            exclusive=True,
+            contest_must_set=True,
+        ),
         real("w_f", 0.4, "weight of the pairwise F-measure in the final points"),
         real("w_nmi", 0.4, "weight of NMI in the final points"),
         real("w_time", 0.1, "weight of the time points in the final points"),
         real("w_ram", 0.1, "weight of the RAM points in the final points"),
     )
     scores = (
-        ScoreSpec("final", True, "final points out of 100 (null without time_s, ram_mb and the thresholds)", measured=True),
+        ScoreSpec(
+            "final", True, "final points out of 100 (null without time_s, ram_mb and the thresholds)", measured=True
+        ),
         ScoreSpec("pairwise_f", True, "pairwise F-measure (beta = 1 by default)"),
         ScoreSpec("nmi", True, "normalized mutual information"),
         ScoreSpec("pairwise_precision", True, "pairs put together that belong together"),
@@ -104,7 +138,10 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
     program = FaceClusteringProgram()
 
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[Context, Item]:
-        final = {k: params[k] for k in ("time_s", "ram_mb", "th1_s", "th2_s", "ram_max_mb", "w_f", "w_nmi", "w_time", "w_ram")}
+        final = {
+            k: params[k]
+            for k in ("time_s", "ram_mb", "th1_s", "th2_s", "ram_max_mb", "w_f", "w_nmi", "w_time", "w_ram")
+        }
         if final["th1_s"] is not None and final["th2_s"] is not None and final["th2_s"] < final["th1_s"]:
             raise UsageError(f"th2_s={final['th2_s']:g} must not be below th1_s={final['th1_s']:g}")
         if final["w_f"] + final["w_nmi"] + final["w_time"] + final["w_ram"] == 0:
@@ -113,7 +150,11 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
         context = Context(params["beta"], params["nmi_average"], final)
         path = single_file(submission, (".csv",), log)
         clusters = None if path is None else clustering_csv.read_submission(path, table, params["order"], log)
-        items = [Item(path.name, table.identity, clusters, table.names)] if path is not None and clusters is not None else []
+        items = (
+            [Item(path.name, table.identity, clusters, table.names)]
+            if path is not None and clusters is not None
+            else []
+        )
         return Job(context, items)
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
@@ -123,7 +164,12 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
     def divide(self, context: Context, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
         """The images of each split, with their truth identities and submitted clusters (codes shared by all parts)."""
         return [
-            (split, replace(item, identity=item.identity[rows], cluster=item.cluster[rows], names=[item.names[i] for i in rows]))
+            (
+                split,
+                replace(
+                    item, identity=item.identity[rows], cluster=item.cluster[rows], names=[item.names[i] for i in rows]
+                ),
+            )
             for split, rows in rows_by_split(item.names, split_of)
         ]
 
@@ -154,12 +200,20 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
         n = stats.n_items
         return scores, {
             "images": n,
-            "pairs": {"tp": pairs.tp, "fp": pairs.fp, "fn": pairs.fn, "tn": n * (n - 1) // 2 - pairs.tp - pairs.fp - pairs.fn},
+            "pairs": {
+                "tp": pairs.tp,
+                "fp": pairs.fp,
+                "fn": pairs.fn,
+                "tn": n * (n - 1) // 2 - pairs.tp - pairs.fp - pairs.fn,
+            },
             "true_clusters": int(stats.classes.sizes.size),
             "predicted_clusters": int(stats.clusters.sizes.size),
             "largest_true_clusters": sorted(stats.classes.sizes.tolist(), reverse=True)[:LARGEST_SHOWN],
             "largest_predicted_clusters": sorted(stats.clusters.sizes.tolist(), reverse=True)[:LARGEST_SHOWN],
-            "cluster_sizes": {"true": _size_counts(stats.classes.sizes), "predicted": _size_counts(stats.clusters.sizes)},
+            "cluster_sizes": {
+                "true": _size_counts(stats.classes.sizes),
+                "predicted": _size_counts(stats.clusters.sizes),
+            },
             "merges": _most_mixed(stats.pred, stats.true, stats.count, "cluster", "identities"),
             "splits": _most_mixed(stats.true, stats.pred, stats.count, "identity", "clusters"),
             "mutual_information": mutual_information(stats),
@@ -173,7 +227,9 @@ class FaceClustering(Challenge[Context, Item, ContingencyTable]):
 
         truth, submission = write_demo(folder)
         # Illustrative measurements and thresholds: real ones come from podium run and the organizers.
-        return Demo(truth, submission, {"time_s": "95", "ram_mb": "850", "th1_s": "600", "th2_s": "1200", "ram_max_mb": "4096"})
+        return Demo(
+            truth, submission, {"time_s": "95", "ram_mb": "850", "th1_s": "600", "th2_s": "1200", "ram_max_mb": "4096"}
+        )
 
 
 @dataclass(frozen=True)
@@ -219,7 +275,9 @@ def _size_counts(sizes: NDArray[np.int64]) -> dict[str, int]:
     return {str(v): int(c) for v, c in zip(values.tolist(), counts.tolist())}
 
 
-def _most_mixed(group: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], name: str, parts: str) -> list[dict[str, int]]:
+def _most_mixed(
+    group: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], name: str, parts: str
+) -> list[dict[str, int]]:
     """The groups (label codes) spread over the most labels of the other side: a merge or a split, largest first."""
     labels, inverse = np.unique(group, return_inverse=True)
     spread = np.bincount(inverse, minlength=labels.size)
@@ -228,7 +286,10 @@ def _most_mixed(group: NDArray[np.int64], other: NDArray[np.int64], count: NDArr
     np.maximum.at(top, inverse, count)
     mixed = np.flatnonzero(spread > 1)
     chosen = mixed[np.lexsort((labels[mixed], -size[mixed], -spread[mixed]))][:LARGEST_SHOWN]
-    return [{name: int(labels[i]), "size": int(size[i]), parts: int(spread[i]), "largest_part": int(top[i])} for i in chosen.tolist()]
+    return [
+        {name: int(labels[i]), "size": int(size[i]), parts: int(spread[i]), "largest_part": int(top[i])}
+        for i in chosen.tolist()
+    ]
 
 
 def _read_truth(truth: Path) -> clustering_csv.TruthTable:

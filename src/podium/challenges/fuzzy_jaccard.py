@@ -62,7 +62,10 @@ class FuzzyJaccardProgram(Program):
 
     def details(self, workdir: Path, images: Path) -> dict[str, Any]:
         written = {p.stem for folder in list_folder(workdir).folders for p in list_folder(folder).files}
-        return {"images_processed": len(written), "test_images": len(list_folder(images, refuse_hard_links=False).files)}
+        return {
+            "images_processed": len(written),
+            "test_images": len(list_folder(images, refuse_hard_links=False).files),
+        }
 
 
 class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
@@ -84,11 +87,20 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
             "zero = it counts as all background with a warning (podium run: a program stopped mid-write)",
             ("reject", "zero"),
         ),
-        real("rate_mp_s", 1.0, "podium run: the time budget allows this many megapixels per second (the rules: 1)", exclusive=True),
+        real(
+            "rate_mp_s",
+            1.0,
+            "podium run: the time budget allows this many megapixels per second (the rules: 1)",
+            exclusive=True,
+        ),
         real("startup_s", 0.0, "podium run: seconds added to the time budget"),
     )
     scores = (
-        ScoreSpec("fuzzy_jaccard", True, "mean over classes of the pooled fuzzy Jaccard index D (per class: fuzzy_jaccard/<class>)"),
+        ScoreSpec(
+            "fuzzy_jaccard",
+            True,
+            "mean over classes of the pooled fuzzy Jaccard index D (per class: fuzzy_jaccard/<class>)",
+        ),
     )
     primary = "fuzzy_jaccard"
     program = FuzzyJaccardProgram()
@@ -125,7 +137,12 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
 
     def _read(
         self, context: Context, item: Item
-    ) -> tuple[Callable[[list[NDArray[np.uint8] | None]], FuzzyJaccardStats], list[NDArray[np.uint8] | None], list[Issue]] | ItemResult[FuzzyJaccardStats]:
+    ) -> (
+        tuple[
+            Callable[[list[NDArray[np.uint8] | None]], FuzzyJaccardStats], list[NDArray[np.uint8] | None], list[Issue]
+        ]
+        | ItemResult[FuzzyJaccardStats]
+    ):
         """This image's statistics against its truth, its predictions (``None``: missing or unreadable) and their problems;
         or the result rejecting them."""
         empty = FuzzyJaccardStats.zeros(len(context.truth.classes))
@@ -178,7 +195,9 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
         masks = [maps.read_mask(path) for path in item.truth_files]
         if len({m.shape for m in masks}) > 1:
             raise png.ImageError("class masks of this image differ in size", item.truth_files[0])
-        return (masks[0].shape[0], masks[0].shape[1]), partial(FuzzyJaccardStats.from_masks, masks, roi=maps.roi_of_masks(masks, context.roi))
+        return (masks[0].shape[0], masks[0].shape[1]), partial(
+            FuzzyJaccardStats.from_masks, masks, roi=maps.roi_of_masks(masks, context.roi)
+        )
 
     def finalize(
         self, context: Context, stats: FuzzyJaccardStats, details: dict[str, Any], log: IssueLog

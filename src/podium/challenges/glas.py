@@ -90,7 +90,13 @@ class GlaS(Challenge[Context, Item, PartStats]):
             "Hausdorff of an object whose image has no object on the other side",
             ("diagonal", "inf"),
         ),
-        Parameter("parts", (), "test parts by stem prefix, e.g. testA,testB: adds scores per part", _names, "comma-separated list"),
+        Parameter(
+            "parts",
+            (),
+            "test parts by stem prefix, e.g. testA,testB: adds scores per part",
+            _names,
+            "comma-separated list",
+        ),
     )
     scores = (
         ScoreSpec("f1", True, "object-level F1 from TP, FP, FN summed over the test set"),
@@ -117,7 +123,9 @@ class GlaS(Challenge[Context, Item, PartStats]):
         parts = params["parts"]
         for part in parts:
             if not any(stem.startswith(part) for stem in truth_files.files):
-                raise UsageError(f"part {part!r} matches no image (the stems are {summarize_names(sorted(truth_files.files))})")
+                raise UsageError(
+                    f"part {part!r} matches no image (the stems are {summarize_names(sorted(truth_files.files))})"
+                )
         found: dict[str, Path] = {}
         nested = submission.is_dir() and one_level_down(submission, log)
         if not submission.is_dir():
@@ -128,14 +136,27 @@ class GlaS(Challenge[Context, Item, PartStats]):
             found = listing.files
             extra = listing.ignored + [found[s].name for s in found if s not in truth_files.files]
             if extra:
-                log.warning("extra_files", f"{plural(len(extra), 'file')} ignored (not test images): {summarize_names(extra)}", submission)
+                log.warning(
+                    "extra_files",
+                    f"{plural(len(extra), 'file')} ignored (not test images): {summarize_names(extra)}",
+                    submission,
+                )
         missing = [s for s in truth_files.files if s not in found]
         if missing and submission.is_dir() and not nested:
-            log.warning("missing_images", f"{plural(len(missing), 'image')} missing, scored as empty predictions: {summarize_names(missing)}", submission)
-        items = [Item(stem, path, found.get(stem), _part_of(stem, parts)) for stem, path in sorted(truth_files.files.items())]
+            log.warning(
+                "missing_images",
+                f"{plural(len(missing), 'image')} missing, scored as empty predictions: {summarize_names(missing)}",
+                submission,
+            )
+        items = [
+            Item(stem, path, found.get(stem), _part_of(stem, parts)) for stem, path in sorted(truth_files.files.items())
+        ]
         unassigned = [i.key for i in items if parts and not i.part]
         if unassigned:
-            log.warning("no_part", f"{plural(len(unassigned), 'image')} belong to no part ({', '.join(parts)}): {summarize_names(unassigned)}")
+            log.warning(
+                "no_part",
+                f"{plural(len(unassigned), 'image')} belong to no part ({', '.join(parts)}): {summarize_names(unassigned)}",
+            )
         return Job(Context(params["binary"], params["empty_hausdorff"], parts), items)
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[PartStats]:
@@ -158,7 +179,9 @@ class GlaS(Challenge[Context, Item, PartStats]):
         }
         if context.parts:
             details["part"] = item.part or None
-        return ItemResult(PartStats({item.part: stats}), details=details, warnings=warnings, units={item.key: stats.sums()})
+        return ItemResult(
+            PartStats({item.part: stats}), details=details, warnings=warnings, units={item.key: stats.sums()}
+        )
 
     def check_item(self, context: Context, item: Item) -> ItemResult[PartStats]:
         """Both images read and checked as :meth:`evaluate_item` reads them, and the pair's memory bound; no matching, no distance.
@@ -197,12 +220,21 @@ class GlaS(Challenge[Context, Item, PartStats]):
     ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         total = stats.total()
         scores = _scores(total)
-        for part in context.parts:  # a part with no image here (a split may hold none of it) has no score, not a perfect one
+        for (
+            part
+        ) in context.parts:  # a part with no image here (a split may hold none of it) has no score, not a perfect one
             part_scores = _scores(stats.parts[part]) if part in stats.parts else dict.fromkeys(SCORES)
             scores.update({f"{name}/{part}": value for name, value in part_scores.items()})
         scored_parts = {"", *stats.parts}
-        if any(v is None for k, v in scores.items() if k.startswith("object_hausdorff") and k.partition("/")[2] in scored_parts):
-            log.warning("infinite_hausdorff", "an object had no object on the other side of its image and empty_hausdorff=inf: Hausdorff is infinite, reported as null")
+        if any(
+            v is None
+            for k, v in scores.items()
+            if k.startswith("object_hausdorff") and k.partition("/")[2] in scored_parts
+        ):
+            log.warning(
+                "infinite_hausdorff",
+                "an object had no object on the other side of its image and empty_hausdorff=inf: Hausdorff is infinite, reported as null",
+            )
         per_image = list(details.values())
         return scores, {
             "tp": total.tp,
@@ -241,7 +273,9 @@ def _part_of(stem: str, parts: tuple[str, ...]) -> str:
     return next((p for p in parts if stem.startswith(p)), "")
 
 
-def _read_pair(context: Context, item: Item) -> tuple[NDArray[np.integer], NDArray[np.integer], list[Issue]] | ItemResult[PartStats]:
+def _read_pair(
+    context: Context, item: Item
+) -> tuple[NDArray[np.integer], NDArray[np.integer], list[Issue]] | ItemResult[PartStats]:
     """The truth's and the submission's label images of ``item`` (objects numbered), with the warnings; or the result rejecting them."""
     try:
         truth = label_images.read_label_image(item.truth)

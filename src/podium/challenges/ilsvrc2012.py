@@ -40,7 +40,9 @@ LABELS = choice(
     "wnid-sorted = 0-based indices in sorted-WNID order (deep-learning frameworks), converted with meta=",
     ("ilsvrc", "wnid-sorted"),
 )
-META = optional_path("meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)", "the kit's meta.mat file")
+META = optional_path(
+    "meta", "the kit's meta.mat (needed by labels=wnid-sorted and by Task 2)", "the kit's meta.mat file"
+)
 
 
 def image_name(number: int) -> str:
@@ -84,7 +86,11 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
     def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[str, Item]:
         matrix = _truth_labels(truth)
         ilsvrc.warn_labels_outside(matrix, truth, log)
-        meta = cached("ilsvrc.meta", (params["meta"],), lambda: ilsvrc.read_meta(params["meta"])) if params["meta"] is not None else None
+        meta = (
+            cached("ilsvrc.meta", (params["meta"],), lambda: ilsvrc.read_meta(params["meta"]))
+            if params["meta"] is not None
+            else None
+        )
         if params["labels"] == "wnid-sorted" and meta is None:
             raise UsageError("labels=wnid-sorted needs meta=PATH/meta.mat to convert the indices")
         boxes = self._boxes(params, meta, len(matrix))
@@ -146,7 +152,9 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         scores = {f"{self.prefix}@{k}": errors[:, k - 1] for k in range(1, K + 1)}
         return scores | {self.primary: errors[:, K - 1]}
 
-    def finalize(self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+    def finalize(
+        self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         scores: dict[str, float | int | None] = {f"{self.prefix}@{k}": stats.error(k) for k in range(1, 6)}
         scores[self.primary] = stats.error(5)
         per_class = self.join_details([d["per_class"] for d in details.values()]) if details else {}
@@ -171,7 +179,9 @@ def _per_class(labels: NDArray[np.int64], errors: NDArray[np.float64], prefix: s
     }
 
 
-def _check_label_space(truth: NDArray[np.int64], guesses: NDArray[np.float64], sorted_ids: NDArray[np.int64], key: str, log: IssueLog) -> None:
+def _check_label_space(
+    truth: NDArray[np.int64], guesses: NDArray[np.float64], sorted_ids: NDArray[np.int64], key: str, log: IssueLog
+) -> None:
     """A warning when the guessed labels are at chance level as ILSVRC2012_IDs but far better read as sorted-WNID indices.
 
     The labels alone decide (classification error with 5 guesses, boxes aside), once on the
@@ -203,9 +213,15 @@ def _convert(guesses: NDArray[np.float64], sorted_ids: NDArray[np.int64]) -> NDA
 class Ilsvrc2012Cls(_TopK):
     id = "ilsvrc2012-cls"
     title = "ILSVRC 2012 Task 1: classification, flat top-5 error"
-    rules = "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
+    rules = (
+        "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
+    )
     parameters = (LABELS, META)
-    scores = (*tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)), ScoreSpec("top5_error", False, "= error@5, the challenge's measure"), ScoreSpec("top1_error", False, "= error@1"))
+    scores = (
+        *tuple(ScoreSpec(f"error@{k}", False, f"flat error with {k} guesses") for k in range(1, 6)),
+        ScoreSpec("top5_error", False, "= error@5, the challenge's measure"),
+        ScoreSpec("top1_error", False, "= error@1"),
+    )
     primary = "top5_error"
     group = 1
     prefix = "error"
@@ -213,7 +229,9 @@ class Ilsvrc2012Cls(_TopK):
     def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
         return classification_errors(item.truth, guesses)
 
-    def finalize(self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+    def finalize(
+        self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         scores, summary = super().finalize(context, stats, details, log)
         scores["top1_error"] = stats.error(1)
         return scores, summary
@@ -231,7 +249,9 @@ class Ilsvrc2012Cls(_TopK):
 class Ilsvrc2012Loc(_TopK):
     id = "ilsvrc2012-loc"
     title = "ILSVRC 2012 Task 2: classification with localization, flat top-5 error at IoU >= 0.5"
-    rules = "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
+    rules = (
+        "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
+    )
     parameters = (
         optional_path(
             "boxes",
@@ -241,7 +261,10 @@ class Ilsvrc2012Loc(_TopK):
         META,
         LABELS,
     )
-    scores = (*tuple(ScoreSpec(f"loc_error@{k}", False, f"localization error with {k} guesses") for k in range(1, 6)), ScoreSpec("loc_error", False, "= loc_error@5, the challenge's measure"))
+    scores = (
+        *tuple(ScoreSpec(f"loc_error@{k}", False, f"localization error with {k} guesses") for k in range(1, 6)),
+        ScoreSpec("loc_error", False, "= loc_error@5, the challenge's measure"),
+    )
     primary = "loc_error"
     group = 5
     prefix = "loc_error"
@@ -250,7 +273,10 @@ class Ilsvrc2012Loc(_TopK):
         if params["boxes"] is None or meta is None:
             raise UsageError("ilsvrc2012-loc needs --set boxes=PATH (XML folder or .tgz) and --set meta=PATH/meta.mat")
         return cached(
-            "ilsvrc.val_boxes", (params["boxes"], params["meta"]), lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid), n
+            "ilsvrc.val_boxes",
+            (params["boxes"], params["meta"]),
+            lambda: ilsvrc.read_val_boxes(params["boxes"], n, meta.id_of_wnid),
+            n,
         )
 
     def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
@@ -289,10 +315,21 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
     id = "ilsvrc2012-fine"
     checked_by_prepare = True  # the confidences are read and checked whole in prepare
     title = "ILSVRC 2012 Task 3: fine-grained classification (dogs), mean average precision"
-    rules = "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
+    rules = (
+        "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
+    )
     parameters = (
-        optional_path("classes", "file of the class ids, one per line, in column order [default: the truth's ids, ascending]", "an existing file"),
-        choice("ap", "voc", "voc = PASCAL VOC 2010+ all-points AP (ties in line order); sklearn = scikit-learn's (ties grouped)", ("voc", "sklearn")),
+        optional_path(
+            "classes",
+            "file of the class ids, one per line, in column order [default: the truth's ids, ascending]",
+            "an existing file",
+        ),
+        choice(
+            "ap",
+            "voc",
+            "voc = PASCAL VOC 2010+ all-points AP (ties in line order); sklearn = scikit-learn's (ties grouped)",
+            ("voc", "sklearn"),
+        ),
     )
     scores = (
         ScoreSpec("mean_ap", True, "mean AP over classes with a positive"),
@@ -300,7 +337,9 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
     )
     primary = "mean_ap"
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[FineContext, FineItem]:
+    def prepare(
+        self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog
+    ) -> Job[FineContext, FineItem]:
         labels = _truth_labels(truth)
         if labels.shape[1] != 1:
             raise TruthError(f"truth {truth} must hold exactly one class id per line (one per test box)")
@@ -311,7 +350,11 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
             raise TruthError(f"truth {truth} has class ids not in the class list: {unknown[:10].tolist()}")
         path = single_file(submission, SUBMISSION_SUFFIXES, log)
         scores = None if path is None else ilsvrc.read_confidences(path, len(truth_ids), len(classes), log)
-        items = [FineItem(path.name, np.arange(1, len(truth_ids) + 1), truth_ids, classes, scores)] if path is not None and scores is not None else []
+        items = (
+            [FineItem(path.name, np.arange(1, len(truth_ids) + 1), truth_ids, classes, scores)]
+            if path is not None and scores is not None
+            else []
+        )
         return Job(FineContext(params["ap"], classes), items)
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
@@ -328,15 +371,26 @@ class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
     def evaluate_item(self, context: FineContext, item: FineItem) -> ItemResult[RankedBoxes]:
         return ItemResult(RankedBoxes(item.lines, item.truth, item.scores))
 
-    def finalize(self, context: FineContext, stats: RankedBoxes, details: dict[str, Any], log: IssueLog) -> tuple[dict[str, float | int | None], dict[str, Any]]:
+    def finalize(
+        self, context: FineContext, stats: RankedBoxes, details: dict[str, Any], log: IssueLog
+    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
         values = stats.per_class(context.classes, context.ap)
         defined = values[~np.isnan(values)]
         scores: dict[str, float | int | None] = {"mean_ap": float(defined.mean()) if defined.size else None}
-        scores.update({f"ap/{c}": (None if np.isnan(v) else float(v)) for c, v in zip(context.classes.tolist(), values)})
+        scores.update(
+            {f"ap/{c}": (None if np.isnan(v) else float(v)) for c, v in zip(context.classes.tolist(), values)}
+        )
         missing = [c for c, v in zip(context.classes.tolist(), values) if np.isnan(v)]
         if missing:
-            log.warning("no_positive", f"classes {missing[:10]} have no test box; their AP is null and left out of the mean")
-        return scores, {"ap": context.ap, "boxes": len(stats.truth), "classes": len(context.classes), "classes_with_positives": int(defined.size)}
+            log.warning(
+                "no_positive", f"classes {missing[:10]} have no test box; their AP is null and left out of the mean"
+            )
+        return scores, {
+            "ap": context.ap,
+            "boxes": len(stats.truth),
+            "classes": len(context.classes),
+            "classes_with_positives": int(defined.size),
+        }
 
     def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.ilsvrc2012 import write_fine

@@ -30,30 +30,84 @@ VIEWS = ("full", PUBLIC)
 
 
 LISTED = {  # every command: where it is defined, and its help's first paragraph as podium --help lists it (tests/test_startup.py checks both)
-    "backup": ("podium.cli.service:backup_command", "Write the contest (database, stored submissions, results) to the archive OUT, while it is served."),
+    "backup": (
+        "podium.cli.service:backup_command",
+        "Write the contest (database, stored submissions, results) to the archive OUT, while it is served.",
+    ),
     "bundle": ("podium.cli.platforms:bundle", "Write what a platform needs to host a contest (contest.toml)."),
-    "challenges": ("podium.cli.scoring:challenges_command", "List the challenges (id, primary score, title), or one challenge's scores and parameters."),
-    "codabench": ("podium.cli.platforms:codabench_command", "Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html."),
+    "challenges": (
+        "podium.cli.scoring:challenges_command",
+        "List the challenges (id, primary score, title), or one challenge's scores and parameters.",
+    ),
+    "codabench": (
+        "podium.cli.platforms:codabench_command",
+        "Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html.",
+    ),
     "contest": ("podium.cli.scoring:contest_group", "Contest files (contest.toml)."),
-    "demo": ("podium.cli.scoring:demo_command", "Generate a small synthetic test set for every challenge and score a sample submission."),
-    "evaluate": ("podium.cli.scoring:evaluate_command", "Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE)."),
-    "grand-challenge": ("podium.cli.platforms:grand_challenge_command", "Grand Challenge evaluation: /input to /output/metrics.json (case and aggregates)."),
-    "leaderboard": ("podium.cli.service:leaderboard_command", "The contest's leaderboard (public scores until the reveal)."),
-    "migrate": ("podium.cli.service:migrate_command", "Bring the database to this podium's schema (podium serve does it on start); print the revisions."),
-    "rank": ("podium.cli.scoring:rank_command", "Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT..."),
-    "report": ("podium.cli.scoring:report_command", "Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items."),
-    "rescore": ("podium.cli.service:rescore_command", "Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept."),
-    "restore": ("podium.cli.service:restore_command", "Restore a backup into an empty --data folder (and an empty --database), then bring it to this podium's schema."),
-    "reveal": ("podium.cli.service:reveal_command", "Reveal the private split now: the leaderboard shows the final ranking, and teams their full results."),
-    "run": ("podium.cli.scoring:run_command", "Run a participant's program in a sandbox under the contest's contract and limits, then score its output."),
-    "serve": ("podium.cli.service:serve_command", "Serve a contest: the web API, the leaderboard and N scoring workers."),
+    "demo": (
+        "podium.cli.scoring:demo_command",
+        "Generate a small synthetic test set for every challenge and score a sample submission.",
+    ),
+    "evaluate": (
+        "podium.cli.scoring:evaluate_command",
+        "Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE).",
+    ),
+    "grand-challenge": (
+        "podium.cli.platforms:grand_challenge_command",
+        "Grand Challenge evaluation: /input to /output/metrics.json (case and aggregates).",
+    ),
+    "leaderboard": (
+        "podium.cli.service:leaderboard_command",
+        "The contest's leaderboard (public scores until the reveal).",
+    ),
+    "migrate": (
+        "podium.cli.service:migrate_command",
+        "Bring the database to this podium's schema (podium serve does it on start); print the revisions.",
+    ),
+    "rank": (
+        "podium.cli.scoring:rank_command",
+        "Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT...",
+    ),
+    "report": (
+        "podium.cli.scoring:report_command",
+        "Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items.",
+    ),
+    "rescore": (
+        "podium.cli.service:rescore_command",
+        "Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept.",
+    ),
+    "restore": (
+        "podium.cli.service:restore_command",
+        "Restore a backup into an empty --data folder (and an empty --database), then bring it to this podium's schema.",
+    ),
+    "reveal": (
+        "podium.cli.service:reveal_command",
+        "Reveal the private split now: the leaderboard shows the final ranking, and teams their full results.",
+    ),
+    "run": (
+        "podium.cli.scoring:run_command",
+        "Run a participant's program in a sandbox under the contest's contract and limits, then score its output.",
+    ),
+    "serve": (
+        "podium.cli.service:serve_command",
+        "Serve a contest: the web API, the leaderboard and N scoring workers.",
+    ),
     "status": ("podium.cli.service:status_command", "Your team's submissions (or one, with its problems and result)."),
-    "submit": ("podium.cli.service:submit_command", "Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem."),
+    "submit": (
+        "podium.cli.service:submit_command",
+        "Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem.",
+    ),
     "team": ("podium.cli.service:team_group", "Teams of the served contest."),
     "token": ("podium.cli.service:token_group", "API tokens and web sessions: list them, revoke one."),
     "user": ("podium.cli.service:user_group", "Members of teams, and organizers, who log in with a password."),
-    "validate": ("podium.cli.scoring:validate_command", "Run only the checks of a submission (same document and exit codes)."),
-    "worker": ("podium.cli.service:worker_command", "Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."),
+    "validate": (
+        "podium.cli.scoring:validate_command",
+        "Run only the checks of a submission (same document and exit codes).",
+    ),
+    "worker": (
+        "podium.cli.service:worker_command",
+        "Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data.",
+    ),
 }
 
 
@@ -74,7 +128,15 @@ class Listed(click.Group):
         """As click's, with the help of a command not imported yet read from :data:`LISTED`."""
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [(name, self.commands[name].get_short_help_str(limit) if name in self.commands else make_default_short_help(LISTED[name][1], limit)) for name in names]
+        rows = [
+            (
+                name,
+                self.commands[name].get_short_help_str(limit)
+                if name in self.commands
+                else make_default_short_help(LISTED[name][1], limit),
+            )
+            for name in names
+        ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -89,7 +151,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 EXTRAS = {  # the packages of podium's optional parts, by the extra that installs them (pyproject.toml)
-    **dict.fromkeys(("fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg", "prometheus_client"), "service"),
+    **dict.fromkeys(
+        ("fastapi", "starlette", "uvicorn", "sqlalchemy", "alembic", "psycopg", "prometheus_client"), "service"
+    ),
     **dict.fromkeys(("dask", "distributed"), "distributed"),
 }
 
@@ -144,15 +208,24 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
 
 
 CONTEST_OPTION = click.option(
-    "--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    "--contest",
+    "contest_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A contest file: the challenge, truth, parameters and split come from it.",
-)  # fmt: skip
+)
 SCHEDULER_OPTION = click.option(
-    "--scheduler", metavar="tcp://HOST:PORT", default=None,
+    "--scheduler",
+    metavar="tcp://HOST:PORT",
+    default=None,
     help="Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed]).",
-)  # fmt: skip
+)
 VIEW_OPTION = click.option(
-    "--view", type=click.Choice(VIEWS), default="full", show_default=True,
+    "--view",
+    type=click.Choice(VIEWS),
+    default="full",
+    show_default=True,
     help="public: the document and table leave out every number of the private split and of the whole test set.",
-)  # fmt: skip
-CONTEST_TRACK_OPTION = click.option("--track", help="With --contest: the track (a [[track]]'s id) [default: the contest's only track].")
+)
+CONTEST_TRACK_OPTION = click.option(
+    "--track", help="With --contest: the track (a [[track]]'s id) [default: the contest's only track]."
+)

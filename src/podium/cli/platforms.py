@@ -19,26 +19,69 @@ SPLIT_HELP = "The contest split written for the leaderboard: public (the default
 
 def shared(command: Callable[..., Any]) -> Callable[..., Any]:
     """Options shared by ``codabench`` and ``grand-challenge``."""
-    for option in reversed([
-        click.argument("challenge", required=False),
-        click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="A challenge parameter; relative paths are inside the reference folder."),
-        click.option("--split", type=click.Choice([PUBLIC, PRIVATE]), default=PUBLIC, show_default=True, help=SPLIT_HELP),
-        click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores]."),
-    ]):  # fmt: skip
+    for option in reversed(
+        [
+            click.argument("challenge", required=False),
+            click.option(
+                "--set",
+                "settings",
+                multiple=True,
+                metavar="KEY=VALUE",
+                help="A challenge parameter; relative paths are inside the reference folder.",
+            ),
+            click.option(
+                "--split", type=click.Choice([PUBLIC, PRIVATE]), default=PUBLIC, show_default=True, help=SPLIT_HELP
+            ),
+            click.option(
+                "--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores]."
+            ),
+        ]
+    ):
         command = option(command)
     return command
 
 
 @click.command("codabench")
 @shared
-@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=folders.CODABENCH_INPUT, show_default=True, help="Holds ref/ (the reference data) and res/ (the submission).")
-@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=folders.CODABENCH_OUTPUT, show_default=True, help="Where scores.json and detailed_results.html go.")
-@click.option("--truth", metavar="NAME", default=None, help="The truth inside ref/ [default: ref/contest.toml's, else ref's only file, else ref/].")
-@click.option("--keys", default=None, metavar="KEY,KEY", help="The leaderboard's column keys, written to scores.json in this order [default: every score].")
+@click.option(
+    "--input",
+    "input_dir",
+    type=click.Path(path_type=Path),
+    default=folders.CODABENCH_INPUT,
+    show_default=True,
+    help="Holds ref/ (the reference data) and res/ (the submission).",
+)
+@click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    default=folders.CODABENCH_OUTPUT,
+    show_default=True,
+    help="Where scores.json and detailed_results.html go.",
+)
+@click.option(
+    "--truth",
+    metavar="NAME",
+    default=None,
+    help="The truth inside ref/ [default: ref/contest.toml's, else ref's only file, else ref/].",
+)
+@click.option(
+    "--keys",
+    default=None,
+    metavar="KEY,KEY",
+    help="The leaderboard's column keys, written to scores.json in this order [default: every score].",
+)
 @guarded
 def codabench_command(
-    challenge: str | None, settings: tuple[str, ...], split: str, workers: int | None, input_dir: Path, output_dir: Path, truth: str | None, keys: str | None,
-) -> int:  # fmt: skip
+    challenge: str | None,
+    settings: tuple[str, ...],
+    split: str,
+    workers: int | None,
+    input_dir: Path,
+    output_dir: Path,
+    truth: str | None,
+    keys: str | None,
+) -> int:
     """Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html."""
     from podium.publish.platforms import codabench
     from podium.publish.platforms.reference import locate
@@ -52,15 +95,47 @@ def codabench_command(
 
 @click.command("grand-challenge")
 @shared
-@click.option("--input", "input_dir", type=click.Path(path_type=Path), default=folders.GRAND_CHALLENGE_INPUT, show_default=True, help="The submission, extracted.")
-@click.option("--output", "output_dir", type=click.Path(path_type=Path), default=folders.GRAND_CHALLENGE_OUTPUT, show_default=True, help="Where metrics.json goes.")
-@click.option("--ground-truth", "reference", type=click.Path(path_type=Path), default=folders.GRAND_CHALLENGE_GROUND_TRUTH, show_default=True,
-              help="The phase's ground truth: a reference folder (podium bundle reference).")  # fmt: skip
-@click.option("--truth", metavar="NAME", default=None, help="The truth inside the ground-truth folder [default: its contest.toml's, else its only file, else the folder].")
+@click.option(
+    "--input",
+    "input_dir",
+    type=click.Path(path_type=Path),
+    default=folders.GRAND_CHALLENGE_INPUT,
+    show_default=True,
+    help="The submission, extracted.",
+)
+@click.option(
+    "--output",
+    "output_dir",
+    type=click.Path(path_type=Path),
+    default=folders.GRAND_CHALLENGE_OUTPUT,
+    show_default=True,
+    help="Where metrics.json goes.",
+)
+@click.option(
+    "--ground-truth",
+    "reference",
+    type=click.Path(path_type=Path),
+    default=folders.GRAND_CHALLENGE_GROUND_TRUTH,
+    show_default=True,
+    help="The phase's ground truth: a reference folder (podium bundle reference).",
+)
+@click.option(
+    "--truth",
+    metavar="NAME",
+    default=None,
+    help="The truth inside the ground-truth folder [default: its contest.toml's, else its only file, else the folder].",
+)
 @guarded
 def grand_challenge_command(
-    challenge: str | None, settings: tuple[str, ...], split: str, workers: int | None, input_dir: Path, output_dir: Path, reference: Path, truth: str | None,
-) -> int:  # fmt: skip
+    challenge: str | None,
+    settings: tuple[str, ...],
+    split: str,
+    workers: int | None,
+    input_dir: Path,
+    output_dir: Path,
+    reference: Path,
+    truth: str | None,
+) -> int:
     """Grand Challenge evaluation: /input to /output/metrics.json (case and aggregates)."""
     from podium.publish.platforms import grand_challenge
     from podium.publish.platforms.reference import locate
@@ -76,15 +151,31 @@ def bundle() -> None:
     """Write what a platform needs to host a contest (contest.toml)."""
 
 
-contest_option = click.option("--contest", "contest_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file.")
-track_option = click.option("--track", help="The contest's track a platform hosts (a [[track]]'s id) [default: the contest's only track].")
+contest_option = click.option(
+    "--contest",
+    "contest_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The contest file.",
+)
+track_option = click.option(
+    "--track", help="The contest's track a platform hosts (a [[track]]'s id) [default: the contest's only track]."
+)
 
 
 @bundle.command("codabench")
 @contest_option
 @track_option
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The bundle to write (.zip).")
-@click.option("--image", required=True, metavar="NAME", help="The scoring image Codabench pulls (build it with scoring_image/Dockerfile), e.g. ghcr.io/ORG/podium:" + __version__)
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The bundle to write (.zip)."
+)
+@click.option(
+    "--image",
+    required=True,
+    metavar="NAME",
+    help="The scoring image Codabench pulls (build it with scoring_image/Dockerfile), e.g. ghcr.io/ORG/podium:"
+    + __version__,
+)
 @guarded
 def bundle_codabench(contest_path: Path, track: str | None, output: Path, image: str) -> int:
     """A Codabench competition bundle (competition.yaml version 2) to upload as it is."""
@@ -93,14 +184,19 @@ def bundle_codabench(contest_path: Path, track: str | None, output: Path, image:
     from podium.publish.platforms.codabench_bundle import write_bundle
 
     names = write_bundle(load(contest_path).on(track), image, output)
-    display.stdout.print(f"{display.escape(str(output))}: Codabench bundle, {len(names)} files (upload it under Benchmarks > Management > Upload)", soft_wrap=True)
+    display.stdout.print(
+        f"{display.escape(str(output))}: Codabench bundle, {len(names)} files (upload it under Benchmarks > Management > Upload)",
+        soft_wrap=True,
+    )
     return EXIT_SCORED
 
 
 @bundle.command("evalai")
 @contest_option
 @track_option
-@click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="The folder to write into.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="The folder to write into."
+)
 @guarded
 def bundle_evalai(contest_path: Path, track: str | None, output: Path) -> int:
     """EvalAI: the leaderboard part of challenge_config.yaml, the annotation file and the evaluation script."""
@@ -119,7 +215,9 @@ def bundle_evalai(contest_path: Path, track: str | None, output: Path) -> int:
 @bundle.command("reference")
 @contest_option
 @track_option
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The .tar.gz to write.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The .tar.gz to write."
+)
 @guarded
 def bundle_reference(contest_path: Path, track: str | None, output: Path) -> int:
     """The contest's reference folder as a .tar.gz: a Grand Challenge phase's ground truth, an EvalAI annotation file."""
@@ -129,7 +227,9 @@ def bundle_reference(contest_path: Path, track: str | None, output: Path) -> int
 
     output.parent.mkdir(parents=True, exist_ok=True)
     reference_of(load(contest_path).on(track)).write_tar(output)
-    display.stdout.print(f"{display.escape(str(output))}: reference folder of the contest (truth and contest.toml)", soft_wrap=True)
+    display.stdout.print(
+        f"{display.escape(str(output))}: reference folder of the contest (truth and contest.toml)", soft_wrap=True
+    )
     return EXIT_SCORED
 
 

@@ -35,13 +35,27 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
         [
             click.argument("challenge", required=False),
             click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder."),
-            click.option("--submission", required=True, type=click.Path(path_type=Path), help="Submission file or folder, or a .zip or .tar.gz of it."),
+            click.option(
+                "--submission",
+                required=True,
+                type=click.Path(path_type=Path),
+                help="Submission file or folder, or a .zip or .tar.gz of it.",
+            ),
             CONTEST_OPTION,
             CONTEST_TRACK_OPTION,
-            click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable)."),
-            click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table)."),
+            click.option(
+                "--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable)."
+            ),
+            click.option(
+                "--json",
+                "json_path",
+                metavar="PATH|-",
+                help="Write the result document to PATH (- = stdout, no table).",
+            ),
             VIEW_OPTION,
-            click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores]."),
+            click.option(
+                "--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores]."
+            ),
             SCHEDULER_OPTION,
             click.option("--quiet", is_flag=True, help="No progress bar, no table, no problem listing."),
         ]
@@ -54,26 +68,76 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @scoring_options
 @guarded
 def evaluate_command(
-    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, track: str | None, settings: tuple[str, ...],
-    json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
-) -> int:  # fmt: skip
+    challenge: str | None,
+    truth: Path | None,
+    submission: Path,
+    contest_path: Path | None,
+    track: str | None,
+    settings: tuple[str, ...],
+    json_path: str | None,
+    view: str,
+    workers: int | None,
+    scheduler: str | None,
+    quiet: bool,
+) -> int:
     """Score a submission against the truth (CHALLENGE --truth ..., or --contest FILE)."""
-    return _score(challenge, truth, submission, contest_path, track, settings, json_path, view, workers, scheduler, quiet, checks_only=False)
+    return _score(
+        challenge,
+        truth,
+        submission,
+        contest_path,
+        track,
+        settings,
+        json_path,
+        view,
+        workers,
+        scheduler,
+        quiet,
+        checks_only=False,
+    )
 
 
 @click.command("validate")
 @scoring_options
 @guarded
 def validate_command(
-    challenge: str | None, truth: Path | None, submission: Path, contest_path: Path | None, track: str | None, settings: tuple[str, ...],
-    json_path: str | None, view: str, workers: int | None, scheduler: str | None, quiet: bool,
-) -> int:  # fmt: skip
+    challenge: str | None,
+    truth: Path | None,
+    submission: Path,
+    contest_path: Path | None,
+    track: str | None,
+    settings: tuple[str, ...],
+    json_path: str | None,
+    view: str,
+    workers: int | None,
+    scheduler: str | None,
+    quiet: bool,
+) -> int:
     """Run only the checks of a submission (same document and exit codes)."""
-    return _score(challenge, truth, submission, contest_path, track, settings, json_path, view, workers, scheduler, quiet, checks_only=True)
+    return _score(
+        challenge,
+        truth,
+        submission,
+        contest_path,
+        track,
+        settings,
+        json_path,
+        view,
+        workers,
+        scheduler,
+        quiet,
+        checks_only=True,
+    )
 
 
-def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...], contest_path: Path | None, track: str | None,
-           fixed: Mapping[str, object]) -> Setup:  # fmt: skip
+def _setup(
+    challenge: str | None,
+    truth: Path | None,
+    settings: tuple[str, ...],
+    contest_path: Path | None,
+    track: str | None,
+    fixed: Mapping[str, object],
+) -> Setup:
     """The challenge, truth and settings (of the contest's ``track``); with a contest, options it fixes (``fixed``: option -> value given) are refused."""
     from podium.challenges import get
     from podium.contest import Setup
@@ -94,7 +158,9 @@ def _setup(challenge: str | None, truth: Path | None, settings: tuple[str, ...],
         raise UsageError(f"the contest {contest.id} is a {contest.challenge} contest, not {challenge}")
     given = [option for option, value in {"--truth": truth, **fixed}.items() if value not in (None, ())]
     if given:
-        raise UsageError(f"{', '.join(given)}: the contest file fixes {'it' if len(given) == 1 else 'them'}; leave {'it' if len(given) == 1 else 'them'} out with --contest")
+        raise UsageError(
+            f"{', '.join(given)}: the contest file fixes {'it' if len(given) == 1 else 'them'}; leave {'it' if len(given) == 1 else 'them'} out with --contest"
+        )
     measured = {p.name for p in get(contest.challenge).parameters if p.role == "measured"}
     fixed_keys = sorted(set(raw) - measured)
     if fixed_keys:
@@ -166,36 +232,93 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @click.command("run")
 @click.argument("challenge", required=False)
 @click.option("--command", "command", metavar="CMD", help="The program, as a shell command line.")
-@click.option("--image", metavar="IMAGE", help="The program, as a Docker image on the engine (never pulled) or an archive of docker save (needs a Docker engine).")
-@click.option("--images", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images.")
+@click.option(
+    "--image",
+    metavar="IMAGE",
+    help="The program, as a Docker image on the engine (never pulled) or an archive of docker save (needs a Docker engine).",
+)
+@click.option(
+    "--images", type=click.Path(exists=True, file_okay=False, path_type=Path), help="Folder of the test images."
+)
 @click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
 @CONTEST_OPTION
 @CONTEST_TRACK_OPTION
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds [default: the challenge's rule].")
-@click.option("--memory-limit", type=click.FloatRange(min=0, min_open=True), default=None, help="Peak memory in MB of the whole process tree.")
-@click.option("--disk-limit", type=click.FloatRange(min=0, min_open=True), default=None,
-              help=f"MB the working folder may hold while the program runs [default: {DEFAULT_DISK_MB:g}].")  # fmt: skip
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds [default: the challenge's rule].",
+)
+@click.option(
+    "--memory-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Peak memory in MB of the whole process tree.",
+)
+@click.option(
+    "--disk-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help=f"MB the working folder may hold while the program runs [default: {DEFAULT_DISK_MB:g}].",
+)
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable).")
 @click.option("--json", "json_path", metavar="PATH|-", help="Write the result document to PATH (- = stdout, no table).")
 @VIEW_OPTION
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Working directory to create [default: a new temporary one].")
-@click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP",
-              help="A cgroup v2 directory delegated to podium, for the run's limits and peak [env PODIUM_CGROUP].")  # fmt: skip
-@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True,
-              help="auto: bubblewrap for --command, Docker for --image; none runs the program with podium's own rights.")  # fmt: skip
-@click.option("--visible", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="A folder the sandboxed program may read at its own path: its code, interpreter, models (repeatable).")  # fmt: skip
-@click.option("--cpus", type=click.FloatRange(min=0, min_open=True), default=None, help="CPU time in cores' worth (e.g. 4).")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Working directory to create [default: a new temporary one].",
+)
+@click.option(
+    "--cgroup",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    envvar="PODIUM_CGROUP",
+    help="A cgroup v2 directory delegated to podium, for the run's limits and peak [env PODIUM_CGROUP].",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="auto: bubblewrap for --command, Docker for --image; none runs the program with podium's own rights.",
+)
+@click.option(
+    "--visible",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="A folder the sandboxed program may read at its own path: its code, interpreter, models (repeatable).",
+)
+@click.option(
+    "--cpus", type=click.FloatRange(min=0, min_open=True), default=None, help="CPU time in cores' worth (e.g. 4)."
+)
 @click.option("--gpus", metavar="all|device=N,...", default=None, help="NVIDIA GPUs the sandboxed program may use.")
 @SCHEDULER_OPTION
 @click.option("--quiet", is_flag=True, help="No table, no problem listing.")
 @guarded
 def run_command(
-    challenge: str | None, command: str | None, image: str | None, images: Path | None, truth: Path | None, contest_path: Path | None, track: str | None,
-    time_limit: float | None, memory_limit: float | None, disk_limit: float | None, settings: tuple[str, ...], json_path: str | None, view: str,
-    workdir: Path | None, cgroup: Path | None, sandbox: str, visible: tuple[Path, ...], cpus: float | None, gpus: str | None,
-    scheduler: str | None, quiet: bool,
-) -> int:  # fmt: skip
+    challenge: str | None,
+    command: str | None,
+    image: str | None,
+    images: Path | None,
+    truth: Path | None,
+    contest_path: Path | None,
+    track: str | None,
+    time_limit: float | None,
+    memory_limit: float | None,
+    disk_limit: float | None,
+    settings: tuple[str, ...],
+    json_path: str | None,
+    view: str,
+    workdir: Path | None,
+    cgroup: Path | None,
+    sandbox: str,
+    visible: tuple[Path, ...],
+    cpus: float | None,
+    gpus: str | None,
+    scheduler: str | None,
+    quiet: bool,
+) -> int:
     """Run a participant's program in a sandbox under the contest's contract and limits, then score its output."""
     from podium.publish import display
     from podium.runner.process import Limits
@@ -203,11 +326,19 @@ def run_command(
     from podium.scoring.engine import default_workers
     from podium.scoring.run import RunRequest, run_program
 
-    fixed = {"--images": images, "--time-limit": time_limit, "--memory-limit": memory_limit, "--disk-limit": disk_limit, "--cpus": cpus}
+    fixed = {
+        "--images": images,
+        "--time-limit": time_limit,
+        "--memory-limit": memory_limit,
+        "--disk-limit": disk_limit,
+        "--cpus": cpus,
+    }
     setup = _setup(challenge, truth, settings, contest_path, track, fixed)
     if setup.contest is not None:
         if not any(phase.submissions == "programs" for phase in setup.contest.phases):
-            raise UsageError(f"the contest {setup.contest.id} takes files, not programs: no phase has submissions = \"programs\"")
+            raise UsageError(
+                f'the contest {setup.contest.id} takes files, not programs: no phase has submissions = "programs"'
+            )
         limits = setup.contest.limits
         images, time_limit, memory_limit, cpus = setup.contest.images, limits.time_s, limits.memory_mb, limits.cpus
         disk_limit = limits.disk_mb
@@ -244,7 +375,9 @@ def run_command(
             soft_wrap=True,
         )
         if run["exit_code"] not in (0, None) and run["stderr_tail"]:
-            display.stdout.print("last lines of the program's stderr:\n" + display.escape(run["stderr_tail"]), soft_wrap=True)
+            display.stdout.print(
+                "last lines of the program's stderr:\n" + display.escape(run["stderr_tail"]), soft_wrap=True
+            )
     return EXIT_REJECTED if result.status == REJECTED else EXIT_SCORED
 
 
@@ -254,19 +387,53 @@ def run_command(
 @CONTEST_OPTION
 @CONTEST_TRACK_OPTION
 @click.option("--name", "names", multiple=True, help="Team name of each result, in order [default: the file name].")
-@click.option("--by", metavar="SCORE", help="Rank by this score alone [default: the challenge's rule, or the contest's].")
-@click.option("--split", type=click.Choice(SPLITS), default=None, help="Rank by the scores of a contest split [default: the whole test set].")
-@click.option("--decimals", type=click.IntRange(min=0), default=None, help="Round scores to N decimals before ranking [default: the contest's].")
-@click.option("--allow-mixed", is_flag=True, help="Rank results whose challenge parameters, truth or split differ (they are not comparable).")
-@click.option("--bootstrap", "resamples", type=click.IntRange(min=100, max=100_000), default=None, metavar="N",
-              help="Resample the test set's units N times: each team's 95% score and rank intervals and its share of firsts.")
+@click.option(
+    "--by", metavar="SCORE", help="Rank by this score alone [default: the challenge's rule, or the contest's]."
+)
+@click.option(
+    "--split",
+    type=click.Choice(SPLITS),
+    default=None,
+    help="Rank by the scores of a contest split [default: the whole test set].",
+)
+@click.option(
+    "--decimals",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Round scores to N decimals before ranking [default: the contest's].",
+)
+@click.option(
+    "--allow-mixed",
+    is_flag=True,
+    help="Rank results whose challenge parameters, truth or split differ (they are not comparable).",
+)
+@click.option(
+    "--bootstrap",
+    "resamples",
+    type=click.IntRange(min=100, max=100_000),
+    default=None,
+    metavar="N",
+    help="Resample the test set's units N times: each team's 95% score and rank intervals and its share of firsts.",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="The bootstrap's random seed.")
-@click.option("--json", "json_path", metavar="PATH|-", help="Write the leaderboard as JSON to PATH (- = stdout, no table).")
+@click.option(
+    "--json", "json_path", metavar="PATH|-", help="Write the leaderboard as JSON to PATH (- = stdout, no table)."
+)
 @guarded
 def rank_command(
-    challenge: str | None, results: tuple[Path, ...], contest_path: Path | None, track: str | None, names: tuple[str, ...], by: str | None, split: str | None,
-    decimals: int | None, allow_mixed: bool, resamples: int | None, seed: int, json_path: str | None,
-) -> int:  # fmt: skip
+    challenge: str | None,
+    results: tuple[Path, ...],
+    contest_path: Path | None,
+    track: str | None,
+    names: tuple[str, ...],
+    by: str | None,
+    split: str | None,
+    decimals: int | None,
+    allow_mixed: bool,
+    resamples: int | None,
+    seed: int,
+    json_path: str | None,
+) -> int:
     """Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT...
 
     Results whose signatures differ in challenge parameters, truth or split are refused unless --allow-mixed.
@@ -296,7 +463,9 @@ def rank_command(
         try:
             spec.score_spec(by)
         except KeyError:
-            raise UsageError(f"--by {by}: not a score of {challenge} ({', '.join(s.name for s in spec.scores)})") from None
+            raise UsageError(
+                f"--by {by}: not a score of {challenge} ({', '.join(s.name for s in spec.scores)})"
+            ) from None
     if names and len(names) != len(results):
         raise PodiumError(f"--name was given {len(names)} times for {len(results)} results")
     team_names = list(names) or [p.stem for p in results]
@@ -305,11 +474,15 @@ def rank_command(
     documents = [read_document(path, challenge, split) for path in results]
     problems = differences(documents, split is not None, contest.id if contest is not None else None)
     if problems and not allow_mixed:
-        raise PodiumError("these results cannot be ranked together: " + "; ".join(problems) + " (--allow-mixed ranks them anyway)")
+        raise PodiumError(
+            "these results cannot be ranked together: " + "; ".join(problems) + " (--allow-mixed ranks them anyway)"
+        )
     teams = [Team(name, d.status, d.scores) for name, d in zip(team_names, documents)]
     criteria = rank_teams(spec, teams, decimals, by)
     if resamples is not None:
-        _bootstrap(spec, teams, dict(zip(team_names, documents)), criteria, ranks_by_sum(spec, by), resamples, seed, decimals)
+        _bootstrap(
+            spec, teams, dict(zip(team_names, documents)), criteria, ranks_by_sum(spec, by), resamples, seed, decimals
+        )
     signatures = _distinct_signatures(documents, team_names, split is not None)
     board: dict[str, Any] = {
         "challenge": challenge,
@@ -321,7 +494,14 @@ def rank_command(
         "mixed": problems,
         "signatures": signatures,
         "teams": [
-            {"rank": t.rank, "name": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores}
+            {
+                "rank": t.rank,
+                "name": t.name,
+                "status": t.status,
+                "rank_sum": t.rank_sum,
+                "ranks": t.ranks,
+                "scores": t.scores,
+            }
             | ({} if resamples is None else {"confidence": None if t.confidence is None else t.confidence.to_dict()})
             for t in teams
         ],
@@ -338,23 +518,36 @@ def rank_command(
         display.stdout.print(f"[yellow]mixed:[/yellow] {display.escape(problem)}", soft_wrap=True)
     for entry in signatures:
         teams_of = "" if len(signatures) == 1 else f" ({', '.join(entry['teams'])})"
-        display.stdout.print(f"signature{teams_of}: {display.escape(short_signature(entry['signature']))}", soft_wrap=True)
+        display.stdout.print(
+            f"signature{teams_of}: {display.escape(short_signature(entry['signature']))}", soft_wrap=True
+        )
     return EXIT_SCORED
 
 
 def _bootstrap(
-    spec: Challenge, teams: list[Team], documents: dict[str, Document], criteria: list[ScoreSpec], rank_sum: bool, resamples: int, seed: int, decimals: int | None
+    spec: Challenge,
+    teams: list[Team],
+    documents: dict[str, Document],
+    criteria: list[ScoreSpec],
+    rank_sum: bool,
+    resamples: int,
+    seed: int,
+    decimals: int | None,
 ) -> None:
     """Fill in every scored team's confidence (:mod:`podium.ranking.bootstrap`)."""
     from podium.ranking.bootstrap import bootstrap, resamplable
 
     if not resamplable(spec):
-        raise UsageError(f"--bootstrap: {spec.id}'s scores are not functions of sums over units, so they cannot be resampled this way")
+        raise UsageError(
+            f"--bootstrap: {spec.id}'s scores are not functions of sums over units, so they cannot be resampled this way"
+        )
     for document in documents.values():
         if document.status == SCORED and document.units is None:
             raise PodiumError(f"--bootstrap: {document.path} has no unit statistics (it was made by an older podium)")
     tables = [documents[t.name].units for t in teams]
-    for team, confidence in zip(teams, bootstrap(spec, criteria, rank_sum, tables, resamples, seed=seed, decimals=decimals)):
+    for team, confidence in zip(
+        teams, bootstrap(spec, criteria, rank_sum, tables, resamples, seed=seed, decimals=decimals)
+    ):
         team.confidence = confidence
 
 
@@ -367,7 +560,13 @@ def _distinct_signatures(documents: list[Document], team_names: list[str], with_
         if document.signature is None:
             continue
         key = json.dumps(comparable_part(document.signature, with_split), sort_keys=True)
-        entry = entries.setdefault(key, {"signature": {k: v for k, v in document.signature.items() if k not in ("submission", "created")}, "teams": []})
+        entry = entries.setdefault(
+            key,
+            {
+                "signature": {k: v for k, v in document.signature.items() if k not in ("submission", "created")},
+                "teams": [],
+            },
+        )
         entry["teams"].append(name)
     return list(entries.values())
 
@@ -420,9 +619,25 @@ def contest_schema_command() -> None:
 
 @click.command("report")
 @click.argument("result", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="The HTML file [default: RESULT with .html].")
-@click.option("--truth", type=click.Path(exists=True, path_type=Path), default=None, help="The truth it was scored against: the worst items are drawn.")
-@click.option("--submission", type=click.Path(exists=True, path_type=Path), default=None, help="The submission it scored (with --truth).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The HTML file [default: RESULT with .html].",
+)
+@click.option(
+    "--truth",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="The truth it was scored against: the worst items are drawn.",
+)
+@click.option(
+    "--submission",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="The submission it scored (with --truth).",
+)
 @guarded
 def report_command(result: Path, output: Path | None, truth: Path | None, submission: Path | None) -> int:
     """Write one self-contained HTML page (works offline) of a result document: scores, problems, charts, the worst items."""
@@ -437,23 +652,37 @@ def report_command(result: Path, output: Path | None, truth: Path | None, submis
         raise UsageError("give both --truth and --submission to draw the worst items, or neither")
     document = load_document(result)
     if document["challenge"] not in IDS or document["status"] not in (SCORED, REJECTED):
-        raise PodiumError(f"{result} is not a result of a known challenge ({str(document['challenge'])[:80]!r}, status {str(document['status'])[:80]!r})")
+        raise PodiumError(
+            f"{result} is not a result of a known challenge ({str(document['challenge'])[:80]!r}, status {str(document['status'])[:80]!r})"
+        )
     try:
         with nullcontext(None) if submission is None else opened(submission) as scored:
             if scored is not None and scored.problem is not None:
                 raise UsageError(f"--submission {submission}: {scored.problem}")
             html = render_report(document, result.name, truth, None if scored is None else scored.path)
-    except (TypeError, KeyError, AttributeError, ValueError, TemplateError) as exc:  # TemplateError: a field the page shows is missing
-        raise PodiumError(f"{result}: its details are not those podium writes ({type(exc).__name__}: {str(exc)[:200]})") from None
+    except (
+        TypeError,
+        KeyError,
+        AttributeError,
+        ValueError,
+        TemplateError,
+    ) as exc:  # TemplateError: a field the page shows is missing
+        raise PodiumError(
+            f"{result}: its details are not those podium writes ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
     target = output or result.with_suffix(".html")
     _write(target, html)
-    display.stdout.print(f"report written to {display.escape(str(target))} ({len(html.encode()) // 1024} KiB)", soft_wrap=True)
+    display.stdout.print(
+        f"report written to {display.escape(str(target))} ({len(html.encode()) // 1024} KiB)", soft_wrap=True
+    )
     return EXIT_SCORED
 
 
 @click.command("challenges")
 @click.argument("challenge_id", metavar="[ID]", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print every challenge's (or ID's) scores and parameters as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print every challenge's (or ID's) scores and parameters as JSON."
+)
 @guarded
 def challenges_command(challenge_id: str | None, as_json: bool) -> int:
     """List the challenges (id, primary score, title), or one challenge's scores and parameters.
@@ -461,13 +690,22 @@ def challenges_command(challenge_id: str | None, as_json: bool) -> int:
     The listing is one line per challenge, cut to the terminal's width; podium challenges ID shows that
     challenge's scores with their direction and meaning, and its parameters with their defaults.
     """
-    from podium.challenges.catalog import Entry, entries, entry  # what the classes say, without importing them (or NumPy)
+    from podium.challenges.catalog import (
+        Entry,
+        entries,
+        entry,
+    )  # what the classes say, without importing them (or NumPy)
 
     def public(one: Entry) -> dict[str, Any]:
         return one | {"scores": [{k: v for k, v in spec.items() if k != "family"} for spec in one["scores"]]}
 
     if as_json:
-        click.echo(json.dumps(public(entry(challenge_id)) if challenge_id is not None else [public(one) for one in entries()], indent=2))
+        click.echo(
+            json.dumps(
+                public(entry(challenge_id)) if challenge_id is not None else [public(one) for one in entries()],
+                indent=2,
+            )
+        )
     elif challenge_id is not None:
         from podium.publish import display
 
@@ -483,8 +721,13 @@ def challenges_command(challenge_id: str | None, as_json: bool) -> int:
 
 
 @click.command("demo")
-@click.option("--folder", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-data"), show_default=True,
-              help="Where to write the demo data (kept, so that the commands shown can be run again).")  # fmt: skip
+@click.option(
+    "--folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("demo-data"),
+    show_default=True,
+    help="Where to write the demo data (kept, so that the commands shown can be run again).",
+)
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @guarded
 def demo_command(folder: Path, workers: int | None) -> int:
@@ -500,11 +743,22 @@ def demo_command(folder: Path, workers: int | None) -> int:
             f"\n[bold]{challenge.id}[/bold]: {display.command_name()} evaluate {challenge.id} --truth {demo.truth} --submission {demo.submission}{settings}",
             soft_wrap=True,
         )
-        result = evaluate(challenge.id, demo.truth, demo.submission, demo.settings, workers=workers or default_workers())
+        result = evaluate(
+            challenge.id, demo.truth, demo.submission, demo.settings, workers=workers or default_workers()
+        )
         _report(result, None, quiet=False)
         if result.status == REJECTED:
             return EXIT_REJECTED
     return EXIT_SCORED
 
 
-COMMANDS = (evaluate_command, validate_command, run_command, rank_command, contest_group, report_command, challenges_command, demo_command)
+COMMANDS = (
+    evaluate_command,
+    validate_command,
+    run_command,
+    rank_command,
+    contest_group,
+    report_command,
+    challenges_command,
+    demo_command,
+)

@@ -32,26 +32,48 @@ DEFAULT_DATA = Path("podium-data")
 
 
 def database_options(command: Any) -> Any:
-    for option in reversed([
-        click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_DATA, show_default=True,
-                     help="The service's folder: uploads, results (and the SQLite database without --database)."),
-        click.option("--database", metavar="URL", envvar="PODIUM_DATABASE", default=None,
-                     help="postgresql://USER@HOST:PORT/NAME [default: SQLite in --data] [env PODIUM_DATABASE]."),
-    ]):  # fmt: skip
+    for option in reversed(
+        [
+            click.option(
+                "--data",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=DEFAULT_DATA,
+                show_default=True,
+                help="The service's folder: uploads, results (and the SQLite database without --database).",
+            ),
+            click.option(
+                "--database",
+                metavar="URL",
+                envvar="PODIUM_DATABASE",
+                default=None,
+                help="postgresql://USER@HOST:PORT/NAME [default: SQLite in --data] [env PODIUM_DATABASE].",
+            ),
+        ]
+    ):
         command = option(command)
     return command
 
 
 def client_options(command: Any) -> Any:
-    for option in reversed([
-        click.option("--server", metavar="URL", envvar="PODIUM_SERVER", required=True, help="The service, e.g. http://127.0.0.1:8000 [env PODIUM_SERVER]."),
-        click.option("--json", "as_json", is_flag=True, help="Print the server's JSON answer."),
-    ]):  # fmt: skip
+    for option in reversed(
+        [
+            click.option(
+                "--server",
+                metavar="URL",
+                envvar="PODIUM_SERVER",
+                required=True,
+                help="The service, e.g. http://127.0.0.1:8000 [env PODIUM_SERVER].",
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Print the server's JSON answer."),
+        ]
+    ):
         command = option(command)
     return command
 
 
-TOKEN_OPTION = click.option("--token", envvar="PODIUM_TOKEN", required=True, help="Your team's API token [env PODIUM_TOKEN].")
+TOKEN_OPTION = click.option(
+    "--token", envvar="PODIUM_TOKEN", required=True, help="Your team's API token [env PODIUM_TOKEN]."
+)
 
 
 def _open(data: Path, database: str | None, contest: Contest | None = None) -> Any:
@@ -73,8 +95,14 @@ def _load(contest_path: Path | None) -> Contest | None:
     return None if contest_path is None else load(contest_path)
 
 
-LOG_FORMAT_OPTION = click.option("--log-format", type=click.Choice(("text", "json")), envvar="PODIUM_LOG_FORMAT", default="text", show_default=True,
-                                 help="Logs on stderr: text, or one JSON object per line with the request's or job's id [env PODIUM_LOG_FORMAT].")  # fmt: skip
+LOG_FORMAT_OPTION = click.option(
+    "--log-format",
+    type=click.Choice(("text", "json")),
+    envvar="PODIUM_LOG_FORMAT",
+    default="text",
+    show_default=True,
+    help="Logs on stderr: text, or one JSON object per line with the request's or job's id [env PODIUM_LOG_FORMAT].",
+)
 
 
 def serve_banner(contest: Contest, address: str, data: Path, workers: int, database: bool) -> str:
@@ -86,37 +114,129 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
         f"podium serves [bold]{display.escape(contest.title)}[/bold] ({contest.id}) at {address}/ with {workers} worker{'s' * (workers != 1)}; "
         f"data in {data.resolve()}\n  the contest's pages: {address}/ (log in as a user: {podium} user add NAME --team TEAM --data {data})"
         f"\n  the API and its documentation: {address}/docs\n  the leaderboard: {address}/leaderboard, {address}/api/leaderboard "
-        f"or {podium} leaderboard --server {address}\n  add a team: {podium} team add NAME --data {data}" + (" --database URL" if database else "")
+        f"or {podium} leaderboard --server {address}\n  add a team: {podium} team add NAME --data {data}"
+        + (" --database URL" if database else "")
     )
 
 
 @click.command("serve")
-@click.option("--contest", "contest_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file.")
+@click.option(
+    "--contest",
+    "contest_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The contest file.",
+)
 @database_options
-@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on (0.0.0.0: every interface).")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="The address to listen on (0.0.0.0: every interface)."
+)
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--workers", type=click.IntRange(min=0), default=1, show_default=True, help="Scoring workers on this machine (0: only remote ones).")
-@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How workers run programs (podium run --sandbox).")
-@click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Scoring workers on this machine (0: only remote ones).",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="How workers run programs (podium run --sandbox).",
+)
+@click.option(
+    "--cgroup",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    envvar="PODIUM_CGROUP",
+    help="A delegated cgroup v2 for program runs.",
+)
 @SCHEDULER_OPTION
-@click.option("--allow-images", is_flag=True, help="Take Docker images as program submissions (needs a Docker engine on every worker).")
-@click.option("--check-processes", "check_processes_given", type=click.IntRange(min=0), default=None, help="Processes that check uploads beside the web process (0: in it) [default: one per core left by the web process and the workers, at most 4].")
-@click.option("--team", "team_names", multiple=True, metavar="NAME", help="Add this team if it is new and print a token for it (repeatable).")
-@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS", envvar="PODIUM_TRUSTED_PROXIES",
-              help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].")
-@click.option("--public-url", metavar="URL", envvar="PODIUM_PUBLIC_URL", default=None,
-              help="Where the contest is reached behind a reverse proxy that strips the path, e.g. https://example.org/contest/: every link, redirect, cookie and printed address uses it [env PODIUM_PUBLIC_URL].")
-@click.option("--smtp", metavar="HOST:PORT", envvar="PODIUM_SMTP", default=None,
-              help="Send e-mail notifications through this SMTP server [env PODIUM_SMTP; log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD].")
-@click.option("--mail-from", metavar="ADDRESS", envvar="PODIUM_MAIL_FROM", default=None, help="The notifications' sender [env PODIUM_MAIL_FROM].")
-@click.option("--smtp-starttls", is_flag=True, envvar="PODIUM_SMTP_STARTTLS", help="Upgrade the SMTP connection with STARTTLS [env PODIUM_SMTP_STARTTLS].")
-@click.option("--smtp-cafile", type=click.Path(exists=True, dir_okay=False), envvar="PODIUM_SMTP_CAFILE", default=None,
-              help="The certificate authorities trusted for STARTTLS [default: the system's; env PODIUM_SMTP_CAFILE].")
+@click.option(
+    "--allow-images",
+    is_flag=True,
+    help="Take Docker images as program submissions (needs a Docker engine on every worker).",
+)
+@click.option(
+    "--check-processes",
+    "check_processes_given",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Processes that check uploads beside the web process (0: in it) [default: one per core left by the web process and the workers, at most 4].",
+)
+@click.option(
+    "--team",
+    "team_names",
+    multiple=True,
+    metavar="NAME",
+    help="Add this team if it is new and print a token for it (repeatable).",
+)
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    metavar="ADDRESS",
+    envvar="PODIUM_TRUSTED_PROXIES",
+    help="A reverse proxy (address or network) whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable) [env PODIUM_TRUSTED_PROXIES, comma separated].",
+)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    envvar="PODIUM_PUBLIC_URL",
+    default=None,
+    help="Where the contest is reached behind a reverse proxy that strips the path, e.g. https://example.org/contest/: every link, redirect, cookie and printed address uses it [env PODIUM_PUBLIC_URL].",
+)
+@click.option(
+    "--smtp",
+    metavar="HOST:PORT",
+    envvar="PODIUM_SMTP",
+    default=None,
+    help="Send e-mail notifications through this SMTP server [env PODIUM_SMTP; log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD].",
+)
+@click.option(
+    "--mail-from",
+    metavar="ADDRESS",
+    envvar="PODIUM_MAIL_FROM",
+    default=None,
+    help="The notifications' sender [env PODIUM_MAIL_FROM].",
+)
+@click.option(
+    "--smtp-starttls",
+    is_flag=True,
+    envvar="PODIUM_SMTP_STARTTLS",
+    help="Upgrade the SMTP connection with STARTTLS [env PODIUM_SMTP_STARTTLS].",
+)
+@click.option(
+    "--smtp-cafile",
+    type=click.Path(exists=True, dir_okay=False),
+    envvar="PODIUM_SMTP_CAFILE",
+    default=None,
+    help="The certificate authorities trusted for STARTTLS [default: the system's; env PODIUM_SMTP_CAFILE].",
+)
 @LOG_FORMAT_OPTION
 @guarded
-def serve_command(contest_path: Path, data: Path, database: str | None, host: str, port: int, workers: int, sandbox: str, cgroup: Path | None,
-                  scheduler: str | None, allow_images: bool, check_processes_given: int | None, team_names: tuple[str, ...], trusted_proxies: tuple[str, ...], public_url: str | None,
-                  smtp: str | None, mail_from: str | None, smtp_starttls: bool, smtp_cafile: str | None, log_format: str) -> int:  # fmt: skip
+def serve_command(
+    contest_path: Path,
+    data: Path,
+    database: str | None,
+    host: str,
+    port: int,
+    workers: int,
+    sandbox: str,
+    cgroup: Path | None,
+    scheduler: str | None,
+    allow_images: bool,
+    check_processes_given: int | None,
+    team_names: tuple[str, ...],
+    trusted_proxies: tuple[str, ...],
+    public_url: str | None,
+    smtp: str | None,
+    mail_from: str | None,
+    smtp_starttls: bool,
+    smtp_cafile: str | None,
+    log_format: str,
+) -> int:
     """Serve a contest: the web API, the leaderboard and N scoring workers."""
     import uvicorn
 
@@ -137,30 +257,64 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
     contest = load(contest_path)
     proxies = parse_proxies(trusted_proxies)
     public = None if public_url is None else parse_public_url(public_url)
-    smtp_settings = None if smtp is None else mail.parse_smtp(smtp, mail_from, os.environ.get("PODIUM_SMTP_USER"), os.environ.get("PODIUM_SMTP_PASSWORD"),
-                                                            smtp_starttls, smtp_cafile)  # fmt: skip
+    smtp_settings = (
+        None
+        if smtp is None
+        else mail.parse_smtp(
+            smtp,
+            mail_from,
+            os.environ.get("PODIUM_SMTP_USER"),
+            os.environ.get("PODIUM_SMTP_PASSWORD"),
+            smtp_starttls,
+            smtp_cafile,
+        )
+    )
     if scheduler is not None:
         distributed.check_reachable(scheduler)
     engine = _open(data, database, contest)
     clean_leftovers(data.resolve())
-    pool = Workers(worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format), workers, database_url(database, data))
+    pool = Workers(
+        worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format),
+        workers,
+        database_url(database, data),
+    )
     address = f"http://{host}:{port}" if public is None else public.base
     display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
     if public is not None:
-        display.stdout.print(f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it", soft_wrap=True)
-    track = f" --track {'|'.join(contest.track_ids())}" if contest.tracks else ""  # a contest of several tracks: the team names one
+        display.stdout.print(
+            f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it",
+            soft_wrap=True,
+        )
+    track = (
+        f" --track {'|'.join(contest.track_ids())}" if contest.tracks else ""
+    )  # a contest of several tracks: the team names one
     for name, token in _team_tokens(engine, team_names):
-        display.stdout.print(f"  team {name}: {display.command_name()} submit --server {address} --token {token}{track} PATH", soft_wrap=True)
-    signal.signal(signal.SIGTERM, _interrupted)  # uvicorn raises the signal again once it has stopped: then stop the workers too
+        display.stdout.print(
+            f"  team {name}: {display.command_name()} submit --server {address} --token {token}{track} PATH",
+            soft_wrap=True,
+        )
+    signal.signal(
+        signal.SIGTERM, _interrupted
+    )  # uvicorn raises the signal again once it has stopped: then stop the workers too
     processes = check_processes(workers) if check_processes_given is None else check_processes_given
     checks = CheckPool(contest.challenge, processes) if processes else None
-    service = Service(engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline)
+    service = Service(
+        engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline
+    )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
     pool.start()
     try:
         app = create_app(service)
         # podium reads the forwarding headers of --trusted-proxy only
-        uvicorn.run(app, host=host, port=port, proxy_headers=False, timeout_keep_alive=KEEP_ALIVE_S, root_path=public.prefix if public else "", **logs.uvicorn_config(log_format))
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            proxy_headers=False,
+            timeout_keep_alive=KEEP_ALIVE_S,
+            root_path=public.prefix if public else "",
+            **logs.uvicorn_config(log_format),
+        )
     except KeyboardInterrupt:
         pass
     finally:
@@ -174,13 +328,37 @@ def serve_command(contest_path: Path, data: Path, database: str | None, host: st
 
 @click.command("worker")
 @database_options
-@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="How programs are run (podium run --sandbox).")
-@click.option("--cgroup", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="PODIUM_CGROUP", help="A delegated cgroup v2 for program runs.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="How programs are run (podium run --sandbox).",
+)
+@click.option(
+    "--cgroup",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    envvar="PODIUM_CGROUP",
+    help="A delegated cgroup v2 for program runs.",
+)
 @SCHEDULER_OPTION
-@click.option("--lease", type=click.FloatRange(min=1), default=None, help="Seconds a job is held between heartbeats [default: 60].")
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="Seconds a job is held between heartbeats [default: 60].",
+)
 @LOG_FORMAT_OPTION
 @guarded
-def worker_command(data: Path, database: str | None, sandbox: str, cgroup: Path | None, scheduler: str | None, lease: float | None, log_format: str) -> int:
+def worker_command(
+    data: Path,
+    database: str | None,
+    sandbox: str,
+    cgroup: Path | None,
+    scheduler: str | None,
+    lease: float | None,
+    log_format: str,
+) -> int:
     """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
     import podium.scoring.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
     from podium.runner.workdir import remove_abandoned
@@ -212,7 +390,12 @@ def team_group() -> None:
 
 @team_group.command("add")
 @click.argument("name")
-@click.option("--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The contest file (ties a new database to it).")
+@click.option(
+    "--contest",
+    "contest_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The contest file (ties a new database to it).",
+)
 @database_options
 @guarded
 def team_add_command(name: str, contest_path: Path | None, data: Path, database: str | None) -> int:
@@ -230,7 +413,12 @@ def team_add_command(name: str, contest_path: Path | None, data: Path, database:
 
 @team_group.command("token")
 @click.argument("name")
-@click.option("--days", type=click.IntRange(min=1), default=None, help="The token expires after this many days [default: never; revoke it with podium token revoke].")
+@click.option(
+    "--days",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The token expires after this many days [default: never; revoke it with podium token revoke].",
+)
 @database_options
 @guarded
 def team_token_command(name: str, days: int | None, data: Path, database: str | None) -> int:
@@ -243,7 +431,11 @@ def team_token_command(name: str, days: int | None, data: Path, database: str | 
     now = utc_now()
     expires = None if days is None else now + timedelta(days=days)
     with writing(_open(data, database)) as connection:
-        click.echo(accounts.new_token(connection, accounts.team_id(connection, name), False, f"podium team token {name}", now, expires=expires))
+        click.echo(
+            accounts.new_token(
+                connection, accounts.team_id(connection, name), False, f"podium team token {name}", now, expires=expires
+            )
+        )
     return EXIT_SCORED
 
 
@@ -265,7 +457,9 @@ def token_list_command(team: str | None, data: Path, database: str | None) -> in
         rows = accounts.token_rows(connection, None if team is None else accounts.team_id(connection, team), utc_now())
     for row in rows:
         who = row["team"] or ("organizer" if row["organizer"] else "-")
-        click.echo(f"{row['id']:>6}  {who}  {row['label']}  created {row['created']}  expires {row['expires'] or 'never'}")
+        click.echo(
+            f"{row['id']:>6}  {who}  {row['label']}  created {row['created']}  expires {row['expires'] or 'never'}"
+        )
     return EXIT_SCORED
 
 
@@ -298,7 +492,15 @@ def user_group() -> None:
 @click.option("--email", metavar="ADDRESS", help="Where the user's notifications go.")
 @database_options
 @guarded
-def user_add_command(name: str, team: str | None, organizer: bool, password_stdin: bool, email: str | None, data: Path, database: str | None) -> int:
+def user_add_command(
+    name: str,
+    team: str | None,
+    organizer: bool,
+    password_stdin: bool,
+    email: str | None,
+    data: Path,
+    database: str | None,
+) -> int:
     """Add a member of a team (--team) or an organizer (--organizer); the password is stored as an scrypt hash."""
     from podium.service import accounts, mail
     from podium.service.database import writing
@@ -307,7 +509,11 @@ def user_add_command(name: str, team: str | None, organizer: bool, password_stdi
         raise UsageError("give exactly one of --team NAME and --organizer")
     if email is not None:
         mail.check_address(email)
-    password = sys.stdin.readline().rstrip("\n") if password_stdin else click.prompt("password", hide_input=True, confirmation_prompt=True)
+    password = (
+        sys.stdin.readline().rstrip("\n")
+        if password_stdin
+        else click.prompt("password", hide_input=True, confirmation_prompt=True)
+    )
     with writing(_open(data, database)) as connection:
         team_id = None if team is None else accounts.team_id(connection, team)
         user_id = accounts.add_user(connection, name, password, team_id, organizer, utc_now())
@@ -342,7 +548,11 @@ def user_password_command(name: str, password_stdin: bool, data: Path, database:
     from podium.service import accounts
     from podium.service.database import writing
 
-    password = sys.stdin.readline().rstrip("\n") if password_stdin else click.prompt("new password", hide_input=True, confirmation_prompt=True)
+    password = (
+        sys.stdin.readline().rstrip("\n")
+        if password_stdin
+        else click.prompt("new password", hide_input=True, confirmation_prompt=True)
+    )
     with writing(_open(data, database)) as connection:
         accounts.set_password(connection, name, password)
     click.echo(f"the password of {name} is changed; their sessions and tokens have ended")
@@ -351,8 +561,14 @@ def user_password_command(name: str, password_stdin: bool, data: Path, database:
 
 @user_group.command("reset")
 @click.argument("name")
-@click.option("--public-url", metavar="URL", envvar="PODIUM_PUBLIC_URL", default="http://127.0.0.1:8000", show_default=True,
-              help="Where the contest is reached: the link starts with it [env PODIUM_PUBLIC_URL].")
+@click.option(
+    "--public-url",
+    metavar="URL",
+    envvar="PODIUM_PUBLIC_URL",
+    default="http://127.0.0.1:8000",
+    show_default=True,
+    help="Where the contest is reached: the link starts with it [env PODIUM_PUBLIC_URL].",
+)
 @database_options
 @guarded
 def user_reset_command(name: str, public_url: str, data: Path, database: str | None) -> int:
@@ -396,8 +612,12 @@ def reveal_command(data: Path, database: str | None) -> int:
 
 
 @click.command("rescore")
-@click.option("--contest", "contest_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Serve this contest file from now on (same id: a new truth, parameters or split).")  # fmt: skip
+@click.option(
+    "--contest",
+    "contest_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Serve this contest file from now on (same id: a new truth, parameters or split).",
+)
 @database_options
 @guarded
 def rescore_command(contest_path: Path | None, data: Path, database: str | None) -> int:
@@ -422,7 +642,9 @@ def migrate_command(data: Path, database: str | None) -> int:
     before = schema_revision(engine)
     migrate(engine)
     after = schema_revision(engine)
-    click.echo(f"schema {before} -> {after}" if before != after else f"schema {after}: already this podium's ({__version__})")
+    click.echo(
+        f"schema {before} -> {after}" if before != after else f"schema {after}: already this podium's ({__version__})"
+    )
     return EXIT_SCORED
 
 
@@ -436,8 +658,10 @@ def backup_command(data: Path, database: str | None, out: Path) -> int:
 
     manifest = backup(data, database, out)
     rows = manifest["rows"]
-    click.echo(f"{out}: {len(manifest['files']):,} files; {rows.get('teams', 0)} teams, {rows.get('users', 0)} users, "
-               f"{rows.get('submissions', 0)} submissions, {rows.get('results', 0)} results")  # fmt: skip
+    click.echo(
+        f"{out}: {len(manifest['files']):,} files; {rows.get('teams', 0)} teams, {rows.get('users', 0)} users, "
+        f"{rows.get('submissions', 0)} submissions, {rows.get('results', 0)} results"
+    )
     return EXIT_SCORED
 
 
@@ -450,28 +674,41 @@ def restore_command(archive: Path, data: Path, database: str | None) -> int:
     from podium.service.backup import restore
 
     manifest = restore(archive, data, database)
-    click.echo(f"restored {manifest['contest']} as backed up at {manifest['created']} by podium {manifest['podium']} into {data}")
+    click.echo(
+        f"restored {manifest['contest']} as backed up at {manifest['created']} by podium {manifest['podium']} into {data}"
+    )
     return EXIT_SCORED
 
 
-TRACK_OPTION = click.option("--track", help="The track (a [[track]]'s id in the contest file) [default: the contest's only track].")
+TRACK_OPTION = click.option(
+    "--track", help="The track (a [[track]]'s id in the contest file) [default: the contest's only track]."
+)
 
 
 @click.command("submit")
 @client_options
 @TOKEN_OPTION
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--entry", help="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save.")
-@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score.")
+@click.option(
+    "--entry",
+    help="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save.",
+)
+@click.option(
+    "--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score."
+)
 @TRACK_OPTION
 @guarded
-def submit_command(server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float, track: str | None) -> int:
+def submit_command(
+    server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float, track: str | None
+) -> int:
     """Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem."""
     from podium.service.client import request, submit
 
     decimals = _decimals(server)
     answer = _answered(lambda: submit(server, token, path, entry, track))
-    if answer.status not in (201, 422) or "status" not in answer.body:  # a 422 without a status: the request, not the files (no such track)
+    if (
+        answer.status not in (201, 422) or "status" not in answer.body
+    ):  # a 422 without a status: the request, not the files (no such track)
         raise PodiumError(f"the server refused the submission ({answer.status}): {answer.message}")
     shown = answer.body
     deadline = time.monotonic() + wait_s
@@ -507,7 +744,8 @@ def status_command(server: str, as_json: bool, token: str, submission_id: int | 
             reason = f": {item['reason']}" if item["reason"] else ""
             scores = _scores_text(item, decimals)
             display.stdout.print(
-                f"{item['id']:>6}  {item['created']}  {item['phase']}  {item['status']}{since}{display.escape(reason)}{'  ' + scores if scores else ''}", soft_wrap=True
+                f"{item['id']:>6}  {item['created']}  {item['phase']}  {item['status']}{since}{display.escape(reason)}{'  ' + scores if scores else ''}",
+                soft_wrap=True,
             )
     return EXIT_SCORED
 
@@ -544,10 +782,20 @@ def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
 @client_options
 @TOKEN_OPTION
 @click.option("--email", metavar="ADDRESS", default=None, help="Set your address for notifications ('' : no mail).")
-@click.option("--notify", "notify", multiple=True, metavar="KIND=on|off", help="Turn a kind of notification on or off: scored, failed, phase, revealed (repeatable).")
-@click.option("--renew-invitation", is_flag=True, help="Make a new invitation code for your team (the old one stops working).")
+@click.option(
+    "--notify",
+    "notify",
+    multiple=True,
+    metavar="KIND=on|off",
+    help="Turn a kind of notification on or off: scored, failed, phase, revealed (repeatable).",
+)
+@click.option(
+    "--renew-invitation", is_flag=True, help="Make a new invitation code for your team (the old one stops working)."
+)
 @guarded
-def account_command(server: str, as_json: bool, token: str, email: str | None, notify: tuple[str, ...], renew_invitation: bool) -> int:
+def account_command(
+    server: str, as_json: bool, token: str, email: str | None, notify: tuple[str, ...], renew_invitation: bool
+) -> int:
     """Your account (with a token from logging in): your address, your notifications, your team's invitation code."""
     from podium.service.client import request
 
@@ -557,9 +805,15 @@ def account_command(server: str, as_json: bool, token: str, email: str | None, n
         if value not in ("on", "off"):
             raise UsageError(f"--notify {item!r}: give KIND=on or KIND=off")
         change.setdefault("notifications", {})[kind] = value == "on"
-    answer = _answered(lambda: request(server, "PUT" if change else "GET", "/api/account", token, json_body=change if change else None))
+    answer = _answered(
+        lambda: request(server, "PUT" if change else "GET", "/api/account", token, json_body=change if change else None)
+    )
     if answer.status != 200:
-        raise UsageError(f"{answer.status}: {answer.message}") if answer.status == 422 else PodiumError(f"{answer.status}: {answer.message}")
+        raise (
+            UsageError(f"{answer.status}: {answer.message}")
+            if answer.status == 422
+            else PodiumError(f"{answer.status}: {answer.message}")
+        )
     shown = answer.body
     if shown["team"] is not None:
         code = _answered(lambda: request(server, "POST" if renew_invitation else "GET", "/api/team/invitation", token))
@@ -567,8 +821,12 @@ def account_command(server: str, as_json: bool, token: str, email: str | None, n
     if as_json:
         click.echo(json.dumps(shown, indent=2))
         return EXIT_SCORED
-    click.echo(f"{shown['user']}{' of team ' + shown['team'] if shown['team'] else ''}; mail to {shown['email'] or 'nobody'}")
-    click.echo("notifications: " + ", ".join(f"{kind} {'on' if on else 'off'}" for kind, on in shown["notifications"].items()))
+    click.echo(
+        f"{shown['user']}{' of team ' + shown['team'] if shown['team'] else ''}; mail to {shown['email'] or 'nobody'}"
+    )
+    click.echo(
+        "notifications: " + ", ".join(f"{kind} {'on' if on else 'off'}" for kind, on in shown["notifications"].items())
+    )
     if shown.get("invitation"):
         click.echo(f"invitation code: {shown['invitation']}")
     return EXIT_SCORED
@@ -635,16 +893,38 @@ def _print_submission(item: dict[str, Any], as_json: bool, decimals: int | None 
     if as_json:
         click.echo(json.dumps(item, indent=2))
         return
-    display.stdout.print(f"submission {item['id']}: [bold]{item['status']}[/bold]" + (f": {display.escape(item['reason'])}" if item.get("reason") else ""), soft_wrap=True)
+    display.stdout.print(
+        f"submission {item['id']}: [bold]{item['status']}[/bold]"
+        + (f": {display.escape(item['reason'])}" if item.get("reason") else ""),
+        soft_wrap=True,
+    )
     for problem in item.get("problems") or []:
         where = ":".join(str(x) for x in (problem.get("file"), problem.get("line")) if x not in (None, ""))
-        display.stdout.print(f"  {display.escape(where)}{': ' if where else ''}{display.escape(problem['message'])}", soft_wrap=True)
+        display.stdout.print(
+            f"  {display.escape(where)}{': ' if where else ''}{display.escape(problem['message'])}", soft_wrap=True
+        )
     scores = _scores_text(item, decimals)
     if scores:
         display.stdout.print(scores, soft_wrap=True)
     if item.get("stderr_tail"):
-        display.stdout.print("last lines of the program's stderr:\n" + display.escape(item["stderr_tail"]), soft_wrap=True)
+        display.stdout.print(
+            "last lines of the program's stderr:\n" + display.escape(item["stderr_tail"]), soft_wrap=True
+        )
 
 
-COMMANDS = (serve_command, worker_command, team_group, token_group, user_group, reveal_command, rescore_command, migrate_command, backup_command,
-            restore_command, submit_command, status_command, leaderboard_command, account_command)
+COMMANDS = (
+    serve_command,
+    worker_command,
+    team_group,
+    token_group,
+    user_group,
+    reveal_command,
+    rescore_command,
+    migrate_command,
+    backup_command,
+    restore_command,
+    submit_command,
+    status_command,
+    leaderboard_command,
+    account_command,
+)

@@ -22,7 +22,9 @@ def warnings(contest: Contest) -> list[str]:
     th2 = params.get("th2_s")
     time_s = contest.limits.time_s
     if time_s is not None and isinstance(th2, (int, float)) and time_s < th2:
-        found.append(f"[limits] time_s = {time_s:g} is below th2_s = {th2:g}: a program is stopped first, so the rules' disqualification time is never reached")
+        found.append(
+            f"[limits] time_s = {time_s:g} is below th2_s = {th2:g}: a program is stopped first, so the rules' disqualification time is never reached"
+        )
     if contest.split is not None:
         subsets: dict[str, list[str]] = {}  # a part -> the splits that hold none of its units
         for spec in challenge.leaderboard_criteria(params):
@@ -34,5 +36,7 @@ def warnings(contest: Contest) -> list[str]:
             subsets[part] = [split for split in (PUBLIC, PRIVATE) if split not in held]
         for part, empty in subsets.items():
             if empty:
-                found.append(f"part {part} has no unit in the {' and '.join(empty)} split: its scores there are none for every team")
+                found.append(
+                    f"part {part} has no unit in the {' and '.join(empty)} split: its scores there are none for every team"
+                )
     return found

@@ -110,9 +110,13 @@ class Contest:
     quota: Quota
     ranking: Ranking
     service: Service
-    track: str = ""  # the track this scores: its id ("" for a contest without [[track]] tables, whose one track is the contest)
+    track: str = (
+        ""  # the track this scores: its id ("" for a contest without [[track]] tables, whose one track is the contest)
+    )
     track_title: str = ""
-    tracks: tuple[Contest, ...] = ()  # with [[track]] tables: each track's contest; the contest itself scores as the first
+    tracks: tuple[
+        Contest, ...
+    ] = ()  # with [[track]] tables: each track's contest; the contest itself scores as the first
 
     def stamp(self) -> dict[str, Any]:
         """The contest in a result's signature (and its track, in a contest of several)."""
@@ -179,10 +183,16 @@ class Contest:
     def track_summary(self) -> dict[str, Any]:
         """A track in the contest's summary: what it scores and how it ranks."""
         return {
-            "id": self.track, "title": self.track_title, "challenge": self.challenge, "truth": str(self.truth), "units": self.units,
-            "split": None if self.split is None else self.split.stamp(), "parameters": self.settings,
-            "quota": self.quota.model_dump(), "ranking": self.ranking.model_dump(),
-        }  # fmt: skip
+            "id": self.track,
+            "title": self.track_title,
+            "challenge": self.challenge,
+            "truth": str(self.truth),
+            "units": self.units,
+            "split": None if self.split is None else self.split.stamp(),
+            "parameters": self.settings,
+            "quota": self.quota.model_dump(),
+            "ranking": self.ranking.model_dump(),
+        }
 
     def evaluation(self) -> dict[str, Any]:
         """What :func:`podium.scoring.engine.evaluate` and :func:`podium.scoring.run.run_program` take from the contest."""
@@ -206,8 +216,12 @@ def load(path: Path) -> Contest:
         message = str(exc)
         where = re.search(r"\(at line (\d+), column (\d+)\)", message)
         log = IssueLog()
-        log.error("toml", re.sub(r"\s*\(at line \d+, column \d+\)", "", message) + (f" (column {where.group(2)})" if where else ""),
-                  path, int(where.group(1)) if where else None)  # fmt: skip
+        log.error(
+            "toml",
+            re.sub(r"\s*\(at line \d+, column \d+\)", "", message) + (f" (column {where.group(2)})" if where else ""),
+            path,
+            int(where.group(1)) if where else None,
+        )
         raise ContestError(f"contest file {path} is not valid TOML", log.errors) from None
     lines = key_lines(text)
     log = IssueLog()
@@ -219,7 +233,9 @@ def load(path: Path) -> Contest:
         declared = None
     contest = None if declared is None else _resolve(path, declared, lines, log)
     if log.error_count or contest is None:
-        raise ContestError(f"contest file {path} has {log.error_count} problem{'s' * (log.error_count != 1)}", log.errors)
+        raise ContestError(
+            f"contest file {path} has {log.error_count} problem{'s' * (log.error_count != 1)}", log.errors
+        )
     return contest
 
 
@@ -238,10 +254,22 @@ def _resolve(path: Path, declared: ContestFile, lines: dict[Path_, int], log: Is
 
 def _with_failed_cap(quota: Quota, contest: Quota) -> Quota:
     """A track's own quota keeps the contest's cap on failed runs unless it sets one (programs: 5 a day by default)."""
-    return quota if quota.failed_per_day is not None else quota.model_copy(update={"failed_per_day": contest.failed_per_day})
+    return (
+        quota
+        if quota.failed_per_day is not None
+        else quota.model_copy(update={"failed_per_day": contest.failed_per_day})
+    )
 
 
-def _scored(path: Path, declared: ContestFile, scored: Scored, where: Path_, quota: Quota, lines: dict[Path_, int], log: IssueLog) -> Contest | None:
+def _scored(
+    path: Path,
+    declared: ContestFile,
+    scored: Scored,
+    where: Path_,
+    quota: Quota,
+    lines: dict[Path_, int],
+    log: IssueLog,
+) -> Contest | None:
     """The contest as ``scored`` (the file's top level, or a track at ``where``) scores it: its truth's units read, its split drawn."""
     from podium.contest.model import parameter_values
 
@@ -256,23 +284,44 @@ def _scored(path: Path, declared: ContestFile, scored: Scored, where: Path_, quo
         log.error("contest", f"{dotted((*where, 'truth'))}: {exc}", path, line_of(lines, (*where, "truth")))
         log.add_errors(exc.issues)
         return None
-    split = None if scored.split is None else _split(scored.split, units, base, log, path, line_of(lines, (*where, "split")))
+    split = (
+        None
+        if scored.split is None
+        else _split(scored.split, units, base, log, path, line_of(lines, (*where, "split")))
+    )
     if split is None and scored.split is not None:
         return None
     images = None if declared.images is None else base / declared.images
     return Contest(
-        path, declared.id, declared.title, scored.challenge, truth, ZoneInfo(declared.timezone), settings, images, len(units), split,
-        tuple(declared.phase), declared.limits, quota, scored.ranking, declared.service,
-    )  # fmt: skip
+        path,
+        declared.id,
+        declared.title,
+        scored.challenge,
+        truth,
+        ZoneInfo(declared.timezone),
+        settings,
+        images,
+        len(units),
+        split,
+        tuple(declared.phase),
+        declared.limits,
+        quota,
+        scored.ranking,
+        declared.service,
+    )
 
 
-def _split(declared: Split, units: list[str], base: Path, log: IssueLog, path: Path, line: int | None) -> SplitPlan | None:
+def _split(
+    declared: Split, units: list[str], base: Path, log: IssueLog, path: Path, line: int | None
+) -> SplitPlan | None:
     """The public and private units: the list read (every problem logged), or the fraction drawn with the seed."""
     if declared.public_list is not None:
         public = read_public_list(base / declared.public_list, units, log)
         rule: dict[str, Any] = {"public_list": declared.public_list}
     else:
-        assert declared.public is not None and declared.seed is not None  # the model's rule: public with seed, or public_list
+        assert (
+            declared.public is not None and declared.seed is not None
+        )  # the model's rule: public with seed, or public_list
         public = draw_public(units, declared.public, declared.seed)
         rule = {"public": declared.public, "seed": declared.seed}
     if not public or len(public) == len(units):

@@ -21,7 +21,14 @@ from pydantic_core import ErrorDetails
 from podium.contest.model import ContestFile, Refusal
 from podium.contest.toml_lines import Path_, dotted, line_of, toml_type
 
-_RANGE = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "string_pattern_mismatch", "literal_error"}
+_RANGE = {
+    "greater_than",
+    "greater_than_equal",
+    "less_than",
+    "less_than_equal",
+    "string_pattern_mismatch",
+    "literal_error",
+}
 
 
 def messages(error: ValidationError, lines: Mapping[Path_, int]) -> Iterator[tuple[int | None, str]]:
@@ -49,7 +56,11 @@ def _message(detail: ErrorDetails, where: Path_) -> str:
     if kind == "missing":
         return f"{name} is missing" + (f": {what}" if what else "")
     if kind in _RANGE and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return f"{name} = {value[:80]!r}: must be {what}" if isinstance(value, str) else f"{name} = {value}: must be {what}"
+        return (
+            f"{name} = {value[:80]!r}: must be {what}"
+            if isinstance(value, str)
+            else f"{name} = {value}: must be {what}"
+        )
     if kind == "too_short":
         return f"{name} must be {what}, not an empty array"
     return f"{name} must be {what}, not {toml_type(value)}" if what else f"{name}: {detail['msg']}"

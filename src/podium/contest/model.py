@@ -25,7 +25,18 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, ValidationInfo, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
@@ -38,7 +49,9 @@ from podium.runner.disk import DEFAULT_DISK_MB
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 DEFAULT_UPLOAD_MB = 100.0
 DEFAULT_UNPACK_RATIO = 20.0
-DEFAULT_FAILED_PER_DAY = 5  # program contests: failed runs a team may have per day, whether or not they count in per_day
+DEFAULT_FAILED_PER_DAY = (
+    5  # program contests: failed runs a team may have per day, whether or not they count in per_day
+)
 DEFAULT_REJECTED_PER_HOUR = 20  # uploads refused by the checks a team may send per hour
 MOMENT = "an ISO 8601 date and time with a time zone, e.g. 2026-03-01T12:00:00Z"
 
@@ -57,7 +70,9 @@ def _moment(value: object) -> object:
         try:
             return datetime.fromisoformat(value)
         except ValueError:
-            raise Refusal(((), f"{{key}} = {value[:60]!r} is not an ISO 8601 date and time (e.g. 2026-03-01T12:00:00+01:00)")) from None
+            raise Refusal(
+                ((), f"{{key}} = {value[:60]!r} is not an ISO 8601 date and time (e.g. 2026-03-01T12:00:00+01:00)")
+            ) from None
     if isinstance(value, (date, time)) and not isinstance(value, datetime):
         raise Refusal(((), "{key} needs a date, a time and a time zone, e.g. 2026-03-01T12:00:00Z"))
     return value
@@ -65,7 +80,9 @@ def _moment(value: object) -> object:
 
 def _aware(value: datetime) -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
-        raise Refusal(((), f"{{key}} = {value.isoformat()} has no time zone; write it with Z or an offset such as +01:00"))
+        raise Refusal(
+            ((), f"{{key}} = {value.isoformat()} has no time zone; write it with Z or an offset such as +01:00")
+        )
     return value
 
 
@@ -74,7 +91,11 @@ Moment = Annotated[datetime, BeforeValidator(_moment), AfterValidator(_aware)]
 
 def _parameter_value(value: object) -> object:
     """A parameter's value as TOML writes it: a string, a number or a list of strings."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float, list)) or (isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (str, int, float, list))
+        or (isinstance(value, list) and not all(isinstance(v, str) for v in value))
+    ):
         raise Refusal(((), f"{{key}} must be a string, a number or a list of strings, not {toml_type(value)}"))
     return value
 
@@ -111,14 +132,26 @@ def _base(info: ValidationInfo) -> Path | None:
 class Split(Table):
     """``[split]``: which units are public, a fraction drawn with a seed or a list; the rest is private."""
 
-    public: float | None = Field(default=None, gt=0, lt=1, title="a fraction strictly between 0 and 1", description="The fraction of the units on the public leaderboard, drawn with seed.")
+    public: float | None = Field(
+        default=None,
+        gt=0,
+        lt=1,
+        title="a fraction strictly between 0 and 1",
+        description="The fraction of the units on the public leaderboard, drawn with seed.",
+    )
     seed: int | None = Field(default=None, title="an integer", description="The seed of the public draw (with public).")
-    public_list: str | None = Field(default=None, title="a file of the public units, one per line", description="A file, relative to the contest file, naming the public units one per line (instead of public and seed).")
+    public_list: str | None = Field(
+        default=None,
+        title="a file of the public units, one per line",
+        description="A file, relative to the contest file, naming the public units one per line (instead of public and seed).",
+    )
 
     @model_validator(mode="after")
     def _one_rule(self, info: ValidationInfo) -> Split:
         if (self.public is None) == (self.public_list is None):
-            raise Refusal(((), "[split] needs either public (a fraction, with seed) or public_list (a file of unit names)"))
+            raise Refusal(
+                ((), "[split] needs either public (a fraction, with seed) or public_list (a file of unit names)")
+            )
         if self.public_list is not None:
             if self.seed is not None:
                 raise Refusal((("seed",), "seed goes with public = FRACTION, not with public_list"))
@@ -131,52 +164,135 @@ class Split(Table):
 class Quota(Table):
     """``[quota]``: how many submissions a team may make."""
 
-    per_day: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions per day, a day in the contest's time zone [default: no cap].")
-    total: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions in the whole contest [default: no cap].")
-    concurrent: int | None = Field(default=None, gt=0, title="a positive integer", description="Submissions queued or running at once [default: no cap].")
-    count_failed: bool = Field(default=False, title="true or false", description="Whether failed submissions count in per_day and total.")
-    failed_per_day: int | None = Field(default=None, gt=0, title="a positive integer", description=f"Failed runs per day (programs) [default: {DEFAULT_FAILED_PER_DAY} when a phase takes programs, else no cap].")
-    rejected_per_hour: int = Field(default=DEFAULT_REJECTED_PER_HOUR, gt=0, title="a positive integer", description="Uploads refused by the checks a team may send per hour.")
+    per_day: int | None = Field(
+        default=None,
+        gt=0,
+        title="a positive integer",
+        description="Submissions per day, a day in the contest's time zone [default: no cap].",
+    )
+    total: int | None = Field(
+        default=None,
+        gt=0,
+        title="a positive integer",
+        description="Submissions in the whole contest [default: no cap].",
+    )
+    concurrent: int | None = Field(
+        default=None,
+        gt=0,
+        title="a positive integer",
+        description="Submissions queued or running at once [default: no cap].",
+    )
+    count_failed: bool = Field(
+        default=False, title="true or false", description="Whether failed submissions count in per_day and total."
+    )
+    failed_per_day: int | None = Field(
+        default=None,
+        gt=0,
+        title="a positive integer",
+        description=f"Failed runs per day (programs) [default: {DEFAULT_FAILED_PER_DAY} when a phase takes programs, else no cap].",
+    )
+    rejected_per_hour: int = Field(
+        default=DEFAULT_REJECTED_PER_HOUR,
+        gt=0,
+        title="a positive integer",
+        description="Uploads refused by the checks a team may send per hour.",
+    )
 
 
 class Phase(Table):
     """``[[phase]]``: when submissions open and close, and what they are."""
 
-    name: str = Field(title="the phase's name", description="The phase's name, shown on the pages; unique in the contest.")
-    start: Moment = Field(title=MOMENT, description="When submissions open: an ISO 8601 date and time with a time zone, as a TOML date-time or a string.")
-    end: Moment = Field(title=MOMENT, description="When submissions close, after start; the next phase starts at or after it.")
-    submissions: Literal["files", "programs"] = Field(title="files or programs", description="files: teams upload results; programs: teams upload a program that podium runs in a sandbox.")
+    name: str = Field(
+        title="the phase's name", description="The phase's name, shown on the pages; unique in the contest."
+    )
+    start: Moment = Field(
+        title=MOMENT,
+        description="When submissions open: an ISO 8601 date and time with a time zone, as a TOML date-time or a string.",
+    )
+    end: Moment = Field(
+        title=MOMENT, description="When submissions close, after start; the next phase starts at or after it."
+    )
+    submissions: Literal["files", "programs"] = Field(
+        title="files or programs",
+        description="files: teams upload results; programs: teams upload a program that podium runs in a sandbox.",
+    )
     quota: Quota | None = Field(
-        default=None, title="a table [phase.quota]",
+        default=None,
+        title="a table [phase.quota]",
         description="This phase's own quota, counted over the phase's submissions to a track, on top of the contest's (or the track's) [quota].",
-    )  # fmt: skip
+    )
     tracks: list[Annotated[str, Field(pattern=ID_PATTERN)]] | None = Field(
-        default=None, min_length=1, title="a list of track ids", description="The tracks this phase takes submissions for [default: every track].",
-    )  # fmt: skip
+        default=None,
+        min_length=1,
+        title="a list of track ids",
+        description="The tracks this phase takes submissions for [default: every track].",
+    )
 
     @model_validator(mode="after")
     def _ends_after_it_starts(self) -> Phase:
         if self.end <= self.start:
-            raise Refusal((("end",), f"phase {self.name} ends ({self.end.isoformat()}) before it starts ({self.start.isoformat()})"))
+            raise Refusal(
+                (
+                    ("end",),
+                    f"phase {self.name} ends ({self.end.isoformat()}) before it starts ({self.start.isoformat()})",
+                )
+            )
         return self
 
 
 class Limits(Table):
     """``[limits]``: what a program may use (program phases only)."""
 
-    time_s: float | None = Field(default=None, gt=0, title="a positive number", description="Seconds a program may run [default: the challenge's rule].")
-    memory_mb: float | None = Field(default=None, gt=0, title="a positive number", description="Memory a program may use, in MB (required when a phase takes programs).")
-    cpus: float | None = Field(default=None, gt=0, title="a positive number", description="CPUs a program may use [default: no cap beyond the machine].")
-    disk_mb: float = Field(default=DEFAULT_DISK_MB, gt=0, title="a positive number", description="What the program's working folder may hold, in MB.")
+    time_s: float | None = Field(
+        default=None,
+        gt=0,
+        title="a positive number",
+        description="Seconds a program may run [default: the challenge's rule].",
+    )
+    memory_mb: float | None = Field(
+        default=None,
+        gt=0,
+        title="a positive number",
+        description="Memory a program may use, in MB (required when a phase takes programs).",
+    )
+    cpus: float | None = Field(
+        default=None,
+        gt=0,
+        title="a positive number",
+        description="CPUs a program may use [default: no cap beyond the machine].",
+    )
+    disk_mb: float = Field(
+        default=DEFAULT_DISK_MB,
+        gt=0,
+        title="a positive number",
+        description="What the program's working folder may hold, in MB.",
+    )
 
 
 class Ranking(Table):
     """``[ranking]``: how the board ranks teams."""
 
-    by: str | None = Field(default=None, title="the name of a score", description="The score that ranks [default: the challenge's rule].")
-    decimals: int | None = Field(default=None, ge=0, le=15, title="an integer from 0 to 15", description="Decimals shown and compared on the board [default: all].")
-    final: Literal["best", "last", "selected"] = Field(default="best", title="best (by public score), last or selected", description="Which submission of a team counts in the final ranking.")
-    max_selected: int | None = Field(default=None, gt=0, title="a positive integer", description='How many submissions a team may select (final = "selected" only).')
+    by: str | None = Field(
+        default=None, title="the name of a score", description="The score that ranks [default: the challenge's rule]."
+    )
+    decimals: int | None = Field(
+        default=None,
+        ge=0,
+        le=15,
+        title="an integer from 0 to 15",
+        description="Decimals shown and compared on the board [default: all].",
+    )
+    final: Literal["best", "last", "selected"] = Field(
+        default="best",
+        title="best (by public score), last or selected",
+        description="Which submission of a team counts in the final ranking.",
+    )
+    max_selected: int | None = Field(
+        default=None,
+        gt=0,
+        title="a positive integer",
+        description='How many submissions a team may select (final = "selected" only).',
+    )
 
     @model_validator(mode="after")
     def _selection(self) -> Ranking:
@@ -190,10 +306,26 @@ class Ranking(Table):
 class Service(Table):
     """``[service]``: what ``podium serve`` accepts."""
 
-    upload_mb: float = Field(default=DEFAULT_UPLOAD_MB, gt=0, title="a positive number", description="The largest upload podium serve takes, in MB.")
-    self_registration: bool = Field(default=False, title="true or false", description="Whether teams may register themselves (POST /api/register).")
-    unpack_ratio: float = Field(default=DEFAULT_UNPACK_RATIO, gt=0, title="a positive number", description="An archive may unpack to this many times its size.")
-    terms: str | None = Field(default=None, title="the path of a Markdown file, relative to this file", description="The contest's terms, which sign-up asks to accept.")
+    upload_mb: float = Field(
+        default=DEFAULT_UPLOAD_MB,
+        gt=0,
+        title="a positive number",
+        description="The largest upload podium serve takes, in MB.",
+    )
+    self_registration: bool = Field(
+        default=False, title="true or false", description="Whether teams may register themselves (POST /api/register)."
+    )
+    unpack_ratio: float = Field(
+        default=DEFAULT_UNPACK_RATIO,
+        gt=0,
+        title="a positive number",
+        description="An archive may unpack to this many times its size.",
+    )
+    terms: str | None = Field(
+        default=None,
+        title="the path of a Markdown file, relative to this file",
+        description="The contest's terms, which sign-up asks to accept.",
+    )
 
     @field_validator("terms")
     @classmethod
@@ -218,26 +350,43 @@ class Scored(Table):
     )
     title: str = Field(title="a title", description="Its title, shown on the pages.")
     challenge: str | None = Field(
-        default=None, title=f"one of {', '.join(IDS)}", json_schema_extra={"enum": list(IDS)},
+        default=None,
+        title=f"one of {', '.join(IDS)}",
+        json_schema_extra={"enum": list(IDS)},
         description="The challenge scored (podium challenges lists them); required, at the top or in each [[track]] (a track sets it or takes the contest's).",
-    )  # fmt: skip
+    )
     truth: str | None = Field(
-        default=None, title="the path of the ground truth, relative to this file",
+        default=None,
+        title="the path of the ground truth, relative to this file",
         description="The ground truth, a file or folder relative to the contest file; required, at the top or in each [[track]].",
-    )  # fmt: skip
+    )
     parameters: dict[str, ParameterValue] = Field(
-        default_factory=dict, validate_default=True, title="a table [parameters]",
+        default_factory=dict,
+        validate_default=True,
+        title="a table [parameters]",
         description="The challenge's parameters (podium challenges lists them): a string, a number or a list of strings each.",
-    )  # fmt: skip
-    split: Split | None = Field(default=None, title="a table [split]", description="The public units; without it the whole test set is one public leaderboard.")
-    ranking: Ranking = Field(default=Ranking(), validate_default=True, title="a table [ranking]", description="How the board ranks teams.")
+    )
+    split: Split | None = Field(
+        default=None,
+        title="a table [split]",
+        description="The public units; without it the whole test set is one public leaderboard.",
+    )
+    ranking: Ranking = Field(
+        default=Ranking(), validate_default=True, title="a table [ranking]", description="How the board ranks teams."
+    )
 
     @field_validator("challenge")
     @classmethod
     def _known_challenge(cls, value: str | None) -> str | None:
         if value is not None and value not in IDS:
             hint = difflib.get_close_matches(value, IDS, n=1)
-            raise Refusal(((), f"unknown challenge {value[:80]!r}" + (f"; did you mean {hint[0]}?" if hint else f" (challenges: {', '.join(IDS)})")))
+            raise Refusal(
+                (
+                    (),
+                    f"unknown challenge {value[:80]!r}"
+                    + (f"; did you mean {hint[0]}?" if hint else f" (challenges: {', '.join(IDS)})"),
+                )
+            )
         return value
 
     @field_validator("truth")
@@ -249,7 +398,9 @@ class Scored(Table):
 
     @field_validator("parameters")
     @classmethod
-    def _parameters(cls, table: dict[str, str | int | float | list[str]], info: ValidationInfo) -> dict[str, str | int | float | list[str]]:
+    def _parameters(
+        cls, table: dict[str, str | int | float | list[str]], info: ValidationInfo
+    ) -> dict[str, str | int | float | list[str]]:
         challenge, base = info.data.get("challenge"), _base(info)
         if challenge is not None and base is not None:
             problems = parameter_values(get(challenge), table, base)[2]
@@ -270,7 +421,13 @@ class Scored(Table):
         return ranking
 
 
-INHERITED = ("challenge", "truth", "parameters", "split", "ranking")  # what a track takes from the contest's top level unless it sets it
+INHERITED = (
+    "challenge",
+    "truth",
+    "parameters",
+    "split",
+    "ranking",
+)  # what a track takes from the contest's top level unless it sets it
 
 
 class Track(Scored):
@@ -281,34 +438,62 @@ class Track(Scored):
     are the contest's.
     """
 
-    quota: Quota | None = Field(default=None, title="a table [track.quota]", description="The track's quota [default: the contest's [quota]], counted over the track's submissions.")
+    quota: Quota | None = Field(
+        default=None,
+        title="a table [track.quota]",
+        description="The track's quota [default: the contest's [quota]], counted over the track's submissions.",
+    )
 
 
 class ContestFile(Scored):
     """A contest file (``contest.toml``): what it scores (:class:`Scored`), its time zone, phases and rules."""
 
-    model_config = ConfigDict(title="podium contest file", json_schema_extra={
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "anyOf": [{"required": ["challenge", "truth"]}, {"required": ["track"]}],  # what it scores: at the top, or in each track
-    })  # fmt: skip
+    model_config = ConfigDict(
+        title="podium contest file",
+        json_schema_extra={
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "anyOf": [
+                {"required": ["challenge", "truth"]},
+                {"required": ["track"]},
+            ],  # what it scores: at the top, or in each track
+        },
+    )
 
-    timezone: str = Field(default="UTC", title="an IANA time zone name such as Europe/Paris", description="The contest's time zone (IANA name): quota days are counted in it.")
+    timezone: str = Field(
+        default="UTC",
+        title="an IANA time zone name such as Europe/Paris",
+        description="The contest's time zone (IANA name): quota days are counted in it.",
+    )
     phase: list[Phase] = Field(
         min_length=1,
         title="one or more [[phase]] tables, saying when submissions open and close",
         description="The phases, in order and not overlapping: when submissions open and close.",
     )
     images: str | None = Field(
-        default=None, validate_default=True, title="the folder of test images that programs read, relative to this file",
+        default=None,
+        validate_default=True,
+        title="the folder of test images that programs read, relative to this file",
         description="Program contests: the folder of test images the programs read, relative to the contest file.",
-    )  # fmt: skip
-    limits: Limits = Field(default=Limits(), validate_default=True, title="a table [limits]", description="What a program may use (program phases only).")
-    quota: Quota = Field(default=Quota(), validate_default=True, title="a table [quota]", description="How many submissions a team may make.")
+    )
+    limits: Limits = Field(
+        default=Limits(),
+        validate_default=True,
+        title="a table [limits]",
+        description="What a program may use (program phases only).",
+    )
+    quota: Quota = Field(
+        default=Quota(),
+        validate_default=True,
+        title="a table [quota]",
+        description="How many submissions a team may make.",
+    )
     service: Service = Field(default=Service(), title="a table [service]", description="What podium serve accepts.")
     track: list[Track] = Field(
-        default_factory=list, validate_default=True, title="[[track]] tables, each a board of its own",
+        default_factory=list,
+        validate_default=True,
+        title="[[track]] tables, each a board of its own",
         description="The contest's tracks, each scored and ranked on its own board [default: the contest is one track, its id the contest's].",
-    )  # fmt: skip
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -331,7 +516,9 @@ class ContestFile(Scored):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            raise Refusal(((), f"timezone {value[:80]!r} is not an IANA time zone name (such as UTC or Europe/Paris)")) from None
+            raise Refusal(
+                ((), f"timezone {value[:80]!r} is not an IANA time zone name (such as UTC or Europe/Paris)")
+            ) from None
         return value
 
     @field_validator("phase")
@@ -345,10 +532,17 @@ class ContestFile(Scored):
             seen.setdefault(phase.name, index)
             if index and phase.start < phases[index - 1].end:
                 before = phases[index - 1]
-                problems.append(((index, "start"), f"phase {phase.name} starts before phase {before.name} ends ({before.end.isoformat()}); phases follow one another"))
+                problems.append(
+                    (
+                        (index, "start"),
+                        f"phase {phase.name} starts before phase {before.name} ends ({before.end.isoformat()}); phases follow one another",
+                    )
+                )
         challenge = info.data.get("challenge")
         if challenge is not None and _programs(phases) and get(challenge).program is None:
-            problems.append(((), f"{challenge} has no program contract; programs can be run for {', '.join(runnable())}"))
+            problems.append(
+                ((), f"{challenge} has no program contract; programs can be run for {', '.join(runnable())}")
+            )
         if problems:
             raise Refusal(*problems)
         return phases
@@ -357,7 +551,9 @@ class ContestFile(Scored):
     @classmethod
     def _images(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None and _programs(info.data.get("phase")):
-            raise Refusal(((), "images is missing: the folder of test images that programs read, relative to this file"))
+            raise Refusal(
+                ((), "images is missing: the folder of test images that programs read, relative to this file")
+            )
         if value is not None:
             _exists(info, value, folder=True)
         return value
@@ -367,7 +563,9 @@ class ContestFile(Scored):
     def _limits(cls, limits: Limits, info: ValidationInfo) -> Limits:
         programs = _programs(info.data.get("phase"))
         if programs and limits.memory_mb is None:
-            raise Refusal(((), "a phase takes programs: [limits] must set memory_mb (and may set time_s, cpus and disk_mb)"))
+            raise Refusal(
+                ((), "a phase takes programs: [limits] must set memory_mb (and may set time_s, cpus and disk_mb)")
+            )
         if limits.model_fields_set and not programs and "phase" in info.data:
             raise Refusal(((), '[limits] applies to programs, but no phase takes programs (submissions = "programs")'))
         return limits
@@ -379,28 +577,45 @@ class ContestFile(Scored):
             return quota.model_copy(update={"failed_per_day": DEFAULT_FAILED_PER_DAY})
         return quota
 
-
     @field_validator("track")
     @classmethod
     def _tracks(cls, tracks: list[Track], info: ValidationInfo) -> list[Track]:
         """Without tracks the contest is one and must say what it scores; with them, each track does, under an id of its own."""
         problems: list[tuple[Path_, str]] = []
-        scored: list[dict[str, Any]] = [t.model_dump() for t in tracks] or [info.data]  # a contest without tracks is its one track
+        scored: list[dict[str, Any]] = [t.model_dump() for t in tracks] or [
+            info.data
+        ]  # a contest without tracks is its one track
         for index, keys in enumerate(scored):
             where: Path_ = (index,) if tracks else ()
             for key in ("challenge", "truth"):
                 if key in keys and keys[key] is None:
                     title = Scored.model_fields[key].title
-                    problems.append((where, f"{'track ' + str(keys['id']) + ': ' if tracks else ''}{key} is missing: {title}"))
+                    problems.append(
+                        (where, f"{'track ' + str(keys['id']) + ': ' if tracks else ''}{key} is missing: {title}")
+                    )
         if tracks and info.data.get("parameters") and info.data.get("challenge") is None:
-            problems.append(((), "[parameters] at the top needs challenge at the top; set [track.parameters] in each [[track]] instead"))
+            problems.append(
+                (
+                    (),
+                    "[parameters] at the top needs challenge at the top; set [track.parameters] in each [[track]] instead",
+                )
+            )
         seen: set[str] = set()
         for index, track in enumerate(tracks):
             if track.id in seen:
                 problems.append(((index, "id"), f"track id {track.id!r} is also an earlier track's"))
             seen.add(track.id)
-            if track.challenge is not None and _programs(info.data.get("phase")) and get(track.challenge).program is None:
-                problems.append(((index, "challenge"), f"track {track.id}: {track.challenge} has no program contract; programs can be run for {', '.join(runnable())}"))
+            if (
+                track.challenge is not None
+                and _programs(info.data.get("phase"))
+                and get(track.challenge).program is None
+            ):
+                problems.append(
+                    (
+                        (index, "challenge"),
+                        f"track {track.id}: {track.challenge} has no program contract; programs can be run for {', '.join(runnable())}",
+                    )
+                )
         if problems:
             raise Refusal(*problems)
         return tracks
@@ -412,7 +627,12 @@ class ContestFile(Scored):
         for index, phase in enumerate(self.phase):
             unknown = [t for t in phase.tracks or [] if t not in ids]
             if unknown:
-                problems.append((("phase", index, "tracks"), f"phase {phase.name} opens {', '.join(unknown)}, not a track of this contest (tracks: {', '.join(ids)})"))
+                problems.append(
+                    (
+                        ("phase", index, "tracks"),
+                        f"phase {phase.name} opens {', '.join(unknown)}, not a track of this contest (tracks: {', '.join(ids)})",
+                    )
+                )
         if problems:
             raise Refusal(*problems)
         return self
@@ -426,7 +646,9 @@ def _programs(phases: list[Phase] | None) -> bool:
     return phases is not None and any(p.submissions == "programs" for p in phases)
 
 
-def parameter_values(challenge: Challenge[Any, Any, Any], table: dict[str, Any], base: Path) -> tuple[dict[str, str], dict[str, Any], list[tuple[Path_, str]]]:
+def parameter_values(
+    challenge: Challenge[Any, Any, Any], table: dict[str, Any], base: Path
+) -> tuple[dict[str, str], dict[str, Any], list[tuple[Path_, str]]]:
     """The settings as ``--set`` texts (paths made relative to the contest file), their typed values, and the problems found."""
     by_name = {p.name: p for p in challenge.parameters}
     settings: dict[str, str] = {}
@@ -436,21 +658,42 @@ def parameter_values(challenge: Challenge[Any, Any, Any], table: dict[str, Any],
         parameter = by_name.get(key)
         if parameter is None:
             hint = difflib.get_close_matches(key, by_name, n=1)
-            problems.append(((key,), f"unknown parameter {key!r}" + (f"; did you mean {hint[0]}?" if hint else f" ({challenge.id} has: {', '.join(by_name) or 'none'})")))
+            problems.append(
+                (
+                    (key,),
+                    f"unknown parameter {key!r}"
+                    + (
+                        f"; did you mean {hint[0]}?"
+                        if hint
+                        else f" ({challenge.id} has: {', '.join(by_name) or 'none'})"
+                    ),
+                )
+            )
             continue
         if parameter.role == "measured":
-            problems.append(((key,), f"{key} is measured for each submission (podium run sets it); a contest cannot set it"))
+            problems.append(
+                ((key,), f"{key} is measured for each submission (podium run sets it); a contest cannot set it")
+            )
             continue
         text = _parameter_text(parameter, raw, base)
         try:
             values[key] = parameter.parse(text)
         except ValueError as exc:
-            problems.append(((key,), f"parameter {key} = {raw!r}: {exc} ({parameter.allowed})" if isinstance(raw, str) else f"parameter {key} = {raw}: {exc} ({parameter.allowed})"))
+            problems.append(
+                (
+                    (key,),
+                    f"parameter {key} = {raw!r}: {exc} ({parameter.allowed})"
+                    if isinstance(raw, str)
+                    else f"parameter {key} = {raw}: {exc} ({parameter.allowed})",
+                )
+            )
             continue
         settings[key] = text
     for parameter in challenge.parameters:
         if parameter.contest_must_set and parameter.name not in table:
-            problems.append(((), f"a {challenge.id} contest must set {parameter.name} in [parameters]: {parameter.help}"))
+            problems.append(
+                ((), f"a {challenge.id} contest must set {parameter.name} in [parameters]: {parameter.help}")
+            )
     return settings, values, problems
 
 

@@ -34,7 +34,9 @@ def public_count(fraction: float, units: int) -> int:
 
 def draw_public(units: list[str], fraction: float, seed: int) -> set[str]:
     """The public units of a fraction drawn with ``seed`` (see the module docstring)."""
-    ordered = sorted(units, key=lambda unit: hashlib.sha256(f"{seed}:{unit}".encode("utf-8", "surrogateescape")).digest())
+    ordered = sorted(
+        units, key=lambda unit: hashlib.sha256(f"{seed}:{unit}".encode("utf-8", "surrogateescape")).digest()
+    )
     return set(ordered[: public_count(fraction, len(units))])
 
 
@@ -52,7 +54,12 @@ def read_public_list(path: Path, units: list[str], log: IssueLog) -> set[str]:
         if not name or name.startswith("#"):
             continue
         if name not in known:
-            log.error("public_list", f"{name[:80]!r} is not a unit of the test set (units are {_example(units)})", path, number)
+            log.error(
+                "public_list",
+                f"{name[:80]!r} is not a unit of the test set (units are {_example(units)})",
+                path,
+                number,
+            )
         elif name in first:
             log.error("public_list", f"repeats {name[:80]!r} of line {first[name]}", path, number)
         else:
@@ -81,4 +88,9 @@ class SplitPlan:
     def stamp(self) -> dict[str, Any]:
         """The split in a result's signature: the rule, the sizes and a fingerprint of the public units."""
         public = [unit for unit, split in self.split_of.items() if split == PUBLIC]
-        return {**self.rule, "fingerprint": of_names(public), "public_units": self.count(PUBLIC), "private_units": self.count(PRIVATE)}
+        return {
+            **self.rule,
+            "fingerprint": of_names(public),
+            "public_units": self.count(PUBLIC),
+            "private_units": self.count(PRIVATE),
+        }

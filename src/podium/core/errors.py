@@ -35,7 +35,9 @@ class PodiumError(Exception):
         super().__init__(message)
         issues = issues or []
         more = len(issues) - ISSUES_SHOWN
-        self.issues = issues if more <= 0 else [*issues[:ISSUES_SHOWN], Issue("more_errors", f"{more:,} more errors not listed")]
+        self.issues = (
+            issues if more <= 0 else [*issues[:ISSUES_SHOWN], Issue("more_errors", f"{more:,} more errors not listed")]
+        )
 
 
 class ContractError(RuntimeError):

@@ -102,7 +102,13 @@ def optional_path(name: str, help: str, what: str, folder: bool = False, role: R
 
 
 def real(
-    name: str, default: float | None, help: str, minimum: float = 0.0, exclusive: bool = False, role: Role = "rule", contest_must_set: bool = False
+    name: str,
+    default: float | None,
+    help: str,
+    minimum: float = 0.0,
+    exclusive: bool = False,
+    role: Role = "rule",
+    contest_must_set: bool = False,
 ) -> Parameter:
     """A finite number at least ``minimum`` (above it if ``exclusive``); ``none`` if the default is none."""
     bound = f"> {minimum:g}" if exclusive else f">= {minimum:g}"

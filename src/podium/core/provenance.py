@@ -130,7 +130,9 @@ def rule_parameters(parameters: tuple[Parameter, ...], values: Mapping[str, Any]
 def truth_fingerprint(truth: Path, parameters: tuple[Parameter, ...], values: Mapping[str, Any]) -> str | None:
     """The truth's fingerprint, with the files of the ``data`` parameters that are set."""
     own = fingerprint(truth)
-    data = {p.name: fingerprint(Path(values[p.name])) for p in parameters if p.role == "data" and values[p.name] is not None}
+    data = {
+        p.name: fingerprint(Path(values[p.name])) for p in parameters if p.role == "data" and values[p.name] is not None
+    }
     return own if not data else combine({"truth": own, **data})
 
 

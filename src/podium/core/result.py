@@ -29,7 +29,9 @@ import numpy as np
 from podium._version import __version__
 from podium.core.errors import ContractError
 from podium.core.issues import Issue
-from podium.core.labels import PRIVATE as PRIVATE  # re-exported: the result's words, defined where the options read them without NumPy
+from podium.core.labels import (
+    PRIVATE as PRIVATE,
+)  # re-exported: the result's words, defined where the options read them without NumPy
 from podium.core.labels import PUBLIC as PUBLIC
 from podium.core.labels import REJECTED as REJECTED
 from podium.core.labels import SCORED as SCORED
@@ -123,8 +125,14 @@ class Result:
         document = self.to_dict()
         if self.splits is None:  # no contest split: nothing is private
             return document | {"view": PUBLIC}
-        private = sorted((k for k, v in (self.units.split_of or {}).items() if v != PUBLIC) if self.units else (), key=len, reverse=True)
-        document.update(view=PUBLIC, scores={}, details={}, warnings=[_unnamed(w.to_dict(), private) for w in self.warnings])
+        private = sorted(
+            (k for k, v in (self.units.split_of or {}).items() if v != PUBLIC) if self.units else (),
+            key=len,
+            reverse=True,
+        )
+        document.update(
+            view=PUBLIC, scores={}, details={}, warnings=[_unnamed(w.to_dict(), private) for w in self.warnings]
+        )
         splits = document.pop("splits")
         document["splits"] = {PUBLIC: splits[PUBLIC]} if PUBLIC in splits else {}
         if self.units is not None:
@@ -139,7 +147,10 @@ class Result:
         1.2 s indented, a tenth of that now.
         """
         document = self.public_view() if public else self.to_dict()
-        lines = [f"  {json.dumps(key)}: {json.dumps(value, allow_nan=False, default=_jsonable, separators=(', ', ': '))}" for key, value in document.items()]
+        lines = [
+            f"  {json.dumps(key)}: {json.dumps(value, allow_nan=False, default=_jsonable, separators=(', ', ': '))}"
+            for key, value in document.items()
+        ]
         return "{\n" + ",\n".join(lines) + "\n}"
 
 

@@ -199,7 +199,9 @@ class _Writer:
                 if self.written > self.limits.max_bytes:
                     raise ArchiveProblem(f"the archive unpacks to more than {self.limits.max_bytes // 2**20} MB")
                 if size > budget and size > CHUNK:
-                    raise ArchiveProblem(f"member {name[:200]!r} unpacks to over {self.limits.max_ratio:g} times its packed size (a zip bomb?)")
+                    raise ArchiveProblem(
+                        f"member {name[:200]!r} unpacks to over {self.limits.max_ratio:g} times its packed size (a zip bomb?)"
+                    )
                 out.write(chunk)
         os.chmod(path, 0o644)
 
@@ -220,11 +222,21 @@ def _unzip(upload: Path, writer: _Writer) -> None:
                 if info.is_dir():
                     writer.folder(info.filename)
                 elif kind not in (0, 0o100000):  # 0: made on a system without Unix modes
-                    raise ArchiveProblem(f"member {info.filename[:200]!r} is a link or a special file; only files and folders are taken")
+                    raise ArchiveProblem(
+                        f"member {info.filename[:200]!r} is a link or a special file; only files and folders are taken"
+                    )
                 else:
                     with archive.open(info) as source:
                         writer.file(info.filename, source, info.compress_size)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, zlib.error, RuntimeError) as exc:  # RuntimeError: encrypted
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        NotImplementedError,
+        EOFError,
+        ValueError,
+        zlib.error,
+        RuntimeError,
+    ) as exc:  # RuntimeError: encrypted
         raise ArchiveProblem(f"the zip archive cannot be read: {exc}") from None
 
 
@@ -238,8 +250,12 @@ def _untar(upload: Path, writer: _Writer) -> None:
                 elif member.isreg():
                     source = archive.extractfile(member)
                     assert source is not None
-                    writer.file(member.name, source, packed)  # tar.gz compresses the stream as one: the whole upload is the budget
+                    writer.file(
+                        member.name, source, packed
+                    )  # tar.gz compresses the stream as one: the whole upload is the budget
                 else:
-                    raise ArchiveProblem(f"member {member.name[:200]!r} is a link or a special file; only files and folders are taken")
+                    raise ArchiveProblem(
+                        f"member {member.name[:200]!r} is a link or a special file; only files and folders are taken"
+                    )
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ArchiveProblem(f"the tar.gz archive cannot be read: {exc}") from None

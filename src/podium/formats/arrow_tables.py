@@ -37,9 +37,17 @@ def clean_columns(data: bytes, delimiter: str, count: int) -> list[pa.Array] | N
     try:
         table = pa_csv.read_csv(
             pa.py_buffer(data),
-            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False, block_size=min(len(data) + 1, 64 << 20)),
-            parse_options=pa_csv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, newlines_in_values=False),
-            convert_options=pa_csv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False, quoted_strings_can_be_null=False),
+            read_options=pa_csv.ReadOptions(
+                column_names=names, use_threads=False, block_size=min(len(data) + 1, 64 << 20)
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, newlines_in_values=False
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
         )
     except pa.ArrowInvalid:  # a line with another count of fields
         return None
@@ -51,6 +59,8 @@ def clean_columns(data: bytes, delimiter: str, count: int) -> list[pa.Array] | N
 
 def strings(array: pa.Array) -> TextSpans:
     """A string array's values as :class:`TextSpans` over its own buffer (no Python string made)."""
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[array.offset : array.offset + len(array) + 1].astype(np.int64)
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[array.offset : array.offset + len(array) + 1].astype(
+        np.int64
+    )
     data = array.buffers()[2]
     return TextSpans(b"" if data is None else data.to_pybytes(), offsets[:-1], offsets[1:])

@@ -72,7 +72,9 @@ class TruthTable:
         names = self.names
         extension = "." + names[0].rpartition(".")[2] if names and "." in names[0].lstrip(".") else ""
         joined = "\n".join(names) + "\n"
-        alone = joined.startswith(extension + "\n") or "\n" + extension + "\n" in joined  # a name that is only the extension
+        alone = (
+            joined.startswith(extension + "\n") or "\n" + extension + "\n" in joined
+        )  # a name that is only the extension
         if extension and joined.count(extension + "\n") == len(names) and not alone:
             return joined.replace(extension + "\n", "\n")[:-1].split("\n")  # a name has no line break
         return [name.rpartition(".")[0] or name for name in names]
@@ -264,7 +266,9 @@ def _truth_problems(rows: Rows, path: Path) -> list[Issue]:
         if len(fields) != 2 or not all(fields):
             problems.error("truth_row", f"expected 'image,identity', got {[f[:40] for f in fields[:3]]}", path, line)
         elif fields[0] in first_line:
-            problems.error("truth_duplicate", f"repeats image {fields[0][:80]!r} of line {first_line[fields[0]]}", path, line)
+            problems.error(
+                "truth_duplicate", f"repeats image {fields[0][:80]!r} of line {first_line[fields[0]]}", path, line
+            )
         else:
             first_line[fields[0]] = line
     return problems.errors
@@ -288,7 +292,9 @@ def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) ->
         _report_duplicates(rows, index, uses, truth, path, log)
         clean = False
     if len(rows.lines) != n_images:
-        log.error("row_count", f"has {plural(len(rows.lines), 'row')}; the test set has {plural(n_images, 'image')}", path)
+        log.error(
+            "row_count", f"has {plural(len(rows.lines), 'row')}; the test set has {plural(n_images, 'image')}", path
+        )
         clean = False
     missing = np.flatnonzero(uses == 0)
     if missing.size:
@@ -298,7 +304,9 @@ def read_submission(path: Path, truth: TruthTable, order: str, log: IssueLog) ->
     in_truth_order = index.size == n_images and bool((index == np.arange(n_images)).all())
     if not (in_truth_order and truth.ascending):
         known = np.flatnonzero(index >= 0)
-        _check_order([truth.names[i] for i in index[known].tolist()], [rows.lines[k] for k in known.tolist()], order, path, log)
+        _check_order(
+            [truth.names[i] for i in index[known].tolist()], [rows.lines[k] for k in known.tolist()], order, path, log
+        )
     if not clean:
         return None
     clusters = np.zeros(n_images, dtype=np.int64)
@@ -340,7 +348,9 @@ def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64],
     return np.array(index, dtype=np.int64), cluster
 
 
-def _diagnose_rows(rows: Rows, truth: TruthTable, path: Path, log: IssueLog) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _diagnose_rows(
+    rows: Rows, truth: TruthTable, path: Path, log: IssueLog
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Name every row that is malformed, names an unknown image or has a bad cluster.
 
     Returns truth row and cluster per row, -1 and 0 where the row is unusable.
@@ -396,7 +406,11 @@ def _check_numbering(clusters: NDArray[np.int64], path: Path, log: IssueLog) -> 
     """Clusters run 1..K with every number used (the rules: the last number is the count)."""
     k = int(clusters.max())
     if k > clusters.size:
-        log.error("cluster_numbering", f"cluster number {k:,} is more than the {plural(clusters.size, 'image')}; clusters run 1..K", path)
+        log.error(
+            "cluster_numbering",
+            f"cluster number {k:,} is more than the {plural(clusters.size, 'image')}; clusters run 1..K",
+            path,
+        )
         return False
     used = np.bincount(clusters, minlength=k + 1)[1:]
     unused = np.flatnonzero(used == 0) + 1

@@ -40,11 +40,24 @@ MAX_DIGITS = 18  # digits the int64 mantissa holds without overflow
 POWERS_OF_TEN = np.array([float(10**k) for k in range(MAX_DIGITS + 1)])  # each an exact double (up to 10^22 are)
 EXACT_MANTISSA = 1 << 53  # every integer up to it is an exact double
 _DIGIT = np.array([k - 48 if 48 <= k <= 57 else -1 for k in range(256)], np.int64)  # a byte's digit, or -1
-UNICODE_SPACES = "\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"  # str.isspace beyond ASCII
-_SPACE_BYTES = np.array([list(c.encode().ljust(3, b"\0")) for c in UNICODE_SPACES], np.uint8)  # UTF-8, 2 or 3 bytes, padded
+UNICODE_SPACES = (
+    "\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+)  # str.isspace beyond ASCII
+_SPACE_BYTES = np.array(
+    [list(c.encode().ljust(3, b"\0")) for c in UNICODE_SPACES], np.uint8
+)  # UTF-8, 2 or 3 bytes, padded
 _SPACE_WIDTHS = np.array([len(c.encode()) for c in UNICODE_SPACES], np.int64)
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
-_CLASSES = (b"0", b"1", b"false", b"true", b"False", b"True", b"FALSE", b"TRUE")  # detection_table.CLASS_VALUES' spellings
+_CLASSES = (
+    b"0",
+    b"1",
+    b"false",
+    b"true",
+    b"False",
+    b"True",
+    b"FALSE",
+    b"TRUE",
+)  # detection_table.CLASS_VALUES' spellings
 _CLASS_TEXT = np.frombuffer(b"".join(_CLASSES), np.uint8)
 _CLASS_ENDS = np.cumsum([len(c) for c in _CLASSES])
 _CLASS_VALUE = np.array([0, 1, 0, 1, 0, 1, 0, 1], np.int8)
@@ -81,7 +94,11 @@ def scan_rows(body: bytes, known: TextSpans | None) -> ScannedRows | None:
     if known is None:
         names, name_spans, n_known = data, np.empty((capacity, 2), np.int64), 0
     else:
-        names, name_spans, n_known = np.frombuffer(known.data, np.uint8), np.stack([known.starts, known.ends], axis=1), len(known)
+        names, name_spans, n_known = (
+            np.frombuffer(known.data, np.uint8),
+            np.stack([known.starts, known.ends], axis=1),
+            len(known),
+        )
     rows, n_names = _scan(data, names, name_spans, n_known, known is None, photo, xywh, cls, spans, lines, inexact)
     if rows < 0:
         return None
@@ -89,7 +106,9 @@ def scan_rows(body: bytes, known: TextSpans | None) -> ScannedRows | None:
     rereads = np.flatnonzero(inexact[:rows])
     if rereads.size:  # by Python's float(), exact for any decimal
         xywh[rereads] = np.array(" ".join(texts.take(rereads).tolist()).split(), dtype=np.float64).reshape(-1, 4)
-    photos = None if known is not None else TextSpans(body, name_spans[:n_names, 0].copy(), name_spans[:n_names, 1].copy())
+    photos = (
+        None if known is not None else TextSpans(body, name_spans[:n_names, 0].copy(), name_spans[:n_names, 1].copy())
+    )
     return ScannedRows(photo[:rows].copy(), xywh[:rows].copy(), cls[:rows].copy(), texts, lines[:rows].copy(), photos)
 
 
@@ -126,7 +145,9 @@ def _hash(data: NDArray[np.uint8], start: int, end: int) -> np.uint64:  # pragma
 
 
 @compiled
-def _same(a: NDArray[np.uint8], a_start: int, a_end: int, b: NDArray[np.uint8], b_start: int, b_end: int) -> bool:  # pragma: no cover - compiled
+def _same(
+    a: NDArray[np.uint8], a_start: int, a_end: int, b: NDArray[np.uint8], b_start: int, b_end: int
+) -> bool:  # pragma: no cover - compiled
     """Whether ``a[a_start:a_end]`` and ``b[b_start:b_end]`` hold the same bytes; checked: both spans within their arrays."""
     if a_start < 0 or a_end < a_start or a_end > a.size or b_start < 0 or b_end < b_start or b_end > b.size:
         raise ValueError("_same: a span is outside its array")
@@ -203,13 +224,18 @@ def _edge_space(data: NDArray[np.uint8], start: int, end: int) -> bool:  # pragm
     for k in range(_SPACE_WIDTHS.size):
         width = _SPACE_WIDTHS[k]
         fits = end - start >= width
-        if fits and (_same(data, start, start + width, _SPACE_BYTES[k], 0, width) or _same(data, end - width, end, _SPACE_BYTES[k], 0, width)):
+        if fits and (
+            _same(data, start, start + width, _SPACE_BYTES[k], 0, width)
+            or _same(data, end - width, end, _SPACE_BYTES[k], 0, width)
+        ):
             return True
     return False
 
 
 @compiled
-def _name_slots(names: NDArray[np.uint8], spans: NDArray[np.int64], n_names: int, capacity: int) -> NDArray[np.int64]:  # pragma: no cover - compiled
+def _name_slots(
+    names: NDArray[np.uint8], spans: NDArray[np.int64], n_names: int, capacity: int
+) -> NDArray[np.int64]:  # pragma: no cover - compiled
     """The hash table of the first ``n_names`` names (``names[spans[i, 0]:spans[i, 1]]``, all distinct): -1 or a name's number.
     Checked: ``capacity`` a power of two above ``n_names`` (else the probing would never end), ``spans`` holding them."""
     if capacity < 1 or capacity & (capacity - 1) or capacity <= n_names or n_names < 0 or n_names > spans.shape[0]:
@@ -225,7 +251,12 @@ def _name_slots(names: NDArray[np.uint8], spans: NDArray[np.int64], n_names: int
 
 @compiled
 def _find(
-    slots: NDArray[np.int64], names: NDArray[np.uint8], spans: NDArray[np.int64], data: NDArray[np.uint8], start: int, end: int
+    slots: NDArray[np.int64],
+    names: NDArray[np.uint8],
+    spans: NDArray[np.int64],
+    data: NDArray[np.uint8],
+    start: int,
+    end: int,
 ) -> tuple[int, np.uint64]:  # pragma: no cover - compiled
     """The number of the name ``data[start:end]``, or -1 with the free slot where it would go.
     Checked: ``slots`` a power of two in size; that one is free is :func:`_scan`'s promise (it
@@ -265,12 +296,24 @@ def _scan(
     """
     rows_room = photo.size
     if (
-        xywh.shape[0] != rows_room or xywh.shape[1] != 4 or cls.size != rows_room or spans.shape[0] != rows_room or spans.shape[1] != 2
-        or lines.size != rows_room or inexact.size != rows_room or name_spans.shape[1] != 2 or n_names < 0 or n_names > name_spans.shape[0]
+        xywh.shape[0] != rows_room
+        or xywh.shape[1] != 4
+        or cls.size != rows_room
+        or spans.shape[0] != rows_room
+        or spans.shape[1] != 2
+        or lines.size != rows_room
+        or inexact.size != rows_room
+        or name_spans.shape[1] != 2
+        or n_names < 0
+        or n_names > name_spans.shape[0]
         or (new_names and names.size != data.size)
-    ):  # fmt: skip
+    ):
         raise ValueError("_scan: the output arrays disagree in size")
-    if n_names and (name_spans[:n_names, 0].min() < 0 or name_spans[:n_names, 1].max() > names.size or (name_spans[:n_names, 1] < name_spans[:n_names, 0]).any()):
+    if n_names and (
+        name_spans[:n_names, 0].min() < 0
+        or name_spans[:n_names, 1].max() > names.size
+        or (name_spans[:n_names, 1] < name_spans[:n_names, 0]).any()
+    ):
         raise ValueError("_scan: a known name's span is outside the names")
     n = data.size
     capacity = 1

@@ -31,7 +31,12 @@ if TYPE_CHECKING:
 
 TOLERANCE = 1e-9
 BOX_HEADERS = ({"bbox", "box", "bounding_box"},)
-COORDINATE_HEADERS = ({"xc", "x", "x_c", "xcenter", "x_center"}, {"yc", "y", "y_c", "ycenter", "y_center"}, {"w", "width"}, {"h", "height"})
+COORDINATE_HEADERS = (
+    {"xc", "x", "x_c", "xcenter", "x_center"},
+    {"yc", "y", "y_c", "ycenter", "y_center"},
+    {"w", "width"},
+    {"h", "height"},
+)
 CLASSES = {"0": 0, "1": 1, "false": 0, "true": 1}
 CLASS_VALUES = {**CLASSES, "False": 0, "True": 1, "FALSE": 0, "TRUE": 1}  # as written, for the clean tables
 SCAN_COLD_CHARACTERS = 20_000_000  # see _scan_pays
@@ -57,7 +62,9 @@ class Table:
         number[photos] = np.arange(len(photos))
         rows = np.flatnonzero(number[self.boxes.photo] >= 0)
         assert isinstance(self.boxes.texts, TextSpans)
-        boxes = Boxes(number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], self.boxes.texts.take(rows))
+        boxes = Boxes(
+            number[self.boxes.photo[rows]], self.boxes.xywh[rows], self.boxes.cls[rows], self.boxes.texts.take(rows)
+        )
         return Table(boxes, [self.photos[i] for i in photos.tolist()], self.names.take(photos))
 
 
@@ -72,7 +79,12 @@ def _layout(header: str) -> _Layout | None:
         fields = [f.strip().strip('"').lower() for f in header.split(delimiter)]
         if len(fields) == 3 and fields[0] == "name" and fields[1] in BOX_HEADERS[0] and fields[2] == "class":
             return _Layout(delimiter, False)
-        if len(fields) == 6 and fields[0] == "name" and fields[5] == "class" and all(f in s for f, s in zip(fields[1:5], COORDINATE_HEADERS)):
+        if (
+            len(fields) == 6
+            and fields[0] == "name"
+            and fields[5] == "class"
+            and all(f in s for f, s in zip(fields[1:5], COORDINATE_HEADERS))
+        ):
             return _Layout(delimiter, True)
     return None
 
@@ -103,7 +115,12 @@ def read_table(path: Path, log: IssueLog, truth: Table | None) -> Table | None:
     header_line, header_text, body = header
     layout = _layout(header_text)
     if layout is None:
-        log.error("header", "the first line must be the header Name<TAB>BBox<TAB>Class (or Name, xc, yc, w, h, Class)", path, header_line + 1)
+        log.error(
+            "header",
+            "the first line must be the header Name<TAB>BBox<TAB>Class (or Name, xc, yc, w, h, Class)",
+            path,
+            header_line + 1,
+        )
         return None
     first = header_line + 2
     tabs = layout == _Layout("\t", False)
@@ -175,12 +192,17 @@ def _read_clean(body: str, first: int, truth: Table | None) -> tuple[Boxes, NDAr
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    names, box_texts, class_texts = (pc.ascii_trim_whitespace(c) for c in columns)  # as str.strip: no other control character is left
+    names, box_texts, class_texts = (
+        pc.ascii_trim_whitespace(c) for c in columns
+    )  # as str.strip: no other control character is left
     if truth is None:
         encoded = pc.dictionary_encode(names)  # the names in order of first appearance
         photos, photo_of_row = encoded.dictionary, encoded.indices
     else:
-        photos, photo_of_row = pa.array(truth.photos, pa.string()), pc.index_in(names, value_set=pa.array(truth.photos, pa.string()))
+        photos, photo_of_row = (
+            pa.array(truth.photos, pa.string()),
+            pc.index_in(names, value_set=pa.array(truth.photos, pa.string())),
+        )
     if photo_of_row.null_count or pc.any(pc.equal(names, "")).as_py():
         return None  # a photo not in the truth, or a row without a name
     filled = pc.not_equal(box_texts, "")
@@ -190,14 +212,22 @@ def _read_clean(body: str, first: int, truth: Table | None) -> tuple[Boxes, NDAr
         photo_of_row, box_texts, class_texts = (pc.filter(c, filled) for c in (photo_of_row, box_texts, class_texts))
     box = DECIMAL_RE2
     classes = pc.index_in(class_texts, value_set=pa.array(list(CLASS_VALUES)))
-    if classes.null_count or not pc.all(pc.match_substring_regex(box_texts, f"^{box} {box} {box} {box}$"), min_count=0).as_py():
+    if (
+        classes.null_count
+        or not pc.all(pc.match_substring_regex(box_texts, f"^{box} {box} {box} {box}$"), min_count=0).as_py()
+    ):
         return None
     values = pc.cast(pc.list_flatten(pc.split_pattern(box_texts, " ")), pa.float64()).to_numpy(zero_copy_only=False)
     xywh = values.reshape(-1, 4)
     if not _valid(xywh):
         return None
     class_of = np.array(list(CLASS_VALUES.values()), dtype=np.int8)
-    boxes = Boxes(photo_of_row.to_numpy(zero_copy_only=False).astype(np.int64), xywh, class_of[classes.to_numpy(zero_copy_only=False)], strings(box_texts))
+    boxes = Boxes(
+        photo_of_row.to_numpy(zero_copy_only=False).astype(np.int64),
+        xywh,
+        class_of[classes.to_numpy(zero_copy_only=False)],
+        strings(box_texts),
+    )
     return boxes, np.flatnonzero(filled.to_numpy(zero_copy_only=False)) + first, strings(photos)
 
 
@@ -247,7 +277,9 @@ def _read_rows(
         classes.append(cls)
         line_numbers.append(number)
     xywh = np.array(values, dtype=np.float64).reshape(-1, 4)
-    return Boxes(np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), TextSpans.of(texts)), line_numbers
+    return Boxes(
+        np.array(photo, dtype=np.int64), xywh, np.array(classes, dtype=np.int8), TextSpans.of(texts)
+    ), line_numbers
 
 
 def _no_boxes() -> Boxes:
@@ -289,9 +321,16 @@ def _box_problem(box: tuple[str, ...]) -> str | None:
     return None
 
 
-def _warn_outside_frame(xywh: NDArray[np.float64], lines: Sequence[int] | NDArray[np.int64], path: Path, log: IssueLog) -> None:
+def _warn_outside_frame(
+    xywh: NDArray[np.float64], lines: Sequence[int] | NDArray[np.int64], path: Path, log: IssueLog
+) -> None:
     xc, yc, w, h = xywh.T
-    outside = (xc - w / 2 < -TOLERANCE) | (xc + w / 2 > 1 + TOLERANCE) | (yc - h / 2 < -TOLERANCE) | (yc + h / 2 > 1 + TOLERANCE)
+    outside = (
+        (xc - w / 2 < -TOLERANCE)
+        | (xc + w / 2 > 1 + TOLERANCE)
+        | (yc - h / 2 < -TOLERANCE)
+        | (yc + h / 2 > 1 + TOLERANCE)
+    )
     if outside.any():
         first = int(lines[int(np.flatnonzero(outside)[0])])
         log.warning(

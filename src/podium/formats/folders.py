@@ -41,7 +41,9 @@ def list_folder(folder: Path, refuse_hard_links: bool = True) -> Listing:
             elif not entry.is_file(follow_symlinks=False):
                 listing.refused.append((path, "is not a regular file or folder"))
             elif refuse_hard_links and (links := entry.stat(follow_symlinks=False).st_nlink) > 1:
-                listing.refused.append((path, f"is a hard link (one of {links} names of a file); links are not accepted"))
+                listing.refused.append(
+                    (path, f"is a hard link (one of {links} names of a file); links are not accepted")
+                )
             else:
                 listing.files.append(path)
     return listing
@@ -66,7 +68,11 @@ def one_level_down(root: Path, log: IssueLog) -> bool:
     if listing.files or listing.refused or len(listing.folders) != 1:
         return False
     inner = listing.folders[0].name
-    log.error("one_level_down", f"the files seem to be one level down, in {root.name}/{inner}; submit that folder instead", root)
+    log.error(
+        "one_level_down",
+        f"the files seem to be one level down, in {root.name}/{inner}; submit that folder instead",
+        root,
+    )
     return True
 
 
@@ -88,5 +94,9 @@ def single_file(submission: Path, suffixes: tuple[str, ...], log: IssueLog) -> P
     if not found and not log.error_count and not one_level_down(submission, log):
         log.error("no_file", f"the submission folder holds no {kinds} file", submission)
     elif found:
-        log.error("several_files", f"the submission folder holds {len(found)} {kinds} files: {summarize_names(p.name for p in found)}", submission)
+        log.error(
+            "several_files",
+            f"the submission folder holds {len(found)} {kinds} files: {summarize_names(p.name for p in found)}",
+            submission,
+        )
     return None

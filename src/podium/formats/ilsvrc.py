@@ -130,10 +130,14 @@ def _labels_by_line(lines: list[str], path: Path) -> list[list[int]]:
         if not values or not all(0 <= v < LIMIT for v in values):
             problems.error("truth_line", f"must hold one or more integer class IDs from 0 to {LIMIT - 1}", path, number)
         elif not any(values):
-            problems.error("truth_line", "holds only 0, which the kit reads as padding: the image has no label", path, number)
+            problems.error(
+                "truth_line", "holds only 0, which the kit reads as padding: the image has no label", path, number
+            )
         labels.append([v for v in values if v])
     if problems.error_count or not labels:
-        raise TruthError(f"truth {path} is not usable", problems.errors or [Issue("truth_empty", "is empty", str(path))])
+        raise TruthError(
+            f"truth {path} is not usable", problems.errors or [Issue("truth_empty", "is empty", str(path))]
+        )
     return labels
 
 
@@ -187,7 +191,11 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
         return None
     errors_before = log.error_count
     if len(lines) != n_images:
-        log.error("line_count", f"has {plural(len(lines), 'line')}; the ground truth has {plural(n_images, 'image')} (one line each, in order)", path)
+        log.error(
+            "line_count",
+            f"has {plural(len(lines), 'line')}; the ground truth has {plural(n_images, 'image')} (one line each, in order)",
+            path,
+        )
     full = _full_lines(lines, group)
     if full is not None:
         return Guesses(full, lines) if log.error_count == errors_before else None
@@ -210,16 +218,27 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
             continue
         labels = values[:, 0]
         if not np.isfinite(values).all() or (labels != np.round(labels)).any():
-            log.error("not_an_integer", f"labels must be integers and numbers finite; got {line.strip()[:80]!r}", path, number)
+            log.error(
+                "not_an_integer", f"labels must be integers and numbers finite; got {line.strip()[:80]!r}", path, number
+            )
             continue
         guesses[number - 1, : len(values)] = values
     if cut:
-        log.warning("extra_guesses", f"{plural(cut, 'line')} had more than 5 guesses; only the first 5 count, as in the kit", path)
+        log.warning(
+            "extra_guesses",
+            f"{plural(cut, 'line')} had more than 5 guesses; only the first 5 count, as in the kit",
+            path,
+        )
     labels = guesses[..., 0]
     outside = np.isfinite(labels) & ((labels < 1) | (labels > N_CLASSES))
     if outside.any():
         first = int(np.flatnonzero(outside.any(axis=1))[0]) + 1
-        log.warning("label_range", f"{plural(int(outside.sum()), 'label')} outside 1..1000 never match (first at line {first})", path, first)
+        log.warning(
+            "label_range",
+            f"{plural(int(outside.sum()), 'label')} outside 1..1000 never match (first at line {first})",
+            path,
+            first,
+        )
     return Guesses(guesses, lines) if log.error_count == errors_before else None
 
 
@@ -234,7 +253,12 @@ def _full_lines(lines: list[str], group: int) -> NDArray[np.float64] | None:
         return None
     values = values.reshape(len(lines), MAX_GUESSES, group)
     labels = values[..., 0]
-    if not np.isfinite(values).all() or (labels != np.round(labels)).any() or (labels < 1).any() or (labels > N_CLASSES).any():
+    if (
+        not np.isfinite(values).all()
+        or (labels != np.round(labels)).any()
+        or (labels < 1).any()
+        or (labels > N_CLASSES).any()
+    ):
         return None  # the line-by-line path names the problem
     return values
 
@@ -295,9 +319,13 @@ def read_val_boxes(source: Path, n_images: int, id_of_wnid: dict[str, int]) -> l
     missing = [i + 1 for i, b in enumerate(boxes) if b is None]
     if len(missing) > broken:
         problems.append(
-            Issue("truth_missing_xml", f"{plural(len(missing) - broken, 'image')} {'has' if len(missing) - broken == 1 else 'have'} no box file, "
-                  f"e.g. ILSVRC2012_val_{missing[0]:08d}.xml", str(source))
-        )  # fmt: skip
+            Issue(
+                "truth_missing_xml",
+                f"{plural(len(missing) - broken, 'image')} {'has' if len(missing) - broken == 1 else 'have'} no box file, "
+                f"e.g. ILSVRC2012_val_{missing[0]:08d}.xml",
+                str(source),
+            )
+        )
     if problems:
         raise TruthError(f"boxes {source} are not usable", problems)
     return boxes  # type: ignore[return-value]
@@ -330,14 +358,22 @@ def _archive_files(path: Path, limit: int) -> Iterator[tuple[str, bytes]]:
     except zlib.error as exc:
         raise TruthError(f"boxes {path} is not a readable .tgz archive ({exc})") from None
     if data is None:
-        raise TruthError(f"boxes {path} inflates to more than {limit >> 20} MiB, far more than box files for this test set take")
+        raise TruthError(
+            f"boxes {path} inflates to more than {limit >> 20} MiB, far more than box files for this test set take"
+        )
     offset, members = 0, []
     while offset + 512 <= len(data):
         header = data[offset : offset + 512]
         if header == bytes(512):
             break
         kind, size_field = header[156:157], header[124:136].strip(b"\0 ")
-        if kind not in (b"0", b"\0", b"5") or header[257:262] != b"ustar" or not size_field.isdigit() or b"8" in size_field or b"9" in size_field:
+        if (
+            kind not in (b"0", b"\0", b"5")
+            or header[257:262] != b"ustar"
+            or not size_field.isdigit()
+            or b"8" in size_field
+            or b"9" in size_field
+        ):
             yield from _tarfile_members(data, path)
             return
         size = int(size_field or b"0", 8)
@@ -346,7 +382,12 @@ def _archive_files(path: Path, limit: int) -> Iterator[tuple[str, bytes]]:
         if offset + 512 + size > len(data):
             raise TruthError(f"boxes {path} is a truncated tar archive (member {name.decode('utf-8', 'replace')!r})")
         if kind != b"5":
-            members.append(((prefix + b"/" + name if prefix else name).decode("utf-8", "replace"), data[offset + 512 : offset + 512 + size]))
+            members.append(
+                (
+                    (prefix + b"/" + name if prefix else name).decode("utf-8", "replace"),
+                    data[offset + 512 : offset + 512 + size],
+                )
+            )
         offset += 512 + (size + 511) // 512 * 512
     if not members and data[:512] != bytes(512):
         raise TruthError(f"boxes {path} is not a .tar/.tgz archive or a folder of XML files")
@@ -403,7 +444,14 @@ def _parse_xml(data: bytes, id_of_wnid: dict[str, int]) -> list[TruthBox]:
         fields = [tag for tag, _ in tags]
         n = data.count(b"<object>")
         if len(tags) == 5 * n and fields == list(_FIELDS) * n:
-            return [_object(tags[k + 0][1].decode("utf-8", "replace").strip(), [t.decode("ascii", "replace") for _, t in tags[k + 1 : k + 5]], id_of_wnid) for k in range(0, len(tags), 5)]
+            return [
+                _object(
+                    tags[k + 0][1].decode("utf-8", "replace").strip(),
+                    [t.decode("ascii", "replace") for _, t in tags[k + 1 : k + 5]],
+                    id_of_wnid,
+                )
+                for k in range(0, len(tags), 5)
+            ]
     return _parse_xml_tree(data, id_of_wnid)
 
 
@@ -412,7 +460,9 @@ def _object(wnid: str, corners: list[str | None], id_of_wnid: dict[str, int]) ->
         raise ValueError(f"names {wnid[:40]!r}, not a WNID of the 1000 classes")
     values = [_corner(c) for c in corners]
     if None in values:
-        raise ValueError(f"has a box corner that is not a number: {[c if c is None else c.strip()[:40] for c in corners]}")
+        raise ValueError(
+            f"has a box corner that is not a number: {[c if c is None else c.strip()[:40] for c in corners]}"
+        )
     if not all(-LIMIT < v < LIMIT for v in values):  # type: ignore[operator]
         raise ValueError(f"has a box corner out of range: {[c.strip()[:40] for c in corners]}")  # type: ignore[union-attr]
     x1, y1, x2, y2 = values
@@ -440,7 +490,11 @@ def _parse_xml_tree(data: bytes, id_of_wnid: dict[str, int]) -> list[TruthBox]:
     if root.tag != "annotation":
         raise ValueError(f"is not a VOC annotation (its root element is <{root.tag[:40]}>, not <annotation>)")
     return [
-        _object((obj.findtext("name") or "").strip(), [obj.findtext(f"bndbox/{k}") for k in ("xmin", "ymin", "xmax", "ymax")], id_of_wnid)
+        _object(
+            (obj.findtext("name") or "").strip(),
+            [obj.findtext(f"bndbox/{k}") for k in ("xmin", "ymin", "xmax", "ymax")],
+            id_of_wnid,
+        )
         for obj in root.iter("object")
     ]
 
@@ -452,12 +506,16 @@ def read_confidences(path: Path, n_boxes: int, n_classes: int, log: IssueLog) ->
         return None
     errors_before = log.error_count
     if len(lines) != n_boxes:
-        log.error("line_count", f"has {plural(len(lines), 'line')}; the truth has {plural(n_boxes, 'box', 'boxes')}", path)
+        log.error(
+            "line_count", f"has {plural(len(lines), 'line')}; the truth has {plural(n_boxes, 'box', 'boxes')}", path
+        )
     scores = np.zeros((len(lines), n_classes))
     for number, line in enumerate(lines, start=1):
         tokens = line.replace(",", " ").split()
         if len(tokens) != n_classes:
-            log.error("columns", f"has {len(tokens)} values; one confidence per class ({n_classes}) is required", path, number)
+            log.error(
+                "columns", f"has {len(tokens)} values; one confidence per class ({n_classes}) is required", path, number
+            )
             continue
         try:
             row = [float(t) for t in tokens]

@@ -23,7 +23,15 @@ from podium.metrics.arrays import native
 
 EXTENSIONS = (".png", ".bmp", ".tif", ".tiff")
 DEFAULT_SUFFIXES = ("_anno", "_seg", "_mask", "_pred", "_label")
-LABEL_MODES = {"L": "8-bit", "P": "palette", "1": "1-bit", "I;16": "16-bit", "I;16B": "16-bit", "I;16L": "16-bit", "I": "32-bit"}
+LABEL_MODES = {
+    "L": "8-bit",
+    "P": "palette",
+    "1": "1-bit",
+    "I;16": "16-bit",
+    "I;16B": "16-bit",
+    "I;16L": "16-bit",
+    "I": "32-bit",
+}
 MAX_BYTES_PER_PIXEL = 16  # generous bound for any of these formats, metadata included
 
 
@@ -62,7 +70,11 @@ def list_label_images(folder: Path, suffixes: tuple[str, ...], truth: bool = Fal
             result.ignored.append(path.name)
         elif stem in result.files:
             result.problems.append(
-                Issue("ambiguous_stem", f"pairs with the same image as {result.files[stem].name} (stem {stem!r})", str(path))
+                Issue(
+                    "ambiguous_stem",
+                    f"pairs with the same image as {result.files[stem].name} (stem {stem!r})",
+                    str(path),
+                )
             )
         else:
             result.files[stem] = path
@@ -106,7 +118,9 @@ def _read_with_pillow(data: bytes, shape: tuple[int, int] | None) -> NDArray[np.
         try:
             labels = np.asarray(image)
         except Exception as exc:
-            raise png.ImageError(f"does not decode ({str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__})") from None
+            raise png.ImageError(
+                f"does not decode ({str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__})"
+            ) from None
     if labels.dtype == bool:
         labels = labels.astype(np.uint8)
     labels = native(labels)  # I;16B decodes big-endian

@@ -148,7 +148,9 @@ def decode(data: bytes, header: PngHeader) -> NDArray[Any]:
         # The values are what is scored, so the transparency is ignored.
         return pixels[..., 0]
     if channels != header.channels:
-        raise ImageError(f"decodes to {channels} channels, not the {header.channels} of the {header.describe()} its header says")
+        raise ImageError(
+            f"decodes to {channels} channels, not the {header.channels} of the {header.describe()} its header says"
+        )
     return pixels
 
 

@@ -78,7 +78,9 @@ def _read_label_layout(root: Path, listing: Listing, problems: list[Issue]) -> T
     return TruthSet(root, "labels", classes, files)
 
 
-CLASS_LIST_LIMITS = TextLimits(max_bytes=8 << 20, max_lines=65_536, max_line=4096, needs="65,535 classes (16-bit labels)")
+CLASS_LIST_LIMITS = TextLimits(
+    max_bytes=8 << 20, max_lines=65_536, max_line=4096, needs="65,535 classes (16-bit labels)"
+)
 
 
 def _read_class_names(path: Path, problems: list[Issue]) -> tuple[str, ...]:
@@ -122,7 +124,9 @@ def _read_mask_layout(root: Path, listing: Listing, problems: list[Issue]) -> Tr
     for name, masks in zip(classes, per_class):
         missing = [s for s in all_stems if s not in masks]
         if missing:
-            problems.append(Issue("truth_missing_mask", f"has no mask for {summarize_names(missing)}", str(root / name)))
+            problems.append(
+                Issue("truth_missing_mask", f"has no mask for {summarize_names(missing)}", str(root / name))
+            )
     files = {s: tuple(m.get(s, root / c / f"{s}.png") for c, m in zip(classes, per_class)) for s in all_stems}
     return TruthSet(root, "masks", classes, files)
 
@@ -171,7 +175,9 @@ def map_submission(root: Path, truth: TruthSet, log: IssueLog) -> dict[tuple[int
             else:
                 extra.append(f"{folder.name}/{path.name}")
     if extra:
-        log.warning("extra_files", f"{plural(len(extra), 'file')} ignored (not test images): {summarize_names(extra)}", root)
+        log.warning(
+            "extra_files", f"{plural(len(extra), 'file')} ignored (not test images): {summarize_names(extra)}", root
+        )
     missing = [f"{c}/{s}.png" for s in truth.files for i, c in enumerate(truth.classes) if (i, s) not in found]
     if missing:
         log.warning(
@@ -190,7 +196,9 @@ def read_labels(path: Path, n_classes: int, ignore: int | None) -> NDArray[np.in
     """A truth label image; values must be 0..n_classes or ``ignore``."""
     data, header = _open(path, bytes_per_pixel=2)
     if not ((header.color_type == 0 and header.bit_depth in (8, 16)) or header.color_type == 3):
-        raise png.ImageError(f"is {header.describe()}; a label image must be 8 or 16-bit grayscale or a palette PNG", path)
+        raise png.ImageError(
+            f"is {header.describe()}; a label image must be 8 or 16-bit grayscale or a palette PNG", path
+        )
     labels = _decode(path, data, header)
     if int(labels.max()) > n_classes:
         values = np.unique(labels[labels > n_classes])
@@ -213,7 +221,9 @@ def read_mask(path: Path) -> NDArray[np.bool_]:
     mask: NDArray[np.bool_] = pixels == MAX_PROBABILITY
     if not np.all(mask | (pixels == 0)):
         values = np.unique(pixels[~mask & (pixels != 0)])
-        raise png.ImageError(f"holds values {summarize_names(map(str, values.tolist()))}; masks hold only 0 and 100", path)
+        raise png.ImageError(
+            f"holds values {summarize_names(map(str, values.tolist()))}; masks hold only 0 and 100", path
+        )
     return mask
 
 

@@ -35,7 +35,9 @@ TRUSTED_MAX_BYTES = 1 << 30  # an organizer's text file: 1 GiB, 40 million face-
 MAX_LINE = 65_536  # characters; below csv's field limit of 131,072
 FIXED_POINT_BLOCK = 1 << 16  # lines per block of the fixed-point reader
 _FIXED_POINT_CHARS = b"0123456789+-. \t\n"  # all a fixed-point table holds
-DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # a plain decimal, as Fraction reads it exactly
+DECIMAL = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+)  # a plain decimal, as Fraction reads it exactly
 
 
 @dataclass(frozen=True)
@@ -122,9 +124,13 @@ class TextSpans(Sequence[str]):
         """The strings ``rows`` end to end, each followed by ``gap`` bytes 0xFF, and where each starts."""
         lengths = self.ends[rows] - self.starts[rows]
         starts = np.cumsum(lengths + gap, dtype=np.int64) - lengths - gap
-        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # each byte's place in its string
+        within = np.arange(int(lengths.sum())) - np.repeat(
+            np.cumsum(lengths) - lengths, lengths
+        )  # each byte's place in its string
         joined = np.full(int(lengths.sum()) + gap * len(lengths), 0xFF, np.uint8)
-        joined[np.repeat(starts, lengths) + within] = np.frombuffer(self.data, np.uint8)[np.repeat(self.starts[rows], lengths) + within]
+        joined[np.repeat(starts, lengths) + within] = np.frombuffer(self.data, np.uint8)[
+            np.repeat(self.starts[rows], lengths) + within
+        ]
         return joined, starts
 
 

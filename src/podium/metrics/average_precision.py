@@ -93,7 +93,9 @@ def ranks_of(x: NDArray[np.float64], items: NDArray[np.int64]) -> NDArray[np.int
     ordered = items[np.argsort(x[items], kind="stable")]
     v = x[ordered]
     after = np.searchsorted(v, x, side="right")  # per element: the items at or below it
-    below = np.cumsum(np.bincount(after, minlength=v.size + 1))[np.searchsorted(v, v, side="left")]  # elements < each item
+    below = np.cumsum(np.bincount(after, minlength=v.size + 1))[
+        np.searchsorted(v, v, side="left")
+    ]  # elements < each item
     nearest = v[np.maximum(after - 1, 0)]  # the largest item value at or below each element
     equal = np.flatnonzero((after > 0) & ((nearest == x) | (np.isnan(nearest) & np.isnan(x))))
     grouped = equal[np.argsort(x[equal], kind="stable")]  # by value, then index: each item among its equals

@@ -73,7 +73,9 @@ class ContingencyTable:
         return cls._count(true.astype(np.int64, copy=False), pred.astype(np.int64, copy=False), None)
 
     @classmethod
-    def _count(cls, true: NDArray[np.int64], pred: NDArray[np.int64], weight: NDArray[np.int64] | None) -> ContingencyTable:
+    def _count(
+        cls, true: NDArray[np.int64], pred: NDArray[np.int64], weight: NDArray[np.int64] | None
+    ) -> ContingencyTable:
         if true.size == 0:
             empty = np.zeros(0, np.int64)
             return cls(empty, empty, empty)

@@ -30,7 +30,12 @@ class Boxes:
         """Boxes from rows ``(photo, xc, yc, w, h, class)``; their decimal text is each float's shortest repr."""
         table = np.asarray(rows, dtype=np.float64).reshape(-1, 6)
         xywh = table[:, 1:5]
-        return cls(table[:, 0].astype(np.int64), xywh, table[:, 5].astype(np.int8), [" ".join(map(repr, row)) for row in xywh.tolist()])
+        return cls(
+            table[:, 0].astype(np.int64),
+            xywh,
+            table[:, 5].astype(np.int8),
+            [" ".join(map(repr, row)) for row in xywh.tolist()],
+        )
 
     def exact(self, k: int) -> tuple[list[int], int]:
         """Box ``k`` as written, exactly: four integers over one denominator, a power of ten when the

@@ -28,7 +28,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from podium.accel.jit import compiled
-from podium.metrics.detection_boxes import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, FloatDecisions, corners, photo_count, photo_groups
+from podium.metrics.detection_boxes import (
+    ERROR_UNITS,
+    UNIT_ROUNDOFF,
+    Boxes,
+    FloatDecisions,
+    corners,
+    photo_count,
+    photo_groups,
+)
 
 SORTED_BY_INSERTION = 16  # a prediction's candidates up to this many are ranked by insertion, more by a merge sort
 
@@ -41,14 +49,20 @@ def float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     p_corners, t_corners = np.stack(corners(pred.xywh)), np.stack(corners(truth.xywh))
     n_candidates = _count_candidates(p_order, p_start, p_corners, t_order, t_start, t_corners)
     truth_of = np.full(len(pred.photo), -1, np.int64)
-    p_c, t_c, iou_c = np.empty(n_candidates, np.int64), np.empty(n_candidates, np.int64), np.empty(n_candidates, np.float64)
+    p_c, t_c, iou_c = (
+        np.empty(n_candidates, np.int64),
+        np.empty(n_candidates, np.int64),
+        np.empty(n_candidates, np.float64),
+    )
     exact, contested = np.zeros(n_photos, np.bool_), np.zeros(n_photos, np.bool_)
     _decide(p_order, p_start, p_corners, t_order, t_start, t_corners, truth_of, p_c, t_c, iou_c, exact, contested)
     return FloatDecisions(truth_of, p_c, t_c, iou_c, np.flatnonzero(exact), np.flatnonzero(contested))
 
 
 @compiled
-def _candidate(a: NDArray[np.float64], i: int, b: NDArray[np.float64], j: int) -> tuple[bool, bool, float, float]:  # pragma: no cover - compiled
+def _candidate(
+    a: NDArray[np.float64], i: int, b: NDArray[np.float64], j: int
+) -> tuple[bool, bool, float, float]:  # pragma: no cover - compiled
     """Whether corner boxes ``a[:, i]`` and ``b[:, j]`` are candidates, whether their IoU is near one
     half, the IoU and the bound on its rounding error, as :func:`~podium.metrics.detection_points.pair_ious`
     and :func:`~podium.metrics.detection_points.numpy_float_decisions` compute them. Precondition, its
@@ -66,8 +80,12 @@ def _candidate(a: NDArray[np.float64], i: int, b: NDArray[np.float64], j: int) -
 
 @compiled
 def _count_candidates(
-    p_order: NDArray[np.int64], p_start: NDArray[np.int64], p_corners: NDArray[np.float64],
-    t_order: NDArray[np.int64], t_start: NDArray[np.int64], t_corners: NDArray[np.float64],
+    p_order: NDArray[np.int64],
+    p_start: NDArray[np.int64],
+    p_corners: NDArray[np.float64],
+    t_order: NDArray[np.int64],
+    t_start: NDArray[np.int64],
+    t_corners: NDArray[np.float64],
 ) -> int:  # pragma: no cover - compiled
     """How many (prediction, truth box) pairs of a photo are candidates, to size the candidate arrays:
     every pair is computed twice, here and in :func:`_decide` (11 of 37 ms on the benchmark's 1.4
@@ -83,7 +101,9 @@ def _count_candidates(
 
 
 @compiled
-def _rank(t_c: NDArray[np.int64], iou_c: NDArray[np.float64], bound_c: NDArray[np.float64], first: int, end: int) -> None:  # pragma: no cover - compiled
+def _rank(
+    t_c: NDArray[np.int64], iou_c: NDArray[np.float64], bound_c: NDArray[np.float64], first: int, end: int
+) -> None:  # pragma: no cover - compiled
     """Order ``first:end`` by IoU descending, keeping the order (earlier truth first) of equal IoUs.
     Checked: the arrays of one size and ``0 <= first <= end <=`` it."""
     if iou_c.size != t_c.size or bound_c.size != t_c.size or first < 0 or end < first or end > t_c.size:
@@ -103,10 +123,18 @@ def _rank(t_c: NDArray[np.int64], iou_c: NDArray[np.float64], bound_c: NDArray[n
 
 @compiled
 def _decide(
-    p_order: NDArray[np.int64], p_start: NDArray[np.int64], p_corners: NDArray[np.float64],
-    t_order: NDArray[np.int64], t_start: NDArray[np.int64], t_corners: NDArray[np.float64],
-    truth_of: NDArray[np.int64], p_c: NDArray[np.int64], t_c: NDArray[np.int64], iou_c: NDArray[np.float64],
-    exact: NDArray[np.bool_], contested: NDArray[np.bool_],
+    p_order: NDArray[np.int64],
+    p_start: NDArray[np.int64],
+    p_corners: NDArray[np.float64],
+    t_order: NDArray[np.int64],
+    t_start: NDArray[np.int64],
+    t_corners: NDArray[np.float64],
+    truth_of: NDArray[np.int64],
+    p_c: NDArray[np.int64],
+    t_c: NDArray[np.int64],
+    iou_c: NDArray[np.float64],
+    exact: NDArray[np.bool_],
+    contested: NDArray[np.bool_],
 ) -> None:  # pragma: no cover - compiled
     """Fill the candidates in order (photo, prediction, rank), flag the photos, and match the photos
     floats decide (see the module docstring).
@@ -116,7 +144,13 @@ def _decide(
     _check_groups(p_order, p_start, p_corners, t_start.size)
     _check_groups(t_order, t_start, t_corners, p_start.size)
     n_photos = p_start.size - 1
-    if exact.size != n_photos or contested.size != n_photos or truth_of.size != p_corners.shape[1] or t_c.size != p_c.size or iou_c.size != p_c.size:
+    if (
+        exact.size != n_photos
+        or contested.size != n_photos
+        or truth_of.size != p_corners.shape[1]
+        or t_c.size != p_c.size
+        or iou_c.size != p_c.size
+    ):
         raise ValueError("_decide: the output arrays disagree in size")
     bound_c = np.empty(p_c.size, np.float64)
     uses = np.zeros(t_order.size, np.int64)  # per truth box: of how many predictions it is a candidate
@@ -148,11 +182,19 @@ def _decide(
 
 
 @compiled
-def _check_groups(order: NDArray[np.int64], start: NDArray[np.int64], corners_: NDArray[np.float64], other_starts: int) -> None:  # pragma: no cover - compiled
+def _check_groups(
+    order: NDArray[np.int64], start: NDArray[np.int64], corners_: NDArray[np.float64], other_starts: int
+) -> None:  # pragma: no cover - compiled
     """``ValueError`` unless ``corners_`` has 4 rows, ``start`` is as long as the other side's
     (one entry per photo, and one more) and rises from 0 to ``order.size``, and ``order`` names
     columns of ``corners_`` (:func:`~podium.metrics.detection_boxes.photo_groups` builds them so)."""
-    if corners_.shape[0] != 4 or start.size < 1 or start.size != other_starts or start[0] != 0 or start[start.size - 1] != order.size:
+    if (
+        corners_.shape[0] != 4
+        or start.size < 1
+        or start.size != other_starts
+        or start[0] != 0
+        or start[start.size - 1] != order.size
+    ):
         raise ValueError("_check_groups: the photos' groups and the boxes disagree")
     for photo in range(start.size - 1):
         if start[photo + 1] < start[photo]:

@@ -34,7 +34,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from podium.accel.jit import kernels_loaded
-from podium.metrics.detection_boxes import ERROR_UNITS, UNIT_ROUNDOFF, Boxes, Corners, FloatDecisions, corners, photo_count, photo_groups
+from podium.metrics.detection_boxes import (
+    ERROR_UNITS,
+    UNIT_ROUNDOFF,
+    Boxes,
+    Corners,
+    FloatDecisions,
+    corners,
+    photo_count,
+    photo_groups,
+)
 from podium.metrics.state import Statistics, summed
 
 COLD_PAIRS = 4_000_000  # pairs of boxes from which a process without Numba loads it to match (see _compiled_pays)
@@ -122,7 +131,9 @@ def points_score(points: ArrayLike, max_points: ArrayLike, predictions: ArrayLik
     points, max_points, predictions = (np.asarray(a, dtype=np.float64) for a in (points, max_points, predictions))
     has_truth = max_points > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(has_truth, np.maximum(points, 0) / np.where(has_truth, max_points, 1), (predictions == 0).astype(np.float64))
+        return np.where(
+            has_truth, np.maximum(points, 0) / np.where(has_truth, max_points, 1), (predictions == 0).astype(np.float64)
+        )
 
 
 def _gathered(columns: Corners, index: NDArray[np.int64]) -> Corners:
@@ -210,7 +221,10 @@ def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
     truth_of, p_c, t_c = decided.truth_of, decided.p_c, decided.t_c
     photo_c = pred.photo[p_c]
     exact_known: dict[tuple[str, str], Fraction] = {}  # exact IoUs by the two boxes' texts
-    starts, ends = np.searchsorted(photo_c, decided.exact_photos, side="left"), np.searchsorted(photo_c, decided.exact_photos, side="right")
+    starts, ends = (
+        np.searchsorted(photo_c, decided.exact_photos, side="left"),
+        np.searchsorted(photo_c, decided.exact_photos, side="right"),
+    )
     for start, end in zip(starts.tolist(), ends.tolist()):
         _exact_greedy(pred, truth, p_c[start:end], t_c[start:end], truth_of, exact_known)
     return Matching(truth_of, int(decided.exact_photos.size), decided.contested, (p_c, t_c, decided.iou_c))
@@ -239,10 +253,23 @@ def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     iou, bound = pair_ious(_gathered(corners(pred.xywh), p_idx), _gathered(corners(truth.xywh), t_idx))
     near = np.abs(iou - 0.5) <= bound
     candidate = (iou > 0.5 + bound) | near
-    p_c, t_c, iou_c, near_c, bound_c = p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate], bound[candidate]
+    p_c, t_c, iou_c, near_c, bound_c = (
+        p_idx[candidate],
+        t_idx[candidate],
+        iou[candidate],
+        near[candidate],
+        bound[candidate],
+    )
     photo_c = pred.photo[p_c]
     order = np.lexsort((t_c, -iou_c, p_c, photo_c))  # by photo, prediction, IoU descending, earlier truth
-    p_c, t_c, iou_c, near_c, bound_c, photo_c = p_c[order], t_c[order], iou_c[order], near_c[order], bound_c[order], photo_c[order]
+    p_c, t_c, iou_c, near_c, bound_c, photo_c = (
+        p_c[order],
+        t_c[order],
+        iou_c[order],
+        near_c[order],
+        bound_c[order],
+        photo_c[order],
+    )
 
     first = np.ones(len(p_c), dtype=bool)
     first[1:] = p_c[1:] != p_c[:-1]
@@ -256,12 +283,16 @@ def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     plain = first & ~np.isin(photo_c, contested) & ~np.isin(photo_c, exact_photos)
     truth_of[p_c[plain]] = t_c[plain]
     looped = np.setdiff1d(contested, exact_photos)
-    for start, end in zip(np.searchsorted(photo_c, looped, side="left").tolist(), np.searchsorted(photo_c, looped, side="right").tolist()):
+    for start, end in zip(
+        np.searchsorted(photo_c, looped, side="left").tolist(), np.searchsorted(photo_c, looped, side="right").tolist()
+    ):
         _greedy(p_c[start:end].tolist(), t_c[start:end].tolist(), truth_of)
     return FloatDecisions(truth_of, p_c, t_c, iou_c, exact_photos, contested)
 
 
-def _same_photo_pairs(pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _same_photo_pairs(
+    pred_photo: NDArray[np.int64], truth_photo: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Every (prediction, truth box) pair of the same photo."""
     t_order, t_start = photo_groups(truth_photo, photo_count(pred_photo, truth_photo))
     per_pred = np.diff(t_start)[pred_photo]
@@ -283,7 +314,12 @@ def _greedy(preds: list[int], truths: list[int], truth_of: NDArray[np.int64]) ->
 
 
 def _exact_greedy(
-    pred: Boxes, truth: Boxes, preds: NDArray[np.int64], truths: NDArray[np.int64], truth_of: NDArray[np.int64], known: dict[tuple[str, str], Fraction]
+    pred: Boxes,
+    truth: Boxes,
+    preds: NDArray[np.int64],
+    truths: NDArray[np.int64],
+    truth_of: NDArray[np.int64],
+    known: dict[tuple[str, str], Fraction],
 ) -> None:
     """The rules' loop for one photo with exact IoUs: candidates re-decided, ties to the earlier truth.
 

@@ -42,7 +42,9 @@ def class_sums(
     if prediction.shape != truth.shape or (roi is not None and roi.shape != truth.shape):
         raise ValueError(f"truth {truth.shape}, prediction {prediction.shape} and roi must have one shape")
     inside = NO_ROI if roi is None else np.ascontiguousarray(roi).view(np.uint8).reshape(-1)
-    n, total_in, total_roi = _sums(np.ascontiguousarray(truth).reshape(-1), value, np.ascontiguousarray(prediction).reshape(-1), inside)
+    n, total_in, total_roi = _sums(
+        np.ascontiguousarray(truth).reshape(-1), value, np.ascontiguousarray(prediction).reshape(-1), inside
+    )
     return int(n), int(total_in), int(total_roi)
 
 

@@ -44,7 +44,9 @@ class ErrorCounts(Statistics):
 
     images: int = summed()
     misses: dict[int, tuple[int, ...]] = keyed()  # n labels -> misses at K=1..5
-    per_image: NDArray[np.float64] = concatenated(default_factory=lambda: np.zeros((0, K)), compare=False)  # (images, K) errors
+    per_image: NDArray[np.float64] = concatenated(
+        default_factory=lambda: np.zeros((0, K)), compare=False
+    )  # (images, K) errors
 
     @classmethod
     def of(cls, found: NDArray[np.bool_], valid: NDArray[np.bool_]) -> ErrorCounts:
@@ -83,7 +85,10 @@ def classification_errors(truth: NDArray[np.int64], guesses: NDArray[np.float64]
 
 
 def localization_errors(
-    truth: NDArray[np.int64], guesses: NDArray[np.float64], boxes: list[list[TruthBox]], exact_corners: ExactCorners | None = None
+    truth: NDArray[np.int64],
+    guesses: NDArray[np.float64],
+    boxes: list[list[TruthBox]],
+    exact_corners: ExactCorners | None = None,
 ) -> ErrorCounts:
     """Like :func:`classification_errors`; a guess must also localize (IoU >= 0.5, +1 convention).
 
@@ -97,7 +102,10 @@ def localization_errors(
 
 
 def localized(
-    labels: NDArray[np.int64], corners: NDArray[np.float64], boxes: list[list[TruthBox]], exact_corners: ExactCorners | None = None
+    labels: NDArray[np.int64],
+    corners: NDArray[np.float64],
+    boxes: list[list[TruthBox]],
+    exact_corners: ExactCorners | None = None,
 ) -> NDArray[np.bool_]:
     """``right[i, j]``: guess j of image i overlaps a truth box of its own class with IoU >= 0.5.
 
@@ -123,14 +131,20 @@ def localized(
     iw = np.minimum(g[:, 2], b[:, 2]) - np.maximum(g[:, 0], b[:, 0]) + 1
     ih = np.minimum(g[:, 3], b[:, 3]) - np.maximum(g[:, 1], b[:, 1]) + 1
     inter = iw * ih
-    union = (g[:, 2] - g[:, 0] + 1) * (g[:, 3] - g[:, 1] + 1) + (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1) - inter
+    union = (
+        (g[:, 2] - g[:, 0] + 1) * (g[:, 3] - g[:, 1] + 1) + (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1) - inter
+    )
     margin = 2 * inter - union
     ok = (iw > 0) & (ih > 0) & (margin >= 0)
     # Proven bounds (M = 1 + the largest |corner| of the pair): each side is off by at most 5uM,
     # 2·iw·ih - union by at most 250uM²; both are doubled. Integer corners below 2**26 give exact floats.
     scale = 1 + np.maximum(np.abs(g).max(axis=1), np.abs(b).max(axis=1))
     side_bound = 10 * UNIT_ROUNDOFF * scale
-    unsure = (np.abs(iw) <= side_bound) | (np.abs(ih) <= side_bound) | (np.abs(margin) <= 512 * UNIT_ROUNDOFF * scale * scale)
+    unsure = (
+        (np.abs(iw) <= side_bound)
+        | (np.abs(ih) <= side_bound)
+        | (np.abs(margin) <= 512 * UNIT_ROUNDOFF * scale * scale)
+    )
     unsure &= np.isfinite(g).all(axis=1)
     for k in np.flatnonzero(unsure).tolist():
         image, guess = divmod(int(guess_idx[k]), n_guess)
@@ -157,7 +171,9 @@ def _truth_matrix(y_true: Sequence[int] | Sequence[Sequence[int]]) -> NDArray[np
     """Truth labels as an (images, labels) matrix padded with -1; a label below 1 or an image without one is refused."""
     rows = [[label] if isinstance(label, (int, np.integer)) else list(label) for label in y_true]
     if any(not r for r in rows):
-        raise ValueError(f"y_true[{next(i for i, r in enumerate(rows) if not r)}] has no label: every image has at least one")
+        raise ValueError(
+            f"y_true[{next(i for i, r in enumerate(rows) if not r)}] has no label: every image has at least one"
+        )
     _labels_from_1("y_true", [label for r in rows for label in r])
     width = max((len(r) for r in rows), default=1)
     return np.array([r + [-1] * (width - len(r)) for r in rows], dtype=np.int64).reshape(len(rows), width)
@@ -168,7 +184,9 @@ def _labels_from_1(name: str, labels: ArrayLike) -> None:
     values = np.asarray(labels, dtype=np.float64)
     low = values[~np.isnan(values)].min(initial=1)
     if low < 1:
-        raise ValueError(f"{name} holds label {low:g}: labels are ILSVRC2012_IDs, 1 to 1000 (0-based labels, as torchvision's, need + 1)")
+        raise ValueError(
+            f"{name} holds label {low:g}: labels are ILSVRC2012_IDs, 1 to 1000 (0-based labels, as torchvision's, need + 1)"
+        )
 
 
 def _guesses(guesses: ArrayLike, group: int) -> NDArray[np.float64]:
@@ -223,5 +241,7 @@ def localization_error(
     truth, guessed = _truth_matrix(y_true), _guesses(guesses, 5)
     _labels_from_1("guesses", guessed[:, :, 0])
     if not len(truth) == len(guessed) == len(boxes):
-        raise ValueError(f"y_true, guesses and boxes must have one length (images), not {len(truth)}, {len(guessed)}, {len(boxes)}")
+        raise ValueError(
+            f"y_true, guesses and boxes must have one length (images), not {len(truth)}, {len(guessed)}, {len(boxes)}"
+        )
     return localization_errors(truth, guessed, boxes).error(k)

@@ -33,7 +33,9 @@ SPREAD_VISITS = 256  # points :func:`_farthest_squared` visits spread out before
 
 
 @compiled
-def renumber(labels: NDArray[np.integer], table_size: int) -> tuple[NDArray[np.int32], int]:  # pragma: no cover - compiled
+def renumber(
+    labels: NDArray[np.integer], table_size: int
+) -> tuple[NDArray[np.int32], int]:  # pragma: no cover - compiled
     """Labels renumbered 1..n in label order, 0 kept for background; ``table_size`` > every label.
     Labels that are already 0..n (or 1..n) are only widened. Checked: ``table_size >= 1`` and
     every label in ``0..table_size - 1`` (one vectorized pass).
@@ -107,7 +109,15 @@ _RUN_START = 4  # a mark of :func:`object_shapes`: the pixel starts a run of one
 @compiled
 def object_shapes(
     codes: NDArray[np.int32], n: int
-) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
+) -> tuple[
+    NDArray[np.uint8],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+    NDArray[np.int64],
+]:  # pragma: no cover - compiled
     """One raster pass: the flag image (bits ``ON_EDGE4``, ``ON_EDGE8`` on object pixels), and per
     code 0..n the number of pixels, of 4-boundary and of 8-boundary pixels; per object
     1..n (row code - 1) its octagon ``[max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x]``;
@@ -132,7 +142,11 @@ def object_shapes(
     on4 = np.zeros(n + 1, np.int64)
     on8 = np.zeros(n + 1, np.int64)
     octagon = np.empty((n, 8), np.int64)
-    edge_y, edge_x, row_x = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(width, np.int64)  # all of them; one row's
+    edge_y, edge_x, row_x = (
+        np.empty(64, np.int64),
+        np.empty(64, np.int64),
+        np.empty(width, np.int64),
+    )  # all of them; one row's
     marks, positions = _row_marks(width)
     same_column = np.zeros(width, np.uint8)  # the pixels above and below have the pixel's code
     size = 0
@@ -149,7 +163,9 @@ def object_shapes(
             same_left = row[j - 1] == row[j]
             inner4 = same_left & (row[j + 1] == row[j]) & (same_column[j] == 1)
             inner8 = inner4 & (same_column[j - 1] == 1) & (same_column[j + 1] == 1)
-            marks[j] = ((1 - inner4) * ON_EDGE4 + (1 - inner8) * ON_EDGE8) * (row[j] != 0) + (1 - same_left) * _RUN_START
+            marks[j] = ((1 - inner4) * ON_EDGE4 + (1 - inner8) * ON_EDGE8) * (row[j] != 0) + (
+                1 - same_left
+            ) * _RUN_START
         if width > 1:
             marks[width - 1] = both * (row[width - 1] != 0) + (row[width - 2] != row[width - 1]) * _RUN_START
         marks[width] = _RUN_START  # the sentinel: the end of the row's last run
@@ -212,18 +228,29 @@ def group_edges(
     is an object's, and that object's rows are not yet full."""
     n = start8.size - 1
     if (
-        n < 0 or start4.size != n + 1 or flags.shape != codes.shape or edge_x.size != edge_y.size or edge_y.size != start8[n]
-        or y8.size != start8[n] or x8.size != start8[n] or y4.size != start4[n] or x4.size != start4[n]
-    ):  # fmt: skip
+        n < 0
+        or start4.size != n + 1
+        or flags.shape != codes.shape
+        or edge_x.size != edge_y.size
+        or edge_y.size != start8[n]
+        or y8.size != start8[n]
+        or x8.size != start8[n]
+        or y4.size != start4[n]
+        or x4.size != start4[n]
+    ):
         raise ValueError("group_edges: the sizes of the boundary arrays disagree")
-    if edge_y.size and (edge_y.min() < 0 or edge_y.max() >= codes.shape[0] or edge_x.min() < 0 or edge_x.max() >= codes.shape[1]):
+    if edge_y.size and (
+        edge_y.min() < 0 or edge_y.max() >= codes.shape[0] or edge_x.min() < 0 or edge_x.max() >= codes.shape[1]
+    ):
         raise ValueError("group_edges: a boundary pixel is outside the image")
     at4, at8 = start4[:n].copy(), start8[:n].copy()
     for e in range(edge_y.size):
         i, j = edge_y[e], edge_x[e]
         c = codes[i, j] - 1
         if c < 0 or c >= n or at8[c] >= start8[c + 1] or (flags[i, j] & ON_EDGE4 and at4[c] >= start4[c + 1]):
-            raise ValueError("group_edges: a boundary pixel's code is not an object's, or its object has more than counted")
+            raise ValueError(
+                "group_edges: a boundary pixel's code is not an object's, or its object has more than counted"
+            )
         y8[at8[c]], x8[at8[c]] = i, j
         at8[c] += 1
         if flags[i, j] & ON_EDGE4:
@@ -280,17 +307,29 @@ def directed_squared(
     n_own, n_other = own_start8.size - 1, other_start4.size - 1
     height, width = own_codes.shape
     if (
-        own_flags.shape != own_codes.shape or other_codes.shape != own_codes.shape or a_codes.size != b_codes.size
-        or n_own < 0 or n_other < 0 or own_extremes.shape[0] < n_own or own_extremes.shape[1] != 4
-        or other_octagon.shape[0] < n_other or other_octagon.shape[1] != 8
-        or own_y8.size != own_start8[n_own] or own_x8.size != own_y8.size or other_y4.size != other_start4[n_other] or other_x4.size != other_y4.size
-    ):  # fmt: skip
+        own_flags.shape != own_codes.shape
+        or other_codes.shape != own_codes.shape
+        or a_codes.size != b_codes.size
+        or n_own < 0
+        or n_other < 0
+        or own_extremes.shape[0] < n_own
+        or own_extremes.shape[1] != 4
+        or other_octagon.shape[0] < n_other
+        or other_octagon.shape[1] != 8
+        or own_y8.size != own_start8[n_own]
+        or own_x8.size != own_y8.size
+        or other_y4.size != other_start4[n_other]
+        or other_x4.size != other_y4.size
+    ):
         raise ValueError("directed_squared: the shapes and sizes of the two sides disagree")
     if a_codes.size and (a_codes.min() < 1 or a_codes.max() > n_own or b_codes.min() < 1 or b_codes.max() > n_other):
         raise ValueError("directed_squared: a code is not an object of its side")
     if n_own and (
-        own_extremes[:n_own, 0].min() < 0 or own_extremes[:n_own, 1].max() >= height or own_extremes[:n_own, 2].min() < 0 or own_extremes[:n_own, 3].max() >= width
-    ):  # fmt: skip
+        own_extremes[:n_own, 0].min() < 0
+        or own_extremes[:n_own, 1].max() >= height
+        or own_extremes[:n_own, 2].min() < 0
+        or own_extremes[:n_own, 3].max() >= width
+    ):
         raise ValueError("directed_squared: an object's box is outside the image")
     if own_y8.size and (own_y8.min() < 0 or own_y8.max() >= height or own_x8.min() < 0 or own_x8.max() >= width):
         raise ValueError("directed_squared: a boundary pixel is outside the image")
@@ -301,8 +340,16 @@ def directed_squared(
     marks, positions = _row_marks(own_codes.shape[1])
     for k in range(a_codes.size):
         a, b = a_codes[k], b_codes[k]
-        ea, o = own_extremes[a - 1], other_octagon[b - 1]  # o: max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x
-        top, bottom, left, right = max(ea[0], o[1] + 1), min(ea[1], o[0] - 1), max(ea[2], o[3] + 1), min(ea[3], o[2] - 1)
+        ea, o = (
+            own_extremes[a - 1],
+            other_octagon[b - 1],
+        )  # o: max y, min y, max x, min x, max y+x, min y+x, max y-x, min y-x
+        top, bottom, left, right = (
+            max(ea[0], o[1] + 1),
+            min(ea[1], o[0] - 1),
+            max(ea[2], o[3] + 1),
+            min(ea[3], o[2] - 1),
+        )
         first8, last8 = own_start8[a - 1], own_start8[a]
         capacity = (last8 - first8) + max(0, bottom - top + 1) * max(0, right - left + 1)
         if capacity > buffer_y.size:
@@ -320,14 +367,22 @@ def directed_squared(
             if high < low:
                 continue
             work += high - low + 1
-            codes_a, flags_a, codes_b = own_codes[py, low : high + 1], own_flags[py, low : high + 1], other_codes[py, low : high + 1]
+            codes_a, flags_a, codes_b = (
+                own_codes[py, low : high + 1],
+                own_flags[py, low : high + 1],
+                other_codes[py, low : high + 1],
+            )
             for t in range(high - low + 1):  # without branches, on row slices: vectorized
-                marks[t] = (codes_a[t] == a) & (flags_a[t] == 0) & (codes_b[t] != b)  # inside A, off its 8-boundary, outside B
+                marks[t] = (
+                    (codes_a[t] == a) & (flags_a[t] == 0) & (codes_b[t] != b)
+                )  # inside A, off its 8-boundary, outside B
             for p in range(_marked(marks, high - low + 1, positions)):
                 buffer_y[m], buffer_x[m] = py, low + positions[p]
                 m += 1
         b_first, b_last = other_start4[b - 1], other_start4[b]
-        out[k], scanned = _farthest_squared(buffer_y[:m], buffer_x[:m], other_y4[b_first:b_last], other_x4[b_first:b_last])
+        out[k], scanned = _farthest_squared(
+            buffer_y[:m], buffer_x[:m], other_y4[b_first:b_last], other_x4[b_first:b_last]
+        )
         work += scanned
         if work > work_left:
             break
@@ -335,7 +390,9 @@ def directed_squared(
 
 
 @compiled
-def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np.signedinteger], bx: NDArray[np.signedinteger]) -> tuple[int, int]:  # pragma: no cover - compiled
+def _farthest_squared(
+    y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np.signedinteger], bx: NDArray[np.signedinteger]
+) -> tuple[int, int]:  # pragma: no cover - compiled
     """``max over points p of min over boundary pixels q |p - q|²`` (0 without points), and the
     distances evaluated. ``by, bx``: B's 4-boundary in raster order, so ``by`` is sorted.
 
@@ -385,7 +442,11 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
             work += 1
             if dy * dy + dx * dx <= farthest:
                 continue
-            low, down, high = _at_row(by, first, top, py - reach), _at_row(by, first, top, py), _at_row(by, first, top, py + reach + 1)
+            low, down, high = (
+                _at_row(by, first, top, py - reach),
+                _at_row(by, first, top, py),
+                _at_row(by, first, top, py + reach + 1),
+            )
             up = down - 1
             within = False
             while not within and (up >= low or down < high):
@@ -416,7 +477,9 @@ def _farthest_squared(y: NDArray[np.int64], x: NDArray[np.int64], by: NDArray[np
 
 
 @compiled
-def _at_row(by: NDArray[np.signedinteger], first: NDArray[np.int64], top: int, row: int) -> int:  # pragma: no cover - compiled
+def _at_row(
+    by: NDArray[np.signedinteger], first: NDArray[np.int64], top: int, row: int
+) -> int:  # pragma: no cover - compiled
     """The index of the first of the row-sorted ``by`` in ``row`` or below: from the table ``first``
     (rows from ``top``) when there is one, else by binary search. Any ``row``: the table is read clamped."""
     if first.size:
@@ -425,7 +488,9 @@ def _at_row(by: NDArray[np.signedinteger], first: NDArray[np.int64], top: int, r
 
 
 @compiled
-def overlaps(s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g_n: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
+def overlaps(
+    s_codes: NDArray[np.int32], g_codes: NDArray[np.int32], s_n: int, g_n: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:  # pragma: no cover - compiled
     """Pairs (S code, G code) of objects that share pixels, in increasing order, and how many they share.
 
     One raster pass over both images lists runs of pixels with the same pair (few: a pair

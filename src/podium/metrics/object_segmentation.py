@@ -50,7 +50,9 @@ from podium.metrics.state import Statistics, concatenated, summed
 
 WORK_PER_PIXEL = 200  # the work budget of one image pair, in units (pixels visited, distances evaluated) per pixel ...
 WORK_BASE = 100_000_000  # ... plus this: spent within about 1 s here for a GlaS image, 4 s for 4 megapixels
-PAIR_MEMORY = 800 << 20  # bytes the arrays of one image pair may take: with the process's own (about 150 MB), under 1 GB
+PAIR_MEMORY = (
+    800 << 20
+)  # bytes the arrays of one image pair may take: with the process's own (about 150 MB), under 1 GB
 BYTES_PER_PIXEL = 14  # what scoring holds per pixel whatever the labels (codes, flags, both images)
 BYTES_PER_CHANGE = 26  # and per pair of neighbouring pixels with different labels (boundaries, runs, overlaps)
 
@@ -87,7 +89,17 @@ class SideTerms(Statistics):
         return math.fsum(a * v for a, v in zip(self.area, values, strict=True))
 
 
-UNIT_COLUMNS = ("tp", "fp", "fn", "segmented_area", "segmented_area_dice", "segmented_area_hausdorff", "truth_area", "truth_area_dice", "truth_area_hausdorff")
+UNIT_COLUMNS = (
+    "tp",
+    "fp",
+    "fn",
+    "segmented_area",
+    "segmented_area_dice",
+    "segmented_area_hausdorff",
+    "truth_area",
+    "truth_area_dice",
+    "truth_area_hausdorff",
+)
 
 
 @dataclass(frozen=True)
@@ -151,10 +163,20 @@ def scores_of_sums(sums: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
     objects = tp + fp + fn
     with np.errstate(invalid="ignore", divide="ignore"):
         f1 = np.where(objects > 0, 2 * tp / np.where(objects > 0, 2 * tp + fp + fn, 1), 1.0)
-    return {"f1": f1, "object_dice": _mean_of_sides(s_area, s_dice, g_area, g_dice, 1.0), "object_hausdorff": _mean_of_sides(s_area, s_hd, g_area, g_hd, 0.0)}
+    return {
+        "f1": f1,
+        "object_dice": _mean_of_sides(s_area, s_dice, g_area, g_dice, 1.0),
+        "object_hausdorff": _mean_of_sides(s_area, s_hd, g_area, g_hd, 0.0),
+    }
 
 
-def _mean_of_sides(s_area: NDArray[np.float64], s_sum: NDArray[np.float64], g_area: NDArray[np.float64], g_sum: NDArray[np.float64], neither: float) -> NDArray[np.float64]:
+def _mean_of_sides(
+    s_area: NDArray[np.float64],
+    s_sum: NDArray[np.float64],
+    g_area: NDArray[np.float64],
+    g_sum: NDArray[np.float64],
+    neither: float,
+) -> NDArray[np.float64]:
     """The mean of the sides' area-weighted means, over the sides that have objects; ``neither`` if none has."""
     with np.errstate(invalid="ignore", divide="ignore"):
         s = np.where(s_area > 0, s_sum / np.where(s_area > 0, s_area, 1), 0.0)
@@ -306,10 +328,17 @@ def image_stats(
     matched_s, matched_g = np.flatnonzero(partner_of_s) + 1, np.flatnonzero(partner_of_g) + 1
     tp = int(np.count_nonzero(2 * shared_s[matched_s - 1] > g.area[partner_of_s[matched_s - 1]]))
     overlaps = (pair_s * (g.n + 1) + pair_g, count)
-    s_codes, g_codes = np.concatenate([matched_s, partner_of_g[matched_g - 1]]), np.concatenate([partner_of_s[matched_s - 1], matched_g])
-    matched_hausdorff = _matched_hausdorff(s, g, s_codes, g_codes, overlaps, budget)  # the S side's pairs, then the G side's
+    s_codes, g_codes = (
+        np.concatenate([matched_s, partner_of_g[matched_g - 1]]),
+        np.concatenate([partner_of_s[matched_s - 1], matched_g]),
+    )
+    matched_hausdorff = _matched_hausdorff(
+        s, g, s_codes, g_codes, overlaps, budget
+    )  # the S side's pairs, then the G side's
 
-    def terms(own: _Side, other: _Side, partner: NDArray[np.int64], shared: NDArray[np.int64], own_is_s: bool) -> SideTerms:
+    def terms(
+        own: _Side, other: _Side, partner: NDArray[np.int64], shared: NDArray[np.int64], own_is_s: bool
+    ) -> SideTerms:
         areas = own.area[1:]
         dice = np.zeros(own.n)
         haus = np.full(own.n, float(empty_hausdorff))
@@ -321,18 +350,27 @@ def image_stats(
             haus[alone] = _nearest_hausdorff(own, other, alone + 1, own_is_s, budget)
         return SideTerms(tuple(areas.tolist()), tuple(dice.tolist()), tuple(haus.tolist()))
 
-    return ObjectStats(tp, s.n - tp, g.n - tp, terms(s, g, partner_of_s, shared_s, True), terms(g, s, partner_of_g, shared_g, False))
+    return ObjectStats(
+        tp, s.n - tp, g.n - tp, terms(s, g, partner_of_s, shared_s, True), terms(g, s, partner_of_g, shared_g, False)
+    )
 
 
 def _matched_hausdorff(
-    s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], overlaps: tuple[NDArray[np.int64], NDArray[np.int64]], budget: _Budget
+    s: _Side,
+    g: _Side,
+    s_codes: NDArray[np.int64],
+    g_codes: NDArray[np.int64],
+    overlaps: tuple[NDArray[np.int64], NDArray[np.int64]],
+    budget: _Budget,
 ) -> NDArray[np.float64]:
     """Hausdorff distance of each pair (S code, G code); a pair listed twice (mutual partners, the
     usual case) is measured once. ``overlaps``: the sorted keys ``s * (g.n + 1) + g`` of the
     overlapping pairs, and their common pixels."""
     keys, first, back = np.unique(s_codes * (g.n + 1) + g_codes, return_index=True, return_inverse=True)
     overlap = overlaps[1][np.searchsorted(overlaps[0], keys)]
-    distances: NDArray[np.float64] = _hausdorff_pairs(s, g, s_codes[first], g_codes[first], overlap, budget)[back.ravel()]
+    distances: NDArray[np.float64] = _hausdorff_pairs(s, g, s_codes[first], g_codes[first], overlap, budget)[
+        back.ravel()
+    ]
     return distances
 
 
@@ -364,7 +402,9 @@ def _changes(labels: NDArray[np.integer], rows: int = 512) -> int:
     total = 0
     for top in range(0, labels.shape[0], rows):
         block = labels[top : top + rows + 1]  # one more row: the vertical pairs across blocks
-        total += int(np.count_nonzero(block[: rows, 1:] != block[: rows, :-1])) + int(np.count_nonzero(block[1:] != block[:-1]))
+        total += int(np.count_nonzero(block[:rows, 1:] != block[:rows, :-1])) + int(
+            np.count_nonzero(block[1:] != block[:-1])
+        )
     return total
 
 
@@ -373,7 +413,9 @@ def _overlaps(s: _Side, g: _Side) -> tuple[NDArray[np.int64], NDArray[np.int64],
     return label_scan.overlaps(s.codes, g.codes, s.n, g.n)
 
 
-def _partners(own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _partners(
+    own: NDArray[np.int64], other: NDArray[np.int64], count: NDArray[np.int64], n: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """For codes 1..n (at index code - 1): the overlapping object with the largest count, the smaller
     code on ties (0 = none), and that count."""
     order = np.lexsort((other, -count, own))  # by own, then count descending, then other ascending
@@ -396,20 +438,36 @@ _HULL_WORTH = 32  # boundary pixels from which the convex hull is worth computin
 _SCAN_COST = 40  # distances a candidate evaluates before its scan of B breaks off (measured: 34 and 38 on average)
 
 
-def _point_cost(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], inter_area: NDArray[np.int64], overlap: NDArray[np.int64]) -> NDArray[np.int64]:
+def _point_cost(
+    own: _Side,
+    other: _Side,
+    a_codes: NDArray[np.int64],
+    b_codes: NDArray[np.int64],
+    inter_area: NDArray[np.int64],
+    overlap: NDArray[np.int64],
+) -> NDArray[np.int64]:
     """The expected work of ``h(A→B)`` from points: the pixels visited (A's 8-boundary, and at most the
     overlap of the boxes within B's octagon), then for each candidate (A's 8-boundary, and at most A's
     pixels outside B within B's octagon) a scan of B's boundary, broken off early (:func:`_directed_squared`)."""
     edge = np.diff(own.edge_pixels.start)[a_codes - 1]
     gathered = edge + np.minimum(inter_area, other.octagon_area[b_codes - 1])
-    inner = np.minimum(own.area[a_codes] - overlap, other.octagon_area[b_codes - 1] - other.area[b_codes])  # outside B, inside its octagon
+    inner = np.minimum(
+        own.area[a_codes] - overlap, other.octagon_area[b_codes - 1] - other.area[b_codes]
+    )  # outside B, inside its octagon
     candidates = np.minimum(gathered, edge + np.maximum(inner, 0))
     boundary = np.diff(other.boundary.start)[b_codes - 1]
     cost: NDArray[np.int64] = gathered + candidates * np.minimum(boundary, _SCAN_COST)
     return cost
 
 
-def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: NDArray[np.int64], overlap: NDArray[np.int64], budget: _Budget) -> NDArray[np.float64]:
+def _hausdorff_pairs(
+    s: _Side,
+    g: _Side,
+    s_codes: NDArray[np.int64],
+    g_codes: NDArray[np.int64],
+    overlap: NDArray[np.int64],
+    budget: _Budget,
+) -> NDArray[np.float64]:
     """Hausdorff distance of each pair (S object, G object, their common pixels), exactly as :func:`hausdorff` gives it.
 
     A pair is measured either by distance transforms on its union box
@@ -430,7 +488,9 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
     )
     _, _, height, width = _box_overlap(s, g, s_codes, g_codes)
     inter_area = height * width
-    point_cost = _point_cost(s, g, s_codes, g_codes, inter_area, overlap) + _point_cost(g, s, g_codes, s_codes, inter_area, overlap)
+    point_cost = _point_cost(s, g, s_codes, g_codes, inter_area, overlap) + _point_cost(
+        g, s, g_codes, s_codes, inter_area, overlap
+    )
     by_transform = _EDT_PIXEL_COST * union_area + _EDT_CALL_COST < point_cost
     budget.spend(float(np.sum((_EDT_PIXEL_COST * union_area + _EDT_CALL_COST)[by_transform])))
     for k in np.flatnonzero(by_transform).tolist():
@@ -439,7 +499,9 @@ def _hausdorff_pairs(s: _Side, g: _Side, s_codes: NDArray[np.int64], g_codes: ND
         result[k] = hausdorff(s.mask(i, box), g.mask(j, box))
     by_points = np.flatnonzero(~by_transform)
     s_points, g_points = s_codes[by_points], g_codes[by_points]
-    squared = np.maximum(_directed_squared(s, g, s_points, g_points, budget), _directed_squared(g, s, g_points, s_points, budget))
+    squared = np.maximum(
+        _directed_squared(s, g, s_points, g_points, budget), _directed_squared(g, s, g_points, s_points, budget)
+    )
     result[by_points] = np.sqrt(squared.astype(np.float64))
     return result
 
@@ -470,7 +532,10 @@ def _directed_squared(
     for a in np.unique(a_codes[single]).tolist():
         pairs = np.flatnonzero(single & (a_codes == a))
         hy, hx = own.hull(a)
-        by, bx = other.boundary.y[other.boundary.start[b_codes[pairs] - 1]], other.boundary.x[other.boundary.start[b_codes[pairs] - 1]]
+        by, bx = (
+            other.boundary.y[other.boundary.start[b_codes[pairs] - 1]],
+            other.boundary.x[other.boundary.start[b_codes[pairs] - 1]],
+        )
         budget.spend(hy.size * pairs.size)
         dy, dx = hy[:, None].astype(np.int64) - by[None, :], hx[:, None].astype(np.int64) - bx[None, :]
         out[pairs] = (dy * dy + dx * dx).max(axis=0)
@@ -481,12 +546,27 @@ def _directed_squared(
     return out
 
 
-def _compiled_directed(own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], work_left: float) -> tuple[NDArray[np.int64], int]:
+def _compiled_directed(
+    own: _Side, other: _Side, a_codes: NDArray[np.int64], b_codes: NDArray[np.int64], work_left: float
+) -> tuple[NDArray[np.int64], int]:
     """:func:`~podium.metrics.label_scan.directed_squared` on the arrays of the two sides: the
     squared distances, and the work done (it stops once the work passes ``work_left``)."""
     edge, bd = own.edge_pixels, other.boundary
     return label_scan.directed_squared(
-        a_codes, b_codes, own.codes, own.flags, edge.y, edge.x, edge.start, own.extremes, other.codes, bd.y, bd.x, bd.start, other.octagon, work_left
+        a_codes,
+        b_codes,
+        own.codes,
+        own.flags,
+        edge.y,
+        edge.x,
+        edge.start,
+        own.extremes,
+        other.codes,
+        bd.y,
+        bd.x,
+        bd.start,
+        other.octagon,
+        work_left,
     )
 
 
@@ -501,7 +581,9 @@ def _box_overlap(
     return top, left, height, width
 
 
-def _nearest_hausdorff(own: _Side, other: _Side, codes: NDArray[np.int64], own_is_s: bool, budget: _Budget) -> NDArray[np.float64]:
+def _nearest_hausdorff(
+    own: _Side, other: _Side, codes: NDArray[np.int64], own_is_s: bool, budget: _Budget
+) -> NDArray[np.float64]:
     """The smallest Hausdorff distance from each object in ``codes`` to any object of ``other``.
 
     ``H(A, B) >= |top_A - top_B|`` (and likewise for bottom, left, right): if B's
@@ -609,7 +691,9 @@ def object_dice_score(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
     return _one_image(labels_true, labels_pred, None).object_dice
 
 
-def object_hausdorff_distance(labels_true: ArrayLike, labels_pred: ArrayLike, *, empty_hausdorff: float | None = None) -> float:
+def object_hausdorff_distance(
+    labels_true: ArrayLike, labels_pred: ArrayLike, *, empty_hausdorff: float | None = None
+) -> float:
     """Object-level Hausdorff distance of one label image, in pixels, same weighting as Dice; 0 when neither side has an object.
 
     One image: GlaS's official scores pool the objects of every test image

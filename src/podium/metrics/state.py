@@ -43,7 +43,9 @@ def summed(default: Any = 0) -> Any:
 
 def concatenated(default: Any = MISSING, *, default_factory: Any = MISSING, compare: bool = True) -> Any:
     """A field of per-item records, a tuple or an array, joined in order (``compare=False``: not in ``==``)."""
-    return field(default=default, default_factory=default_factory, compare=compare, repr=compare, metadata={MERGE: "concatenate"})
+    return field(
+        default=default, default_factory=default_factory, compare=compare, repr=compare, metadata={MERGE: "concatenate"}
+    )
 
 
 def keyed() -> Any:
@@ -82,6 +84,8 @@ class Statistics:
         merged = {}
         for f in fields(self):  # type: ignore[arg-type]
             if MERGE not in f.metadata:
-                raise TypeError(f"{type(self).__name__}.{f.name} declares no merge rule (summed, concatenated or keyed)")
+                raise TypeError(
+                    f"{type(self).__name__}.{f.name} declares no merge rule (summed, concatenated or keyed)"
+                )
             merged[f.name] = RULES[f.metadata[MERGE]](getattr(self, f.name), getattr(other, f.name))
         return replace(self, **merged)  # type: ignore[type-var]

@@ -111,26 +111,44 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
         for name in (f"{escape(criteria[0].name)} 95%", "rank 95%", "first"):
             table.add_column(name, justify="right")
     for team in teams:
-        cells = [f"{_number(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})" for c in criteria]
+        cells = [
+            f"{_number(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})"
+            for c in criteria
+        ]
         if rank_sum:
             cells.append(_number(team.rank_sum))
         if bootstrapped:
             c = team.confidence
-            cells += ["", "", ""] if c is None else [f"{_number(c.score.low)}–{_number(c.score.high)}", f"{c.rank.low}–{c.rank.high}", f"{c.first:.1%}"]
+            cells += (
+                ["", "", ""]
+                if c is None
+                else [
+                    f"{_number(c.score.low)}–{_number(c.score.high)}",
+                    f"{c.rank.low}–{c.rank.high}",
+                    f"{c.first:.1%}",
+                ]
+            )
         table.add_row(str(team.rank), escape(team.name), *cells)
     return table
 
 
 def print_challenge(console: Console, challenge: Entry) -> None:
     """One challenge (its catalog entry): title, rules, scores with their direction, parameters with defaults."""
-    console.print(f"\n[bold]{challenge['id']}[/bold]: {escape(challenge['title'])}  [dim](rules: {challenge['rules']})[/dim]", soft_wrap=True)
+    console.print(
+        f"\n[bold]{challenge['id']}[/bold]: {escape(challenge['title'])}  [dim](rules: {challenge['rules']})[/dim]",
+        soft_wrap=True,
+    )
     scores = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
     scores.add_column("score")
     scores.add_column("better")
     scores.add_column("meaning")
     for spec in challenge["scores"]:
         primary = " (primary)" if spec["name"] == challenge["primary"] else ""
-        scores.add_row(escape(spec["name"] + ("/<class>" if spec["family"] else "")) + primary, direction(spec["higher_is_better"]), escape(spec["help"]))
+        scores.add_row(
+            escape(spec["name"] + ("/<class>" if spec["family"] else "")) + primary,
+            direction(spec["higher_is_better"]),
+            escape(spec["help"]),
+        )
     console.print(scores)
     if not challenge["parameters"]:
         return
@@ -141,7 +159,13 @@ def print_challenge(console: Console, challenge: Entry) -> None:
     params.add_column("role")
     params.add_column("meaning")
     for p in challenge["parameters"]:
-        default = "none" if p["default"] is None else ",".join(p["default"]) if isinstance(p["default"], list) else str(p["default"])
+        default = (
+            "none"
+            if p["default"] is None
+            else ",".join(p["default"])
+            if isinstance(p["default"], list)
+            else str(p["default"])
+        )
         params.add_row(p["name"], escape(default), escape(p["allowed"]), p["role"], escape(p["help"]))
     console.print(params)
 
@@ -150,13 +174,25 @@ def print_contest(console: Console, summary: dict[str, Any]) -> None:
     """A checked contest file: what it (or each of its tracks) scores, how the test set splits, when its phases run."""
     tracks = summary.get("tracks")
     if tracks:
-        console.print(f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])}, {len(tracks)} tracks, valid", soft_wrap=True)
+        console.print(
+            f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])}, {len(tracks)} tracks, valid",
+            soft_wrap=True,
+        )
         for track in tracks:
-            console.print(f"track [bold]{escape(track['id'])}[/bold]: {escape(track['title'])} ({track['challenge']})", soft_wrap=True)
+            console.print(
+                f"track [bold]{escape(track['id'])}[/bold]: {escape(track['title'])} ({track['challenge']})",
+                soft_wrap=True,
+            )
             _print_scored(console, track, "  ")
-            console.print("  " + _table_line("quota", track["quota"]) + ", " + _table_line("ranking", track["ranking"]), soft_wrap=True)
+            console.print(
+                "  " + _table_line("quota", track["quota"]) + ", " + _table_line("ranking", track["ranking"]),
+                soft_wrap=True,
+            )
     else:
-        console.print(f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])} ({summary['challenge']}), valid", soft_wrap=True)
+        console.print(
+            f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])} ({summary['challenge']}), valid",
+            soft_wrap=True,
+        )
         _print_scored(console, summary, "")
     console.print(f"phases (local time: {summary['timezone']}):")
     for p in summary["phases"]:
@@ -178,17 +214,27 @@ def _print_scored(console: Console, scored: dict[str, Any], indent: str) -> None
     if split is None:
         console.print(f"{indent}split: none, the whole test set is public")
     else:
-        rule = f"public = {split['public']}, seed = {split['seed']}" if "public" in split else f"public_list = {escape(split['public_list'])}"
+        rule = (
+            f"public = {split['public']}, seed = {split['seed']}"
+            if "public" in split
+            else f"public_list = {escape(split['public_list'])}"
+        )
         console.print(
-            f"{indent}split: {rule}: {split['public_units']:,} public, {split['private_units']:,} private units ({split['fingerprint'][:19]})", soft_wrap=True
+            f"{indent}split: {rule}: {split['public_units']:,} public, {split['private_units']:,} private units ({split['fingerprint'][:19]})",
+            soft_wrap=True,
         )
     if scored["parameters"]:
-        console.print(f"{indent}parameters: " + ", ".join(f"{k}={escape(v)}" for k, v in scored["parameters"].items()), soft_wrap=True)
+        console.print(
+            f"{indent}parameters: " + ", ".join(f"{k}={escape(v)}" for k, v in scored["parameters"].items()),
+            soft_wrap=True,
+        )
 
 
 def _table_line(name: str, table: dict[str, Any], skip_defaults: bool = False) -> str:
     """A table of the contest file on one line: ``quota: per_day=5, total=default``."""
-    return f"{name}: " + ", ".join(f"{k}={'default' if v is None else v}" for k, v in table.items() if not (skip_defaults and v is None))
+    return f"{name}: " + ", ".join(
+        f"{k}={'default' if v is None else v}" for k, v in table.items() if not (skip_defaults and v is None)
+    )
 
 
 class DelayedProgress:
@@ -211,7 +257,14 @@ class DelayedProgress:
         if self.bar is None:
             if time.monotonic() - self.start < self.delay or done >= total:
                 return
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(
                 TextColumn("{task.description}"),

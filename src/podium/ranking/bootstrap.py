@@ -105,7 +105,9 @@ def bootstrap(
         if any(np.shape(probe[base]) != (1,) for base, _ in pooled):
             raise ValueError(columns)
     except (ValueError, IndexError, KeyError):
-        raise PodiumError(f"the unit statistics' columns {', '.join(columns)[:200]} are not those of {challenge.id}") from None
+        raise PodiumError(
+            f"the unit statistics' columns {', '.join(columns)[:200]} are not those of {challenge.id}"
+        ) from None
     masks = [None if within is None else np.array([within(k) for k in keys]) for _, within in pooled]
     matrices = [None if t is None else np.array([t.rows[k] for k in keys], dtype=np.float64) for t in tables]
     rng = np.random.default_rng(seed)
@@ -144,7 +146,11 @@ def bootstrap(
             confidences.append(None)
             continue
         finite = scores[:, team][~np.isnan(scores[:, team])]
-        score = Interval(*(float(v) for v in np.percentile(finite, [tail, 100 - tail]))) if finite.size else Interval(None, None)
+        score = (
+            Interval(*(float(v) for v in np.percentile(finite, [tail, 100 - tail])))
+            if finite.size
+            else Interval(None, None)
+        )
         rank = Interval(*(int(v) for v in np.percentile(all_ranks[:, team], [tail, 100 - tail], method="inverted_cdf")))
         confidences.append(Confidence(score, rank, float(np.mean(first_shares[:, team]))))
     return confidences

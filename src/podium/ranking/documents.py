@@ -21,7 +21,9 @@ from podium.core.result import REJECTED, SCORED
 from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
 
-RESULT_LIMITS = TextLimits(max_bytes=64 << 20, max_line=64 << 20)  # documents with per-image details of 100,000 images fit
+RESULT_LIMITS = TextLimits(
+    max_bytes=64 << 20, max_line=64 << 20
+)  # documents with per-image details of 100,000 images fit
 
 
 @dataclass(frozen=True)
@@ -71,26 +73,38 @@ def read_document(path: Path, challenge: str, split: str | None = None) -> Docum
     if signature is not None:
         _check_signature(path, signature)
     units = parse_units(str(path), doc["units"], split) if status == SCORED and "units" in doc else None
-    return Document(path, challenge, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()}, signature, units)
+    return Document(
+        path, challenge, status, {str(k): _score_value(path, str(k), v) for k, v in scores.items()}, signature, units
+    )
 
 
 def parse_units(path: str, units: Any, split: str | None) -> Units:
     """A document's ``units`` checked (columns are names, every row has one number or null per column), null read as NaN;
     the rows of ``split`` only, when given. ``path`` names the document in messages."""
-    if not isinstance(units, dict) or not isinstance(units.get("columns"), list) or not isinstance(units.get("rows"), dict):
+    if (
+        not isinstance(units, dict)
+        or not isinstance(units.get("columns"), list)
+        or not isinstance(units.get("rows"), dict)
+    ):
         raise PodiumError(f"{path}: units must be an object with a list of columns and an object of rows")
     columns = units["columns"]
     if not all(isinstance(c, str) for c in columns):
         raise PodiumError(f"{path}: units.columns must be names")
     rows: dict[str, list[float]] = {}
     for key, row in units["rows"].items():
-        if not isinstance(row, list) or len(row) != len(columns) or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in row):
+        if (
+            not isinstance(row, list)
+            or len(row) != len(columns)
+            or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in row)
+        ):
             raise PodiumError(f"{path}: units.rows[{key[:80]!r}] must hold {len(columns)} numbers")
         rows[key] = [float("nan") if v is None else float(v) for v in row]
     split_of = units.get("split")
     if split_of is not None and not isinstance(split_of, dict):
         raise PodiumError(f"{path}: units.split must map units to splits")
-    if split is not None and split_of is not None:  # without split names (a public view) the rows are the split's already
+    if (
+        split is not None and split_of is not None
+    ):  # without split names (a public view) the rows are the split's already
         rows = {k: v for k, v in rows.items() if split_of.get(k) == split}
     return Units(tuple(columns), rows)
 
@@ -115,7 +129,9 @@ def _split_scores(path: Path, doc: dict[str, Any], split: str) -> object:
         return {}
     splits = doc.get("splits")
     if not isinstance(splits, dict) or not isinstance(splits.get(split), dict):
-        raise PodiumError(f"{path} has no {split} split (it was not scored with a contest split, or it is a public view)")
+        raise PodiumError(
+            f"{path} has no {split} split (it was not scored with a contest split, or it is a public view)"
+        )
     return splits[split].get("scores")
 
 
@@ -128,7 +144,9 @@ def _score_value(path: Path, key: str, value: object) -> float | int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PodiumError(f"{path}: score {key[:80]!r} is {type(value).__name__ if not isinstance(value, bool) else 'a boolean'}, not a number")
+        raise PodiumError(
+            f"{path}: score {key[:80]!r} is {type(value).__name__ if not isinstance(value, bool) else 'a boolean'}, not a number"
+        )
     try:
         number = float(value)
     except OverflowError:
@@ -142,12 +160,16 @@ def differences(documents: list[Document], with_split: bool, contest_id: str | N
     """Why ``documents`` cannot be ranked together, one sentence per difference; empty when they can."""
     unsigned = [d.path.name for d in documents if d.signature is None]
     if unsigned:
-        return [f"{', '.join(unsigned)} {'has' if len(unsigned) == 1 else 'have'} no signature (written before podium 0.2), so nothing says what was scored"]
+        return [
+            f"{', '.join(unsigned)} {'has' if len(unsigned) == 1 else 'have'} no signature (written before podium 0.2), so nothing says what was scored"
+        ]
     found = []
     if contest_id is not None:
         others = [d.path.name for d in documents if ((d.signature or {}).get("contest") or {}).get("id") != contest_id]
         if others:
-            found.append(f"{', '.join(others)} {'was' if len(others) == 1 else 'were'} not scored in the contest {contest_id}")
+            found.append(
+                f"{', '.join(others)} {'was' if len(others) == 1 else 'were'} not scored in the contest {contest_id}"
+            )
     parts = [comparable_part(d.signature or {}, with_split) for d in documents]
     names = {**COMPARED, "split": "split"}
     for key in parts[0]:
@@ -165,4 +187,6 @@ def _who_has(documents: list[Document], values: list[Any]) -> str:
     shown: dict[str, list[str]] = {}
     for document, value in zip(documents, values):
         shown.setdefault(str(value)[:120], []).append(document.path.name)
-    return "; ".join(f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} {value}" for value, names in shown.items())
+    return "; ".join(
+        f"{', '.join(names)} {'has' if len(names) == 1 else 'have'} {value}" for value, names in shown.items()
+    )

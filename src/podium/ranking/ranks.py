@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 def competition_ranks(values: Sequence[float | None], higher_is_better: bool) -> list[int]:
     """``1224`` ranks of ``values``; ``None`` ranks last."""
+
     def key(v: float | None) -> tuple[int, float]:
         if v is None:
             return (1, 0.0)
@@ -50,7 +51,9 @@ def ranks_by_sum(challenge: Challenge, by: str | None) -> bool:
     return challenge.rank_sum and by is None
 
 
-def rank_teams(challenge: Challenge, teams: list[Team], decimals: int | None = None, by: str | None = None) -> list[ScoreSpec]:
+def rank_teams(
+    challenge: Challenge, teams: list[Team], decimals: int | None = None, by: str | None = None
+) -> list[ScoreSpec]:
     """Fill in every team's per-criterion ranks, rank sum and final rank; return the criteria.
 
     ``by`` ranks by that score alone instead of the challenge's rule.

@@ -6,4 +6,9 @@ Named apart from :mod:`podium.runner.sandbox` (which loads subprocess, tempfile 
 
 from __future__ import annotations
 
-SANDBOXES = ("auto", "bwrap", "docker", "none")  # auto: bubblewrap for a command, Docker for an image (runner.sandbox.choose)
+SANDBOXES = (
+    "auto",
+    "bwrap",
+    "docker",
+    "none",
+)  # auto: bubblewrap for a command, Docker for an image (runner.sandbox.choose)

@@ -66,7 +66,15 @@ from pathlib import Path
 from podium.core.errors import UsageError
 from podium.runner.cgroups import read_int
 from podium.runner.disk import DiskWatch
-from podium.runner.docker_images import ENGINE_TIMEOUT_S, Image, check_engine, docker, find_image, last_line, read_image_files
+from podium.runner.docker_images import (
+    ENGINE_TIMEOUT_S,
+    Image,
+    check_engine,
+    docker,
+    find_image,
+    last_line,
+    read_image_files,
+)
 from podium.runner.process import PIDS_LIMIT, SAMPLE_HZ, Limits, RunOutcome, RunReport, StderrTail
 from podium.runner.sandbox import ENVIRONMENT, IMAGES_FOLDER
 
@@ -78,9 +86,16 @@ LABEL_OWNER = "podium.owner"
 LABEL_RUN = "podium.run"
 REMOVED = b"removed"
 # How the engine says the image names no program it can run (the team's failure, not the engine's).
-IMAGE_CANNOT_START = ("executable file not found", "no such file or directory", "unable to find user", "permission denied")
+IMAGE_CANNOT_START = (
+    "executable file not found",
+    "no such file or directory",
+    "unable to find user",
+    "permission denied",
+)
 
-_labels: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("podium_container_labels", default=None)
+_labels: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "podium_container_labels", default=None
+)
 
 
 @contextmanager
@@ -116,10 +131,14 @@ def _alive(label: str) -> bool:
 
 def reap_leftovers() -> list[str]:
     """Remove the labelled containers whose podium process on this host is gone (a worker killed with its keeper); their names."""
-    listed = docker("ps", "--all", "--filter", f"label={LABEL_OWNER}", "--format", '{{.Names}}\t{{.Label "' + LABEL_OWNER + '"}}')
+    listed = docker(
+        "ps", "--all", "--filter", f"label={LABEL_OWNER}", "--format", '{{.Names}}\t{{.Label "' + LABEL_OWNER + '"}}'
+    )
     if listed.returncode != 0:
         return []
-    dead = [name for name, _, label in (line.partition("\t") for line in listed.stdout.splitlines()) if not _alive(label)]
+    dead = [
+        name for name, _, label in (line.partition("\t") for line in listed.stdout.splitlines()) if not _alive(label)
+    ]
     for name in dead:
         docker("rm", "--force", name)
     return dead
@@ -137,7 +156,13 @@ def docker_command(
 ) -> list[str]:
     """The ``docker create`` command line."""
     labels = {LABEL_RUN: name, LABEL_OWNER: owner(), **(_labels.get() or {})}
-    command = ["docker", "create", "--name", name, *(arg for key, value in labels.items() for arg in ("--label", f"{key}={value}"))]
+    command = [
+        "docker",
+        "create",
+        "--name",
+        name,
+        *(arg for key, value in labels.items() for arg in ("--label", f"{key}={value}")),
+    ]
     command += ["--pull", "never", "--network", "none", "--log-driver", "none", "--pids-limit", str(PIDS_LIMIT)]
     command += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only"]
     size = f"{int(memory_limit_mb)}m" if memory_limit_mb is not None else f"{SHM_DEFAULT_MB}m"
@@ -154,7 +179,14 @@ def docker_command(
     for key, value in ENVIRONMENT.items():
         if key != "PATH" or not image.sets_path:
             command += ["--env", f"{key}={value}"]
-    command += ["--volume", f"{images.resolve()}:{IMAGES_FOLDER}:ro", "--volume", f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw", "--workdir", WORKDIR_IN_CONTAINER]
+    command += [
+        "--volume",
+        f"{images.resolve()}:{IMAGES_FOLDER}:ro",
+        "--volume",
+        f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw",
+        "--workdir",
+        WORKDIR_IN_CONTAINER,
+    ]
     return [*command, image.id]
 
 
@@ -181,8 +213,11 @@ class Container:
         try:
             self._keeper = subprocess.Popen(
                 [sys.executable, "-m", "podium.runner.docker", "--keep", name],
-                stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         finally:
             os.close(read)
 
@@ -211,7 +246,11 @@ def keep(name: str) -> None:
     deadline = time.monotonic() + ENGINE_TIMEOUT_S
     while time.monotonic() < deadline:  # a `docker create` podium left running may still be making it
         subprocess.run(["docker", "rm", "--force", name], capture_output=True, timeout=ENGINE_TIMEOUT_S)
-        left = subprocess.run(["docker", "ps", "--all", "--quiet", "--filter", f"label={LABEL_RUN}={name}"], capture_output=True, timeout=ENGINE_TIMEOUT_S)
+        left = subprocess.run(
+            ["docker", "ps", "--all", "--quiet", "--filter", f"label={LABEL_RUN}={name}"],
+            capture_output=True,
+            timeout=ENGINE_TIMEOUT_S,
+        )
         if left.returncode == 0 and not left.stdout.strip():
             return
         time.sleep(0.5)
@@ -236,7 +275,11 @@ def run_docker(
     read_image_files(found)
     container = Container(f"podium-{uuid.uuid4().hex[:16]}")
     try:
-        created = docker(*docker_command(found, container.name, workdir, images, limits.memory_mb, limits.cpus, gpus, limits.disk_mb)[1:])
+        created = docker(
+            *docker_command(
+                found, container.name, workdir, images, limits.memory_mb, limits.cpus, gpus, limits.disk_mb
+            )[1:]
+        )
         if created.returncode != 0:
             raise UsageError(f"the Docker engine could not create the container: {last_line(created.stderr)}")
         report = _attend(container.name, created.stdout.strip(), limits.time_s, limits.disk_watch(workdir))
@@ -247,10 +290,17 @@ def run_docker(
 
 def _attend(name: str, container_id: str, time_limit_s: float | None, disk: DiskWatch | None) -> RunReport:
     """Start the container and watch it until it ends, its time is up or its working folder holds too much; how it went."""
-    process = subprocess.Popen(["docker", "start", "--attach", name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        ["docker", "start", "--attach", name],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     stderr = StderrTail(process.stderr)  # type: ignore[arg-type]
     clock = time.monotonic()
-    started: tuple[float, float] | None = None  # when the program replaced the runtime's init: monotonic, and the wall clock
+    started: tuple[float, float] | None = (
+        None  # when the program replaced the runtime's init: monotonic, and the wall clock
+    )
     ended: float | None = None  # when its cgroup was seen empty or gone
     stopped: RunOutcome | None = None  # why podium killed it (timeout, disk_limit)
     peak, next_kill = 0, 0.0
@@ -278,12 +328,18 @@ def _attend(name: str, container_id: str, time_limit_s: float | None, disk: Disk
         state = _State(None, None, 127, False, state.error)  # the image names no program it can run: the team's
     if not stopped and disk is not None and (disk.scan() > disk.limit_bytes or state.exit_code == 128 + signal.SIGXFSZ):
         stopped = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
-    outcome: RunOutcome = stopped or ("memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished")
+    outcome: RunOutcome = stopped or (
+        "memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished"
+    )
     tail = stderr.text()
     return RunReport(
-        wall_s=round(ended - started[0], 6) if started is not None and ended is not None else state.seconds(started[1] if started is not None else None),
+        wall_s=round(ended - started[0], 6)
+        if started is not None and ended is not None
+        else state.seconds(started[1] if started is not None else None),
         peak_memory_mb=peak / 2**20,
-        memory_method="the container's cgroup peak" if peak else "unavailable: no cgroup memory file of the container was readable",
+        memory_method="the container's cgroup peak"
+        if peak
+        else "unavailable: no cgroup memory file of the container was readable",
         exit_code=state.exit_code if outcome in ("finished", "crashed") else None,
         outcome=outcome,
         stderr_tail=tail if state.started is not None else "\n".join(filter(None, [tail, state.error])),
@@ -333,7 +389,12 @@ class _State:
 
 
 def _state(name: str) -> _State:
-    shown = docker("inspect", "--format", "{{.State.StartedAt}}\t{{.State.FinishedAt}}\t{{.State.ExitCode}}\t{{.State.OOMKilled}}\t{{.State.Error}}", name)
+    shown = docker(
+        "inspect",
+        "--format",
+        "{{.State.StartedAt}}\t{{.State.FinishedAt}}\t{{.State.ExitCode}}\t{{.State.OOMKilled}}\t{{.State.Error}}",
+        name,
+    )
     if shown.returncode != 0:
         raise UsageError(f"the Docker engine lost the container {name}: {last_line(shown.stderr)}")
     started_at, finished_at, code, oom, error = shown.stdout.rstrip("\n").split("\t", 4)

@@ -28,7 +28,9 @@ MANIFEST_MAX_BYTES = 1 << 20
 def docker(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the docker client; a client that cannot start or an engine that does not answer is a usage error."""
     try:
-        return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=ENGINE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            ["docker", *args], capture_output=True, text=True, timeout=ENGINE_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UsageError(f"--image needs Docker, which did not answer here ({exc})") from None
 
@@ -78,7 +80,9 @@ def find_image(image: str) -> Image:
     else:
         check_reference(image)
         reference = image
-    found = docker("image", "inspect", "--format", "{{.Id}}\t{{json .Config.Env}}\t{{json .GraphDriver.Data}}", reference)
+    found = docker(
+        "image", "inspect", "--format", "{{.Id}}\t{{json .Config.Env}}\t{{json .GraphDriver.Data}}", reference
+    )
     if found.returncode != 0:
         raise UsageError(
             f"the image {image} is not on this Docker engine; podium never pulls one during a run: "
@@ -99,7 +103,9 @@ def load_image(archive: Path) -> str:
     """Load a ``docker save`` archive; its image ID. Its tags are not applied: a team's archive renames no image."""
     with open(archive, "rb") as source:
         try:
-            process = subprocess.Popen(["docker", "load", "--quiet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            process = subprocess.Popen(
+                ["docker", "load", "--quiet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
         except OSError as exc:
             raise UsageError(f"--image needs Docker, which is not available here ({exc})") from None
         assert process.stdin is not None
@@ -117,7 +123,9 @@ def load_image(archive: Path) -> str:
             raise UsageError(f"the Docker engine did not load {archive.name} within {LOAD_TIMEOUT_S} s") from None
     loaded = re.search(rb"Loaded image ID: (sha256:[0-9a-f]{64})", out)
     if process.returncode != 0 or loaded is None:
-        raise UsageError(f"{archive.name} could not be loaded as an image: {last_line(err.decode(errors='replace')) or out.decode(errors='replace')}")
+        raise UsageError(
+            f"{archive.name} could not be loaded as an image: {last_line(err.decode(errors='replace')) or out.decode(errors='replace')}"
+        )
     return loaded.group(1).decode()
 
 
@@ -145,7 +153,10 @@ def untagged(source: IO[bytes], sink: IO[bytes]) -> None:
     ``repositories`` is left out, ``manifest.json``'s ``RepoTags`` emptied and
     ``index.json``'s annotations (where newer engines keep names) dropped.
     """
-    with tarfile.open(fileobj=source, mode="r|") as archive, tarfile.open(fileobj=sink, mode="w|", format=tarfile.PAX_FORMAT) as copy:
+    with (
+        tarfile.open(fileobj=source, mode="r|") as archive,
+        tarfile.open(fileobj=sink, mode="w|", format=tarfile.PAX_FORMAT) as copy,
+    ):
         for member in archive:
             name = member.name.removeprefix("./")
             if name == "repositories":
@@ -175,7 +186,9 @@ class _Uncompressed:
         self._stream, self._head = stream, stream.read(6)
         for magic, kind in COMPRESSED.items():
             if self._head.startswith(magic):
-                raise ValueError(f"its {name} is {kind}-compressed; save the image with docker save, whose layers are not")
+                raise ValueError(
+                    f"its {name} is {kind}-compressed; save the image with docker save, whose layers are not"
+                )
 
     def read(self, size: int = -1) -> bytes:
         if not self._head:

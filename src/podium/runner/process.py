@@ -82,7 +82,9 @@ class RunReport:
         return dict(self.__dict__)
 
 
-def run_limited(program: list[str] | Confinement, workdir: Path, limits: Limits, cgroup: Path | None = None) -> RunReport:
+def run_limited(
+    program: list[str] | Confinement, workdir: Path, limits: Limits, cgroup: Path | None = None
+) -> RunReport:
     """Run ``program`` in ``workdir`` until its whole tree ends or one of ``limits`` is hit.
 
     ``program``: a command line (run unconfined, in a new network namespace
@@ -96,7 +98,9 @@ def run_limited(program: list[str] | Confinement, workdir: Path, limits: Limits,
     name = f"podium-run-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     group = cgroups.open_group(name, cgroups.Limits(limits.memory_bytes, PIDS_LIMIT, limits.cpus), delegated=cgroup)
     if group is None and cgroup is not None:
-        raise UsageError(f"--cgroup {cgroup}: podium cannot make a group with limits there (is it a delegated cgroup v2 directory?)")
+        raise UsageError(
+            f"--cgroup {cgroup}: podium cannot make a group with limits there (is it a delegated cgroup v2 directory?)"
+        )
     try:
         return _run(start, workdir, limits.time_s, limits.memory_bytes, group, limits.disk_watch(workdir))
     finally:
@@ -105,7 +109,12 @@ def run_limited(program: list[str] | Confinement, workdir: Path, limits: Limits,
 
 
 def _run(
-    start: Confinement, workdir: Path, time_limit_s: float | None, memory_bytes: int | None, group: cgroups.Group | None, disk: DiskWatch | None
+    start: Confinement,
+    workdir: Path,
+    time_limit_s: float | None,
+    memory_bytes: int | None,
+    group: cgroups.Group | None,
+    disk: DiskWatch | None,
 ) -> RunReport:
     outcome: RunOutcome
     clock_read, clock_write = os.pipe()
@@ -164,7 +173,11 @@ def _run(
         raise UsageError(f"the sandbox could not start the program: {refused}")
     if group is not None and outcome == "finished" and group.memory_kills() > 0:
         outcome = "memory_limit"  # the kernel stopped a process at the limit and the rest then ended
-    if outcome == "finished" and disk is not None and (disk.scan() > disk.limit_bytes or exit_code == 128 + signal.SIGXFSZ):
+    if (
+        outcome == "finished"
+        and disk is not None
+        and (disk.scan() > disk.limit_bytes or exit_code == 128 + signal.SIGXFSZ)
+    ):
         outcome = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
     if outcome == "finished" and exit_code != 0:
         outcome = "crashed"

@@ -87,7 +87,9 @@ class Confinement:
             return False
 
 
-_NONE_HINT = "Install bubblewrap, or pass --sandbox none to run the program unconfined (it can then read everything podium can)."
+_NONE_HINT = (
+    "Install bubblewrap, or pass --sandbox none to run the program unconfined (it can then read everything podium can)."
+)
 
 
 def choose(sandbox: str, image: bool) -> str:
@@ -102,7 +104,9 @@ def choose(sandbox: str, image: bool) -> str:
         return "none"
     problem = bwrap_problem()
     if problem is not None:
-        raise UsageError(f"no sandbox is available for --command: {problem}. {'' if sandbox == 'bwrap' else _NONE_HINT}".strip())
+        raise UsageError(
+            f"no sandbox is available for --command: {problem}. {'' if sandbox == 'bwrap' else _NONE_HINT}".strip()
+        )
     return "bwrap"
 
 
@@ -130,10 +134,24 @@ def sandbox_user() -> tuple[int, int] | None:
 
 def _namespaces() -> list[str]:
     return [
-        "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--disable-userns", "--cap-drop", "ALL", "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
-        "--die-with-parent", "--new-session", "--hostname", "sandbox",
-    ]  # fmt: skip
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--disable-userns",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        str(SANDBOX_ID),
+        "--gid",
+        str(SANDBOX_ID),
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+    ]
 
 
 def _system() -> list[str]:
@@ -159,7 +177,9 @@ def gpu_devices(spec: str, dev: Path = Path("/dev")) -> list[Path]:
             raise UsageError(f"--gpus {spec}: give 'all' or device indices such as 'device=0,1'")
     missing = [card for card in cards if not card.exists()]
     if not cards or missing:
-        raise UsageError(f"--gpus {spec}: no NVIDIA device file {', '.join(map(str, missing)) or f'{dev}/nvidiaN'} on this machine")
+        raise UsageError(
+            f"--gpus {spec}: no NVIDIA device file {', '.join(map(str, missing)) or f'{dev}/nvidiaN'} on this machine"
+        )
     return cards + [dev / name for name in NVIDIA_CONTROL if (dev / name).exists()]
 
 
@@ -178,7 +198,9 @@ def bubblewrap(
     shown = [(path.resolve(), str(path.resolve()), "--ro-bind") for path in visible]
     for path, _, _ in shown:
         if path == Path(SANDBOX_FOLDER) or Path(SANDBOX_FOLDER) in path.parents:
-            raise UsageError(f"--visible {path}: {SANDBOX_FOLDER} is where podium shows the program its working folder and images; move it elsewhere")
+            raise UsageError(
+                f"--visible {path}: {SANDBOX_FOLDER} is where podium shows the program its working folder and images; move it elsewhere"
+            )
     if code is not None:
         shown.append((code.resolve(), CODE_FOLDER, "--ro-bind"))
     shown += [(images.resolve(), IMAGES_FOLDER, "--ro-bind"), (work.resolve(), WORK_FOLDER, "--bind")]
@@ -198,7 +220,14 @@ def bubblewrap(
                 staged = stage / str(k)
                 staged.mkdir()
                 bind.append((str(source), str(staged)))
-        args = ["--json-status-fd", str(status_write), *_namespaces(), *_system(), *_tmpfs("/tmp", tmpfs_bytes), *_tmpfs("/dev/shm", tmpfs_bytes)]
+        args = [
+            "--json-status-fd",
+            str(status_write),
+            *_namespaces(),
+            *_system(),
+            *_tmpfs("/tmp", tmpfs_bytes),
+            *_tmpfs("/dev/shm", tmpfs_bytes),
+        ]
         for k, (source, target, how) in enumerate(shown):
             args += [how, str(stage / str(k)) if stage is not None else str(source), target]
         for device in gpu_devices(gpus) if gpus else []:
@@ -208,7 +237,15 @@ def bubblewrap(
             args += ["--setenv", name, value]
         _write_all(arguments, b"".join(os.fsencode(arg) + b"\0" for arg in args))
         bwrap = shutil.which("bwrap") or "bwrap"
-        yield Confinement([bwrap, "--args", str(arguments), "--", *program], bind, user, "bwrap", (status_write, arguments), status, dict(ENVIRONMENT))
+        yield Confinement(
+            [bwrap, "--args", str(arguments), "--", *program],
+            bind,
+            user,
+            "bwrap",
+            (status_write, arguments),
+            status,
+            dict(ENVIRONMENT),
+        )
     finally:
         os.close(arguments)
         os.close(status)

@@ -109,13 +109,19 @@ class Cluster:
         try:
             self.client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
         except TimeoutError:
-            raise UsageError(f"no Dask worker joined the scheduler at {address} within {WORKERS_TIMEOUT_S:g} s") from None
+            raise UsageError(
+                f"no Dask worker joined the scheduler at {address} within {WORKERS_TIMEOUT_S:g} s"
+            ) from None
         answers = self.client.run(_worker_view, [str(p) for p in paths])
         for worker, (version, missing) in sorted(answers.items()):
             if version != __version__:
-                raise UsageError(f"Dask worker {worker} runs podium {version}, this process {__version__}: scores could differ")
+                raise UsageError(
+                    f"Dask worker {worker} runs podium {version}, this process {__version__}: scores could differ"
+                )
             if missing:
-                raise UsageError(f"Dask worker {worker} does not see {missing[0]}: the truth and the submission must be at the same paths on every worker")
+                raise UsageError(
+                    f"Dask worker {worker} does not see {missing[0]}: the truth and the submission must be at the same paths on every worker"
+                )
 
     def map(self, items: list[Any], progress: Callable[[int, int], None] | None = None) -> Iterator[ItemResult[Any]]:
         """The items' results in item order; consecutive items go in batches (:func:`batch_sizes`), one task each."""
@@ -125,7 +131,12 @@ class Cluster:
         with warnings.catch_warnings():  # items travel in the graph on purpose (see the module docstring)
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
             futures = self.client.map(
-                _evaluate_items, batches, challenge_id=self.challenge_id, context=self.context, submission=self.submission, pure=False
+                _evaluate_items,
+                batches,
+                challenge_id=self.challenge_id,
+                context=self.context,
+                submission=self.submission,
+                pure=False,
             )
         try:
             done = 0
@@ -141,7 +152,9 @@ class Cluster:
     def __enter__(self) -> Cluster:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
         try:
             self.client.cancel([self.context])
         finally:

@@ -80,9 +80,13 @@ def evaluate(
     with opened(submission) as scored:
         read: dict[str, str] | None = None
         if scored.problem is not None:
-            result = Result(challenge.id, REJECTED, {}, {}, [], [Issue("archive", scored.problem, str(submission))], params)
+            result = Result(
+                challenge.id, REJECTED, {}, {}, [], [Issue("archive", scored.problem, str(submission))], params
+            )
         else:
-            result, read = _evaluate(challenge, params, truth, scored.path, _Spread(workers, scheduler, progress), checks_only, split_of)
+            result, read = _evaluate(
+                challenge, params, truth, scored.path, _Spread(workers, scheduler, progress), checks_only, split_of
+            )
             _name_members(result, scored, submission)
         result.signature = signature(challenge.id, challenge.parameters, params, truth, read, contest)
     return result
@@ -96,7 +100,11 @@ def _name_members(result: Result, scored: Opened, archive: Path) -> None:
     def rename(issues: list[Issue]) -> list[Issue]:
         return [replace(i, file=scored.member(i.file, archive)) if i.file else i for i in issues]
 
-    result.errors, result.warnings, result.score_warnings = rename(result.errors), rename(result.warnings), rename(result.score_warnings)
+    result.errors, result.warnings, result.score_warnings = (
+        rename(result.errors),
+        rename(result.warnings),
+        rename(result.score_warnings),
+    )
     for split in (result.splits or {}).values():
         split.warnings = rename(split.warnings)
 
@@ -116,7 +124,13 @@ def _evaluate(
         job = challenge.prepare(truth, submission, params, log)
     _check_job(challenge, job, log)
     skipped = checks_only and challenge.checked_by_prepare  # nothing left to check, only to compute
-    parts = [] if skipped else [(i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)]
+    parts = (
+        []
+        if skipped
+        else [
+            (i, *part) for i, item in enumerate(job.items) for part in _divide(challenge, job.context, item, split_of)
+        ]
+    )
     results: list[ItemResult[Any]] = []
     if parts:  # a rejected plan needs no workers
         with _pool(challenge, job.context, spread, (truth, submission), len(parts), checks_only) as pool:
@@ -144,9 +158,22 @@ def _evaluate(
         for split, count in sorted(Counter(split_of.values()).items()):
             chosen = [(part, result) for part, result in zip(parts, results) if part[1] == split]
             stats = [r.stats for _, r in chosen]
-            splits[split] = Split(count, *_finalize(challenge, job.context, stats, _joined_details(challenge, job, chosen)))
+            splits[split] = Split(
+                count, *_finalize(challenge, job.context, stats, _joined_details(challenge, job, chosen))
+            )
     units = UnitTable(columns, _merged_units(results), split_of) if columns else None
-    scored = Result(challenge.id, SCORED, scores, summary, log.warnings, log.errors, params, score_warnings=score_warnings, splits=splits, units=units)
+    scored = Result(
+        challenge.id,
+        SCORED,
+        scores,
+        summary,
+        log.warnings,
+        log.errors,
+        params,
+        score_warnings=score_warnings,
+        splits=splits,
+        units=units,
+    )
     return scored, read
 
 
@@ -158,7 +185,9 @@ def _merged_units(results: list[ItemResult[Any]]) -> dict[str, tuple[float, ...]
     return merged
 
 
-def _joined_details(challenge: Challenge, job: Job[Any, Any], scored: list[tuple[tuple[int, str | None, Any], ItemResult[Any]]]) -> dict[str, Any]:
+def _joined_details(
+    challenge: Challenge, job: Job[Any, Any], scored: list[tuple[tuple[int, str | None, Any], ItemResult[Any]]]
+) -> dict[str, Any]:
     """Each item's details by its key, those of its parts joined (:meth:`Challenge.join_details`)."""
     details_of: dict[int, list[dict[str, Any]]] = {}
     for (i, _, _), result in scored:
@@ -170,24 +199,38 @@ def _check_job(challenge: Challenge[Any, Any, Any], job: Job[Any, Any], log: Iss
     """The contract's rules on a plan: string keys, unique; no items only with an error logged."""
     keys = [getattr(item, "key", None) for item in job.items]
     if not all(isinstance(key, str) for key in keys):
-        raise ContractError(f"{challenge.id}: every item must have a str key (got {next(k for k in keys if not isinstance(k, str))!r})")
+        raise ContractError(
+            f"{challenge.id}: every item must have a str key (got {next(k for k in keys if not isinstance(k, str))!r})"
+        )
     if len(set(keys)) != len(keys):
-        raise ContractError(f"{challenge.id}: item keys must be unique ({Counter(keys).most_common(1)[0][0]!r} is repeated)")
+        raise ContractError(
+            f"{challenge.id}: item keys must be unique ({Counter(keys).most_common(1)[0][0]!r} is repeated)"
+        )
     if not job.items and not log.error_count:
-        raise ContractError(f"{challenge.id}: prepare planned no item and logged no error; an empty submission must be rejected with a reason")
+        raise ContractError(
+            f"{challenge.id}: prepare planned no item and logged no error; an empty submission must be rejected with a reason"
+        )
 
 
-def _check_result(challenge: Challenge[Any, Any, Any], key: str, result: ItemResult[Any], truth: Path, n_columns: int) -> None:
+def _check_result(
+    challenge: Challenge[Any, Any, Any], key: str, result: ItemResult[Any], truth: Path, n_columns: int
+) -> None:
     """The contract's rules on an item's result: truth problems apart, full unit rows (JSON details: :mod:`podium.core.result`)."""
     inside = (str(truth), str(truth) + os.sep)
     for issue in result.errors:
         if issue.file and (issue.file == inside[0] or issue.file.startswith(inside[1])):
-            raise ContractError(f"{challenge.id}: item {key!r} reports a problem of the truth ({issue.file}) as the submission's; it belongs in truth_errors")
+            raise ContractError(
+                f"{challenge.id}: item {key!r} reports a problem of the truth ({issue.file}) as the submission's; it belongs in truth_errors"
+            )
     if set(map(len, result.units.values())) - {n_columns}:
-        raise ContractError(f"{challenge.id}: item {key!r} has a unit row without one value per unit column ({n_columns})")
+        raise ContractError(
+            f"{challenge.id}: item {key!r} has a unit row without one value per unit column ({n_columns})"
+        )
 
 
-def _divide(challenge: Challenge, context: Any, item: Any, split_of: Mapping[str, str] | None) -> list[tuple[str | None, Any]]:
+def _divide(
+    challenge: Challenge, context: Any, item: Any, split_of: Mapping[str, str] | None
+) -> list[tuple[str | None, Any]]:
     """The item whole, or its parts with their splits."""
     if split_of is None:
         return [(None, item)]
@@ -217,7 +260,9 @@ class _Pool(Protocol):
 
 
 @contextmanager
-def _pool(challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...], items: int, checks_only: bool = False) -> Iterator[_Pool]:
+def _pool(
+    challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...], items: int, checks_only: bool = False
+) -> Iterator[_Pool]:
     """The local processes or the cluster that score ``items`` items (check them, with ``checks_only``: local processes only).
 
     A job of one item (the table challenges' whole file) is scored in this
@@ -267,7 +312,10 @@ class _Processes:
             if len(rest) > 1 and self.workers > 1 and _pool_pays(item_cpu * len(rest), min(self.workers, len(rest))):
                 results = self._pooled(stack, rest)
             else:
-                results = (self.challenge.evaluate_reading(self.context, item, self.submission, self.checks_only) for item in rest)
+                results = (
+                    self.challenge.evaluate_reading(self.context, item, self.submission, self.checks_only)
+                    for item in rest
+                )
             if progress and done:
                 progress(done, total)
             for result in results:

@@ -81,10 +81,16 @@ def run_program(request: RunRequest) -> Result:
         raise UsageError(f"--images {images} is not a folder")
     chosen = choose(request.sandbox, image is not None)
     if gpus and chosen == "none":
-        raise UsageError("--gpus needs a sandbox (bubblewrap or Docker); without one the program sees every device podium sees")
+        raise UsageError(
+            "--gpus needs a sandbox (bubblewrap or Docker); without one the program sees every device podium sees"
+        )
     _keep_truth_hidden(request.truth, [("--images", images), *(("--visible", path) for path in request.visible)])
     params = resolve(challenge.parameters, request.settings)
-    limits = request.limits if request.limits.time_s is not None else replace(request.limits, time_s=contract.time_limit(images, params))
+    limits = (
+        request.limits
+        if request.limits.time_s is not None
+        else replace(request.limits, time_s=contract.time_limit(images, params))
+    )
     scratch = temporary_folder(RUN_PREFIX)
     work = request.workdir if request.workdir is not None else scratch / "work"
     try:
@@ -117,7 +123,9 @@ def run_program(request: RunRequest) -> Result:
             run["image"] = image_id
         warnings = []
         if snapshot(images) != before:
-            warnings.append(Issue("images_modified", "the program changed the images folder (it should only read it)", str(images)))
+            warnings.append(
+                Issue("images_modified", "the program changed the images folder (it should only read it)", str(images))
+            )
         replaced = _replaced(work)
         if replaced:
             return _rejected(request, params, warnings, Issue("workdir_replaced", replaced, str(work)), run)
@@ -133,7 +141,14 @@ def run_program(request: RunRequest) -> Result:
             return _rejected(request, params, warnings, error, run)
         scoring = {**request.settings, **contract.scoring_settings(report.wall_s, report.peak_memory_mb)}
         result = evaluate(
-            challenge_id, request.truth, work, scoring, workers=request.workers, scheduler=request.scheduler, split_of=request.split_of, contest=request.contest
+            challenge_id,
+            request.truth,
+            work,
+            scoring,
+            workers=request.workers,
+            scheduler=request.scheduler,
+            split_of=request.split_of,
+            contest=request.contest,
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -142,11 +157,15 @@ def run_program(request: RunRequest) -> Result:
     return result
 
 
-def _rejected(request: RunRequest, params: dict[str, Any], warnings: list[Issue], error: Issue, run: dict[str, Any]) -> Result:
+def _rejected(
+    request: RunRequest, params: dict[str, Any], warnings: list[Issue], error: Issue, run: dict[str, Any]
+) -> Result:
     """A run that left nothing to score."""
     challenge_id = request.challenge_id
     result = Result(challenge_id, REJECTED, {}, {}, warnings, [error], params, run)
-    result.signature = signature(challenge_id, get(challenge_id).parameters, params, request.truth, None, request.contest)
+    result.signature = signature(
+        challenge_id, get(challenge_id).parameters, params, request.truth, None, request.contest
+    )
     return result
 
 
@@ -169,7 +188,9 @@ def _keep_truth_hidden(truth: Path, shown: list[tuple[str, Path]]) -> None:
     for option, path in shown:
         seen = path.resolve()
         if seen == hidden or seen in hidden.parents or hidden in seen.parents:
-            raise UsageError(f"{option} {path} would show the program the truth ({truth}); keep the truth outside the folders it sees")
+            raise UsageError(
+                f"{option} {path} would show the program the truth ({truth}); keep the truth outside the folders it sees"
+            )
 
 
 def read_through(images: Path) -> None:

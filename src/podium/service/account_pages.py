@@ -61,7 +61,14 @@ def _open_form(service: Service, request: Request, template: str, code: int = 20
     """A page with a form shown before there is a session, and the form's token (kept in its cookie, or a new one)."""
     token = request.cookies.get(FORM_COOKIE) or secrets.token_urlsafe(24)
     response = _page(service, request, template, code, form_csrf=token, **values)
-    response.set_cookie(FORM_COOKIE, token, httponly=True, samesite="strict", path=site_url(request, "/"), secure=secure(request, service))
+    response.set_cookie(
+        FORM_COOKIE,
+        token,
+        httponly=True,
+        samesite="strict",
+        path=site_url(request, "/"),
+        secure=secure(request, service),
+    )
     return response
 
 
@@ -96,7 +103,9 @@ def terms_page(service: ServiceDep, request: Request) -> HTMLResponse:
 @router.get("/register", response_class=HTMLResponse)
 def register_page(service: ServiceDep, request: Request, invitation: str = "") -> HTMLResponse:
     _signing_up(service)
-    return _open_form(service, request, "register.html", terms=terms_html(service) is not None, form={"invitation": invitation[:64]})
+    return _open_form(
+        service, request, "register.html", terms=terms_html(service) is not None, form={"invitation": invitation[:64]}
+    )
 
 
 @router.post("/register")
@@ -104,7 +113,14 @@ async def register(service: ServiceDep, request: Request) -> Response:
     _signing_up(service)
     form = await _form(request)
     has_terms = terms_html(service) is not None
-    again = functools.partial(_open_form, service, request, "register.html", terms=has_terms, form={k: v for k, v in form.items() if "password" not in k})
+    again = functools.partial(
+        _open_form,
+        service,
+        request,
+        "register.html",
+        terms=has_terms,
+        form={k: v for k, v in form.items() if "password" not in k},
+    )
     if not _check_open_form(service, request, form):
         return again(403, error="the form had expired: send it again")
     if has_terms and form.get("terms") != "accepted":
@@ -113,19 +129,41 @@ async def register(service: ServiceDep, request: Request) -> Response:
         return again(422, error="the two passwords differ")
     team, code = form.get("team", "").strip() or None, form.get("invitation", "").strip() or None
     try:
-        _, token = await logins.register(service, request, team, form.get("user", "").strip(), form.get("password", ""),
-                                         invitation=code, email=form.get("email", "").strip() or None, session=True)  # fmt: skip
+        _, token = await logins.register(
+            service,
+            request,
+            team,
+            form.get("user", "").strip(),
+            form.get("password", ""),
+            invitation=code,
+            email=form.get("email", "").strip() or None,
+            session=True,
+        )
     except HTTPException as refused:
         return again(refused.status_code, error=str(refused.detail))
-    response = RedirectResponse(site_url(request, "/account?done=" + quote("welcome: you are signed up and logged in")), status_code=303)
-    response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path=site_url(request, "/"), secure=secure(request, service))
+    response = RedirectResponse(
+        site_url(request, "/account?done=" + quote("welcome: you are signed up and logged in")), status_code=303
+    )
+    response.set_cookie(
+        COOKIE,
+        token,
+        max_age=int(accounts.SESSION.total_seconds()),
+        httponly=True,
+        samesite="strict",
+        path=site_url(request, "/"),
+        secure=secure(request, service),
+    )
     return response
 
 
 def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
     with reading(service.engine) as connection:
         row = connection.execute(users.select().where(users.c.id == who.user_id)).first() if who.user_id else None
-        code = None if who.team_id is None else connection.execute(select(teams.c.invitation).where(teams.c.id == who.team_id)).scalar()
+        code = (
+            None
+            if who.team_id is None
+            else connection.execute(select(teams.c.invitation).where(teams.c.id == who.team_id)).scalar()
+        )
     if who.team_id is not None and code is None:  # the team's first code, made when first shown
         with writing(service.engine) as connection:
             code = invitations.code_of(connection, who.team_id)
@@ -154,7 +192,13 @@ async def account_mail(service: ServiceDep, request: Request) -> Response:
         raise HTTPException(403, "log in as a user to set an address")
     try:
         with writing(service.engine) as connection:
-            mail.set_mail(connection, who.user_id, form.get("email", "").strip() or None, {kind for kind in mail.KINDS if form.get(kind) != "on"}, now=service.clock())
+            mail.set_mail(
+                connection,
+                who.user_id,
+                form.get("email", "").strip() or None,
+                {kind for kind in mail.KINDS if form.get(kind) != "on"},
+                now=service.clock(),
+            )
     except UsageError as exc:
         return _again(service, request, who, 422, str(exc))
     return _back(request, "your address and notifications are saved")
@@ -165,15 +209,34 @@ async def account_password(service: ServiceDep, request: Request) -> Response:
     _, who = await checked_form(service, request)
     form = await _form(request)
     try:
-        token = await change_password(service, request, who, form.get("current", ""), form.get("password", ""), form.get("password2", ""))
+        token = await change_password(
+            service, request, who, form.get("current", ""), form.get("password", ""), form.get("password2", "")
+        )
     except HTTPException as refused:
         return _again(service, request, who, refused.status_code, str(refused.detail))
     response = _back(request, "your password is changed; your other sessions and tokens have ended")
-    response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path=site_url(request, "/"), secure=secure(request, service))
+    response.set_cookie(
+        COOKIE,
+        token,
+        max_age=int(accounts.SESSION.total_seconds()),
+        httponly=True,
+        samesite="strict",
+        path=site_url(request, "/"),
+        secure=secure(request, service),
+    )
     return response
 
 
-async def change_password(service: Service, request: Request, who: accounts.Caller, current: str, new: str, again: str, *, session: bool = True) -> str:
+async def change_password(
+    service: Service,
+    request: Request,
+    who: accounts.Caller,
+    current: str,
+    new: str,
+    again: str,
+    *,
+    session: bool = True,
+) -> str:
     """Check the current password (limited as a log-in), set the new one, end every token of the user's; a new token (``session``: a web session's)."""
     if who.user_id is None:
         raise HTTPException(403, "log in as a user to change a password")
@@ -185,7 +248,9 @@ async def change_password(service: Service, request: Request, who: accounts.Call
         accounts.check_password(new, row.name)
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
-    await logins.log_in(service, request, row.name, current, session=session)  # the current password, checked and limited as a log-in
+    await logins.log_in(
+        service, request, row.name, current, session=session
+    )  # the current password, checked and limited as a log-in
     hashed = await service.hashes.run(accounts.hash_password, new)
 
     def change() -> str:
@@ -195,7 +260,16 @@ async def change_password(service: Service, request: Request, who: accounts.Call
             connection.execute(delete(tokens).where(tokens.c.user_id == row.id))
             label = f"{'session' if session else 'login'} of {row.name}"
             life = accounts.SESSION if session else timedelta(days=logins.API_TOKEN_DAYS)
-            return accounts.new_token(connection, row.team_id, bool(row.organizer), label, now, expires=now + life, user_id=row.id, session=session)
+            return accounts.new_token(
+                connection,
+                row.team_id,
+                bool(row.organizer),
+                label,
+                now,
+                expires=now + life,
+                user_id=row.id,
+                session=session,
+            )
 
     return await run_in_threadpool(change)
 
@@ -206,7 +280,10 @@ def confirm_address(service: ServiceDep, request: Request, token: str) -> HTMLRe
     with writing(service.engine) as connection:
         name = mail.confirm(connection, token)
     if name is None:
-        raise HTTPException(404, "this confirmation link is unknown or used already: save your address again on your account page for a new one")
+        raise HTTPException(
+            404,
+            "this confirmation link is unknown or used already: save your address again on your account page for a new one",
+        )
     return _page(service, request, "confirmed.html", holder=name)
 
 
@@ -232,7 +309,9 @@ async def organizer_reset_link(service: ServiceDep, request: Request) -> HTMLRes
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
     link = absolute_url(service, request, resets.PATH + token)
-    return render_page(service, request, "reset_issued.html", holder=name, link=link, hours=int(resets.LIFE.total_seconds() // 3600))
+    return render_page(
+        service, request, "reset_issued.html", holder=name, link=link, hours=int(resets.LIFE.total_seconds() // 3600)
+    )
 
 
 @router.get("/reset", response_class=HTMLResponse)
@@ -244,13 +323,17 @@ def reset_request_page(service: ServiceDep, request: Request) -> HTMLResponse:
 
 async def request_reset(service: Service, request: Request, name: str) -> None:
     """Mail a reset link to the user ``name`` if they have a confirmed address (limited per address; the same answer whoever it is)."""
-    await logins.reserve(service, limiter.RESET, client_address(request, service.proxies), name)  # every request counts, sent or not
+    await logins.reserve(
+        service, limiter.RESET, client_address(request, service.proxies), name
+    )  # every request counts, sent or not
 
     def issue() -> None:
         now = service.clock()
         with writing(service.engine) as connection:
             row = accounts.user_row(connection, name)
-            if mail.enabled(connection) and row is not None and row.email and row.email_confirmed:  # else no link is made (nor an earlier one cancelled)
+            if (
+                mail.enabled(connection) and row is not None and row.email and row.email_confirmed
+            ):  # else no link is made (nor an earlier one cancelled)
                 user_id, token = resets.issue(connection, name, now)
                 mail.reset_link(connection, user_id, "<site>" + resets.PATH + token, now)
 
@@ -261,12 +344,22 @@ async def request_reset(service: Service, request: Request, name: str) -> None:
 async def reset_request(service: ServiceDep, request: Request) -> HTMLResponse:
     form = await _form(request)
     if not _check_open_form(service, request, form):
-        return _open_form(service, request, "reset_request.html", 403, mailing=True, error="the form had expired: send it again")
+        return _open_form(
+            service, request, "reset_request.html", 403, mailing=True, error="the form had expired: send it again"
+        )
     try:
         await request_reset(service, request, form.get("user", "").strip())
     except HTTPException as refused:
-        return _open_form(service, request, "reset_request.html", refused.status_code, mailing=True, error=str(refused.detail))
-    return _open_form(service, request, "reset_request.html", mailing=True, done="if this user has an e-mail address, a link is on its way: it works once, within the hour")
+        return _open_form(
+            service, request, "reset_request.html", refused.status_code, mailing=True, error=str(refused.detail)
+        )
+    return _open_form(
+        service,
+        request,
+        "reset_request.html",
+        mailing=True,
+        done="if this user has an e-mail address, a link is on its way: it works once, within the hour",
+    )
 
 
 @router.get("/reset/{token}", response_class=HTMLResponse)
@@ -283,7 +376,10 @@ async def use_reset(service: Service, request: Request, token: str, password: st
     with reading(service.engine) as connection:
         row = resets.holder(connection, token, service.clock())
     if row is None:
-        raise HTTPException(404, "this reset link is unknown, used already or expired (a link works once, for an hour): ask for a new one")
+        raise HTTPException(
+            404,
+            "this reset link is unknown, used already or expired (a link works once, for an hour): ask for a new one",
+        )
     try:
         accounts.check_password(password, row.name)
     except UsageError as exc:

@@ -53,7 +53,9 @@ class Caller:
 
 def check_name(name: str, what: str) -> str:
     if not NAME.match(name):
-        raise UsageError(f"{what} {name[:80]!r}: 1 to 64 letters, digits, spaces, '.', '_' or '-', not starting or ending with a space")
+        raise UsageError(
+            f"{what} {name[:80]!r}: 1 to 64 letters, digits, spaces, '.', '_' or '-', not starting or ending with a space"
+        )
     return name
 
 
@@ -70,7 +72,9 @@ def verify_password(password: str, stored: str) -> bool:
         kind, n, r, p, salt, digest = stored.split("$")
         if kind != "scrypt":
             return False
-        computed = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), maxmem=64 << 20, dklen=32)
+        computed = hashlib.scrypt(
+            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), maxmem=64 << 20, dklen=32
+        )
     except ValueError:
         return False
     return hmac.compare_digest(computed, base64.b64decode(digest))
@@ -82,7 +86,9 @@ def token_digest(token: str) -> str:
 
 def add_team(connection: Connection, name: str, now: datetime) -> int:
     check_name(name, "team name")
-    if connection.execute(select(teams.c.name).where(func.lower(teams.c.name) == name.lower())).first():  # "Alpha" would pose as "alpha"
+    if connection.execute(
+        select(teams.c.name).where(func.lower(teams.c.name) == name.lower())
+    ).first():  # "Alpha" would pose as "alpha"
         raise NameTaken(f"there is already a team {name!r} (names differing only in case are one name)")
     return int(connection.execute(insert(teams).values(name=name, created=now)).inserted_primary_key[0])  # type: ignore[index]
 
@@ -118,13 +124,28 @@ def check_password(password: str, *names: str) -> None:
         raise UsageError("this password is too easy to guess (a common one, or your own name): choose another")
 
 
-def add_user(connection: Connection, name: str, password: str, team: int | None, organizer: bool, now: datetime, *, hashed: str | None = None) -> int:
+def add_user(
+    connection: Connection,
+    name: str,
+    password: str,
+    team: int | None,
+    organizer: bool,
+    now: datetime,
+    *,
+    hashed: str | None = None,
+) -> int:
     """Add a user; ``hashed``: the password's hash, computed already (:func:`hash_password`) outside the transaction."""
     check_name(name, "user name")
     check_password(password, name)
     if connection.execute(select(users.c.id).where(func.lower(users.c.name) == name.lower())).first():
         raise NameTaken(f"there is already a user {name!r} (names differing only in case are one name)")
-    values = {"name": name, "password_hash": hashed or hash_password(password), "team_id": team, "organizer": organizer, "created": now}
+    values = {
+        "name": name,
+        "password_hash": hashed or hash_password(password),
+        "team_id": team,
+        "organizer": organizer,
+        "created": now,
+    }
     return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
 
 
@@ -152,12 +173,29 @@ def set_password(connection: Connection, name: str, password: str) -> None:
     connection.execute(delete(tokens).where(tokens.c.user_id == row.id))
 
 
-def new_token(connection: Connection, team: int | None, organizer: bool, label: str, now: datetime, *,
-              expires: datetime | None = None, user_id: int | None = None, session: bool = False) -> str:  # fmt: skip
+def new_token(
+    connection: Connection,
+    team: int | None,
+    organizer: bool,
+    label: str,
+    now: datetime,
+    *,
+    expires: datetime | None = None,
+    user_id: int | None = None,
+    session: bool = False,
+) -> str:
     """A new API token (or, ``session``, a web session's) for a team or an organizer; returned once, stored hashed."""
     token = "pdm_" + secrets.token_urlsafe(32)
-    values = {"digest": token_digest(token), "team_id": team, "organizer": organizer, "label": label[:128], "created": now,
-              "expires": expires, "user_id": user_id, "session": session}  # fmt: skip
+    values = {
+        "digest": token_digest(token),
+        "team_id": team,
+        "organizer": organizer,
+        "label": label[:128],
+        "created": now,
+        "expires": expires,
+        "user_id": user_id,
+        "session": session,
+    }
     connection.execute(insert(tokens).values(**values))
     return token
 
@@ -166,7 +204,11 @@ def _caller(connection: Connection, token: str, now: datetime, session: bool) ->
     row = connection.execute(
         select(tokens.c.team_id, tokens.c.organizer, tokens.c.user_id, teams.c.name)
         .select_from(tokens.outerjoin(teams))
-        .where(tokens.c.digest == token_digest(token), tokens.c.session == session, or_(tokens.c.expires.is_(None), tokens.c.expires > now))
+        .where(
+            tokens.c.digest == token_digest(token),
+            tokens.c.session == session,
+            or_(tokens.c.expires.is_(None), tokens.c.expires > now),
+        )
     ).first()
     return None if row is None else Caller(row.team_id, row.name, bool(row.organizer), row.user_id)
 
@@ -188,7 +230,15 @@ def end_session(connection: Connection, token: str) -> None:
 def token_rows(connection: Connection, team: int | None, now: datetime) -> list[dict[str, Any]]:
     """The tokens that have not expired: a team's (``team``), or every one (``None``); never the token itself."""
     query = (
-        select(tokens.c.id, tokens.c.label, tokens.c.created, tokens.c.expires, tokens.c.session, tokens.c.organizer, teams.c.name.label("team"))
+        select(
+            tokens.c.id,
+            tokens.c.label,
+            tokens.c.created,
+            tokens.c.expires,
+            tokens.c.session,
+            tokens.c.organizer,
+            teams.c.name.label("team"),
+        )
         .select_from(tokens.outerjoin(teams))
         .where(or_(tokens.c.expires.is_(None), tokens.c.expires > now))
         .order_by(tokens.c.id)
@@ -196,14 +246,29 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
     if team is not None:
         query = query.where(tokens.c.team_id == team)
     stamp = lambda t: None if t is None else t.isoformat()
-    return [{"id": r.id, "team": r.team, "organizer": bool(r.organizer), "label": r.label, "session": bool(r.session),
-             "created": stamp(r.created), "expires": stamp(r.expires)} for r in connection.execute(query)]  # fmt: skip
+    return [
+        {
+            "id": r.id,
+            "team": r.team,
+            "organizer": bool(r.organizer),
+            "label": r.label,
+            "session": bool(r.session),
+            "created": stamp(r.created),
+            "expires": stamp(r.expires),
+        }
+        for r in connection.execute(query)
+    ]
 
 
 def team_counts(connection: Connection) -> list[Any]:
     """Every team by name, with how many members and submissions it has (the organizers' page)."""
-    members, sent = func.count(func.distinct(users.c.id)).label("members"), func.count(func.distinct(submissions.c.id)).label("submissions")
-    query = select(teams.c.name, members, sent).select_from(teams.outerjoin(users).outerjoin(submissions, submissions.c.team_id == teams.c.id))
+    members, sent = (
+        func.count(func.distinct(users.c.id)).label("members"),
+        func.count(func.distinct(submissions.c.id)).label("submissions"),
+    )
+    query = select(teams.c.name, members, sent).select_from(
+        teams.outerjoin(users).outerjoin(submissions, submissions.c.team_id == teams.c.id)
+    )
     return list(connection.execute(query.group_by(teams.c.id, teams.c.name).order_by(teams.c.name)))
 
 

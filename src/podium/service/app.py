@@ -32,9 +32,18 @@ __all__ = ["Service", "create_app"]
 
 def create_app(service: Service) -> FastAPI:
     """The app serving ``service``: its routers, its middleware (outermost last), its error pages."""
-    app = FastAPI(title="podium", version=__version__, docs_url=None, redoc_url=None, summary="A contest served by podium.", **openapi_settings(service.public_url))
+    app = FastAPI(
+        title="podium",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        summary="A contest served by podium.",
+        **openapi_settings(service.public_url),
+    )
     app.state.service = service
-    app.state.metrics, uploads_refused, logins_refused = metrics.registry(service.engine, lambda: service.contests.get().challenge, service.clock)
+    app.state.metrics, uploads_refused, logins_refused = metrics.registry(
+        service.engine, lambda: service.contests.get().challenge, service.clock
+    )
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused)

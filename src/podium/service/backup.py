@@ -58,27 +58,38 @@ CHUNK = 1 << 20
 
 def postgres_tool(name: str) -> Path:
     """``pg_dump`` or ``psql``: the newest PostgreSQL's (``/usr/lib/postgresql/N/bin``), else the one on PATH."""
-    found = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), key=lambda p: int(p.parts[4]) if p.parts[4].isdigit() else 0)
+    found = sorted(
+        Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), key=lambda p: int(p.parts[4]) if p.parts[4].isdigit() else 0
+    )
     if found:
         return found[-1]
     on_path = shutil.which(name)
     if on_path is None:
-        raise UsageError(f"{name} is not installed; it comes with PostgreSQL's client programs (Debian: apt-get install postgresql-client)")
+        raise UsageError(
+            f"{name} is not installed; it comes with PostgreSQL's client programs (Debian: apt-get install postgresql-client)"
+        )
     return Path(on_path)
 
 
 def _libpq_environment(url: str) -> dict[str, str]:
     """The connection as libpq's variables, so that no password shows on a command line."""
     parsed = make_url(url)
-    variables = {"PGHOST": parsed.host, "PGPORT": str(parsed.port) if parsed.port else None, "PGUSER": parsed.username,
-                 "PGPASSWORD": parsed.password, "PGDATABASE": parsed.database}  # fmt: skip
+    variables = {
+        "PGHOST": parsed.host,
+        "PGPORT": str(parsed.port) if parsed.port else None,
+        "PGUSER": parsed.username,
+        "PGPASSWORD": parsed.password,
+        "PGDATABASE": parsed.database,
+    }
     return {**os.environ, **{key: value for key, value in variables.items() if value}}
 
 
 def _run(command: list[str], url: str, what: str) -> None:
     done = subprocess.run(command, env=_libpq_environment(url), capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise UsageError(f"{what} failed ({Path(command[0]).name} exit code {done.returncode}): {done.stderr.strip()[-2000:]}")
+        raise UsageError(
+            f"{what} failed ({Path(command[0]).name} exit code {done.returncode}): {done.stderr.strip()[-2000:]}"
+        )
 
 
 def _sha256(path: Path) -> str:
@@ -91,7 +102,10 @@ def _sha256(path: Path) -> str:
 
 def _row_counts(engine: Engine) -> dict[str, int]:
     with reading(engine) as connection:
-        return {table.name: int(connection.execute(select(func.count()).select_from(table)).scalar_one()) for table in metadata.sorted_tables}
+        return {
+            table.name: int(connection.execute(select(func.count()).select_from(table)).scalar_one())
+            for table in metadata.sorted_tables
+        }
 
 
 def _snapshot(url: str, folder: Path) -> tuple[Path, dict[str, int], list[int]]:
@@ -105,12 +119,18 @@ def _snapshot(url: str, folder: Path) -> tuple[Path, dict[str, int], list[int]]:
         try:
             counts = _row_counts(engine)
             with reading(engine) as connection:
-                ids = [int(i) for i in connection.execute(select(submissions.c.id).order_by(submissions.c.id)).scalars()]
+                ids = [
+                    int(i) for i in connection.execute(select(submissions.c.id).order_by(submissions.c.id)).scalars()
+                ]
         finally:
             engine.dispose()
         return copy, counts, ids
     dump = folder / SQL_DUMP
-    _run([str(postgres_tool("pg_dump")), "--no-owner", "--no-privileges", "--format=plain", f"--file={dump}"], url, "pg_dump")
+    _run(
+        [str(postgres_tool("pg_dump")), "--no-owner", "--no-privileges", "--format=plain", f"--file={dump}"],
+        url,
+        "pg_dump",
+    )
     counts, ids = _dump_rows(dump)
     return dump, counts, ids
 
@@ -142,9 +162,18 @@ def backup(data: Path, database: str | None, out: Path) -> dict[str, Any]:
                 name = str(PurePosixPath(SUBMISSIONS, str(submission_id), *path.relative_to(folder).parts))
                 files[name] = _member(path)
                 members.append((name, path))
-        manifest = {"format": FORMAT, "version": FORMAT_VERSION, "podium": __version__, "created": datetime.now(UTC).isoformat(),
-                    "database": make_url(url).get_backend_name(), "revision": revision, "contest": contest, "rows": counts,
-                    "submissions": ids, "files": files}  # fmt: skip
+        manifest = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "podium": __version__,
+            "created": datetime.now(UTC).isoformat(),
+            "database": make_url(url).get_backend_name(),
+            "revision": revision,
+            "contest": contest,
+            "rows": counts,
+            "submissions": ids,
+            "files": files,
+        }
         partial = out.with_name(out.name + ".partial")
         with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as archive:
             _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=1).encode())
@@ -183,10 +212,12 @@ def _dump_rows(dump: Path) -> tuple[dict[str, int], list[int]]:
         for line in lines:
             if current is None:
                 if line.startswith("COPY public."):
-                    name, columns = line[len("COPY public."):].split(" ", 1)
+                    name, columns = line[len("COPY public.") :].split(" ", 1)
                     current = name.strip('"') if name.strip('"') in counts else ""
                     if current == submissions.name and not columns.startswith("(id,"):
-                        raise UsageError("pg_dump wrote the submissions without their id first; podium cannot read this dump")
+                        raise UsageError(
+                            "pg_dump wrote the submissions without their id first; podium cannot read this dump"
+                        )
             elif line == "\\.\n":
                 current = None
             elif current:
@@ -199,7 +230,9 @@ def _dump_rows(dump: Path) -> tuple[dict[str, int], list[int]]:
 def _safe_name(name: str) -> PurePosixPath:
     path = PurePosixPath(name)
     if path.is_absolute() or ".." in path.parts or not path.parts:
-        raise UsageError(f"the backup's member {name!r} would be written outside the target; this is not a podium backup")
+        raise UsageError(
+            f"the backup's member {name!r} would be written outside the target; this is not a podium backup"
+        )
     return path
 
 
@@ -217,7 +250,9 @@ def read_manifest(archive: tarfile.TarFile, where: Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise UsageError(f"{where}: {MANIFEST} is not a podium backup's manifest")
     if manifest.get("version") != FORMAT_VERSION:
-        raise UsageError(f"{where}: backup format {manifest.get('version')!r}; this podium ({__version__}) reads format {FORMAT_VERSION}")
+        raise UsageError(
+            f"{where}: backup format {manifest.get('version')!r}; this podium ({__version__}) reads format {FORMAT_VERSION}"
+        )
     if not isinstance(manifest.get("files"), dict) or not isinstance(manifest.get("rows"), dict):
         raise UsageError(f"{where}: {MANIFEST} lacks its files or rows")
     return manifest
@@ -231,9 +266,13 @@ def _extract(archive: tarfile.TarFile, manifest: dict[str, Any], target: Path, w
         _safe_name(member.name)
         entry = expected.get(member.name)
         if entry is None or not member.isfile() or member.name in seen:
-            raise UsageError(f"{where}: member {member.name!r} is not in the manifest (or not a file, or twice); the archive was changed")
+            raise UsageError(
+                f"{where}: member {member.name!r} is not in the manifest (or not a file, or twice); the archive was changed"
+            )
         if member.size != entry["size"]:
-            raise UsageError(f"{where}: member {member.name!r} has {member.size:,} bytes; the manifest says {entry['size']:,}")
+            raise UsageError(
+                f"{where}: member {member.name!r} has {member.size:,} bytes; the manifest says {entry['size']:,}"
+            )
         seen.add(member.name)
         path = target / member.name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -242,7 +281,9 @@ def _extract(archive: tarfile.TarFile, manifest: dict[str, Any], target: Path, w
         _copy_checked(source, path, entry["sha256"], where, member.name)
     missing = sorted(set(expected) - seen)
     if missing:
-        raise UsageError(f"{where}: {len(missing)} member{'s' * (len(missing) != 1)} of the manifest missing, first {missing[0]!r}; the archive is cut short")
+        raise UsageError(
+            f"{where}: {len(missing)} member{'s' * (len(missing) != 1)} of the manifest missing, first {missing[0]!r}; the archive is cut short"
+        )
 
 
 def _copy_checked(source: IO[bytes], path: Path, sha256: str, where: Path, name: str) -> None:
@@ -263,7 +304,9 @@ def _empty_database(url: str) -> None:
     finally:
         engine.dispose()
     if tables:
-        raise UsageError(f"the database {make_url(url).render_as_string(hide_password=True)} holds tables ({', '.join(sorted(tables)[:5])}); restore into an empty one")
+        raise UsageError(
+            f"the database {make_url(url).render_as_string(hide_password=True)} holds tables ({', '.join(sorted(tables)[:5])}); restore into an empty one"
+        )
 
 
 def restore(archive_path: Path, data: Path, database: str | None) -> dict[str, Any]:
@@ -279,8 +322,10 @@ def restore(archive_path: Path, data: Path, database: str | None) -> dict[str, A
         manifest = read_manifest(archive, archive_path)
         kind = make_url(url).get_backend_name()
         if manifest.get("database") != kind:
-            raise UsageError(f"{archive_path} is a backup of a {manifest.get('database')} database; restore it into one "
-                             f"({'--database postgresql://...' if manifest.get('database') == 'postgresql' else 'without --database'})")  # fmt: skip
+            raise UsageError(
+                f"{archive_path} is a backup of a {manifest.get('database')} database; restore it into one "
+                f"({'--database postgresql://...' if manifest.get('database') == 'postgresql' else 'without --database'})"
+            )
         if kind == "postgresql":
             _empty_database(url)
         staged = Path(scratch) / "data"
@@ -291,7 +336,19 @@ def restore(archive_path: Path, data: Path, database: str | None) -> dict[str, A
             raise UsageError(f"{archive_path}: the archive is damaged ({exc})") from None
         if kind == "postgresql":
             dump = staged / SQL_DUMP
-            _run([str(postgres_tool("psql")), "--no-psqlrc", "--quiet", "-v", "ON_ERROR_STOP=1", "--single-transaction", f"--file={dump}"], url, "psql")
+            _run(
+                [
+                    str(postgres_tool("psql")),
+                    "--no-psqlrc",
+                    "--quiet",
+                    "-v",
+                    "ON_ERROR_STOP=1",
+                    "--single-transaction",
+                    f"--file={dump}",
+                ],
+                url,
+                "psql",
+            )
             dump.unlink()
         else:
             database_file = Path(make_url(url).database or "")
@@ -306,7 +363,9 @@ def restore(archive_path: Path, data: Path, database: str | None) -> dict[str, A
     try:
         migrate(engine)
         counts = _row_counts(engine)
-        short = {name: (rows, counts.get(name)) for name, rows in manifest["rows"].items() if counts.get(name, 0) < rows}
+        short = {
+            name: (rows, counts.get(name)) for name, rows in manifest["rows"].items() if counts.get(name, 0) < rows
+        }
         if short:
             raise UsageError(f"the restored database lacks rows the manifest counts: {short}")
         with writing(engine) as connection:

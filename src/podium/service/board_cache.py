@@ -59,7 +59,9 @@ class Board:
 
     def json(self) -> bytes:
         """The board as the API sends it, encoded once (FastAPI's encoder took 0.7 ms a request for 20 teams, and grows with them)."""
-        return self.derived("json", lambda: json.dumps(self.board, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode())
+        return self.derived(
+            "json", lambda: json.dumps(self.board, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        )
 
     def derived(self, name: str, compute: Callable[[], T]) -> T:
         """``compute()``, once per board: what the pages derive from it (``name`` tells them apart)."""
@@ -102,7 +104,9 @@ class BoardCache:
             return found
 
 
-def board_page_values(boards: BoardCache, confidence_cache: dict[Any, Any], contest: Contest, now: datetime, sort: str | None) -> dict[str, Any]:
+def board_page_values(
+    boards: BoardCache, confidence_cache: dict[Any, Any], contest: Contest, now: datetime, sort: str | None
+) -> dict[str, Any]:
     """What the leaderboard page renders: the board, its rows sorted by ``sort`` (a criterion, or ``team``), the rank intervals."""
     kept = boards.current(contest, now)
     board = kept.board
@@ -116,7 +120,13 @@ def board_page_values(boards: BoardCache, confidence_cache: dict[Any, Any], cont
     names = [c["name"] for c in board["criteria"]]
     if sort in names:
         higher = next(c["higher_is_better"] for c in board["criteria"] if c["name"] == sort)
-        rows = sorted(rows, key=lambda t: (t["scores"].get(sort) is None, -(t["scores"].get(sort) or 0) if higher else (t["scores"].get(sort) or 0)))
+        rows = sorted(
+            rows,
+            key=lambda t: (
+                t["scores"].get(sort) is None,
+                -(t["scores"].get(sort) or 0) if higher else (t["scores"].get(sort) or 0),
+            ),
+        )
     elif sort == "team":
         rows = sorted(rows, key=lambda t: t["team"].lower())
     return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}

@@ -26,7 +26,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from podium.service.urls import route_path
 
 SMALL_BODY = 64 << 10
-UPLOADS = ("/api/submissions", "/submissions/upload")  # the paths that take large bodies, capped by the contest's upload_mb
+UPLOADS = (
+    "/api/submissions",
+    "/submissions/upload",
+)  # the paths that take large bodies, capped by the contest's upload_mb
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,9 @@ class Bodies:
         if small:
             declared = dict(scope["headers"]).get(b"content-length", b"0")
             if not declared.isdigit() or int(declared) > SMALL_BODY:
-                await JSONResponse({"detail": f"this request's body may be at most {SMALL_BODY:,} bytes"}, status_code=413)(scope, receive, send)
+                await JSONResponse(
+                    {"detail": f"this request's body may be at most {SMALL_BODY:,} bytes"}, status_code=413
+                )(scope, receive, send)
                 return
         received, deadline, times = 0, time.monotonic() + self.times.body_timeout_s, self.times
 
@@ -62,8 +67,12 @@ class Bodies:
             try:
                 message = await asyncio.wait_for(receive(), timeout=max(0.0, min(times.read_timeout_s, left)))
             except TimeoutError:
-                raise HTTPException(408, f"the request's body came too slowly (every piece within {times.read_timeout_s:g} s, "
-                                         f"all of it within {times.body_timeout_s:g} s)", {"Connection": "close"}) from None  # fmt: skip
+                raise HTTPException(
+                    408,
+                    f"the request's body came too slowly (every piece within {times.read_timeout_s:g} s, "
+                    f"all of it within {times.body_timeout_s:g} s)",
+                    {"Connection": "close"},
+                ) from None
             received += len(message.get("body", b""))
             if small and received > SMALL_BODY:
                 raise HTTPException(413, f"this request's body may be at most {SMALL_BODY:,} bytes")
@@ -85,7 +94,9 @@ class UploadSlots:
         if self.busy["team", team] >= self.per_team:
             raise HTTPException(429, f"your team is already sending {self.per_team} uploads; wait for one to finish")
         if self.busy["address", address] >= self.per_address:
-            raise HTTPException(429, f"{self.per_address} uploads are already coming from your address; wait for one to finish")
+            raise HTTPException(
+                429, f"{self.per_address} uploads are already coming from your address; wait for one to finish"
+            )
         keys = (("team", team), ("address", address))
         self.busy.update(keys)
         try:

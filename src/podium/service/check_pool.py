@@ -65,7 +65,9 @@ class CheckPool:
             if self._pool is None:
                 challenge = get(self.challenge_id)
                 context = multiprocessing.get_context("forkserver")  # the web process runs threads: never fork it
-                context.set_forkserver_preload(["podium.scoring.engine", type(challenge).__module__, *challenge.preload])
+                context.set_forkserver_preload(
+                    ["podium.scoring.engine", type(challenge).__module__, *challenge.preload]
+                )
                 self._pool = ProcessPoolExecutor(self.processes, mp_context=context)
             return self._pool
 

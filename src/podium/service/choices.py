@@ -25,37 +25,61 @@ def cancel(connection: Connection, team_id: int, submission_id: int, now: dateti
     """Cancel the team's queued submission (it uses no quota) and its job."""
     if not 0 < submission_id <= MAX_ID:
         raise _not_yours(submission_id)
-    row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id).with_for_update()).first()
+    row = connection.execute(
+        select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id).with_for_update()
+    ).first()
     if row is None:
         raise _not_yours(submission_id)
     if row.status != QUEUED:
         raise Refused(409, f"submission {submission_id} is {row.status}; only a queued one can be cancelled")
-    connection.execute(update(jobs).where(jobs.c.submission_id == submission_id, jobs.c.state == JOB_QUEUED).values(state=JOB_CANCELLED))
-    connection.execute(update(submissions).where(submissions.c.id == submission_id).values(status=CANCELLED, finished=now))
+    connection.execute(
+        update(jobs)
+        .where(jobs.c.submission_id == submission_id, jobs.c.state == JOB_QUEUED)
+        .values(state=JOB_CANCELLED)
+    )
+    connection.execute(
+        update(submissions).where(submissions.c.id == submission_id).values(status=CANCELLED, finished=now)
+    )
 
 
 def check_selectable(contest: Contest, submission_id: int, now: datetime) -> None:
     """Refused before any transaction: no track of the contest ranks a selection, the selections froze, or no such id."""
     if all(c.ranking.final != "selected" for c in contest.tracks or (contest,)):
-        raise Refused(409, f"this contest ranks each team's {contest.ranking.final} submission; there is nothing to select")
+        raise Refused(
+            409, f"this contest ranks each team's {contest.ranking.final} submission; there is nothing to select"
+        )
     if now >= contest.phases[-1].end:
-        raise Refused(409, f"selections froze when the last phase closed at {contest.phases[-1].end.isoformat()}; the final ranking uses them")
+        raise Refused(
+            409,
+            f"selections froze when the last phase closed at {contest.phases[-1].end.isoformat()}; the final ranking uses them",
+        )
     if not 0 < submission_id <= MAX_ID:
         raise _not_yours(submission_id)
 
 
-def select_submission(connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool) -> None:
+def select_submission(
+    connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool
+) -> None:
     """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track)."""
     accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
-    row = connection.execute(select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)).first()
+    row = connection.execute(
+        select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)
+    ).first()
     if row is None:
         raise _not_yours(submission_id)
     ranking = next((c.ranking for c in contest.tracks or (contest,) if c.track_id == row.track), contest.ranking)
     if ranking.final != "selected":
-        raise Refused(409, f"track {row.track} ranks each team's {ranking.final} submission; there is nothing to select")
+        raise Refused(
+            409, f"track {row.track} ranks each team's {ranking.final} submission; there is nothing to select"
+        )
     if selected and row.status != SCORED:
         raise Refused(409, f"submission {submission_id} is {row.status}; only a scored one can be selected")
-    others = submissions.c.team_id == team_id, submissions.c.track == row.track, submissions.c.selected, submissions.c.id != submission_id
+    others = (
+        submissions.c.team_id == team_id,
+        submissions.c.track == row.track,
+        submissions.c.selected,
+        submissions.c.id != submission_id,
+    )
     count = connection.execute(select(func.count()).select_from(submissions).where(*others)).scalar_one()
     limit = ranking.max_selected
     if selected and limit is not None and count >= limit:

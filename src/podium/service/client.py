@@ -33,8 +33,15 @@ class ServerUnreachable(Exception):
     pass
 
 
-def request(server: str, method: str, path: str, token: str | None = None, body: bytes | Path | None = None,
-            query: dict[str, str] | None = None, json_body: Any = None) -> Answer:  # fmt: skip
+def request(
+    server: str,
+    method: str,
+    path: str,
+    token: str | None = None,
+    body: bytes | Path | None = None,
+    query: dict[str, str] | None = None,
+    json_body: Any = None,
+) -> Answer:
     url = server.rstrip("/") + path + ("?" + urllib.parse.urlencode(query) if query else "")
     headers = {"Accept": "application/json"}
     if token:
@@ -43,18 +50,28 @@ def request(server: str, method: str, path: str, token: str | None = None, body:
     if json_body is not None:
         data, headers["Content-Type"] = json.dumps(json_body).encode(), "application/json"
     elif isinstance(body, Path):
-        data, headers["Content-Type"], headers["Content-Length"] = open(body, "rb"), "application/octet-stream", str(body.stat().st_size)  # noqa: SIM115 (closed in finally)
+        data, headers["Content-Type"], headers["Content-Length"] = (
+            open(body, "rb"),  # noqa: SIM115 (closed in finally)
+            "application/octet-stream",
+            str(body.stat().st_size),
+        )
     elif body is not None:
         data, headers["Content-Type"] = body, "application/octet-stream"
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers, method=method), timeout=TIMEOUT_S) as response:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, data=data, headers=headers, method=method), timeout=TIMEOUT_S
+        ) as response:
             return Answer(response.status, _parse(response.read()))
     except urllib.error.HTTPError as error:
         return Answer(error.code, _parse(error.read()))
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         untrusted = isinstance(reason, ssl.SSLCertVerificationError)
-        hint = "; to trust the server's own certificate, name it in SSL_CERT_FILE (SSL_CERT_FILE=cert.pem podium ...)" if untrusted else ""
+        hint = (
+            "; to trust the server's own certificate, name it in SSL_CERT_FILE (SSL_CERT_FILE=cert.pem podium ...)"
+            if untrusted
+            else ""
+        )
         raise ServerUnreachable(f"cannot reach {server}: {reason}{hint}") from None
     finally:
         if hasattr(data, "close"):
@@ -99,7 +116,9 @@ def submit(server: str, token: str, path: Path, entry: str | None = None, track:
         upload = packed(path, Path(folder))
         size = upload.stat().st_size
         if upload_mb is not None and size > upload_mb * 2**20:
-            return Answer(413, {"detail": f"{upload.name} is {size:,} bytes; this contest takes at most {upload_mb:g} MB"})
+            return Answer(
+                413, {"detail": f"{upload.name} is {size:,} bytes; this contest takes at most {upload_mb:g} MB"}
+            )
         query = {"filename": upload.name} | ({"entry": entry} if entry else {}) | ({"track": track} if track else {})
         return request(server, "POST", "/api/submissions", token, body=upload, query=query)
 

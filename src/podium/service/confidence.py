@@ -31,7 +31,11 @@ KEPT = 16  # boards whose bootstrap is kept
 
 
 def board_confidence(
-    cache: dict[Any, dict[str, Confidence]], connection: Connection, contest: Contest, board: dict[str, Any], shown: dict[str, int]
+    cache: dict[Any, dict[str, Confidence]],
+    connection: Connection,
+    contest: Contest,
+    board: dict[str, Any],
+    shown: dict[str, int],
 ) -> dict[str, Confidence] | None:
     """Each ranked team's :class:`Confidence` on the board's split, or ``None`` when the challenge cannot be resampled.
 
@@ -40,20 +44,33 @@ def board_confidence(
     spec = get(contest.challenge)
     if not resamplable(spec):
         return None
-    found = newest_results(connection, list(shown.values()), (results.c.submission_id, results.c.id, results.c.document))
+    found = newest_results(
+        connection, list(shown.values()), (results.c.submission_id, results.c.id, results.c.document)
+    )
     key = (board["split"], tuple(sorted((team, found[i].id) for team, i in shown.items() if i in found)))
     if key not in cache:
         names = [team for team, i in shown.items() if i in found]
         documents = [found[shown[team]].document for team in names]
         if not names or any("units" not in d for d in documents):
             return None
-        tables = [parse_units(f"submission {shown[team]}", d["units"], board["split"]) for team, d in zip(names, documents)]
+        tables = [
+            parse_units(f"submission {shown[team]}", d["units"], board["split"]) for team, d in zip(names, documents)
+        ]
         criteria = spec.ranking_criteria(set().union(*(t["scores"] for t in board["teams"])))
         if contest.ranking.by is not None:
             criteria = [spec.score_spec(contest.ranking.by)]
         try:
-            confidences = bootstrap(spec, criteria, ranks_by_sum(spec, contest.ranking.by), tables, RESAMPLES, decimals=contest.ranking.decimals)
-        except PodiumError as exc:  # results that cannot be resampled together (scored on different units): the board without intervals
+            confidences = bootstrap(
+                spec,
+                criteria,
+                ranks_by_sum(spec, contest.ranking.by),
+                tables,
+                RESAMPLES,
+                decimals=contest.ranking.decimals,
+            )
+        except (
+            PodiumError
+        ) as exc:  # results that cannot be resampled together (scored on different units): the board without intervals
             log.warning("no bootstrap intervals on the leaderboard: %s", exc)
             return None
         if len(cache) >= KEPT:

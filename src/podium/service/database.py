@@ -30,10 +30,12 @@ def database_url(url: str | None, data: Path) -> str:
         return f"sqlite:///{(data / SQLITE_FILE).resolve()}"
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     if url.startswith(("sqlite:///", "postgresql+psycopg://")):
         return url
-    raise UsageError(f"--database {url.split('@')[-1]}: podium takes sqlite:///PATH or postgresql://USER@HOST:PORT/NAME")
+    raise UsageError(
+        f"--database {url.split('@')[-1]}: podium takes sqlite:///PATH or postgresql://USER@HOST:PORT/NAME"
+    )
 
 
 def connect(url: str) -> Engine:

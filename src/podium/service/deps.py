@@ -30,8 +30,18 @@ from podium.service.urls import PublicUrl
 class Service:
     """What the app serves: the database, the data folder, the clock; the proxies trusted, the public URL, the limits on bodies and uploads."""
 
-    def __init__(self, engine: Engine, data: Path, clock: Clock = utc_now, allow_images: bool = False, proxies: Proxies = (),
-                 body_times: BodyTimes | None = None, slots: UploadSlots | None = None, public_url: PublicUrl | None = None, checks: Runner = inline) -> None:  # fmt: skip
+    def __init__(
+        self,
+        engine: Engine,
+        data: Path,
+        clock: Clock = utc_now,
+        allow_images: bool = False,
+        proxies: Proxies = (),
+        body_times: BodyTimes | None = None,
+        slots: UploadSlots | None = None,
+        public_url: PublicUrl | None = None,
+        checks: Runner = inline,
+    ) -> None:
         self.engine = engine
         self.data = data
         self.clock = clock
@@ -71,7 +81,11 @@ def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] =
     Read in a transaction of its own: an upload does not hold a connection while its body arrives.
     """
     if not authorization or not authorization.startswith("Bearer "):
-        raise HTTPException(401, "send Authorization: Bearer TOKEN (podium team add prints a team's token)", {"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            401,
+            "send Authorization: Bearer TOKEN (podium team add prints a team's token)",
+            {"WWW-Authenticate": "Bearer"},
+        )
     with reading(service.engine) as connection:
         found = accounts.caller_of(connection, authorization[7:].strip(), service.clock())
     if found is None:
@@ -88,7 +102,11 @@ def organizer(service: ServiceDep, authorization: Annotated[str | None, Header()
     with reading(service.engine) as connection:
         who = accounts.caller_of(connection, token, service.clock()) if token else None
     if who is None or not who.organizer:
-        raise HTTPException(401 if who is None else 403, "send an organizer's token: Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            401 if who is None else 403,
+            "send an organizer's token: Authorization: Bearer TOKEN",
+            {"WWW-Authenticate": "Bearer"},
+        )
     return who
 
 
@@ -108,7 +126,9 @@ def known_id(submission_id: int) -> bool:
     return 0 < submission_id <= MAX_ID
 
 
-TrackQuery = Annotated[str | None, Query(max_length=64, description="The track (a [[track]]'s id) [default: the contest's only track]")]
+TrackQuery = Annotated[
+    str | None, Query(max_length=64, description="The track (a [[track]]'s id) [default: the contest's only track]")
+]
 
 
 def track_of(service: Service, track: str | None, served: Contest | None = None) -> Contest:

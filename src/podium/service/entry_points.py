@@ -29,9 +29,15 @@ def entry_point(code: Path, asked: str | None) -> tuple[str | None, str | None]:
         inside = not PurePosixPath(asked).is_absolute() and ".." not in PurePosixPath(asked).parts
         if inside and code.is_dir() and (code / asked).is_file() and not (code / asked).is_symlink():
             return asked, None
-        return None, f"the archive has no entry point {asked!r} (a file at its top, run in the program's working folder)"
+        return (
+            None,
+            f"the archive has no entry point {asked!r} (a file at its top, run in the program's working folder)",
+        )
     if not code.is_dir():
-        return None, f"a program is an archive (.zip or .tar.gz) of a folder holding {DEFAULT_ENTRY} or another entry point"
+        return (
+            None,
+            f"a program is an archive (.zip or .tar.gz) of a folder holding {DEFAULT_ENTRY} or another entry point",
+        )
     files = sorted(p.name for p in code.iterdir() if p.is_file() and not p.is_symlink())
     if DEFAULT_ENTRY in files:
         return DEFAULT_ENTRY, None

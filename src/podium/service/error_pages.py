@@ -31,7 +31,9 @@ log = logging.getLogger("podium.service")
 def is_page(request: Request) -> bool:
     """Whether ``request`` asks for a page (HTML errors) rather than JSON: an API path, or a script that accepts JSON and not HTML."""
     accept = request.headers.get("accept", "")
-    return not route_path(request.scope).startswith(API_PATHS) and not ("application/json" in accept and "text/html" not in accept)
+    return not route_path(request.scope).startswith(API_PATHS) and not (
+        "application/json" in accept and "text/html" not in accept
+    )
 
 
 def error_page(service: Service, request: Request, code: int, detail: str) -> Response:
@@ -61,14 +63,24 @@ async def invalid(request: Request, exc: Exception) -> Response:
         return await request_validation_exception_handler(request, exc)
     if any(error.get("loc", ("",))[0] == "path" for error in exc.errors()):
         return error_page(request.app.state.service, request, 404, f"there is no page {request.url.path}")
-    return error_page(request.app.state.service, request, 422, "this page's address has a value it cannot take; follow a link of the site")
+    return error_page(
+        request.app.state.service,
+        request,
+        422,
+        "this page's address has a value it cannot take; follow a link of the site",
+    )
 
 
 async def crash(request: Request, exc: Exception) -> Response:
     """A failure of podium's own: a page that says nothing of it, or plain text (Starlette raises it again after the answer: the server logs it)."""
     if not is_page(request):
         return PlainTextResponse("Internal Server Error", status_code=500)
-    return error_page(request.app.state.service, request, 500, "podium failed on this page; the organizers can read why in the server's log")
+    return error_page(
+        request.app.state.service,
+        request,
+        500,
+        "podium failed on this page; the organizers can read why in the server's log",
+    )
 
 
 def install(app: FastAPI) -> None:

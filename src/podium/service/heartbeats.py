@@ -60,7 +60,9 @@ def clear(connection: Connection) -> None:
 def beats(connection: Connection) -> list[Beat]:
     """Every worker's newest heartbeat."""
     found = []
-    for value in connection.execute(select(settings.c.value).where(settings.c.key.startswith(PREFIX, autoescape=True))).scalars():
+    for value in connection.execute(
+        select(settings.c.value).where(settings.c.key.startswith(PREFIX, autoescape=True))
+    ).scalars():
         item = json.loads(value)
         found.append(Beat(item["worker"], datetime.fromisoformat(item["at"])))
     return sorted(found, key=lambda b: b.worker)

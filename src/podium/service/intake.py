@@ -36,7 +36,9 @@ from podium.service.statuses import QUEUED, REJECTED
 from podium.service.tables import submissions
 
 T = TypeVar("T")
-Runner = Callable[..., Any]  # runs a function with its arguments, here or in another process: (function, *args, **kwargs) -> its result
+Runner = Callable[
+    ..., Any
+]  # runs a function with its arguments, here or in another process: (function, *args, **kwargs) -> its result
 
 
 class Refused(Exception):
@@ -78,7 +80,10 @@ def open_phase(contest: Contest, now: datetime, track: str | None = None) -> Pha
     for phase in contest.phases:
         if phase.start <= now < phase.end:
             if track is not None and phase.tracks is not None and track not in phase.tracks:
-                raise Refused(409, f"phase {phase.name} does not take submissions for track {track}; it opens {', '.join(phase.tracks)}")
+                raise Refused(
+                    409,
+                    f"phase {phase.name} does not take submissions for track {track}; it opens {', '.join(phase.tracks)}",
+                )
             return phase
     upcoming = [p for p in contest.phases if p.start > now]
     if upcoming:
@@ -95,7 +100,9 @@ def check_quota(engine: Engine, contest: Contest, caller: Caller, now: datetime)
 def _check_quota(connection: Connection, contest: Contest, phase: Phase, caller: Caller, now: datetime) -> None:
     """The track's quota (the contest's unless the track sets one), then the phase's own, if it has one."""
     assert caller.team_id is not None
-    refusal = usage(connection, caller.team_id, contest.quota, contest.timezone, now, contest.track_id).refusal(contest.quota)
+    refusal = usage(connection, caller.team_id, contest.quota, contest.timezone, now, contest.track_id).refusal(
+        contest.quota
+    )
     if refusal is None and phase.quota is not None:
         used = usage(connection, caller.team_id, phase.quota, contest.timezone, now, contest.track_id, phase.name)
         refusal = used.refusal(phase.quota, f" of phase {phase.name}")
@@ -108,8 +115,16 @@ def inline(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return function(*args, **kwargs)
 
 
-def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: Upload, now: datetime, allow_images: bool,
-         checks: Runner = inline) -> dict[str, Any]:  # fmt: skip
+def take(
+    engine: Engine,
+    contest: Contest,
+    data: Path,
+    caller: Caller,
+    upload: Upload,
+    now: datetime,
+    allow_images: bool,
+    checks: Runner = inline,
+) -> dict[str, Any]:
     """Check (the files' checks run by ``checks``), record and queue an upload to ``contest``'s track (:meth:`Contest.on`); the submission as the team sees it."""
     assert caller.team_id is not None
     phase = open_phase(contest, now, contest.track_id)
@@ -121,10 +136,21 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
             if status == QUEUED:
                 _check_quota(connection, contest, phase, caller, now)
             values = {
-                "team_id": caller.team_id, "phase": phase.name, "track": contest.track_id, "kind": phase.submissions, "filename": upload.filename[:255], "size": upload.size,
-                "sha256": upload.sha256, "target": str(target.relative_to(staging)), "entry": _entry(phase, upload, target),
-                "created": now, "status": status, "reason": reason, "problems": problems, "selected": False,
-            }  # fmt: skip
+                "team_id": caller.team_id,
+                "phase": phase.name,
+                "track": contest.track_id,
+                "kind": phase.submissions,
+                "filename": upload.filename[:255],
+                "size": upload.size,
+                "sha256": upload.sha256,
+                "target": str(target.relative_to(staging)),
+                "entry": _entry(phase, upload, target),
+                "created": now,
+                "status": status,
+                "reason": reason,
+                "problems": problems,
+                "selected": False,
+            }
             submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:
                 queue.enqueue(connection, submission_id, state.current_round(connection), now)
@@ -135,7 +161,15 @@ def take(engine: Engine, contest: Contest, data: Path, caller: Caller, upload: U
             staging.rename(folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {"id": submission_id, "phase": phase.name, "track": contest.track_id, "kind": phase.submissions, "status": status, "reason": reason, "problems": problems}
+    return {
+        "id": submission_id,
+        "phase": phase.name,
+        "track": contest.track_id,
+        "kind": phase.submissions,
+        "status": status,
+        "reason": reason,
+        "problems": problems,
+    }
 
 
 def _entry(phase: Phase, upload: Upload, target: Path) -> str | None:
@@ -147,7 +181,9 @@ def _entry(phase: Phase, upload: Upload, target: Path) -> str | None:
     return entry_point(target, upload.entry)[0] or upload.entry or DEFAULT_ENTRY
 
 
-def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_images: bool, checks: Runner) -> tuple[Path, str, str | None, list[dict[str, Any]]]:
+def _check(
+    contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_images: bool, checks: Runner
+) -> tuple[Path, str, str | None, list[dict[str, Any]]]:
     """Unpack and check: (what to score, status, reason, problems)."""
     if phase.submissions == "programs" and upload.entry and upload.entry.startswith(DOCKER_PREFIX):
         staging.mkdir(parents=True)
@@ -170,7 +206,9 @@ def _check(contest: Contest, phase: Phase, upload: Upload, staging: Path, allow_
         if entry is None:
             return target, REJECTED, missing, [Issue("no_entry_point", str(missing), upload.filename).to_dict()]
         return target, QUEUED, None, []
-    result = checks(evaluate, contest.challenge, contest.truth, target, contest.settings, checks_only=True, **contest.evaluation())
+    result = checks(
+        evaluate, contest.challenge, contest.truth, target, contest.settings, checks_only=True, **contest.evaluation()
+    )
     outcome = outcome_of(result, "files", target)
     if result.status == RESULT_REJECTED:
         return target, REJECTED, outcome.reason, outcome.problems

@@ -84,16 +84,30 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
         "final": contest.ranking.final,
         "rank_sum": ranks_by_sum(spec, by),
         "criteria": [{"name": c.name, "higher_is_better": c.higher_is_better} for c in criteria],
-        "teams": [{"rank": t.rank, "team": t.name, "status": t.status, "rank_sum": t.rank_sum, "ranks": t.ranks, "scores": t.scores} for t in board],
+        "teams": [
+            {
+                "rank": t.rank,
+                "team": t.name,
+                "status": t.status,
+                "rank_sum": t.rank_sum,
+                "ranks": t.ranks,
+                "scores": t.scores,
+            }
+            for t in board
+        ],
     }
-    if any(phase.submissions == "programs" for phase in contest.phases):  # time and RAM decide the rank too: shown beside the scores
+    if any(
+        phase.submissions == "programs" for phase in contest.phases
+    ):  # time and RAM decide the rank too: shown beside the scores
         shown_board["measured"] = board_measured(connection, shown_board, shown)
     return shown_board, shown
 
 
 def _scored_entries(connection: Connection, track: str) -> dict[int, list[Entry]]:
     """Every team's submissions to ``track`` that are scored in their newest round, oldest first."""
-    newest = newest_results(connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores))
+    newest = newest_results(
+        connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
+    )
     entries: dict[int, list[Entry]] = {}
     query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).where(submissions.c.track == track)
     query = query.order_by(submissions.c.created, submissions.c.id)
@@ -109,7 +123,9 @@ def _best(spec: Any, entries: list[Entry], split: str, decimals: int | None, by:
     """The entry ranked first among ``entries`` by ``split`` scores (the earliest of equals)."""
     if not entries:
         return None
-    candidates = [Team(f"{index:012d}", SCORED, e.public if split == PUBLIC else e.private) for index, e in enumerate(entries)]
+    candidates = [
+        Team(f"{index:012d}", SCORED, e.public if split == PUBLIC else e.private) for index, e in enumerate(entries)
+    ]
     rank_teams(spec, candidates, decimals, by)  # sorts by (rank, name): the earliest of the best first
     return entries[int(candidates[0].name)]
 

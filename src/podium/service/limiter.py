@@ -54,10 +54,16 @@ def reserve(connection: Connection, kind: str, address: str, user: str, now: dat
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
     connection.execute(delete(attempts).where(attempts.c.kind == kind, attempts.c.at <= now - budget.window))
     mine = (attempts.c.kind == kind, attempts.c.address == address)
-    count = lambda *where: int(connection.execute(select(func.count()).select_from(attempts).where(*mine, *where)).scalar_one())
+    count = lambda *where: int(
+        connection.execute(select(func.count()).select_from(attempts).where(*mine, *where)).scalar_one()
+    )
     if count() >= budget.per_address or count(attempts.c.user == user) >= budget.per_user:
         return None
-    return int(connection.execute(insert(attempts).values(kind=kind, address=address, user=user, at=now)).inserted_primary_key[0])  # type: ignore[index]
+    return int(
+        connection.execute(insert(attempts).values(kind=kind, address=address, user=user, at=now)).inserted_primary_key[
+            0
+        ]
+    )  # type: ignore[index]
 
 
 def forget(connection: Connection, attempt: int) -> None:

@@ -25,17 +25,22 @@ MAX_TOKEN_DAYS = 365
 
 async def reserve(service: Any, kind: str, address: str, user: str) -> int:
     """Count a try of ``kind`` (a log-in, registration or reset request) from ``address``: its row id, or 429 beyond the budget."""
+
     def reserve() -> int | None:
         with writing(service.engine) as connection:
             return limiter.reserve(connection, kind, address, user, service.clock())
 
     attempt = await run_in_threadpool(reserve)
     if attempt is None:
-        raise HTTPException(429, f"too many {limiter.WORDS[kind]} attempts from your address; {limiter.BUDGETS[kind].wait()}")
+        raise HTTPException(
+            429, f"too many {limiter.WORDS[kind]} attempts from your address; {limiter.BUDGETS[kind].wait()}"
+        )
     return attempt
 
 
-async def log_in(service: Any, request: Request, name: str, password: str, *, session: bool, days: int = API_TOKEN_DAYS) -> str:
+async def log_in(
+    service: Any, request: Request, name: str, password: str, *, session: bool, days: int = API_TOKEN_DAYS
+) -> str:
     """A new token (``session``: a web page session's) for the user, or 401, 429 or 503 (:class:`HTTPException`)."""
     attempt = await reserve(service, limiter.LOGIN, client_address(request, service.proxies), name)
 
@@ -44,7 +49,9 @@ async def log_in(service: Any, request: Request, name: str, password: str, *, se
             return accounts.user_row(connection, name)
 
     row = await run_in_threadpool(user)
-    matches = await service.hashes.run(accounts.verify_password, password, row.password_hash if row is not None else accounts.dummy_hash())
+    matches = await service.hashes.run(
+        accounts.verify_password, password, row.password_hash if row is not None else accounts.dummy_hash()
+    )
     if row is None or not matches:
         raise HTTPException(401, "wrong user name or password")
     life = accounts.SESSION if session else timedelta(days=days)
@@ -54,13 +61,31 @@ async def log_in(service: Any, request: Request, name: str, password: str, *, se
         with writing(service.engine) as connection:
             limiter.forget(connection, attempt)
             label = f"{'session' if session else 'login'} of {name}"
-            return accounts.new_token(connection, row.team_id, bool(row.organizer), label, now, expires=now + life, user_id=row.id, session=session)
+            return accounts.new_token(
+                connection,
+                row.team_id,
+                bool(row.organizer),
+                label,
+                now,
+                expires=now + life,
+                user_id=row.id,
+                session=session,
+            )
 
     return await run_in_threadpool(issue)
 
 
-async def register(service: Any, request: Request, team: str | None, user: str, password: str, *,
-                   invitation: str | None = None, email: str | None = None, session: bool = False) -> tuple[str, str]:  # fmt: skip
+async def register(
+    service: Any,
+    request: Request,
+    team: str | None,
+    user: str,
+    password: str,
+    *,
+    invitation: str | None = None,
+    email: str | None = None,
+    session: bool = False,
+) -> tuple[str, str]:
     """Register a user with a new team (``team``) or joining one (``invitation``, a code its members see); the team's name and a token.
 
     The token is the team's API token, or (``session``) a web session's. 409 for a taken name (the same answer for a team or a user),
@@ -88,12 +113,18 @@ async def register(service: Any, request: Request, team: str | None, user: str, 
             elif (joined := invitations.team_of_code(connection, invitation)) is not None:
                 team_id, name = joined
             else:
-                raise HTTPException(404, "no team has this invitation code (a member may have renewed it): ask them for the current one")
+                raise HTTPException(
+                    404, "no team has this invitation code (a member may have renewed it): ask them for the current one"
+                )
             user_id = accounts.add_user(connection, user, password, team_id, False, now, hashed=hashed)
             if email:
                 mail.set_mail(connection, user_id, email, now=now)
-            label, expires = (f"session of {user}", now + accounts.SESSION) if session else (f"registration of {user}", None)
-            return name, accounts.new_token(connection, team_id, False, label, now, expires=expires, user_id=user_id, session=session)
+            label, expires = (
+                (f"session of {user}", now + accounts.SESSION) if session else (f"registration of {user}", None)
+            )
+            return name, accounts.new_token(
+                connection, team_id, False, label, now, expires=expires, user_id=user_id, session=session
+            )
 
     try:
         return await run_in_threadpool(add)

@@ -38,7 +38,11 @@ class JsonLines(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
         }
-        if record.name == "uvicorn.access" and isinstance(record.args, tuple) and len(record.args) == len(ACCESS_FIELDS):
+        if (
+            record.name == "uvicorn.access"
+            and isinstance(record.args, tuple)
+            and len(record.args) == len(ACCESS_FIELDS)
+        ):
             line |= dict(zip(ACCESS_FIELDS, record.args, strict=True))
             line["message"] = f"{line['method']} {line['path']} {line['status']}"
         else:
@@ -68,8 +72,14 @@ def uvicorn_config(log_format: str) -> dict[str, Any]:
     """uvicorn's ``log_config`` and ``log_level``: in JSON, its records (the access log too) go to the root handler."""
     if log_format != "json":
         return {"log_level": "warning"}
-    config = {"version": 1, "disable_existing_loggers": False,
-              "loggers": {name: {"handlers": [], "propagate": True, "level": "INFO"} for name in ("uvicorn", "uvicorn.error", "uvicorn.access")}}  # fmt: skip
+    config = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "loggers": {
+            name: {"handlers": [], "propagate": True, "level": "INFO"}
+            for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+        },
+    }
     return {"log_config": config, "log_level": "info"}
 
 

@@ -70,7 +70,9 @@ class Smtp:
     timeout_s: float = 20
 
 
-def parse_smtp(server: str, sender: str | None, user: str | None, password: str | None, starttls: bool, cafile: str | None = None) -> Smtp:
+def parse_smtp(
+    server: str, sender: str | None, user: str | None, password: str | None, starttls: bool, cafile: str | None = None
+) -> Smtp:
     """The settings of ``--smtp HOST:PORT`` and its companions (:class:`UsageError` with what is wrong)."""
     host, _, port = server.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -91,8 +93,15 @@ def check_address(address: str) -> str:
     return address
 
 
-def set_mail(connection: Connection, user_id: int, email: str | None, off: set[str] | None = None, *, confirmed: bool = False,
-             now: datetime | None = None) -> None:  # fmt: skip
+def set_mail(
+    connection: Connection,
+    user_id: int,
+    email: str | None,
+    off: set[str] | None = None,
+    *,
+    confirmed: bool = False,
+    now: datetime | None = None,
+) -> None:
     """A user's address (``None``/empty: no mail) and, when given, the kinds turned off.
 
     A new address, or one not confirmed yet given again, is sent a confirmation link (when mail is on, at ``now``) and gets no
@@ -107,13 +116,27 @@ def set_mail(connection: Connection, user_id: int, email: str | None, off: set[s
         values["mail_off"] = ",".join(sorted(off))
     email = check_address(email) if email else None
     if email != row.email or (email and not row.email_confirmed):
-        values |= {"email": email, "email_confirmed": confirmed or (email == row.email and row.email_confirmed), "email_check": None}
+        values |= {
+            "email": email,
+            "email_confirmed": confirmed or (email == row.email and row.email_confirmed),
+            "email_check": None,
+        }
         if email and not values["email_confirmed"] and now is not None and enabled(connection):
             token = secrets.token_urlsafe(32)
             values["email_check"] = hashlib.sha256(token.encode()).hexdigest()
             body = f"Confirm that this address is yours, to get the notifications of {_contest_name(connection)}:\n<site>/account/confirm/{token}\n\nIf you did not give it, ignore this message: nothing more will come.\n"
-            connection.execute(insert(outbox).values(user_id=user_id, address=email, kind=CONFIRM, subject="Confirm your address", body=body,
-                                                     created=now, tries=0, next_try=now))  # fmt: skip
+            connection.execute(
+                insert(outbox).values(
+                    user_id=user_id,
+                    address=email,
+                    kind=CONFIRM,
+                    subject="Confirm your address",
+                    body=body,
+                    created=now,
+                    tries=0,
+                    next_try=now,
+                )
+            )
     if values:
         connection.execute(update(users).where(users.c.id == user_id).values(**values))
 
@@ -137,8 +160,20 @@ def kinds_off(row: Any) -> set[str]:
 
 
 def _queue(connection: Connection, recipients: Any, kind: str, subject: str, body: str, now: datetime) -> int:
-    rows = [{"user_id": r.id, "address": r.email, "kind": kind, "subject": subject[:256], "body": body, "created": now, "tries": 0, "next_try": now}
-            for r in recipients if r.email and r.email_confirmed and (kind == RESET or kind not in kinds_off(r))]  # fmt: skip
+    rows = [
+        {
+            "user_id": r.id,
+            "address": r.email,
+            "kind": kind,
+            "subject": subject[:256],
+            "body": body,
+            "created": now,
+            "tries": 0,
+            "next_try": now,
+        }
+        for r in recipients
+        if r.email and r.email_confirmed and (kind == RESET or kind not in kinds_off(r))
+    ]
     if rows:
         connection.execute(insert(outbox), rows)
     return len(rows)
@@ -157,20 +192,39 @@ def reset_link(connection: Connection, user_id: int, link: str, now: datetime) -
     """Mail a password-reset link to its user (call in the transaction that made it); how many messages (0: no address, or mail off)."""
     if not enabled(connection):
         return 0
-    who = connection.execute(select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off, users.c.name).where(users.c.id == user_id)).all()
+    who = connection.execute(
+        select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off, users.c.name).where(
+            users.c.id == user_id
+        )
+    ).all()
     body = f"Someone, hopefully you, asked to reset the password of {who[0].name if who else ''}.\n\nSet a new one here within the hour (the link works once):\n{link}\n\nIf you did not ask for it, ignore this message.\n"
     return _queue(connection, who, RESET, "Your password-reset link", body, now)
 
 
-def submission_done(connection: Connection, submission_id: int, status: str, reason: str | None, scores: dict[str, Any] | None, now: datetime) -> int:
+def submission_done(
+    connection: Connection,
+    submission_id: int,
+    status: str,
+    reason: str | None,
+    scores: dict[str, Any] | None,
+    now: datetime,
+) -> int:
     """Mail the members of the submission's team that it ended (call in the transaction that ends it)."""
     if not enabled(connection):
         return 0
     kind = "scored" if status == SCORED else "failed" if status in (FAILED, REJECTED, ERROR) else None
-    row = connection.execute(select(submissions.c.team_id, submissions.c.filename, teams.c.name).join(teams).where(submissions.c.id == submission_id)).first()
+    row = connection.execute(
+        select(submissions.c.team_id, submissions.c.filename, teams.c.name)
+        .join(teams)
+        .where(submissions.c.id == submission_id)
+    ).first()
     if kind is None or row is None:
         return 0
-    members = connection.execute(select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(users.c.team_id == row.team_id)).all()
+    members = connection.execute(
+        select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(
+            users.c.team_id == row.team_id
+        )
+    ).all()
     said = {SCORED: "is scored", FAILED: "failed", REJECTED: "was rejected", ERROR: "could not be scored"}[status]
     lines = [f"Submission {submission_id} ({row.filename}) of team {row.name} {said}."]
     if scores:
@@ -182,7 +236,13 @@ def submission_done(connection: Connection, submission_id: int, status: str, rea
 
 
 def _everyone(connection: Connection) -> list[Any]:
-    return list(connection.execute(select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(users.c.email.is_not(None))))
+    return list(
+        connection.execute(
+            select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(
+                users.c.email.is_not(None)
+            )
+        )
+    )
 
 
 def announce(connection: Connection, contest: Contest, now: datetime) -> int:
@@ -199,7 +259,9 @@ def announce(connection: Connection, contest: Contest, now: datetime) -> int:
                 sent += _queue(connection, _everyone(connection), "phase", f"{phase.name} is open", body, now)
     if state.get(connection, "mailed:revealed") is None and state.is_revealed(connection, contest, now):
         state.put(connection, "mailed:revealed", now.isoformat())
-        body = f"The final results of {contest.title or contest.id} are revealed.\n\nThe leaderboard: <site>/leaderboard\n"
+        body = (
+            f"The final results of {contest.title or contest.id} are revealed.\n\nThe leaderboard: <site>/leaderboard\n"
+        )
         sent += _queue(connection, _everyone(connection), "revealed", "The final results are revealed", body, now)
     return sent
 
@@ -207,7 +269,11 @@ def announce(connection: Connection, contest: Contest, now: datetime) -> int:
 def _claim(engine: Engine, now: datetime) -> list[Any]:
     due = (outbox.c.sent.is_(None), outbox.c.tries < MAX_TRIES, outbox.c.next_try <= now)
     with writing(engine) as connection:
-        rows = list(connection.execute(select(outbox).where(*due).order_by(outbox.c.id).limit(BATCH).with_for_update(skip_locked=True)))
+        rows = list(
+            connection.execute(
+                select(outbox).where(*due).order_by(outbox.c.id).limit(BATCH).with_for_update(skip_locked=True)
+            )
+        )
         if rows:
             connection.execute(update(outbox).where(outbox.c.id.in_([r.id for r in rows])).values(next_try=now + CLAIM))
     return rows
@@ -230,7 +296,11 @@ def drain(engine: Engine, smtp: Smtp, site: str, clock: Clock = utc_now) -> int:
     Messages sent, or given up on, more than :data:`KEEP` ago are deleted first.
     """
     with writing(engine) as connection:
-        connection.execute(delete(outbox).where(outbox.c.created <= clock() - KEEP, or_(outbox.c.sent.is_not(None), outbox.c.tries >= MAX_TRIES)))
+        connection.execute(
+            delete(outbox).where(
+                outbox.c.created <= clock() - KEEP, or_(outbox.c.sent.is_not(None), outbox.c.tries >= MAX_TRIES)
+            )
+        )
     sent = 0
     while rows := _claim(engine, clock()):
         for index, row in enumerate(rows):
@@ -241,32 +311,63 @@ def drain(engine: Engine, smtp: Smtp, site: str, clock: Clock = utc_now) -> int:
                 send(smtp, [message])
             except (smtplib.SMTPException, OSError, ValueError) as exc:
                 tries, now = row.tries + 1, clock()
-                log.warning("mail %s to %s not sent (try %s of %s): %s", row.id, row.address, tries, MAX_TRIES, exc, extra={"mail_id": row.id})
+                log.warning(
+                    "mail %s to %s not sent (try %s of %s): %s",
+                    row.id,
+                    row.address,
+                    tries,
+                    MAX_TRIES,
+                    exc,
+                    extra={"mail_id": row.id},
+                )
                 later = now + timedelta(minutes=2 ** (tries - 1))
                 with writing(engine) as connection:
-                    connection.execute(update(outbox).where(outbox.c.id == row.id).values(tries=tries, error=str(exc)[:2000], next_try=later))
-                    rest = [r.id for r in rows[index + 1 :]]  # the server is likely down: the rest of the batch, untried, waits as long
+                    connection.execute(
+                        update(outbox)
+                        .where(outbox.c.id == row.id)
+                        .values(tries=tries, error=str(exc)[:2000], next_try=later)
+                    )
+                    rest = [
+                        r.id for r in rows[index + 1 :]
+                    ]  # the server is likely down: the rest of the batch, untried, waits as long
                     connection.execute(update(outbox).where(outbox.c.id.in_(rest)).values(next_try=later))
                 if tries >= MAX_TRIES:
-                    log.error("mail %s to %s: gave up after %s tries", row.id, row.address, tries, extra={"mail_id": row.id})
+                    log.error(
+                        "mail %s to %s: gave up after %s tries", row.id, row.address, tries, extra={"mail_id": row.id}
+                    )
                 return sent
             with writing(engine) as connection:
-                connection.execute(update(outbox).where(outbox.c.id == row.id).values(sent=clock(), tries=row.tries + 1, error=None))
+                connection.execute(
+                    update(outbox).where(outbox.c.id == row.id).values(sent=clock(), tries=row.tries + 1, error=None)
+                )
             sent += 1
     return sent
 
 
 def pending(connection: Connection) -> list[Any]:
     """The messages not sent yet, and not given up on."""
-    return list(connection.execute(select(outbox).where(outbox.c.sent.is_(None), outbox.c.tries < MAX_TRIES).order_by(outbox.c.id)))
+    return list(
+        connection.execute(
+            select(outbox).where(outbox.c.sent.is_(None), outbox.c.tries < MAX_TRIES).order_by(outbox.c.id)
+        )
+    )
 
 
 class Mailer(threading.Thread):
     """Announces phases and the reveal, and drains the outbox, every ``every_s`` seconds until stopped (``podium serve --smtp``)."""
 
-    def __init__(self, engine: Engine, smtp: Smtp, site: str, contests: Any, clock: Clock = utc_now, every_s: float = 5) -> None:
+    def __init__(
+        self, engine: Engine, smtp: Smtp, site: str, contests: Any, clock: Clock = utc_now, every_s: float = 5
+    ) -> None:
         super().__init__(daemon=True, name="podium-mailer")
-        self.engine, self.smtp, self.site, self.contests, self.clock, self.every_s = engine, smtp, site, contests, clock, every_s
+        self.engine, self.smtp, self.site, self.contests, self.clock, self.every_s = (
+            engine,
+            smtp,
+            site,
+            contests,
+            clock,
+            every_s,
+        )
         self.stopped = threading.Event()
         with writing(engine) as connection:
             state.put(connection, ENABLED, smtp.sender)

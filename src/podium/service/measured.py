@@ -36,7 +36,9 @@ def board_measured(connection: Connection, board: dict[str, Any], shown: dict[st
     found = newest_results(connection, list(shown.values()), (results.c.submission_id, results.c.document))
     columns: list[str] = []
     for team in board["teams"]:
-        document = found[shown[team["team"]]].document if team["team"] in shown and shown[team["team"]] in found else None
+        document = (
+            found[shown[team["team"]]].document if team["team"] in shown and shown[team["team"]] in found else None
+        )
         team["measured"] = measured(document, board["split"] if document and "splits" in document else None)
         columns += [c for c in team["measured"] if c not in columns]
     return columns

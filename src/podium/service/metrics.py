@@ -38,7 +38,14 @@ from podium.service.urls import route_path
 SCORING_BUCKETS_S = (1.0, 5.0, 15.0, 60.0, 300.0, 1800.0, 3600.0, 4 * 3600.0)
 RAN = (SCORED, REJECTED, FAILED)  # outcomes of a worker's run
 LOW_DISK_BYTES = 1 << 30
-UPLOAD_REFUSALS = {401: "no_token", 403: "not_a_team", 409: "no_open_phase", 413: "too_large", 422: "empty_or_malformed", 429: "quota"}
+UPLOAD_REFUSALS = {
+    401: "no_token",
+    403: "not_a_team",
+    409: "no_open_phase",
+    413: "too_large",
+    422: "empty_or_malformed",
+    429: "quota",
+}
 LOGIN_REFUSALS = {401: "wrong_password", 422: "malformed", 429: "too_many_attempts"}
 LOGINS = ("/api/tokens", "/login")
 UPLOADS = ("/api/submissions", "/submissions/upload")
@@ -68,39 +75,60 @@ class DatabaseCollector(Collector):
         now = self.clock()
         with self.engine.connect() as connection, connection.begin():
             yield from self._queue(connection, now)
-            by_status: dict[str, int] = dict(connection.execute(select(submissions.c.status, func.count()).group_by(submissions.c.status)).all())
+            by_status: dict[str, int] = dict(
+                connection.execute(select(submissions.c.status, func.count()).group_by(submissions.c.status)).all()
+            )
             family = GaugeMetricFamily("podium_submissions", "Submissions by status", labels=["status"])
             for status in STATUSES:
                 family.add_metric([status], by_status.get(status, 0))
             yield family
             yield from self._scoring(connection, self.challenge())
-            heartbeat = GaugeMetricFamily("podium_worker_heartbeat_age_seconds", "Seconds since each worker's newest heartbeat", labels=["worker"])
+            heartbeat = GaugeMetricFamily(
+                "podium_worker_heartbeat_age_seconds", "Seconds since each worker's newest heartbeat", labels=["worker"]
+            )
             for found in beats(connection):
                 heartbeat.add_metric([found.worker], (now - found.at).total_seconds())
             yield heartbeat
 
     def _queue(self, connection: Connection, now: datetime) -> Iterator[Metric]:
         counts = _job_counts(connection)
-        family = GaugeMetricFamily("podium_queue_jobs", "Scoring jobs waiting (queued) or being scored (running)", labels=["state"])
+        family = GaugeMetricFamily(
+            "podium_queue_jobs", "Scoring jobs waiting (queued) or being scored (running)", labels=["state"]
+        )
         for job_state in (JOB_QUEUED, JOB_RUNNING):
             family.add_metric([job_state], counts.get(job_state, 0))
         yield family
-        oldest = connection.execute(select(func.min(jobs.c.created)).where(jobs.c.state == JOB_QUEUED)).scalar()  # an aware UTC time
+        oldest = connection.execute(
+            select(func.min(jobs.c.created)).where(jobs.c.state == JOB_QUEUED)
+        ).scalar()  # an aware UTC time
         age = 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
-        yield GaugeMetricFamily("podium_queue_oldest_job_age_seconds", "Seconds the oldest queued job has waited (0: none waits)", value=age)
+        yield GaugeMetricFamily(
+            "podium_queue_oldest_job_age_seconds", "Seconds the oldest queued job has waited (0: none waits)", value=age
+        )
 
     def _scoring(self, connection: Connection, challenge: str) -> Iterator[Metric]:
         took = cast(_seconds(connection, submissions.c.started, submissions.c.finished), Float)
-        columns = [func.count(), func.coalesce(func.sum(took), 0.0)] + [func.sum(case((took <= bound, 1), else_=0)) for bound in SCORING_BUCKETS_S]
-        query = select(submissions.c.status, *columns).where(
-            submissions.c.status.in_(RAN), submissions.c.started.is_not(None), submissions.c.finished.is_not(None)
-        ).group_by(submissions.c.status)  # fmt: skip
+        columns = [func.count(), func.coalesce(func.sum(took), 0.0)] + [
+            func.sum(case((took <= bound, 1), else_=0)) for bound in SCORING_BUCKETS_S
+        ]
+        query = (
+            select(submissions.c.status, *columns)
+            .where(
+                submissions.c.status.in_(RAN), submissions.c.started.is_not(None), submissions.c.finished.is_not(None)
+            )
+            .group_by(submissions.c.status)
+        )
         found = {row[0]: row[1:] for row in connection.execute(query)}
-        family = HistogramMetricFamily("podium_scoring_seconds", "Seconds from a worker's claim to the outcome, of each submission's newest run",
-                                       labels=["challenge", "outcome"])  # fmt: skip
+        family = HistogramMetricFamily(
+            "podium_scoring_seconds",
+            "Seconds from a worker's claim to the outcome, of each submission's newest run",
+            labels=["challenge", "outcome"],
+        )
         for outcome in RAN:
             count, total, *under = found.get(outcome, (0, 0.0, *[0] * len(SCORING_BUCKETS_S)))
-            buckets = [(f"{bound:g}", int(n or 0)) for bound, n in zip(SCORING_BUCKETS_S, under, strict=True)] + [("+Inf", int(count))]
+            buckets = [(f"{bound:g}", int(n or 0)) for bound, n in zip(SCORING_BUCKETS_S, under, strict=True)] + [
+                ("+Inf", int(count))
+            ]
             family.add_metric([challenge, outcome], buckets, float(total))
         yield family
 
@@ -146,8 +174,12 @@ def registry(engine: Engine, challenge: Any, clock: Clock) -> tuple[CollectorReg
     """The app's own registry (not the process-wide one: a process may serve several apps); its two counters."""
     found = CollectorRegistry(auto_describe=True)
     found.register(DatabaseCollector(engine, challenge, clock))
-    uploads = Counter("podium_uploads_refused", "Uploads refused before they were recorded, by reason (a rejected submission is recorded)",
-                      ["reason"], registry=found)  # fmt: skip
+    uploads = Counter(
+        "podium_uploads_refused",
+        "Uploads refused before they were recorded, by reason (a rejected submission is recorded)",
+        ["reason"],
+        registry=found,
+    )
     logins = Counter("podium_logins_refused", "Log-ins refused, by reason", ["reason"], registry=found)
     return found, uploads, logins
 
@@ -161,7 +193,9 @@ def health(engine: Engine, data: Path, clock: Clock) -> tuple[bool, dict[str, An
             ages = [(now - found.at).total_seconds() for found in beats(connection)]
     except Exception as exc:  # the database is down: that is what this reports
         return False, {"database": f"unreachable: {type(exc).__name__}"}
-    free = shutil.disk_usage(next(p for p in (data, *data.parents) if p.exists())).free  # the folder is made at the first upload
+    free = shutil.disk_usage(
+        next(p for p in (data, *data.parents) if p.exists())
+    ).free  # the folder is made at the first upload
     alive = [age for age in ages if age <= ALIVE_S]
     return True, {
         "queued": counts.get(JOB_QUEUED, 0),
@@ -170,4 +204,3 @@ def health(engine: Engine, data: Path, clock: Clock) -> tuple[bool, dict[str, An
         "disk": {"free_bytes": free, "low": free < LOW_DISK_BYTES},
         "workers": {"alive": len(alive), "newest_heartbeat_age_s": round(min(alive), 3) if alive else None},
     }
-

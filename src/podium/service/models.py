@@ -92,7 +92,9 @@ class ContestView(ScoredView):
     revealed: bool
     open_phase: str | None
     closed: str = ""  # why no phase is open (absent while one is)
-    tracks: list[TrackView] = []  # a contest of [[track]] tables: each track (absent without; the top level's keys are the first track's)
+    tracks: list[
+        TrackView
+    ] = []  # a contest of [[track]] tables: each track (absent without; the top level's keys are the first track's)
 
 
 class SubmissionView(BaseModel):

@@ -98,8 +98,17 @@ def session_from(service: Service, request: Request) -> tuple[str | None, accoun
 def render_page(service: Service, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
     """The template ``name`` rendered for the request's caller, with the site's navigation."""
     token, who = session_from(service, request)
-    html = _environment().get_template(name).render(
-        who=who, csrf=accounts.csrf_token(token) if token and who else "", contest=service.contests.get(), path=route_path(request.scope), root_path=request.scope.get("root_path", ""), **values
+    html = (
+        _environment()
+        .get_template(name)
+        .render(
+            who=who,
+            csrf=accounts.csrf_token(token) if token and who else "",
+            contest=service.contests.get(),
+            path=route_path(request.scope),
+            root_path=request.scope.get("root_path", ""),
+            **values,
+        )
     )
     return HTMLResponse(html, status_code=code)
 
@@ -121,7 +130,9 @@ def signed_in(service: Service, request: Request) -> tuple[str, accounts.Caller]
     """
     token, who = session_from(service, request)
     if token is None or who is None:
-        raise HTTPException(303, headers={"Location": site_url(request, "/login?next=" + quote(route_path(request.scope)))})
+        raise HTTPException(
+            303, headers={"Location": site_url(request, "/login?next=" + quote(route_path(request.scope)))}
+        )
     return token, who
 
 
@@ -166,16 +177,29 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
     with reading(service.engine) as connection:
         revealed = state.is_revealed(connection, contest, now)
     challenge = get(contest.challenge)
-    return render_page(service, request, "contest.html", summary=contest.summary(), challenge=challenge, phases=contest.phases, status=status, revealed=revealed)
+    return render_page(
+        service,
+        request,
+        "contest.html",
+        summary=contest.summary(),
+        challenge=challenge,
+        phases=contest.phases,
+        status=status,
+        revealed=revealed,
+    )
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
-def board_page(service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None) -> HTMLResponse:
+def board_page(
+    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None
+) -> HTMLResponse:
     return render_page(service, request, "leaderboard.html", **_board_values(service, sort, track))
 
 
 @router.get("/leaderboard/table", response_class=HTMLResponse)
-def board_table(service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None) -> HTMLResponse:
+def board_table(
+    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None
+) -> HTMLResponse:
     return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track))
 
 
@@ -197,11 +221,20 @@ def _board_values(service: Service, sort: str | None, track: str | None) -> dict
     return {**values, "tracks": _tracks(served), "track": contest.track}
 
 
-def _login_form(service: Service, request: Request, target: str, code: int = 200, error: str | None = None) -> HTMLResponse:
+def _login_form(
+    service: Service, request: Request, target: str, code: int = 200, error: str | None = None
+) -> HTMLResponse:
     """The log-in page, with the form's token (kept in its cookie, or a new one)."""
     token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
     response = render_page(service, request, "login.html", code=code, next=target, error=error, login_csrf=token)
-    response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path=site_url(request, "/login"), secure=secure(request, service))
+    response.set_cookie(
+        LOGIN_COOKIE,
+        token,
+        httponly=True,
+        samesite="strict",
+        path=site_url(request, "/login"),
+        secure=secure(request, service),
+    )
     return response
 
 
@@ -225,7 +258,15 @@ async def login(service: ServiceDep, request: Request) -> Response:
     except HTTPException as refused:
         return _login_form(service, request, target, refused.status_code, str(refused.detail))
     response = RedirectResponse(site_url(request, target), status_code=303)
-    response.set_cookie(COOKIE, token, max_age=int(accounts.SESSION.total_seconds()), httponly=True, samesite="strict", path=site_url(request, "/"), secure=secure(request, service))
+    response.set_cookie(
+        COOKIE,
+        token,
+        max_age=int(accounts.SESSION.total_seconds()),
+        httponly=True,
+        samesite="strict",
+        path=site_url(request, "/"),
+        secure=secure(request, service),
+    )
     response.delete_cookie(LOGIN_COOKIE, path=site_url(request, "/login"))
     return response
 
@@ -241,17 +282,37 @@ async def logout(service: ServiceDep, request: Request) -> Response:
 
 
 @router.get("/submissions", response_class=HTMLResponse)
-def submissions_page(service: ServiceDep, request: Request, sent: int | None = None, track: TrackQuery = None) -> HTMLResponse:
+def submissions_page(
+    service: ServiceDep, request: Request, sent: int | None = None, track: TrackQuery = None
+) -> HTMLResponse:
     _, who = signed_in(service, request)
     contest, now = _shown_track(service, track), service.clock()
     with reading(service.engine) as connection:
-        quota = None if who.team_id is None else usage(connection, who.team_id, contest.quota, contest.timezone, now, contest.track_id).to_dict(contest.quota)
+        quota = (
+            None
+            if who.team_id is None
+            else usage(connection, who.team_id, contest.quota, contest.timezone, now, contest.track_id).to_dict(
+                contest.quota
+            )
+        )
         rows = visible_submissions(connection, contest, who, now)
-    just_sent = next((row for row in rows if row["id"] == sent), None)  # the form's answer, when posted without JavaScript
+    just_sent = next(
+        (row for row in rows if row["id"] == sent), None
+    )  # the form's answer, when posted without JavaScript
     programs = any(phase.submissions == "programs" for phase in contest.phases)
     quota_said = None if quota is None else quota_sentence(quota, contest.timezone, now)
-    return render_page(service, request, "submissions.html", rows=rows, quota=quota_said, final=FINAL, sent=just_sent, programs=programs,
-                       tracks=_tracks(service.contests.get()), track=contest.track_id)  # fmt: skip
+    return render_page(
+        service,
+        request,
+        "submissions.html",
+        rows=rows,
+        quota=quota_said,
+        final=FINAL,
+        sent=just_sent,
+        programs=programs,
+        tracks=_tracks(service.contests.get()),
+        track=contest.track_id,
+    )
 
 
 @router.get("/submissions/rows", response_class=HTMLResponse)
@@ -261,7 +322,13 @@ def submission_rows_part(service: ServiceDep, request: Request) -> HTMLResponse:
 
 
 @router.post("/submissions/upload")
-async def upload(service: ServiceDep, request: Request, filename: str = "submission", entry: str | None = None, track: TrackQuery = None) -> Response:
+async def upload(
+    service: ServiceDep,
+    request: Request,
+    filename: str = "submission",
+    entry: str | None = None,
+    track: TrackQuery = None,
+) -> Response:
     token, who = signed_in(service, request)
     if upload_form.is_form(request):  # posted by the browser without JavaScript
         return await upload_form.posted(service, request, token, who)
@@ -280,7 +347,9 @@ def report_page(service: ServiceDep, request: Request, submission_id: int, sort:
     report = report_context(view["result"]) if view["result"] else None
     public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
     ran = measured(view["result"], "public" if public_only else None)
-    return render_page(service, request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort))
+    return render_page(
+        service, request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort)
+    )
 
 
 @router.get("/organizer", response_class=HTMLResponse)
@@ -290,7 +359,17 @@ def organizer_page(service: ServiceDep, request: Request, done: str | None = Non
     with reading(service.engine) as connection:
         team_rows, rows = accounts.team_counts(connection), visible_submissions(connection, contest, who, now)
         round_, revealed = state.current_round(connection), state.revealed_at(connection)
-    return render_page(service, request, "organizer.html", teams=team_rows, rows=rows, round=round_, revealed=revealed, done=done, final=FINAL)
+    return render_page(
+        service,
+        request,
+        "organizer.html",
+        teams=team_rows,
+        rows=rows,
+        round=round_,
+        revealed=revealed,
+        done=done,
+        final=FINAL,
+    )
 
 
 @router.post("/organizer/{action}")

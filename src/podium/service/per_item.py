@@ -41,12 +41,18 @@ def per_item(document: dict[str, Any] | None, sort: str | None) -> Table | None:
     if key is None:
         return None
     items: dict[str, Any] = details[key]
-    columns = [c for c in next(iter(items.values())) if isinstance(c, str)] if isinstance(next(iter(items.values())), dict) else []
+    columns = (
+        [c for c in next(iter(items.values())) if isinstance(c, str)]
+        if isinstance(next(iter(items.values())), dict)
+        else []
+    )
     column = (sort or "").lstrip("-")
     names = sorted(items)
     if column in columns:
         present = [n for n in names if items[n].get(column) is not None]
-        present.sort(key=lambda n: (isinstance(items[n][column], str), items[n][column]), reverse=(sort or "").startswith("-"))
+        present.sort(
+            key=lambda n: (isinstance(items[n][column], str), items[n][column]), reverse=(sort or "").startswith("-")
+        )
         names = present + [n for n in names if items[n].get(column) is None]  # none last, either way
     else:
         sort = None

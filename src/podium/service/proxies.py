@@ -37,7 +37,9 @@ def parse_proxies(text: str | Iterable[str]) -> Proxies:
         try:
             networks.append(ipaddress.ip_network(item, strict=False))
         except ValueError:
-            raise UsageError(f"--trusted-proxy {item[:80]!r}: give an IP address or a network such as 10.0.0.0/8") from None
+            raise UsageError(
+                f"--trusted-proxy {item[:80]!r}: give an IP address or a network such as 10.0.0.0/8"
+            ) from None
     return tuple(networks)
 
 

@@ -43,10 +43,16 @@ class Claim:
 
 def enqueue(connection: Connection, submission_id: int, round_: int, now: datetime) -> None:
     """Queue the scoring of a submission in a round (nothing if that round's job exists already)."""
-    exists = connection.execute(select(jobs.c.id).where(jobs.c.submission_id == submission_id, jobs.c.round == round_)).first()
+    exists = connection.execute(
+        select(jobs.c.id).where(jobs.c.submission_id == submission_id, jobs.c.round == round_)
+    ).first()
     if exists is None:
-        connection.execute(insert(jobs).values(submission_id=submission_id, round=round_, state=JOB_QUEUED, attempts=0, created=now))
-    connection.execute(update(submissions).where(submissions.c.id == submission_id).values(status=QUEUED, started=None, finished=None))
+        connection.execute(
+            insert(jobs).values(submission_id=submission_id, round=round_, state=JOB_QUEUED, attempts=0, created=now)
+        )
+    connection.execute(
+        update(submissions).where(submissions.c.id == submission_id).values(status=QUEUED, started=None, finished=None)
+    )
 
 
 def claim(engine: Engine, worker: str, now: datetime, lease_s: float = LEASE_S) -> Claim | None:
@@ -54,18 +60,37 @@ def claim(engine: Engine, worker: str, now: datetime, lease_s: float = LEASE_S) 
     free = or_(jobs.c.state == JOB_QUEUED, and_(jobs.c.state == JOB_RUNNING, jobs.c.lease_until < now))
     while True:
         with writing(engine) as connection:
-            row = connection.execute(select(jobs).where(free).order_by(jobs.c.id).limit(1).with_for_update(skip_locked=True)).first()
+            row = connection.execute(
+                select(jobs).where(free).order_by(jobs.c.id).limit(1).with_for_update(skip_locked=True)
+            ).first()
             if row is None:
                 return None
             if row.attempts >= MAX_ATTEMPTS:  # its workers died on it every time: give up, uncharged
-                _give_up(connection, row.id, row.submission_id, row.error or f"podium stopped {row.attempts} times while scoring it", now)
+                _give_up(
+                    connection,
+                    row.id,
+                    row.submission_id,
+                    row.error or f"podium stopped {row.attempts} times while scoring it",
+                    now,
+                )
                 continue
             lease = secrets.token_hex(16)
             connection.execute(
-                update(jobs).where(jobs.c.id == row.id)
-                .values(state=JOB_RUNNING, lease=lease, lease_until=now + timedelta(seconds=lease_s), worker=worker[:128], attempts=row.attempts + 1)
-            )  # fmt: skip
-            connection.execute(update(submissions).where(submissions.c.id == row.submission_id).values(status=RUNNING, started=now, finished=None))
+                update(jobs)
+                .where(jobs.c.id == row.id)
+                .values(
+                    state=JOB_RUNNING,
+                    lease=lease,
+                    lease_until=now + timedelta(seconds=lease_s),
+                    worker=worker[:128],
+                    attempts=row.attempts + 1,
+                )
+            )
+            connection.execute(
+                update(submissions)
+                .where(submissions.c.id == row.submission_id)
+                .values(status=RUNNING, started=now, finished=None)
+            )
             return Claim(row.id, row.submission_id, row.round, lease, row.attempts + 1)
 
 
@@ -76,7 +101,9 @@ def _holds(claim: Claim) -> ColumnElement[bool]:
 def heartbeat(engine: Engine, claim: Claim, now: datetime, lease_s: float = LEASE_S) -> bool:
     """Renew the lease; ``False`` if it was lost (another worker took the job)."""
     with writing(engine) as connection:
-        done = connection.execute(update(jobs).where(_holds(claim)).values(lease_until=now + timedelta(seconds=lease_s)))
+        done = connection.execute(
+            update(jobs).where(_holds(claim)).values(lease_until=now + timedelta(seconds=lease_s))
+        )
         return done.rowcount == 1
 
 
@@ -85,23 +112,37 @@ def finish(engine: Engine, claim: Claim, outcome: Outcome, now: datetime) -> boo
     with writing(engine) as connection:
         if connection.execute(select(jobs.c.id).where(_holds(claim)).with_for_update()).first() is None:
             return False
-        kept = connection.execute(select(results.c.id).where(results.c.submission_id == claim.submission_id, results.c.round == claim.round)).first()
+        kept = connection.execute(
+            select(results.c.id).where(results.c.submission_id == claim.submission_id, results.c.round == claim.round)
+        ).first()
         first = _unscored(connection, claim.submission_id)
         if kept is None:
             connection.execute(
                 insert(results).values(
-                    submission_id=claim.submission_id, round=claim.round, status=outcome.document["status"],
-                    public_scores=outcome.public_scores, private_scores=outcome.private_scores,
-                    document=outcome.document, public_document=outcome.public_document, created=now,
+                    submission_id=claim.submission_id,
+                    round=claim.round,
+                    status=outcome.document["status"],
+                    public_scores=outcome.public_scores,
+                    private_scores=outcome.private_scores,
+                    document=outcome.document,
+                    public_document=outcome.public_document,
+                    created=now,
                 )
-            )  # fmt: skip
-        connection.execute(update(jobs).where(jobs.c.id == claim.job_id).values(state=JOB_DONE, lease=None, lease_until=None, error=None))
+            )
         connection.execute(
-            update(submissions).where(submissions.c.id == claim.submission_id)
+            update(jobs)
+            .where(jobs.c.id == claim.job_id)
+            .values(state=JOB_DONE, lease=None, lease_until=None, error=None)
+        )
+        connection.execute(
+            update(submissions)
+            .where(submissions.c.id == claim.submission_id)
             .values(status=outcome.status, reason=outcome.reason, problems=outcome.problems, finished=now)
-        )  # fmt: skip
+        )
         if first:  # a rescore's results are not mailed: every team would get one message per submission
-            mail.submission_done(connection, claim.submission_id, outcome.status, outcome.reason, outcome.public_scores, now)
+            mail.submission_done(
+                connection, claim.submission_id, outcome.status, outcome.reason, outcome.public_scores, now
+            )
         return True
 
 
@@ -114,18 +155,40 @@ def retry(engine: Engine, claim: Claim, error: str, now: datetime) -> None:
             first = _unscored(connection, claim.submission_id)
             _give_up(connection, claim.job_id, claim.submission_id, error, now)
             if first:
-                mail.submission_done(connection, claim.submission_id, ERROR, "podium could not score it (not counted in your quota)", None, now)
+                mail.submission_done(
+                    connection,
+                    claim.submission_id,
+                    ERROR,
+                    "podium could not score it (not counted in your quota)",
+                    None,
+                    now,
+                )
             return
-        connection.execute(update(jobs).where(jobs.c.id == claim.job_id).values(state=JOB_QUEUED, lease=None, lease_until=None, error=error[:2000]))
+        connection.execute(
+            update(jobs)
+            .where(jobs.c.id == claim.job_id)
+            .values(state=JOB_QUEUED, lease=None, lease_until=None, error=error[:2000])
+        )
         connection.execute(update(submissions).where(submissions.c.id == claim.submission_id).values(status=QUEUED))
 
 
 def _give_up(connection: Connection, job_id: int, submission_id: int, error: str, now: datetime) -> None:
-    connection.execute(update(jobs).where(jobs.c.id == job_id).values(state=JOB_GAVE_UP, lease=None, lease_until=None, error=error[:2000]))
+    connection.execute(
+        update(jobs)
+        .where(jobs.c.id == job_id)
+        .values(state=JOB_GAVE_UP, lease=None, lease_until=None, error=error[:2000])
+    )
     reason = f"podium could not score it (not counted in your quota): {error}"
-    connection.execute(update(submissions).where(submissions.c.id == submission_id).values(status=ERROR, reason=reason[:2000], finished=now))
+    connection.execute(
+        update(submissions)
+        .where(submissions.c.id == submission_id)
+        .values(status=ERROR, reason=reason[:2000], finished=now)
+    )
 
 
 def _unscored(connection: Connection, submission_id: int) -> bool:
     """Whether the submission has no result yet, of any round (its first scoring, not a rescore)."""
-    return connection.execute(select(results.c.id).where(results.c.submission_id == submission_id).limit(1)).first() is None
+    return (
+        connection.execute(select(results.c.id).where(results.c.submission_id == submission_id).limit(1)).first()
+        is None
+    )

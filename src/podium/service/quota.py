@@ -53,7 +53,9 @@ class Usage:
     def refusal(self, quota: Quota, scope: str = "") -> str | None:
         """Why one more submission is refused, or ``None``; ``scope`` names whose quota it is (``" of phase final"``)."""
         if quota.per_day is not None and self.today >= quota.per_day:
-            return f"the daily quota{scope} of {quota.per_day} is used; the next day starts at {self.day_end.isoformat()}"
+            return (
+                f"the daily quota{scope} of {quota.per_day} is used; the next day starts at {self.day_end.isoformat()}"
+            )
         if quota.total is not None and self.total >= quota.total:
             return f"the total quota{scope} of {quota.total} submissions is used"
         if quota.concurrent is not None and self.concurrent >= quota.concurrent:
@@ -66,20 +68,38 @@ class Usage:
 
     def to_dict(self, quota: Quota) -> dict[str, object]:
         return {
-            "today": self.today, "per_day": quota.per_day, "total": self.total, "total_allowed": quota.total,
-            "concurrent": self.concurrent, "concurrent_allowed": quota.concurrent, "count_failed": quota.count_failed,
-            "failed_today": self.failed_today, "failed_per_day": quota.failed_per_day,
-            "rejected_last_hour": self.rejected_last_hour, "rejected_per_hour": quota.rejected_per_hour,
-            "day_start": self.day_start.isoformat(), "day_end": self.day_end.isoformat(),
-        }  # fmt: skip
+            "today": self.today,
+            "per_day": quota.per_day,
+            "total": self.total,
+            "total_allowed": quota.total,
+            "concurrent": self.concurrent,
+            "concurrent_allowed": quota.concurrent,
+            "count_failed": quota.count_failed,
+            "failed_today": self.failed_today,
+            "failed_per_day": quota.failed_per_day,
+            "rejected_last_hour": self.rejected_last_hour,
+            "rejected_per_hour": quota.rejected_per_hour,
+            "day_start": self.day_start.isoformat(),
+            "day_end": self.day_end.isoformat(),
+        }
 
 
-def usage(connection: Connection, team_id: int, quota: Quota, zone: ZoneInfo, now: datetime, track: str, phase: str | None = None) -> Usage:
+def usage(
+    connection: Connection,
+    team_id: int,
+    quota: Quota,
+    zone: ZoneInfo,
+    now: datetime,
+    track: str,
+    phase: str | None = None,
+) -> Usage:
     """What the team used of ``quota`` on ``track``: in every phase, or in ``phase`` alone (a phase's own quota); one statement (every upload reads it twice)."""
     start, end = local_day(now, zone)
     today = and_(submissions.c.created >= start, submissions.c.created < end)
     charged = submissions.c.status.in_(charged_statuses(quota))
-    mine = [submissions.c.team_id == team_id, submissions.c.track == track] + ([] if phase is None else [submissions.c.phase == phase])
+    mine = [submissions.c.team_id == team_id, submissions.c.track == track] + (
+        [] if phase is None else [submissions.c.phase == phase]
+    )
     counts = (
         func.count().filter(charged, today),
         func.count().filter(charged),

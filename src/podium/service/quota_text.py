@@ -25,12 +25,18 @@ def sentence(used: dict[str, object], zone: ZoneInfo, now: datetime) -> str:
     if used["per_day"] is not None:
         end = datetime.fromisoformat(str(used["day_end"]))
         place = "UTC" if zone.key in ("UTC", "Etc/UTC") else zone.key.rsplit("/", 1)[-1].replace("_", " ") + " time"
-        said.append(f"{used['today']} of {used['per_day']} used today; the next day starts at {end.astimezone(zone):%H:%M} {place} (in {_left((end - now).total_seconds())})")
+        said.append(
+            f"{used['today']} of {used['per_day']} used today; the next day starts at {end.astimezone(zone):%H:%M} {place} (in {_left((end - now).total_seconds())})"
+        )
     if used["total_allowed"] is not None:
         said.append(f"{used['total']} of {used['total_allowed']} used in all")
     if used["concurrent_allowed"] is not None:
         said.append(f"{used['concurrent']} of {used['concurrent_allowed']} queued or running at once")
     if not said:
         return "No quota: send as often as you like."
-    counted = "Failed runs are counted; rejected submissions are not." if used["count_failed"] else "Rejected and failed submissions are not counted."
+    counted = (
+        "Failed runs are counted; rejected submissions are not."
+        if used["count_failed"]
+        else "Rejected and failed submissions are not counted."
+    )
     return "; ".join(said) + ". " + counted

@@ -24,7 +24,13 @@ def rescore(engine: Engine) -> tuple[int, int]:
     with writing(engine) as connection:
         round_ = state.current_round(connection) + 1
         state.put(connection, state.ROUND, str(round_))
-        accepted = select(jobs.c.submission_id).join(submissions).where(submissions.c.status != CANCELLED).distinct().order_by(jobs.c.submission_id)
+        accepted = (
+            select(jobs.c.submission_id)
+            .join(submissions)
+            .where(submissions.c.status != CANCELLED)
+            .distinct()
+            .order_by(jobs.c.submission_id)
+        )
         ids = [row[0] for row in connection.execute(accepted)]
         for submission_id in ids:
             queue.enqueue(connection, submission_id, round_, now)

@@ -28,14 +28,22 @@ def issue(connection: Connection, name: str, now: datetime) -> tuple[int, str]:
     if row is None:
         raise UsageError(f"no user {name!r}")
     token = secrets.token_urlsafe(32)
-    connection.execute(delete(resets).where(or_(resets.c.user_id == row.id, resets.c.expires <= now)))  # the user's earlier link, and every expired one
-    connection.execute(insert(resets).values(digest=token_digest(token), user_id=row.id, created=now, expires=now + LIFE))
+    connection.execute(
+        delete(resets).where(or_(resets.c.user_id == row.id, resets.c.expires <= now))
+    )  # the user's earlier link, and every expired one
+    connection.execute(
+        insert(resets).values(digest=token_digest(token), user_id=row.id, created=now, expires=now + LIFE)
+    )
     return row.id, token
 
 
 def holder(connection: Connection, token: str, now: datetime) -> Any:
     """The user a link that has not expired nor been used resets (``None`` otherwise)."""
-    query = select(users).join(resets, resets.c.user_id == users.c.id).where(resets.c.digest == token_digest(token[:128]), resets.c.expires > now)
+    query = (
+        select(users)
+        .join(resets, resets.c.user_id == users.c.id)
+        .where(resets.c.digest == token_digest(token[:128]), resets.c.expires > now)
+    )
     return connection.execute(query).first()
 
 
@@ -45,8 +53,13 @@ def redeem(connection: Connection, token: str, hashed: str, now: datetime) -> st
     :class:`UsageError` when the link is unknown, used or expired; checked and spent in one transaction, so two uses race for one success.
     """
     row = holder(connection, token, now)
-    if row is None or connection.execute(delete(resets).where(resets.c.digest == token_digest(token[:128]))).rowcount != 1:
-        raise UsageError("this reset link is unknown, used already or expired (a link works once, for an hour): ask for a new one")
+    if (
+        row is None
+        or connection.execute(delete(resets).where(resets.c.digest == token_digest(token[:128]))).rowcount != 1
+    ):
+        raise UsageError(
+            "this reset link is unknown, used already or expired (a link works once, for an hour): ask for a new one"
+        )
     connection.execute(update(users).where(users.c.id == row.id).values(password_hash=hashed))
     connection.execute(delete(tokens).where(tokens.c.user_id == row.id))
     return str(row.name)

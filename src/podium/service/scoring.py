@@ -59,17 +59,30 @@ def score(contest: Contest, kind: str, target: Path, entry: str | None, runtime:
     """Score the submission whose files are ``target`` (a program's code folder, with ``entry`` its entry point)."""
     evaluation = contest.evaluation()
     if kind == "files":
-        result = evaluate(contest.challenge, contest.truth, target, contest.settings, scheduler=runtime.scheduler, **evaluation)
+        result = evaluate(
+            contest.challenge, contest.truth, target, contest.settings, scheduler=runtime.scheduler, **evaluation
+        )
     else:
         assert contest.images is not None and entry is not None
-        image = str(target / IMAGE_ARCHIVE) if entry.startswith(DOCKER_PREFIX) else None  # the team's own image, never one by name
+        image = (
+            str(target / IMAGE_ARCHIVE) if entry.startswith(DOCKER_PREFIX) else None
+        )  # the team's own image, never one by name
         limits = Limits(contest.limits.time_s, contest.limits.memory_mb, contest.limits.disk_mb, contest.limits.cpus)
         seen = Path(CODE_FOLDER) if choose(runtime.sandbox, image is not None) == "bwrap" else target
         request = RunRequest(
-            contest.challenge, contest.images, contest.truth, limits, command=None if image else program_command(seen, entry), image=image,
-            settings=contest.settings, sandbox=runtime.sandbox, code=None if image else target, cgroup=runtime.cgroup, scheduler=runtime.scheduler,
+            contest.challenge,
+            contest.images,
+            contest.truth,
+            limits,
+            command=None if image else program_command(seen, entry),
+            image=image,
+            settings=contest.settings,
+            sandbox=runtime.sandbox,
+            code=None if image else target,
+            cgroup=runtime.cgroup,
+            scheduler=runtime.scheduler,
             **evaluation,
-        )  # fmt: skip
+        )
         result = run_program(request)
     return outcome_of(result, kind, target)
 
@@ -120,10 +133,16 @@ def _relative(document: dict[str, Any], root: Path) -> dict[str, Any]:
     def fix(issue: dict[str, Any]) -> dict[str, Any]:
         name = issue.get("file")
         if isinstance(name, str) and os.path.isabs(name):
-            name = name[len(prefix):] if name.startswith(prefix) else "." if name == str(root) else os.path.basename(name)
+            name = (
+                name[len(prefix) :] if name.startswith(prefix) else "." if name == str(root) else os.path.basename(name)
+            )
         return {**issue, "file": name}
 
-    fixed = {**document, "warnings": [fix(i) for i in document["warnings"]], "errors": [fix(i) for i in document["errors"]]}
+    fixed = {
+        **document,
+        "warnings": [fix(i) for i in document["warnings"]],
+        "errors": [fix(i) for i in document["errors"]],
+    }
     if "splits" in document:
         fixed["splits"] = {n: {**s, "warnings": [fix(i) for i in s["warnings"]]} for n, s in document["splits"].items()}
     if "run" in document:

@@ -61,7 +61,9 @@ def register_contest(engine: Engine, contest: Contest) -> None:
     with writing(engine) as connection:
         known = state.get(connection, state.CONTEST_ID)
         if known is not None and known != contest.id:
-            raise UsageError(f"this database holds the contest {known!r}, not {contest.id!r}; give another --data or --database")
+            raise UsageError(
+                f"this database holds the contest {known!r}, not {contest.id!r}; give another --data or --database"
+            )
         state.put(connection, state.CONTEST_ID, contest.id)
         state.put(connection, state.CONTEST_PATH, str(contest.path.resolve()))
 
@@ -80,8 +82,23 @@ def die_with_serve() -> bool:
 
 
 def worker_argv(data: Path, runtime: Runtime, log_format: str = "text") -> list[str]:
-    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", runtime.sandbox, "--log-format", log_format]
-    return command + (["--cgroup", str(runtime.cgroup)] if runtime.cgroup else []) + (["--scheduler", runtime.scheduler] if runtime.scheduler else [])
+    command = [
+        sys.executable,
+        "-m",
+        "podium",
+        "worker",
+        "--data",
+        str(data),
+        "--sandbox",
+        runtime.sandbox,
+        "--log-format",
+        log_format,
+    ]
+    return (
+        command
+        + (["--cgroup", str(runtime.cgroup)] if runtime.cgroup else [])
+        + (["--scheduler", runtime.scheduler] if runtime.scheduler else [])
+    )
 
 
 class Workers:
@@ -100,7 +117,9 @@ class Workers:
 
     def _keep_one(self) -> None:
         while not self.stopping.is_set():
-            process = subprocess.Popen(self.command, env=self.environment)  # this thread is its parent (see die_with_serve)
+            process = subprocess.Popen(
+                self.command, env=self.environment
+            )  # this thread is its parent (see die_with_serve)
             self.processes.append(process)
             process.wait()
             if not self.stopping.is_set():

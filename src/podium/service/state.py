@@ -56,7 +56,11 @@ class ContestCache:
 
     def get(self) -> Contest:
         with reading(self.engine) as connection:  # one statement: every request reads it
-            found = dict(connection.execute(select(settings.c.key, settings.c.value).where(settings.c.key.in_((ROUND, CONTEST_PATH)))).all())
+            found = dict(
+                connection.execute(
+                    select(settings.c.key, settings.c.value).where(settings.c.key.in_((ROUND, CONTEST_PATH)))
+                ).all()
+            )
         round_, path = int(found.get(ROUND) or 1), found.get(CONTEST_PATH)
         if path is None:
             raise UsageError("the database serves no contest yet: start podium serve --contest FILE first")

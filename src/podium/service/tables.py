@@ -27,7 +27,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
-MAX_ID = 2**31 - 1  # the largest id the databases' integer columns hold: a larger one names no row (the API answers 404)
+MAX_ID = (
+    2**31 - 1
+)  # the largest id the databases' integer columns hold: a larger one names no row (the API answers 404)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -58,11 +60,13 @@ settings = Table(  # one row per key: the contest file served, when the private 
     Column("value", Text, nullable=False),
 )
 
-board_version = Table(  # one row, bumped by the database's triggers whenever what the leaderboard shows changes (migration 0003)
-    "board_version",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("version", Integer, nullable=False),
+board_version = (
+    Table(  # one row, bumped by the database's triggers whenever what the leaderboard shows changes (migration 0003)
+        "board_version",
+        metadata,
+        Column("id", Integer, primary_key=True),
+        Column("version", Integer, nullable=False),
+    )
 )
 
 teams = Table(
@@ -71,7 +75,9 @@ teams = Table(
     Column("id", Integer, primary_key=True),
     Column("name", String(64), nullable=False, unique=True),
     Column("created", UTCDateTime, nullable=False),
-    Column("invitation", String(32), nullable=True),  # the code that lets a new member join (podium.service.invitations)
+    Column(
+        "invitation", String(32), nullable=True
+    ),  # the code that lets a new member join (podium.service.invitations)
     Index("ix_teams_invitation", "invitation", unique=True),
 )
 
@@ -85,9 +91,15 @@ users = Table(
     Column("password_hash", String(256), nullable=False),
     Column("created", UTCDateTime, nullable=False),
     Column("email", String(254), nullable=True),  # where notifications go (None: no mail)
-    Column("email_confirmed", Boolean, nullable=False, default=False),  # mail other than its confirmation goes only to a confirmed address
-    Column("email_check", String(64), nullable=True),  # the SHA-256 of the address's confirmation token, until it is confirmed
-    Column("mail_off", String(256), nullable=False, default=""),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
+    Column(
+        "email_confirmed", Boolean, nullable=False, default=False
+    ),  # mail other than its confirmation goes only to a confirmed address
+    Column(
+        "email_check", String(64), nullable=True
+    ),  # the SHA-256 of the address's confirmation token, until it is confirmed
+    Column(
+        "mail_off", String(256), nullable=False, default=""
+    ),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
 )
 
 tokens = Table(
@@ -100,7 +112,9 @@ tokens = Table(
     Column("label", String(128), nullable=False),
     Column("created", UTCDateTime, nullable=False),
     Column("expires", UTCDateTime, nullable=True),  # None: until revoked; a web session's ends SESSION after its log-in
-    Column("user_id", Integer, ForeignKey("users.id"), nullable=True),  # the user whose log-in made it (None: made by a command)
+    Column(
+        "user_id", Integer, ForeignKey("users.id"), nullable=True
+    ),  # the user whose log-in made it (None: made by a command)
     Column("session", Boolean, nullable=False, default=False),  # a web page session: a cookie, never an API token
 )
 
@@ -122,7 +136,9 @@ submissions = Table(
     Column("id", Integer, primary_key=True),
     Column("team_id", Integer, ForeignKey("teams.id"), nullable=False),
     Column("phase", String(64), nullable=False),
-    Column("track", String(64), nullable=False),  # the contest's track: a [[track]]'s id, or the contest's own when it has none
+    Column(
+        "track", String(64), nullable=False
+    ),  # the contest's track: a [[track]]'s id, or the contest's own when it has none
     Column("kind", String(16), nullable=False),  # files | programs
     Column("filename", String(255), nullable=False),
     Column("size", Integer, nullable=False),
@@ -172,14 +188,16 @@ results = Table(
     UniqueConstraint("submission_id", "round", name="uq_results_submission_round"),  # scoring is idempotent
 )
 
-resets = Table(  # one-time password-reset links (podium.service.resets): the SHA-256 of the link's token, never the token
-    "resets",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("digest", String(64), nullable=False, unique=True),
-    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
-    Column("created", UTCDateTime, nullable=False),
-    Column("expires", UTCDateTime, nullable=False),
+resets = (
+    Table(  # one-time password-reset links (podium.service.resets): the SHA-256 of the link's token, never the token
+        "resets",
+        metadata,
+        Column("id", Integer, primary_key=True),
+        Column("digest", String(64), nullable=False, unique=True),
+        Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+        Column("created", UTCDateTime, nullable=False),
+        Column("expires", UTCDateTime, nullable=False),
+    )
 )
 
 outbox = Table(  # e-mail waiting to be sent, or sent (podium.service.mail): written in the transaction of its event, sent by the mailer

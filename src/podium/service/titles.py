@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import re
 
-WORDS = {"f1": "F1", "nmi": "NMI", "dice": "Dice", "hausdorff": "Hausdorff", "bcubed": "BCubed", "f": "F", "ap": "AP", "map": "mAP", "iou": "IoU"}
+WORDS = {
+    "f1": "F1",
+    "nmi": "NMI",
+    "dice": "Dice",
+    "hausdorff": "Hausdorff",
+    "bcubed": "BCubed",
+    "f": "F",
+    "ap": "AP",
+    "map": "mAP",
+    "iou": "IoU",
+}
 
 
 def title(name: str) -> str:

@@ -27,7 +27,12 @@ from podium.service.statuses import QUEUED
 
 
 async def receive_upload(
-    service: Service, request: Request, who: accounts.Caller, filename: str, entry: str | None, chunks: AsyncIterator[bytes] | None = None,
+    service: Service,
+    request: Request,
+    who: accounts.Caller,
+    filename: str,
+    entry: str | None,
+    chunks: AsyncIterator[bytes] | None = None,
     track: str | None = None,
 ) -> JSONResponse:
     """Take the request body (or ``chunks``: a form's file) as a submission to ``track`` (``None``: the contest's only one):
@@ -45,25 +50,40 @@ async def receive_upload(
     cap = int(contest.service.upload_mb * 2**20)
     declared = request.headers.get("content-length")
     if chunks is None and declared is not None and declared.isdigit() and int(declared) > cap:
-        raise HTTPException(413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB")
+        raise HTTPException(
+            413, f"the upload is {int(declared):,} bytes; this contest takes at most {contest.service.upload_mb:g} MB"
+        )
     with service.slots.held(team, client_address(request, service.proxies)):
         try:
-            return await _spooled(service, contest, request.stream() if chunks is None else chunks, who, filename, entry, cap)
+            return await _spooled(
+                service, contest, request.stream() if chunks is None else chunks, who, filename, entry, cap
+            )
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
-            raise HTTPException(507, "the server's disk is full: the upload was not kept and used no quota; tell the organizers") from None
+            raise HTTPException(
+                507, "the server's disk is full: the upload was not kept and used no quota; tell the organizers"
+            ) from None
 
 
-async def _spooled(service: Service, contest: Contest, chunks: AsyncIterator[bytes], who: accounts.Caller, filename: str, entry: str | None,
-                   cap: int) -> JSONResponse:  # fmt: skip
+async def _spooled(
+    service: Service,
+    contest: Contest,
+    chunks: AsyncIterator[bytes],
+    who: accounts.Caller,
+    filename: str,
+    entry: str | None,
+    cap: int,
+) -> JSONResponse:
     (service.data / "incoming").mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
         digest, size = hashlib.sha256(), 0
         async for chunk in chunks:
             size += len(chunk)
             if size > cap:
-                raise HTTPException(413, f"the upload is over {contest.service.upload_mb:g} MB, the most this contest takes")
+                raise HTTPException(
+                    413, f"the upload is over {contest.service.upload_mb:g} MB, the most this contest takes"
+                )
             digest.update(chunk)
             spool.write(chunk)
         spool.flush()
@@ -71,7 +91,17 @@ async def _spooled(service: Service, contest: Contest, chunks: AsyncIterator[byt
             raise HTTPException(422, "the upload is empty")
         received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
         try:
-            taken = await run_in_threadpool(take, service.engine, contest, service.data, who, received, service.clock(), service.allow_images, service.checks)
+            taken = await run_in_threadpool(
+                take,
+                service.engine,
+                contest,
+                service.data,
+                who,
+                received,
+                service.clock(),
+                service.allow_images,
+                service.checks,
+            )
         except Refused as refused:
             raise HTTPException(refused.status, str(refused)) from None
     return JSONResponse(taken, status_code=201 if taken["status"] == QUEUED else 422)

@@ -31,7 +31,9 @@ from starlette.types import Scope
 from podium.core.errors import UsageError
 from podium.service.proxies import is_https
 
-_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")  # a path segment that needs no quoting anywhere: in HTML, in a cookie's Path, in nginx's location
+_SEGMENT = re.compile(
+    r"[A-Za-z0-9._~-]+"
+)  # a path segment that needs no quoting anywhere: in HTML, in a cookie's Path, in nginx's location
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,9 @@ def parse_public_url(text: str) -> PublicUrl:
     except ValueError:
         raise UsageError(wrong + "give the contest's address such as https://example.org/contest/") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(wrong + "give the contest's address with its scheme and host, such as https://example.org/contest/")
+        raise UsageError(
+            wrong + "give the contest's address with its scheme and host, such as https://example.org/contest/"
+        )
     if parts.query or parts.fragment or parts.username is not None or parts.password is not None:
         raise UsageError(wrong + "give the address alone: no query, fragment or user name")
     segments = [s for s in parts.path.split("/") if s]

@@ -30,7 +30,9 @@ def submission_rows(connection: Connection, team_id: int | None, submission_id: 
     return list(connection.execute(query))
 
 
-def newest_results(connection: Connection, ids: list[int] | None = None, columns: tuple[Any, ...] = tuple(results.c)) -> dict[int, Any]:
+def newest_results(
+    connection: Connection, ids: list[int] | None = None, columns: tuple[Any, ...] = tuple(results.c)
+) -> dict[int, Any]:
     """Each submission's result of its newest round: of ``ids``, or of every submission (``None``).
 
     ``columns`` (``submission_id`` among them) leave out what is not needed: the
@@ -69,7 +71,9 @@ def submission_view(row: Any, result: Any | None, full: bool) -> dict[str, Any]:
     }
 
 
-def visible_submissions(connection: Connection, contest: Contest, who: Caller, now: datetime, submission_id: int | None = None) -> list[dict[str, Any]]:
+def visible_submissions(
+    connection: Connection, contest: Contest, who: Caller, now: datetime, submission_id: int | None = None
+) -> list[dict[str, Any]]:
     """The submissions ``who`` may see (a team its own, organizers every team's), as :func:`submission_view` shows them."""
     if submission_id is not None and not 0 < submission_id <= MAX_ID:
         return []
@@ -85,7 +89,9 @@ def contest_view(connection: Connection, contest: Contest, now: datetime) -> dic
     for scored in (summary, *summary.get("tracks", ())):
         for private_path in ("truth", "images"):  # the server's folders are nobody's business
             scored.pop(private_path, None)
-        data = {p.name for p in get(scored["challenge"]).parameters if p.role == "data"}  # files of the truth (boxes, meta): their names only
+        data = {
+            p.name for p in get(scored["challenge"]).parameters if p.role == "data"
+        }  # files of the truth (boxes, meta): their names only
         scored["parameters"] = {k: Path(v).name if k in data else v for k, v in scored["parameters"].items()}
     summary["revealed"] = is_revealed(connection, contest, now)
     try:

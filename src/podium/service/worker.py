@@ -32,7 +32,14 @@ POLL_S = 0.5
 
 
 class Worker:
-    def __init__(self, engine: Engine, data: Path, runtime: Runtime = Runtime(), clock: Clock = utc_now, lease_s: float = queue.LEASE_S) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        data: Path,
+        runtime: Runtime = Runtime(),
+        clock: Clock = utc_now,
+        lease_s: float = queue.LEASE_S,
+    ) -> None:
         self.engine = engine
         self.data = data
         self.runtime = runtime
@@ -62,8 +69,15 @@ class Worker:
         claim = queue.claim(self.engine, self.name, self.clock(), self.lease_s)
         if claim is None:
             return False
-        about = {"job_id": claim.job_id, "submission_id": claim.submission_id, "round": claim.round, "worker": self.name}
-        log.info("scoring submission %s (job %s, attempt %s)", claim.submission_id, claim.job_id, claim.attempt, extra=about)
+        about = {
+            "job_id": claim.job_id,
+            "submission_id": claim.submission_id,
+            "round": claim.round,
+            "worker": self.name,
+        }
+        log.info(
+            "scoring submission %s (job %s, attempt %s)", claim.submission_id, claim.job_id, claim.attempt, extra=about
+        )
         beat = _Heartbeat(self, claim)
         beat.start()
         failure: str | None = None

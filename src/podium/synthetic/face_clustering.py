@@ -8,7 +8,9 @@ import numpy as np
 from PIL import Image
 
 
-def make_labels(n_images: int, n_identities: int, rng: np.random.Generator, error_rate: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+def make_labels(
+    n_images: int, n_identities: int, rng: np.random.Generator, error_rate: float = 0.1
+) -> tuple[np.ndarray, np.ndarray]:
     """Truth identity codes, and cluster numbers 1..K that get ``error_rate`` of the images wrong.
 
     Wrong images either join another identity's cluster or become singletons,

@@ -75,7 +75,11 @@ def write_localization(folder: Path, n_images: int = 1000, seed: int = 0) -> Dem
         lines.append(" ".join(groups))
     (folder / "submission").mkdir(exist_ok=True)
     (folder / "submission" / "team.txt").write_text("\n".join(lines) + "\n")
-    return Demo(folder / "ground_truth.txt", folder / "submission", {"boxes": str(folder / "boxes"), "meta": str(folder / "meta.mat")})
+    return Demo(
+        folder / "ground_truth.txt",
+        folder / "submission",
+        {"boxes": str(folder / "boxes"), "meta": str(folder / "meta.mat")},
+    )
 
 
 def write_fine(folder: Path, n_boxes: int = 600, n_classes: int = 20, seed: int = 0) -> Demo:

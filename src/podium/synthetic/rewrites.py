@@ -72,7 +72,11 @@ def _numbers(path: Path, rng: random.Random, integers_too: bool) -> None:
             return match[0]
         digits = (whole + fraction).lstrip("0") or "0"
         exponent = len(whole.lstrip("0")) - 1 if whole.lstrip("0") else -(len(fraction) - len(fraction.lstrip("0")) + 1)
-        forms = [f"{whole}.{fraction}{'0' * rng.randint(1, 3)}", f"+{whole}.{fraction}" if fraction else f"+{whole}", f"00{whole}.{fraction or '0'}"]
+        forms = [
+            f"{whole}.{fraction}{'0' * rng.randint(1, 3)}",
+            f"+{whole}.{fraction}" if fraction else f"+{whole}",
+            f"00{whole}.{fraction or '0'}",
+        ]
         if whole.strip("0") == "" and fraction:
             forms.append(f".{fraction}")
         if digits != "0":
@@ -132,12 +136,23 @@ def _identities_renamed(path: Path, rng: random.Random) -> None:
     lines = path.read_bytes().rstrip(b"\n").split(b"\n")
     names = {line.split(b",")[1].strip() for line in lines if b"," in line}
     renamed = dict(zip(sorted(names), rng.sample(sorted(names), len(names))))  # the numbers 1..K, permuted
-    path.write_bytes(b"\n".join(line.split(b",")[0] + b"," + renamed[line.split(b",")[1].strip()] if b"," in line else line for line in lines) + b"\n")
+    path.write_bytes(
+        b"\n".join(
+            line.split(b",")[0] + b"," + renamed[line.split(b",")[1].strip()] if b"," in line else line
+            for line in lines
+        )
+        + b"\n"
+    )
 
 
 def _classes_as_words(path: Path, rng: random.Random) -> None:
     words = {b"0": [b"False", b"false", b"FALSE"], b"1": [b"True", b"true", b"TRUE"]}
-    _edit_text(path, lambda data: re.sub(rb"\t([01])(\r?)$", lambda m: b"\t" + rng.choice(words[m[1]]) + m[2], data, flags=re.MULTILINE))
+    _edit_text(
+        path,
+        lambda data: re.sub(
+            rb"\t([01])(\r?)$", lambda m: b"\t" + rng.choice(words[m[1]]) + m[2], data, flags=re.MULTILINE
+        ),
+    )
 
 
 TEXT_COMMON: dict[str, Callable[[Path, random.Random], None]] = {
@@ -148,13 +163,18 @@ TEXT_COMMON: dict[str, Callable[[Path, random.Random], None]] = {
 ILSVRC = {
     **TEXT_COMMON,
     "numbers": lambda path, rng: _numbers(path, rng, integers_too=True),
-    "padding": lambda path, rng: _padding(path, rng, (b"  ", b"\t", b" \t ", b"   "), (b"", b" ", b"\t "), header=False),
+    "padding": lambda path, rng: _padding(
+        path, rng, (b"  ", b"\t", b" \t ", b"   "), (b"", b" ", b"\t "), header=False
+    ),
     "commas": lambda path, rng: _edit_text(path, lambda data: data.replace(b" ", b",")),
     "aligned": lambda path, rng: _aligned(path, rng, group=1),
 }
 TEXT_REWRITES: dict[str, dict[str, Callable[[Path, random.Random], None]]] = {
     "ilsvrc2012-cls": ILSVRC,
-    "ilsvrc2012-loc": {**ILSVRC, "aligned": lambda path, rng: _aligned(path, rng, group=5)},  # label xmin ymin xmax ymax
+    "ilsvrc2012-loc": {
+        **ILSVRC,
+        "aligned": lambda path, rng: _aligned(path, rng, group=5),
+    },  # label xmin ymin xmax ymax
     "ilsvrc2012-fine": ILSVRC,
     "camera-traps": {
         **TEXT_COMMON,

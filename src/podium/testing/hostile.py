@@ -118,19 +118,35 @@ def make_case(challenge: str, demo: Demo, root: Path, number: int, seed: int = 0
         kind, document = _hostile_result(rng, challenge)
         (root / "hostile.json").write_bytes(document)
         fine = SIGNATURE.replace("%s", challenge)
-        (root / "fine.json").write_text(f'{{"challenge": "{challenge}", "status": "scored", "scores": {{}}, "signature": {fine}}}')
+        (root / "fine.json").write_text(
+            f'{{"challenge": "{challenge}", "status": "scored", "scores": {{}}, "signature": {fine}}}'
+        )
         order = [str(root / "hostile.json"), str(root / "fine.json")]  # the hostile one first: its signature is shown
-        args = rng.choice([
-            ["rank", challenge, *order, "--split", "public", "--json", "-"],
-            ["rank", challenge, *order],
-            ["report", order[0], "-o", str(root / "report.html")],
-        ])  # fmt: skip
+        args = rng.choice(
+            [
+                ["rank", challenge, *order, "--split", "public", "--json", "-"],
+                ["rank", challenge, *order],
+                ["report", order[0], "-o", str(root / "report.html")],
+            ]
+        )
         return Case(challenge, number, side, kind, "hostile.json", args, len(document), root)
     if side == "submission":
         kind, target, submission = _mutate_submission(rng, submission, canary, big_mb, size)
     else:
         kind, target, truth, settings = _mutate_truth(rng, truth, settings, root, canary, big_mb, size)
-    args = ["evaluate", challenge, "--truth", str(truth), "--submission", str(submission), "--workers", "1", "--quiet", "--json", "-"]
+    args = [
+        "evaluate",
+        challenge,
+        "--truth",
+        str(truth),
+        "--submission",
+        str(submission),
+        "--workers",
+        "1",
+        "--quiet",
+        "--json",
+        "-",
+    ]
     args += [a for k, v in settings.items() for a in ("--set", f"{k}={v}")]
     return Case(challenge, number, side, kind, target, args, size[0], root)
 
@@ -162,7 +178,9 @@ def _replace(path: Path, data: bytes, size: list[int]) -> None:
     size[0] = max(size[0], len(data))
 
 
-def _mutate_submission(rng: random.Random, submission: Path, canary: Path, big_mb: int, size: list[int]) -> tuple[str, str, Path]:
+def _mutate_submission(
+    rng: random.Random, submission: Path, canary: Path, big_mb: int, size: list[int]
+) -> tuple[str, str, Path]:
     files = _files(submission)
     target = rng.choice(files[:200])
     structural = rng.random() < 0.25
@@ -187,7 +205,16 @@ def _mutate_truth(
     return kind, str(target.relative_to(root)), truth, settings
 
 
-STRUCTURAL = ("symlink_to_canary", "hardlink_to_canary", "fifo", "linked_submission", "one_level_down", "empty_folder", "zip_archive", "folder_link")
+STRUCTURAL = (
+    "symlink_to_canary",
+    "hardlink_to_canary",
+    "fifo",
+    "linked_submission",
+    "one_level_down",
+    "empty_folder",
+    "zip_archive",
+    "folder_link",
+)
 
 
 def _structural(kind: str, submission: Path, target: Path, canary: Path, big_mb: int, size: list[int]) -> Path:
@@ -226,13 +253,60 @@ def _structural(kind: str, submission: Path, target: Path, canary: Path, big_mb:
     return submission
 
 
-TOKENS = [b"nan", b"-1", b"1e309", b"\n\n", b",,", b"\t", b"123456789012345678901234567890", b"\xff\xfe", b'"', b"\x00",
-          b"inf", b"-0", b"0x1p3", b"1e-400", b"9" * 5000, b"0." + b"3" * 60, b"1e-9", b"\r", b";", b"[", b"]", b"1_0"]  # fmt: skip
+TOKENS = [
+    b"nan",
+    b"-1",
+    b"1e309",
+    b"\n\n",
+    b",,",
+    b"\t",
+    b"123456789012345678901234567890",
+    b"\xff\xfe",
+    b'"',
+    b"\x00",
+    b"inf",
+    b"-0",
+    b"0x1p3",
+    b"1e-400",
+    b"9" * 5000,
+    b"0." + b"3" * 60,
+    b"1e-9",
+    b"\r",
+    b";",
+    b"[",
+    b"]",
+    b"1_0",
+]
 BYTE_KINDS = ("truncate", "flip", "junk", "empty")
-TEXT_KINDS = (*BYTE_KINDS, "token", "duplicate", "giant_field", "long_line", "many_rows", "newlines", "padding", "utf16",
-              "cr_only", "long_decimals", "tiny_boxes", "quotes")  # fmt: skip
-PNG_KINDS = (*BYTE_KINDS, "trns", "sixteen_bit", "palette", "rgb", "alpha", "gigapixel", "bad_crc", "many_labels", "dots",
-             "inflate_bomb", "not_png")  # fmt: skip
+TEXT_KINDS = (
+    *BYTE_KINDS,
+    "token",
+    "duplicate",
+    "giant_field",
+    "long_line",
+    "many_rows",
+    "newlines",
+    "padding",
+    "utf16",
+    "cr_only",
+    "long_decimals",
+    "tiny_boxes",
+    "quotes",
+)
+PNG_KINDS = (
+    *BYTE_KINDS,
+    "trns",
+    "sixteen_bit",
+    "palette",
+    "rgb",
+    "alpha",
+    "gigapixel",
+    "bad_crc",
+    "many_labels",
+    "dots",
+    "inflate_bomb",
+    "not_png",
+)
 
 
 def _mutate_file(rng: random.Random, data: bytes, suffix: str, big_mb: int) -> tuple[str, bytes]:
@@ -333,7 +407,11 @@ def _mutate_png(kind: str, data: bytes, rng: random.Random) -> bytes:
     if kind == "dots":
         return encode(((np.random.default_rng(rng.randrange(2**32)).random((h, w)) < 0.2) * 255).astype(np.uint8))
     if kind == "inflate_bomb":  # the image's own header, and image data that inflates to 64 MB, far past its rows
-        return data[:33] + _png_chunk(b"IDAT", zlib.compress(bytes(64 << 20), 9)) + _png_chunk(b"IEND", b"") if data.startswith(b"\x89PNG") else data
+        return (
+            data[:33] + _png_chunk(b"IDAT", zlib.compress(bytes(64 << 20), 9)) + _png_chunk(b"IEND", b"")
+            if data.startswith(b"\x89PNG")
+            else data
+        )
     return b"GIF89a" + data[6:]  # not_png
 
 
@@ -347,11 +425,23 @@ def _with_header_size(data: bytes, width: int, height: int) -> bytes:
     return data[:12] + ihdr + zlib.crc32(ihdr).to_bytes(4, "big") + data[33:]
 
 
-BOX_KINDS = ("non_octal_size", "base256_size", "gzip_bomb", "fifo", "entity_expansion", "external_entity", "deep_nesting",
-             "backtracking", "linked_xml", "truncated_xml")  # fmt: skip
+BOX_KINDS = (
+    "non_octal_size",
+    "base256_size",
+    "gzip_bomb",
+    "fifo",
+    "entity_expansion",
+    "external_entity",
+    "deep_nesting",
+    "backtracking",
+    "linked_xml",
+    "truncated_xml",
+)
 
 
-def _hostile_boxes(rng: random.Random, boxes: Path, root: Path, canary: Path, big_mb: int, size: list[int]) -> tuple[str, Path]:
+def _hostile_boxes(
+    rng: random.Random, boxes: Path, root: Path, canary: Path, big_mb: int, size: list[int]
+) -> tuple[str, Path]:
     """The ILSVRC boxes made hostile: as an archive, or one XML file of the folder."""
     kind = rng.choice(BOX_KINDS)
     xmls = sorted(boxes.glob("*.xml"))
@@ -363,7 +453,9 @@ def _hostile_boxes(rng: random.Random, boxes: Path, root: Path, canary: Path, bi
                 archive.add(path, arcname=f"val/{path.name}")
         data = bytearray(buffer.getvalue())
         member = 512 * rng.randrange(4)
-        data[member + 124 : member + 136] = b"0000000009x\0" if kind == "non_octal_size" else b"\x80" + bytes(7) + (2**31).to_bytes(4, "big")
+        data[member + 124 : member + 136] = (
+            b"0000000009x\0" if kind == "non_octal_size" else b"\x80" + bytes(7) + (2**31).to_bytes(4, "big")
+        )
         (root / "boxes.tar").write_bytes(bytes(data))
         size[0] = max(size[0], len(data))
         return kind, root / "boxes.tar"
@@ -376,10 +468,14 @@ def _hostile_boxes(rng: random.Random, boxes: Path, root: Path, canary: Path, bi
         os.mkfifo(root / "boxes_fifo.tgz")
         return kind, root / "boxes_fifo.tgz"
     hostile = {
-        "entity_expansion": b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY a "aaaaaaaaaa">' + b"".join(
+        "entity_expansion": b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY a "aaaaaaaaaa">'
+        + b"".join(
             b'<!ENTITY %c "&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;&%c;">' % ((98 + i,) + (97 + i,) * 10) for i in range(9)
-        ) + b']><annotation>&j;</annotation>',
-        "external_entity": b'<!DOCTYPE a [<!ENTITY x SYSTEM "file://' + str(canary).encode() + b'">]><annotation>&x;</annotation>',
+        )
+        + b"]><annotation>&j;</annotation>",
+        "external_entity": b'<!DOCTYPE a [<!ENTITY x SYSTEM "file://'
+        + str(canary).encode()
+        + b'">]><annotation>&x;</annotation>',
         "deep_nesting": b"<a>" * 200_000 + b"</a>" * 200_000,
         "backtracking": b"<annotation>" + b"<object><name>x<bndbox><xmin>1" * 30_000,
         "truncated_xml": one.read_bytes()[: rng.randrange(1, len(one.read_bytes()))],
@@ -392,10 +488,33 @@ def _hostile_boxes(rng: random.Random, boxes: Path, root: Path, canary: Path, bi
     return kind, boxes
 
 
-RESULT_KINDS = ("scores_null", "scores_string", "scores_list", "score_string", "score_list", "score_object", "huge_integer",
-                "nan", "infinity", "status_case", "status_list", "deep_nesting", "not_json", "wrong_challenge",
-                "signature_string", "signature_parameters", "signature_contest", "signature_split",
-                "units_list", "units_columns", "units_row_length", "units_row_string", "units_split", "details_list", "details_wrong")  # fmt: skip
+RESULT_KINDS = (
+    "scores_null",
+    "scores_string",
+    "scores_list",
+    "score_string",
+    "score_list",
+    "score_object",
+    "huge_integer",
+    "nan",
+    "infinity",
+    "status_case",
+    "status_list",
+    "deep_nesting",
+    "not_json",
+    "wrong_challenge",
+    "signature_string",
+    "signature_parameters",
+    "signature_contest",
+    "signature_split",
+    "units_list",
+    "units_columns",
+    "units_row_length",
+    "units_row_string",
+    "units_split",
+    "details_list",
+    "details_wrong",
+)
 HOSTILE_EXTRAS = {  # more keys of a broken document: its unit statistics (rank), its details (report)
     "units_list": '"units": [1]',
     "units_columns": '"units": {"columns": [1], "rows": {}}',
@@ -405,7 +524,9 @@ HOSTILE_EXTRAS = {  # more keys of a broken document: its unit statistics (rank)
     "details_list": '"details": [1]',
     "details_wrong": '"details": {"per_image": 5, "per_class": [1], "per_photo": {"a": 1}, "cluster_sizes": 3, "merges": 1}',
 }
-SIGNATURE = '{"challenge": "%s", "parameters": {}, "truth": null, "contest": {"id": "c", "split": {"fingerprint": null}}}'
+SIGNATURE = (
+    '{"challenge": "%s", "parameters": {}, "truth": null, "contest": {"id": "c", "split": {"fingerprint": null}}}'
+)
 HOSTILE_SIGNATURES = {
     "signature_string": '"sha256:0"',
     "signature_parameters": '{"challenge": "%s", "parameters": [1], "truth": null, "contest": null}',
@@ -418,15 +539,23 @@ def _hostile_result(rng: random.Random, challenge: str) -> tuple[str, bytes]:
     """A result document for ``podium rank`` that is broken in one way."""
     kind = rng.choice(RESULT_KINDS)
     scores = {
-        "scores_null": "null", "scores_string": '"0.5"', "scores_list": "[0.5]", "score_string": '{"s": "0.5"}',
-        "score_list": '{"s": [1]}', "score_object": '{"s": {"a": 1}}', "huge_integer": '{"s": ' + "9" * rng.choice([400, 5000]) + "}",
-        "nan": '{"s": NaN}', "infinity": '{"s": -Infinity}',
-    }.get(kind, "{}")  # fmt: skip
+        "scores_null": "null",
+        "scores_string": '"0.5"',
+        "scores_list": "[0.5]",
+        "score_string": '{"s": "0.5"}',
+        "score_list": '{"s": [1]}',
+        "score_object": '{"s": {"a": 1}}',
+        "huge_integer": '{"s": ' + "9" * rng.choice([400, 5000]) + "}",
+        "nan": '{"s": NaN}',
+        "infinity": '{"s": -Infinity}',
+    }.get(kind, "{}")
     status = {"status_case": '"SCORED"', "status_list": "[]"}.get(kind, '"scored"')
     name = "another-challenge" if kind == "wrong_challenge" else challenge
     signature = HOSTILE_SIGNATURES.get(kind, SIGNATURE).replace("%s", challenge)
     extra = ", " + HOSTILE_EXTRAS[kind] if kind in HOSTILE_EXTRAS else ""
-    document = f'{{"challenge": "{name}", "status": {status}, "scores": {scores}, "signature": {signature}{extra}}}'.encode()
+    document = (
+        f'{{"challenge": "{name}", "status": {status}, "scores": {scores}, "signature": {signature}{extra}}}'.encode()
+    )
     if kind == "deep_nesting":
         document = b"[" * 100_000 + b"]" * 100_000
     elif kind == "not_json":
@@ -497,8 +626,29 @@ def _open_watcher(canary: tuple[int, int], flag: Path) -> Callable[[str, tuple[o
 
 # --- hostile uploads: archives for podium serve ---------------------------------------------------
 
-ARCHIVE_KINDS = ("flip", "truncate", "dotdot", "absolute", "backslash", "control", "long_name", "wide_name", "not_utf8", "deep", "symlink",
-                 "hardlink", "device", "fifo", "duplicate", "file_and_folder", "bomb", "spread_bomb", "many_entries", "empty", "junk")  # fmt: skip
+ARCHIVE_KINDS = (
+    "flip",
+    "truncate",
+    "dotdot",
+    "absolute",
+    "backslash",
+    "control",
+    "long_name",
+    "wide_name",
+    "not_utf8",
+    "deep",
+    "symlink",
+    "hardlink",
+    "device",
+    "fifo",
+    "duplicate",
+    "file_and_folder",
+    "bomb",
+    "spread_bomb",
+    "many_entries",
+    "empty",
+    "junk",
+)
 
 
 def hostile_archive(rng: random.Random, submission: Path) -> tuple[str, bytes]:
@@ -506,13 +656,22 @@ def hostile_archive(rng: random.Random, submission: Path) -> tuple[str, bytes]:
     kind = rng.choice(ARCHIVE_KINDS)
     files = [(str(p.relative_to(submission)), p.read_bytes()) for p in _files(submission)]
     as_zip = rng.random() < 0.5 and kind != "not_utf8"  # zipfile cannot write such a name; tarfile can
-    special = {"symlink": tarfile.SYMTYPE, "hardlink": tarfile.LNKTYPE, "device": tarfile.CHRTYPE, "fifo": tarfile.FIFOTYPE}
+    special = {
+        "symlink": tarfile.SYMTYPE,
+        "hardlink": tarfile.LNKTYPE,
+        "device": tarfile.CHRTYPE,
+        "fifo": tarfile.FIFOTYPE,
+    }
     names = {
-        "dotdot": "../" * rng.randint(1, 5) + "escape.txt", "absolute": "/tmp/podium-escape.txt", "backslash": "..\\..\\escape.txt",
-        "control": "a\x01b\nc.txt", "long_name": "a" * rng.choice((255, 256, 1000)), "wide_name": "é" * rng.choice((127, 128, 200)),
+        "dotdot": "../" * rng.randint(1, 5) + "escape.txt",
+        "absolute": "/tmp/podium-escape.txt",
+        "backslash": "..\\..\\escape.txt",
+        "control": "a\x01b\nc.txt",
+        "long_name": "a" * rng.choice((255, 256, 1000)),
+        "wide_name": "é" * rng.choice((127, 128, 200)),
         "not_utf8": "\udcff\udcfe" * rng.choice((1, 128)) + ".txt",  # bytes 0xff 0xfe as tarfile and zipfile read them
         "deep": "/".join(["d" * 60] * rng.choice((60, 80))) + "/x.txt",
-    }  # fmt: skip
+    }
     if kind in names:
         members = [*files, (names[kind], b"x")]
     elif kind == "duplicate":

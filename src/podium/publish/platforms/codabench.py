@@ -39,18 +39,30 @@ from podium.publish.platforms.scores import check_keys, numbers_only, score_fold
 INPUT, OUTPUT = CODABENCH_INPUT, CODABENCH_OUTPUT
 SCORES_FILE = "scores.json"
 DETAILS_FILE = "detailed_results.html"
-PLATFORM_FILES = frozenset({"metadata"})  # the worker's record of the prediction step, written into input/res beside the participant's files
+PLATFORM_FILES = frozenset(
+    {"metadata"}
+)  # the worker's record of the prediction step, written into input/res beside the participant's files
 
 
 def score(
-    input_dir: Path, output_dir: Path, setup: Setup, split: str, keys: Sequence[str] | None, workers: int, echo: Callable[[str], None]
+    input_dir: Path,
+    output_dir: Path,
+    setup: Setup,
+    split: str,
+    keys: Sequence[str] | None,
+    workers: int,
+    echo: Callable[[str], None],
 ) -> Result:
     """Score ``input_dir/res`` and write the output folder; ``echo`` takes each log line."""
-    from podium.publish.report import render_report  # a quarter of a second to import: not at every podium command's start
+    from podium.publish.report import (
+        render_report,
+    )  # a quarter of a second to import: not at every podium command's start
 
     if keys is not None:
         check_keys(setup.challenge, keys)
-    result = score_folder(setup, input_dir / "res", "Codabench unpacks the submission in input/res", workers, echo, PLATFORM_FILES)
+    result = score_folder(
+        setup, input_dir / "res", "Codabench unpacks the submission in input/res", workers, echo, PLATFORM_FILES
+    )
     part = shown(result, split)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / DETAILS_FILE).write_text(render_report(part.document, "your submission"), encoding="utf-8")
@@ -59,5 +71,7 @@ def score(
         for note in notes:
             echo(note)
         (output_dir / SCORES_FILE).write_text(json.dumps(numbers, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        echo(f"{SCORES_FILE} ({'whole test set' if part.split is None else part.split + ' split'}): {', '.join(numbers)}")
+        echo(
+            f"{SCORES_FILE} ({'whole test set' if part.split is None else part.split + ' split'}): {', '.join(numbers)}"
+        )
     return result

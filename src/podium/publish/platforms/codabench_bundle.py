@@ -54,10 +54,15 @@ from podium.publish.platforms.image import DOCKERFILE
 from podium.publish.platforms.reference import add_member, local_command, reference_of, utc_text
 from podium.publish.platforms.scores import SENTINEL
 
-SUBMISSION_RULES = {"best": "Force_Best", "last": "Force_Last"}  # "selected": Add_And_Delete(_Multiple), by max_selected
+SUBMISSION_RULES = {
+    "best": "Force_Best",
+    "last": "Force_Last",
+}  # "selected": Add_And_Delete(_Multiple), by max_selected
 FINAL_PHASE = "final ranking (private split)"
 FINAL_GAP = timedelta(seconds=1)  # Codabench: a phase must start after the one before it has ended
-TIME_LIMIT_S = 300  # a fresh container compiles Numba's kernels: 40 s for GlaS here, 60 s on a loaded worker; five times that
+TIME_LIMIT_S = (
+    300  # a fresh container compiles Numba's kernels: 40 s for GlaS here, 60 s on a loaded worker; five times that
+)
 TIME_LIMIT_PER_UNIT_S = 0.01  # reading and scoring, far above the measured rates (benchmarks/README.md)
 
 
@@ -70,7 +75,7 @@ def codabench_conflicts(contest: Contest) -> list[str]:
     """Each pair of the contest's phases that Codabench would refuse: the second starts when the first ends (to the second)."""
     return [
         f"phase {after.name!r} starts when phase {before.name!r} ends ({utc_text(before.end)}): Codabench refuses phases that touch "
-        f"(\"Phases dates conflict\"); start {after.name!r} at least 1 s later to host the contest there"
+        f'("Phases dates conflict"); start {after.name!r} at least 1 s later to host the contest there'
         for before, after in zip(contest.phases, contest.phases[1:])
         if utc_text(after.start) <= utc_text(before.end)
     ]
@@ -130,15 +135,17 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
         for i, phase in enumerate(contest.phases)
     ]
     if split:
-        phases.append({
-            "index": len(phases),
-            "name": FINAL_PHASE,
-            "description": "When the last phase closes, every submission on its leaderboard moves here and is scored on the private split.",
-            "start": utc_text(contest.phases[-1].end.replace(microsecond=0) + FINAL_GAP),
-            "tasks": [1],
-            "execution_time_limit": time_limit(contest),
-            "auto_migrate_to_this_phase": True,
-        })  # fmt: skip
+        phases.append(
+            {
+                "index": len(phases),
+                "name": FINAL_PHASE,
+                "description": "When the last phase closes, every submission on its leaderboard moves here and is scored on the private split.",
+                "start": utc_text(contest.phases[-1].end.replace(microsecond=0) + FINAL_GAP),
+                "tasks": [1],
+                "execution_time_limit": time_limit(contest),
+                "auto_migrate_to_this_phase": True,
+            }
+        )
     return {
         "version": 2,
         "title": contest.title,
@@ -151,16 +158,24 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
         "pages": [{"title": "Overview", "file": "pages/overview.md"}],
         "tasks": tasks,
         "phases": phases,
-        "leaderboards": [{
-            "title": "Results",
-            "key": "main",
-            "submission_rule": _submission_rule(contest),
-            "columns": [
-                {"title": c.key, "key": c.key, "index": i, "sorting": "desc" if c.higher_is_better else "asc", "precision": decimals(contest)}
-                for i, c in enumerate(shown_columns)
-            ],
-        }],
-    }  # fmt: skip
+        "leaderboards": [
+            {
+                "title": "Results",
+                "key": "main",
+                "submission_rule": _submission_rule(contest),
+                "columns": [
+                    {
+                        "title": c.key,
+                        "key": c.key,
+                        "index": i,
+                        "sorting": "desc" if c.higher_is_better else "asc",
+                        "precision": decimals(contest),
+                    }
+                    for i, c in enumerate(shown_columns)
+                ],
+            }
+        ],
+    }
 
 
 def _task(index: int, contest: Contest, part: str, program: str) -> dict[str, Any]:
@@ -218,10 +233,13 @@ def overview(contest: Contest, shown_columns: list[Column]) -> str:
         lines += ["", note]
     if contest.split is not None:
         kept = {"last": "latest", "best": "best", "selected": "selected"}[contest.ranking.final]
-        lines += ["", f"During the phases the leaderboard shows the public split of the test set. When the last phase "
-                  f"({contest.phases[-1].name}) closes, every submission on its leaderboard (each team's {kept} "
-                  f"submission of that phase) is scored on the private split in the phase \"{FINAL_PHASE}\", which gives the final "
-                  "ranking. Submissions of earlier phases are not moved: submit your final choice again in the last phase."]  # fmt: skip
+        lines += [
+            "",
+            f"During the phases the leaderboard shows the public split of the test set. When the last phase "
+            f"({contest.phases[-1].name}) closes, every submission on its leaderboard (each team's {kept} "
+            f'submission of that phase) is scored on the private split in the phase "{FINAL_PHASE}", which gives the final '
+            "ranking. Submissions of earlier phases are not moved: submit your final choice again in the last phase.",
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -44,14 +44,23 @@ def columns(contest: Contest) -> list[Column]:
         names = [spec.name for spec in challenge.leaderboard_criteria(resolve(challenge.parameters, contest.settings))]
     measured = [name for name in names if challenge.score_spec(name).measured]
     if measured:
-        others = [s.name for s in challenge.scores if s.higher_is_better is not None and not s.family and not s.measured]
+        others = [
+            s.name for s in challenge.scores if s.higher_is_better is not None and not s.family and not s.measured
+        ]
         raise UsageError(
             f"contest {contest.id} ranks by {', '.join(measured)}, which needs the running time and memory that podium run measures: "
             f"on a platform, where submissions are files, it is never defined. To host the contest there, rank by a score of the files "
             f"([ranking] by = one of {', '.join(others)}), or run it with podium serve"
         )
-    names += [spec.name for spec in challenge.scores if spec.higher_is_better is not None and not spec.family and not spec.measured and spec.name not in names]
-    return [Column(name, bool(challenge.score_spec(name).higher_is_better), challenge.score_spec(name).help) for name in names]
+    names += [
+        spec.name
+        for spec in challenge.scores
+        if spec.higher_is_better is not None and not spec.family and not spec.measured and spec.name not in names
+    ]
+    return [
+        Column(name, bool(challenge.score_spec(name).higher_is_better), challenge.score_spec(name).help)
+        for name in names
+    ]
 
 
 def decimals(contest: Contest) -> int:

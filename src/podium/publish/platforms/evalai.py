@@ -66,7 +66,9 @@ def evaluate(
         reference, truth = _reference(Path(test_annotation_file), Path(folder))
         setup = locate(reference, challenge, truth, settings)
         submission = Path(user_submission_file)
-        result = evaluate_submission(setup.challenge, setup.truth, submission, setup.settings, workers=default_workers(), **setup.evaluation())
+        result = evaluate_submission(
+            setup.challenge, setup.truth, submission, setup.settings, workers=default_workers(), **setup.evaluation()
+        )
     lines = log_lines(result, submission)
     print("\n".join(lines))
     if result.status != SCORED:
@@ -110,31 +112,38 @@ def config(contest: Contest, annotation: str) -> dict[str, Any]:
     phase_policy, split_policy, _ = final_policy(contest)
     phases = []
     for number, phase in enumerate(contest.phases, start=1):
-        phases.append({
-            "id": number,
-            "name": phase.name,
-            "description": phase_page_name(phase.name, number),
-            "codename": _codename(phase.name, number),
-            "start_date": _date(phase.start),
-            "end_date": _date(phase.end),
-            "test_annotation_file": annotation,
-            "is_public": True,
-            "leaderboard_public": True,
-            **({"max_submissions_per_day": contest.quota.per_day} if contest.quota.per_day is not None else {}),
-            **({"max_submissions": contest.quota.total} if contest.quota.total is not None else {}),
-            **phase_policy,
-        })  # fmt: skip
+        phases.append(
+            {
+                "id": number,
+                "name": phase.name,
+                "description": phase_page_name(phase.name, number),
+                "codename": _codename(phase.name, number),
+                "start_date": _date(phase.start),
+                "end_date": _date(phase.end),
+                "test_annotation_file": annotation,
+                "is_public": True,
+                "leaderboard_public": True,
+                **({"max_submissions_per_day": contest.quota.per_day} if contest.quota.per_day is not None else {}),
+                **({"max_submissions": contest.quota.total} if contest.quota.total is not None else {}),
+                **phase_policy,
+            }
+        )
     return {
-        "leaderboard": [{
-            "id": 1,
-            "schema": {
-                "labels": [c.key for c in shown_columns],
-                "default_order_by": first.key,
-                "metadata": {c.key: {"sort_ascending": not c.higher_is_better, "description": c.help} for c in shown_columns},
-            },
-        }],
+        "leaderboard": [
+            {
+                "id": 1,
+                "schema": {
+                    "labels": [c.key for c in shown_columns],
+                    "default_order_by": first.key,
+                    "metadata": {
+                        c.key: {"sort_ascending": not c.higher_is_better, "description": c.help} for c in shown_columns
+                    },
+                },
+            }
+        ],
         "dataset_splits": [
-            {"id": i, "name": f"{split or 'test'} split".capitalize(), "codename": CODENAMES[split]} for i, split in enumerate(splits, start=1)
+            {"id": i, "name": f"{split or 'test'} split".capitalize(), "codename": CODENAMES[split]}
+            for i, split in enumerate(splits, start=1)
         ],
         "challenge_phases": phases,
         "challenge_phase_splits": [
@@ -150,7 +159,7 @@ def config(contest: Contest, annotation: str) -> dict[str, Any]:
             for phase in phases
             for i, split in enumerate(splits, start=1)
         ],
-    }  # fmt: skip
+    }
 
 
 def final_policy(contest: Contest) -> tuple[dict[str, bool], dict[str, bool], list[str]]:
@@ -169,7 +178,7 @@ def final_policy(contest: Contest) -> tuple[dict[str, bool], dict[str, bool], li
     if ranking.max_selected in (None, 1):
         return {"is_submission_public": False, "is_restricted_to_select_one_submission": True}, {}, []
     note = (
-        f"final = \"selected\" with max_selected = {ranking.max_selected}: EvalAI can restrict a team to one public submission only; "
+        f'final = "selected" with max_selected = {ranking.max_selected}: EvalAI can restrict a team to one public submission only; '
         f"teams there make any number of submissions public and the leaderboard ranks the best of them (at most {ranking.max_selected} is not enforced)"
     )
     return {"is_submission_public": False}, {}, [note]
@@ -183,7 +192,11 @@ def phase_page_name(name: str, number: int) -> str:
 def phase_page(contest: Contest, name: str) -> str:
     """A phase's description (EvalAI requires one per phase): when it runs, how it is scored; the organizers may rewrite it."""
     phase = next(p for p in contest.phases if p.name == name)
-    split = "the public split of the test set (the private split is shown to the hosts only)" if contest.split is not None else "the test set"
+    split = (
+        "the public split of the test set (the private split is shown to the hosts only)"
+        if contest.split is not None
+        else "the test set"
+    )
     return (
         f"<p>Phase <b>{html.escape(phase.name)}</b> of {html.escape(contest.title)}: from {_date(phase.start)} to {_date(phase.end)} UTC.</p>\n"
         f"<p>Submissions are scored on {split} by podium {__version__}, as the official rules of {html.escape(get(contest.challenge).title)} say; "
@@ -224,7 +237,8 @@ def write_kit(contest: Contest, folder: Path) -> tuple[list[str], list[str]]:
     reference = reference_of(contest)  # first: a contest of programs is refused as such
     settings = config(contest, annotation)
     files = {
-        "challenge_config.podium.yaml": header + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=120),
+        "challenge_config.podium.yaml": header
+        + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=120),
         "evaluation_script/__init__.py": "from .main import evaluate  # noqa: F401\n",
         "evaluation_script/main.py": SCRIPT.format(id=contest.id, version=__version__),
         "evaluation_script/requirements.txt": (

@@ -34,10 +34,14 @@ from podium.publish.platforms.scores import cases, numbers_only, score_folder, s
 
 INPUT, OUTPUT, GROUND_TRUTH = GRAND_CHALLENGE_INPUT, GRAND_CHALLENGE_OUTPUT, GRAND_CHALLENGE_GROUND_TRUTH
 METRICS_FILE = "metrics.json"
-PLATFORM_FILES = frozenset({"inputs.json"})  # Grand Challenge's description of the inputs, beside the submission in /input
+PLATFORM_FILES = frozenset(
+    {"inputs.json"}
+)  # Grand Challenge's description of the inputs, beside the submission in /input
 
 
-def score(input_dir: Path, output_dir: Path, setup: Setup, split: str, workers: int, echo: Callable[[str], None]) -> Result:
+def score(
+    input_dir: Path, output_dir: Path, setup: Setup, split: str, workers: int, echo: Callable[[str], None]
+) -> Result:
     """Score ``input_dir`` and write ``metrics.json``; problems go to ``echo`` and, last, a summary to standard error."""
     lines: list[str] = []
 
@@ -45,10 +49,16 @@ def score(input_dir: Path, output_dir: Path, setup: Setup, split: str, workers: 
         lines.append(line)
         echo(line)
 
-    result = score_folder(setup, input_dir, "Grand Challenge extracts the submission in /input", workers, logged, PLATFORM_FILES)
+    result = score_folder(
+        setup, input_dir, "Grand Challenge extracts the submission in /input", workers, logged, PLATFORM_FILES
+    )
     if result.status != SCORED:
-        first = next((line.removeprefix("error ") for line in lines if line.startswith("error ")), "not scored")  # its file named inside the submission
-        print(f"rejected: {len(result.errors)} problem(s), the first: {first}", file=sys.stderr)  # the line the participant sees
+        first = next(
+            (line.removeprefix("error ") for line in lines if line.startswith("error ")), "not scored"
+        )  # its file named inside the submission
+        print(
+            f"rejected: {len(result.errors)} problem(s), the first: {first}", file=sys.stderr
+        )  # the line the participant sees
         return result
     part = shown(result, split)
     aggregates, notes = numbers_only(setup.challenge, part.scores)
@@ -58,7 +68,12 @@ def score(input_dir: Path, output_dir: Path, setup: Setup, split: str, workers: 
     metrics = {
         "case": per_case,
         "aggregates": aggregates,
-        "podium": {"version": __version__, "status": result.status, "split": part.split, "signature": part.document["signature"]},
+        "podium": {
+            "version": __version__,
+            "status": result.status,
+            "split": part.split,
+            "signature": part.document["signature"],
+        },
     }
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -52,7 +52,9 @@ def locate(folder: Path, challenge: str | None, truth: str | None, settings: Seq
     if contest_file.is_file():
         contest = load_contest(contest_file)
         if challenge not in (None, contest.challenge):
-            raise UsageError(f"the reference folder holds a {contest.challenge} contest ({contest_file}), not {challenge}")
+            raise UsageError(
+                f"the reference folder holds a {contest.challenge} contest ({contest_file}), not {challenge}"
+            )
         if truth is not None or settings:
             raise UsageError(f"{contest_file} fixes the truth and the parameters; leave out --truth and --set")
         return Setup(contest.challenge, contest.truth, contest.settings, contest)
@@ -156,8 +158,14 @@ def reference_of(contest: Contest) -> Reference:
         else:
             lines += ["", "[split]", f"public = {rule['public']!r}", f"seed = {rule['seed']!r}"]
     for phase in contest.phases:
-        lines += ["", "[[phase]]", f"name = {_quoted(phase.name)}", f"start = {_quoted(utc_text(phase.start))}",
-                  f"end = {_quoted(utc_text(phase.end))}", 'submissions = "files"']  # fmt: skip
+        lines += [
+            "",
+            "[[phase]]",
+            f"name = {_quoted(phase.name)}",
+            f"start = {_quoted(utc_text(phase.start))}",
+            f"end = {_quoted(utc_text(phase.end))}",
+            'submissions = "files"',
+        ]
     return Reference(tuple(files), "\n".join(lines) + "\n", public_list)
 
 
@@ -168,7 +176,10 @@ def local_command(contest: Contest) -> str:
     """
     challenge = get(contest.challenge)
     paths = {p.name for p in challenge.parameters if p.is_path}
-    sets = [f"--set {key}={Path(value).name if key in paths and value.lower() != 'none' else value}" for key, value in sorted(contest.settings.items())]
+    sets = [
+        f"--set {key}={Path(value).name if key in paths and value.lower() != 'none' else value}"
+        for key, value in sorted(contest.settings.items())
+    ]
     return " ".join([f"podium evaluate {challenge.id} --truth TRUTH --submission YOUR_SUBMISSION", *sets])
 
 

@@ -73,7 +73,9 @@ def shown(result: Result, split: str) -> Shown:
         document = result.public_view()
         part = document.get("splits", {}).get(split, {"scores": {}, "details": {}})
         return Shown(split, document, part["scores"], part["details"])
-    document = result.to_dict()  # a final phase's: the private split's numbers in place of the whole test set's, as its leaderboard row
+    document = (
+        result.to_dict()
+    )  # a final phase's: the private split's numbers in place of the whole test set's, as its leaderboard row
     splits = document.get("splits", {})
     part = splits.get(PRIVATE, {"scores": {}, "details": {}})
     document.update(scores=part["scores"], details=part["details"], splits={PRIVATE: part} if PRIVATE in splits else {})
@@ -82,7 +84,9 @@ def shown(result: Result, split: str) -> Shown:
     return Shown(split, document, part["scores"], part["details"])
 
 
-def numbers_only(challenge_id: str, scores: Mapping[str, Any], keys: Sequence[str] | None = None) -> tuple[dict[str, Number], list[str]]:
+def numbers_only(
+    challenge_id: str, scores: Mapping[str, Any], keys: Sequence[str] | None = None
+) -> tuple[dict[str, Number], list[str]]:
     """``scores`` (or just ``keys``, in that order) as numbers, with a note for each undefined one (see the module docstring).
 
     >>> numbers_only("glas", {"f1": 0.5, "object_hausdorff": None})
@@ -121,7 +125,9 @@ def check_keys(challenge_id: str, keys: Sequence[str]) -> None:
             unknown.append(key)
     if unknown:
         names = ", ".join(s.name for s in challenge.scores)
-        raise UsageError(f"--keys {', '.join(unknown)}: not scores of {challenge_id} (scores: {names}, and NAME/CLASS variants)")
+        raise UsageError(
+            f"--keys {', '.join(unknown)}: not scores of {challenge_id} (scores: {names}, and NAME/CLASS variants)"
+        )
 
 
 def cases(part: Shown) -> dict[str, dict[str, Any]]:
@@ -143,7 +149,12 @@ def _plain(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def score_folder(
-    setup: Setup, folder: Path, unpacked_by: str, workers: int, echo: Callable[[str], None], platform_files: frozenset[str] = frozenset()
+    setup: Setup,
+    folder: Path,
+    unpacked_by: str,
+    workers: int,
+    echo: Callable[[str], None],
+    platform_files: frozenset[str] = frozenset(),
 ) -> Result:
     """Score the submission a platform unpacked in ``folder`` and log its problems.
 
@@ -155,7 +166,9 @@ def score_folder(
     if not folder.is_dir():
         raise UsageError(f"no submission folder {folder} ({unpacked_by})")
     with participants_part(folder, platform_files) as submission:
-        result = evaluate(setup.challenge, setup.truth, submission, setup.settings, workers=workers, **setup.evaluation())
+        result = evaluate(
+            setup.challenge, setup.truth, submission, setup.settings, workers=workers, **setup.evaluation()
+        )
         for line in log_lines(result, submission):
             echo(line)
     return result
@@ -176,7 +189,9 @@ def participants_part(folder: Path, platform_files: frozenset[str]) -> Iterator[
     if len(theirs) == len(entries):
         yield inside(folder)
         return
-    shown = [entry for entry in theirs if not entry.name.startswith(".") and entry.name != "__MACOSX"]  # as inside() counts them
+    shown = [
+        entry for entry in theirs if not entry.name.startswith(".") and entry.name != "__MACOSX"
+    ]  # as inside() counts them
     if len(shown) == 1 and shown[0].is_dir(follow_symlinks=False):
         yield Path(shown[0].path)
         return
@@ -216,5 +231,5 @@ def log_lines(result: Result, submission: Path) -> list[str]:
 
 def _inside(issue: Issue, submission: Path) -> str:
     prefix = str(submission).rstrip("/") + "/"
-    name = issue.file[len(prefix):] if issue.file and issue.file.startswith(prefix) else issue.file
+    name = issue.file[len(prefix) :] if issue.file and issue.file.startswith(prefix) else issue.file
     return str(Issue(issue.code, issue.message, name, issue.line))

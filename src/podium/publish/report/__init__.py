@@ -41,7 +41,13 @@ def _score_rows(document: dict[str, Any]) -> tuple[list[dict[str, str]], int]:
             better = {True: "higher", False: "lower", None: ""}[challenge.score_spec(name).higher_is_better]
         except KeyError:
             better = ""
-        rows.append({"name": name, "value": "null" if value is None else (f"{value:.6f}" if isinstance(value, float) else str(value)), "better": better})
+        rows.append(
+            {
+                "name": name,
+                "value": "null" if value is None else (f"{value:.6f}" if isinstance(value, float) else str(value)),
+                "better": better,
+            }
+        )
     return rows, max(0, len(document.get("scores", {})) - SHOWN_SCORES)
 
 
@@ -69,7 +75,9 @@ def report_context(document: dict[str, Any], gallery: list[Thumbnail] | None = N
     }
 
 
-def render_report(document: dict[str, Any], source: str, truth: Path | None = None, submission: Path | None = None) -> str:
+def render_report(
+    document: dict[str, Any], source: str, truth: Path | None = None, submission: Path | None = None
+) -> str:
     """The self-contained HTML report of ``document``; the worst items are drawn when ``truth`` and ``submission`` are given."""
     gallery = thumbnails(document, truth, submission) if truth is not None and submission is not None else []
     context = report_context(document, gallery) | {

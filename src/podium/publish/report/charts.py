@@ -38,7 +38,9 @@ def _spec(title: str, values: list[dict[str, Any]], **rest: Any) -> dict[str, An
     return {"$schema": SCHEMA, "description": title, "width": WIDTH, "height": 220, "data": {"values": values}, **rest}
 
 
-def bars(title: str, rows: list[dict[str, Any]], category: str, value: str, *, sort: str = "-y", note: str = "") -> Chart:
+def bars(
+    title: str, rows: list[dict[str, Any]], category: str, value: str, *, sort: str = "-y", note: str = ""
+) -> Chart:
     """A bar per row: ``category`` along x, ``value`` up."""
     encoding: dict[str, Any] = {
         "x": {"field": category, "type": "nominal", "sort": sort, "axis": {"labelLimit": 120}},
@@ -62,7 +64,11 @@ def histogram(title: str, values: Sequence[float], label: str, *, note: str = ""
         "y": {"field": "count", "type": "quantitative", "title": "items", "axis": {"tickMinStep": 1}},
         "tooltip": [{"field": "from", "format": ".4f"}, {"field": "to", "format": ".4f"}, {"field": "count"}],
     }
-    return Chart(title, _spec(title, rows, mark={"type": "bar", "tooltip": True}, encoding=encoding), note or f"{finite.size} items")
+    return Chart(
+        title,
+        _spec(title, rows, mark={"type": "bar", "tooltip": True}, encoding=encoding),
+        note or f"{finite.size} items",
+    )
 
 
 def _binned(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +87,11 @@ def _binned(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def line(title: str, rows: list[dict[str, Any]], x: str, y: str) -> Chart:
-    encoding = {"x": {"field": x, "type": "ordinal"}, "y": {"field": y, "type": "quantitative"}, "tooltip": [{"field": x}, {"field": y, "format": ".4f"}]}
+    encoding = {
+        "x": {"field": x, "type": "ordinal"},
+        "y": {"field": y, "type": "quantitative"},
+        "tooltip": [{"field": x}, {"field": y, "format": ".4f"}],
+    }
     return Chart(title, _spec(title, rows, mark={"type": "line", "point": True, "tooltip": True}, encoding=encoding))
 
 
@@ -92,8 +102,16 @@ def against_limits(title: str, rows: list[dict[str, Any]]) -> Chart:
         rows,
         encoding={"y": {"field": "measure", "type": "nominal", "title": None}},
         layer=[
-            {"mark": {"type": "bar", "tooltip": True}, "encoding": {"x": {"field": "value", "type": "quantitative", "title": "measured (bar) and limit (tick)"}}},
-            {"mark": {"type": "tick", "color": "#c0392b", "thickness": 3}, "encoding": {"x": {"field": "limit", "type": "quantitative"}}},
+            {
+                "mark": {"type": "bar", "tooltip": True},
+                "encoding": {
+                    "x": {"field": "value", "type": "quantitative", "title": "measured (bar) and limit (tick)"}
+                },
+            },
+            {
+                "mark": {"type": "tick", "color": "#c0392b", "thickness": 3},
+                "encoding": {"x": {"field": "limit", "type": "quantitative"}},
+            },
         ],
     )
     spec["height"] = 40 * max(1, len(rows))
@@ -104,12 +122,18 @@ def _worst(rows: list[dict[str, Any]], value: str, higher_is_better: bool) -> tu
     """At most :data:`MAX_BARS` rows, the worst first, and a note when some were left out."""
     if len(rows) <= MAX_BARS:
         return rows, ""
-    ordered = sorted(rows, key=lambda r: -np.inf if r[value] is None else (r[value] if higher_is_better else -r[value]))  # worst first, null worst
+    ordered = sorted(
+        rows, key=lambda r: -np.inf if r[value] is None else (r[value] if higher_is_better else -r[value])
+    )  # worst first, null worst
     return ordered[:MAX_BARS], f"the {MAX_BARS} worst of {len(rows)}"
 
 
 def _per_class(document: dict[str, Any], prefix: str, label: str, higher_is_better: bool) -> Chart:
-    rows = [{"class": name.split("/", 1)[1], label: v} for name, v in document["scores"].items() if name.startswith(prefix + "/")]
+    rows = [
+        {"class": name.split("/", 1)[1], label: v}
+        for name, v in document["scores"].items()
+        if name.startswith(prefix + "/")
+    ]
     shown, note = _worst(rows, label, higher_is_better)
     return bars(f"{label} per class", shown, "class", label, note=note)
 
@@ -124,22 +148,47 @@ def fuzzy_jaccard(document: dict[str, Any]) -> list[Chart]:
     ]
 
 
-GLAS_SCORES = (("f1", "F1", True), ("object_dice", "object Dice", True), ("object_hausdorff", "object Hausdorff", False))
+GLAS_SCORES = (
+    ("f1", "F1", True),
+    ("object_dice", "object Dice", True),
+    ("object_hausdorff", "object Hausdorff", False),
+)
 
 
 def glas(document: dict[str, Any]) -> list[Chart]:
     per_image = document["details"].get("per_image", {})
-    charts = [histogram(f"Per image: {label}", [d.get(name) for d in per_image.values()], label) for name, label, _ in GLAS_SCORES]
+    charts = [
+        histogram(f"Per image: {label}", [d.get(name) for d in per_image.values()], label)
+        for name, label, _ in GLAS_SCORES
+    ]
     parts = sorted({name.split("/", 1)[1] for name in document["scores"] if "/" in name})
     if parts:
-        rows = [{"part": part, "score": label, "value": document["scores"].get(f"{name}/{part}")} for part in parts for name, label, _ in GLAS_SCORES]
+        rows = [
+            {"part": part, "score": label, "value": document["scores"].get(f"{name}/{part}")}
+            for part in parts
+            for name, label, _ in GLAS_SCORES
+        ]
         charts.append(
-            Chart("Per part", _spec("Per part", rows, mark={"type": "bar", "tooltip": True}, encoding={
-                "x": {"field": "part", "type": "nominal"}, "y": {"field": "value", "type": "quantitative"},
-                "color": {"field": "part", "type": "nominal"}, "column": {"field": "score", "type": "nominal"},
-            }) | {"width": 120, "resolve": {"scale": {"y": "independent"}}})  # F1 and Dice are fractions, Hausdorff pixels: an axis each
+            Chart(
+                "Per part",
+                _spec(
+                    "Per part",
+                    rows,
+                    mark={"type": "bar", "tooltip": True},
+                    encoding={
+                        "x": {"field": "part", "type": "nominal"},
+                        "y": {"field": "value", "type": "quantitative"},
+                        "color": {"field": "part", "type": "nominal"},
+                        "column": {"field": "score", "type": "nominal"},
+                    },
+                )
+                | {"width": 120, "resolve": {"scale": {"y": "independent"}}},
+            )  # F1 and Dice are fractions, Hausdorff pixels: an axis each
         )
-    counts = [{"outcome": k, "objects": document["details"].get(v, 0)} for k, v in (("true positive", "tp"), ("false positive", "fp"), ("missed", "fn"))]
+    counts = [
+        {"outcome": k, "objects": document["details"].get(v, 0)}
+        for k, v in (("true positive", "tp"), ("false positive", "fp"), ("missed", "fn"))
+    ]
     charts.append(bars("Objects: detected, false, missed", counts, "outcome", "objects", sort="none"))
     return charts
 
@@ -147,24 +196,48 @@ def glas(document: dict[str, Any]) -> list[Chart]:
 def face_clustering(document: dict[str, Any]) -> list[Chart]:
     details, parameters = document["details"], document.get("parameters", {})
     sizes = details.get("cluster_sizes", {})
-    rows = [{"size": int(size), "side": side, "clusters": count} for side in ("true", "predicted") for size, count in sizes.get(side, {}).items()]
+    rows = [
+        {"size": int(size), "side": side, "clusters": count}
+        for side in ("true", "predicted")
+        for size, count in sizes.get(side, {}).items()
+    ]
     charts = [
-        Chart("Cluster sizes: truth and prediction", _spec("Cluster sizes: truth and prediction", rows, mark={"type": "bar", "tooltip": True}, encoding={
-            "x": {"field": "size", "type": "ordinal", "title": "images in the cluster"},
-            "xOffset": {"field": "side"},
-            "y": {"field": "clusters", "type": "quantitative"},
-            "color": {"field": "side", "type": "nominal"},
-        }))
+        Chart(
+            "Cluster sizes: truth and prediction",
+            _spec(
+                "Cluster sizes: truth and prediction",
+                rows,
+                mark={"type": "bar", "tooltip": True},
+                encoding={
+                    "x": {"field": "size", "type": "ordinal", "title": "images in the cluster"},
+                    "xOffset": {"field": "side"},
+                    "y": {"field": "clusters", "type": "quantitative"},
+                    "color": {"field": "side", "type": "nominal"},
+                },
+            ),
+        )
     ]
     for kind, parts in (("merges", "identities"), ("splits", "clusters")):
         listed = details.get(kind) or []
         if listed:
             key = "cluster" if kind == "merges" else "identity"
-            charts.append(bars(f"Largest {kind}: {parts} per {key}", [{key: f"{key} {r[key]}", parts: r[parts], "size": r["size"]} for r in listed], key, parts, sort="none"))
+            charts.append(
+                bars(
+                    f"Largest {kind}: {parts} per {key}",
+                    [{key: f"{key} {r[key]}", parts: r[parts], "size": r["size"]} for r in listed],
+                    key,
+                    parts,
+                    sort="none",
+                )
+            )
     limits = [
-        {"measure": "time (s)", "value": parameters.get("time_s"), "limit": parameters.get(t)} for t in ("th1_s", "th2_s")
+        {"measure": "time (s)", "value": parameters.get("time_s"), "limit": parameters.get(t)}
+        for t in ("th1_s", "th2_s")
     ] + [{"measure": "RAM (MB)", "value": parameters.get("ram_mb"), "limit": parameters.get("ram_max_mb")}]
-    for unit, title in (("time (s)", "Time against the thresholds"), ("RAM (MB)", "RAM against the threshold")):  # seconds and megabytes: never one axis
+    for unit, title in (
+        ("time (s)", "Time against the thresholds"),
+        ("RAM (MB)", "RAM against the threshold"),
+    ):  # seconds and megabytes: never one axis
         measured = [r for r in limits if r["measure"] == unit and r["value"] is not None]
         if measured:
             charts.append(against_limits(title, measured))
@@ -201,7 +274,10 @@ def ilsvrc(document: dict[str, Any]) -> list[Chart]:
 
 
 def ilsvrc_fine(document: dict[str, Any]) -> list[Chart]:
-    return [_per_class(document, "ap", "AP", True), histogram("Per class: AP", [v for k, v in document["scores"].items() if k.startswith("ap/")], "AP")]
+    return [
+        _per_class(document, "ap", "AP", True),
+        histogram("Per class: AP", [v for k, v in document["scores"].items() if k.startswith("ap/")], "AP"),
+    ]
 
 
 def run(document: dict[str, Any]) -> list[Chart]:
@@ -209,9 +285,25 @@ def run(document: dict[str, Any]) -> list[Chart]:
     ran = document.get("run")
     if not ran:
         return []
-    charts = [against_limits("The program's time against its limit", [{"measure": "wall time (s)", "value": ran.get("wall_s"), "limit": ran.get("time_limit_s")}])]
+    charts = [
+        against_limits(
+            "The program's time against its limit",
+            [{"measure": "wall time (s)", "value": ran.get("wall_s"), "limit": ran.get("time_limit_s")}],
+        )
+    ]
     if ran.get("peak_memory_mb") is not None:  # megabytes: a chart of its own, not the seconds' axis
-        charts.append(against_limits("The program's memory against its limit", [{"measure": "peak memory (MB)", "value": ran.get("peak_memory_mb"), "limit": ran.get("memory_limit_mb")}]))
+        charts.append(
+            against_limits(
+                "The program's memory against its limit",
+                [
+                    {
+                        "measure": "peak memory (MB)",
+                        "value": ran.get("peak_memory_mb"),
+                        "limit": ran.get("memory_limit_mb"),
+                    }
+                ],
+            )
+        )
     return charts
 
 

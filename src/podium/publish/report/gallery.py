@@ -98,7 +98,11 @@ def _glas(document: dict[str, Any], job_items: list[Any], context: Any) -> list[
             continue
         try:
             truth = label_images.read_label_image(item.truth)
-            segmented = np.zeros_like(truth) if item.submission is None else label_images.read_label_image(item.submission, truth.shape)
+            segmented = (
+                np.zeros_like(truth)
+                if item.submission is None
+                else label_images.read_label_image(item.submission, truth.shape)
+            )
         except png.ImageError:
             continue
         canvas, counts = glas_overlay(truth, segmented)
@@ -129,7 +133,11 @@ def _fuzzy_jaccard(document: dict[str, Any], job_items: list[Any], context: Any)
                 truth = maps.read_labels(item.truth_files[0], len(classes), context.ignore) == c + 1
             else:
                 truth = maps.read_mask(item.truth_files[c])
-            predicted = np.zeros(truth.shape, np.uint8) if item.predictions[c] is None else maps.read_probability_map(item.predictions[c], truth.shape)
+            predicted = (
+                np.zeros(truth.shape, np.uint8)
+                if item.predictions[c] is None
+                else maps.read_probability_map(item.predictions[c], truth.shape)
+            )
         except png.ImageError:
             continue
         rgb = np.zeros((*truth.shape, 3), np.uint8)
@@ -139,7 +147,10 @@ def _fuzzy_jaccard(document: dict[str, Any], job_items: list[Any], context: Any)
     return thumbnails
 
 
-DRAWERS: dict[str, Callable[[dict[str, Any], list[Any], Any], list[Thumbnail]]] = {"glas": _glas, "fuzzy-jaccard": _fuzzy_jaccard}
+DRAWERS: dict[str, Callable[[dict[str, Any], list[Any], Any], list[Thumbnail]]] = {
+    "glas": _glas,
+    "fuzzy-jaccard": _fuzzy_jaccard,
+}
 
 
 def thumbnails(document: dict[str, Any], truth: Path, submission: Path) -> list[Thumbnail]:
@@ -149,7 +160,11 @@ def thumbnails(document: dict[str, Any], truth: Path, submission: Path) -> list[
         return []
     challenge = get(document["challenge"])
     names = {p.name for p in challenge.parameters}
-    settings = {k: ",".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in document.get("parameters", {}).items() if k in names and v is not None}
+    settings = {
+        k: ",".join(map(str, v)) if isinstance(v, list) else str(v)
+        for k, v in document.get("parameters", {}).items()
+        if k in names and v is not None
+    }
     params = resolve(challenge.parameters, settings)
     job = challenge.prepare(truth, submission, params, IssueLog())
     return drawer(document, job.items, job.context)

@@ -22,13 +22,19 @@ class Account(BaseModel):
     user: str
     team: str | None
     email: str | None = Field(description="Where notifications go (null: no mail)")
-    email_confirmed: bool = Field(description="Whether the address is confirmed: only a confirmed one gets mail (a link was mailed to it)")
-    notifications: dict[str, bool] = Field(description="Each kind of notification, on or off: " + "; ".join(f"{k}: {v}" for k, v in mail.KINDS.items()))
+    email_confirmed: bool = Field(
+        description="Whether the address is confirmed: only a confirmed one gets mail (a link was mailed to it)"
+    )
+    notifications: dict[str, bool] = Field(
+        description="Each kind of notification, on or off: " + "; ".join(f"{k}: {v}" for k, v in mail.KINDS.items())
+    )
 
 
 class AccountChange(BaseModel):
     email: str | None = Field(None, description="A new address; empty or null: no mail")
-    notifications: dict[str, bool] | None = Field(None, description="Kinds to turn on (true) or off (false); the others stay")
+    notifications: dict[str, bool] | None = Field(
+        None, description="Kinds to turn on (true) or off (false); the others stay"
+    )
 
 
 class PasswordChange(BaseModel):
@@ -81,7 +87,13 @@ def _user_id(who: Any) -> int:
 def _account(connection: Any, user_id: int, team: str | None) -> dict[str, Any]:
     row = connection.execute(users.select().where(users.c.id == user_id)).one()
     off = mail.kinds_off(row)
-    return {"user": row.name, "team": team, "email": row.email, "email_confirmed": bool(row.email_confirmed), "notifications": {kind: kind not in off for kind in mail.KINDS}}
+    return {
+        "user": row.name,
+        "team": team,
+        "email": row.email,
+        "email_confirmed": bool(row.email_confirmed),
+        "notifications": {kind: kind not in off for kind in mail.KINDS},
+    }
 
 
 @router.get("/account", response_model=Account, summary="Your account: your address and which notifications you get")
@@ -89,7 +101,12 @@ def account(who: CallerDep, connection: ReadingDep) -> dict[str, Any]:
     return _account(connection, _user_id(who), who.team)
 
 
-@router.put("/account", response_model=Account, summary="Change your address or which notifications you get", responses={422: {"description": "not an address, or an unknown kind"}})
+@router.put(
+    "/account",
+    response_model=Account,
+    summary="Change your address or which notifications you get",
+    responses={422: {"description": "not an address, or an unknown kind"}},
+)
 def change_account(service: ServiceDep, who: CallerDep, body: AccountChange) -> dict[str, Any]:
     user_id = _user_id(who)
     with writing(service.engine) as connection:
@@ -97,16 +114,28 @@ def change_account(service: ServiceDep, who: CallerDep, body: AccountChange) -> 
         email = current["email"] if "email" not in body.model_fields_set else body.email
         wanted = current["notifications"] | (body.notifications or {})
         try:
-            mail.set_mail(connection, user_id, email or None, {kind for kind, on in wanted.items() if not on}, now=service.clock())
+            mail.set_mail(
+                connection, user_id, email or None, {kind for kind, on in wanted.items() if not on}, now=service.clock()
+            )
         except UsageError as exc:
             raise HTTPException(422, str(exc)) from None
         return _account(connection, user_id, who.team)
 
 
-@router.post("/account/password", response_model=NewToken, summary="Change your password: every token of yours ends; a new API token",
-             responses={401: {"description": "wrong current password"}, 422: {"description": "a weak new password"}})  # fmt: skip
-async def change_password(service: ServiceDep, request: Request, who: CallerDep, body: PasswordChange) -> dict[str, Any]:
-    return {"token": await account_pages.change_password(service, request, who, body.current, body.password, body.password, session=False)}
+@router.post(
+    "/account/password",
+    response_model=NewToken,
+    summary="Change your password: every token of yours ends; a new API token",
+    responses={401: {"description": "wrong current password"}, 422: {"description": "a weak new password"}},
+)
+async def change_password(
+    service: ServiceDep, request: Request, who: CallerDep, body: PasswordChange
+) -> dict[str, Any]:
+    return {
+        "token": await account_pages.change_password(
+            service, request, who, body.current, body.password, body.password, session=False
+        )
+    }
 
 
 @router.get("/team/invitation", response_model=Invitation, summary="Your team's invitation code")
@@ -114,7 +143,11 @@ def invitation(service: ServiceDep, who: CallerDep) -> dict[str, Any]:
     return _invitation(service, who, renew=False)
 
 
-@router.post("/team/invitation", response_model=Invitation, summary="A new invitation code for your team (the old one stops working)")
+@router.post(
+    "/team/invitation",
+    response_model=Invitation,
+    summary="A new invitation code for your team (the old one stops working)",
+)
 def renew_invitation(service: ServiceDep, who: CallerDep) -> dict[str, Any]:
     return _invitation(service, who, renew=True)
 
@@ -126,8 +159,13 @@ def _invitation(service: Any, who: Any, renew: bool) -> dict[str, Any]:
         return {"team": who.team, "invitation": invitations.code_of(connection, who.team_id, renew=renew)}
 
 
-@router.post("/users/{name}/reset", response_model=ResetLink, summary="Organizers: a one-time link that sets a user's password (valid for an hour)",
-             dependencies=[Depends(organizer)], responses={404: {"description": "no such user"}})  # fmt: skip
+@router.post(
+    "/users/{name}/reset",
+    response_model=ResetLink,
+    summary="Organizers: a one-time link that sets a user's password (valid for an hour)",
+    dependencies=[Depends(organizer)],
+    responses={404: {"description": "no such user"}},
+)
 def reset_link(service: ServiceDep, request: Request, name: str) -> dict[str, Any]:
     try:
         with writing(service.engine) as connection:
@@ -138,24 +176,39 @@ def reset_link(service: ServiceDep, request: Request, name: str) -> dict[str, An
     return {"user": name, "link": link, "expires_in_s": int(resets.LIFE / timedelta(seconds=1))}
 
 
-@router.post("/reset/request", status_code=202, response_model=ResetAsked, summary="Mail yourself a password-reset link (the same answer whether the user exists or not)",
-             responses={429: {"description": "too many requests from this address"}})  # fmt: skip
+@router.post(
+    "/reset/request",
+    status_code=202,
+    response_model=ResetAsked,
+    summary="Mail yourself a password-reset link (the same answer whether the user exists or not)",
+    responses={429: {"description": "too many requests from this address"}},
+)
 async def request_reset(service: ServiceDep, request: Request, body: ResetRequest) -> dict[str, Any]:
     await account_pages.request_reset(service, request, body.user[:64])
     return {"detail": "if this user has an e-mail address, a link is on its way"}
 
 
-@router.post("/reset", response_model=ResetDone, summary="Set a password with a reset link's token (once; every token of the user ends)",
-             responses={404: {"description": "unknown, used or expired link"}, 422: {"description": "a weak password"}})  # fmt: skip
+@router.post(
+    "/reset",
+    response_model=ResetDone,
+    summary="Set a password with a reset link's token (once; every token of the user ends)",
+    responses={404: {"description": "unknown, used or expired link"}, 422: {"description": "a weak password"}},
+)
 async def use_reset(service: ServiceDep, request: Request, body: ResetUse) -> dict[str, Any]:
     return {"user": await account_pages.use_reset(service, request, body.token, body.password)}
 
 
-@router.post("/account/confirm", response_model=Confirmed, summary="Confirm your address with the token of the link mailed to it",
-             responses={404: {"description": "unknown or spent token"}})  # fmt: skip
+@router.post(
+    "/account/confirm",
+    response_model=Confirmed,
+    summary="Confirm your address with the token of the link mailed to it",
+    responses={404: {"description": "unknown or spent token"}},
+)
 def confirm_address(service: ServiceDep, body: Confirmation) -> dict[str, Any]:
     with writing(service.engine) as connection:
         name = mail.confirm(connection, body.token)
     if name is None:
-        raise HTTPException(404, "this confirmation link is unknown or used already: save your address again for a new one")
+        raise HTTPException(
+            404, "this confirmation link is unknown or used already: save your address again for a new one"
+        )
     return {"user": name}

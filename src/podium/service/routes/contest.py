@@ -14,14 +14,24 @@ from podium.service.views import contest_view
 router = APIRouter(prefix="/api")
 
 
-@router.get("/contest", response_model=ContestView, response_model_exclude_unset=True,
-            summary="The contest: challenge, phases, quota, ranking rule, split sizes")  # fmt: skip
+@router.get(
+    "/contest",
+    response_model=ContestView,
+    response_model_exclude_unset=True,
+    summary="The contest: challenge, phases, quota, ranking rule, split sizes",
+)
 def contest_summary(service: ServiceDep, connection: ReadingDep) -> dict[str, Any]:
     return contest_view(connection, service.contests.get(), service.clock())
 
 
-@router.get("/leaderboard", response_model=None, responses={200: {"model": Board, "description": "The board"}},
-            summary="A track's leaderboard (the contest's only one by default): public scores until the reveal, then the final ranking on the private split")  # fmt: skip
+@router.get(
+    "/leaderboard",
+    response_model=None,
+    responses={200: {"model": Board, "description": "The board"}},
+    summary="A track's leaderboard (the contest's only one by default): public scores until the reveal, then the final ranking on the private split",
+)
 def board(service: ServiceDep, track: TrackQuery = None) -> Response:
     """The track's board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
-    return Response(service.boards.current(track_of(service, track), service.clock()).json(), media_type="application/json")
+    return Response(
+        service.boards.current(track_of(service, track), service.clock()).json(), media_type="application/json"
+    )

@@ -15,16 +15,25 @@ from podium.service.models import Health
 router = APIRouter()
 
 
-@router.get("/healthz", response_model=Health, responses={503: {"model": Health, "description": "the database does not answer"}},
-            summary="Liveness: the database, the jobs queued and running, the data folder's free disk (ok: false under 1 GiB), the workers alive (503: no database)")  # fmt: skip
+@router.get(
+    "/healthz",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "the database does not answer"}},
+    summary="Liveness: the database, the jobs queued and running, the data folder's free disk (ok: false under 1 GiB), the workers alive (503: no database)",
+)
 def health(service: ServiceDep) -> JSONResponse:
     answers, details = metrics.health(service.engine, service.data, service.clock)
     ok = answers and not details["disk"]["low"]
     return JSONResponse({"ok": ok, "version": __version__, **details}, status_code=200 if answers else 503)
 
 
-@router.get("/metrics", response_class=Response, dependencies=[Depends(organizer)], responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus' text format"}},
-            summary="Prometheus metrics: queue, submissions, scoring time, workers, refusals (an organizer's token)")  # fmt: skip
+@router.get(
+    "/metrics",
+    response_class=Response,
+    dependencies=[Depends(organizer)],
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus' text format"}},
+    summary="Prometheus metrics: queue, submissions, scoring time, workers, refusals (an organizer's token)",
+)
 def scrape(request: Request) -> Response:
     return Response(generate_latest(request.app.state.metrics), media_type=CONTENT_TYPE_LATEST)
 

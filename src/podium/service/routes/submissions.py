@@ -21,24 +21,51 @@ from podium.service.views import visible_submissions
 router = APIRouter()
 
 
-@router.post(UPLOADS[0], status_code=201, response_model=Taken, summary="Upload a submission: the request body is the file, zip or tar.gz",
-             responses={413: {"description": "larger than the contest's upload_mb"}, 409: {"description": "no phase is open"},
-                        422: {"description": "rejected: every problem, with file and line (no quota used)"}, 429: {"description": "quota used"}})  # fmt: skip
+@router.post(
+    UPLOADS[0],
+    status_code=201,
+    response_model=Taken,
+    summary="Upload a submission: the request body is the file, zip or tar.gz",
+    responses={
+        413: {"description": "larger than the contest's upload_mb"},
+        409: {"description": "no phase is open"},
+        422: {"description": "rejected: every problem, with file and line (no quota used)"},
+        429: {"description": "quota used"},
+    },
+)
 async def upload(
-    service: ServiceDep, request: Request, who: CallerDep,
-    filename: Annotated[str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")] = "submission",
-    entry: Annotated[str | None, Query(max_length=255, description="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save")] = None,
+    service: ServiceDep,
+    request: Request,
+    who: CallerDep,
+    filename: Annotated[
+        str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")
+    ] = "submission",
+    entry: Annotated[
+        str | None,
+        Query(
+            max_length=255,
+            description="Programs: the entry point in the archive [run.sh, else its only .py or .sh file at the top], or docker: when the file is an image saved by docker save",
+        ),
+    ] = None,
     track: TrackQuery = None,
-) -> JSONResponse:  # fmt: skip
+) -> JSONResponse:
     return await receive_upload(service, request, who, filename, entry, track=track)
 
 
-@router.get("/api/submissions", response_model=list[SubmissionView], summary="Your team's submissions, newest first (organizers: every team's)")
+@router.get(
+    "/api/submissions",
+    response_model=list[SubmissionView],
+    summary="Your team's submissions, newest first (organizers: every team's)",
+)
 def list_submissions(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> list[dict[str, Any]]:
     return visible_submissions(connection, service.contests.get(), who, service.clock())
 
 
-@router.get("/api/submissions/{submission_id}", response_model=SubmissionView, summary="One submission: status, problems, stderr tail, result")
+@router.get(
+    "/api/submissions/{submission_id}",
+    response_model=SubmissionView,
+    summary="One submission: status, problems, stderr tail, result",
+)
 def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, connection: ReadingDep) -> dict[str, Any]:
     found = visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
     if not found:
@@ -46,7 +73,11 @@ def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, con
     return found[0]
 
 
-@router.post("/api/submissions/{submission_id}/cancel", response_model=Cancelled, summary="Cancel a queued submission (it uses no quota)")
+@router.post(
+    "/api/submissions/{submission_id}/cancel",
+    response_model=Cancelled,
+    summary="Cancel a queued submission (it uses no quota)",
+)
 def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str, Any]:
     team_id = team_of(who)
     try:
@@ -57,8 +88,11 @@ def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str,
     return {"id": submission_id, "status": CANCELLED}
 
 
-@router.put("/api/submissions/{submission_id}/selected", response_model=Selected,
-            summary="Select (true) or unselect (false) a submission for the final ranking")  # fmt: skip
+@router.put(
+    "/api/submissions/{submission_id}/selected",
+    response_model=Selected,
+    summary="Select (true) or unselect (false) a submission for the final ranking",
+)
 def select_submission(service: ServiceDep, submission_id: int, selected: bool, who: CallerDep) -> dict[str, Any]:
     team_id = team_of(who)
     contest = service.contests.get()
@@ -71,8 +105,14 @@ def select_submission(service: ServiceDep, submission_id: int, selected: bool, w
     return {"id": submission_id, "selected": selected}
 
 
-@router.get("/api/quota", response_model=QuotaUsage, summary="Your team's quota: used today (in the contest's time zone), in all, at once")
+@router.get(
+    "/api/quota",
+    response_model=QuotaUsage,
+    summary="Your team's quota: used today (in the contest's time zone), in all, at once",
+)
 def quota(service: ServiceDep, who: CallerDep, connection: ReadingDep, track: TrackQuery = None) -> dict[str, Any]:
     team_id = team_of(who)
     contest = track_of(service, track)
-    return usage(connection, team_id, contest.quota, contest.timezone, service.clock(), contest.track_id).to_dict(contest.quota)
+    return usage(connection, team_id, contest.quota, contest.timezone, service.clock(), contest.track_id).to_dict(
+        contest.quota
+    )

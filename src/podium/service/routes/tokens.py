@@ -18,40 +18,68 @@ router = APIRouter(prefix="/api")
 class Credentials(BaseModel):
     user: str
     password: str
-    days: int = Field(logins.API_TOKEN_DAYS, ge=1, le=logins.MAX_TOKEN_DAYS, description="How many days the token lasts")
+    days: int = Field(
+        logins.API_TOKEN_DAYS, ge=1, le=logins.MAX_TOKEN_DAYS, description="How many days the token lasts"
+    )
 
 
 class Registration(BaseModel):
     team: str | None = Field(None, description="The new team's name (or give `invitation`)")
-    invitation: str | None = Field(None, description="A team's invitation code, to join it (its members see it: GET /api/team/invitation)")
+    invitation: str | None = Field(
+        None, description="A team's invitation code, to join it (its members see it: GET /api/team/invitation)"
+    )
     user: str
     password: str
     email: str | None = Field(None, description="Where notifications go (optional)")
 
 
-@router.post("/register", status_code=201, response_model=NewTeam, summary="Register a new team and its first member (if the contest allows it)",
-             responses={404: {"description": "no team has this invitation code"}, 409: {"description": "the team or user name is taken (the same answer for either)"}, 429: {"description": "too many registrations from this address"}})  # fmt: skip
+@router.post(
+    "/register",
+    status_code=201,
+    response_model=NewTeam,
+    summary="Register a new team and its first member (if the contest allows it)",
+    responses={
+        404: {"description": "no team has this invitation code"},
+        409: {"description": "the team or user name is taken (the same answer for either)"},
+        429: {"description": "too many registrations from this address"},
+    },
+)
 async def register(service: ServiceDep, request: Request, body: Registration) -> dict[str, Any]:
     if not service.contests.get().service.self_registration:
         raise HTTPException(403, "this contest does not take self-registration; ask the organizers for a team token")
-    team, token = await logins.register(service, request, body.team, body.user, body.password, invitation=body.invitation, email=body.email)
+    team, token = await logins.register(
+        service, request, body.team, body.user, body.password, invitation=body.invitation, email=body.email
+    )
     return {"team": team, "token": token}
 
 
-@router.post("/tokens", status_code=201, response_model=NewToken, summary="Log in: a new API token for a member or organizer (it lasts `days` days)",
-             responses={401: {"description": "wrong user name or password"}, 429: {"description": "too many log-in attempts"}})  # fmt: skip
+@router.post(
+    "/tokens",
+    status_code=201,
+    response_model=NewToken,
+    summary="Log in: a new API token for a member or organizer (it lasts `days` days)",
+    responses={401: {"description": "wrong user name or password"}, 429: {"description": "too many log-in attempts"}},
+)
 async def log_in(service: ServiceDep, request: Request, body: Credentials) -> dict[str, Any]:
     return {"token": await logins.log_in(service, request, body.user, body.password, session=False, days=body.days)}
 
 
-@router.get("/tokens", response_model=list[TokenRow], summary="Your team's tokens that have not expired (organizers: every token); never the tokens themselves")
+@router.get(
+    "/tokens",
+    response_model=list[TokenRow],
+    summary="Your team's tokens that have not expired (organizers: every token); never the tokens themselves",
+)
 def list_tokens(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> list[dict[str, Any]]:
     return accounts.token_rows(connection, None if who.organizer else who.team_id, service.clock())
 
 
-@router.delete("/tokens/{token_id}", response_model=Revoked, summary="Revoke a token of your team's (organizers: any token)")
+@router.delete(
+    "/tokens/{token_id}", response_model=Revoked, summary="Revoke a token of your team's (organizers: any token)"
+)
 def revoke_token(service: ServiceDep, token_id: int, who: CallerDep) -> dict[str, Any]:
     with writing(service.engine) as connection:
-        if not known_id(token_id) or not accounts.revoke_token(connection, token_id, None if who.organizer else who.team_id):
+        if not known_id(token_id) or not accounts.revoke_token(
+            connection, token_id, None if who.organizer else who.team_id
+        ):
             raise HTTPException(404, f"no token {token_id} of yours")
     return {"id": token_id, "revoked": True}

@@ -19,13 +19,15 @@ writer that locks a submission first).
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0003'
-down_revision = '0002'
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
 BUMP = "UPDATE board_version SET version = version + 1"
-FIRST = "NOT EXISTS (SELECT 1 FROM submissions WHERE team_id = NEW.team_id AND id < NEW.id)"  # the team's first submission
+FIRST = (
+    "NOT EXISTS (SELECT 1 FROM submissions WHERE team_id = NEW.team_id AND id < NEW.id)"  # the team's first submission
+)
 # (name, table, event, condition): what the board reads
 TRIGGERS = (
     ("board_results_insert", "results", "INSERT", None),
@@ -44,20 +46,27 @@ TRIGGERS = (
 
 
 def upgrade() -> None:
-    op.create_table('board_version',
-    sa.Column('id', sa.Integer(), nullable=False),
-    sa.Column('version', sa.Integer(), nullable=False),
-    sa.PrimaryKeyConstraint('id')
+    op.create_table(
+        "board_version",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("version", sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
     )
     op.execute("INSERT INTO board_version (id, version) VALUES (1, 1)")
     postgresql = op.get_bind().dialect.name == "postgresql"
     if postgresql:
-        op.execute(f"CREATE FUNCTION podium_board_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {BUMP}; RETURN NULL; END $$")
-        op.execute(f"CREATE FUNCTION podium_board_first_submission() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF {FIRST} THEN {BUMP}; END IF; RETURN NULL; END $$")
+        op.execute(
+            f"CREATE FUNCTION podium_board_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {BUMP}; RETURN NULL; END $$"
+        )
+        op.execute(
+            f"CREATE FUNCTION podium_board_first_submission() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF {FIRST} THEN {BUMP}; END IF; RETURN NULL; END $$"
+        )
     for name, table, event, condition in TRIGGERS:
         if postgresql:
             function = "podium_board_first_submission" if condition else "podium_board_changed"
-            op.execute(f"CREATE CONSTRAINT TRIGGER {name} AFTER {event} ON {table} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {function}()")
+            op.execute(
+                f"CREATE CONSTRAINT TRIGGER {name} AFTER {event} ON {table} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {function}()"
+            )
         else:
             when = f" WHEN {condition}" if condition else ""
             op.execute(f"CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW{when} BEGIN {BUMP}; END")
@@ -70,4 +79,4 @@ def downgrade() -> None:
     if postgresql:
         op.execute("DROP FUNCTION podium_board_first_submission()")
         op.execute("DROP FUNCTION podium_board_changed()")
-    op.drop_table('board_version')
+    op.drop_table("board_version")
