@@ -59,11 +59,8 @@ def reserve(connection: Connection, kind: str, address: str, user: str, now: dat
     )
     if count() >= budget.per_address or count(attempts.c.user == user) >= budget.per_user:
         return None
-    return int(
-        connection.execute(insert(attempts).values(kind=kind, address=address, user=user, at=now)).inserted_primary_key[
-            0
-        ]
-    )  # type: ignore[index]
+    row = connection.execute(insert(attempts).values(kind=kind, address=address, user=user, at=now))
+    return int(row.inserted_primary_key[0])  # type: ignore[index]
 
 
 def forget(connection: Connection, attempt: int) -> None:
