@@ -30,6 +30,10 @@ VIEWS = ("full", PUBLIC)
 
 
 LISTED = {  # every command: where it is defined, and its help's first paragraph as podium --help lists it (tests/test_startup.py checks both)
+    "account": (
+        "podium.cli.service:account_command",
+        "Your account (with a token from logging in): your address, your notifications, your team's invitation code.",
+    ),
     "backup": (
         "podium.cli.service:backup_command",
         "Write the contest (database, stored submissions, results) to the archive OUT, while it is served.",
@@ -58,7 +62,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     ),
     "leaderboard": (
         "podium.cli.service:leaderboard_command",
-        "The contest's leaderboard (public scores until the reveal).",
+        "A track's leaderboard, the contest's only one by default (public scores until the reveal).",
     ),
     "migrate": (
         "podium.cli.service:migrate_command",
@@ -95,7 +99,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     "status": ("podium.cli.service:status_command", "Your team's submissions (or one, with its problems and result)."),
     "submit": (
         "podium.cli.service:submit_command",
-        "Upload a submission (a file, or a folder sent as tar.gz); print its status and every problem.",
+        "Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem.",
     ),
     "team": ("podium.cli.service:team_group", "Teams of the served contest."),
     "token": ("podium.cli.service:token_group", "API tokens and web sessions: list them, revoke one."),

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from podium.challenges import IDS
-from podium.challenges.base import Challenge, ScoreSpec
 from podium.cli.commandline import CONTEST_OPTION, CONTEST_TRACK_OPTION, SCHEDULER_OPTION, VIEW_OPTION, guarded
-from podium.contest import Setup
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
 from podium.runner.choices import SANDBOXES
