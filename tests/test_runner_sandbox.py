@@ -91,21 +91,21 @@ def compiled(tmp_path: Path, source: str) -> Path:
 
 
 def test_the_truth_other_teams_and_podium_are_invisible_and_the_images_read_only(tmp_path: Path) -> None:
+    hidden = [
+        str(tmp_path / "truth.csv"),
+        str(tmp_path / "teams" / "other" / "answers.csv"),
+        str(Path(__file__).parent),
+        str(Path(cgroups.__file__).parent),
+        "/etc/passwd",
+        "/etc/shadow",
+    ]
+    own_code = str(tmp_path / "program" / "x.py")
     report, paths = sandboxed(
         tmp_path,
         f"""
         import json, os
         tried = {{}}
-        for path in {
-            [
-                str(tmp_path / "truth.csv"),
-                str(tmp_path / "teams" / "other" / "answers.csv"),
-                str(Path(__file__).parent),
-                str(Path(cgroups.__file__).parent),
-                "/etc/passwd",
-                "/etc/shadow",
-            ]!r
-        }:
+        for path in {hidden!r}:
             try:
                 os.listdir(path) if os.path.isdir(path) else open(path).read()
                 tried[path] = "read"
@@ -113,9 +113,7 @@ def test_the_truth_other_teams_and_podium_are_invisible_and_the_images_read_only
                 tried[path] = type(exc).__name__
         folder = open("input.txt").read().strip()
         tried["images"] = open(os.path.join(folder, "a.png"), "rb").read().decode()
-        for target in (os.path.join(folder, "new.png"), os.path.join(folder, "a.png"), {
-            str(tmp_path / "program" / "x.py")!r
-        }):
+        for target in (os.path.join(folder, "new.png"), os.path.join(folder, "a.png"), {own_code!r}):
             try:
                 open(target, "wb").write(b"x")
                 tried[target] = "written"
