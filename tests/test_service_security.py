@@ -467,7 +467,7 @@ def test_program_contests_cap_failed_runs_a_day(tmp_path: Path) -> None:
                 insert(submissions).values(
                     team_id=1,
                     phase="first",
-                    track="t",
+                    track=contest.track_id,
                     kind="programs",
                     filename="p.tar.gz",
                     size=1,
@@ -479,8 +479,8 @@ def test_program_contests_cap_failed_runs_a_day(tmp_path: Path) -> None:
                 )
             )
     with reading(service.engine) as connection:
-        used = usage(connection, 1, contest.quota, contest.timezone, clock())
-        tomorrow = usage(connection, 1, contest.quota, contest.timezone, clock() + timedelta(days=1))
+        used = usage(connection, 1, contest.quota, contest.timezone, clock(), contest.track_id)
+        tomorrow = usage(connection, 1, contest.quota, contest.timezone, clock() + timedelta(days=1), contest.track_id)
     assert used.today == 0 and "5 runs failed today" in (used.refusal(contest.quota) or "")
     assert tomorrow.refusal(contest.quota) is None
 

@@ -114,9 +114,8 @@ class Contest:
         ""  # the track this scores: its id ("" for a contest without [[track]] tables, whose one track is the contest)
     )
     track_title: str = ""
-    tracks: tuple[
-        Contest, ...
-    ] = ()  # with [[track]] tables: each track's contest; the contest itself scores as the first
+    # with [[track]] tables: each track's contest; the contest itself scores as the first
+    tracks: tuple[Contest, ...] = ()
 
     def stamp(self) -> dict[str, Any]:
         """The contest in a result's signature (and its track, in a contest of several)."""
