@@ -10,8 +10,9 @@ from pydantic import BaseModel, Field
 
 from podium.core.errors import UsageError
 from podium.service import account_pages, invitations, mail, resets
+from podium.service.accounts import Caller
 from podium.service.database import writing
-from podium.service.deps import CallerDep, ReadingDep, ServiceDep, organizer
+from podium.service.deps import CallerDep, ReadingDep, Service, ServiceDep, organizer
 from podium.service.models import NewToken
 from podium.service.tables import users
 
@@ -152,7 +153,7 @@ def renew_invitation(service: ServiceDep, who: CallerDep) -> dict[str, Any]:
     return _invitation(service, who, renew=True)
 
 
-def _invitation(service: Any, who: Any, renew: bool) -> dict[str, Any]:
+def _invitation(service: Service, who: Caller, renew: bool) -> dict[str, Any]:
     if who.team_id is None:
         raise HTTPException(403, "organizers have no team to invite to")
     with writing(service.engine) as connection:
