@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from accessibility import assert_accessible
 from conftest import require
 from podium.service import accounts
 from podium.service.client import packed
@@ -81,6 +82,8 @@ class Scorer:
 
 
 def _shot(page: object, name: str) -> None:
+    """A full-page screenshot to the artifacts, after axe-core finds the page accessible."""
+    assert_accessible(page, name)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)  # type: ignore[attr-defined]
 

@@ -1,0 +1,26 @@
+"""The accessibility check the browser tests run finds what it should: a page breaking WCAG rules fails it, a plain page passes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from accessibility import assert_accessible, violations
+from test_pages_browser import browser  # noqa: F401  (the module's Chromium fixture)
+
+
+def test_axe_names_each_broken_rule(browser: Any) -> None:  # noqa: F811
+    page = browser.new_page()
+    page.set_content(
+        '<html><body><img src="x.png"><input type="text"><p style="color:#777;background:#888">low</p></body></html>'
+    )
+    rules = {line.split(" ")[0] for line in violations(page)}
+    assert rules == {"color-contrast", "document-title", "html-has-lang", "image-alt", "label"}
+    with pytest.raises(AssertionError, match="image-alt"):
+        assert_accessible(page, "broken")
+    page.set_content(
+        '<html lang="en"><head><title>t</title></head><body><main><h1>Fine</h1><label for="a">A</label><input id="a"></main></body></html>'
+    )
+    assert_accessible(page, "plain")
+    page.close()
