@@ -233,3 +233,7 @@ VIEW_OPTION = click.option(
 CONTEST_TRACK_OPTION = click.option(
     "--track", help="With --contest: the track (a [[track]]'s id) [default: the contest's only track]."
 )
+CONTEST_PHASE_OPTION = click.option(
+    "--phase",
+    help="With --contest: the phase whose truth, split and parameters score [default: the data every phase shares].",
+)

@@ -227,6 +227,49 @@ class Phase(Table):
         title="a list of track ids",
         description="The tracks this phase takes submissions for [default: every track].",
     )
+    truth: str | dict[str, str] | None = Field(
+        default=None,
+        title="the path of this phase's ground truth, relative to this file (with tracks: a table of a path per track id)",
+        description="The truth this phase's submissions are scored on [default: the contest's, or the track's]; a string for every track the phase opens, or a table of a path per track id.",
+    )
+    split: Split | None = Field(
+        default=None,
+        title="a table [phase.split]",
+        description="This phase's public units, drawn over its truth [default: the contest's (or the track's) [split]].",
+    )
+    parameters: dict[str, ParameterValue] | None = Field(
+        default=None,
+        title="a table [phase.parameters]",
+        description="The challenge's parameters this phase sets, each over the contest's (or the track's) of the same name.",
+    )
+
+    @field_validator("truth")
+    @classmethod
+    def _truth_exists(cls, value: str | dict[str, str] | None, info: ValidationInfo) -> str | dict[str, str] | None:
+        if isinstance(value, str):
+            _exists(info, value, folder=None)
+        elif value is not None:
+            problems: list[tuple[Path_, str]] = []
+            for track, text in value.items():
+                try:
+                    _exists(info, text, folder=None, key=(track,))
+                except Refusal as refusal:
+                    problems.extend(refusal.problems)
+            if problems:
+                raise Refusal(*problems)
+        return value
+
+    def names_data(self) -> bool:
+        """Whether the phase scores on data of its own: a truth, a split or parameters."""
+        return self.truth is not None or self.split is not None or self.parameters is not None
+
+    def truth_for(self, track: str) -> str | None:
+        """The truth this phase names for ``track`` (its one truth, or the table's entry), if any."""
+        return self.truth.get(track) if isinstance(self.truth, dict) else self.truth
+
+    def opens(self, track: str) -> bool:
+        """Whether the phase takes submissions for ``track``."""
+        return self.tracks is None or track in self.tracks
 
     @model_validator(mode="after")
     def _ends_after_it_starts(self) -> Phase:
@@ -455,7 +498,11 @@ class ContestFile(Scored):
             "anyOf": [
                 {"required": ["challenge", "truth"]},
                 {"required": ["track"]},
-            ],  # what it scores: at the top, or in each track
+                {
+                    "required": ["challenge"],
+                    "properties": {"phase": {"items": {"required": ["truth"]}}},
+                },
+            ],  # what it scores: at the top, in each track, or a truth in each phase
         },
     )
 
@@ -585,13 +632,30 @@ class ContestFile(Scored):
         scored: list[dict[str, Any]] = [t.model_dump() for t in tracks] or [
             info.data
         ]  # a contest without tracks is its one track
+        phases: list[Phase] | None = info.data.get("phase")
         for index, keys in enumerate(scored):
             where: Path_ = (index,) if tracks else ()
+            track_id = str(keys.get("id", ""))
             for key in ("challenge", "truth"):
                 if key in keys and keys[key] is None:
-                    title = Scored.model_fields[key].title
+                    title, hint = Scored.model_fields[key].title, ""
+                    if key == "truth":
+                        ids = [t.id for t in tracks] or [track_id]
+                        if phases is None or any(
+                            k not in ids for p in phases if isinstance(p.truth, dict) for k in p.truth
+                        ):
+                            continue  # the phases are wrong, and may name the truths: their own messages say what
+                        opened = [p for p in phases if p.opens(track_id)]
+                        without = [p.name for p in opened if not p.truth_for(track_id)]
+                        if not without:
+                            continue  # every phase that scores the track names its truth
+                        if len(without) < len(opened):
+                            hint = f" (or a truth in each [[phase]]; phase {', '.join(without)} names none)"
                     problems.append(
-                        (where, f"{'track ' + str(keys['id']) + ': ' if tracks else ''}{key} is missing: {title}")
+                        (
+                            where,
+                            f"{'track ' + str(keys['id']) + ': ' if tracks else ''}{key} is missing: {title}{hint}",
+                        )
                     )
         if tracks and info.data.get("parameters") and info.data.get("challenge") is None:
             problems.append(
@@ -621,7 +685,8 @@ class ContestFile(Scored):
         return tracks
 
     @model_validator(mode="after")
-    def _phases_open_tracks(self) -> ContestFile:
+    def _phases_open_tracks(self, info: ValidationInfo) -> ContestFile:
+        """Each phase opens tracks of the contest; its truth table names them, its parameters are valid for each track's challenge."""
         ids = self.track_ids()
         problems: list[tuple[Path_, str]] = []
         for index, phase in enumerate(self.phase):
@@ -633,9 +698,40 @@ class ContestFile(Scored):
                         f"phase {phase.name} opens {', '.join(unknown)}, not a track of this contest (tracks: {', '.join(ids)})",
                     )
                 )
+            opened = [t for t in ids if phase.opens(t)]
+            if isinstance(phase.truth, dict):
+                for track in phase.truth:
+                    if track not in opened:
+                        problems.append(
+                            (
+                                ("phase", index, "truth", track),
+                                f"phase {phase.name} names a truth for {track[:64]!r}, not a track it opens ({', '.join(opened)})",
+                            )
+                        )
+            problems.extend(self._phase_parameters(index, phase, opened, info))
         if problems:
             raise Refusal(*problems)
         return self
+
+    def _phase_parameters(
+        self, index: int, phase: Phase, opened: list[str], info: ValidationInfo
+    ) -> list[tuple[Path_, str]]:
+        """The problems of a phase's ``[phase.parameters]``, each set over the parameters of every track the phase opens."""
+        base = _base(info)
+        if not phase.parameters or base is None:
+            return []
+        problems: list[tuple[Path_, str]] = []
+        scoring: list[Scored] = [*self.track] or [self]
+        for scored in scoring:
+            if scored.challenge is None or (self.track and scored.id not in opened):
+                continue
+            merged = {**scored.parameters, **phase.parameters}
+            for key, message in parameter_values(get(scored.challenge), merged, base)[2]:
+                if key and key[0] in phase.parameters:
+                    named = f"track {scored.id}: {message}" if self.track else message
+                    if (("phase", index, "parameters", *key), named) not in problems:
+                        problems.append((("phase", index, "parameters", *key), named))
+        return problems
 
     def track_ids(self) -> list[str]:
         """The ids of the contest's tracks: its own id when it has no ``[[track]]``."""

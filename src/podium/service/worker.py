@@ -85,7 +85,10 @@ class Worker:
             with reading(self.engine) as connection:
                 row = connection.execute(select(submissions).where(submissions.c.id == claim.submission_id)).one()
             target = submission_folder(self.data, row.id) / row.target
-            contest = self.contest.get().on(row.track)  # scored by its track's challenge, truth, parameters and split
+            served = (
+                self.contest.get()
+            )  # scored by its track's (and its phase's) challenge, truth, parameters and split
+            contest = served.on(row.track, row.phase if served.phased() else None)
             with docker.labelled(contest=contest.id, submission=str(row.id)):
                 outcome = score(contest, row.kind, target, row.entry, self.runtime)
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's

@@ -1,0 +1,164 @@
+"""Phases with their own data and boards: a development phase on one truth, the final phase on another.
+
+The contest is GlaS on its demo set: the development phase scores on the demo
+truth (no split), the final phase on a second truth (every gland shifted, so
+the same files score lower) split half public, half private. Each phase has
+a board of its own; phases that score on the same data share one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run
+from podium.challenges import get
+from podium.contest import ContestError, load
+from service_helpers import at, worse_copy
+
+CONTEST = """id = "glas-phases"
+title = "Gland segmentation, two phases"
+challenge = "glas"
+
+[[phase]]
+name = "development"
+start = 2026-03-01T00:00:00Z
+end = 2026-04-01T00:00:00Z
+submissions = "files"
+truth = "demo/truth"
+
+[[phase]]
+name = "final"
+start = 2026-04-01T00:00:01Z
+end = 2026-05-01T00:00:00Z
+submissions = "files"
+truth = "final-truth"
+[phase.split]
+public = 0.5
+seed = 7
+"""
+DEV, FINAL = at("2026-03-10T12:00:00Z"), at("2026-04-10T12:00:00Z")
+
+
+@pytest.fixture(scope="module")
+def contest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("phases")
+    demo = get("glas").write_demo(folder / "demo")
+    worse_copy(demo.truth, folder / "final-truth")
+    path = folder / "contest.toml"
+    path.write_text(CONTEST)
+    return path
+
+
+def _evaluated(contest: Path, phase: str) -> dict:
+    """``podium evaluate --contest --phase``'s result document of the demo submission."""
+    code, output = run(
+        "evaluate",
+        "--contest",
+        str(contest),
+        "--phase",
+        phase,
+        "--submission",
+        str(contest.parent / "demo" / "submission"),
+        "--workers",
+        "1",
+        "--json",
+        "-",
+    )
+    assert code == 0, output
+    return json.loads(output)
+
+
+@pytest.fixture(scope="module")
+def evaluated(contest: Path) -> dict[str, dict]:
+    return {phase: _evaluated(contest, phase) for phase in ("development", "final")}
+
+
+def test_each_phase_is_scored_on_its_own_truth_and_split(contest: Path, evaluated: dict[str, dict]) -> None:
+    loaded = load(contest)
+    assert loaded.phased() and [b.board for b in loaded.boards()] == [("development",), ("final",)]
+    development, final = loaded.on(None, "development"), loaded.on(None, "final")
+    assert development.truth == contest.parent / "demo" / "truth" and development.split is None
+    assert final.truth == contest.parent / "final-truth" and final.split is not None
+    assert final.split.stamp()["public_units"] == 3 and final.stamp()["phases"] == ["final"]
+    with pytest.raises(
+        ContestError, match=r"scores its phases on data of their own: name a phase \(development, final\)"
+    ):
+        loaded.on(None)
+    with pytest.raises(ContestError, match=r"has no phase 'test' \(phases: development, final\)"):
+        loaded.on(None, "test")
+    dev, fin = evaluated["development"], evaluated["final"]
+    assert dev["signature"]["contest"]["phases"] == ["development"] and "splits" not in dev
+    assert fin["signature"]["contest"]["phases"] == ["final"] and fin["splits"]["public"]["units"] == 3
+    assert dev["signature"]["truth"] != fin["signature"]["truth"]
+    assert dev["scores"]["f1"] > fin["scores"]["f1"]  # the same files, scored lower on the shifted truth
+    code, output = run(
+        "evaluate", "--contest", str(contest), "--submission", str(contest.parent / "demo" / "submission")
+    )
+    assert code == 2 and "name a phase (development, final)" in output and "Traceback" not in output, output
+    code, output = run("contest", "check", str(contest))
+    assert code == 0 and "boards (a phase that names" in output and "final-truth, 6 units" in output, output
+
+
+def test_phases_on_the_same_data_share_a_board(contest: Path, tmp_path: Path) -> None:
+    text = CONTEST.replace('challenge = "glas"', 'challenge = "glas"\ntruth = "demo/truth"')
+    warmup = '[[phase]]\nname = "warm-up"\nstart = 2026-02-01T00:00:00Z\nend = 2026-03-01T00:00:00Z\nsubmissions = "files"\n\n'
+    shared = contest.parent / "shared.toml"
+    shared.write_text(text.replace("[[phase]]", warmup + "[[phase]]", 1))
+    loaded = load(shared)  # warm-up names no data and development names the contest's: one board for both
+    assert [b.board for b in loaded.boards()] == [("warm-up", "development"), ("final",)]
+    assert loaded.on(None, "warm-up") is loaded.on(None, "development")
+    assert [b.board for b in loaded.shown_boards(FINAL)] == [("final",), ("warm-up", "development")]
+    assert [b.board for b in loaded.shown_boards(at("2026-01-01T00:00:00Z"))] == [("warm-up", "development")]
+    one = contest.parent / "one.toml"
+    one.write_text(
+        text.replace('truth = "final-truth"\n[phase.split]\npublic = 0.5\nseed = 7\n', "").replace(
+            '"files"\ntruth = "demo/truth"', '"files"'
+        )
+    )
+    unphased = load(one)  # no phase names data: one board over every phase, as before phases could
+    assert not unphased.phased() and unphased.on(None, "final") is unphased and unphased.board == ()
+
+
+# (old, new, the line reported: a text on it, the message fragment)
+PHASE_ERRORS = [
+    ('truth = "final-truth"', 'truth = "no-such"', 'truth = "no-such"', "phase[2].truth: no path 'no-such'"),
+    ('truth = "final-truth"', 'truht = "final-truth"', "truht", "unknown key phase[2].truht; did you mean truth?"),
+    (
+        'truth = "final-truth"',
+        'truth = "contest.toml"',
+        'truth = "contest.toml"',
+        "contest.toml is not a folder of label images",
+    ),
+    (
+        'truth = "final-truth"',
+        'truth = {test = "final-truth"}',
+        "truth = {test",
+        "phase final names a truth for 'test', not a track it opens (glas-phases)",
+    ),
+    ("seed = 7", 'seed = 7\n[phase.parameters]\nbinary = "maybe"', 'binary = "maybe"', "parameter binary = 'maybe'"),
+    ("seed = 7", "seed = 7\n[phase.parameters]\nbinarry = 1", "binarry", "unknown parameter 'binarry'"),
+    ("public = 0.5", "public = 1.5", "public = 1.5", "phase[2].split.public = 1.5: must be a fraction"),
+    (
+        'truth = "demo/truth"',
+        "",
+        "",
+        "truth is missing: the path of the ground truth, relative to this file (or a truth in each [[phase]]; phase development names none)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "marker", "fragment"), PHASE_ERRORS, ids=[e[3][:40] for e in PHASE_ERRORS])
+def test_a_bad_phase_data_key_is_named_with_its_line(
+    contest: Path, tmp_path: Path, old: str, new: str, marker: str, fragment: str
+) -> None:
+    edited = contest.parent / f"{tmp_path.name}.toml"
+    edited.write_text(CONTEST.replace(old, new, 1))
+    code, output = run("contest", "check", str(edited))
+    found = next((row for row in output.splitlines() if fragment in row), None)
+    assert code == 2 and found is not None and "Traceback" not in output, output
+    if marker:
+        line = next(i for i, row in enumerate(edited.read_text().splitlines(), start=1) if marker in row)
+        assert f"{edited.name}:{line}: " in found, output
