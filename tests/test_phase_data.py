@@ -16,7 +16,15 @@ import pytest
 from conftest import run
 from podium.challenges import get
 from podium.contest import ContestError, load
-from service_helpers import at, worse_copy
+from podium.service.client import packed
+from podium.service.database import reading
+from podium.service.rescore import rescore
+from podium.service.tables import results
+from podium.service.worker import Worker
+from served import podium
+from service_helpers import Clock, LiveServer, at, set_up, worse_copy
+from test_pages_browser import _shot, browser  # noqa: F401 (a fixture)
+from test_service import drain
 
 CONTEST = """id = "glas-phases"
 title = "Gland segmentation, two phases"
@@ -162,3 +170,150 @@ def test_a_bad_phase_data_key_is_named_with_its_line(
     if marker:
         line = next(i for i, row in enumerate(edited.read_text().splitlines(), start=1) if marker in row)
         assert f"{edited.name}:{line}: " in found, output
+
+
+def _row(board: dict, team: str) -> dict:
+    return next(t for t in board["teams"] if t["team"] == team)
+
+
+def test_each_phase_its_board_on_uvicorn_with_a_worker(
+    contest: Path, evaluated: dict[str, dict], tmp_path: Path
+) -> None:
+    """A team submits the same files in each phase (the clock moved between): each board shows the score on its own data."""
+    clock = Clock(DEV)
+    service, token = set_up(
+        f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha", "beta"), clock
+    )
+    worker = Worker(service.engine, service.data, clock=clock)
+    sent = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
+    dev, final = evaluated["development"], evaluated["final"]
+    public, private = final["splits"]["public"]["scores"], final["splits"]["private"]["scores"]
+    assert public["f1"] != private["f1"] != dev["scores"]["f1"]  # three numbers a leak would show
+    with LiveServer(service) as live:
+
+        def upload(team: str) -> dict:
+            taken = live.call("POST", "/api/submissions", token[team], body=sent, query={"filename": "t.tar.gz"})
+            assert taken.status == 201 and drain(worker) == 1, taken.body
+            return taken.body
+
+        def board(**query: str) -> dict:
+            answer = live.call("GET", "/api/leaderboard", query=query or None)
+            assert answer.status == 200, answer.body
+            return answer.body
+
+        assert upload("alpha")["phase"] == "development"
+        shown = board()
+        assert shown["phases"] == ["development"] and _row(shown, "alpha")["scores"] == dev["scores"]
+
+        clock.now = FINAL
+        assert upload("alpha")["phase"] == "final"
+        shown, earlier = board(), board(phase="development")
+        assert shown["phases"] == ["final"] and not shown["revealed"] and _row(shown, "alpha")["scores"] == public
+        assert _row(earlier, "alpha")["scores"] == dev["scores"] and _row(earlier, "beta")["status"] == "none"
+        mine = live.call("GET", "/api/submissions", token["alpha"]).body
+        assert [s["phase"] for s in mine] == ["final", "development"]
+        assert set(mine[0]["result"]["splits"]) == {"public"} and mine[0]["result"]["scores"] == {}
+        assert (
+            mine[1]["result"]["signature"]["truth"] == dev["signature"]["truth"]
+        )  # scored on the development truth only
+        seen = json.dumps([board(), board(phase="development"), mine, live.call("GET", "/api/contest").body])
+        assert (
+            repr(private["f1"]) not in seen and repr(final["scores"]["f1"]) not in seen
+        )  # nothing of the final truth's secret
+        unknown = live.call("GET", "/api/leaderboard", query={"phase": "test"})
+        assert (
+            unknown.status == 422
+            and unknown.body["detail"] == "contest glas-phases has no phase 'test' (phases: development, final)"
+        )
+
+        # rescore: each submission scored again on its own phase's data
+        assert rescore(service.engine)[1] == 2 and drain(worker) == 2
+        with reading(service.engine) as connection:
+            again = {
+                r.submission_id: r.document for r in connection.execute(results.select().where(results.c.round == 2))
+            }
+        assert [again[s["id"]]["signature"]["truth"] for s in mine] == [
+            final["signature"]["truth"],
+            dev["signature"]["truth"],
+        ]
+        assert (
+            _row(board(), "alpha")["scores"] == public
+            and _row(board(phase="development"), "alpha")["scores"] == dev["scores"]
+        )
+
+        cli = podium("leaderboard", "--server", live.url, "--phase", "development", "--json")
+        assert cli.returncode == 0 and _row(json.loads(cli.stdout), "alpha")["scores"] == dev["scores"], cli.stderr
+        page = live.call("GET", "/").body
+        assert page.index("phase final</a>") < page.index("phase development</a>") and "(closed)" in page
+
+        clock.now = at("2026-05-02T00:00:00Z")  # the last phase over: every board revealed
+        shown = board()
+        assert shown["revealed"] and shown["phases"] == ["final"] and _row(shown, "alpha")["scores"] == private
+        assert (
+            board(phase="development")["revealed"]
+            and _row(board(phase="development"), "alpha")["scores"] == dev["scores"]
+        )
+
+
+def test_the_boards_in_chromium(
+    contest: Path,
+    browser: object,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+) -> None:
+    """The contest page shows each phase's board, the current first; the board page moves between phases; axe-core passes each."""
+    clock = Clock(DEV)
+    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    worker = Worker(service.engine, service.data, clock=clock)
+    sent = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
+    with LiveServer(service) as live:
+        for now in (DEV, FINAL):
+            clock.now = now
+            live.call("POST", "/api/submissions", token["alpha"], body=sent, query={"filename": "t.tar.gz"})
+            assert drain(worker) == 1
+        page = browser.new_context(viewport={"width": 375, "height": 800}).new_page()  # type: ignore[attr-defined]
+        page.goto(live.url + "/")
+        headings = page.eval_on_selector_all("main h3", "hs => hs.map(h => h.innerText)")
+        assert headings == ["phase final", "phase development (closed)"], headings
+        _shot(page, "phase-boards-contest")
+        page.click("text=phase development")
+        page.wait_for_url("**/leaderboard?phase=development")
+        assert "phase development" in page.inner_text("h1") and "alpha" in page.inner_text("#board")
+        _shot(page, "phase-boards-development")
+        page.click("nav[aria-label=Phases] >> text=final")
+        page.wait_for_url("**/leaderboard?phase=final")
+        assert "phase final" in page.inner_text("h1")
+        _shot(page, "phase-boards-final")
+
+
+def test_a_selection_counts_on_its_phases_board_and_freezes_when_the_board_closes(
+    contest: Path, tmp_path: Path
+) -> None:
+    selected = contest.parent / "selected.toml"
+    selected.write_text(CONTEST + '\n[ranking]\nfinal = "selected"\nmax_selected = 1\n')
+    clock = Clock(DEV)
+    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", selected, tmp_path / "data", ("alpha",), clock)
+    worker = Worker(service.engine, service.data, clock=clock)
+    sent = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
+    with LiveServer(service) as live:
+
+        def choose(number: int, chosen: bool) -> dict:
+            query = {"selected": "true" if chosen else "false"}
+            return live.call("PUT", f"/api/submissions/{number}/selected", token["alpha"], query=query)
+
+        ids = []
+        for now in (DEV, FINAL):
+            clock.now = now
+            ids.append(
+                live.call("POST", "/api/submissions", token["alpha"], body=sent, query={"filename": "t.tar.gz"}).body[
+                    "id"
+                ]
+            )
+            assert drain(worker) == 1
+        clock.now = DEV
+        assert choose(ids[0], True).status == 200  # the development board's one selection
+        clock.now = FINAL
+        assert choose(ids[1], True).status == 200  # the final board's: counted on its own board
+        frozen = choose(ids[0], False)
+        assert frozen.status == 409 and "froze when it closed at 2026-04-01T00:00:00+00:00" in frozen.body["detail"], (
+            frozen.body
+        )

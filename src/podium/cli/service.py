@@ -753,8 +753,13 @@ def status_command(server: str, as_json: bool, token: str, submission_id: int | 
 @click.command("leaderboard")
 @client_options
 @TRACK_OPTION
+@click.option(
+    "--phase",
+    default=None,
+    help="When phases name their own data: the board of this phase [default: the latest phase that has started].",
+)
 @guarded
-def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
+def leaderboard_command(server: str, as_json: bool, track: str | None, phase: str | None) -> int:
     """A track's leaderboard, the contest's only one by default (public scores until the reveal)."""
     from podium.challenges import get
     from podium.challenges.base import ScoreSpec
@@ -762,7 +767,8 @@ def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
     from podium.ranking.ranks import Team
     from podium.service.client import request
 
-    answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query={"track": track} if track else None))
+    query = {key: value for key, value in (("track", track), ("phase", phase)) if value is not None}
+    answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query=query or None))
     if answer.status != 200:
         raise PodiumError(f"{answer.status}: {answer.message}")
     board = answer.body
@@ -773,6 +779,7 @@ def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
     criteria = [ScoreSpec(c["name"], c["higher_is_better"], "") for c in board["criteria"]]
     split = "final ranking, private split" if board["revealed"] else "public split"
     track_title = f": {board['track_title']}" if board.get("track") else ""
+    track_title += f", phase {', '.join(board['phases'])}" if board.get("phases") else ""
     display.stdout.print(f"[bold]{display.escape(board['title'] + track_title)}[/bold] ({split})")
     display.print_table(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
     return EXIT_SCORED

@@ -37,21 +37,24 @@ from podium.service.state import revealed
 from podium.service.tables import board_version, settings
 
 T = TypeVar("T")
-KEPT = 4  # boards kept per track: the newest, and a few a slow request may still be reading
+KEPT = 4  # boards kept per track and phase: the newest, and a few a slow request may still be reading
 
 
-def board_key(connection: Connection, contest: Contest, now: datetime) -> tuple[int, bool, str]:
-    """The board's version stamp (bumped by the database's triggers), whether it is revealed (one statement), and its track."""
+Key = tuple[int, bool, str, str]  # the version stamp, revealed, the track, the board's first phase ("": every phase)
+
+
+def board_key(connection: Connection, contest: Contest, now: datetime) -> Key:
+    """The board's version stamp (bumped by the database's triggers), whether it is revealed (one statement), its track and phases."""
     revealed_at = select(settings.c.value).where(settings.c.key == state.REVEALED).scalar_subquery()
     stamp, at = connection.execute(select(board_version.c.version, revealed_at).where(board_version.c.id == 1)).one()
-    return int(stamp), revealed(at is not None, contest, now), contest.track
+    return int(stamp), revealed(at is not None, contest, now), contest.track, contest.board_id()
 
 
 @dataclass
 class Board:
-    """A board as :func:`~podium.service.leaderboard.standings` gives it, under its key (stamp, revealed, track)."""
+    """A board as :func:`~podium.service.leaderboard.standings` gives it, under its key (stamp, revealed, track, phases)."""
 
-    key: tuple[int, bool, str]
+    key: Key
     board: dict[str, Any]
     shown: dict[str, int]  # the submission shown of each team that has one (the server's use only)
     _derived: dict[str, Any] = field(default_factory=dict)
@@ -72,11 +75,11 @@ class Board:
 
 
 class BoardCache:
-    """The boards of one web process, by (version stamp, revealed, track); a board is computed once by one thread while others wait."""
+    """The boards of one web process, by (version stamp, revealed, track, phases); a board is computed once by one thread while others wait."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._boards: dict[tuple[int, bool, str], Board] = {}
+        self._boards: dict[Key, Board] = {}
         self._computing = threading.Lock()
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
 
@@ -97,7 +100,7 @@ class BoardCache:
                 if found is not None:
                     return found
                 board, shown = standings(connection, contest, now)
-            if len(self._boards) >= KEPT * len(contest.track_ids()):
+            if len(self._boards) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
                 self._boards.pop(next(iter(self._boards)))
             self._boards[key] = found = Board(key, board, shown)
             self.computed += 1

@@ -58,25 +58,33 @@ def check_selectable(contest: Contest, submission_id: int, now: datetime) -> Non
 
 
 def select_submission(
-    connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool
+    connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime
 ) -> None:
-    """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track)."""
+    """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track, and
+    on its phase's board when phases name data); a board's selections freeze when its last phase closes."""
     accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
     row = connection.execute(
         select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)
     ).first()
     if row is None:
         raise _not_yours(submission_id)
-    ranking = next((c.ranking for c in contest.tracks or (contest,) if c.track_id == row.track), contest.ranking)
+    board = contest.on(row.track, row.phase) if contest.phased() else contest.of_track(row.track)
+    ranking = board.ranking
     if ranking.final != "selected":
         raise Refused(
             409, f"track {row.track} ranks each team's {ranking.final} submission; there is nothing to select"
         )
     if selected and row.status != SCORED:
         raise Refused(409, f"submission {submission_id} is {row.status}; only a scored one can be selected")
+    if now >= board.closes():
+        raise Refused(
+            409,
+            f"selections on the board of phase {', '.join(board.board)} froze when it closed at {board.closes().isoformat()}",
+        )
     others = (
         submissions.c.team_id == team_id,
         submissions.c.track == row.track,
+        *([submissions.c.phase.in_(board.board)] if board.board else []),  # counted on the submission's board
         submissions.c.selected,
         submissions.c.id != submission_id,
     )

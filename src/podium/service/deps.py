@@ -131,9 +131,28 @@ TrackQuery = Annotated[
 ]
 
 
-def track_of(service: Service, track: str | None, served: Contest | None = None) -> Contest:
-    """The served contest (``served``, else read) as ``track`` scores it (``None``: its only track); 422 naming the contest's tracks otherwise."""
+PhaseQuery = Annotated[
+    str | None,
+    Query(
+        max_length=64,
+        description="A phase: the board of the phases scored on its data [default: the latest phase that has started]",
+    ),
+]
+
+
+def board_of(service: Service, track: str | None, phase: str | None, served: Contest | None = None) -> Contest:
+    """The board of ``track`` (``None``: the contest's only one) that ranks ``phase`` (``None``: the latest started); 422 naming the choices otherwise.
+
+    A contest whose phases name no data of their own has one board per track, whatever the phase.
+    """
+    contest = served or service.contests.get()
     try:
-        return (served or service.contests.get()).on(track)
+        chosen = contest.of_track(track)
+        return chosen.shown_boards(service.clock())[0] if phase is None else contest.on(track, phase)
     except ContestError as exc:
         raise HTTPException(422, str(exc)) from None
+
+
+def track_of(service: Service, track: str | None, served: Contest | None = None) -> Contest:
+    """The served contest (``served``, else read) as ``track`` scores it now (``None``: its only track; when phases name data, the latest started phase's); 422 naming the contest's tracks otherwise."""
+    return board_of(service, track, None, served)

@@ -17,6 +17,14 @@ last. Without a split, public and private are both the whole test set. Each
 submission counts with its result of the newest round it has. In a contest of
 programs each row also holds how the program ran (``measured``: time, peak
 RAM and their points; :mod:`podium.service.measured`).
+
+When phases name data of their own (a development phase on validation data,
+the final phase on the test set), each set of phases scoring on the same
+data has a board of its own (``contest.board``, from
+:meth:`~podium.contest.Contest.on`): it ranks the submissions made in those
+phases only, each scored on their data. The reveal is the contest's, for
+every board at once: a board revealed early could show units that a later
+phase's private split holds.
 """
 
 from __future__ import annotations
@@ -58,9 +66,9 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
     names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
-    on_track = submissions.c.track == contest.track_id
-    submitted = set(connection.execute(select(submissions.c.team_id).where(on_track).distinct()).scalars())
-    entries = _scored_entries(connection, contest.track_id)
+    on_board = _on_board(contest)
+    submitted = set(connection.execute(select(submissions.c.team_id).where(*on_board).distinct()).scalars())
+    entries = _scored_entries(connection, contest)
     board: list[Team] = []
     for team_id, name in names.items():
         mine = entries.get(team_id, [])
@@ -75,6 +83,7 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     shown_board: dict[str, Any] = {
         "contest": contest.id,
         **({"track": contest.track, "track_title": contest.track_title} if contest.track else {}),
+        **({"phases": list(contest.board)} if contest.board else {}),
         "title": contest.title,
         "challenge": contest.challenge,
         "revealed": revealed,
@@ -103,13 +112,19 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     return shown_board, shown
 
 
-def _scored_entries(connection: Connection, track: str) -> dict[int, list[Entry]]:
-    """Every team's submissions to ``track`` that are scored in their newest round, oldest first."""
+def _on_board(contest: Contest) -> list[Any]:
+    """The conditions of a submission on the board: its track's, and made in one of the board's phases (when phases name data)."""
+    on_track = submissions.c.track == contest.track_id
+    return [on_track, submissions.c.phase.in_(contest.board)] if contest.board else [on_track]
+
+
+def _scored_entries(connection: Connection, contest: Contest) -> dict[int, list[Entry]]:
+    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first."""
     newest = newest_results(
         connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
     )
     entries: dict[int, list[Entry]] = {}
-    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).where(submissions.c.track == track)
+    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).where(*_on_board(contest))
     query = query.order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):
         result = newest.get(submission.id)

@@ -38,6 +38,7 @@ class Board(BaseModel):
     contest: str
     track: str | None = None  # a contest of [[track]] tables: the board's track, and its title
     track_title: str | None = None
+    phases: list[str] | None = None  # phases naming data of their own: the phases the board ranks (absent: every phase)
     title: str
     challenge: str
     revealed: bool

@@ -42,7 +42,7 @@ from podium.publish.report import report_context
 from podium.service import accounts, logins, state, upload_form
 from podium.service.board_cache import board_page_values
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep, TrackQuery, track_of
+from podium.service.deps import PhaseQuery, Service, ServiceDep, TrackQuery, board_of
 from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
 from podium.service.per_item import per_item
@@ -186,27 +186,52 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
         phases=contest.phases,
         status=status,
         revealed=revealed,
+        phase_boards=_phase_boards(service, contest, now),
     )
+
+
+def _phase_boards(service: Service, contest: Contest, now: datetime) -> list[dict[str, Any]]:
+    """When phases name data of their own: each track's boards the contest page shows, the latest started first, each with its rows."""
+    if not contest.phased():
+        return []
+    shown = []
+    for track in contest.track_ids():
+        for board in contest.of_track(track).shown_boards(now):
+            kept = service.boards.current(board, now).board
+            query = {"phase": board.board_id(), **({"track": board.track} if board.track else {})}
+            shown.append({"board": kept, "closed": now >= board.closes(), "query": query})
+    return shown
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
 def board_page(
-    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None
+    service: ServiceDep,
+    request: Request,
+    sort: str | None = None,
+    track: TrackQuery = None,
+    phase: PhaseQuery = None,
 ) -> HTMLResponse:
-    return render_page(service, request, "leaderboard.html", **_board_values(service, sort, track))
+    return render_page(service, request, "leaderboard.html", **_board_values(service, sort, track, phase))
 
 
 @router.get("/leaderboard/table", response_class=HTMLResponse)
 def board_table(
-    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None
+    service: ServiceDep,
+    request: Request,
+    sort: str | None = None,
+    track: TrackQuery = None,
+    phase: PhaseQuery = None,
 ) -> HTMLResponse:
-    return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track))
+    return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track, phase))
 
 
-def _shown_track(service: Service, track: str | None, served: Contest | None = None) -> Contest:
-    """The track a page shows: the one asked for, else the contest's first (the pages list the others); ``served``: the contest, if read."""
+def _shown_track(
+    service: Service, track: str | None, served: Contest | None = None, phase: str | None = None
+) -> Contest:
+    """The board a page shows: of the track asked for, else the contest's first (the pages list the others), and of
+    ``phase`` (else the latest started phase's); ``served``: the contest, if read."""
     contest = served or service.contests.get()
-    return track_of(service, track if track is not None else contest.track_ids()[0], contest)
+    return board_of(service, track if track is not None else contest.track_ids()[0], phase, contest)
 
 
 def _tracks(contest: Contest) -> list[tuple[str, str]]:
@@ -214,11 +239,18 @@ def _tracks(contest: Contest) -> list[tuple[str, str]]:
     return [(t.track, t.track_title) for t in contest.tracks]
 
 
-def _board_values(service: Service, sort: str | None, track: str | None) -> dict[str, Any]:
-    served = service.contests.get()
-    contest = _shown_track(service, track, served)
-    values = board_page_values(service.boards, service.confidence_cache, contest, service.clock(), sort)
-    return {**values, "tracks": _tracks(served), "track": contest.track}
+def _board_values(service: Service, sort: str | None, track: str | None, phase: str | None) -> dict[str, Any]:
+    served, now = service.contests.get(), service.clock()
+    contest = _shown_track(service, track, served, phase)
+    values = board_page_values(service.boards, service.confidence_cache, contest, now, sort)
+    boards = served.of_track(contest.track or None).shown_boards(now) if contest.board else []
+    return {
+        **values,
+        "tracks": _tracks(served),
+        "track": contest.track,
+        "phase": contest.board_id(),
+        "phase_boards": [(b.board_id(), ", ".join(b.board), now >= b.closes()) for b in boards],
+    }
 
 
 def _login_form(

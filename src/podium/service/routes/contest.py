@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from podium.service.deps import ReadingDep, ServiceDep, TrackQuery, track_of
+from podium.service.deps import PhaseQuery, ReadingDep, ServiceDep, TrackQuery, board_of
 from podium.service.models import Board, ContestView
 from podium.service.views import contest_view
 
@@ -28,10 +28,10 @@ def contest_summary(service: ServiceDep, connection: ReadingDep) -> dict[str, An
     "/leaderboard",
     response_model=None,
     responses={200: {"model": Board, "description": "The board"}},
-    summary="A track's leaderboard (the contest's only one by default): public scores until the reveal, then the final ranking on the private split",
+    summary="A track's leaderboard (the contest's only one by default), of a phase when phases name their own data: public scores until the reveal, then the final ranking on the private split",
 )
-def board(service: ServiceDep, track: TrackQuery = None) -> Response:
-    """The track's board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
+def board(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    """The board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
     return Response(
-        service.boards.current(track_of(service, track), service.clock()).json(), media_type="application/json"
+        service.boards.current(board_of(service, track, phase), service.clock()).json(), media_type="application/json"
     )

@@ -99,7 +99,7 @@ def select_submission(service: ServiceDep, submission_id: int, selected: bool, w
     try:
         choices.check_selectable(contest, submission_id, service.clock())
         with writing(service.engine) as connection:
-            choices.select_submission(connection, contest, team_id, submission_id, selected)
+            choices.select_submission(connection, contest, team_id, submission_id, selected, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "selected": selected}
