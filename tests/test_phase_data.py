@@ -9,13 +9,18 @@ a board of its own; phases that score on the same data share one.
 from __future__ import annotations
 
 import json
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import run
 from podium.challenges import get
 from podium.contest import ContestError, load
+from podium.publish.platforms.columns import columns
+from podium.publish.platforms.scores import numbers_only
 from podium.service.client import packed
 from podium.service.database import reading
 from podium.service.rescore import rescore
@@ -24,6 +29,13 @@ from podium.service.worker import Worker
 from served import podium
 from service_helpers import Clock, LiveServer, at, set_up, worse_copy
 from test_pages_browser import _shot, browser  # noqa: F401 (a fixture)
+from test_platforms import (  # noqa: F401 (a fixture)
+    codabench_scores,
+    evalai_rows,
+    packed_three_ways,
+    platform_check,
+    platform_checks,
+)
 from test_service import drain
 
 CONTEST = """id = "glas-phases"
@@ -130,6 +142,30 @@ def test_phases_on_the_same_data_share_a_board(contest: Path, tmp_path: Path) ->
     assert not unphased.phased() and unphased.on(None, "final") is unphased and unphased.board == ()
 
 
+def test_with_tracks_a_phase_names_a_truth_per_track(contest: Path) -> None:
+    tracks = contest.parent / "tracks.toml"
+    text = CONTEST.replace('truth = "final-truth"', 'truth = { a = "final-truth" }').replace(
+        'truth = "demo/truth"\n', ""
+    )
+    tracks.write_text(
+        text
+        + '\n[[track]]\nid = "a"\ntitle = "A"\ntruth = "demo/truth"\n\n[[track]]\nid = "b"\ntitle = "B"\ntruth = "demo/truth"\n'
+    )
+    loaded = load(tracks)
+    assert [b.board for b in loaded.of_track("a").boards()] == [("development",), ("final",)]
+    assert loaded.on("a", "final").truth == contest.parent / "final-truth" and loaded.on("a", "final").track == "a"
+    b = loaded.on("b", "final")  # the final phase names no truth for b: b's own, with the phase's split
+    assert b.truth == contest.parent / "demo" / "truth" and b.split is not None and b.board == ("final",)
+    assert loaded.on("b", "development").split is None
+    summary = loaded.summary()
+    assert [(x["track"], x["phases"]) for x in summary["boards"]] == [
+        ("a", ["development"]),
+        ("a", ["final"]),
+        ("b", ["development"]),
+        ("b", ["final"]),
+    ]
+
+
 # (old, new, the line reported: a text on it, the message fragment)
 PHASE_ERRORS = [
     ('truth = "final-truth"', 'truth = "no-such"', 'truth = "no-such"', "phase[2].truth: no path 'no-such'"),
@@ -220,6 +256,9 @@ def test_each_phase_its_board_on_uvicorn_with_a_worker(
         assert (
             repr(private["f1"]) not in seen and repr(final["scores"]["f1"]) not in seen
         )  # nothing of the final truth's secret
+        described = live.call("GET", "/api/contest").body
+        assert [(b["phases"], b["units"]) for b in described["boards"]] == [(["development"], 6), (["final"], 6)]
+        assert str(contest.parent) not in json.dumps(described)  # no server folder, a board's truth included
         unknown = live.call("GET", "/api/leaderboard", query={"phase": "test"})
         assert (
             unknown.status == 422
@@ -317,3 +356,94 @@ def test_a_selection_counts_on_its_phases_board_and_freezes_when_the_board_close
         assert frozen.status == 409 and "froze when it closed at 2026-04-01T00:00:00+00:00" in frozen.body["detail"], (
             frozen.body
         )
+
+
+def test_a_two_phase_codabench_bundle_is_taken_and_scored_by_codabench_on_each_phases_truth(
+    contest: Path,
+    evaluated: dict[str, dict],
+    platform_checks: Path,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+) -> None:
+    """Codabench's own unpacker takes the bundle; its worker scores the development task on the development truth, the final ones on the final truth."""
+    bundle = tmp_path / "bundle.zip"
+    code, output = run(
+        "bundle", "codabench", "--contest", str(contest), "-o", str(bundle), "--image", "ghcr.io/org/podium:1"
+    )
+    assert code == 0, output
+    checked = platform_check(platform_checks, "check_codabench_bundle.py", bundle)
+    assert checked.returncode == 0 and checked.stdout.startswith("OK "), checked.stdout + checked.stderr
+    with zipfile.ZipFile(bundle) as archive:
+        competition = yaml.safe_load(archive.read("competition.yaml"))
+    assert [(p["name"], p["tasks"]) for p in competition["phases"]] == [
+        ("development", [0]),
+        ("final", [1]),
+        ("final ranking (private split)", [2]),
+    ]
+    assert [t["reference_data"] for t in competition["tasks"]] == [
+        "reference_data_1/",
+        "reference_data_2/",
+        "reference_data_2/",
+    ]
+    submission = packed_three_ways(contest.parent / "demo" / "submission", tmp_path / "packed")["files.zip"]
+    keys = [c.key for c in columns(load(contest).on(None, "final"))]
+    expected = [
+        evaluated["development"]["scores"],
+        evaluated["final"]["splits"]["public"]["scores"],
+        evaluated["final"]["splits"]["private"]["scores"],
+    ]
+    for task, scores in enumerate(expected):
+        got = codabench_scores(platform_checks, bundle, submission, task, tmp_path / f"out{task}", "--no-sandbox")
+        assert got == numbers_only("glas", scores, keys)[0], task
+
+
+def test_a_two_phase_evalai_kit_gives_each_phase_its_annotation_file(
+    contest: Path,
+    evaluated: dict[str, dict],
+    platform_checks: Path,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+) -> None:
+    """EvalAI's config checker takes the kit; its worker scores each phase's annotation file as podium evaluate --phase does."""
+    kit = tmp_path / "kit"
+    code, output = run("bundle", "evalai", "--contest", str(contest), "-o", str(kit))
+    assert code == 0, output
+    checked = platform_check(platform_checks, "check_evalai_config.py", kit / "challenge_config.podium.yaml")
+    assert checked.returncode == 0 and checked.stdout.strip().splitlines()[-1].startswith("OK "), checked.stdout
+    config = yaml.safe_load((kit / "challenge_config.podium.yaml").read_text())
+    files = {p["codename"]: p["test_annotation_file"] for p in config["challenge_phases"]}
+    assert files == {"development": "annotations/glas-phases-1.tar.gz", "final": "annotations/glas-phases-2.tar.gz"}
+    codename = {s["id"]: s["codename"] for s in config["dataset_splits"]}
+    assert sorted(
+        (s["challenge_phase_id"], codename[s["dataset_split_id"]]) for s in config["challenge_phase_splits"]
+    ) == [
+        (1, "test_split"),
+        (2, "private_split"),
+        (2, "public_split"),
+    ]
+    keys = [c.key for c in columns(load(contest).on(None, "final"))]
+    submission = packed_three_ways(contest.parent / "demo" / "submission", tmp_path / "packed")["files.zip"]
+    expected = {
+        "development": {"test_split": evaluated["development"]["scores"]},
+        "final": {f"{s}_split": evaluated["final"]["splits"][s]["scores"] for s in ("public", "private")},
+    }
+    for phase, annotation in files.items():
+        rows, _ = evalai_rows(platform_checks, kit, submission, phase, kit / annotation)
+        assert rows == {split: numbers_only("glas", scores, keys)[0] for split, scores in expected[phase].items()}, (
+            phase
+        )
+
+
+def test_a_grand_challenge_ground_truth_is_one_phases(contest: Path, tmp_path: Path) -> None:
+    code, output = run("bundle", "reference", "--contest", str(contest), "-o", str(tmp_path / "all.tar.gz"))
+    assert code == 2 and "name a phase (development, final)" in output, output
+    for phase, truth in (("development", "demo/truth"), ("final", "final-truth")):
+        target = tmp_path / f"{phase}.tar.gz"
+        code, output = run("bundle", "reference", "--contest", str(contest), "--phase", phase, "-o", str(target))
+        with tarfile.open(target) as archive:
+            written = archive.extractfile("contest.toml").read().decode()  # type: ignore[union-attr]
+            held = {
+                Path(n).name: archive.extractfile(n).read()  # type: ignore[union-attr]
+                for n in archive.getnames()
+                if n.startswith("truth/")
+            }
+        assert code == 0 and held == {p.name: p.read_bytes() for p in (contest.parent / truth).iterdir()}, output
+        assert ("[split]" in written) == (phase == "final")

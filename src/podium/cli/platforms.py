@@ -183,7 +183,7 @@ def bundle_codabench(contest_path: Path, track: str | None, output: Path, image:
     from podium.publish import display
     from podium.publish.platforms.codabench_bundle import write_bundle
 
-    names = write_bundle(load(contest_path).on(track), image, output)
+    names = write_bundle(load(contest_path).of_track(track), image, output)
     display.stdout.print(
         f"{display.escape(str(output))}: Codabench bundle, {len(names)} files (upload it under Benchmarks > Management > Upload)",
         soft_wrap=True,
@@ -204,7 +204,7 @@ def bundle_evalai(contest_path: Path, track: str | None, output: Path) -> int:
     from podium.publish import display
     from podium.publish.platforms.evalai import write_kit
 
-    names, notes = write_kit(load(contest_path).on(track), output)
+    names, notes = write_kit(load(contest_path).of_track(track), output)
     for name in names:
         display.stdout.print(display.escape(str(output / name)), soft_wrap=True)
     for note in notes:
@@ -216,17 +216,22 @@ def bundle_evalai(contest_path: Path, track: str | None, output: Path) -> int:
 @contest_option
 @track_option
 @click.option(
+    "--phase",
+    default=None,
+    help="When phases name their own data: the phase whose truth, split and parameters it holds (a Grand Challenge phase each).",
+)
+@click.option(
     "-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The .tar.gz to write."
 )
 @guarded
-def bundle_reference(contest_path: Path, track: str | None, output: Path) -> int:
+def bundle_reference(contest_path: Path, track: str | None, phase: str | None, output: Path) -> int:
     """The contest's reference folder as a .tar.gz: a Grand Challenge phase's ground truth, an EvalAI annotation file."""
     from podium.contest import load
     from podium.publish import display
     from podium.publish.platforms.reference import reference_of
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    reference_of(load(contest_path).on(track)).write_tar(output)
+    reference_of(load(contest_path).on(track, phase)).write_tar(output)
     display.stdout.print(
         f"{display.escape(str(output))}: reference folder of the contest (truth and contest.toml)", soft_wrap=True
     )

@@ -23,6 +23,7 @@
     end = 2026-02-05T23:59:59+01:00
     submissions = "files"            # files | programs
     tracks = ["a", "b"]              # the tracks it takes submissions for [default: all]
+    truth = "validation"             # its own truth, [phase.split] and [phase.parameters]: its own board [default: the contest's]
     [phase.quota]                    # this phase's own quota, on top of [quota] (the keys of [quota])
 
     [[track]]                        # tracks: each a board of its own, with the keys of the top level it
@@ -260,6 +261,7 @@ class Contest:
         return {
             **({"track": self.track} if self.track else {}),
             "phases": list(self.board),
+            "challenge": self.challenge,
             "truth": str(self.truth),
             "units": self.units,
             "split": None if self.split is None else self.split.stamp(),

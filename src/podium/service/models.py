@@ -81,6 +81,17 @@ class TrackView(ScoredView):
     ranking: dict[str, Any]
 
 
+class BoardView(BaseModel):
+    """A board of phases that name their own data: the phases it ranks and what it scores on (no server folder)."""
+
+    track: str | None = None  # a contest of [[track]] tables: the board's track
+    phases: list[str]
+    challenge: str
+    units: int
+    split: dict[str, Any] | None
+    parameters: dict[str, Any]
+
+
 class ContestView(ScoredView):
     """The contest as anyone may see it (no server folder)."""
 
@@ -96,6 +107,7 @@ class ContestView(ScoredView):
     tracks: list[
         TrackView
     ] = []  # a contest of [[track]] tables: each track (absent without; the top level's keys are the first track's)
+    boards: list[BoardView] = []  # phases naming data of their own: each board (absent when no phase names data)
 
 
 class SubmissionView(BaseModel):

@@ -86,7 +86,7 @@ def visible_submissions(
 def contest_view(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
     """The contest as anyone may see it: its summary without the server's folders, whether it is revealed, the open phase."""
     summary = contest.summary()
-    for scored in (summary, *summary.get("tracks", ())):
+    for scored in (summary, *summary.get("tracks", ()), *summary.get("boards", ())):
         for private_path in ("truth", "images"):  # the server's folders are nobody's business
             scored.pop(private_path, None)
         data = {
