@@ -253,10 +253,9 @@ def _full_lines(lines: list[str], group: int) -> NDArray[np.float64] | None:
     values = values.reshape(len(lines), MAX_GUESSES, group)
     labels = values[..., 0]
     if (
-        not np.isfinite(values).all()
+        not ((labels >= 1) & (labels <= N_CLASSES)).all()  # NaN fails both
+        or (group > 1 and not np.isfinite(values[..., 1:]).all())
         or (labels != np.round(labels)).any()
-        or (labels < 1).any()
-        or (labels > N_CLASSES).any()
     ):
         return None  # the line-by-line path names the problem
     return values
