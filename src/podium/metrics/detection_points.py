@@ -233,8 +233,8 @@ def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
 def _compiled_pays(pred: Boxes, truth: Boxes) -> bool:
     """Whether the compiled pass decides: in a process where a kernel has run (Numba is set up), and
     in any process from ``COLD_PAIRS`` pairs of boxes of the same photo on. The NumPy passes hold
-    every pair, 161 bytes each (600 MB at that count), where the compiled pass keeps only the
-    candidates; below it, they take less time than Numba's start (about a second; NumPy takes
+    every pair's two indices, 16 bytes each (64 MB at that count; the IoUs go in blocks), where
+    the compiled pass keeps only the candidates; below it, they take less time than Numba's start (about a second; NumPy takes
     about 0.13 µs a pair). Measured in benchmarks/README.md, camera-traps."""
     if kernels_loaded():
         return True
