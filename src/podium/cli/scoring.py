@@ -147,9 +147,7 @@ def _setup(
     fixed: Mapping[str, object],
 ) -> Setup:
     """The challenge, truth and settings (of the contest's track and phase, ``on``); with a contest, options it fixes (``fixed``: option -> value given) are refused."""
-    from podium.challenges import get
-    from podium.contest import Setup
-    from podium.contest import load as load_contest
+    from podium.contest.setup import Setup
     from podium.core.parameters import parse_settings
 
     raw = parse_settings(settings)
@@ -162,6 +160,9 @@ def _setup(
             if value is not None:
                 raise UsageError(f"{option} names a {option[2:]} of the --contest FILE")
         return Setup(challenge, truth, raw, None)
+    from podium.challenges import get
+    from podium.contest.definition import load as load_contest
+
     contest = load_contest(contest_path).on(*on)
     if challenge is not None and challenge != contest.challenge:
         raise UsageError(f"the contest {contest.id} is a {contest.challenge} contest, not {challenge}")
@@ -208,6 +209,7 @@ def _score(
             scheduler=scheduler,
             progress=progress,
             checks_only=checks_only,
+            scores_only=json_path is None,  # the table shows the scores: no unit table, no per-unit details
             **setup.evaluation(),
         )
     finally:
