@@ -1,4 +1,5 @@
 """The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``token``, ``reveal``, ``rescore``, ``migrate``, ``backup``, ``restore``
+(the organizers' dashboard and its actions: :mod:`podium.cli.organizer`)
 (on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
@@ -594,6 +595,79 @@ def team_invitation_command(name: str, renew: bool, data: Path, database: str | 
 
     with writing(_open(data, database)) as connection:
         click.echo(invitations.code_of(connection, accounts.team_id(connection, name), renew=renew))
+    return EXIT_SCORED
+
+
+def _standing(change: Any, name: str, data: Path, database: str | None, **values: Any) -> dict[str, Any]:
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        answer: dict[str, Any] = change(connection, name, **values)
+        return answer
+
+
+@team_group.command("ban")
+@click.argument("name")
+@database_options
+@guarded
+def team_ban_command(name: str, data: Path, database: str | None) -> int:
+    """Ban a team: its members cannot log in, its tokens are refused, it is off the board; its submissions are kept."""
+    from podium.service.standing import set_team
+
+    _standing(set_team, name, data, database, banned=True)
+    click.echo(f"team {name} is banned")
+    return EXIT_SCORED
+
+
+@team_group.command("unban")
+@click.argument("name")
+@database_options
+@guarded
+def team_unban_command(name: str, data: Path, database: str | None) -> int:
+    """Lift a team's ban: it logs in, submits and is on the board again."""
+    from podium.service.standing import set_team
+
+    _standing(set_team, name, data, database, banned=False)
+    click.echo(f"team {name} is no longer banned")
+    return EXIT_SCORED
+
+
+@team_group.command("approve")
+@click.argument("name")
+@database_options
+@guarded
+def team_approve_command(name: str, data: Path, database: str | None) -> int:
+    """Approve a team that registered itself where the contest sets [service] approval = true: it may submit."""
+    from podium.service.standing import set_team
+
+    _standing(set_team, name, data, database, approved=True)
+    click.echo(f"team {name} is approved")
+    return EXIT_SCORED
+
+
+@user_group.command("ban")
+@click.argument("name")
+@database_options
+@guarded
+def user_ban_command(name: str, data: Path, database: str | None) -> int:
+    """Ban a user: refused at log-in, and every token of theirs refused."""
+    from podium.service.standing import set_user
+
+    _standing(set_user, name, data, database, banned=True)
+    click.echo(f"user {name} is banned")
+    return EXIT_SCORED
+
+
+@user_group.command("unban")
+@click.argument("name")
+@database_options
+@guarded
+def user_unban_command(name: str, data: Path, database: str | None) -> int:
+    """Lift a user's ban."""
+    from podium.service.standing import set_user
+
+    _standing(set_user, name, data, database, banned=False)
+    click.echo(f"user {name} is no longer banned")
     return EXIT_SCORED
 
 

@@ -57,7 +57,8 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     shown: dict[str, int] = {}
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
-    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    shown_teams = select(teams.c.id, teams.c.name).where(~teams.c.banned, teams.c.approved)  # podium.service.standing
+    names = {row.id: row.name for row in connection.execute(shown_teams)}
     on_track = submissions.c.track == contest.track_id
     submitted = set(connection.execute(select(submissions.c.team_id).where(on_track).distinct()).scalars())
     entries = _scored_entries(connection, contest.track_id)

@@ -78,6 +78,10 @@ teams = Table(
     Column(
         "invitation", String(32), nullable=True
     ),  # the code that lets a new member join (podium.service.invitations)
+    Column("banned", Boolean, nullable=False, default=False),  # refused at log-in, upload and API; off the board (0008)
+    Column(
+        "approved", Boolean, nullable=False, default=True
+    ),  # False: registered where [service] approval is on, waiting for an organizer (0008)
     Index("ix_teams_invitation", "invitation", unique=True),
 )
 
@@ -100,6 +104,7 @@ users = Table(
     Column(
         "mail_off", String(256), nullable=False, default=""
     ),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
+    Column("banned", Boolean, nullable=False, default=False),  # refused at log-in and on every request (0008)
 )
 
 tokens = Table(
@@ -153,6 +158,8 @@ submissions = Table(
     Column("finished", UTCDateTime, nullable=True),
     Column("selected", Boolean, nullable=False, default=False),
     Index("ix_submissions_team_created", "team_id", "created"),
+    Index("ix_submissions_created", "created"),  # the dashboard: submissions per day, active teams (0008)
+    Index("ix_submissions_finished", "finished"),  # the dashboard: the last hour's waits and runs (0008)
     Index("ix_submissions_track_team_created", "track", "team_id", "created"),
 )
 
@@ -169,6 +176,9 @@ jobs = Table(
     Column("worker", String(128), nullable=True),
     Column("error", Text, nullable=True),  # podium's own failure in the last attempt
     Column("created", UTCDateTime, nullable=False),
+    Column(
+        "notify", Boolean, nullable=False, default=False
+    ),  # an organizer's re-run: its result is mailed to the team as a first one is (a rescore's are not; 0008)
     UniqueConstraint("submission_id", "round", name="uq_jobs_submission_round"),
     Index("ix_jobs_state_id", "state", "id"),
 )
@@ -215,4 +225,16 @@ outbox = Table(  # e-mail waiting to be sent, or sent (podium.service.mail): wri
     Column("sent", UTCDateTime, nullable=True),
     Column("error", Text, nullable=True),  # the last failure to send
     Index("ix_outbox_sent_next_try", "sent", "next_try"),
+)
+
+announcements = (
+    Table(  # what organizers post on the contest page, newest first (Markdown, rendered with HTML off; 0008)
+        "announcements",
+        metadata,
+        Column("id", Integer, primary_key=True),
+        Column("text", Text, nullable=False),
+        Column("author", String(64), nullable=True),  # the organizer's user name (None: a command)
+        Column("created", UTCDateTime, nullable=False),
+        Index("ix_announcements_created", "created"),
+    )
 )
