@@ -1,5 +1,5 @@
 """The organizers' commands on a database (``podium team ban``, ``rerun``, ``announce``, ``archive``, ``dashboard``),
-and a 1 GiB archive streamed by a real ``podium serve`` in bounded memory."""
+a 1 GiB archive streamed by a real ``podium serve`` in bounded memory, and the upgrade to migration 0008."""
 
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ import zipfile
 from pathlib import Path
 
 from click.testing import CliRunner, Result
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 
 from podium.cli import cli
 from podium.contest import load
 from podium.service import accounts
 from podium.service.database import connect, database_url, migrate, reading, writing
 from podium.service.server import register_contest
+from podium.service.standing import set_team
 from podium.service.statuses import SCORED
-from podium.service.tables import announcements, jobs, submissions, teams, users
+from podium.service.tables import announcements, board_version, jobs, submissions, teams, users
 from served import Serve, open_contest
 from service_helpers import at, write_contest
 
@@ -156,3 +157,43 @@ def test_an_archive_of_a_gibibyte_is_streamed_in_bounded_memory(tmp_path: Path) 
         with archive.open(f"submissions/{ids[-1]}-alpha/files/weights.bin") as member:  # its CRC checked at the end
             while member.read(16 << 20):
                 pass
+
+
+def test_the_upgrade_to_0008_keeps_every_team_approved_and_unbanned_and_a_ban_moves_the_board(
+    database_url: str,
+) -> None:
+    """A database at 0005 with rows, upgraded: the new columns take their defaults; the trigger bumps the board's stamp."""
+    engine = connect(database_url)
+    migrate(engine, "0005")
+    with writing(engine) as connection:
+        connection.execute(
+            text("INSERT INTO teams (id, name, created) VALUES (1, 'alpha', :t), (2, 'beta', :t)"), {"t": NOW}
+        )
+        connection.execute(
+            text(
+                "INSERT INTO users (id, name, team_id, organizer, password_hash, created, email_confirmed, mail_off) "
+                "VALUES (1, 'ann', 1, false, 'x', :t, false, '')"
+            ),
+            {"t": NOW},
+        )
+        submission = _submission(connection, 1)
+        connection.execute(
+            text("INSERT INTO jobs (submission_id, round, state, attempts, created) VALUES (:s, 1, 'done', 1, :t)"),
+            {"s": submission, "t": NOW},
+        )
+    migrate(engine)
+    with writing(engine) as connection:
+        assert connection.execute(
+            select(teams.c.name, teams.c.banned, teams.c.approved).order_by(teams.c.id)
+        ).all() == [
+            ("alpha", False, True),
+            ("beta", False, True),
+        ]
+        assert connection.execute(select(users.c.banned)).scalar_one() is False
+        assert connection.execute(select(jobs.c.notify)).scalar_one() is False
+        stamp = connection.execute(select(board_version.c.version)).scalar_one()
+    with writing(engine) as connection:
+        set_team(connection, "beta", banned=True)
+    with reading(engine) as connection:
+        assert connection.execute(select(board_version.c.version)).scalar_one() == stamp + 1
+    engine.dispose()

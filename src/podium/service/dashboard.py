@@ -3,7 +3,7 @@
 Each figure is one indexed query over the contest's tracks (``tracks``: the
 contest's own, or its ``[[track]]`` ids), so that it stays fast at any number
 of submissions: the submissions by the time they were sent
-(``ix_submissions_created``) or ended (``ix_submissions_finished``), the jobs
+(``ix_submissions_track_created``) or ended (``ix_submissions_track_finished``), the jobs
 by state (``ix_jobs_state_id``). Waits and run times are those of the
 submissions that ended in the last hour: the wait from the job's creation to
 the start of its run, the run from its start to its end.
@@ -72,17 +72,29 @@ def figures(connection: Connection, tracks: list[str], now: datetime) -> dict[st
 
 
 def per_day(connection: Connection, on_tracks: Any, now: datetime) -> list[dict[str, Any]]:
-    """Submissions sent each UTC day of the last :data:`DAYS` days, today last (days without any included)."""
+    """Submissions sent each UTC day of the last :data:`DAYS` days, today last (days without any included).
+
+    The days are counted by the database (``date()`` of the UTC time): 30 rows come back, not one per submission.
+    """
     first = (now - timedelta(days=DAYS - 1)).date()
     start = datetime(first.year, first.month, first.day, tzinfo=now.tzinfo)
-    counts = Counter(
-        created.date()
-        for created in connection.execute(
-            select(submissions.c.created).where(on_tracks, submissions.c.created >= start)
-        ).scalars()
-    )
-    days = [first + timedelta(days=n) for n in range(DAYS)]
-    return [{"day": day.isoformat(), "submissions": counts.get(day, 0)} for day in days]
+    created = submissions.c.created
+    day = func.date(created if connection.dialect.name == "sqlite" else func.timezone("UTC", created))
+    counts = {
+        str(found): int(count)
+        for found, count in connection.execute(
+            select(day, func.count()).where(on_tracks, created >= start).group_by(day)
+        )
+    }
+    days = [(first + timedelta(days=n)).isoformat() for n in range(DAYS)]
+    return [{"day": day, "submissions": counts.get(day, 0)} for day in days]
+
+
+def _seconds(connection: Connection, later: Any, earlier: Any) -> Any:
+    """``later - earlier`` in seconds, computed by the database (no time is decoded row by row)."""
+    if connection.dialect.name == "sqlite":
+        return (func.julianday(later) - func.julianday(earlier)) * 86_400.0
+    return func.extract("epoch", later - earlier)
 
 
 def _active(connection: Connection, on_tracks: Any, since: datetime) -> int:
@@ -100,7 +112,12 @@ def queue_figures(connection: Connection, on_tracks: Any, now: datetime) -> dict
     length, oldest = connection.execute(waiting).one()
     running = select(func.count()).select_from(jobs.join(submissions)).where(jobs.c.state == JOB_RUNNING, on_tracks)
     ended = connection.execute(
-        select(submissions.c.id, submissions.c.started, submissions.c.finished, jobs.c.created)
+        select(
+            submissions.c.id,
+            jobs.c.id.label("job"),
+            _seconds(connection, submissions.c.started, jobs.c.created).label("wait"),
+            _seconds(connection, submissions.c.finished, submissions.c.started).label("run"),
+        )
         .join(jobs)
         .where(
             submissions.c.finished >= now - timedelta(hours=1),
@@ -109,17 +126,17 @@ def queue_figures(connection: Connection, on_tracks: Any, now: datetime) -> dict
             on_tracks,
         )
     ).all()
-    queued_at: dict[int, Any] = {}
-    for row in ended:  # the job that ran last: the newest created before the run started
-        if row.id not in queued_at or row.created > queued_at[row.id].created:
-            queued_at[row.id] = row
-    waits = [(r.started - r.created).total_seconds() for r in queued_at.values()]
-    runs = [(r.finished - r.started).total_seconds() for r in queued_at.values()]
+    last_job: dict[int, Any] = {}
+    for row in ended:  # the job that ran last: the newest created before the run started (the smallest wait)
+        if row.id not in last_job or row.wait < last_job[row.id].wait:
+            last_job[row.id] = row
+    waits = [round(float(r.wait), 3) for r in last_job.values()]  # to the millisecond: julianday's float is not exact
+    runs = [round(float(r.run), 3) for r in last_job.values()]
     return {
         "queued": int(length),
         "running": int(connection.execute(running).scalar() or 0),
         "oldest_wait_s": None if oldest is None else max(0.0, (now - oldest).total_seconds()),
-        "ended_last_hour": len(queued_at),
+        "ended_last_hour": len(last_job),
         "median_wait_s": statistics.median(waits) if waits else None,
         "median_run_s": statistics.median(runs) if runs else None,
     }
@@ -198,7 +215,7 @@ def recent(connection: Connection, tracks: list[str], limit: int = RECENT) -> li
         )
         .join(teams)
         .where(submissions.c.track.in_(tracks))
-        .order_by(submissions.c.id.desc())
+        .order_by(submissions.c.created.desc(), submissions.c.id.desc())  # ix_submissions_track_created, read backwards
         .limit(limit)
     )
     return list(connection.execute(query))

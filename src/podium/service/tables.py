@@ -158,8 +158,8 @@ submissions = Table(
     Column("finished", UTCDateTime, nullable=True),
     Column("selected", Boolean, nullable=False, default=False),
     Index("ix_submissions_team_created", "team_id", "created"),
-    Index("ix_submissions_created", "created"),  # the dashboard: submissions per day, active teams (0008)
-    Index("ix_submissions_finished", "finished"),  # the dashboard: the last hour's waits and runs (0008)
+    Index("ix_submissions_track_created", "track", "created"),  # the dashboard: per day, active teams (0008)
+    Index("ix_submissions_track_finished", "track", "finished"),  # the dashboard: the last hour's waits and runs (0008)
     Index("ix_submissions_track_team_created", "track", "team_id", "created"),
 )
 

@@ -7,7 +7,7 @@ Create Date: 2026-11-26
 Columns are added with plain ``ALTER TABLE ... ADD COLUMN`` (no table is
 rebuilt on SQLite, so the triggers of revision 0003 stay). A ban or an
 approval changes the leaderboard, so a trigger bumps its version stamp as
-0003's do. Two indexes serve the dashboard's figures: submissions by the time
+0003's do. Two indexes serve the dashboard's figures: a track's submissions by the time
 they were sent, and by the time they ended (the last hour's waits and runs).
 """
 
@@ -28,8 +28,8 @@ def upgrade() -> None:
     op.add_column("teams", sa.Column("approved", sa.Boolean(), nullable=False, server_default=sa.true()))
     op.add_column("users", sa.Column("banned", sa.Boolean(), nullable=False, server_default=sa.false()))
     op.add_column("jobs", sa.Column("notify", sa.Boolean(), nullable=False, server_default=sa.false()))
-    op.create_index("ix_submissions_created", "submissions", ["created"], unique=False)
-    op.create_index("ix_submissions_finished", "submissions", ["finished"], unique=False)
+    op.create_index("ix_submissions_track_created", "submissions", ["track", "created"], unique=False)
+    op.create_index("ix_submissions_track_finished", "submissions", ["track", "finished"], unique=False)
     op.create_table(
         "announcements",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -55,8 +55,8 @@ def downgrade() -> None:
     )
     op.drop_index("ix_announcements_created", table_name="announcements")
     op.drop_table("announcements")
-    op.drop_index("ix_submissions_finished", table_name="submissions")
-    op.drop_index("ix_submissions_created", table_name="submissions")
+    op.drop_index("ix_submissions_track_finished", table_name="submissions")
+    op.drop_index("ix_submissions_track_created", table_name="submissions")
     with op.batch_alter_table("jobs", schema=None) as batch_op:
         batch_op.drop_column("notify")
     with op.batch_alter_table("users", schema=None) as batch_op:
