@@ -11,6 +11,7 @@ import json
 import re
 import statistics
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from collections import Counter
@@ -393,25 +394,70 @@ def _organizer_token(service: Service, now: Any) -> str:
         return accounts.new_token(connection, None, True, "test", now)
 
 
-def test_the_dashboard_page_shows_the_figures_and_its_forms_work_without_javascript(served: Served) -> None:
+def _session(served: Served, user: str, target: str) -> tuple[Any, str, str]:
+    """A cookie-keeping opener logged in as ``user`` through the log-in form; the page it lands on, and its CSRF token."""
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     with opener.open(served.live.url + "/login", timeout=30) as response:
         login_csrf = re.search(r'name="login_csrf" value="([^"]+)"', response.read().decode())
     assert login_csrf is not None
-    form = f"user=olga&password=olga-password-1&next=/organizer&login_csrf={login_csrf.group(1)}".encode()
+    form = f"user={user}&password={PASSWORD.format(user)}&next={target}&login_csrf={login_csrf.group(1)}".encode()
     with opener.open(served.live.url + "/login", data=form, timeout=30) as response:
         page = response.read().decode()
-    assert "Organizers' dashboard" in page and "Failures by cause" in page and "Submissions per day" in page
     csrf = re.search(r'name="csrf" value="([^"]+)"', page)
     assert csrf is not None
-    posted = f"csrf={csrf.group(1)}&team=delta&action=ban".encode()
-    with opener.open(served.live.url + "/organizer/team", data=posted, timeout=30) as response:
-        assert "team delta is banned" in response.read().decode()
+    return opener, page, csrf.group(1)
+
+
+def _post(served: Served, opener: Any, path: str, fields: dict[str, str]) -> str:
+    """The page a form posted without JavaScript ends on (after its redirect)."""
+    with opener.open(served.live.url + path, data=urllib.parse.urlencode(fields).encode(), timeout=30) as response:
+        return str(response.read().decode())
+
+
+def test_the_dashboard_page_shows_the_figures_and_its_forms_work_without_javascript(served: Served) -> None:
+    sent = served.upload("delta")
+    served.score_all()
+    opener, page, csrf = _session(served, "olga", "/organizer")
+    assert "Organizers' dashboard" in page and "Failures by cause" in page and "Submissions per day" in page
+    assert "team delta is banned" in _post(
+        served, opener, "/organizer/team", {"csrf": csrf, "team": "delta", "action": "ban"}
+    )
     assert "delta" not in _board_teams(served)
-    with opener.open(
-        served.live.url + "/organizer/team", data=f"csrf={csrf.group(1)}&team=delta&action=unban".encode(), timeout=30
-    ) as response:
-        assert "team delta is no longer banned" in response.read().decode()
-    with pytest.raises(urllib.error.HTTPError) as forged:
-        opener.open(served.live.url + "/organizer/team", data=b"csrf=wrong&team=delta&action=ban", timeout=30)
-    assert forged.value.code == 403
+    done = _post(served, opener, "/organizer/team", {"csrf": csrf, "team": "delta", "action": "unban"})
+    assert "team delta is no longer banned" in done
+    rerun = _post(served, opener, "/organizer/rerun", {"csrf": csrf, "submission": f"#{sent.body['id']}"})
+    assert f"submission {sent.body['id']} is queued to be scored again, in round 2" in rerun
+    served.score_all()
+    assert "user gus is banned" in _post(
+        served, opener, "/organizer/user", {"csrf": csrf, "user": "gus", "action": "ban"}
+    )
+    assert _login(served, "gus").status == 403
+    _post(served, opener, "/organizer/user", {"csrf": csrf, "user": "gus", "action": "unban"})
+    assert "is on the contest page" in _post(
+        served, opener, "/organizer/announcements", {"csrf": csrf, "text": "Page *news*"}
+    )
+    posted = next(a for a in served.call("GET", "/api/announcements").body if a["text"] == "Page *news*")
+    assert posted["html"] == "<p>Page <em>news</em></p>\n"
+    removed = _post(served, opener, "/organizer/announcements/remove", {"csrf": csrf, "id": str(posted["id"])})
+    assert f"announcement {posted['id']} is removed" in removed
+    for path, fields in (
+        ("/organizer/team", {"team": "delta", "action": "ban"}),
+        ("/organizer/rerun", {"submission": "1"}),
+    ):
+        with pytest.raises(urllib.error.HTTPError) as forged:  # without the session's CSRF token
+            _post(served, opener, path, {**fields, "csrf": "wrong"})
+        assert forged.value.code == 403
+    member, _, member_csrf = _session(served, "gus", "/submissions")  # a team's member, with a right CSRF token
+    for path, fields in (
+        ("/organizer/team", {"team": "delta", "action": "ban"}),
+        ("/organizer/user", {"user": "bob", "action": "ban"}),
+        ("/organizer/rerun", {"submission": "1"}),
+        ("/organizer/announcements", {"text": "hi"}),
+        ("/organizer/announcements/remove", {"id": "1"}),
+    ):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _post(served, member, path, {**fields, "csrf": member_csrf})
+        assert refused.value.code == 403, path
+    with pytest.raises(urllib.error.HTTPError) as archive:
+        member.open(served.live.url + "/organizer/archive?what=results", timeout=30)
+    assert archive.value.code == 403

@@ -598,77 +598,60 @@ def team_invitation_command(name: str, renew: bool, data: Path, database: str | 
     return EXIT_SCORED
 
 
-def _standing(change: Any, name: str, data: Path, database: str | None, **values: Any) -> dict[str, Any]:
-    from podium.service.database import writing
+def _standing_command(group: click.Group, verb: str, summary: str, change: str, said: str, **values: bool) -> Any:
+    """The command ``podium team|user VERB NAME``: ``podium.service.standing``'s ``change`` with ``values``, then ``said``."""
 
-    with writing(_open(data, database)) as connection:
-        answer: dict[str, Any] = change(connection, name, **values)
-        return answer
+    @group.command(verb, help=summary)
+    @click.argument("name")
+    @database_options
+    @guarded
+    def command(name: str, data: Path, database: str | None) -> int:
+        from podium.service import standing
+        from podium.service.database import writing
 
+        with writing(_open(data, database)) as connection:
+            getattr(standing, change)(connection, name, **values)
+        click.echo(said.format(name))
+        return EXIT_SCORED
 
-@team_group.command("ban")
-@click.argument("name")
-@database_options
-@guarded
-def team_ban_command(name: str, data: Path, database: str | None) -> int:
-    """Ban a team: its members cannot log in, its tokens are refused, it is off the board; its submissions are kept."""
-    from podium.service.standing import set_team
-
-    _standing(set_team, name, data, database, banned=True)
-    click.echo(f"team {name} is banned")
-    return EXIT_SCORED
+    return command
 
 
-@team_group.command("unban")
-@click.argument("name")
-@database_options
-@guarded
-def team_unban_command(name: str, data: Path, database: str | None) -> int:
-    """Lift a team's ban: it logs in, submits and is on the board again."""
-    from podium.service.standing import set_team
-
-    _standing(set_team, name, data, database, banned=False)
-    click.echo(f"team {name} is no longer banned")
-    return EXIT_SCORED
-
-
-@team_group.command("approve")
-@click.argument("name")
-@database_options
-@guarded
-def team_approve_command(name: str, data: Path, database: str | None) -> int:
-    """Approve a team that registered itself where the contest sets [service] approval = true: it may submit."""
-    from podium.service.standing import set_team
-
-    _standing(set_team, name, data, database, approved=True)
-    click.echo(f"team {name} is approved")
-    return EXIT_SCORED
-
-
-@user_group.command("ban")
-@click.argument("name")
-@database_options
-@guarded
-def user_ban_command(name: str, data: Path, database: str | None) -> int:
-    """Ban a user: refused at log-in, and every token of theirs refused."""
-    from podium.service.standing import set_user
-
-    _standing(set_user, name, data, database, banned=True)
-    click.echo(f"user {name} is banned")
-    return EXIT_SCORED
-
-
-@user_group.command("unban")
-@click.argument("name")
-@database_options
-@guarded
-def user_unban_command(name: str, data: Path, database: str | None) -> int:
-    """Lift a user's ban."""
-    from podium.service.standing import set_user
-
-    _standing(set_user, name, data, database, banned=False)
-    click.echo(f"user {name} is no longer banned")
-    return EXIT_SCORED
+team_ban_command = _standing_command(
+    team_group,
+    "ban",
+    "Ban a team: its members cannot log in, its tokens are refused, it is off the board; its submissions are kept.",
+    "set_team",
+    "team {} is banned",
+    banned=True,
+)
+team_unban_command = _standing_command(
+    team_group,
+    "unban",
+    "Lift a team's ban: it logs in, submits and is on the board again.",
+    "set_team",
+    "team {} is no longer banned",
+    banned=False,
+)
+team_approve_command = _standing_command(
+    team_group,
+    "approve",
+    "Approve a team that registered itself where the contest sets [service] approval = true: it may submit.",
+    "set_team",
+    "team {} is approved",
+    approved=True,
+)
+user_ban_command = _standing_command(
+    user_group,
+    "ban",
+    "Ban a user: refused at log-in, and every token of theirs refused.",
+    "set_user",
+    "user {} is banned",
+    banned=True,
+)
+user_unban_command = _standing_command(
+    user_group, "unban", "Lift a user's ban.", "set_user", "user {} is no longer banned", banned=False
+)
 
 
 @click.command("reveal")

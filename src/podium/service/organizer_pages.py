@@ -107,7 +107,7 @@ async def user_action(service: ServiceDep, request: Request) -> Response:
     banned = form["action"] == "ban"
     try:
         with writing(service.engine) as connection:
-            user = standing.set_user(connection, form.get("user", ""), banned)
+            user = standing.set_user(connection, form.get("user", ""), banned=banned)
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
     return _back(request, f"user {user['user']} is {'banned' if banned else 'no longer banned'}")

@@ -31,7 +31,7 @@ def set_team(
     return {"team": row.name, "banned": bool(row.banned), "approved": bool(row.approved)}
 
 
-def set_user(connection: Connection, name: str, banned: bool) -> dict[str, Any]:
+def set_user(connection: Connection, name: str, *, banned: bool) -> dict[str, Any]:
     """Ban a user, or let them back; the user's standing after it."""
     if connection.execute(update(users).where(users.c.name == name[:64]).values(banned=banned)).rowcount == 0:
         raise UsageError(f"no user {name[:80]!r}")

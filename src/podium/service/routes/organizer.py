@@ -146,12 +146,12 @@ def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str,
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")
 def ban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_user, name, True)
+    return _changed(service, standing.set_user, name, banned=True)
 
 
 @router.post("/users/{name}/unban", response_model=UserStanding, summary="Organizers: lift a user's ban")
 def unban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_user, name, False)
+    return _changed(service, standing.set_user, name, banned=False)
 
 
 @router.post(
