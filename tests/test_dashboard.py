@@ -307,11 +307,11 @@ def test_a_failed_programs_cause_is_read_from_the_reason_podium_writes(
     assert cause(REJECTED, reason) == "checks" and cause(ERROR, None) == "podium"
 
 
-def test_the_dashboards_figures_equal_the_counts_of_the_rows(tmp_path: Path) -> None:
-    """Rows of every kind written straight to a database of their own; the figures counted again from them here."""
+def test_the_dashboards_figures_equal_the_counts_of_the_rows(tmp_path: Path, database_url: str) -> None:
+    """Rows of every kind written straight to a database of their own (SQLite, PostgreSQL); the figures counted again from them here."""
     contest = write_contest(tmp_path / "contest")
     now = at("2026-03-10T12:00:00Z")
-    service, _ = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("a", "b", "c"), Clock(now))
+    service, _ = set_up(database_url, contest, tmp_path / "data", ("a", "b", "c"), Clock(now))
     reasons = {
         FAILED: ["it was stopped at the time limit of 5 s", "it was stopped at the memory limit of 512 MB", "exit 3"],
         REJECTED: ["image_0001.png: not a PNG"],
