@@ -24,6 +24,8 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
+    true,
 )
 from sqlalchemy.types import TypeDecorator
 
@@ -78,10 +80,13 @@ teams = Table(
     Column(
         "invitation", String(32), nullable=True
     ),  # the code that lets a new member join (podium.service.invitations)
-    Column("banned", Boolean, nullable=False, default=False),  # refused at log-in, upload and API; off the board (0008)
+    # the columns of 0008 have the database's defaults (server_default): an insert that names only older columns still works
     Column(
-        "approved", Boolean, nullable=False, default=True
-    ),  # False: registered where [service] approval is on, waiting for an organizer (0008)
+        "banned", Boolean, nullable=False, server_default=false()
+    ),  # refused at log-in, upload and API; off the board
+    Column(
+        "approved", Boolean, nullable=False, server_default=true()
+    ),  # False: registered where [service] approval is on, waiting for an organizer
     Index("ix_teams_invitation", "invitation", unique=True),
 )
 
@@ -104,7 +109,7 @@ users = Table(
     Column(
         "mail_off", String(256), nullable=False, default=""
     ),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
-    Column("banned", Boolean, nullable=False, default=False),  # refused at log-in and on every request (0008)
+    Column("banned", Boolean, nullable=False, server_default=false()),  # refused at log-in and on every request (0008)
 )
 
 tokens = Table(
@@ -177,7 +182,7 @@ jobs = Table(
     Column("error", Text, nullable=True),  # podium's own failure in the last attempt
     Column("created", UTCDateTime, nullable=False),
     Column(
-        "notify", Boolean, nullable=False, default=False
+        "notify", Boolean, nullable=False, server_default=false()
     ),  # an organizer's re-run: its result is mailed to the team as a first one is (a rescore's are not; 0008)
     UniqueConstraint("submission_id", "round", name="uq_jobs_submission_round"),
     Index("ix_jobs_state_id", "state", "id"),
