@@ -26,7 +26,7 @@ from sqlalchemy import insert, select, update
 
 from podium.runner.process import Limits, RunReport
 from podium.scoring.run import _why
-from podium.service import accounts, heartbeats, mail, state
+from podium.service import accounts, announcements, heartbeats, mail, state
 from podium.service.dashboard import cause
 from podium.service.database import reading, writing
 from podium.service.statuses import ERROR, FAILED, JOB_DONE, JOB_QUEUED, JOB_RUNNING, REJECTED, SCORED
@@ -262,6 +262,10 @@ def test_an_announcement_is_shown_to_anyone_newest_first_its_html_escaped_and_re
     assert removed.body == {"id": first.body["id"], "removed": True}
     assert first.body["id"] not in [a["id"] for a in served.call("GET", "/api/announcements").body]
     assert served.call("POST", "/api/announcements", served.organizer(), json_body={"text": "  "}).status == 422
+    with writing(served.service.engine) as connection:  # another contest's, in a database serving several
+        other = announcements.post(connection, "another-contest", "Not ours", None, served.clock())
+    assert "Not ours" not in [a["text"] for a in served.call("GET", "/api/announcements").body]
+    assert served.call("DELETE", f"/api/announcements/{other['id']}", served.organizer()).status == 404
     with writing(served.service.engine) as connection:
         mail.turn_off(connection)
 

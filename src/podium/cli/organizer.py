@@ -87,19 +87,21 @@ def announce_command(
     text: str | None, path: Path | None, remove_id: int | None, data: Path, database: str | None
 ) -> int:
     """Post an announcement (Markdown) on the contest page, mailed to users who keep news on; or remove one."""
-    from podium.service import announcements
+    from podium.service import announcements, state
     from podium.service.database import writing
 
     if sum(x is not None for x in (text, path, remove_id)) != 1:
         raise UsageError("give the announcement's TEXT, or --file F, or --remove ID")
-    with writing(_open(data, database)) as connection:
+    engine = _open(data, database)
+    contest = state.ContestCache(engine).get().id
+    with writing(engine) as connection:
         if remove_id is not None:
-            if not announcements.remove(connection, remove_id):
+            if not announcements.remove(connection, contest, remove_id):
                 raise UsageError(f"no announcement {remove_id}")
             click.echo(f"announcement {remove_id} is removed")
             return EXIT_SCORED
         body = text if path is None else path.read_text(encoding="utf-8", errors="replace")
-        posted = announcements.post(connection, body or "", None, utc_now())
+        posted = announcements.post(connection, contest, body or "", None, utc_now())
     click.echo(f"announcement {posted['id']} is on the contest page")
     return EXIT_SCORED
 

@@ -38,27 +38,33 @@ def html(text: str) -> str:
     return _markdown().render(text)
 
 
-def post(connection: Connection, text: str, author: str | None, now: datetime) -> dict[str, Any]:
-    """Post an announcement and mail it (when mail is on); the announcement as :func:`newest` shows it."""
+def post(connection: Connection, contest: str, text: str, author: str | None, now: datetime) -> dict[str, Any]:
+    """Post an announcement of the contest ``contest`` (its id) and mail it (when mail is on); the announcement as :func:`newest` shows it."""
     text = text.strip()
     if not text:
         raise UsageError("the announcement is empty")
     if len(text) > MAX_TEXT:
         raise UsageError(f"the announcement has {len(text):,} characters; at most {MAX_TEXT:,}")
-    values = {"text": text, "author": author, "created": now}
+    values = {"contest": contest, "text": text, "author": author, "created": now}
     announcement_id = int(connection.execute(insert(announcements).values(**values)).inserted_primary_key[0])  # type: ignore[index]
     mail.news(connection, text, now)
     return _shown(announcement_id, text, author, now)
 
 
-def remove(connection: Connection, announcement_id: int) -> bool:
-    """Remove an announcement; whether there was one."""
-    return connection.execute(delete(announcements).where(announcements.c.id == announcement_id)).rowcount > 0
+def remove(connection: Connection, contest: str, announcement_id: int) -> bool:
+    """Remove an announcement of ``contest``; whether there was one."""
+    mine = (announcements.c.id == announcement_id, announcements.c.contest == contest)
+    return connection.execute(delete(announcements).where(*mine)).rowcount > 0
 
 
-def newest(connection: Connection, limit: int = SHOWN) -> list[dict[str, Any]]:
-    """The newest announcements first, each with its HTML."""
-    query = select(announcements).order_by(announcements.c.created.desc(), announcements.c.id.desc()).limit(limit)
+def newest(connection: Connection, contest: str, limit: int = SHOWN) -> list[dict[str, Any]]:
+    """The newest announcements of ``contest`` first, each with its HTML."""
+    query = (
+        select(announcements)
+        .where(announcements.c.contest == contest)
+        .order_by(announcements.c.created.desc(), announcements.c.id.desc())
+        .limit(limit)
+    )
     return [_shown(r.id, r.text, r.author, r.created) for r in connection.execute(query)]
 
 

@@ -49,7 +49,7 @@ def organizer_page(service: ServiceDep, request: Request, done: str | None = Non
     with reading(service.engine) as connection:
         figures = dashboard.figures(connection, tracks, now)
         teams, rows = dashboard.team_rows(connection, tracks), dashboard.recent(connection, tracks)
-        news = announcements.newest(connection)
+        news = announcements.newest(connection, service.contests.get().id)
         round_, revealed = state.current_round(connection), state.revealed_at(connection)
     return render_page(
         service,
@@ -132,7 +132,8 @@ async def announce_action(service: ServiceDep, request: Request) -> Response:
     form, who = await _organizer_form(service, request)
     try:
         with writing(service.engine) as connection:
-            announcements.post(connection, form.get("text", ""), author_of(connection, who), service.clock())
+            author = author_of(connection, who)
+            announcements.post(connection, service.contests.get().id, form.get("text", ""), author, service.clock())
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
     return _back(request, "the announcement is on the contest page")
@@ -143,7 +144,7 @@ async def unannounce_action(service: ServiceDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
     text = form.get("id", "")
     with writing(service.engine) as connection:
-        if not text.isdigit() or not announcements.remove(connection, int(text[:10])):
+        if not text.isdigit() or not announcements.remove(connection, service.contests.get().id, int(text[:10])):
             raise HTTPException(404, "no such announcement")
     return _back(request, f"announcement {int(text)} is removed")
 

@@ -177,7 +177,7 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
         status = str(closed)
     with reading(service.engine) as connection:
         revealed = state.is_revealed(connection, contest, now)
-        news = announcements.newest(connection)
+        news = announcements.newest(connection, contest.id)
     challenge = get(contest.challenge)
     return render_page(
         service,

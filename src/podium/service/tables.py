@@ -237,9 +237,10 @@ announcements = (
         "announcements",
         metadata,
         Column("id", Integer, primary_key=True),
+        Column("contest", String(64), nullable=False),  # the contest's id: each contest its own announcements
         Column("text", Text, nullable=False),
         Column("author", String(64), nullable=True),  # the organizer's user name (None: a command)
         Column("created", UTCDateTime, nullable=False),
-        Index("ix_announcements_created", "created"),
+        Index("ix_announcements_contest_created", "contest", "created"),
     )
 )

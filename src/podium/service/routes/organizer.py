@@ -189,8 +189,8 @@ def archive(
 
 
 @router.get("/announcements", response_model=list[Announcement], summary="The organizers' announcements, newest first")
-def list_announcements(connection: ReadingDep) -> list[dict[str, Any]]:
-    return announcements.newest(connection)
+def list_announcements(service: ServiceDep, connection: ReadingDep) -> list[dict[str, Any]]:
+    return announcements.newest(connection, service.contests.get().id)
 
 
 @router.post(
@@ -203,7 +203,8 @@ def list_announcements(connection: ReadingDep) -> list[dict[str, Any]]:
 def post_announcement(service: ServiceDep, who: OrganizerDep, body: NewAnnouncement) -> dict[str, Any]:
     try:
         with writing(service.engine) as connection:
-            return announcements.post(connection, body.text, author_of(connection, who), service.clock())
+            author = author_of(connection, who)
+            return announcements.post(connection, service.contests.get().id, body.text, author, service.clock())
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
 
@@ -211,7 +212,8 @@ def post_announcement(service: ServiceDep, who: OrganizerDep, body: NewAnnouncem
 @router.delete("/announcements/{announcement_id}", response_model=Removed, summary="Organizers: remove an announcement")
 def remove_announcement(service: ServiceDep, who: OrganizerDep, announcement_id: int) -> dict[str, Any]:
     with writing(service.engine) as connection:
-        if not known_id(announcement_id) or not announcements.remove(connection, announcement_id):
+        served = service.contests.get().id
+        if not known_id(announcement_id) or not announcements.remove(connection, served, announcement_id):
             raise HTTPException(404, f"no announcement {announcement_id}")
     return {"id": announcement_id, "removed": True}
 

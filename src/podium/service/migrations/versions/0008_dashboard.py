@@ -33,12 +33,13 @@ def upgrade() -> None:
     op.create_table(
         "announcements",
         sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("contest", sa.String(length=64), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
         sa.Column("author", sa.String(length=64), nullable=True),
         sa.Column("created", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index("ix_announcements_created", "announcements", ["created"], unique=False)
+    op.create_index("ix_announcements_contest_created", "announcements", ["contest", "created"], unique=False)
     name, table, event = STANDING
     if op.get_bind().dialect.name == "postgresql":
         op.execute(
@@ -53,7 +54,7 @@ def downgrade() -> None:
     op.execute(
         f"DROP TRIGGER {name} ON {table}" if op.get_bind().dialect.name == "postgresql" else f"DROP TRIGGER {name}"
     )
-    op.drop_index("ix_announcements_created", table_name="announcements")
+    op.drop_index("ix_announcements_contest_created", table_name="announcements")
     op.drop_table("announcements")
     op.drop_index("ix_submissions_track_finished", table_name="submissions")
     op.drop_index("ix_submissions_track_created", table_name="submissions")
