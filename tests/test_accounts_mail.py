@@ -638,7 +638,7 @@ def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_pa
         assert web.go("/account/mail", {"csrf": csrf, "email": "not an address"})[0] == 422
         assert web.go("/account/mail", {"csrf": csrf, "email": "dana@delta.test", "scored": "on"})[0] == 303
         with reading(service.engine) as connection:
-            assert mail.kinds_off(accounts.user_row(connection, "dana")) == {"failed", "phase", "revealed"}
+            assert mail.kinds_off(accounts.user_row(connection, "dana")) == {"failed", "news", "phase", "revealed"}
         assert web.go("/account/invitation", {"csrf": csrf})[0] == 303
         assert code not in web.go("/account")[1]
         assert web.go("/account/reset-link", {"csrf": csrf, "user": "dana"})[0] == 403  # organizers only

@@ -34,6 +34,14 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.service:account_command",
         "Your account (with a token from logging in): your address, your notifications, your team's invitation code.",
     ),
+    "announce": (
+        "podium.cli.organizer:announce_command",
+        "Post an announcement (Markdown) on the contest page, mailed to users who keep news on; or remove one.",
+    ),
+    "archive": (
+        "podium.cli.organizer:archive_command",
+        "Write every submission's files, or every result document, to the zip archive OUT.",
+    ),
     "backup": (
         "podium.cli.service:backup_command",
         "Write the contest (database, stored submissions, results) to the archive OUT, while it is served.",
@@ -48,6 +56,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html.",
     ),
     "contest": ("podium.cli.scoring:contest_group", "Contest files (contest.toml)."),
+    "dashboard": (
+        "podium.cli.organizer:dashboard_command",
+        "The organizers' dashboard: submissions per day, active teams, the queue, the workers, failures by cause.",
+    ),
     "demo": (
         "podium.cli.scoring:demo_command",
         "Generate a small synthetic test set for every challenge and score a sample submission.",
@@ -79,6 +91,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     "rescore": (
         "podium.cli.service:rescore_command",
         "Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept.",
+    ),
+    "rerun": (
+        "podium.cli.organizer:rerun_command",
+        "Score one submission again, in a round of its own: earlier results are kept, the board takes the new one, the team is told.",
     ),
     "restore": (
         "podium.cli.service:restore_command",

@@ -1,4 +1,5 @@
 """The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``token``, ``reveal``, ``rescore``, ``migrate``, ``backup``, ``restore``
+(the organizers' dashboard and its actions: :mod:`podium.cli.organizer`)
 (on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
@@ -595,6 +596,62 @@ def team_invitation_command(name: str, renew: bool, data: Path, database: str | 
     with writing(_open(data, database)) as connection:
         click.echo(invitations.code_of(connection, accounts.team_id(connection, name), renew=renew))
     return EXIT_SCORED
+
+
+def _standing_command(group: click.Group, verb: str, summary: str, change: str, said: str, **values: bool) -> Any:
+    """The command ``podium team|user VERB NAME``: ``podium.service.standing``'s ``change`` with ``values``, then ``said``."""
+
+    @group.command(verb, help=summary)
+    @click.argument("name")
+    @database_options
+    @guarded
+    def command(name: str, data: Path, database: str | None) -> int:
+        from podium.service import standing
+        from podium.service.database import writing
+
+        with writing(_open(data, database)) as connection:
+            getattr(standing, change)(connection, name, **values)
+        click.echo(said.format(name))
+        return EXIT_SCORED
+
+    return command
+
+
+team_ban_command = _standing_command(
+    team_group,
+    "ban",
+    "Ban a team: its members cannot log in, its tokens are refused, it is off the board; its submissions are kept.",
+    "set_team",
+    "team {} is banned",
+    banned=True,
+)
+team_unban_command = _standing_command(
+    team_group,
+    "unban",
+    "Lift a team's ban: it logs in, submits and is on the board again.",
+    "set_team",
+    "team {} is no longer banned",
+    banned=False,
+)
+team_approve_command = _standing_command(
+    team_group,
+    "approve",
+    "Approve a team that registered itself where the contest sets [service] approval = true: it may submit.",
+    "set_team",
+    "team {} is approved",
+    approved=True,
+)
+user_ban_command = _standing_command(
+    user_group,
+    "ban",
+    "Ban a user: refused at log-in, and every token of theirs refused.",
+    "set_user",
+    "user {} is banned",
+    banned=True,
+)
+user_unban_command = _standing_command(
+    user_group, "unban", "Lift a user's ban.", "set_user", "user {} is no longer banned", banned=False
+)
 
 
 @click.command("reveal")

@@ -35,6 +35,7 @@
                                      # failed_per_day [default: 5 when a phase takes programs], rejected_per_hour [default: 20]
     [ranking]                        # by [default: the challenge's rule], decimals, final = best | last | selected, max_selected
     [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false],
+                                     # approval: a self-registered team waits for an organizer [default: false],
                                      # unpack_ratio: an archive may unpack to this many times its size [default: 20],
                                      # terms: a Markdown file of the terms sign-up asks to accept
 

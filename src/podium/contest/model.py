@@ -358,6 +358,11 @@ class Service(Table):
     self_registration: bool = Field(
         default=False, title="true or false", description="Whether teams may register themselves (POST /api/register)."
     )
+    approval: bool = Field(
+        default=False,
+        title="true or false",
+        description="Whether a team that registers itself waits for an organizer's approval before it may submit.",
+    )
     unpack_ratio: float = Field(
         default=DEFAULT_UNPACK_RATIO,
         gt=0,

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, or_, select, update
 
 from podium.core.errors import UsageError
-from podium.service.tables import submissions, teams, tokens, users
+from podium.service.tables import teams, tokens, users
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
@@ -49,6 +49,10 @@ class Caller:
     team: str | None
     organizer: bool
     user_id: int | None = None  # the user whose log-in made the token (None: a team's token made by a command)
+    refused: str | None = (
+        None  # why every request is refused (403): the team or the user is banned (podium.service.standing)
+    )
+    approved: bool = True  # False: the team waits for an organizer's approval and may not upload yet
 
 
 def check_name(name: str, what: str) -> str:
@@ -84,13 +88,15 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def add_team(connection: Connection, name: str, now: datetime) -> int:
+def add_team(connection: Connection, name: str, now: datetime, *, approved: bool = True) -> int:
+    """Add a team; ``approved=False``: it waits for an organizer before it may submit (``[service] approval``)."""
     check_name(name, "team name")
     if connection.execute(
         select(teams.c.name).where(func.lower(teams.c.name) == name.lower())
     ).first():  # "Alpha" would pose as "alpha"
         raise NameTaken(f"there is already a team {name!r} (names differing only in case are one name)")
-    return int(connection.execute(insert(teams).values(name=name, created=now)).inserted_primary_key[0])  # type: ignore[index]
+    added = connection.execute(insert(teams).values(name=name, created=now, approved=approved))
+    return int(added.inserted_primary_key[0])  # type: ignore[index]
 
 
 def team_id(connection: Connection, name: str) -> int:
@@ -154,6 +160,16 @@ def user_row(connection: Connection, name: str) -> Any:
     return connection.execute(select(users).where(users.c.name == name[:64])).first()
 
 
+def login_refusal(connection: Connection, row: Any) -> str | None:
+    """Why the user of ``row`` (:func:`user_row`) may not log in: they or their team are banned; ``None`` otherwise."""
+    team = (
+        None
+        if row.team_id is None
+        else connection.execute(select(teams.c.name).where(teams.c.id == row.team_id, teams.c.banned)).scalar()
+    )
+    return refusal(team, row.name if row.banned else None)
+
+
 def remove_user(connection: Connection, name: str) -> None:
     """Remove a user and every token their log-ins made."""
     row = user_row(connection, name)
@@ -202,15 +218,37 @@ def new_token(
 
 def _caller(connection: Connection, token: str, now: datetime, session: bool) -> Caller | None:
     row = connection.execute(
-        select(tokens.c.team_id, tokens.c.organizer, tokens.c.user_id, teams.c.name)
-        .select_from(tokens.outerjoin(teams))
+        select(
+            tokens.c.team_id,
+            tokens.c.organizer,
+            tokens.c.user_id,
+            teams.c.name,
+            teams.c.banned,
+            teams.c.approved,
+            users.c.name.label("user"),
+            users.c.banned.label("user_banned"),
+        )
+        .select_from(tokens.outerjoin(teams).outerjoin(users, users.c.id == tokens.c.user_id))
         .where(
             tokens.c.digest == token_digest(token),
             tokens.c.session == session,
             or_(tokens.c.expires.is_(None), tokens.c.expires > now),
         )
     ).first()
-    return None if row is None else Caller(row.team_id, row.name, bool(row.organizer), row.user_id)
+    if row is None:
+        return None
+    refused = refusal(row.name if row.banned else None, row.user if row.user_banned else None)
+    approved = row.approved is not False  # an organizer's token has no team
+    return Caller(row.team_id, row.name, bool(row.organizer), row.user_id, refused, approved)
+
+
+def refusal(banned_team: str | None, banned_user: str | None) -> str | None:
+    """What a banned team's or user's requests are answered (403), or ``None`` for one not banned."""
+    if banned_team is not None:
+        return f"team {banned_team} is banned from this contest; its submissions are kept. Ask the organizers."
+    if banned_user is not None:
+        return f"user {banned_user} is banned from this contest. Ask the organizers."
+    return None
 
 
 def caller_of(connection: Connection, token: str, now: datetime) -> Caller | None:
@@ -258,18 +296,6 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
         }
         for r in connection.execute(query)
     ]
-
-
-def team_counts(connection: Connection) -> list[Any]:
-    """Every team by name, with how many members and submissions it has (the organizers' page)."""
-    members, sent = (
-        func.count(func.distinct(users.c.id)).label("members"),
-        func.count(func.distinct(submissions.c.id)).label("submissions"),
-    )
-    query = select(teams.c.name, members, sent).select_from(
-        teams.outerjoin(users).outerjoin(submissions, submissions.c.team_id == teams.c.id)
-    )
-    return list(connection.execute(query.group_by(teams.c.id, teams.c.name).order_by(teams.c.name)))
 
 
 def revoke_token(connection: Connection, token_id: int, team: int | None) -> bool:

@@ -90,6 +90,8 @@ def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] =
         found = accounts.caller_of(connection, authorization[7:].strip(), service.clock())
     if found is None:
         raise HTTPException(401, "unknown or expired token", {"WWW-Authenticate": "Bearer"})
+    if found.refused is not None:
+        raise HTTPException(403, found.refused)
     return found
 
 
@@ -101,6 +103,8 @@ def organizer(service: ServiceDep, authorization: Annotated[str | None, Header()
     token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else ""
     with reading(service.engine) as connection:
         who = accounts.caller_of(connection, token, service.clock()) if token else None
+    if who is not None and who.organizer and who.refused is not None:
+        raise HTTPException(403, who.refused)
     if who is None or not who.organizer:
         raise HTTPException(
             401 if who is None else 403,
@@ -118,6 +122,8 @@ def team_of(who: accounts.Caller) -> int:
     """
     if who.team_id is None:
         raise HTTPException(403, "organizers do not submit; use a team's token")
+    if not who.approved:
+        raise HTTPException(403, f"team {who.team} waits for the organizers' approval before it may submit")
     return who.team_id
 
 

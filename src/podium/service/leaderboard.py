@@ -13,7 +13,8 @@ contest's policy:
 A submission's own ranking among its team's uses the contest's ranking rule
 (``podium.ranking.ranks.rank_teams``), ties going to the earlier submission. Teams
 are then ranked 1224 by the same rule; teams with no scored submission rank
-last. Without a split, public and private are both the whole test set. Each
+last. A banned team, and one waiting for approval, is not on the board
+(:mod:`podium.service.standing`). Without a split, public and private are both the whole test set. Each
 submission counts with its result of the newest round it has. In a contest of
 programs each row also holds how the program ran (``measured``: time, peak
 RAM and their points; :mod:`podium.service.measured`).
@@ -65,7 +66,8 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     shown: dict[str, int] = {}
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
-    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    shown_teams = select(teams.c.id, teams.c.name).where(~teams.c.banned, teams.c.approved)
+    names = {row.id: row.name for row in connection.execute(shown_teams)}
     on_board = _on_board(contest)
     submitted = set(connection.execute(select(submissions.c.team_id).where(*on_board).distinct()).scalars())
     entries = _scored_entries(connection, contest)

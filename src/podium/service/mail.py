@@ -44,6 +44,7 @@ KINDS = {  # what each user may turn off -> its label on the account page
     "failed": "a submission of my team fails or is rejected",
     "phase": "a phase opens",
     "revealed": "the final results are revealed",
+    "news": "the organizers post an announcement",
 }
 RESET = "reset"  # a password-reset link: always sent (to a confirmed address)
 CONFIRM = "confirm"  # an address's confirmation link
@@ -264,6 +265,14 @@ def announce(connection: Connection, contest: Contest, now: datetime) -> int:
         )
         sent += _queue(connection, _everyone(connection), "revealed", "The final results are revealed", body, now)
     return sent
+
+
+def news(connection: Connection, text: str, now: datetime) -> int:
+    """Mail an announcement to every user who keeps ``news`` on (call in the transaction that posts it); how many messages."""
+    if not enabled(connection):
+        return 0
+    body = f"{text}\n\nThe contest's page: <site>/\n"
+    return _queue(connection, _everyone(connection), "news", f"News from {_contest_name(connection)}", body, now)
 
 
 def _claim(engine: Engine, now: datetime) -> list[Any]:

@@ -39,7 +39,7 @@ from podium.contest import Contest
 from podium.publish.display import score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
-from podium.service import accounts, logins, state, upload_form
+from podium.service import accounts, announcements, logins, state, upload_form
 from podium.service.board_cache import board_page_values
 from podium.service.database import reading, writing
 from podium.service.deps import PhaseQuery, Service, ServiceDep, TrackQuery, board_of
@@ -92,7 +92,8 @@ def session_from(service: Service, request: Request) -> tuple[str | None, accoun
     if not token:
         return None, None
     with reading(service.engine) as connection:
-        return token, accounts.session_caller(connection, token, service.clock())
+        who = accounts.session_caller(connection, token, service.clock())
+    return token, None if who is None or who.refused else who  # banned: the log-in page says so
 
 
 def render_page(service: Service, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
@@ -176,6 +177,7 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
         status = str(closed)
     with reading(service.engine) as connection:
         revealed = state.is_revealed(connection, contest, now)
+        news = announcements.newest(connection, contest.id)
     challenge = get(contest.challenge)
     return render_page(
         service,
@@ -187,6 +189,7 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
         status=status,
         revealed=revealed,
         phase_boards=_phase_boards(service, contest, now),
+        announcements=news,
     )
 
 
@@ -381,26 +384,6 @@ def report_page(service: ServiceDep, request: Request, submission_id: int, sort:
     ran = measured(view["result"], "public" if public_only else None)
     return render_page(
         service, request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort)
-    )
-
-
-@router.get("/organizer", response_class=HTMLResponse)
-def organizer_page(service: ServiceDep, request: Request, done: str | None = None) -> HTMLResponse:
-    who = signed_organizer(service, request)
-    contest, now = service.contests.get(), service.clock()
-    with reading(service.engine) as connection:
-        team_rows, rows = accounts.team_counts(connection), visible_submissions(connection, contest, who, now)
-        round_, revealed = state.current_round(connection), state.revealed_at(connection)
-    return render_page(
-        service,
-        request,
-        "organizer.html",
-        teams=team_rows,
-        rows=rows,
-        round=round_,
-        revealed=revealed,
-        done=done,
-        final=FINAL,
     )
 
 

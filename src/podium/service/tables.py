@@ -24,6 +24,8 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
+    true,
 )
 from sqlalchemy.types import TypeDecorator
 
@@ -78,6 +80,13 @@ teams = Table(
     Column(
         "invitation", String(32), nullable=True
     ),  # the code that lets a new member join (podium.service.invitations)
+    # the columns of 0008 have the database's defaults (server_default): an insert that names only older columns still works
+    Column(
+        "banned", Boolean, nullable=False, server_default=false()
+    ),  # refused at log-in, upload and API; off the board
+    Column(
+        "approved", Boolean, nullable=False, server_default=true()
+    ),  # False: registered where [service] approval is on, waiting for an organizer
     Index("ix_teams_invitation", "invitation", unique=True),
 )
 
@@ -100,6 +109,7 @@ users = Table(
     Column(
         "mail_off", String(256), nullable=False, default=""
     ),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
+    Column("banned", Boolean, nullable=False, server_default=false()),  # refused at log-in and on every request (0008)
 )
 
 tokens = Table(
@@ -153,6 +163,8 @@ submissions = Table(
     Column("finished", UTCDateTime, nullable=True),
     Column("selected", Boolean, nullable=False, default=False),
     Index("ix_submissions_team_created", "team_id", "created"),
+    Index("ix_submissions_track_created", "track", "created"),  # the dashboard: per day, active teams (0008)
+    Index("ix_submissions_track_finished", "track", "finished"),  # the dashboard: the last hour's waits and runs (0008)
     Index("ix_submissions_track_team_created", "track", "team_id", "created"),
 )
 
@@ -169,6 +181,9 @@ jobs = Table(
     Column("worker", String(128), nullable=True),
     Column("error", Text, nullable=True),  # podium's own failure in the last attempt
     Column("created", UTCDateTime, nullable=False),
+    Column(
+        "notify", Boolean, nullable=False, server_default=false()
+    ),  # an organizer's re-run: its result is mailed to the team as a first one is (a rescore's are not; 0008)
     UniqueConstraint("submission_id", "round", name="uq_jobs_submission_round"),
     Index("ix_jobs_state_id", "state", "id"),
 )
@@ -215,4 +230,17 @@ outbox = Table(  # e-mail waiting to be sent, or sent (podium.service.mail): wri
     Column("sent", UTCDateTime, nullable=True),
     Column("error", Text, nullable=True),  # the last failure to send
     Index("ix_outbox_sent_next_try", "sent", "next_try"),
+)
+
+announcements = (
+    Table(  # what organizers post on the contest page, newest first (Markdown, rendered with HTML off; 0008)
+        "announcements",
+        metadata,
+        Column("id", Integer, primary_key=True),
+        Column("contest", String(64), nullable=False),  # the contest's id: each contest its own announcements
+        Column("text", Text, nullable=False),
+        Column("author", String(64), nullable=True),  # the organizer's user name (None: a command)
+        Column("created", UTCDateTime, nullable=False),
+        Index("ix_announcements_contest_created", "contest", "created"),
+    )
 )
