@@ -245,6 +245,7 @@ def serve_command(
     from podium.scoring import distributed
     from podium.service import logs, mail
     from podium.service.app import Service, create_app
+    from podium.service.board_cache import FRESH_S
     from podium.service.check_pool import CheckPool, check_processes
     from podium.service.database import database_url
     from podium.service.intake import inline
@@ -299,7 +300,13 @@ def serve_command(
     processes = check_processes(workers) if check_processes_given is None else check_processes_given
     checks = CheckPool(contest.challenge, processes) if processes else None
     service = Service(
-        engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline
+        engine,
+        data.resolve(),
+        allow_images=allow_images,
+        proxies=proxies,
+        public_url=public,
+        checks=checks or inline,
+        board_fresh_s=FRESH_S,
     )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
     pool.start()
