@@ -160,6 +160,13 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
     help="Take Docker images as program submissions (needs a Docker engine on every worker).",
 )
 @click.option(
+    "--web-processes",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Web processes answering on the one port (each with its own board and check processes; see docs/deployment.md).",
+)
+@click.option(
     "--check-processes",
     "check_processes_given",
     type=click.IntRange(min=0),
@@ -228,6 +235,7 @@ def serve_command(
     cgroup: Path | None,
     scheduler: str | None,
     allow_images: bool,
+    web_processes: int,
     check_processes_given: int | None,
     team_names: tuple[str, ...],
     trusted_proxies: tuple[str, ...],
@@ -246,6 +254,7 @@ def serve_command(
     from podium.scoring import distributed
     from podium.service import logs, mail
     from podium.service.app import Service, create_app
+    from podium.service.board_cache import FRESH_S
     from podium.service.check_pool import CheckPool, check_processes
     from podium.service.database import database_url
     from podium.service.intake import inline
@@ -297,14 +306,38 @@ def serve_command(
     signal.signal(
         signal.SIGTERM, _interrupted
     )  # uvicorn raises the signal again once it has stopped: then stop the workers too
-    processes = check_processes(workers) if check_processes_given is None else check_processes_given
+    processes = check_processes(workers, web_processes) if check_processes_given is None else check_processes_given
     checks = CheckPool(contest.challenge, processes) if processes else None
     service = Service(
-        engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline
+        engine,
+        data.resolve(),
+        allow_images=allow_images,
+        proxies=proxies,
+        public_url=public,
+        checks=checks or inline,
+        board_fresh_s=FRESH_S,
     )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
+    web = None
     pool.start()
     try:
+        if web_processes > 1:
+            web, sock = _web_processes(
+                web_processes,
+                host,
+                port,
+                data.resolve(),
+                database_url(database, data),
+                contest.challenge,
+                processes,
+                allow_images,
+                trusted_proxies,
+                public_url,
+                log_format,
+            )
+            web.start()
+            while True:
+                signal.pause()  # until SIGTERM or SIGINT
         app = create_app(service)
         # podium reads the forwarding headers of --trusted-proxy only
         uvicorn.run(
@@ -319,6 +352,9 @@ def serve_command(
     except KeyboardInterrupt:
         pass
     finally:
+        if web is not None:
+            web.stop()
+            sock.close()
         pool.stop()
         if checks is not None:
             checks.shutdown()
@@ -898,6 +934,48 @@ def account_command(
 
 def _interrupted(*_: object) -> None:
     raise KeyboardInterrupt
+
+
+def _web_processes(
+    count: int,
+    host: str,
+    port: int,
+    data: Path,
+    database: str,
+    challenge: str,
+    check_processes: int,
+    allow_images: bool,
+    proxies: tuple[str, ...],
+    public_url: str | None,
+    log_format: str,
+) -> tuple[Any, Any]:
+    """``count`` web processes (not started yet: ``.start()``) and the socket bound to ``host:port`` they accept on."""
+    from podium.service.board_cache import FRESH_S
+    from podium.service.server import KEEP_ALIVE_S, Workers
+    from podium.service.web_processes import WebSettings, environment, listening, metrics_folder, web_argv
+
+    sock = listening(host, port)
+    settings = WebSettings(
+        str(data),
+        sock.fileno(),
+        challenge,
+        allow_images,
+        list(proxies),
+        public_url,
+        check_processes,
+        log_format,
+        KEEP_ALIVE_S,
+        FRESH_S,
+    )
+    web = Workers(
+        web_argv(),
+        count,
+        database,
+        what="a web process",
+        environment=environment(settings, metrics_folder(data)),
+        pass_fds=(sock.fileno(),),
+    )
+    return web, sock
 
 
 def _team_tokens(engine: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:

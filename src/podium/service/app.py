@@ -41,12 +41,12 @@ def create_app(service: Service) -> FastAPI:
         **openapi_settings(service.public_url),
     )
     app.state.service = service
-    app.state.metrics, uploads_refused, logins_refused = metrics.registry(
+    app.state.metrics, uploads_refused, logins_refused, requests = metrics.registry(
         service.engine, lambda: service.contests.get().challenge, service.clock
     )
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
-    app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused)
+    app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)
     # organizer_pages first: its /organizer/... forms before pages' /organizer/{action}
     for module in (organizer_pages, pages, account_pages, health, contest, tokens, submissions, account, organizer):
         app.include_router(module.router)

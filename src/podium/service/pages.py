@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, quote
 
 import jinja2
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from podium._version import __version__
@@ -41,8 +42,9 @@ from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, announcements, logins, state, upload_form
 from podium.service.board_cache import board_page_values
+from podium.service.conditional import kept_response
 from podium.service.database import reading, writing
-from podium.service.deps import PhaseQuery, Service, ServiceDep, TrackQuery, board_of
+from podium.service.deps import PhaseQuery, Service, ServiceDep, TrackQuery, board_of, kept_board
 from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
 from podium.service.per_item import per_item
@@ -99,19 +101,28 @@ def session_from(service: Service, request: Request) -> tuple[str | None, accoun
 def render_page(service: Service, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
     """The template ``name`` rendered for the request's caller, with the site's navigation."""
     token, who = session_from(service, request)
-    html = (
+    html = _draw(
+        request, name, service.contests.get(), who, accounts.csrf_token(token) if token and who else "", values
+    )
+    return HTMLResponse(html, status_code=code)
+
+
+def _draw(
+    request: Request, name: str, contest: Contest, who: accounts.Caller | None, csrf: str, values: dict[str, Any]
+) -> str:
+    """The template ``name`` drawn for ``who`` (``None``: an anonymous visitor) on ``contest``'s site."""
+    return (
         _environment()
         .get_template(name)
         .render(
             who=who,
-            csrf=accounts.csrf_token(token) if token and who else "",
-            contest=service.contests.get(),
+            csrf=csrf,
+            contest=contest,
             path=route_path(request.scope),
             root_path=request.scope.get("root_path", ""),
             **values,
         )
     )
-    return HTMLResponse(html, status_code=code)
 
 
 def _utc(value: datetime | None) -> str:
@@ -207,29 +218,57 @@ def _phase_boards(service: Service, contest: Contest, now: datetime) -> list[dic
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
-def board_page(
-    service: ServiceDep,
-    request: Request,
-    sort: str | None = None,
-    track: TrackQuery = None,
-    phase: PhaseQuery = None,
-) -> HTMLResponse:
-    return render_page(service, request, "leaderboard.html", **_board_values(service, sort, track, phase))
+async def board_page(
+    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None, phase: PhaseQuery = None
+) -> Response:
+    return await _board_response(service, request, "leaderboard.html", sort, track, phase)
 
 
 @router.get("/leaderboard/table", response_class=HTMLResponse)
-def board_table(
-    service: ServiceDep,
-    request: Request,
-    sort: str | None = None,
-    track: TrackQuery = None,
-    phase: PhaseQuery = None,
-) -> HTMLResponse:
-    return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track, phase))
+async def board_table(
+    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None, phase: PhaseQuery = None
+) -> Response:
+    return await _board_response(service, request, "leaderboard_table.html", sort, track, phase)
+
+
+async def _board_response(
+    service: Service, request: Request, name: str, sort: str | None, track: str | None, phase: str | None
+) -> Response:
+    """The leaderboard page or its table (``name``) as ``sort`` orders it, of the board ``track`` and ``phase`` name.
+
+    An anonymous visitor's page is the same for all: drawn once per board and
+    order and kept with the board (answered from memory, with an ``ETag``, while
+    the board is fresh: :func:`~podium.service.deps.kept_board`). A session's
+    page names its team, and a page in an order the board does not know
+    repeats it: those are drawn for the request.
+    """
+    served, contest, kept = await kept_board(service, track, phase, _shown_track)
+
+    def values() -> dict[str, Any]:
+        now = service.clock()
+        shown = board_page_values(service.boards, kept, service.confidence_cache, contest, sort)
+        boards = served.of_track(contest.track or None).shown_boards(now) if contest.board else []
+        return {
+            **shown,
+            "tracks": _tracks(served),
+            "track": contest.track,
+            "phase": contest.board_id(),
+            "phase_boards": [(b.board_id(), ", ".join(b.board), now >= b.closes()) for b in boards],
+        }
+
+    if COOKIE in request.cookies or (sort or "") not in kept.sorts():
+        return await run_in_threadpool(lambda: render_page(service, request, name, **values()))
+    key = ("page", name, sort or "", route_path(request.scope), request.scope.get("root_path", ""))
+    body: bytes | None = kept.kept(key)
+    if body is None:
+        body = await run_in_threadpool(
+            kept.derived, key, lambda: _draw(request, name, served, None, "", values()).encode()
+        )
+    return kept_response(request, body, kept.etag(key, body), "text/html; charset=utf-8")
 
 
 def _shown_track(
-    service: Service, track: str | None, served: Contest | None = None, phase: str | None = None
+    service: Service, track: str | None, phase: str | None = None, served: Contest | None = None
 ) -> Contest:
     """The board a page shows: of the track asked for, else the contest's first (the pages list the others), and of
     ``phase`` (else the latest started phase's); ``served``: the contest, if read."""
@@ -240,20 +279,6 @@ def _shown_track(
 def _tracks(contest: Contest) -> list[tuple[str, str]]:
     """Each track's id and title, for the pages' choices (none for a contest without [[track]] tables)."""
     return [(t.track, t.track_title) for t in contest.tracks]
-
-
-def _board_values(service: Service, sort: str | None, track: str | None, phase: str | None) -> dict[str, Any]:
-    served, now = service.contests.get(), service.clock()
-    contest = _shown_track(service, track, served, phase)
-    values = board_page_values(service.boards, service.confidence_cache, contest, now, sort)
-    boards = served.of_track(contest.track or None).shown_boards(now) if contest.board else []
-    return {
-        **values,
-        "tracks": _tracks(served),
-        "track": contest.track,
-        "phase": contest.board_id(),
-        "phase_boards": [(b.board_id(), ", ".join(b.board), now >= b.closes()) for b in boards],
-    }
 
 
 def _login_form(
