@@ -206,8 +206,7 @@ def test_no_module_of_the_service_imports_the_app() -> None:
                 names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
             else:
                 names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-            if (
-                "podium.service.app" in names and path.name != "commands.py"
-            ):  # the commands (the layout scope's) start the app
+            # web_processes.py is a web process's entry point (podium serve --web-processes): it starts the app, as the CLI does
+            if "podium.service.app" in names and path.name != "web_processes.py":
                 importers.append(str(path.relative_to(folder)))
     assert not importers
