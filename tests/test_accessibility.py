@@ -11,7 +11,7 @@ from test_pages_browser import browser  # noqa: F401  (the module's Chromium fix
 
 
 def test_axe_names_each_broken_rule(browser: Any) -> None:  # noqa: F811
-    page = browser.new_page()
+    page = browser.new_context(java_script_enabled=False).new_page()  # the pages are walked without JavaScript too
     page.set_content(
         '<html><body><img src="x.png"><input type="text"><p style="color:#777;background:#888">low</p></body></html>'
     )
@@ -23,4 +23,4 @@ def test_axe_names_each_broken_rule(browser: Any) -> None:  # noqa: F811
         '<html lang="en"><head><title>t</title></head><body><main><h1>Fine</h1><label for="a">A</label><input id="a"></main></body></html>'
     )
     assert_accessible(page, "plain")
-    page.close()
+    page.context.close()
