@@ -80,7 +80,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         spec = live.call("GET", "/openapi.json").body
         schemas = _answer_schemas(spec)
         api = {key for key in schemas if key[1].startswith("/api/")}
-        assert len(api) == 21 and not [key for key in api if not _typed(schemas[key], spec)]
+        assert len(api) == 23 and not [key for key in api if not _typed(schemas[key], spec)]
         assert _typed(schemas[("get", "/healthz")], spec)
 
         sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
@@ -109,6 +109,8 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("post", "/api/register"): registered,
             ("get", "/api/contest"): live.call("GET", "/api/contest"),
             ("get", "/api/leaderboard"): live.call("GET", "/api/leaderboard"),
+            ("get", "/api/pages"): live.call("GET", "/api/pages"),
+            ("get", "/api/data"): live.call("GET", "/api/data"),
             ("get", "/api/quota"): live.call("GET", "/api/quota", token["alpha"]),
             ("get", "/api/tokens"): live.call("GET", "/api/tokens", organizer.body["token"]),
             ("get", "/api/submissions"): live.call("GET", "/api/submissions", organizer.body["token"]),

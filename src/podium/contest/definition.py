@@ -49,13 +49,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from podium.challenges import get
+from podium.contest.content import Content, KitPlan, content_of, published
 from podium.contest.split import SplitPlan, draw_public, read_public_list
 from podium.contest.toml_lines import Path_, dotted, key_lines, line_of
 from podium.core.errors import PodiumError
@@ -64,7 +65,9 @@ from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
 
 if TYPE_CHECKING:  # pydantic is imported when a contest file is read, not when podium starts
+    from podium.challenges.base import Challenge
     from podium.contest.model import ContestFile as ContestFile
+    from podium.contest.model import Kit as Kit
     from podium.contest.model import Limits as Limits
     from podium.contest.model import Phase as Phase
     from podium.contest.model import Quota as Quota
@@ -75,7 +78,7 @@ if TYPE_CHECKING:  # pydantic is imported when a contest file is read, not when 
     from podium.contest.model import Track as Track
 
 CONTEST_LIMITS = TextLimits(max_bytes=1 << 20, max_line=1 << 16)
-_TABLES = ("ContestFile", "Limits", "Phase", "Quota", "Ranking", "Scored", "Service", "Split", "Track")
+_TABLES = ("ContestFile", "Kit", "Limits", "Phase", "Quota", "Ranking", "Scored", "Service", "Split", "Track")
 
 
 def __getattr__(name: str) -> Any:
@@ -116,6 +119,10 @@ class Contest:
     track_title: str = ""
     # with [[track]] tables: each track's contest; the contest itself scores as the first
     tracks: tuple[Contest, ...] = ()
+    content: Content = field(
+        default_factory=Content
+    )  # the pages, public files and links (the contest's, shared by its tracks)
+    kit: KitPlan | None = None  # this track's starting kit
 
     def stamp(self) -> dict[str, Any]:
         """The contest in a result's signature (and its track, in a contest of several)."""
@@ -177,6 +184,7 @@ class Contest:
             "ranking": self.ranking.model_dump(),
             "service": self.service.model_dump(),
             **({"tracks": [t.track_summary() for t in self.tracks]} if self.tracks else {}),
+            **published(self.content, {t.track_id: t.kit for t in self.tracks or (self,) if t.kit is not None}),
         }
 
     def track_summary(self) -> dict[str, Any]:
@@ -290,6 +298,9 @@ def _scored(
     )
     if split is None and scored.split is not None:
         return None
+    kit = None if scored.kit is None else _kit(scored.kit, challenge, values, units, base, log, path, lines, where)
+    if kit is None and scored.kit is not None:
+        return None
     images = None if declared.images is None else base / declared.images
     return Contest(
         path,
@@ -307,7 +318,41 @@ def _scored(
         quota,
         scored.ranking,
         declared.service,
+        content=content_of(base, declared),
+        kit=kit,
     )
+
+
+def _kit(
+    declared: Kit,
+    challenge: Challenge[Any, Any, Any],
+    values: dict[str, Any],
+    test_units: list[str],
+    base: Path,
+    log: IssueLog,
+    path: Path,
+    lines: dict[Path_, int],
+    where: Path_,
+) -> KitPlan | None:
+    """The kit's sample read as truth, none of its items in the test set (``None``, the problem logged, otherwise)."""
+    key = (*where, "kit", "truth")
+    try:
+        units = challenge.units(base / declared.truth, values)
+    except PodiumError as exc:
+        log.error("contest", f"{dotted(key)}: {exc}", path, line_of(lines, key))
+        log.add_errors(exc.issues)
+        return None
+    shared = sorted(set(units) & set(test_units))
+    if shared:
+        listed = ", ".join(shared[:5]) + (", ..." if len(shared) > 5 else "")
+        log.error(
+            "contest",
+            f"{dotted(key)}: {len(shared)} of its {len(units)} sample items are in the test set ({listed}); a kit's items are public",
+            path,
+            line_of(lines, key),
+        )
+        return None
+    return KitPlan(base / declared.truth, base / declared.submission, tuple(units))
 
 
 def _split(
