@@ -188,6 +188,10 @@ def test_a_contest_with_pages_data_and_a_kit_is_summarized(contest_folder: Path)
     assert code == 0, output
     assert "pages: overview, faq, data, hostile" in output and "data: 2 files, 1 link" in output
     assert "kit of test-glas: 1 sample items" in output
+    linked = contest_folder.parent / "linked-checkout"  # the contest's folder itself reached through a link: fine
+    linked.symlink_to(contest_folder)
+    code, output = run("contest", "check", str(linked / "full.toml"))
+    assert code == 0, output
 
 
 BAD = [  # (what replaces what in CONTENT, the line's marker, the message's fragment)
@@ -360,6 +364,8 @@ def test_a_listed_file_replaced_by_a_link_after_the_check_is_refused(server: Liv
     figure.symlink_to(contest_folder / "demo" / "truth" / "testA_1_anno.png")
     try:
         assert raw_get(server, "/data/files/public/figure.png")[0] == 404
+        status, _, body = raw_get(server, "/data")
+        assert status == 200 and b"public/figure.png" not in body and b"public/big.bin" in body  # no longer offered
     finally:
         figure.unlink()
         figure.write_bytes(kept)
@@ -407,3 +413,20 @@ def test_the_kit_scores_its_baseline_as_a_served_contest_does(
         assert sent.returncode == 0, sent.stdout + sent.stderr
         served_scores = json.loads(sent.stdout)["result"]["scores"]
     assert served_scores == local_scores and set(local_scores) >= {"f1", "object_dice", "object_hausdorff"}
+
+
+def test_a_track_offers_its_own_kit(contest_folder: Path, tmp_path: Path) -> None:
+    """``[track.kit]``: built for that track (--track), refused for another, and ``[kit]`` at the top of a contest of tracks is refused."""
+    text = (contest_folder / "contest.toml").read_text().split("\n[pages]")[0]
+    tracks = '\n[[track]]\nid = "a"\ntitle = "Track A"\n\n[[track]]\nid = "b"\ntitle = "Track B"\n[track.kit]\ntruth = "kit/truth"\nsubmission = "kit/submission"\n'
+    path = contest_folder / "tracks.toml"
+    path.write_text(text + tracks)
+    built = podium("kit", "build", str(path), str(tmp_path / "b.zip"), "--track", "b")
+    assert built.returncode == 0 and "test-glas-b-kit/" in built.stdout, built.stdout + built.stderr
+    assert "test-glas-b-kit/contest.toml" in zipfile.ZipFile(tmp_path / "b.zip").namelist()
+    refused = podium("kit", "build", str(path), str(tmp_path / "a.zip"), "--track", "a")
+    assert refused.returncode == 2 and "track a has no starting kit" in refused.stderr, refused.stderr
+    path.write_text(text + '\n[kit]\ntruth = "kit/truth"\nsubmission = "kit/submission"\n' + tracks)
+    code, output = run("contest", "check", str(path))
+    line = path.read_text().splitlines().index("[kit]") + 1
+    assert code == 2 and f"tracks.toml:{line}: [kit] at the top is for a contest without tracks" in output, output

@@ -36,6 +36,9 @@
     [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false],
                                      # unpack_ratio: an archive may unpack to this many times its size [default: 20],
                                      # terms: a Markdown file of the terms sign-up asks to accept
+    [pages]                          # content pages, id = a Markdown file: overview, evaluation, data, faq, or your own
+    [data]                           # files = the public files the data page serves; links = [{title, url, bytes, sha256}]
+    [kit]                            # a starting kit (or [track.kit]): truth = the sample items', submission = a baseline
 
 The keys, their types, defaults and rules are declared in :mod:`podium.contest.model`
 (published as ``contest.schema.json``: ``podium contest schema``); this module reads

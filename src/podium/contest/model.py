@@ -343,13 +343,11 @@ MAX_PAGE_BYTES = 256 * 1024
 
 def _public_file(info: ValidationInfo, text: str, key: Path_) -> None:
     """Refuse ``text`` unless it names a regular file (no symbolic link on its way) inside the contest file's folder."""
+    from podium.contest.content import reached_plainly
+
     _exists(info, text, folder=False, key=key)
     base = _base(info)
-    if base is None:
-        return
-    path = base / text
-    inside = path.resolve().is_relative_to(base.resolve())
-    if Path(text).is_absolute() or not inside or path.resolve() != path.absolute():
+    if base is not None and not reached_plainly(base, text):
         raise Refusal(
             (
                 key,

@@ -13,13 +13,12 @@ once for each change of its inputs, and served from there.
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from podium.contest import Contest
+from podium.contest.content import reached_plainly
 from podium.publish.kit import build_kit, command, kit_name, members
 
 _digests: dict[tuple[str, int, int], str] = {}
@@ -39,13 +38,7 @@ def sha256_of(path: Path) -> tuple[int, str]:
 def served_file(contest: Contest, name: str) -> Path | None:
     """The public file listed under exactly ``name``, if it is still a regular file reached without a symbolic link."""
     found = contest.content.file(name)
-    if found is None:
-        return None
-    try:
-        regular = stat.S_ISREG(os.lstat(found.path).st_mode)
-    except OSError:
-        return None
-    return found.path if regular and found.path.resolve() == found.path.absolute() else None
+    return found.path if found is not None and reached_plainly(contest.path.parent, found.name) else None
 
 
 def kit_tracks(contest: Contest) -> list[Contest]:
@@ -80,6 +73,8 @@ def listing(contest: Contest, data: Path, url: Callable[[str], str]) -> dict[str
 
     files = []
     for public in contest.content.files:
+        if served_file(contest, public.name) is None:
+            continue  # removed, or replaced by a link, since the contest was checked: not offered
         size, digest = sha256_of(public.path)
         files.append(
             {"name": public.name, "bytes": size, "sha256": digest, "url": url("/data/files/" + quote(public.name))}
