@@ -134,7 +134,7 @@ def test_a_page_is_rendered_once_for_each_change_of_its_file(tmp_path: Path) -> 
 def contest_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A GlaS contest on the demo set (its truth in ``demo/truth``), with pages, a public file and a kit beside it."""
     folder = tmp_path_factory.mktemp("content")
-    contest = write_contest(folder, extra="[split]\npublic = 0.5\nseed = 7\n")
+    contest = write_contest(folder, extra='[parameters]\nparts = ["testB"]\n\n[split]\npublic = 0.5\nseed = 7\n')
     contest.write_text(
         contest.read_text().replace(str(folder / "demo" / "truth"), "demo/truth").replace("2026-06-01", "2099-01-01")
     )
@@ -149,7 +149,7 @@ def contest_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "public" / "figure.png").write_bytes((folder / "demo" / "truth" / "testA_1_anno.png").read_bytes())
     (folder / "public" / "big.bin").write_bytes(bytes(range(256)) * 4096)  # 1 MiB
     kit = folder / "kit"
-    for name, target in (("truth", "sample_1_anno.png"), ("submission", "sample_1_seg.png")):
+    for name, target in (("truth", "testB_9_anno.png"), ("submission", "testB_9_seg.png")):
         (kit / name).mkdir(parents=True)
         shutil.copy(
             folder / "demo" / name / ("testB_2_anno.png" if name == "truth" else "testB_2_seg.png"), kit / name / target
@@ -219,7 +219,7 @@ def test_contest_check_names_each_bad_page_file_link_and_kit_with_its_line(
     if not leaky.exists():
         leaky.mkdir()
         shutil.copy(contest_folder / "demo" / "truth" / "testA_1_anno.png", leaky)
-        shutil.copy(contest_folder / "kit" / "truth" / "sample_1_anno.png", leaky)
+        shutil.copy(contest_folder / "kit" / "truth" / "testB_9_anno.png", leaky)
         (contest_folder / "public" / "link.png").symlink_to(contest_folder / "demo" / "truth" / "testA_1_anno.png")
     content = CONTENT.replace(old, new, 1)
     path = with_content(contest_folder, content, name="bad.toml")
@@ -385,9 +385,9 @@ def test_the_kit_scores_its_baseline_as_a_served_contest_does(
     with zipfile.ZipFile(tmp_path / "kit.zip") as archive:
         assert sorted(archive.namelist()) == [
             "test-glas-kit/README.md",
-            "test-glas-kit/baseline/sample_1_seg.png",
+            "test-glas-kit/baseline/testB_9_seg.png",
             "test-glas-kit/contest.toml",
-            "test-glas-kit/truth/sample_1_anno.png",
+            "test-glas-kit/truth/testB_9_anno.png",
         ]
         archive.extractall(tmp_path)
     kit = tmp_path / "test-glas-kit"
@@ -412,7 +412,22 @@ def test_the_kit_scores_its_baseline_as_a_served_contest_does(
         )
         assert sent.returncode == 0, sent.stdout + sent.stderr
         served_scores = json.loads(sent.stdout)["result"]["scores"]
-    assert served_scores == local_scores and set(local_scores) >= {"f1", "object_dice", "object_hausdorff"}
+    assert served_scores == local_scores and set(local_scores) >= {"f1", "object_dice", "object_hausdorff", "f1/testB"}
+    assert local_scores["f1/testB"] == local_scores["f1"] and "f1/testA" not in local_scores  # the parameters, as set
+    assert f"f1={local_scores['f1']}" in built.stdout  # podium kit build scored its kit the same way
+
+
+def test_a_kit_that_does_not_score_is_refused(contest_folder: Path, tmp_path: Path) -> None:
+    """A part of the contest's ``parts`` with no sample item: the kit's command would fail, so podium kit build says so."""
+    path = with_content(contest_folder, name="parts.toml")
+    path.write_text(path.read_text().replace('parts = ["testB"]', 'parts = ["testA", "testB"]'))
+    built = podium("kit", "build", str(path), str(tmp_path / "kit.zip"))
+    assert built.returncode == 2 and "the kit does not score: part 'testA' matches no image" in built.stderr, (
+        built.stderr
+    )
+    assert not (tmp_path / "kit.zip").exists()
+    code, output = run("contest", "check", str(path))  # the check builds and tries each kit too
+    assert code == 2 and "the kit does not score: part 'testA' matches no image" in output, output
 
 
 def test_a_track_offers_its_own_kit(contest_folder: Path, tmp_path: Path) -> None:

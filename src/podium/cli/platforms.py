@@ -10,7 +10,7 @@ import click
 
 from podium._version import __version__
 from podium.cli.commandline import guarded
-from podium.core.errors import EXIT_REJECTED, EXIT_SCORED
+from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED
 from podium.publish.platforms import folders
 
@@ -247,15 +247,22 @@ def kit_build(contest_path: Path, output: Path, track: str | None) -> int:
     """Write the starting kit that the contest file's [kit] (or a track's [track.kit]) sets up, as a zip."""
     from podium.contest import load
     from podium.publish import display
-    from podium.publish.kit import build_kit, command, kit_name
+    from podium.publish.kit import build_kit, command, kit_name, tried
 
     contest = load(contest_path).on(track)
     size = build_kit(contest, output)
+    try:
+        scores = tried(output, contest).scores
+    except PodiumError:
+        output.unlink(missing_ok=True)
+        raise
     display.stdout.print(
         f"{display.escape(str(output))}: starting kit, {size:,} bytes; in its folder {kit_name(contest)}/, participants run:",
         soft_wrap=True,
     )
     display.stdout.print(f"  {display.escape(command(contest))}", soft_wrap=True)
+    shown = ", ".join(f"{name}={value}" for name, value in scores.items())
+    display.stdout.print(f"which scores the baseline: {display.escape(shown)}", soft_wrap=True)
     return EXIT_SCORED
 
 

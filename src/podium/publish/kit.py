@@ -24,11 +24,16 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podium.challenges import get
 from podium.contest import Contest, ContestError
 from podium.contest.content import KitPlan
 from podium.core.errors import PodiumError
+from podium.core.labels import SCORED
+
+if TYPE_CHECKING:
+    from podium.core.result import Result
 
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the zip's earliest time: the same bytes on every build
 
@@ -142,7 +147,7 @@ This kit holds {items} public sample item{"s" * (items != 1)} with their truth (
 the test set, a baseline submission (`baseline/`), and `contest.toml`: the contest's own
 challenge (`{contest.challenge}`, {challenge.title}), parameters and ranking rule over the sample.
 
-Score the baseline, or your own submission, on your machine (`pip install podium`), in this folder:
+Score the baseline, or your own submission, on your machine (with podium installed), in this folder:
 
     {command(contest)}
 
@@ -150,6 +155,33 @@ The score is the one the contest's server gives the same submission on the same 
 read this contest file through the same scorer. Replace `baseline/` with your own submission;
 `podium validate --contest contest.toml --submission YOURS` checks its format without scoring.
 """
+
+
+def tried(kit: Path, contest: Contest) -> Result:
+    """The kit's command run on the zip ``kit``, unpacked in a temporary folder: its result; :class:`ContestError` if it does not score.
+
+    A kit whose contest file cannot score its sample (a part of the contest's
+    ``parts`` with no sample item, a sample the challenge cannot read) or whose
+    baseline is rejected is refused here, before a participant finds it.
+    """
+    from podium.contest import load
+    from podium.scoring.engine import evaluate
+
+    with tempfile.TemporaryDirectory(prefix="podium-kit-") as folder:
+        with zipfile.ZipFile(kit) as archive:
+            archive.extractall(folder)
+        root = Path(folder) / kit_name(contest)
+        try:
+            sample = load(root / "contest.toml")
+            result = evaluate(
+                sample.challenge, sample.truth, root / "baseline", sample.settings, contest=sample.stamp()
+            )
+        except PodiumError as exc:
+            raise ContestError(f"the kit does not score: {exc}", exc.issues) from None
+    if result.status != SCORED:
+        problems = "; ".join(issue.message for issue in result.errors[:3])
+        raise ContestError(f"the kit's baseline is {result.status} on its sample: {problems}")
+    return result
 
 
 def build_kit(contest: Contest, out: Path) -> int:

@@ -20,7 +20,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
-from podium.contest import Contest
+from podium.contest import Contest, ContestError
 from podium.service.deps import ServiceDep, TrackQuery, track_of
 from podium.service.markdown import render_file
 from podium.service.pages import render_page
@@ -87,7 +87,10 @@ def kit_download(service: ServiceDep, track: TrackQuery = None) -> FileResponse:
     chosen = track_of(service, track)
     if chosen.kit is None:
         raise HTTPException(404, "this track has no starting kit")
-    path = kit_file(service.data, chosen)
+    try:
+        path = kit_file(service.data, chosen)
+    except ContestError as exc:
+        raise HTTPException(404, f"the starting kit is not offered: {exc}") from None
     return _download(str(path), path.name.rsplit("-", 1)[0] + ".zip")
 
 

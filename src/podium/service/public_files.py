@@ -13,14 +13,16 @@ once for each change of its inputs, and served from there.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from podium.contest import Contest
+from podium.contest import Contest, ContestError
 from podium.contest.content import reached_plainly
-from podium.publish.kit import build_kit, command, kit_name, members
+from podium.publish.kit import build_kit, command, kit_name, members, tried
 
+log = logging.getLogger("podium.serve")
 _digests: dict[tuple[str, int, int], str] = {}
 _building = threading.Lock()  # one kit built at a time in this process
 
@@ -61,6 +63,11 @@ def kit_file(data: Path, track: Contest) -> Path:
     with _building:
         if not out.is_file():
             build_kit(track, out)
+            try:
+                tried(out, track)  # a kit whose command would fail is not offered
+            except ContestError:
+                out.unlink(missing_ok=True)
+                raise
             for old in folder.glob(f"{kit_name(track)}-*.zip"):
                 if old != out:
                     old.unlink(missing_ok=True)
@@ -81,7 +88,11 @@ def listing(contest: Contest, data: Path, url: Callable[[str], str]) -> dict[str
         )
     kits = []
     for track in kit_tracks(contest):
-        size, digest = sha256_of(kit_file(data, track))
+        try:
+            size, digest = sha256_of(kit_file(data, track))
+        except ContestError as exc:
+            log.warning("the starting kit of %s is not offered: %s", track.track_id, exc)
+            continue
         query = f"?track={quote(track.track)}" if track.track else ""
         kits.append(
             {
