@@ -445,3 +445,17 @@ def test_a_track_offers_its_own_kit(contest_folder: Path, tmp_path: Path) -> Non
     code, output = run("contest", "check", str(path))
     line = path.read_text().splitlines().index("[kit]") + 1
     assert code == 2 and f"tracks.toml:{line}: [kit] at the top is for a contest without tracks" in output, output
+
+
+def test_the_server_does_not_offer_a_kit_that_does_not_score(contest_folder: Path, tmp_path: Path) -> None:
+    path = with_content(contest_folder, name="parts-served.toml")
+    path.write_text(path.read_text().replace('parts = ["testB"]', 'parts = ["testA", "testB"]'))
+    service, _ = set_up(
+        f"sqlite:///{tmp_path / 'podium.db'}", path, tmp_path / "data", (), Clock(at("2026-03-10T12:00:00Z"))
+    )
+    with LiveServer(service) as live:
+        status, _, body = raw_get(live, "/data")
+        assert status == 200 and b"public/big.bin" in body and b"kit.zip" not in body
+        status, _, body = raw_get(live, "/data/kit.zip")
+        assert status == 404 and b"the kit does not score" in body
+    assert not list((tmp_path / "data" / "kits").glob("*.zip"))
