@@ -234,6 +234,10 @@ def test_a_page_that_is_not_utf8_is_named(contest_folder: Path) -> None:
     path = with_content(contest_folder, CONTENT.replace("pages/faq.md", "pages/latin1.md"), name="latin.toml")
     code, output = run("contest", "check", str(path))
     assert code == 2 and "pages.faq: 'pages/latin1.md' is not UTF-8 text (byte 3)" in output, output
+    (contest_folder / "pages" / "long.md").write_text("x" * (256 * 1024 + 1))
+    path.write_text(path.read_text().replace("pages/latin1.md", "pages/long.md"))
+    code, output = run("contest", "check", str(path))
+    assert code == 2 and "'pages/long.md' is 262,145 bytes; a page holds at most 262,144" in output, output
 
 
 # --- the served pages and downloads ------------------------------------------------------------------------------

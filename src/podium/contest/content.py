@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -65,22 +65,6 @@ def published(content: Content, kits: dict[str, KitPlan]) -> dict[str, Any]:
     if kits:
         shown["kits"] = {track: {"truth": str(k.truth), "items": len(k.units)} for track, k in kits.items()}
     return shown
-
-
-def reached_plainly(base: Path, text: str) -> bool:
-    """Whether ``text`` names a regular file below ``base`` without an absolute path, a ``..`` or a symbolic link on its way.
-
-    The folder ``base`` itself may be reached through links (a checkout in a linked folder): only the path below it counts.
-    """
-    parts = PurePosixPath(text).parts
-    if not parts or PurePosixPath(text).is_absolute() or ".." in parts or "\\" in text:
-        return False
-    path = base
-    for part in parts:
-        path = path / part
-        if path.is_symlink():
-            return False
-    return path.is_file()
 
 
 def title_of(page_id: str) -> str:

@@ -43,6 +43,7 @@ from pydantic_core import core_schema
 
 from podium.challenges import IDS, get, runnable
 from podium.challenges.base import Challenge
+from podium.contest.public_paths import reached_plainly
 from podium.contest.toml_lines import Path_, toml_type
 from podium.core.parameters import Parameter
 from podium.runner.disk import DEFAULT_DISK_MB
@@ -336,15 +337,12 @@ class Service(Table):
         return value
 
 
+MAX_PAGE_BYTES = 256 * 1024  # a content page's Markdown file, at most
 PAGE_ID = r"^[a-z0-9][a-z0-9-]{0,31}$"
-PAGE_TITLES = {"overview": "Overview", "evaluation": "Evaluation", "data": "Data", "faq": "FAQ"}
-MAX_PAGE_BYTES = 256 * 1024
 
 
 def _public_file(info: ValidationInfo, text: str, key: Path_) -> None:
     """Refuse ``text`` unless it names a regular file (no symbolic link on its way) inside the contest file's folder."""
-    from podium.contest.content import reached_plainly
-
     _exists(info, text, folder=False, key=key)
     base = _base(info)
     if base is not None and not reached_plainly(base, text):

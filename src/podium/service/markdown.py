@@ -31,7 +31,8 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-MAX_BYTES = 256 * 1024  # the contest check refuses a larger page; a file grown since is cut there
+from podium.contest.model import MAX_PAGE_BYTES
+
 _SCHEME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9+.-]*):")
 LINK_SCHEMES = ("http", "https", "mailto")
 
@@ -83,7 +84,7 @@ def _rendered(path: str, _mtime_ns: int, _size: int, folder: str, public: tuple[
     markdown.add_render_rule("image", _image(dict(public), folder))
     markdown.add_render_rule("link_open", _link_open)
     with open(path, encoding="utf-8", errors="replace") as file:
-        return markdown.render(file.read(MAX_BYTES))
+        return markdown.render(file.read(MAX_PAGE_BYTES))  # the check refuses a larger page; one grown since is cut
 
 
 def render_file(path: Path, base: Path, public: Mapping[str, str]) -> str:

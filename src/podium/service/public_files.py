@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from podium.contest import Contest, ContestError
-from podium.contest.content import reached_plainly
+from podium.contest.public_paths import reached_plainly
 from podium.publish.kit import build_kit, command, kit_name, members, tried
 
 log = logging.getLogger("podium.serve")
