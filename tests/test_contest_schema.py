@@ -66,6 +66,9 @@ def test_the_schema_is_draft_2020_12_with_every_key_described() -> None:
         "ranking",
         "service",
         "track",
+        "kit",
+        "pages",
+        "data",
     }
     assert schema["required"] == ["id", "title", "phase"]
     assert schema["anyOf"] == [

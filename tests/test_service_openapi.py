@@ -81,7 +81,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         schemas = _answer_schemas(spec)
         api = {key for key in schemas if key[1].startswith("/api/")}
         archive = ("get", "/api/archive")  # a zip, declared as application/zip
-        assert len(api) == 32 and not [key for key in api - {archive} if not _typed(schemas[key], spec)]
+        assert len(api) == 34 and not [key for key in api - {archive} if not _typed(schemas[key], spec)]
         assert list(spec["paths"]["/api/archive"]["get"]["responses"]["200"]["content"]) == ["application/zip"]
         assert _typed(schemas[("get", "/healthz")], spec)
 
@@ -111,6 +111,8 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("post", "/api/register"): registered,
             ("get", "/api/contest"): live.call("GET", "/api/contest"),
             ("get", "/api/leaderboard"): live.call("GET", "/api/leaderboard"),
+            ("get", "/api/pages"): live.call("GET", "/api/pages"),
+            ("get", "/api/data"): live.call("GET", "/api/data"),
             ("get", "/api/quota"): live.call("GET", "/api/quota", token["alpha"]),
             ("get", "/api/tokens"): live.call("GET", "/api/tokens", organizer.body["token"]),
             ("get", "/api/submissions"): live.call("GET", "/api/submissions", organizer.body["token"]),

@@ -72,6 +72,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.platforms:grand_challenge_command",
         "Grand Challenge evaluation: /input to /output/metrics.json (case and aggregates).",
     ),
+    "kit": (
+        "podium.cli.platforms:kit_group",
+        "Starting kits: sample items with their truth, a baseline, and the command that scores it as the server does.",
+    ),
     "leaderboard": (
         "podium.cli.service:leaderboard_command",
         "A track's leaderboard, the contest's only one by default (public scores until the reveal).",

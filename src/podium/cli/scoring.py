@@ -26,7 +26,7 @@ from podium.runner.disk import DEFAULT_DISK_MB
 
 if TYPE_CHECKING:  # the commands import what they run inside their functions: podium --help loads none of it
     from podium.challenges.base import Challenge, ScoreSpec
-    from podium.contest import Setup
+    from podium.contest import Contest, Setup
     from podium.core.result import Result
     from podium.ranking.documents import Document
     from podium.ranking.ranks import Team
@@ -614,6 +614,7 @@ def contest_check_command(path: Path, as_json: bool) -> int:
     from podium.publish.platforms.codabench_bundle import codabench_conflicts
 
     contest = load_contest(path)
+    _try_kits(contest)
     summary = contest.summary() | {"warnings": warnings(contest) + codabench_conflicts(contest)}
     if as_json:
         click.echo(json.dumps(summary, indent=2))
@@ -622,6 +623,20 @@ def contest_check_command(path: Path, as_json: bool) -> int:
         for warning in summary["warnings"]:
             display.stderr.print(f"[yellow]warning:[/yellow] {display.escape(warning)}", soft_wrap=True)
     return EXIT_SCORED
+
+
+def _try_kits(contest: Contest) -> None:
+    """Build each track's starting kit in a temporary folder and run its command: :class:`ContestError` if one does not score."""
+    import tempfile
+
+    from podium.publish.kit import build_kit, tried
+
+    for track in contest.tracks or (contest,):
+        if track.kit is not None:
+            with tempfile.TemporaryDirectory(prefix="podium-kit-") as folder:
+                kit = Path(folder) / "kit.zip"
+                build_kit(track, kit)
+                tried(kit, track)
 
 
 @contest_group.command("schema")

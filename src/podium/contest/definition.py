@@ -38,6 +38,9 @@
                                      # approval: a self-registered team waits for an organizer [default: false],
                                      # unpack_ratio: an archive may unpack to this many times its size [default: 20],
                                      # terms: a Markdown file of the terms sign-up asks to accept
+    [pages]                          # content pages, id = a Markdown file: overview, evaluation, data, faq, or your own
+    [data]                           # files = the public files the data page serves; links = [{title, url, bytes, sha256}]
+    [kit]                            # a starting kit (or [track.kit]): truth = the sample items', submission = a baseline
 
 The keys, their types, defaults and rules are declared in :mod:`podium.contest.model`
 (published as ``contest.schema.json``: ``podium contest schema``); this module reads
@@ -51,13 +54,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from podium.challenges import get
+from podium.contest.content import Content, KitPlan, content_of, published
 from podium.contest.split import SplitPlan, draw_public, read_public_list
 from podium.contest.toml_lines import Path_, dotted, key_lines, line_of
 from podium.core.errors import PodiumError
@@ -66,7 +70,9 @@ from podium.formats.files import FileProblem
 from podium.formats.text import TextLimits, read_text
 
 if TYPE_CHECKING:  # pydantic is imported when a contest file is read, not when podium starts
+    from podium.challenges.base import Challenge
     from podium.contest.model import ContestFile as ContestFile
+    from podium.contest.model import Kit as Kit
     from podium.contest.model import Limits as Limits
     from podium.contest.model import Phase as Phase
     from podium.contest.model import Quota as Quota
@@ -77,7 +83,7 @@ if TYPE_CHECKING:  # pydantic is imported when a contest file is read, not when 
     from podium.contest.model import Track as Track
 
 CONTEST_LIMITS = TextLimits(max_bytes=1 << 20, max_line=1 << 16)
-_TABLES = ("ContestFile", "Limits", "Phase", "Quota", "Ranking", "Scored", "Service", "Split", "Track")
+_TABLES = ("ContestFile", "Kit", "Limits", "Phase", "Quota", "Ranking", "Scored", "Service", "Split", "Track")
 
 
 def __getattr__(name: str) -> Any:
@@ -124,6 +130,10 @@ class Contest:
     own_data: bool = (
         True  # False: the file sets no truth here, every phase names its own (this scores as the last board)
     )
+    content: Content = field(
+        default_factory=Content
+    )  # the pages, public files and links (the contest's, shared by its tracks)
+    kit: KitPlan | None = None  # this track's starting kit
 
     def stamp(self) -> dict[str, Any]:
         """The contest in a result's signature (and its track, in a contest of several; the phases of its board, when phases name data)."""
@@ -255,6 +265,7 @@ class Contest:
             **({"tracks": [t.track_summary() for t in self.tracks]} if self.tracks else {}),
             **({"boards": boards} if boards else {}),
             **({} if self.own_data else {"own_data": False}),
+            **published(self.content, {t.track_id: t.kit for t in self.tracks or (self,) if t.kit is not None}),
         }
 
     def board_summary(self) -> dict[str, Any]:
@@ -443,6 +454,10 @@ def _scored(
     split = None if scored.split is None else _split(scored.split, units, base, log, path, line_of(lines, split_at))
     if split is None and scored.split is not None:
         return None
+    kit_at = truth_at[:2] if truth_at[:1] == ("track",) else ()  # a [track.kit], else the contest's [kit]
+    kit = None if scored.kit is None else _kit(scored.kit, challenge, values, units, base, log, path, lines, kit_at)
+    if kit is None and scored.kit is not None:
+        return None
     images = None if declared.images is None else base / declared.images
     return Contest(
         path,
@@ -462,7 +477,41 @@ def _scored(
         declared.service,
         track=track,
         track_title=scored.title if track else "",
+        content=content_of(base, declared),
+        kit=kit,
     )
+
+
+def _kit(
+    declared: Kit,
+    challenge: Challenge[Any, Any, Any],
+    values: dict[str, Any],
+    test_units: list[str],
+    base: Path,
+    log: IssueLog,
+    path: Path,
+    lines: dict[Path_, int],
+    where: Path_,
+) -> KitPlan | None:
+    """The kit's sample read as truth, none of its items in the test set (``None``, the problem logged, otherwise)."""
+    key = (*where, "kit", "truth")
+    try:
+        units = challenge.units(base / declared.truth, values)
+    except PodiumError as exc:
+        log.error("contest", f"{dotted(key)}: {exc}", path, line_of(lines, key))
+        log.add_errors(exc.issues)
+        return None
+    shared = sorted(set(units) & set(test_units))
+    if shared:
+        listed = ", ".join(shared[:5]) + (", ..." if len(shared) > 5 else "")
+        log.error(
+            "contest",
+            f"{dotted(key)}: {len(shared)} of its {len(units)} sample items are in the test set ({listed}); a kit's items are public",
+            path,
+            line_of(lines, key),
+        )
+        return None
+    return KitPlan(base / declared.truth, base / declared.submission, tuple(units))
 
 
 def _split(

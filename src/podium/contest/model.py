@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -42,6 +43,7 @@ from pydantic_core import core_schema
 
 from podium.challenges import IDS, get, runnable
 from podium.challenges.base import Challenge
+from podium.contest.public_paths import reached_plainly
 from podium.contest.toml_lines import Path_, toml_type
 from podium.core.parameters import Parameter
 from podium.runner.disk import DEFAULT_DISK_MB
@@ -383,6 +385,126 @@ class Service(Table):
         return value
 
 
+MAX_PAGE_BYTES = 256 * 1024  # a content page's Markdown file, at most
+PAGE_ID = r"^[a-z0-9][a-z0-9-]{0,31}$"
+
+
+def _public_file(info: ValidationInfo, text: str, key: Path_) -> None:
+    """Refuse ``text`` unless it names a regular file (no symbolic link on its way) inside the contest file's folder."""
+    _exists(info, text, folder=False, key=key)
+    base = _base(info)
+    if base is not None and not reached_plainly(base, text):
+        raise Refusal(
+            (
+                key,
+                f"{{key}}: {text!r} must be a file in the contest file's folder, named without '..' or a symbolic link",
+            )
+        )
+
+
+def _pages(table: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+    """Each page's id (lower-case letters, digits, '-') and its Markdown file: UTF-8 text of at most 256 KiB."""
+    problems: list[tuple[Path_, str]] = []
+    for page, text in table.items():
+        if not re.fullmatch(PAGE_ID, page):
+            problems.append(
+                ((page,), "page id {key}: 1 to 32 lower-case letters, digits or '-', starting with a letter or digit")
+            )
+            continue
+        if page == "terms":
+            problems.append(
+                ((page,), "{key}: the terms are [service] terms (sign-up asks to accept them); name the file there")
+            )
+            continue
+        try:
+            _public_file(info, text, (page,))
+            base = _base(info)
+            if base is not None:
+                raw = (base / text).read_bytes()
+                if len(raw) > MAX_PAGE_BYTES:
+                    problems.append(
+                        ((page,), f"{{key}}: {text!r} is {len(raw):,} bytes; a page holds at most {MAX_PAGE_BYTES:,}")
+                    )
+                raw.decode("utf-8")
+        except Refusal as refusal:
+            problems.extend(refusal.problems)
+        except UnicodeDecodeError as exc:
+            problems.append(((page,), f"{{key}}: {text!r} is not UTF-8 text (byte {exc.start:,})"))
+    if problems:
+        raise Refusal(*problems)
+    return table
+
+
+Pages = Annotated[dict[str, str], AfterValidator(_pages)]
+
+
+class Link(Table):
+    """A file kept elsewhere, for the data page: ``{title, url, bytes, sha256}``."""
+
+    title: str = Field(title="a title", description="What the file is, shown on the data page.")
+    url: str = Field(
+        pattern=r"^https?://[^\s]+$", title="an http or https URL", description="Where the file is downloaded."
+    )
+    bytes: int | None = Field(default=None, gt=0, title="a positive integer", description="Its size in bytes.")
+    sha256: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        title="64 lower-case hexadecimal digits",
+        description="Its SHA-256, shown for participants to check their download.",
+    )
+
+
+class Data(Table):
+    """``[data]``: the public files the data page serves, and links to large files kept elsewhere."""
+
+    files: list[str] = Field(
+        default_factory=list,
+        title="a list of paths of files, relative to this file",
+        description="Public files the data page serves for download (never the truth or the test images).",
+    )
+    links: list[Link] = Field(
+        default_factory=list,
+        title="a list of tables {title, url, bytes, sha256}",
+        description="Large files kept elsewhere, linked from the data page.",
+    )
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, files: list[str], info: ValidationInfo) -> list[str]:
+        problems: list[tuple[Path_, str]] = []
+        seen: set[str] = set()
+        for index, text in enumerate(files):
+            if text in seen:
+                problems.append(((index,), f"{{key}}: {text!r} is listed twice"))
+            seen.add(text)
+            try:
+                _public_file(info, text, (index,))
+            except Refusal as refusal:
+                problems.extend(refusal.problems)
+        if problems:
+            raise Refusal(*problems)
+        return files
+
+
+class Kit(Table):
+    """``[kit]`` (or ``[track.kit]``): the starting kit, sample items with their truth and a baseline submission."""
+
+    truth: str = Field(
+        title="the path of the sample items' truth, relative to this file",
+        description="The truth of a few public sample items, none of them in the test set.",
+    )
+    submission: str = Field(
+        title="the path of a submission, relative to this file",
+        description="A baseline submission for the sample items, scored by the kit's command.",
+    )
+
+    @field_validator("truth", "submission")
+    @classmethod
+    def _exist(cls, value: str, info: ValidationInfo) -> str:
+        _exists(info, value, folder=None)
+        return value
+
+
 class Scored(Table):
     """What a board scores and how it ranks: the challenge, its truth, parameters and split, and the ranking rule.
 
@@ -421,6 +543,11 @@ class Scored(Table):
     )
     ranking: Ranking = Field(
         default=Ranking(), validate_default=True, title="a table [ranking]", description="How the board ranks teams."
+    )
+    kit: Kit | None = Field(
+        default=None,
+        title="a table [kit]",
+        description="A starting kit: sample items with their truth and a baseline submission (podium kit build).",
     )
 
     @field_validator("challenge")
@@ -545,6 +672,14 @@ class ContestFile(Scored):
         validate_default=True,
         title="[[track]] tables, each a board of its own",
         description="The contest's tracks, each scored and ranked on its own board [default: the contest is one track, its id the contest's].",
+    )
+    pages: Pages = Field(
+        default_factory=dict,
+        title="a table [pages] of page ids and Markdown files",
+        description="Content pages, each id = the path of a Markdown file relative to this file (overview, evaluation, data, faq, or an id of your own).",
+    )
+    data: Data = Field(
+        default=Data(), title="a table [data]", description="The public files and links the data page offers."
     )
 
     @model_validator(mode="before")
@@ -737,6 +872,36 @@ class ContestFile(Scored):
                     if (("phase", index, "parameters", *key), named) not in problems:
                         problems.append((("phase", index, "parameters", *key), named))
         return problems
+
+    @model_validator(mode="after")
+    def _nothing_hidden_public(self, info: ValidationInfo) -> ContestFile:
+        """No public file (``[data] files``, a kit's sample) is the truth, under it, or under the test images; a kit goes with its track."""
+        base = _base(info)
+        problems: list[tuple[Path_, str]] = []
+        if self.track and self.kit is not None:
+            problems.append(
+                (("kit",), "[kit] at the top is for a contest without tracks; write [track.kit] in the track it is for")
+            )
+        if base is not None:
+            problems += self._hidden_made_public(base)
+        if problems:
+            raise Refusal(*problems)
+        return self
+
+    def _hidden_made_public(self, base: Path) -> list[tuple[Path_, str]]:
+        """The public files that are the truth, the test images, or inside them (or hold them)."""
+        hidden = [(base / s.truth).resolve() for s in (self, *self.track) if s.truth is not None]
+        hidden += [] if self.images is None else [(base / self.images).resolve()]
+        public: list[tuple[Path_, str]] = [(("data", "files", i), f) for i, f in enumerate(self.data.files)]
+        kits = [((), self.kit), *((("track", i), t.kit) for i, t in enumerate(self.track))]
+        public += [((*where, "kit", "truth"), kit.truth) for where, kit in kits if kit is not None]
+        return [
+            (key, f"{{key}} = {text!r} is (or holds, or is in) the truth or the test images: it cannot be public")
+            for key, text in public
+            if any(
+                (base / text).resolve().is_relative_to(h) or h.is_relative_to((base / text).resolve()) for h in hidden
+            )
+        ]
 
     def track_ids(self) -> list[str]:
         """The ids of the contest's tracks: its own id when it has no ``[[track]]``."""

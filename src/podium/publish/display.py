@@ -215,6 +215,13 @@ def print_contest(console: Console, summary: dict[str, Any]) -> None:
             _print_scored(console, board, "    ")
     for name in ("limits", "quota", "ranking", "service") if not tracks else ("limits", "service"):
         console.print(_table_line(name, summary[name]), soft_wrap=True)
+    if "pages" in summary:
+        console.print(f"pages: {escape(', '.join(summary['pages']))}", soft_wrap=True)
+    if "data" in summary:
+        files, links = len(summary["data"]["files"]), len(summary["data"]["links"])
+        console.print(f"data: {files} file{'s' * (files != 1)}, {links} link{'s' * (links != 1)}", soft_wrap=True)
+    for track, kit in summary.get("kits", {}).items():
+        console.print(f"kit of {escape(track)}: {kit['items']} sample items in {escape(kit['truth'])}", soft_wrap=True)
 
 
 def _print_scored(console: Console, scored: dict[str, Any], indent: str) -> None:

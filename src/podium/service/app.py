@@ -20,11 +20,11 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from podium._version import __version__
-from podium.service import account_pages, error_pages, logs, metrics, organizer_pages, pages
+from podium.service import account_pages, content_pages, error_pages, logs, metrics, organizer_pages, pages
 from podium.service.bodies import Bodies
 from podium.service.deps import Service
 from podium.service.headers import SecurityHeaders
-from podium.service.routes import account, contest, health, organizer, submissions, tokens
+from podium.service.routes import account, content, contest, health, organizer, submissions, tokens
 from podium.service.urls import openapi_settings
 
 __all__ = ["Service", "create_app"]
@@ -48,7 +48,8 @@ def create_app(service: Service) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)
     # organizer_pages first: its /organizer/... forms before pages' /organizer/{action}
-    for module in (organizer_pages, pages, account_pages, health, contest, tokens, submissions, account, organizer):
+    modules = (organizer_pages, pages, account_pages, content_pages, health, contest, content, tokens, submissions)
+    for module in (*modules, account, organizer):
         app.include_router(module.router)
     error_pages.install(app)
     app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id

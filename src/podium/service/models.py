@@ -220,3 +220,45 @@ class Health(BaseModel):
     running: int = 0
     disk: Disk | None = None
     workers: Workers | None = None
+
+
+class PageView(BaseModel):
+    """A content page: its id, its title and its address on the site."""
+
+    id: str
+    title: str
+    url: str
+
+
+class DataFile(BaseModel):
+    """A public file the data page serves: its name in the contest file, size, SHA-256 and download address."""
+
+    name: str
+    bytes: int
+    sha256: str
+    url: str
+
+
+class DataLink(BaseModel):
+    """A file kept elsewhere: its title, address, and the size and SHA-256 the organizers give."""
+
+    title: str
+    url: str
+    bytes: int | None = None
+    sha256: str | None = None
+
+
+class KitView(DataFile):
+    """A track's starting kit: the zip, and the command that scores its baseline in the kit's folder."""
+
+    track: str
+    title: str
+    command: str
+
+
+class DataView(BaseModel):
+    """The data page: the contest's public files, links to files kept elsewhere, and each track's starting kit."""
+
+    files: list[DataFile]
+    links: list[DataLink]
+    kits: list[KitView]
