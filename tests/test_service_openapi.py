@@ -80,7 +80,10 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         spec = live.call("GET", "/openapi.json").body
         schemas = _answer_schemas(spec)
         api = {key for key in schemas if key[1].startswith("/api/")}
-        assert len(api) == 21 and not [key for key in api if not _typed(schemas[key], spec)]
+        downloads = {("get", f"/api/submissions/{{submission_id}}/{kind}") for kind in ("file", "result", "logs")}
+        assert len(api) == 24 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
+        media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
+        assert media == [["application/octet-stream"], ["text/plain"], ["application/json"]]  # files, not models
         assert _typed(schemas[("get", "/healthz")], spec)
 
         sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
@@ -144,7 +147,9 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
                 json_body={"current": "a-new-password-4", "password": "a-new-password-5"},
             ),
         }
-        assert {key for key in answers if key[1].startswith("/api/")} | {("post", "/api/submissions")} == api
+        assert {key for key in answers if key[1].startswith("/api/")} | {
+            ("post", "/api/submissions")
+        } | downloads == api
         for (method, path), answer in answers.items():
             assert 200 <= answer.status < 300, (method, path, answer.body)
             _check(spec, method, path, answer.body)

@@ -750,6 +750,95 @@ def status_command(server: str, as_json: bool, token: str, submission_id: int | 
     return EXIT_SCORED
 
 
+@click.command("download")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@click.option(
+    "--what",
+    type=click.Choice(["file", "result", "logs"]),
+    default="file",
+    show_default=True,
+    help="The file as uploaded, the result document (its public view until the reveal), or a program run's logs.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Where to write it ('-': standard output) [default: the file's name, or submission-N-result.json, submission-N-logs.txt, here].",
+)
+@guarded
+def download_command(server: str, as_json: bool, token: str, submission_id: int, what: str, out: Path | None) -> int:
+    """Download one of your submissions: the file as uploaded, its result document, or its program's logs."""
+    from podium.service.client import request
+
+    shown = _answered(lambda: request(server, "GET", f"/api/submissions/{submission_id}", token))
+    if shown.status != 200:
+        raise PodiumError(f"{shown.status}: {shown.message}")
+    if out is None:
+        named = {"file": Path(shown.body["filename"]).name, "result": "", "logs": ""}[what]
+        out = Path(named if named not in ("", ".", "..") else f"submission-{submission_id}-{what}")
+        out = out.with_suffix(".json") if what == "result" else out.with_suffix(".txt") if what == "logs" else out
+        if out.exists():
+            raise UsageError(f"{out} exists: name another file with --out")
+    path = f"/api/submissions/{submission_id}/{what}"
+    if str(out) == "-":
+        answer = _answered(lambda: request(server, "GET", path, token, into=click.get_binary_stream("stdout")))
+    else:
+        partial = out.with_name(out.name + ".part")
+        with open(partial, "wb") as sink:
+            answer = _answered(lambda: request(server, "GET", path, token, into=sink))
+        if answer.status == 200:
+            partial.replace(out)
+        partial.unlink(missing_ok=True)
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    if str(out) != "-":
+        click.echo(f"{out}: submission {submission_id}'s {what}", err=as_json)
+    return EXIT_SCORED
+
+
+@click.command("select")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@click.option("--unselect", is_flag=True, help="Take the submission out of your final choice.")
+@guarded
+def select_command(server: str, as_json: bool, token: str, submission_id: int, unselect: bool) -> int:
+    """Select one of your scored submissions for the final ranking (final = "selected"), or unselect it."""
+    from podium.service.client import request
+
+    query = {"selected": "false" if unselect else "true"}
+    path = f"/api/submissions/{submission_id}/selected"
+    return _decided(_answered(lambda: request(server, "PUT", path, token, query=query)), as_json)
+
+
+@click.command("cancel")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@guarded
+def cancel_command(server: str, as_json: bool, token: str, submission_id: int) -> int:
+    """Cancel one of your queued submissions (it uses no quota)."""
+    from podium.service.client import request
+
+    path = f"/api/submissions/{submission_id}/cancel"
+    return _decided(_answered(lambda: request(server, "POST", path, token)), as_json)
+
+
+def _decided(answer: Any, as_json: bool) -> int:
+    """Print what the server did (a selection, a cancellation); its refusal as an error (exit 2)."""
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    body = answer.body
+    if as_json:
+        click.echo(json.dumps(body, indent=2))
+    elif "selected" in body:
+        click.echo(f"submission {body['id']}: {'selected' if body['selected'] else 'not selected'}")
+    else:
+        click.echo(f"submission {body['id']}: {body['status']}")
+    return EXIT_SCORED
+
+
 @click.command("leaderboard")
 @client_options
 @TRACK_OPTION
@@ -925,6 +1014,9 @@ COMMANDS = (
     restore_command,
     submit_command,
     status_command,
+    download_command,
+    select_command,
+    cancel_command,
     leaderboard_command,
     account_command,
 )

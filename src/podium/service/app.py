@@ -20,7 +20,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from podium._version import __version__
-from podium.service import account_pages, error_pages, logs, metrics, pages
+from podium.service import account_pages, error_pages, logs, metrics, pages, submission_pages
 from podium.service.bodies import Bodies
 from podium.service.deps import Service
 from podium.service.headers import SecurityHeaders
@@ -47,7 +47,7 @@ def create_app(service: Service) -> FastAPI:
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused)
-    for module in (pages, account_pages, health, contest, tokens, submissions, account):
+    for module in (pages, submission_pages, account_pages, health, contest, tokens, submissions, account):
         app.include_router(module.router)
     error_pages.install(app)
     app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id

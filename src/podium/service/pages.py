@@ -26,11 +26,11 @@ import hmac
 import secrets
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qs, quote
 
 import jinja2
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from podium._version import __version__
@@ -39,7 +39,7 @@ from podium.contest import Contest
 from podium.publish.display import score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
-from podium.service import accounts, logins, state, upload_form
+from podium.service import accounts, choices, logins, state, upload_form
 from podium.service.board_cache import board_page_values
 from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep, TrackQuery, track_of
@@ -283,7 +283,11 @@ async def logout(service: ServiceDep, request: Request) -> Response:
 
 @router.get("/submissions", response_class=HTMLResponse)
 def submissions_page(
-    service: ServiceDep, request: Request, sent: int | None = None, track: TrackQuery = None
+    service: ServiceDep,
+    request: Request,
+    sent: int | None = None,
+    done: Annotated[str | None, Query(max_length=200)] = None,
+    track: TrackQuery = None,
 ) -> HTMLResponse:
     _, who = signed_in(service, request)
     contest, now = _shown_track(service, track), service.clock()
@@ -312,13 +316,18 @@ def submissions_page(
         programs=programs,
         tracks=_tracks(service.contests.get()),
         track=contest.track_id,
+        done=done,
+        selecting=choices.selecting(service.contests.get(), now),
     )
 
 
 @router.get("/submissions/rows", response_class=HTMLResponse)
 def submission_rows_part(service: ServiceDep, request: Request) -> HTMLResponse:
     _, who = signed_in(service, request)
-    return render_page(service, request, "submission_rows.html", rows=_views(service, who), final=FINAL)
+    selecting = choices.selecting(service.contests.get(), service.clock())
+    return render_page(
+        service, request, "submission_rows.html", rows=_views(service, who), final=FINAL, selecting=selecting
+    )
 
 
 @router.post("/submissions/upload")

@@ -1,16 +1,16 @@
-"""A team's submissions: upload, list, show, cancel, select; its quota. ``/api/submissions...``, ``/api/quota``."""
+"""A team's submissions: upload, list, show, download, cancel, select; its quota. ``/api/submissions...``, ``/api/quota``."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from podium.service import choices
 from podium.service.bodies import UPLOADS
-from podium.service.database import writing
 from podium.service.deps import CallerDep, ReadingDep, ServiceDep, TrackQuery, team_of, track_of
+from podium.service.downloads import download
 from podium.service.intake import Refused
 from podium.service.models import Cancelled, QuotaUsage, Selected, SubmissionView, Taken
 from podium.service.quota import usage
@@ -73,6 +73,43 @@ def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, con
     return found[0]
 
 
+def _download_answers(media: str, what: str) -> dict[int | str, dict[str, Any]]:
+    return {
+        200: {"content": {media: {}}, "description": what + ", as an attachment"},
+        404: {"description": "no such submission of yours, or none of this kind yet"},
+    }
+
+
+@router.get(
+    "/api/submissions/{submission_id}/file",
+    response_class=Response,
+    summary="Download the file as your team uploaded it",
+    responses=_download_answers("application/octet-stream", "the file"),
+)
+def download_file(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
+    return download(service, who, submission_id, "file")
+
+
+@router.get(
+    "/api/submissions/{submission_id}/result",
+    response_class=Response,
+    summary="Download the result document (its public view until the reveal)",
+    responses=_download_answers("application/json", "the result document"),
+)
+def download_result(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
+    return download(service, who, submission_id, "result")
+
+
+@router.get(
+    "/api/submissions/{submission_id}/logs",
+    response_class=Response,
+    summary="Download the logs of a program's run: outcome, exit code, time, memory, the last 16 KiB of stderr",
+    responses=_download_answers("text/plain", "the logs"),
+)
+def download_logs(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
+    return download(service, who, submission_id, "logs")
+
+
 @router.post(
     "/api/submissions/{submission_id}/cancel",
     response_model=Cancelled,
@@ -81,8 +118,7 @@ def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, con
 def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str, Any]:
     team_id = team_of(who)
     try:
-        with writing(service.engine) as connection:
-            choices.cancel(connection, team_id, submission_id, service.clock())
+        choices.cancel_queued(service.engine, team_id, submission_id, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "status": CANCELLED}
@@ -95,11 +131,8 @@ def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str,
 )
 def select_submission(service: ServiceDep, submission_id: int, selected: bool, who: CallerDep) -> dict[str, Any]:
     team_id = team_of(who)
-    contest = service.contests.get()
     try:
-        choices.check_selectable(contest, submission_id, service.clock())
-        with writing(service.engine) as connection:
-            choices.select_submission(connection, contest, team_id, submission_id, selected)
+        choices.decide(service.engine, service.contests.get(), team_id, submission_id, selected, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "selected": selected}

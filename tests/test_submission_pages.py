@@ -1,0 +1,180 @@
+"""The submissions page's forms over HTTP (no browser): cancel a queued submission, select final ones, by the API's rules.
+
+One live server for the module: a contest whose final ranking uses the
+submissions each team selects (at most one), on ILSVRC's demo (scored in 0.1 s), two teams, ``ann`` of alpha and
+``bob`` of beta logged in through the pages.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from podium.cli import cli
+from podium.service import accounts
+from podium.service.client import request
+from podium.service.database import writing
+from podium.service.pages import COOKIE
+from podium.service.worker import Worker
+from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
+from test_pages import Client, _log_in
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+NOW = at("2026-03-10T12:00:00Z")
+END = at("2026-06-01T00:00:00Z")  # the contest's only phase ends
+
+
+@dataclass
+class Site:
+    live: LiveServer
+    clock: Clock
+    worker: Worker
+    tokens: dict[str, str]
+    archive: Path
+    ann: Client
+    bob: Client
+
+    def upload(self, team: str) -> int:
+        answer = self.live.call(
+            "POST", "/api/submissions", self.tokens[team], body=self.archive, query={"filename": "s.tar.gz"}
+        )
+        assert answer.status == 201, answer.body
+        return int(answer.body["id"])
+
+    def scored(self, team: str) -> int:
+        submission_id = self.upload(team)
+        assert self.worker.work_once()
+        return submission_id
+
+    def form(self, client: Client, path: str, fields: str = "") -> int:
+        csrf = accounts.csrf_token(client.cookies[COOKIE])
+        return client.post(path, f"csrf={csrf}" + (f"&{fields}" if fields else ""), FORM)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("forms")
+    contest = write_contest(
+        folder / "contest", "ilsvrc2012-cls", quota="per_day = 20", ranking='final = "selected"\nmax_selected = 1'
+    )
+    clock = Clock(NOW)
+    service, tokens = set_up(f"sqlite:///{folder / 'podium.db'}", contest, folder / "data", ("alpha", "beta"), clock)
+    with writing(service.engine) as connection:
+        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())
+        accounts.add_user(connection, "bob", "bob-password-1", 2, False, clock())
+    worker = Worker(service.engine, service.data, clock=clock)
+    with LiveServer(service) as live:
+        ann, bob = Client(live.url), Client(live.url)
+        assert _log_in(ann) == 303 and _log_in(bob, "bob", "bob-password-1") == 303
+        yield Site(live, clock, worker, tokens, demo_archive(contest, folder / "upload"), ann, bob)
+
+
+def test_cancel_a_queued_submission_from_the_page(site: Site) -> None:
+    queued = site.upload("alpha")
+    assert site.ann.get("/submissions") == 200 and f"Cancel #{queued}".encode() in site.ann.body
+    assert site.ann.post(f"/submissions/{queued}/cancel", "csrf=forged", FORM) == 403
+    assert site.form(site.bob, f"/submissions/{queued}/cancel") == 404  # another team's: as if it did not exist
+    assert f"no submission {queued} of yours" in site.bob.body.decode().lower()
+    assert site.form(site.ann, f"/submissions/{queued}/cancel") == 303
+    assert site.live.call("GET", f"/api/submissions/{queued}", site.tokens["alpha"]).body["status"] == "cancelled"
+    assert site.form(site.ann, f"/submissions/{queued}/cancel") == 409  # the API's rule and message
+    assert b"only a queued one can be cancelled" in site.ann.body
+    assert site.ann.get("/submissions?done=submission+1+is+cancelled") == 200 and b"is cancelled" in site.ann.body
+    assert site.form(site.ann, "/submissions/99999999999/cancel") == 404  # no such id (beyond the database's)
+
+
+def test_select_within_the_limit_until_the_last_phase_closes(site: Site) -> None:
+    first, second = site.scored("alpha"), site.scored("alpha")
+    assert site.ann.get("/submissions") == 200 and f"Select #{first}".encode() in site.ann.body
+    assert b"at most 1" in site.ann.body
+    assert site.form(site.ann, f"/submissions/{first}/selected", "selected=maybe") == 422
+    assert site.form(site.bob, f"/submissions/{first}/selected", "selected=true") == 404
+    assert site.form(site.ann, f"/submissions/{first}/selected", "selected=true") == 303
+    assert site.form(site.ann, f"/submissions/{second}/selected", "selected=true") == 409  # the limit, exactly at 1
+    assert b"1 submissions are selected, the most this contest allows" in site.ann.body
+    assert site.ann.get("/submissions") == 200 and f"Unselect #{first}".encode() in site.ann.body
+    site.clock.now = END - timedelta(microseconds=1)  # the last instant selections are taken
+    assert _log_in(site.ann) == 303  # a session of that day
+    assert site.form(site.ann, f"/submissions/{first}/selected", "selected=false") == 303
+    assert site.form(site.ann, f"/submissions/{second}/selected", "selected=true") == 303
+    site.clock.now = END
+    assert site.form(site.ann, f"/submissions/{first}/selected", "selected=true") == 409
+    assert b"elections froze" in site.ann.body
+    assert (
+        site.ann.get("/submissions") == 200 and b"Select #" not in site.ann.body and b"<b>selected</b>" in site.ann.body
+    )
+    chosen = {s["id"]: s["selected"] for s in site.live.call("GET", "/api/submissions", site.tokens["alpha"]).body}
+    assert chosen[first] is False and chosen[second] is True
+    site.clock.now = NOW
+
+
+def test_downloads_are_the_teams_own(site: Site) -> None:
+    """The file as uploaded, the result (public view before the reveal), the logs: to the team, by API and page; 404 to another."""
+    submission_id, alpha = site.upload("alpha"), site.tokens["alpha"]
+    kinds = ("file", "result", "logs")
+    assert site.live.call("GET", f"/api/submissions/{submission_id}/result", alpha).status == 404  # not scored yet
+    assert site.worker.work_once()
+    sent = site.archive.read_bytes()
+    assert site.ann.get(f"/submissions/{submission_id}/file") == 200 and site.ann.body == sent
+    with tempfile.TemporaryFile() as sink:
+        assert request(site.live.url, "GET", f"/api/submissions/{submission_id}/file", alpha, into=sink).status == 200
+        sink.seek(0)
+        assert sink.read() == sent
+    result = site.live.call("GET", f"/api/submissions/{submission_id}/result", alpha)
+    assert result.status == 200 and result.body["view"] == "public" and "private" not in result.body["splits"]
+    assert site.ann.get(f"/submissions/{submission_id}/result") == 200 and b'"view": "public"' in site.ann.body
+    logs = site.live.call("GET", f"/api/submissions/{submission_id}/logs", alpha)
+    assert logs.status == 404 and "no program ran" in logs.message  # a submission of files
+    missing = 2**31 - 1
+    for kind in kinds:  # another team's submission answers as one that does not exist
+        theirs = site.live.call("GET", f"/api/submissions/{submission_id}/{kind}", site.tokens["beta"])
+        none = site.live.call("GET", f"/api/submissions/{missing}/{kind}", site.tokens["beta"])
+        assert (theirs.status, none.status) == (404, 404)
+        assert theirs.message == f"no submission {submission_id} of yours"
+        assert site.bob.get(f"/submissions/{submission_id}/{kind}") == 404
+        assert site.live.call("GET", f"/api/submissions/{submission_id}/{kind}", None).status == 401  # no token
+        assert Client(site.live.url).get(f"/submissions/{submission_id}/{kind}") == 303  # to the log-in page
+    assert site.ann.get(f"/submissions/{submission_id}/other") == 404
+    assert site.ann.get(f"/submissions/{submission_id}") == 200 and b"the file as uploaded" in site.ann.body
+
+
+def test_the_commands_download_select_and_cancel(site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    scored, queued = site.scored("alpha"), site.upload("alpha")
+    common = ["--server", site.live.url, "--token", site.tokens["alpha"]]
+
+    def podium(*args: str) -> Result:
+        return CliRunner().invoke(cli, [args[0], *common, *args[1:]])
+
+    got = podium("download", str(scored))
+    assert got.exit_code == 0, got.output
+    assert (tmp_path / "s.tar.gz").read_bytes() == site.archive.read_bytes()
+    assert podium("download", str(scored)).exit_code == 2  # the file is there: not overwritten
+    got = podium("download", str(scored), "--what", "result", "--out", "-")
+    assert got.exit_code == 0 and json.loads(got.stdout)["view"] == "public"
+    got = podium("download", str(scored), "--what", "logs")
+    assert (
+        got.exit_code == 2
+        and "no program ran" in got.output
+        and not (tmp_path / f"submission-{scored}-logs.txt").exists()
+    )
+    got = CliRunner().invoke(cli, ["download", "--server", site.live.url, "--token", site.tokens["beta"], str(scored)])
+    assert got.exit_code == 2 and f"no submission {scored} of yours" in got.output
+    assert podium("cancel", str(queued)).output == f"submission {queued}: cancelled\n"
+    got = podium("cancel", str(queued))
+    assert got.exit_code == 2 and "only a queued one can be cancelled" in got.output
+    for submission in site.live.call("GET", "/api/submissions", site.tokens["alpha"]).body:
+        if submission["selected"]:
+            assert podium("select", str(submission["id"]), "--unselect").exit_code == 0
+    assert podium("select", str(scored)).output == f"submission {scored}: selected\n"
+    assert (
+        podium("select", str(scored), "--unselect", "--json").stdout
+        == json.dumps({"id": scored, "selected": False}, indent=2) + "\n"
+    )
