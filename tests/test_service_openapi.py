@@ -81,9 +81,10 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         schemas = _answer_schemas(spec)
         api = {key for key in schemas if key[1].startswith("/api/")}
         downloads = {("get", f"/api/submissions/{{submission_id}}/{kind}") for kind in ("file", "result", "logs")}
-        assert len(api) == 24 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
+        downloads.add(("get", "/api/leaderboard.csv"))
+        assert len(api) == 25 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
         media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
-        assert media == [["application/octet-stream"], ["text/plain"], ["application/json"]]  # files, not models
+        assert media == [["text/csv"], ["application/octet-stream"], ["text/plain"], ["application/json"]]  # files
         assert _typed(schemas[("get", "/healthz")], spec)
 
         sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})

@@ -7,6 +7,8 @@ submissions each team selects (at most one), on ILSVRC's demo (scored in 0.1 s),
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import tempfile
 from collections.abc import Iterator
@@ -18,8 +20,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from podium.cli import cli
+from podium.contest.split import draw_public
 from podium.service import accounts
-from podium.service.client import request
+from podium.service.board_files import board_csv
+from podium.service.client import packed, request
 from podium.service.database import writing
 from podium.service.pages import COOKIE
 from podium.service.worker import Worker
@@ -178,3 +182,95 @@ def test_the_commands_download_select_and_cancel(site: Site, tmp_path: Path, mon
         podium("select", str(scored), "--unselect", "--json").stdout
         == json.dumps({"id": scored, "selected": False}, indent=2) + "\n"
     )
+
+
+def _split_apart(truth: Path, folder: Path, right_on_public: bool) -> Path:
+    """An ILSVRC submission right (top 5 holds the label) on one split's units and wrong on the other's: a shake-up."""
+    labels = [int(line) for line in truth.read_text().split()]
+    units = [f"ILSVRC2012_val_{i:08d}" for i in range(1, len(labels) + 1)]
+    public = draw_public(units, 0.5, 7)
+    lines = []
+    for unit, label in zip(units, labels, strict=True):
+        right = (unit in public) == right_on_public
+        guesses = [label] if right else []
+        guesses += [g for g in range(1, 1001) if g != label][: 5 - len(guesses)]
+        lines.append(" ".join(map(str, guesses)))
+    folder.mkdir(parents=True)
+    (folder / "team.txt").write_text("\n".join(lines) + "\n")
+    return packed(folder, folder.parent)
+
+
+def test_the_board_marks_the_team_and_shows_the_shake_up(site: Site, tmp_path: Path) -> None:
+    truth = site.archive.parent.parent / "contest" / "demo" / "ground_truth.txt"
+    for team, right_on_public in (("alpha", True), ("beta", False)):
+        archive = _split_apart(truth, tmp_path / team / "files", right_on_public)
+        answer = site.live.call(
+            "POST", "/api/submissions", site.tokens[team], body=archive, query={"filename": "t.tar.gz"}
+        )
+        assert answer.status == 201 and site.worker.work_once()
+    board = site.live.call("GET", "/api/leaderboard").body
+    rows = {t["team"]: t for t in board["teams"]}
+    assert [t["team"] for t in board["teams"]] == ["alpha", "beta"] and "public_rank" not in rows["alpha"]
+    listed = site.live.call("GET", "/api/submissions", site.tokens["alpha"]).body
+    assert rows["alpha"]["entries"] == sum(s["status"] == "scored" for s in listed) and rows["beta"]["entries"] == 1
+    assert rows["beta"]["last"] == NOW.isoformat()
+    assert site.ann.get("/leaderboard") == 200
+    page = site.ann.body.decode()
+    assert 'id="mine"' in page and "Your team, alpha: rank 1" in page and page.count('class="mine"') == 1
+    assert "data-spec=" in page and "<details>" in page  # the chart, and its numbers as a table without JavaScript
+    assert site.bob.get("/leaderboard") == 200 and "Your team, beta: rank 2" in site.bob.body.decode()
+    anonymous = Client(site.live.url)
+    assert anonymous.get("/leaderboard") == 200 and b'id="mine"' not in anonymous.body
+    assert site.ann.get("/leaderboard.csv") == 200
+    text = site.ann.body.decode()
+    table = list(csv.reader(io.StringIO(text)))
+    assert table[0][:6] == ["rank", "team", "status", "entries", "last", "top5_error"] and table[1][1] == "alpha"
+    assert site.ann.get("/leaderboard.json") == 200 and json.loads(site.ann.body) == board
+    assert site.live.call("GET", "/api/leaderboard.csv").body == text
+    assert CliRunner().invoke(cli, ["leaderboard", "--server", site.live.url, "--csv"]).stdout == text
+    site.clock.now = END  # the reveal: the final ranking, the public rank beside it
+    try:
+        final = {t["team"]: t for t in site.live.call("GET", "/api/leaderboard").body["teams"]}
+        assert (final["beta"]["rank"], final["beta"]["public_rank"]) == (1, 2)
+        assert (final["alpha"]["rank"], final["alpha"]["public_rank"]) == (2, 1)
+        assert _log_in(site.bob, "bob", "bob-password-1") == 303 and site.bob.get("/leaderboard") == 200
+        page = site.bob.body.decode()
+        assert '▲</span>1</span><span class="sr"> up' in page and '▼</span>1</span><span class="sr"> down' in page
+        assert Client(site.live.url).get("/leaderboard.csv") == 200
+    finally:
+        site.clock.now = NOW
+
+
+def test_the_csv_quotes_what_a_spreadsheet_would_run() -> None:
+    board = {
+        "revealed": True,
+        "rank_sum": False,
+        "criteria": [{"name": "f1", "higher_is_better": True}],
+        "teams": [
+            {
+                "rank": 1,
+                "public_rank": 2,
+                "team": "=HYPERLINK(1)",
+                "status": "scored",
+                "entries": 3,
+                "last": "2026-03-10T12:00:00+00:00",
+                "scores": {"f1": -0.5},
+                "rank_sum": None,
+            },
+            {
+                "rank": 2,
+                "public_rank": None,
+                "team": "plain",
+                "status": "none",
+                "entries": 0,
+                "last": None,
+                "scores": {},
+                "rank_sum": None,
+            },
+        ],
+    }
+    assert board_csv(board).decode().splitlines() == [
+        "rank,public_rank,team,status,entries,last,f1",
+        "1,2,'=HYPERLINK(1),scored,3,2026-03-10T12:00:00+00:00,-0.5",
+        "2,,plain,none,0,,",
+    ]

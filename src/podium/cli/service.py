@@ -842,8 +842,9 @@ def _decided(answer: Any, as_json: bool) -> int:
 @click.command("leaderboard")
 @client_options
 @TRACK_OPTION
+@click.option("--csv", "as_csv", is_flag=True, help="Print the board as CSV (ranks, team, entries, last, each score).")
 @guarded
-def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
+def leaderboard_command(server: str, as_json: bool, track: str | None, as_csv: bool) -> int:
     """A track's leaderboard, the contest's only one by default (public scores until the reveal)."""
     from podium.challenges import get
     from podium.challenges.base import ScoreSpec
@@ -851,6 +852,12 @@ def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
     from podium.ranking.ranks import Team
     from podium.service.client import request
 
+    if as_csv:
+        path, query = "/api/leaderboard.csv", {"track": track} if track else None
+        answer = _answered(lambda: request(server, "GET", path, query=query, into=click.get_binary_stream("stdout")))
+        if answer.status != 200:
+            raise PodiumError(f"{answer.status}: {answer.message}")
+        return EXIT_SCORED
     answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query={"track": track} if track else None))
     if answer.status != 200:
         raise PodiumError(f"{answer.status}: {answer.message}")

@@ -17,6 +17,12 @@ last. Without a split, public and private are both the whole test set. Each
 submission counts with its result of the newest round it has. In a contest of
 programs each row also holds how the program ran (``measured``: time, peak
 RAM and their points; :mod:`podium.service.measured`).
+
+Each row also holds the team's ``entries`` (its scored submissions to the
+track) and when it sent the last of them (``last``), as Kaggle's board shows;
+after the reveal, ``public_rank``: the rank the public board gave the team
+(``None`` without a scored submission), so the shake-up can be read beside
+the final rank.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ class Entry:
     selected: bool
     public: dict[str, Any]
     private: dict[str, Any]
+    created: datetime
 
 
 def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
@@ -62,16 +69,24 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     submitted = set(connection.execute(select(submissions.c.team_id).where(on_track).distinct()).scalars())
     entries = _scored_entries(connection, contest.track_id)
     board: list[Team] = []
+    public_board: list[Team] = []  # after the reveal: the board as the public split ranked it, for the shake-up
+    activity: dict[str, tuple[int, datetime | None]] = {}  # each team's scored entries, and when it sent the last
     for team_id, name in names.items():
         mine = entries.get(team_id, [])
-        chosen = _final(spec, mine, contest, decimals, by) if revealed else _best(spec, mine, PUBLIC, decimals, by)
+        activity[name] = (len(mine), mine[-1].created if mine else None)
+        best = _best(spec, mine, PUBLIC, decimals, by)
+        chosen = _final(spec, mine, contest, decimals, by) if revealed else best
+        status = "no scored submission" if team_id in submitted else "none"
         if chosen is None:
-            status = "no scored submission" if team_id in submitted else "none"
             board.append(Team(name, status, {}))
         else:
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
             shown[name] = chosen.submission_id
+        if revealed:
+            public_board.append(Team(name, status, {}) if best is None else Team(name, SCORED, best.public))
     criteria = rank_teams(spec, board, decimals, by)
+    rank_teams(spec, public_board, decimals, by)
+    public_ranks = {t.name: t.rank for t in public_board if t.status == SCORED}
     shown_board: dict[str, Any] = {
         "contest": contest.id,
         **({"track": contest.track, "track_title": contest.track_title} if contest.track else {}),
@@ -92,6 +107,9 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
                 "rank_sum": t.rank_sum,
                 "ranks": t.ranks,
                 "scores": t.scores,
+                "entries": activity[t.name][0],
+                "last": _time(activity[t.name][1]),
+                **({"public_rank": public_ranks.get(t.name)} if revealed else {}),
             }
             for t in board
         ],
@@ -103,18 +121,36 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     return shown_board, shown
 
 
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def scored_entries(connection: Connection, track: str) -> dict[str, list[Entry]]:
+    """Every team's submissions to ``track`` that are scored in their newest round, oldest first, by team name."""
+    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    return {names[team_id]: found for team_id, found in _scored_entries(connection, track).items()}
+
+
 def _scored_entries(connection: Connection, track: str) -> dict[int, list[Entry]]:
     """Every team's submissions to ``track`` that are scored in their newest round, oldest first."""
     newest = newest_results(
         connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
     )
     entries: dict[int, list[Entry]] = {}
-    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).where(submissions.c.track == track)
+    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected, submissions.c.created).where(
+        submissions.c.track == track
+    )
     query = query.order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):
         result = newest.get(submission.id)
         if result is not None and result.status == SCORED:
-            entry = Entry(submission.id, bool(submission.selected), result.public_scores, result.private_scores)
+            entry = Entry(
+                submission.id,
+                bool(submission.selected),
+                result.public_scores,
+                result.private_scores,
+                submission.created,
+            )
             entries.setdefault(submission.team_id, []).append(entry)
     return entries
 

@@ -30,6 +30,9 @@ class BoardRow(BaseModel):
     ranks: dict[str, int]
     scores: dict[str, Number | None]
     measured: dict[str, Any] = {}  # programs: time, peak RAM and their points, by column title
+    entries: int  # the team's scored submissions to the track
+    last: str | None  # when the team sent the last of them (ISO 8601, UTC)
+    public_rank: int | None = None  # after the reveal: the rank the public board gave the team (the shake-up)
 
 
 class Board(BaseModel):

@@ -203,6 +203,26 @@ def board_table(
     return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track))
 
 
+@router.get("/leaderboard.csv")
+def board_csv_file(service: ServiceDep, track: TrackQuery = None) -> Response:
+    kept = service.boards.current(_shown_track(service, track), service.clock())
+    return _board_file(kept.csv(), "text/csv; charset=utf-8", kept.board, "csv")
+
+
+@router.get("/leaderboard.json")
+def board_json_file(service: ServiceDep, track: TrackQuery = None) -> Response:
+    kept = service.boards.current(_shown_track(service, track), service.clock())
+    return _board_file(kept.json(), "application/json", kept.board, "json")
+
+
+def _board_file(body: bytes, media_type: str, board: dict[str, Any], suffix: str) -> Response:
+    """The board as a download named for the contest, its track and its split: ``ID[-TRACK]-public.csv``."""
+    name = "-".join(filter(None, (board["contest"], board.get("track"), board["split"])))
+    return Response(
+        body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}.{suffix}"'}
+    )
+
+
 def _shown_track(service: Service, track: str | None, served: Contest | None = None) -> Contest:
     """The track a page shows: the one asked for, else the contest's first (the pages list the others); ``served``: the contest, if read."""
     contest = served or service.contests.get()

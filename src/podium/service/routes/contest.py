@@ -1,4 +1,4 @@
-"""``GET /api/contest`` and ``GET /api/leaderboard``: what anyone may read of the contest."""
+"""``GET /api/contest``, ``GET /api/leaderboard`` and ``/api/leaderboard.csv``: what anyone may read of the contest."""
 
 from __future__ import annotations
 
@@ -35,3 +35,14 @@ def board(service: ServiceDep, track: TrackQuery = None) -> Response:
     return Response(
         service.boards.current(track_of(service, track), service.clock()).json(), media_type="application/json"
     )
+
+
+@router.get(
+    "/leaderboard.csv",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}, "description": "The board's rows as CSV, with a header row"}},
+    summary="A track's leaderboard as CSV: rank (and public rank after the reveal), team, status, entries, last, each score",
+)
+def board_csv(service: ServiceDep, track: TrackQuery = None) -> Response:
+    kept = service.boards.current(track_of(service, track), service.clock())
+    return Response(kept.csv(), media_type="text/csv; charset=utf-8")
