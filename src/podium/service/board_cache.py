@@ -37,6 +37,7 @@ from podium.service.database import reading
 from podium.service.leaderboard import standings
 from podium.service.state import revealed
 from podium.service.tables import board_version, settings
+from podium.service.titles import title
 
 T = TypeVar("T")
 KEPT = 4  # boards kept per track: the newest, and a few a slow request may still be reading
@@ -126,7 +127,7 @@ def board_page_values(
     def over_time() -> dict[str, Any]:
         with reading(boards.engine) as connection:
             history = best_over_time(connection, contest.track_id, board)
-        return {**history, "spec": history_spec(history, "Best public " + history["criterion"] + " by day")}
+        return {**history, "spec": history_spec(history, title(history["criterion"]))}
 
     history = kept.derived("history", over_time) if board["criteria"] else None
     rows = board["teams"]

@@ -84,11 +84,11 @@ def best_over_time(connection: Connection, track: str, board: dict[str, Any]) ->
     return {"criterion": name, "higher_is_better": higher, "points": points, "days": days}
 
 
-def history_spec(history: dict[str, Any], title: str) -> dict[str, Any]:
-    """A Vega-Lite line chart of the first teams' best public score by day (a step line each, a point per day sent)."""
+def history_spec(history: dict[str, Any], score: str) -> dict[str, Any]:
+    """A Vega-Lite line chart of the first teams' best public ``score`` (its title) by day (a step line each, a point per day sent)."""
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-        "title": title,
+        "title": f"Best public {score} by day",
         "width": "container",
         "height": 260,
         "data": {"values": history["points"]},
@@ -98,7 +98,7 @@ def history_spec(history: dict[str, Any], title: str) -> dict[str, Any]:
             "y": {
                 "field": "best",
                 "type": "quantitative",
-                "title": "best public " + history["criterion"],
+                "title": f"best public {score}",
                 "scale": {"zero": False},
             },
             "color": {"field": "team", "type": "nominal", "title": "team"},
