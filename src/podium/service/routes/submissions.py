@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from podium.service import choices
 from podium.service.bodies import UPLOADS
 from podium.service.deps import CallerDep, ReadingDep, ServiceDep, TrackQuery, team_of, track_of
-from podium.service.downloads import download
+from podium.service.downloads import Kind, download
 from podium.service.intake import Refused
 from podium.service.models import Cancelled, QuotaUsage, Selected, SubmissionView, Taken
 from podium.service.quota import usage
@@ -73,41 +73,39 @@ def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, con
     return found[0]
 
 
-def _download_answers(media: str, what: str) -> dict[int | str, dict[str, Any]]:
-    return {
-        200: {"content": {media: {}}, "description": what + ", as an attachment"},
-        404: {"description": "no such submission of yours, or none of this kind yet"},
-    }
-
-
-@router.get(
-    "/api/submissions/{submission_id}/file",
-    response_class=Response,
-    summary="Download the file as your team uploaded it",
-    responses=_download_answers("application/octet-stream", "the file"),
+DOWNLOADS: tuple[tuple[Kind, str, str], ...] = (  # what, its media type, the operation's summary
+    ("file", "application/octet-stream", "Download the file as your team uploaded it"),
+    ("result", "application/json", "Download the result document (its public view until the reveal)"),
+    (
+        "logs",
+        "text/plain",
+        "Download the logs of a program's run: outcome, exit code, time, memory, the last 16 KiB of stderr",
+    ),
 )
-def download_file(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
-    return download(service, who, submission_id, "file")
 
 
-@router.get(
-    "/api/submissions/{submission_id}/result",
-    response_class=Response,
-    summary="Download the result document (its public view until the reveal)",
-    responses=_download_answers("application/json", "the result document"),
-)
-def download_result(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
-    return download(service, who, submission_id, "result")
+def _download_route(kind: Kind, media: str, summary: str) -> None:
+    """``GET /api/submissions/{id}/KIND``: one of the caller's downloads (:func:`podium.service.downloads.download`)."""
+
+    def handler(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
+        return download(service, who, submission_id, kind)
+
+    router.add_api_route(
+        f"/api/submissions/{{submission_id}}/{kind}",
+        handler,
+        methods=["GET"],
+        name=f"download_{kind}",
+        response_class=Response,
+        summary=summary,
+        responses={
+            200: {"content": {media: {}}, "description": f"the {kind}, as an attachment"},
+            404: {"description": "no such submission of yours, or none of this kind yet"},
+        },
+    )
 
 
-@router.get(
-    "/api/submissions/{submission_id}/logs",
-    response_class=Response,
-    summary="Download the logs of a program's run: outcome, exit code, time, memory, the last 16 KiB of stderr",
-    responses=_download_answers("text/plain", "the logs"),
-)
-def download_logs(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
-    return download(service, who, submission_id, "logs")
+for _kind, _media, _summary in DOWNLOADS:
+    _download_route(_kind, _media, _summary)
 
 
 @router.post(
