@@ -82,7 +82,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         api = {key for key in schemas if key[1].startswith("/api/")}
         downloads = {("get", f"/api/submissions/{{submission_id}}/{kind}") for kind in ("file", "result", "logs")}
         downloads.add(("get", "/api/leaderboard.csv"))
-        assert len(api) == 25 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
+        assert len(api) == 26 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
         media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
         assert media == [["text/csv"], ["application/octet-stream"], ["text/plain"], ["application/json"]]  # files
         assert _typed(schemas[("get", "/healthz")], spec)
@@ -121,6 +121,12 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ),
             ("put", "/api/submissions/{submission_id}/selected"): live.call(
                 "PUT", f"/api/submissions/{sent.body['id']}/selected", token["alpha"], query={"selected": "true"}
+            ),
+            ("put", "/api/submissions/{submission_id}/method"): live.call(
+                "PUT",
+                f"/api/submissions/{sent.body['id']}/method",
+                token["alpha"],
+                json_body={"method": "net", "code_url": "https://example.org/net", "shown": True},
             ),
             ("post", "/api/submissions/{submission_id}/cancel"): live.call(
                 "POST", f"/api/submissions/{queued.body['id']}/cancel", token["alpha"]

@@ -274,3 +274,80 @@ def test_the_csv_quotes_what_a_spreadsheet_would_run() -> None:
         "1,2,'=HYPERLINK(1),scored,3,2026-03-10T12:00:00+00:00,-0.5",
         "2,,plain,none,0,,",
     ]
+
+
+def test_a_method_is_the_teams_until_the_reveal_and_shown_after_it_if_chosen(site: Site) -> None:
+    alpha, beta = site.tokens["alpha"], site.tokens["beta"]
+    given = site.live.call(
+        "POST",
+        "/api/submissions",
+        alpha,
+        body=site.archive,
+        query={
+            "filename": "m.tar.gz",
+            "method": "  Big   net ",
+            "paper_url": "https://arxiv.org/abs/1",
+            "shown": "true",
+        },
+    )
+    assert given.status == 201
+    view = site.live.call("GET", f"/api/submissions/{given.body['id']}", alpha).body
+    assert (view["method"], view["paper_url"], view["shown"]) == ("Big net", "https://arxiv.org/abs/1", True)
+    refused = site.live.call(
+        "POST", "/api/submissions", alpha, body=site.archive, query={"code_url": "javascript:alert(1)"}
+    )
+    assert refused.status == 422 and "not an http:// or https:// address" in refused.message
+    assert site.worker.work_once()
+    final = given.body["id"]  # alpha's final submission: the one it selects
+    listed = site.live.call("GET", "/api/submissions", alpha).body
+    for submission in sorted(listed, key=lambda s: s["id"] == final):  # unselect the others first
+        chosen = submission["id"] == final
+        if submission["selected"] != chosen and submission["status"] == "scored":
+            query = {"selected": "true" if chosen else "false"}
+            assert (
+                site.live.call("PUT", f"/api/submissions/{submission['id']}/selected", alpha, query=query).status == 200
+            )
+    body = {
+        "method": "Ensemble <b>",
+        "description": "line one\nline two",
+        "code_url": "http://example.org/c",
+        "shown": True,
+    }
+    said = site.live.call("PUT", f"/api/submissions/{final}/method", alpha, json_body=body)
+    assert said.status == 200 and said.body == {**body, "paper_url": None}
+    assert site.live.call("PUT", f"/api/submissions/{final}/method", beta, json_body=body).status == 404
+    ranked = next(s["id"] for s in site.live.call("GET", "/api/submissions", beta).body if s["status"] == "scored")
+    fields = "method=Secret+sauce&description=not+for+others&shown="  # unchecked: not shown
+    assert site.form(site.bob, f"/submissions/{ranked}/method", fields) == 303
+    assert site.form(site.bob, f"/submissions/{final}/method", fields) == 404  # alpha's
+    assert site.bob.get(f"/submissions/{ranked}") == 200 and b"Secret sauce" in site.bob.body
+    board = site.live.call("GET", "/api/leaderboard").body
+    assert all("method" not in t for t in board["teams"])  # before the reveal: nobody's
+    assert site.bob.get("/leaderboard") == 200 and b"Ensemble" not in site.bob.body
+    site.clock.now = END
+    try:
+        rows = {t["team"]: t for t in site.live.call("GET", "/api/leaderboard").body["teams"]}
+        assert rows["alpha"]["method"]["method"] == "Ensemble <b>" and "method" not in rows["beta"]
+        assert _log_in(site.bob, "bob", "bob-password-1") == 303 and site.bob.get("/leaderboard") == 200
+        page = site.bob.body.decode()
+        assert "Ensemble &lt;b&gt;" in page and 'href="http://example.org/c"' in page and "Secret sauce" not in page
+        late = site.live.call("PUT", f"/api/submissions/{final}/method", alpha, json_body=body)
+        assert late.status == 409 and "methods are final" in late.message
+    finally:
+        site.clock.now = NOW
+
+
+def test_the_commands_give_and_edit_a_method(site: Site, tmp_path: Path) -> None:
+    common = ["--server", site.live.url, "--token", site.tokens["alpha"]]
+    sent = CliRunner().invoke(
+        cli, ["submit", *common, "--json", str(site.archive), "--method", "Tiny", "--code", "https://example.org/t"]
+    )
+    assert sent.exit_code == 0, sent.output
+    submission_id = json.loads(sent.stdout)["id"]
+    said = CliRunner().invoke(cli, ["describe", *common, str(submission_id), "--method", "Tiny 2", "--show-method"])
+    assert said.stdout == f"submission {submission_id}: Tiny 2, shown on the leaderboard after the reveal\n"
+    view = site.live.call("GET", f"/api/submissions/{submission_id}", site.tokens["alpha"]).body
+    assert (view["method"], view["code_url"], view["shown"]) == ("Tiny 2", None, True)  # what is given replaces
+    bad = CliRunner().invoke(cli, ["describe", *common, str(submission_id), "--paper", "ftp://x"])
+    assert bad.exit_code == 2 and "not an http:// or https:// address" in bad.output
+    site.worker.work_once()

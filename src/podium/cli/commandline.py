@@ -53,6 +53,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.scoring:demo_command",
         "Generate a small synthetic test set for every challenge and score a sample submission.",
     ),
+    "describe": (
+        "podium.cli.service:describe_command",
+        "Describe the method of one of your submissions (until its phase ends): what you give replaces what was said.",
+    ),
     "download": (
         "podium.cli.service:download_command",
         "Download one of your submissions: the file as uploaded, its result document, or its program's logs.",

@@ -685,6 +685,36 @@ TRACK_OPTION = click.option(
 )
 
 
+def METHOD_OPTIONS(command: Any) -> Any:
+    """The method's options of ``podium submit`` and ``podium describe``."""
+    for option in reversed(
+        [
+            click.option("--method", "method_name", metavar="NAME", help="The method's name (at most 100 characters)."),
+            click.option("--description", metavar="TEXT", help="The method in plain text (at most 4,000 characters)."),
+            click.option("--paper", metavar="URL", help="An http(s) link to the method's paper."),
+            click.option("--code", metavar="URL", help="An http(s) link to the method's code."),
+            click.option(
+                "--show-method",
+                is_flag=True,
+                help="Show the method on the leaderboard after the reveal (never before).",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def _method_query(method: dict[str, Any]) -> dict[str, str]:
+    """The options given, as the API's fields."""
+    fields = {
+        "method": method["method_name"],
+        "description": method["description"],
+        "paper_url": method["paper"],
+        "code_url": method["code"],
+    }
+    return {k: v for k, v in fields.items() if v} | ({"shown": "true"} if method["show_method"] else {})
+
+
 @click.command("submit")
 @client_options
 @TOKEN_OPTION
@@ -697,15 +727,23 @@ TRACK_OPTION = click.option(
     "--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score."
 )
 @TRACK_OPTION
+@METHOD_OPTIONS
 @guarded
 def submit_command(
-    server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float, track: str | None
+    server: str,
+    as_json: bool,
+    token: str,
+    path: Path,
+    entry: str | None,
+    wait_s: float,
+    track: str | None,
+    **method: Any,
 ) -> int:
     """Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem."""
     from podium.service.client import request, submit
 
     decimals = _decimals(server)
-    answer = _answered(lambda: submit(server, token, path, entry, track))
+    answer = _answered(lambda: submit(server, token, path, entry, track, _method_query(method)))
     if (
         answer.status not in (201, 422) or "status" not in answer.body
     ):  # a 422 without a status: the request, not the files (no such track)
@@ -794,6 +832,30 @@ def download_command(server: str, as_json: bool, token: str, submission_id: int,
         raise PodiumError(f"{answer.status}: {answer.message}")
     if str(out) != "-":
         click.echo(f"{out}: submission {submission_id}'s {what}", err=as_json)
+    return EXIT_SCORED
+
+
+@click.command("describe")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@METHOD_OPTIONS
+@guarded
+def describe_command(server: str, as_json: bool, token: str, submission_id: int, **method: Any) -> int:
+    """Describe the method of one of your submissions (until its phase ends): what you give replaces what was said."""
+    from podium.service.client import request
+
+    body = {k: v for k, v in _method_query(method).items() if k != "shown"} | {"shown": bool(method["show_method"])}
+    path = f"/api/submissions/{submission_id}/method"
+    answer = _answered(lambda: request(server, "PUT", path, token, json_body=body))
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    said = answer.body
+    if as_json:
+        click.echo(json.dumps(said, indent=2))
+    else:
+        shown = "shown on the leaderboard after the reveal" if said["shown"] else "not shown to other teams"
+        click.echo(f"submission {submission_id}: {said['method'] or 'unnamed method'}, {shown}")
     return EXIT_SCORED
 
 
@@ -1022,6 +1084,7 @@ COMMANDS = (
     submit_command,
     status_command,
     download_command,
+    describe_command,
     select_command,
     cancel_command,
     leaderboard_command,

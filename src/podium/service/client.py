@@ -104,7 +104,14 @@ def packed(path: Path, folder: Path) -> Path:
     return archive
 
 
-def submit(server: str, token: str, path: Path, entry: str | None = None, track: str | None = None) -> Answer:
+def submit(
+    server: str,
+    token: str,
+    path: Path,
+    entry: str | None = None,
+    track: str | None = None,
+    method: dict[str, str] | None = None,
+) -> Answer:
     """Send ``path`` (a folder packed as tar.gz) to ``track``: the server's answer, or a 413 of our own when it is over the
     contest's ``upload_mb``, a 422 of our own when the contest has no such track (or several, and none is named).
 
@@ -126,6 +133,7 @@ def submit(server: str, token: str, path: Path, entry: str | None = None, track:
                 413, {"detail": f"{upload.name} is {size:,} bytes; this contest takes at most {upload_mb:g} MB"}
             )
         query = {"filename": upload.name} | ({"entry": entry} if entry else {}) | ({"track": track} if track else {})
+        query |= method or {}  # method, description, paper_url, code_url, shown (podium.service.methods)
         return request(server, "POST", "/api/submissions", token, body=upload, query=query)
 
 

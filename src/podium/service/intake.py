@@ -75,6 +75,7 @@ class Upload:
     size: int
     sha256: str
     entry: str | None  # programs: the entry point (default run.sh), or docker: for an image archive
+    about: dict[str, Any] | None = None  # the method's columns given with it (podium.service.methods.Method)
 
 
 MIN_UNPACK_BUDGET = 16 << 20  # a small archive may always unpack to this much
@@ -166,6 +167,7 @@ def take(
                 "reason": reason,
                 "problems": problems,
                 "selected": False,
+                **(upload.about or {}),
             }
             submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:

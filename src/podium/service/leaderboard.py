@@ -22,7 +22,8 @@ Each row also holds the team's ``entries`` (its scored submissions to the
 track) and when it sent the last of them (``last``), as Kaggle's board shows;
 after the reveal, ``public_rank``: the rank the public board gave the team
 (``None`` without a scored submission), so the shake-up can be read beside
-the final rank.
+the final rank, and ``method``: the method of the ranked submission, when its
+team chose to show it (:mod:`podium.service.methods`); never before the reveal.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from podium.core.result import PRIVATE, PUBLIC
 from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 from podium.service import state
 from podium.service.measured import board_measured
+from podium.service.methods import METHOD_COLUMNS, method_view
 from podium.service.statuses import SCORED
 from podium.service.tables import results, submissions, teams
 from podium.service.views import newest_results
@@ -51,6 +53,7 @@ class Entry:
     public: dict[str, Any]
     private: dict[str, Any]
     created: datetime
+    method: dict[str, Any] | None = None  # the method, when the team lets the board show it after the reveal
 
 
 def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
@@ -71,6 +74,7 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     board: list[Team] = []
     public_board: list[Team] = []  # after the reveal: the board as the public split ranked it, for the shake-up
     activity: dict[str, tuple[int, datetime | None]] = {}  # each team's scored entries, and when it sent the last
+    described: dict[str, dict[str, Any]] = {}  # after the reveal: the method of each ranked submission its team shows
     for team_id, name in names.items():
         mine = entries.get(team_id, [])
         activity[name] = (len(mine), mine[-1].created if mine else None)
@@ -82,6 +86,8 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
         else:
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
             shown[name] = chosen.submission_id
+            if revealed and chosen.method is not None:
+                described[name] = chosen.method
         if revealed:
             public_board.append(Team(name, status, {}) if best is None else Team(name, SCORED, best.public))
     criteria = rank_teams(spec, board, decimals, by)
@@ -110,6 +116,7 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
                 "entries": activity[t.name][0],
                 "last": _time(activity[t.name][1]),
                 **({"public_rank": public_ranks.get(t.name)} if revealed else {}),
+                **({"method": described[t.name]} if t.name in described else {}),
             }
             for t in board
         ],
@@ -137,9 +144,13 @@ def _scored_entries(connection: Connection, track: str) -> dict[int, list[Entry]
         connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
     )
     entries: dict[int, list[Entry]] = {}
-    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected, submissions.c.created).where(
-        submissions.c.track == track
-    )
+    query = select(
+        submissions.c.id,
+        submissions.c.team_id,
+        submissions.c.selected,
+        submissions.c.created,
+        *(submissions.c[name] for name in METHOD_COLUMNS),
+    ).where(submissions.c.track == track)
     query = query.order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):
         result = newest.get(submission.id)
@@ -150,6 +161,7 @@ def _scored_entries(connection: Connection, track: str) -> dict[int, list[Entry]
                 result.public_scores,
                 result.private_scores,
                 submission.created,
+                method_view(submission) if submission.method_shown else None,
             )
             entries.setdefault(submission.team_id, []).append(entry)
     return entries

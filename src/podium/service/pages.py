@@ -51,7 +51,7 @@ from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.titles import title
-from podium.service.uploads import receive_upload
+from podium.service.uploads import method_given, receive_upload
 from podium.service.urls import route_path, same_origin, secure, site_url, template_url
 from podium.service.views import visible_submissions
 
@@ -363,11 +363,20 @@ async def upload(
         return await upload_form.posted(service, request, token, who)
     if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
         raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
-    return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None, track=track)
+    method = method_given(request.query_params)
+    return await receive_upload(
+        service, request, who, filename[:255], entry[:255] if entry else None, track=track, method=method
+    )
 
 
 @router.get("/submissions/{submission_id}", response_class=HTMLResponse)
-def report_page(service: ServiceDep, request: Request, submission_id: int, sort: str | None = None) -> HTMLResponse:
+def report_page(
+    service: ServiceDep,
+    request: Request,
+    submission_id: int,
+    sort: str | None = None,
+    done: Annotated[str | None, Query(max_length=200)] = None,
+) -> HTMLResponse:
     _, who = signed_in(service, request)
     found = _views(service, who, submission_id)
     if not found:
@@ -376,8 +385,18 @@ def report_page(service: ServiceDep, request: Request, submission_id: int, sort:
     report = report_context(view["result"]) if view["result"] else None
     public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
     ran = measured(view["result"], "public" if public_only else None)
+    phase_end = next((p.end for p in service.contests.get().phases if p.name == view["phase"]), None)
+    editable = not who.organizer and phase_end is not None and service.clock() < phase_end
     return render_page(
-        service, request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort)
+        service,
+        request,
+        "report_page.html",
+        view=view,
+        report=report,
+        ran=ran,
+        items=per_item(view["result"], sort),
+        done=done,
+        editable=editable,
     )
 
 

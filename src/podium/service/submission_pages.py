@@ -17,11 +17,13 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 
-from podium.service import choices
+from podium.service import choices, methods
+from podium.service.database import writing
 from podium.service.deps import ServiceDep, team_of
 from podium.service.downloads import Kind, download
 from podium.service.intake import Refused
 from podium.service.pages import _form, checked_form, signed_in
+from podium.service.uploads import method_given
 from podium.service.urls import site_url
 
 router = APIRouter(include_in_schema=False)
@@ -35,6 +37,20 @@ def _back(request: Request, done: str) -> Response:
 def download_page(service: ServiceDep, request: Request, submission_id: int, kind: Kind) -> Response:
     _, who = signed_in(service, request)
     return download(service, who, submission_id, kind)
+
+
+@router.post("/submissions/{submission_id}/method")
+async def describe(service: ServiceDep, request: Request, submission_id: int) -> Response:
+    _, who = await checked_form(service, request)
+    method = method_given(await _form(request))
+    try:
+        with writing(service.engine) as connection:
+            methods.describe(connection, service.contests.get(), team_of(who), submission_id, method, service.clock())
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    return RedirectResponse(
+        site_url(request, f"/submissions/{submission_id}?done=" + quote("the method is saved")), status_code=303
+    )
 
 
 @router.post("/submissions/{submission_id}/cancel")

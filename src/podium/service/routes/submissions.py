@@ -7,15 +7,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from podium.service import choices
+from podium.service import choices, methods
 from podium.service.bodies import UPLOADS
+from podium.service.database import writing
 from podium.service.deps import CallerDep, ReadingDep, ServiceDep, TrackQuery, team_of, track_of
 from podium.service.downloads import Kind, download
 from podium.service.intake import Refused
-from podium.service.models import Cancelled, QuotaUsage, Selected, SubmissionView, Taken
+from podium.service.models import Cancelled, MethodFields, QuotaUsage, Selected, SubmissionView, Taken
 from podium.service.quota import usage
 from podium.service.statuses import CANCELLED
-from podium.service.uploads import receive_upload
+from podium.service.uploads import method_given, receive_upload
 from podium.service.views import visible_submissions
 
 router = APIRouter()
@@ -48,8 +49,22 @@ async def upload(
         ),
     ] = None,
     track: TrackQuery = None,
+    method: Annotated[str | None, Query(max_length=methods.MAX_METHOD, description="The method's name")] = None,
+    description: Annotated[
+        str | None, Query(max_length=methods.MAX_DESCRIPTION, description="The method in plain text")
+    ] = None,
+    paper_url: Annotated[
+        str | None, Query(max_length=methods.MAX_URL, description="An http(s) link to the paper")
+    ] = None,
+    code_url: Annotated[
+        str | None, Query(max_length=methods.MAX_URL, description="An http(s) link to the code")
+    ] = None,
+    shown: Annotated[bool, Query(description="Show the method on the board after the reveal")] = False,
 ) -> JSONResponse:
-    return await receive_upload(service, request, who, filename, entry, track=track)
+    about = method_given(
+        {"method": method, "description": description, "paper_url": paper_url, "code_url": code_url, "shown": shown}
+    )
+    return await receive_upload(service, request, who, filename, entry, track=track, method=about)
 
 
 @router.get(
@@ -106,6 +121,22 @@ def _download_route(kind: Kind, media: str, summary: str) -> None:
 
 for _kind, _media, _summary in DOWNLOADS:
     _download_route(_kind, _media, _summary)
+
+
+@router.put(
+    "/api/submissions/{submission_id}/method",
+    response_model=MethodFields,
+    summary="Describe the method of a submission (name, description, paper and code links, shown on the board after the reveal or not), until its phase ends",
+)
+def describe_method(service: ServiceDep, submission_id: int, body: MethodFields, who: CallerDep) -> dict[str, Any]:
+    team_id = team_of(who)
+    try:
+        about = methods.checked(body.method, body.description, body.paper_url, body.code_url, body.shown)
+        with writing(service.engine) as connection:
+            methods.describe(connection, service.contests.get(), team_id, submission_id, about, service.clock())
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    return methods.method_view(about)
 
 
 @router.post(
