@@ -1,9 +1,10 @@
 """Submission management and the richer board in Chromium, at 375 px: what a team does from its pages, and what another team cannot.
 
-A team uploads through the page, cancels a queued submission, selects its
+A team uploads through the page with a method and edits it, cancels a queued submission, selects its
 final one, downloads its file, result and logs links, finds its own row on the
 leaderboard, downloads the board as CSV and JSON and sees the chart drawn;
-another team gets 404 for each of the first team's downloads. axe-core checks
+another team gets 404 for each of the first team's downloads, and sees the
+first team's method only after the reveal. axe-core checks
 every page visited (``_shot``), whose screenshots go to ``test-artifacts/pages``.
 """
 
@@ -40,14 +41,18 @@ def test_a_team_manages_its_submissions_and_reads_the_board(browser: object, tmp
     with LiveServer(service) as live:
         page = _logged_in(browser, live.url, "ann", "/submissions")
         page.set_viewport_size({"width": WIDTH, "height": 800})  # type: ignore[attr-defined]
-        # upload, scored; a second one stays queued and is cancelled with the keyboard
+        # upload with a method, scored; a second one stays queued and is cancelled with the keyboard
         page.set_input_files("#file", str(good))
-        page.click("#upload button")
+        page.click("text=Describe the method")
+        page.fill("#method", "Page net")
+        page.fill("#code_url", "https://example.org/code")
+        page.check("input[name=shown]")
+        page.click("#upload button[type=submit]")
         page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=20_000)
         assert worker.work_once()
         page.wait_for_selector("#rows td.st-scored", timeout=30_000)
         page.set_input_files("#file", str(good))
-        page.click("#upload button")
+        page.click("#upload button[type=submit]")
         page.wait_for_selector("text=Cancel #2", timeout=20_000)
         page.focus("text=Cancel #2")
         page.keyboard.press("Enter")
@@ -60,8 +65,16 @@ def test_a_team_manages_its_submissions_and_reads_the_board(browser: object, tmp
         assert "selected for the final ranking" in page.inner_text("p.done") and "at most 1" in page.inner_text("main")
         _narrow(page)
         _shot(page, "submissions-managed")
-        # the report's downloads
+        # the report: the method given, edited; the downloads
         page.goto(live.url + "/submissions/1")
+        assert "Page net" in page.inner_text("main") and "shown on the leaderboard after the reveal" in page.inner_text(
+            "main"
+        )
+        page.click("text=Edit the method")
+        page.fill("#description", "A small net.\nTrained twice.")
+        page.click("text=Save the method")
+        page.wait_for_selector("p.done", timeout=20_000)
+        assert "A small net." in page.inner_text("p.description")
         with page.expect_download() as sent:
             page.click("text=the file as uploaded")
         assert Path(sent.value.path()).read_bytes() == good.read_bytes() and sent.value.suggested_filename == good.name
@@ -87,4 +100,16 @@ def test_a_team_manages_its_submissions_and_reads_the_board(browser: object, tmp
         _shot(bob, "download-not-yours")
         bob.goto(live.url + "/leaderboard")
         assert "Your team, beta: rank 2" in bob.inner_text("main") and "nothing sent" in bob.inner_text("#mine")
+        assert "Page net" not in bob.content()  # before the reveal: nobody else's method
         _shot(bob, "leaderboard-other-team")
+        clock.now = at("2026-06-01T00:00:00Z")  # the last phase ends: the final ranking, the methods shown
+        bob = _logged_in(browser, live.url, "bob", "/leaderboard")
+        bob.set_viewport_size({"width": WIDTH, "height": 800})  # type: ignore[attr-defined]
+        assert (
+            "Page net" in bob.inner_text("table.board")
+            and bob.get_attribute("text=code", "href") == "https://example.org/code"
+        )
+        bob.click("table.board summary")
+        assert "Trained twice." in bob.inner_text("table.board")
+        _narrow(bob)
+        _shot(bob, "leaderboard-revealed-methods")
