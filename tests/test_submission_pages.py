@@ -351,3 +351,20 @@ def test_the_commands_give_and_edit_a_method(site: Site, tmp_path: Path) -> None
     bad = CliRunner().invoke(cli, ["describe", *common, str(submission_id), "--paper", "ftp://x"])
     assert bad.exit_code == 2 and "not an http:// or https:// address" in bad.output
     site.worker.work_once()
+
+
+def test_the_upload_form_without_javascript_takes_the_method(site: Site) -> None:
+    boundary = "podium-form"
+    fields = {"csrf": accounts.csrf_token(site.ann.cookies[COOKIE]), "method": "Form net", "shown": "on"}
+    form = "".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n' for k, v in fields.items()
+    )
+    form += f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.tar.gz"\r\n\r\n'
+    body = form.encode() + site.archive.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+    assert site.ann.post("/submissions/upload", body, headers) == 303
+    newest = site.live.call("GET", "/api/submissions", site.tokens["alpha"]).body[0]
+    assert (newest["filename"], newest["method"], newest["shown"]) == ("f.tar.gz", "Form net", True)
+    bad = form.replace("Form net", "x" * 101).encode() + site.archive.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+    assert site.ann.post("/submissions/upload", bad, headers) == 422 and b"at most 100" in site.ann.body
+    site.worker.work_once()
