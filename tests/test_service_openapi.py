@@ -81,8 +81,17 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         schemas = _answer_schemas(spec)
         api = {key for key in schemas if key[1].startswith("/api/")}
         archive = ("get", "/api/archive")  # a zip, declared as application/zip
-        assert len(api) == 34 and not [key for key in api - {archive} if not _typed(schemas[key], spec)]
-        assert list(spec["paths"]["/api/archive"]["get"]["responses"]["200"]["content"]) == ["application/zip"]
+        downloads = {("get", f"/api/submissions/{{submission_id}}/{kind}") for kind in ("file", "result", "logs")}
+        downloads |= {("get", "/api/leaderboard.csv"), archive}
+        assert len(api) == 37 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
+        media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
+        assert media == [
+            ["application/zip"],
+            ["text/csv"],
+            ["application/octet-stream"],
+            ["text/plain"],
+            ["application/json"],
+        ]
         assert _typed(schemas[("get", "/healthz")], spec)
 
         sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
@@ -121,6 +130,12 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ),
             ("put", "/api/submissions/{submission_id}/selected"): live.call(
                 "PUT", f"/api/submissions/{sent.body['id']}/selected", token["alpha"], query={"selected": "true"}
+            ),
+            ("put", "/api/submissions/{submission_id}/method"): live.call(
+                "PUT",
+                f"/api/submissions/{sent.body['id']}/method",
+                token["alpha"],
+                json_body={"method": "net", "code_url": "https://example.org/net", "shown": True},
             ),
             ("post", "/api/submissions/{submission_id}/cancel"): live.call(
                 "POST", f"/api/submissions/{queued.body['id']}/cancel", token["alpha"]
@@ -166,7 +181,9 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
                 "DELETE", "/api/announcements/1", organizer.body["token"]
             ),
         }
-        assert {key for key in answers if key[1].startswith("/api/")} | {("post", "/api/submissions"), archive} == api
+        assert {key for key in answers if key[1].startswith("/api/")} | {
+            ("post", "/api/submissions")
+        } | downloads == api
         for (method, path), answer in answers.items():
             assert 200 <= answer.status < 300, (method, path, answer.body)
             _check(spec, method, path, answer.body)

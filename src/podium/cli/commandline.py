@@ -47,6 +47,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "Write the contest (database, stored submissions, results) to the archive OUT, while it is served.",
     ),
     "bundle": ("podium.cli.platforms:bundle", "Write what a platform needs to host a contest (contest.toml)."),
+    "cancel": ("podium.cli.service:cancel_command", "Cancel one of your queued submissions (it uses no quota)."),
     "challenges": (
         "podium.cli.scoring:challenges_command",
         "List the challenges (id, primary score, title), or one challenge's scores and parameters.",
@@ -63,6 +64,14 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     "demo": (
         "podium.cli.scoring:demo_command",
         "Generate a small synthetic test set for every challenge and score a sample submission.",
+    ),
+    "describe": (
+        "podium.cli.service:describe_command",
+        "Describe the method of one of your submissions (until its phase ends): what you give replaces what was said.",
+    ),
+    "download": (
+        "podium.cli.service:download_command",
+        "Download one of your submissions: the file as uploaded, its result document, or its program's logs.",
     ),
     "evaluate": (
         "podium.cli.scoring:evaluate_command",
@@ -115,6 +124,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     "serve": (
         "podium.cli.service:serve_command",
         "Serve a contest: the web API, the leaderboard and N scoring workers.",
+    ),
+    "select": (
+        "podium.cli.service:select_command",
+        'Select one of your scored submissions for the final ranking (final = "selected"), or unselect it.',
     ),
     "status": ("podium.cli.service:status_command", "Your team's submissions (or one, with its problems and result)."),
     "submit": (

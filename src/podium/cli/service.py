@@ -778,6 +778,36 @@ TRACK_OPTION = click.option(
 )
 
 
+def METHOD_OPTIONS(command: Any) -> Any:
+    """The method's options of ``podium submit`` and ``podium describe``."""
+    for option in reversed(
+        [
+            click.option("--method", "method_name", metavar="NAME", help="The method's name (at most 100 characters)."),
+            click.option("--description", metavar="TEXT", help="The method in plain text (at most 4,000 characters)."),
+            click.option("--paper", metavar="URL", help="An http(s) link to the method's paper."),
+            click.option("--code", metavar="URL", help="An http(s) link to the method's code."),
+            click.option(
+                "--show-method",
+                is_flag=True,
+                help="Show the method on the leaderboard after the reveal (never before).",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def _method_query(method: dict[str, Any]) -> dict[str, str]:
+    """The options given, as the API's fields."""
+    fields = {
+        "method": method["method_name"],
+        "description": method["description"],
+        "paper_url": method["paper"],
+        "code_url": method["code"],
+    }
+    return {k: v for k, v in fields.items() if v} | ({"shown": "true"} if method["show_method"] else {})
+
+
 @click.command("submit")
 @client_options
 @TOKEN_OPTION
@@ -790,15 +820,23 @@ TRACK_OPTION = click.option(
     "--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score."
 )
 @TRACK_OPTION
+@METHOD_OPTIONS
 @guarded
 def submit_command(
-    server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float, track: str | None
+    server: str,
+    as_json: bool,
+    token: str,
+    path: Path,
+    entry: str | None,
+    wait_s: float,
+    track: str | None,
+    **method: Any,
 ) -> int:
     """Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem."""
     from podium.service.client import request, submit
 
     decimals = _decimals(server)
-    answer = _answered(lambda: submit(server, token, path, entry, track))
+    answer = _answered(lambda: submit(server, token, path, entry, track, _method_query(method)))
     if (
         answer.status not in (201, 422) or "status" not in answer.body
     ):  # a 422 without a status: the request, not the files (no such track)
@@ -843,6 +881,119 @@ def status_command(server: str, as_json: bool, token: str, submission_id: int | 
     return EXIT_SCORED
 
 
+@click.command("download")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@click.option(
+    "--what",
+    type=click.Choice(["file", "result", "logs"]),
+    default="file",
+    show_default=True,
+    help="The file as uploaded, the result document (its public view until the reveal), or a program run's logs.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Where to write it ('-': standard output) [default: the file's name, or submission-N-result.json, submission-N-logs.txt, here].",
+)
+@guarded
+def download_command(server: str, as_json: bool, token: str, submission_id: int, what: str, out: Path | None) -> int:
+    """Download one of your submissions: the file as uploaded, its result document, or its program's logs."""
+    from podium.service.client import request
+
+    shown = _answered(lambda: request(server, "GET", f"/api/submissions/{submission_id}", token))
+    if shown.status != 200:
+        raise PodiumError(f"{shown.status}: {shown.message}")
+    if out is None:
+        named = {"file": Path(shown.body["filename"]).name, "result": "", "logs": ""}[what]
+        out = Path(named if named not in ("", ".", "..") else f"submission-{submission_id}-{what}")
+        out = out.with_suffix(".json") if what == "result" else out.with_suffix(".txt") if what == "logs" else out
+        if out.exists():
+            raise UsageError(f"{out} exists: name another file with --out")
+    path = f"/api/submissions/{submission_id}/{what}"
+    if str(out) == "-":
+        answer = _answered(lambda: request(server, "GET", path, token, into=click.get_binary_stream("stdout")))
+    else:
+        partial = out.with_name(out.name + ".part")
+        with open(partial, "wb") as sink:
+            answer = _answered(lambda: request(server, "GET", path, token, into=sink))
+        if answer.status == 200:
+            partial.replace(out)
+        partial.unlink(missing_ok=True)
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    if str(out) != "-":
+        click.echo(f"{out}: submission {submission_id}'s {what}", err=as_json)
+    return EXIT_SCORED
+
+
+@click.command("describe")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@METHOD_OPTIONS
+@guarded
+def describe_command(server: str, as_json: bool, token: str, submission_id: int, **method: Any) -> int:
+    """Describe the method of one of your submissions (until its phase ends): what you give replaces what was said."""
+    from podium.service.client import request
+
+    body = {k: v for k, v in _method_query(method).items() if k != "shown"} | {"shown": bool(method["show_method"])}
+    path = f"/api/submissions/{submission_id}/method"
+    answer = _answered(lambda: request(server, "PUT", path, token, json_body=body))
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    said = answer.body
+    if as_json:
+        click.echo(json.dumps(said, indent=2))
+    else:
+        shown = "shown on the leaderboard after the reveal" if said["shown"] else "not shown to other teams"
+        click.echo(f"submission {submission_id}: {said['method'] or 'unnamed method'}, {shown}")
+    return EXIT_SCORED
+
+
+@click.command("select")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@click.option("--unselect", is_flag=True, help="Take the submission out of your final choice.")
+@guarded
+def select_command(server: str, as_json: bool, token: str, submission_id: int, unselect: bool) -> int:
+    """Select one of your scored submissions for the final ranking (final = "selected"), or unselect it."""
+    from podium.service.client import request
+
+    query = {"selected": "false" if unselect else "true"}
+    path = f"/api/submissions/{submission_id}/selected"
+    return _decided(_answered(lambda: request(server, "PUT", path, token, query=query)), as_json)
+
+
+@click.command("cancel")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@guarded
+def cancel_command(server: str, as_json: bool, token: str, submission_id: int) -> int:
+    """Cancel one of your queued submissions (it uses no quota)."""
+    from podium.service.client import request
+
+    path = f"/api/submissions/{submission_id}/cancel"
+    return _decided(_answered(lambda: request(server, "POST", path, token)), as_json)
+
+
+def _decided(answer: Any, as_json: bool) -> int:
+    """Print what the server did (a selection, a cancellation); its refusal as an error (exit 2)."""
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    body = answer.body
+    if as_json:
+        click.echo(json.dumps(body, indent=2))
+    elif "selected" in body:
+        click.echo(f"submission {body['id']}: {'selected' if body['selected'] else 'not selected'}")
+    else:
+        click.echo(f"submission {body['id']}: {body['status']}")
+    return EXIT_SCORED
+
+
 @click.command("leaderboard")
 @client_options
 @TRACK_OPTION
@@ -851,8 +1002,9 @@ def status_command(server: str, as_json: bool, token: str, submission_id: int | 
     default=None,
     help="When phases name their own data: the board of this phase [default: the latest phase that has started].",
 )
+@click.option("--csv", "as_csv", is_flag=True, help="Print the board as CSV (ranks, team, entries, last, each score).")
 @guarded
-def leaderboard_command(server: str, as_json: bool, track: str | None, phase: str | None) -> int:
+def leaderboard_command(server: str, as_json: bool, track: str | None, phase: str | None, as_csv: bool) -> int:
     """A track's leaderboard, the contest's only one by default (public scores until the reveal)."""
     from podium.challenges import get
     from podium.challenges.base import ScoreSpec
@@ -860,8 +1012,15 @@ def leaderboard_command(server: str, as_json: bool, track: str | None, phase: st
     from podium.ranking.ranks import Team
     from podium.service.client import request
 
-    query = {key: value for key, value in (("track", track), ("phase", phase)) if value is not None}
-    answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query=query or None))
+    query = {key: value for key, value in (("track", track), ("phase", phase)) if value is not None} or None
+    if as_csv:
+        answer = _answered(
+            lambda: request(server, "GET", "/api/leaderboard.csv", query=query, into=click.get_binary_stream("stdout"))
+        )
+        if answer.status != 200:
+            raise PodiumError(f"{answer.status}: {answer.message}")
+        return EXIT_SCORED
+    answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query=query))
     if answer.status != 200:
         raise PodiumError(f"{answer.status}: {answer.message}")
     board = answer.body
@@ -1067,6 +1226,10 @@ COMMANDS = (
     restore_command,
     submit_command,
     status_command,
+    download_command,
+    describe_command,
+    select_command,
+    cancel_command,
     leaderboard_command,
     account_command,
 )

@@ -20,7 +20,16 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from podium._version import __version__
-from podium.service import account_pages, content_pages, error_pages, logs, metrics, organizer_pages, pages
+from podium.service import (
+    account_pages,
+    content_pages,
+    error_pages,
+    logs,
+    metrics,
+    organizer_pages,
+    pages,
+    submission_pages,
+)
 from podium.service.bodies import Bodies
 from podium.service.deps import Service
 from podium.service.headers import SecurityHeaders
@@ -48,8 +57,8 @@ def create_app(service: Service) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)
     # organizer_pages first: its /organizer/... forms before pages' /organizer/{action}
-    modules = (organizer_pages, pages, account_pages, content_pages, health, contest, content, tokens, submissions)
-    for module in (*modules, account, organizer):
+    modules = (organizer_pages, pages, submission_pages, account_pages, content_pages, health, contest, content)
+    for module in (*modules, tokens, submissions, account, organizer):
         app.include_router(module.router)
     error_pages.install(app)
     app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id

@@ -12,8 +12,9 @@ committed after the read bumps the stamp, and the next request computes again.
 
 The board is the same for every caller (public scores until the reveal, then
 the private split's): no team's view is kept apart, and nothing of a team's
-own submissions is in it. What is derived from a board (the leaderboard
-page's bootstrap intervals, its encoded JSON, the page an anonymous visitor
+own submissions is in it (the page marks the caller's row as it draws it). What
+is derived from a board (the leaderboard page's bootstrap intervals, the best
+score over time, the CSV, its encoded JSON, the page an anonymous visitor
 gets) is kept with it (:meth:`Board.derived`), with a validator (:meth:`Board.etag`)
 that lets a client asking again with ``If-None-Match`` be answered ``304``.
 
@@ -42,11 +43,13 @@ from sqlalchemy import Connection, Engine, select
 from podium.contest import Contest
 from podium.ranking.bootstrap import Confidence
 from podium.service import state
+from podium.service.board_files import best_over_time, board_csv, history_spec
 from podium.service.confidence import board_confidence
 from podium.service.database import reading
 from podium.service.leaderboard import standings
 from podium.service.state import revealed
 from podium.service.tables import board_version, settings
+from podium.service.titles import title
 
 T = TypeVar("T")
 KEPT = 4  # boards kept per track and phase: the newest, and a few a slow request may still be reading
@@ -79,6 +82,10 @@ class Board:
     _derived: dict[str, Any] = field(default_factory=dict)
     # reentrant: a page is derived from the derived intervals
     _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def csv(self) -> bytes:
+        """The board as CSV (:func:`~podium.service.board_files.board_csv`), encoded once."""
+        return self.derived("csv", lambda: board_csv(self.board))
 
     def json(self) -> bytes:
         """The board as the API sends it, encoded once (FastAPI's encoder took 0.7 ms a request for 20 teams, and grows with them)."""
@@ -177,7 +184,7 @@ class BoardCache:
 def board_page_values(
     boards: BoardCache, kept: Board, confidence_cache: dict[Any, Any], contest: Contest, sort: str | None
 ) -> dict[str, Any]:
-    """What the leaderboard page renders of ``kept``: the board, its rows sorted by ``sort`` (a criterion, or ``team``), the rank intervals."""
+    """What the leaderboard page renders of ``kept``: the board, its rows sorted by ``sort`` (a criterion, or ``team``), the rank intervals, the best score over time."""
     board = kept.board
 
     def intervals() -> dict[str, Confidence] | None:
@@ -185,6 +192,13 @@ def board_page_values(
             return board_confidence(confidence_cache, connection, contest, board, kept.shown)
 
     confidence = kept.derived("confidence", intervals)
+
+    def over_time() -> dict[str, Any]:
+        with reading(boards.engine) as connection:
+            history = best_over_time(connection, contest, board)
+        return {**history, "spec": history_spec(history, title(history["criterion"]))}
+
+    history = kept.derived("history", over_time) if board["criteria"] else None
     rows = board["teams"]
     names = [c["name"] for c in board["criteria"]]
     if sort in names:
@@ -198,4 +212,4 @@ def board_page_values(
         )
     elif sort == "team":
         rows = sorted(rows, key=lambda t: t["team"].lower())
-    return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
+    return {"board": board, "rows": rows, "sort": sort, "confidence": confidence, "history": history}

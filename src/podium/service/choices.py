@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, Engine, func, select, update
 
 from podium.contest import Contest
 from podium.service import accounts
+from podium.service.database import writing
 from podium.service.intake import Refused
 from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, QUEUED, SCORED
 from podium.service.tables import MAX_ID, jobs, submissions
@@ -93,3 +94,23 @@ def select_submission(
     if selected and limit is not None and count >= limit:
         raise Refused(409, f"{count} submissions are selected, the most this contest allows; unselect one first")
     connection.execute(update(submissions).where(submissions.c.id == submission_id).values(selected=selected))
+
+
+def cancel_queued(engine: Engine, team_id: int, submission_id: int, now: datetime) -> None:
+    """:func:`cancel` in a write transaction of its own: what the API and the submissions page both do."""
+    with writing(engine) as connection:
+        cancel(connection, team_id, submission_id, now)
+
+
+def decide(engine: Engine, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime) -> None:
+    """:func:`check_selectable`, then :func:`select_submission` in a write transaction: the API's and the page's one way to choose."""
+    check_selectable(contest, submission_id, now)
+    with writing(engine) as connection:
+        select_submission(connection, contest, team_id, submission_id, selected, now)
+
+
+def selecting(contest: Contest, now: datetime) -> dict[str, int | None]:
+    """The tracks whose teams may still select, with each one's ``max_selected`` (none once the last phase closed)."""
+    if now >= contest.phases[-1].end:
+        return {}
+    return {c.track_id: c.ranking.max_selected for c in contest.tracks or (contest,) if c.ranking.final == "selected"}

@@ -26,6 +26,13 @@ data has a board of its own (``contest.board``, from
 phases only, each scored on their data. The reveal is the contest's, for
 every board at once: a board revealed early could show units that a later
 phase's private split holds.
+
+Each row also holds the team's ``entries`` (its scored submissions to the
+track) and when it sent the last of them (``last``), as Kaggle's board shows;
+after the reveal, ``public_rank``: the rank the public board gave the team
+(``None`` without a scored submission), so the shake-up can be read beside
+the final rank, and ``method``: the method of the ranked submission, when its
+team chose to show it (:mod:`podium.service.methods`); never before the reveal.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from podium.core.result import PRIVATE, PUBLIC
 from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 from podium.service import state
 from podium.service.measured import board_measured
+from podium.service.methods import METHOD_COLUMNS, method_view
 from podium.service.statuses import SCORED
 from podium.service.tables import results, submissions, teams
 from podium.service.views import newest_results
@@ -53,6 +61,8 @@ class Entry:
     selected: bool
     public: dict[str, Any]
     private: dict[str, Any]
+    created: datetime
+    method: dict[str, Any] | None = None  # the method, when the team lets the board show it after the reveal
 
 
 def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
@@ -72,16 +82,27 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     submitted = set(connection.execute(select(submissions.c.team_id).where(*on_board).distinct()).scalars())
     entries = _scored_entries(connection, contest)
     board: list[Team] = []
+    public_board: list[Team] = []  # after the reveal: the board as the public split ranked it, for the shake-up
+    activity: dict[str, tuple[int, datetime | None]] = {}  # each team's scored entries, and when it sent the last
+    described: dict[str, dict[str, Any]] = {}  # after the reveal: the method of each ranked submission its team shows
     for team_id, name in names.items():
         mine = entries.get(team_id, [])
-        chosen = _final(spec, mine, contest, decimals, by) if revealed else _best(spec, mine, PUBLIC, decimals, by)
+        activity[name] = (len(mine), mine[-1].created if mine else None)
+        best = _best(spec, mine, PUBLIC, decimals, by)
+        chosen = _final(spec, mine, contest, decimals, by) if revealed else best
+        status = "no scored submission" if team_id in submitted else "none"
         if chosen is None:
-            status = "no scored submission" if team_id in submitted else "none"
             board.append(Team(name, status, {}))
         else:
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
             shown[name] = chosen.submission_id
+            if revealed and chosen.method is not None:
+                described[name] = chosen.method
+        if revealed:
+            public_board.append(Team(name, status, {}) if best is None else Team(name, SCORED, best.public))
     criteria = rank_teams(spec, board, decimals, by)
+    rank_teams(spec, public_board, decimals, by)
+    public_ranks = {t.name: t.rank for t in public_board if t.status == SCORED}
     shown_board: dict[str, Any] = {
         "contest": contest.id,
         **({"track": contest.track, "track_title": contest.track_title} if contest.track else {}),
@@ -103,6 +124,10 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
                 "rank_sum": t.rank_sum,
                 "ranks": t.ranks,
                 "scores": t.scores,
+                "entries": activity[t.name][0],
+                "last": _time(activity[t.name][1]),
+                **({"public_rank": public_ranks.get(t.name)} if revealed else {}),
+                **({"method": described[t.name]} if t.name in described else {}),
             }
             for t in board
         ],
@@ -120,18 +145,41 @@ def _on_board(contest: Contest) -> list[Any]:
     return [on_track, submissions.c.phase.in_(contest.board)] if contest.board else [on_track]
 
 
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def scored_entries(connection: Connection, contest: Contest) -> dict[str, list[Entry]]:
+    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first, by team name."""
+    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    return {names[team_id]: found for team_id, found in _scored_entries(connection, contest).items()}
+
+
 def _scored_entries(connection: Connection, contest: Contest) -> dict[int, list[Entry]]:
     """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first."""
     newest = newest_results(
         connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
     )
     entries: dict[int, list[Entry]] = {}
-    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).where(*_on_board(contest))
+    query = select(
+        submissions.c.id,
+        submissions.c.team_id,
+        submissions.c.selected,
+        submissions.c.created,
+        *(submissions.c[name] for name in METHOD_COLUMNS),
+    ).where(*_on_board(contest))
     query = query.order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):
         result = newest.get(submission.id)
         if result is not None and result.status == SCORED:
-            entry = Entry(submission.id, bool(submission.selected), result.public_scores, result.private_scores)
+            entry = Entry(
+                submission.id,
+                bool(submission.selected),
+                result.public_scores,
+                result.private_scores,
+                submission.created,
+                method_view(submission) if submission.method_shown else None,
+            )
             entries.setdefault(submission.team_id, []).append(entry)
     return entries
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 Number = int | float
 
@@ -30,6 +30,10 @@ class BoardRow(BaseModel):
     ranks: dict[str, int]
     scores: dict[str, Number | None]
     measured: dict[str, Any] = {}  # programs: time, peak RAM and their points, by column title
+    entries: int  # the team's scored submissions to the track
+    last: str | None  # when the team sent the last of them (ISO 8601, UTC)
+    public_rank: int | None = None  # after the reveal: the rank the public board gave the team (the shake-up)
+    method: dict[str, Any] | None = None  # after the reveal: the ranked submission's method, if its team shows it
 
 
 class Board(BaseModel):
@@ -50,6 +54,16 @@ class Board(BaseModel):
     criteria: list[Criterion]
     teams: list[BoardRow]
     measured: list[str] = []  # programs: the measured columns' titles
+
+
+class MethodFields(BaseModel):
+    """A submission's method as its team describes it: shown to other teams on the board after the reveal if ``shown``."""
+
+    method: str | None = Field(None, max_length=100, description="The method's name")
+    description: str | None = Field(None, max_length=4000, description="Plain text, shown escaped with its line breaks")
+    paper_url: str | None = Field(None, max_length=500, description="An http(s) link to the paper")
+    code_url: str | None = Field(None, max_length=500, description="An http(s) link to the code")
+    shown: bool = Field(False, description="Show it on the board after the reveal")
 
 
 class PhaseTimes(BaseModel):
@@ -110,7 +124,7 @@ class ContestView(ScoredView):
     boards: list[BoardView] = []  # phases naming data of their own: each board (absent when no phase names data)
 
 
-class SubmissionView(BaseModel):
+class SubmissionView(MethodFields):
     """A submission as its team sees it (organizers: any); ``result`` is the public view until the reveal."""
 
     id: int

@@ -26,11 +26,11 @@ import hmac
 import secrets
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qs, quote
 
 import jinja2
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -40,7 +40,7 @@ from podium.contest import Contest
 from podium.publish.display import score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
-from podium.service import accounts, announcements, logins, state, upload_form
+from podium.service import accounts, announcements, choices, logins, state, upload_form
 from podium.service.board_cache import board_page_values
 from podium.service.conditional import kept_response
 from podium.service.database import reading, writing
@@ -53,7 +53,7 @@ from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.titles import title
-from podium.service.uploads import receive_upload
+from podium.service.uploads import method_given, receive_upload
 from podium.service.urls import route_path, same_origin, secure, site_url, template_url
 from podium.service.views import visible_submissions
 
@@ -267,6 +267,26 @@ async def _board_response(
     return kept_response(request, body, kept.etag(key, body), "text/html; charset=utf-8")
 
 
+@router.get("/leaderboard.csv")
+async def board_csv_file(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    _served, _contest, kept = await kept_board(service, track, phase, _shown_track)
+    return _board_file(kept.csv(), "text/csv; charset=utf-8", kept.board, "csv")
+
+
+@router.get("/leaderboard.json")
+async def board_json_file(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    _served, _contest, kept = await kept_board(service, track, phase, _shown_track)
+    return _board_file(kept.json(), "application/json", kept.board, "json")
+
+
+def _board_file(body: bytes, media_type: str, board: dict[str, Any], suffix: str) -> Response:
+    """The board as a download named for the contest, its track and its split: ``ID[-TRACK]-public.csv``."""
+    name = "-".join(filter(None, (board["contest"], board.get("track"), board["split"])))
+    return Response(
+        body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}.{suffix}"'}
+    )
+
+
 def _shown_track(
     service: Service, track: str | None, phase: str | None = None, served: Contest | None = None
 ) -> Contest:
@@ -343,7 +363,11 @@ async def logout(service: ServiceDep, request: Request) -> Response:
 
 @router.get("/submissions", response_class=HTMLResponse)
 def submissions_page(
-    service: ServiceDep, request: Request, sent: int | None = None, track: TrackQuery = None
+    service: ServiceDep,
+    request: Request,
+    sent: int | None = None,
+    done: Annotated[str | None, Query(max_length=200)] = None,
+    track: TrackQuery = None,
 ) -> HTMLResponse:
     _, who = signed_in(service, request)
     contest, now = _shown_track(service, track), service.clock()
@@ -372,13 +396,18 @@ def submissions_page(
         programs=programs,
         tracks=_tracks(service.contests.get()),
         track=contest.track_id,
+        done=done,
+        selecting=choices.selecting(service.contests.get(), now),
     )
 
 
 @router.get("/submissions/rows", response_class=HTMLResponse)
 def submission_rows_part(service: ServiceDep, request: Request) -> HTMLResponse:
     _, who = signed_in(service, request)
-    return render_page(service, request, "submission_rows.html", rows=_views(service, who), final=FINAL)
+    selecting = choices.selecting(service.contests.get(), service.clock())
+    return render_page(
+        service, request, "submission_rows.html", rows=_views(service, who), final=FINAL, selecting=selecting
+    )
 
 
 @router.post("/submissions/upload")
@@ -394,11 +423,20 @@ async def upload(
         return await upload_form.posted(service, request, token, who)
     if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
         raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
-    return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None, track=track)
+    method = method_given(request.query_params)
+    return await receive_upload(
+        service, request, who, filename[:255], entry[:255] if entry else None, track=track, method=method
+    )
 
 
 @router.get("/submissions/{submission_id}", response_class=HTMLResponse)
-def report_page(service: ServiceDep, request: Request, submission_id: int, sort: str | None = None) -> HTMLResponse:
+def report_page(
+    service: ServiceDep,
+    request: Request,
+    submission_id: int,
+    sort: str | None = None,
+    done: Annotated[str | None, Query(max_length=200)] = None,
+) -> HTMLResponse:
     _, who = signed_in(service, request)
     found = _views(service, who, submission_id)
     if not found:
@@ -407,8 +445,18 @@ def report_page(service: ServiceDep, request: Request, submission_id: int, sort:
     report = report_context(view["result"]) if view["result"] else None
     public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
     ran = measured(view["result"], "public" if public_only else None)
+    phase_end = next((p.end for p in service.contests.get().phases if p.name == view["phase"]), None)
+    editable = not who.organizer and phase_end is not None and service.clock() < phase_end
     return render_page(
-        service, request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort)
+        service,
+        request,
+        "report_page.html",
+        view=view,
+        report=report,
+        ran=ran,
+        items=per_item(view["result"], sort),
+        done=done,
+        editable=editable,
     )
 
 

@@ -162,6 +162,11 @@ submissions = Table(
     Column("started", UTCDateTime, nullable=True),
     Column("finished", UTCDateTime, nullable=True),
     Column("selected", Boolean, nullable=False, default=False),
+    Column("method", String(100), nullable=True),  # the team's name for its method (migration 0007)
+    Column("description", Text, nullable=True),  # plain text, at most podium.service.methods.MAX_DESCRIPTION characters
+    Column("paper_url", String(500), nullable=True),  # http(s) only
+    Column("code_url", String(500), nullable=True),
+    Column("method_shown", Boolean, nullable=False, default=False),  # the team lets the board show it after the reveal
     Index("ix_submissions_team_created", "team_id", "created"),
     Index("ix_submissions_track_created", "track", "created"),  # the dashboard: per day, active teams (0008)
     Index("ix_submissions_track_finished", "track", "finished"),  # the dashboard: the last hour's waits and runs (0008)

@@ -1,4 +1,4 @@
-"""``GET /api/contest`` and ``GET /api/leaderboard``: what anyone may read of the contest."""
+"""``GET /api/contest``, ``GET /api/leaderboard`` and ``/api/leaderboard.csv``: what anyone may read of the contest."""
 
 from __future__ import annotations
 
@@ -39,3 +39,14 @@ async def board(service: ServiceDep, request: Request, track: TrackQuery = None,
     _served, _contest, kept = await kept_board(service, track, phase)
     body = kept.json()
     return kept_response(request, body, kept.etag("json", body), "application/json")
+
+
+@router.get(
+    "/leaderboard.csv",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}, "description": "The board's rows as CSV, with a header row"}},
+    summary="A track's leaderboard as CSV: rank (and public rank after the reveal), team, status, entries, last, each score",
+)
+async def board_csv(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    _served, _contest, kept = await kept_board(service, track, phase)
+    return Response(kept.csv(), media_type="text/csv; charset=utf-8")

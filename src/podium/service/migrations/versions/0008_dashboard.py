@@ -1,7 +1,7 @@
 """podium 0.10: the organizer's dashboard: banned teams and users, teams waiting for approval, announcements, re-runs
 
 Revision ID: 0008
-Revises: 0005
+Revises: 0007
 Create Date: 2026-11-26
 
 Columns are added with plain ``ALTER TABLE ... ADD COLUMN`` (no table is
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0005"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
