@@ -24,7 +24,7 @@ def test_0007_keeps_the_rows_and_bumps_the_board_when_a_method_changes(database_
             ),
             {"h": "0" * 64, "t": NOW, "f": False},
         )
-    migrate(engine)
+    migrate(engine, "0007")
     assert schema_revision(engine) == "0007"
     with reading(engine) as connection:
         row = connection.execute(select(submissions)).one()

@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, select
 
 from podium.service.database import reading
-from podium.service.intake import submission_folder
+from podium.service.intake import UPLOADED, submission_folder
 from podium.service.tables import results, submissions, teams
 
 WHAT = ("submissions", "results")
@@ -111,7 +111,7 @@ def submission_list(connection: Connection, tracks: list[str]) -> list[dict[str,
 
 
 def submission_members(engine: Engine, data: Path, tracks: list[str], now: datetime) -> Iterator[Member]:
-    """Each submission's stored files, then ``submissions.json``."""
+    """Each submission's stored files (its unpacked files; not the upload kept as sent, which repeats them), then ``submissions.json``."""
     with reading(engine) as connection:
         listed = submission_list(connection, tracks)
     for row in listed:
@@ -120,9 +120,9 @@ def submission_members(engine: Engine, data: Path, tracks: list[str], now: datet
             folders.sort()
             for name in sorted(files):
                 path = Path(root, name)
-                if path.is_symlink() or not path.is_file():
-                    continue
                 inside = path.relative_to(folder).as_posix()
+                if path.is_symlink() or not path.is_file() or inside == UPLOADED:
+                    continue
                 yield (
                     f"submissions/{row['id']}-{row['team']}/{inside}",
                     datetime.fromisoformat(row["created"]),

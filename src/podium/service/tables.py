@@ -166,7 +166,9 @@ submissions = Table(
     Column("description", Text, nullable=True),  # plain text, at most podium.service.methods.MAX_DESCRIPTION characters
     Column("paper_url", String(500), nullable=True),  # http(s) only
     Column("code_url", String(500), nullable=True),
-    Column("method_shown", Boolean, nullable=False, default=False),  # the team lets the board show it after the reveal
+    Column(
+        "method_shown", Boolean, nullable=False, server_default=false()
+    ),  # the team lets the board show it after the reveal
     Index("ix_submissions_team_created", "team_id", "created"),
     Index("ix_submissions_track_created", "track", "created"),  # the dashboard: per day, active teams (0008)
     Index("ix_submissions_track_finished", "track", "finished"),  # the dashboard: the last hour's waits and runs (0008)
