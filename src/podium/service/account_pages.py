@@ -39,9 +39,17 @@ FORM_COOKIE = "podium_form"  # the token of the forms shown before there is a se
 
 @functools.cache
 def _terms_html(path: str, mtime: float) -> str:
-    """The terms' Markdown as HTML: CommonMark with raw HTML off (escaped), so the file cannot put a script or a form in the page."""
+    """The terms' Markdown as HTML: CommonMark with raw HTML off (escaped), so the file cannot put a script or a form in the page.
+
+    Its headings go one level down (``#`` is an ``h2``): the page's own title is its one ``h1``.
+    """
     with open(path, encoding="utf-8") as file:
-        return MarkdownIt("commonmark", {"html": False}).render(file.read(200_000))
+        markdown = MarkdownIt("commonmark", {"html": False})
+        tokens = markdown.parse(file.read(200_000))
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
+    return markdown.renderer.render(tokens, markdown.options, {})
 
 
 def terms_html(service: Service) -> str | None:
