@@ -25,6 +25,7 @@ from click.utils import make_default_short_help
 from podium._version import __version__
 from podium.core.errors import EXIT_INTERNAL, EXIT_USAGE, PodiumError
 from podium.core.labels import PUBLIC
+from podium.runner.choices import SANDBOXES
 
 VIEWS = ("full", PUBLIC)
 
@@ -255,6 +256,19 @@ SCHEDULER_OPTION = click.option(
     metavar="tcp://HOST:PORT",
     default=None,
     help="Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed]).",
+)
+SANDBOX_OPTION = click.option(  # serve and worker; podium run's own says what auto picks for a command or an image
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="How programs are run (podium run --sandbox).",
+)
+CGROUP_OPTION = click.option(
+    "--cgroup",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    envvar="PODIUM_CGROUP",
+    help="A cgroup v2 directory delegated to podium, for the limits and peak memory of program runs [env PODIUM_CGROUP].",
 )
 VIEW_OPTION = click.option(
     "--view",

@@ -12,6 +12,7 @@ import click
 
 from podium.challenges import IDS
 from podium.cli.commandline import (
+    CGROUP_OPTION,
     CONTEST_OPTION,
     CONTEST_PHASE_OPTION,
     CONTEST_TRACK_OPTION,
@@ -282,12 +283,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
     default=None,
     help="Working directory to create [default: a new temporary one].",
 )
-@click.option(
-    "--cgroup",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="PODIUM_CGROUP",
-    help="A cgroup v2 directory delegated to podium, for the run's limits and peak [env PODIUM_CGROUP].",
-)
+@CGROUP_OPTION
 @click.option(
     "--sandbox",
     type=click.Choice(SANDBOXES),

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from podium._version import __version__
-from podium.cli.commandline import SCHEDULER_OPTION, guarded
+from podium.cli.commandline import CGROUP_OPTION, SANDBOX_OPTION, SCHEDULER_OPTION, guarded
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
-from podium.runner.choices import SANDBOXES
 from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
 
 if TYPE_CHECKING:
@@ -140,19 +139,8 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
     show_default=True,
     help="Scoring workers on this machine (0: only remote ones).",
 )
-@click.option(
-    "--sandbox",
-    type=click.Choice(SANDBOXES),
-    default="auto",
-    show_default=True,
-    help="How workers run programs (podium run --sandbox).",
-)
-@click.option(
-    "--cgroup",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="PODIUM_CGROUP",
-    help="A delegated cgroup v2 for program runs.",
-)
+@SANDBOX_OPTION
+@CGROUP_OPTION
 @SCHEDULER_OPTION
 @click.option(
     "--allow-images",
@@ -365,19 +353,8 @@ def serve_command(
 
 @click.command("worker")
 @database_options
-@click.option(
-    "--sandbox",
-    type=click.Choice(SANDBOXES),
-    default="auto",
-    show_default=True,
-    help="How programs are run (podium run --sandbox).",
-)
-@click.option(
-    "--cgroup",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="PODIUM_CGROUP",
-    help="A delegated cgroup v2 for program runs.",
-)
+@SANDBOX_OPTION
+@CGROUP_OPTION
 @SCHEDULER_OPTION
 @click.option(
     "--lease",

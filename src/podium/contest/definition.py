@@ -315,12 +315,14 @@ def load(path: Path) -> Contest:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         where = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        at_end = "(at end of document)" in message  # the file cut short: its last line
         log = IssueLog()
         log.error(
             "toml",
-            re.sub(r"\s*\(at line \d+, column \d+\)", "", message) + (f" (column {where.group(2)})" if where else ""),
+            re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+            + (f" (column {where.group(2)})" if where else " (at the end of the file)" if at_end else ""),
             path,
-            int(where.group(1)) if where else None,
+            int(where.group(1)) if where else max(len(text.splitlines()), 1) if at_end else None,
         )
         raise ContestError(f"contest file {path} is not valid TOML", log.errors) from None
     lines = key_lines(text)

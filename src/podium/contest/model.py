@@ -55,6 +55,10 @@ DEFAULT_FAILED_PER_DAY = (
     5  # program contests: failed runs a team may have per day, whether or not they count in per_day
 )
 DEFAULT_REJECTED_PER_HOUR = 20  # uploads refused by the checks a team may send per hour
+CONTROL = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+)  # control characters no text file holds (tab and line ends are text)
+TERMS_MAX_BYTES = 200_000  # the terms page renders at most this much: a longer file is refused, not cut
 MOMENT = "an ISO 8601 date and time with a time zone, e.g. 2026-03-01T12:00:00Z"
 
 
@@ -382,6 +386,9 @@ class Service(Table):
     def _terms_exist(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None:
             _exists(info, value, folder=False)
+            base = _base(info)
+            if base is not None:
+                _terms_are_text(value, base / value)
         return value
 
 
@@ -503,6 +510,28 @@ class Kit(Table):
     def _exist(cls, value: str, info: ValidationInfo) -> str:
         _exists(info, value, folder=None)
         return value
+
+
+def _terms_are_text(name: str, path: Path) -> None:
+    """Refuse a terms file the page cannot show whole: over :data:`TERMS_MAX_BYTES`, not UTF-8, or holding control bytes (binary)."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(TERMS_MAX_BYTES + 1)
+    except OSError as exc:
+        raise Refusal(((), f"{{key}}: {name} cannot be read: {exc.strerror}")) from None
+    if len(data) > TERMS_MAX_BYTES:
+        raise Refusal(((), f"{{key}}: {name} is over {TERMS_MAX_BYTES:,} bytes; the terms page shows a file whole"))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise Refusal(
+            ((), f"{{key}}: {name} line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8")
+        ) from None
+    control = CONTROL.search(text)
+    if control is not None:
+        line = text.count("\n", 0, control.start()) + 1
+        raise Refusal(((), f"{{key}}: {name} line {line}: control character {control.group()!r}: not a text file"))
 
 
 class Scored(Table):

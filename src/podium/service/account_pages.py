@@ -42,7 +42,7 @@ def terms_html(service: Service) -> str | None:
     contest = service.contests.get()
     if contest.content.terms is None:
         return None
-    return render_file(contest.content.terms, contest.path.parent, {})
+    return render_file(contest.content.terms, contest.path.parent, {}, down=1)  # the page has its own h1
 
 
 def _page(service: Service, request: Request, template: str, code: int = 200, **values: Any) -> HTMLResponse:

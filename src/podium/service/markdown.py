@@ -78,17 +78,26 @@ def _link_open(renderer: RendererHTML, tokens: Sequence[Token], index: int, opti
 
 
 @functools.lru_cache(maxsize=256)
-def _rendered(path: str, _mtime_ns: int, _size: int, folder: str, public: tuple[tuple[str, str], ...]) -> str:
+def _rendered(
+    path: str, _mtime_ns: int, _size: int, folder: str, public: tuple[tuple[str, str], ...], down: int
+) -> str:
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
     markdown.validateLink = safe_link  # type: ignore[method-assign]
     markdown.add_render_rule("image", _image(dict(public), folder))
     markdown.add_render_rule("link_open", _link_open)
     with open(path, encoding="utf-8", errors="replace") as file:
-        return markdown.render(file.read(MAX_PAGE_BYTES))  # the check refuses a larger page; one grown since is cut
+        tokens = markdown.parse(file.read(MAX_PAGE_BYTES))  # the check refuses a larger page; one grown since is cut
+    for token in tokens:
+        if down and token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(int(token.tag[1]) + down, 6)}"
+    return markdown.renderer.render(tokens, markdown.options, {})
 
 
-def render_file(path: Path, base: Path, public: Mapping[str, str]) -> str:
-    """The Markdown file ``path`` as safe HTML; ``public``: each public file's name (relative to ``base``, the contest file's folder) and URL."""
+def render_file(path: Path, base: Path, public: Mapping[str, str], down: int = 0) -> str:
+    """The Markdown file ``path`` as safe HTML; ``public``: each public file's name (relative to ``base``, the contest file's folder) and URL.
+
+    ``down``: how many levels its headings go down (the terms page has its own ``h1``: the file's ``#`` is an ``h2``).
+    """
     status = path.stat()
     folder = posixpath.relpath(path.parent.as_posix(), base.as_posix())
-    return _rendered(str(path), status.st_mtime_ns, status.st_size, folder, tuple(sorted(public.items())))
+    return _rendered(str(path), status.st_mtime_ns, status.st_size, folder, tuple(sorted(public.items())), down)
