@@ -74,7 +74,7 @@ def tags_of(html: str) -> list[tuple[str, dict[str, str | None]]]:
 def assert_inert(html: str, public_image: str | None) -> None:
     """No script, frame, handler, foreign or data image, and no link but http(s), mailto and relative ones."""
     tags = tags_of(html)
-    assert {tag for tag, _ in tags} <= {"h1", "p", "a", "img", "span", "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "strong", "em", "ul", "li"}, tags  # fmt: skip
+    assert {tag for tag, _ in tags} <= {"h1", "h2", "p", "a", "img", "span", "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "strong", "em", "ul", "li"}, tags  # fmt: skip
     for tag, attrs in tags:
         assert not any(name.startswith("on") for name in attrs), (tag, attrs)
         if tag == "a":
