@@ -42,7 +42,11 @@ KEPT = 4  # boards kept per track: the newest, and a few a slow request may stil
 
 def board_key(connection: Connection, contest: Contest, now: datetime) -> tuple[int, bool, str]:
     """The board's version stamp (bumped by the database's triggers), whether it is revealed (one statement), and its track."""
-    revealed_at = select(settings.c.value).where(settings.c.key == state.REVEALED).scalar_subquery()
+    revealed_at = (
+        select(settings.c.value)
+        .where(settings.c.contest == contest.id, settings.c.key == state.REVEALED)
+        .scalar_subquery()
+    )
     stamp, at = connection.execute(select(board_version.c.version, revealed_at).where(board_version.c.id == 1)).one()
     return int(stamp), revealed(at is not None, contest, now), contest.track
 

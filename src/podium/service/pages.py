@@ -357,8 +357,11 @@ def organizer_page(service: ServiceDep, request: Request, done: str | None = Non
     who = signed_organizer(service, request)
     contest, now = service.contests.get(), service.clock()
     with reading(service.engine) as connection:
-        team_rows, rows = accounts.team_counts(connection), visible_submissions(connection, contest, who, now)
-        round_, revealed = state.current_round(connection), state.revealed_at(connection)
+        team_rows, rows = (
+            accounts.team_counts(connection, contest.id),
+            visible_submissions(connection, contest, who, now),
+        )
+        round_, revealed = state.current_round(connection, contest.id), state.revealed_at(connection, contest.id)
     return render_page(
         service,
         request,
@@ -377,12 +380,13 @@ async def organizer_action(service: ServiceDep, request: Request, action: str) -
     _, who = await checked_form(service, request)
     if not who.organizer:
         raise HTTPException(403, "for organizers only")
+    contest = service.contests.get().id
     if action == "reveal":
         with writing(service.engine) as connection:
-            state.put(connection, state.REVEALED, service.clock().isoformat())
+            state.put(connection, state.REVEALED, service.clock().isoformat(), contest)
         done = "the private split is revealed"
     elif action == "rescore":
-        round_, count = rescore(service.engine)
+        round_, count = rescore(service.engine, contest)
         done = f"round {round_}: {count} submissions queued again"
     else:
         raise HTTPException(404, "no such action")

@@ -15,19 +15,20 @@ from sqlalchemy import Engine, select
 from podium.service import queue, state
 from podium.service.database import writing
 from podium.service.statuses import CANCELLED, utc_now
-from podium.service.tables import jobs, submissions
+from podium.service.tables import jobs, submissions, teams
 
 
-def rescore(engine: Engine) -> tuple[int, int]:
-    """Start a new round; (its number, the submissions queued)."""
+def rescore(engine: Engine, contest: str | None = None) -> tuple[int, int]:
+    """Start a new round of ``contest`` (``None``: the one served); (its number, the submissions queued)."""
     now = utc_now()
     with writing(engine) as connection:
-        round_ = state.current_round(connection) + 1
-        state.put(connection, state.ROUND, str(round_))
+        contest = state.only_contest(connection, contest)
+        round_ = state.current_round(connection, contest) + 1
+        state.put(connection, state.ROUND, str(round_), contest)
         accepted = (
             select(jobs.c.submission_id)
-            .join(submissions)
-            .where(submissions.c.status != CANCELLED)
+            .select_from(jobs.join(submissions).join(teams))
+            .where(teams.c.contest == contest, submissions.c.status != CANCELLED)
             .distinct()
             .order_by(jobs.c.submission_id)
         )
