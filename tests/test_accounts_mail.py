@@ -170,7 +170,7 @@ def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_ser
 
     server.stop()  # the SMTP server is down: the message waits, the failure is logged, and it is sent once the server is back
     with writing(service.engine) as connection:
-        state.put(connection, state.REVEALED, clock().isoformat())
+        state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))
     assert announce() == 3
     with caplog.at_level(logging.WARNING, "podium.mail"):
         assert drain() == 0
@@ -214,7 +214,7 @@ def test_a_send_that_keeps_failing_is_given_up_after_max_tries(tmp_path: Path, c
         assert (
             mail.announce(connection, service.contests.get(), clock()) == 0
         )  # the phase opened days ago: not announced now
-        state.put(connection, state.REVEALED, clock().isoformat())
+        state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))
         assert mail.announce(connection, service.contests.get(), clock()) == 1
     with caplog.at_level(logging.WARNING, "podium.mail"):
         for _ in range(mail.MAX_TRIES + 2):
@@ -557,7 +557,7 @@ def test_starttls_and_log_in_to_the_smtp_server(tmp_path: Path, caplog: Any) -> 
         )
         mail.Mailer(service.engine, right, "http://x", service.contests, clock)
         with writing(service.engine) as connection:
-            state.put(connection, state.REVEALED, clock().isoformat())
+            state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))
             assert mail.announce(connection, service.contests.get(), clock()) == 1
         with caplog.at_level(logging.WARNING, "podium.mail"):
             for settings in (plain, wrong):
@@ -656,7 +656,7 @@ def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_pa
         assert other.go("/reset/" + "x" * 43)[0] == 404
         contest.write_text(contest.read_text().replace("self_registration = true", "self_registration = false"))
         with writing(service.engine) as connection:
-            state.put(connection, state.ROUND, "2")  # the contest file is read again
+            state.put(connection, state.ROUND, "2", state.only_contest(connection))  # the contest file is read again
         assert other.go("/register")[0] == 404 and "Sign up" not in other.go("/login")[1]
 
 

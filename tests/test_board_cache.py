@@ -65,7 +65,7 @@ def test_a_change_shows_at_once_in_every_web_process(database_url: str, tmp_path
             == 200
         )
         with writing(first.engine) as connection:
-            state.put(connection, state.REVEALED, clock().isoformat())  # podium reveal
+            state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))  # podium reveal
         revealed = rows(one)
         assert revealed["split"] == "private" and revealed == rows(two)
         with writing(first.engine) as connection:

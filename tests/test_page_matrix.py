@@ -259,8 +259,8 @@ class Served:
                 row, now = accounts.user_row(connection, user), self.clock()
                 sessions[role] = accounts.new_token(
                     connection,
-                    row.team_id,
-                    bool(row.organizer),
+                    None,  # a user's session: their role is read in the contest of each request (migration 0006)
+                    False,
                     f"session of {user}",
                     now,
                     expires=now + accounts.SESSION,

@@ -94,6 +94,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.service:migrate_command",
         "Bring the database to this podium's schema (podium serve does it on start); print the revisions.",
     ),
+    "organizer": (
+        "podium.cli.service:organizer_group",
+        "Organizers of a contest: users who see every submission and full results of it.",
+    ),
     "rank": (
         "podium.cli.scoring:rank_command",
         "Rank teams from their result documents (one per team): CHALLENGE RESULT..., or --contest FILE RESULT...",
@@ -135,9 +139,15 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.service:submit_command",
         "Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem.",
     ),
-    "team": ("podium.cli.service:team_group", "Teams of the served contest."),
+    "team": (
+        "podium.cli.service:team_group",
+        "Teams of a contest: add, list, rename, remove; their tokens and invitation codes.",
+    ),
     "token": ("podium.cli.service:token_group", "API tokens and web sessions: list them, revoke one."),
-    "user": ("podium.cli.service:user_group", "Members of teams, and organizers, who log in with a password."),
+    "user": (
+        "podium.cli.service:user_group",
+        "Users of the server, who log in with a password: members of teams, organizers, the administrator.",
+    ),
     "validate": (
         "podium.cli.scoring:validate_command",
         "Run only the checks of a submission (same document and exit codes).",

@@ -399,29 +399,101 @@ def worker_command(
 
 @click.group("team")
 def team_group() -> None:
-    """Teams of the served contest."""
+    """Teams of a contest: add, list, rename, remove; their tokens and invitation codes."""
+
+
+CONTEST_OPTION = click.option(
+    "--contest",
+    "contest",
+    metavar="ID|FILE",
+    help="The contest, by its id [default: the database's only one]; a contest file ties a new database to it.",
+)
+
+
+def _contest_of(connection: Any, contest: str | None) -> str:
+    """The id of the contest ``--contest`` names (an id, or a contest file's), or the database's only one ('' before it serves any)."""
+    from podium.service import accounts
+
+    if contest is not None and Path(contest).is_file():
+        contest = _load(Path(contest)).id  # type: ignore[union-attr]
+    return accounts.contest_key(connection, contest)
+
+
+def _contest_file(contest: str | None) -> Contest | None:
+    """The contest file ``--contest`` names, loaded (``None`` for an id)."""
+    return _load(Path(contest)) if contest is not None and Path(contest).is_file() else None
 
 
 @team_group.command("add")
 @click.argument("name")
-@click.option(
-    "--contest",
-    "contest_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The contest file (ties a new database to it).",
-)
+@CONTEST_OPTION
+@click.option("--member", "members", multiple=True, metavar="USER", help="A user who joins the team (repeatable).")
 @database_options
 @guarded
-def team_add_command(name: str, contest_path: Path | None, data: Path, database: str | None) -> int:
-    """Add a team and print its API token (shown once; only its hash is kept)."""
+def team_add_command(name: str, contest: str | None, members: tuple[str, ...], data: Path, database: str | None) -> int:
+    """Add a team to a contest and print its API token (shown once; only its hash is kept)."""
     from podium.service import accounts
     from podium.service.database import writing
 
-    engine = _open(data, database, _load(contest_path))
+    engine = _open(data, database, _contest_file(contest))
     with writing(engine) as connection:
-        team_id = accounts.add_team(connection, name, utc_now())
+        team_id = accounts.add_team(connection, name, utc_now(), _contest_of(connection, contest))
+        for member in members:
+            user = accounts.user_row(connection, member)
+            if user is None:
+                raise UsageError(f"no user {member!r}: podium user add {member} first")
+            accounts.join(connection, user.id, team_id)
         token = accounts.new_token(connection, team_id, False, f"podium team add {name}", utc_now())
     click.echo(token)
+    return EXIT_SCORED
+
+
+@team_group.command("list")
+@CONTEST_OPTION
+@database_options
+@guarded
+def team_list_command(contest: str | None, data: Path, database: str | None) -> int:
+    """The contest's teams: name, members, submissions."""
+    from podium.service import accounts
+    from podium.service.database import reading
+
+    with reading(_open(data, database)) as connection:
+        rows = accounts.team_counts(connection, _contest_of(connection, contest))
+    for row in rows:
+        click.echo(f"{row.name}  {row.members} member{'s' * (row.members != 1)}  {row.submissions} submitted")
+    return EXIT_SCORED
+
+
+@team_group.command("rename")
+@click.argument("name")
+@click.argument("new")
+@CONTEST_OPTION
+@database_options
+@guarded
+def team_rename_command(name: str, new: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Rename a team of the contest; its tokens, members and submissions stay its own."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        accounts.rename_team(connection, accounts.team_id(connection, name, _contest_of(connection, contest)), new)
+    click.echo(f"team {name} is now {new}")
+    return EXIT_SCORED
+
+
+@team_group.command("remove")
+@click.argument("name")
+@CONTEST_OPTION
+@database_options
+@guarded
+def team_remove_command(name: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Remove a team that has sent nothing, with its tokens; its members' accounts stay."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        accounts.remove_team(connection, accounts.team_id(connection, name, _contest_of(connection, contest)))
+    click.echo(f"removed team {name}")
     return EXIT_SCORED
 
 
@@ -433,9 +505,10 @@ def team_add_command(name: str, contest_path: Path | None, data: Path, database:
     default=None,
     help="The token expires after this many days [default: never; revoke it with podium token revoke].",
 )
+@CONTEST_OPTION
 @database_options
 @guarded
-def team_token_command(name: str, days: int | None, data: Path, database: str | None) -> int:
+def team_token_command(name: str, days: int | None, contest: str | None, data: Path, database: str | None) -> int:
     """Print a new API token for a team (its other tokens stay valid)."""
     from datetime import timedelta
 
@@ -447,7 +520,12 @@ def team_token_command(name: str, days: int | None, data: Path, database: str | 
     with writing(_open(data, database)) as connection:
         click.echo(
             accounts.new_token(
-                connection, accounts.team_id(connection, name), False, f"podium team token {name}", now, expires=expires
+                connection,
+                accounts.team_id(connection, name, _contest_of(connection, contest)),
+                False,
+                f"podium team token {name}",
+                now,
+                expires=expires,
             )
         )
     return EXIT_SCORED
@@ -495,13 +573,15 @@ def token_revoke_command(token_id: int, data: Path, database: str | None) -> int
 
 @click.group("user")
 def user_group() -> None:
-    """Members of teams, and organizers, who log in with a password."""
+    """Users of the server, who log in with a password: members of teams, organizers, the administrator."""
 
 
 @user_group.command("add")
 @click.argument("name")
-@click.option("--team", help="The member's team.")
-@click.option("--organizer", is_flag=True, help="An organizer: sees every submission and full results.")
+@click.option("--team", help="The member's team (in the contest --contest names).")
+@click.option("--organizer", is_flag=True, help="An organizer of the contest: sees every submission and full results.")
+@click.option("--admin", is_flag=True, help="The site's administrator: an organizer of every contest.")
+@CONTEST_OPTION
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input instead of asking.")
 @click.option("--email", metavar="ADDRESS", help="Where the user's notifications go.")
 @database_options
@@ -510,17 +590,20 @@ def user_add_command(
     name: str,
     team: str | None,
     organizer: bool,
+    admin: bool,
+    contest: str | None,
     password_stdin: bool,
     email: str | None,
     data: Path,
     database: str | None,
 ) -> int:
-    """Add a member of a team (--team) or an organizer (--organizer); the password is stored as an scrypt hash."""
+    """Add a user of the server: a member of a team (--team), an organizer (--organizer), the administrator (--admin), or
+    without these an account that joins teams later (podium team add --member); the password is stored as an scrypt hash."""
     from podium.service import accounts, mail
     from podium.service.database import writing
 
-    if (team is None) == (not organizer):
-        raise UsageError("give exactly one of --team NAME and --organizer")
+    if team is not None and organizer:
+        raise UsageError("give --team NAME or --organizer, not both")
     if email is not None:
         mail.check_address(email)
     password = (
@@ -529,11 +612,92 @@ def user_add_command(
         else click.prompt("password", hide_input=True, confirmation_prompt=True)
     )
     with writing(_open(data, database)) as connection:
-        team_id = None if team is None else accounts.team_id(connection, team)
-        user_id = accounts.add_user(connection, name, password, team_id, organizer, utc_now())
+        chosen = None if contest is None else _contest_of(connection, contest)
+        team_id = None if team is None else accounts.team_id(connection, team, chosen)
+        user_id = accounts.add_user(
+            connection, name, password, team_id, organizer, utc_now(), contest=chosen, admin=admin
+        )
         if email is not None:
             mail.set_mail(connection, user_id, email, confirmed=True)  # the organizer vouches for it
-    click.echo(f"added {'organizer' if organizer else 'member of ' + str(team)} {name}")
+    role = "organizer" if organizer else f"member of {team}" if team else "administrator" if admin else "user"
+    click.echo(f"added {role} {name}")
+    return EXIT_SCORED
+
+
+@user_group.command("list")
+@database_options
+@guarded
+def user_list_command(data: Path, database: str | None) -> int:
+    """The server's users: name, role, teams (CONTEST/TEAM), contests organized, address."""
+    from podium.service import accounts
+    from podium.service.database import reading
+
+    with reading(_open(data, database)) as connection:
+        rows = accounts.user_rows(connection)
+    for row in rows:
+        roles = (["administrator"] if row["admin"] else []) + [f"organizer of {c}" for c in row["organizes"]]
+        teams = ", ".join(row["teams"]) or "-"
+        click.echo(f"{row['name']}  teams: {teams}  {'; '.join(roles)}  {row['email'] or ''}".rstrip())
+    return EXIT_SCORED
+
+
+@user_group.command("rename")
+@click.argument("name")
+@click.argument("new")
+@database_options
+@guarded
+def user_rename_command(name: str, new: str, data: Path, database: str | None) -> int:
+    """Rename a user; their password, teams, roles and sessions stay."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        accounts.rename_user(connection, name, new)
+    click.echo(f"user {name} is now {new}")
+    return EXIT_SCORED
+
+
+@click.group("organizer")
+def organizer_group() -> None:
+    """Organizers of a contest: users who see every submission and full results of it."""
+
+
+@organizer_group.command("add")
+@click.argument("name")
+@CONTEST_OPTION
+@database_options
+@guarded
+def organizer_add_command(name: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Make a user an organizer of the contest (not of the server's other contests)."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        row = accounts.user_row(connection, name)
+        if row is None:
+            raise UsageError(f"no user {name!r}: podium user add {name} first")
+        chosen = _contest_of(connection, contest)
+        accounts.add_organizer(connection, row.id, chosen)
+    click.echo(f"{name} organizes {chosen}")
+    return EXIT_SCORED
+
+
+@organizer_group.command("remove")
+@click.argument("name")
+@CONTEST_OPTION
+@database_options
+@guarded
+def organizer_remove_command(name: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Make a user no longer an organizer of the contest; their sessions see it as anyone else from their next request."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        row = accounts.user_row(connection, name)
+        chosen = _contest_of(connection, contest)
+        if row is None or not accounts.remove_organizer(connection, row.id, chosen):
+            raise UsageError(f"{name!r} is no organizer of {chosen}")
+    click.echo(f"{name} no longer organizes {chosen}")
     return EXIT_SCORED
 
 
@@ -599,15 +763,17 @@ def user_reset_command(name: str, public_url: str, data: Path, database: str | N
 @team_group.command("invitation")
 @click.argument("name")
 @click.option("--renew", is_flag=True, help="Make a new code; the old one stops working.")
+@CONTEST_OPTION
 @database_options
 @guarded
-def team_invitation_command(name: str, renew: bool, data: Path, database: str | None) -> int:
+def team_invitation_command(name: str, renew: bool, contest: str | None, data: Path, database: str | None) -> int:
     """Print the team's invitation code: signing up with it joins the team."""
     from podium.service import accounts, invitations
     from podium.service.database import writing
 
     with writing(_open(data, database)) as connection:
-        click.echo(invitations.code_of(connection, accounts.team_id(connection, name), renew=renew))
+        team = accounts.team_id(connection, name, _contest_of(connection, contest))
+        click.echo(invitations.code_of(connection, team, renew=renew))
     return EXIT_SCORED
 
 
@@ -676,7 +842,7 @@ def reveal_command(data: Path, database: str | None) -> int:
     from podium.service.database import writing
 
     with writing(_open(data, database)) as connection:
-        state.put(connection, state.REVEALED, utc_now().isoformat())
+        state.put(connection, state.REVEALED, utc_now().isoformat(), state.only_contest(connection))
     click.echo("the private split is revealed")
     return EXIT_SCORED
 
@@ -1196,6 +1362,7 @@ COMMANDS = (
     team_group,
     token_group,
     user_group,
+    organizer_group,
     reveal_command,
     rescore_command,
     migrate_command,

@@ -255,8 +255,8 @@ async def change_password(
             life = accounts.SESSION if session else timedelta(days=logins.API_TOKEN_DAYS)
             return accounts.new_token(
                 connection,
-                row.team_id,
-                bool(row.organizer),
+                None,  # a user\'s: their role is read in the contest of each request
+                False,
                 label,
                 now,
                 expires=now + life,

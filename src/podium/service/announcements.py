@@ -47,7 +47,7 @@ def post(connection: Connection, contest: str, text: str, author: str | None, no
         raise UsageError(f"the announcement has {len(text):,} characters; at most {MAX_TEXT:,}")
     values = {"contest": contest, "text": text, "author": author, "created": now}
     announcement_id = int(connection.execute(insert(announcements).values(**values)).inserted_primary_key[0])  # type: ignore[index]
-    mail.news(connection, text, now)
+    mail.news(connection, contest, text, now)
     return _shown(announcement_id, text, author, now)
 
 

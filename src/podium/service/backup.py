@@ -152,7 +152,7 @@ def backup(data: Path, database: str | None, out: Path) -> dict[str, Any]:
     live = connect(url)
     try:
         with reading(live) as connection:
-            contest = state.get(connection, state.CONTEST_ID)
+            contest = ", ".join(state.served_ids(connection)) or None
         revision = schema_revision(live)
     finally:
         live.dispose()

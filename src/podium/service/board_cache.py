@@ -56,9 +56,13 @@ KEPT = 4  # boards kept per track and phase: the newest, and a few a slow reques
 FRESH_S = 0.5  # podium serve: how long a web process trusts the stamp it read (a change shows at most this late)
 
 
-def board_stamp(connection: Connection) -> tuple[int, bool]:
-    """The board's version stamp (bumped by the database's triggers) and whether an organizer revealed it: one statement."""
-    revealed_at = select(settings.c.value).where(settings.c.key == state.REVEALED).scalar_subquery()
+def board_stamp(connection: Connection, contest: str) -> tuple[int, bool]:
+    """The board's version stamp (bumped by the database's triggers) and whether an organizer revealed ``contest``: one statement."""
+    revealed_at = (
+        select(settings.c.value)
+        .where(settings.c.contest == contest, settings.c.key == state.REVEALED)
+        .scalar_subquery()
+    )
     stamp, at = connection.execute(select(board_version.c.version, revealed_at).where(board_version.c.id == 1)).one()
     return int(stamp), at is not None
 
@@ -156,14 +160,14 @@ class BoardCache:
         """
         at = time.monotonic()
         with reading(self.engine) as connection:
-            stamp = board_stamp(connection)
+            stamp = board_stamp(connection, contest.id)
         found = self._boards.get(board_key(*stamp, contest, now))
         if found is not None:
             self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
             return found
         with self._computing:
             with reading(self.engine) as connection:
-                stamp = board_stamp(connection)  # read again: the newest under the lock
+                stamp = board_stamp(connection, contest.id)  # read again: the newest under the lock
                 key = board_key(*stamp, contest, now)
                 found = self._boards.get(key)
                 if found is not None:

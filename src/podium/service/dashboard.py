@@ -26,7 +26,7 @@ from sqlalchemy import Connection, func, select
 
 from podium.service import heartbeats
 from podium.service.statuses import ERROR, FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED
-from podium.service.tables import jobs, submissions, teams, users
+from podium.service.tables import jobs, memberships, submissions, teams
 
 DAYS = 30  # the chart's days, up to today
 RECENT = 50  # the newest submissions the dashboard lists
@@ -186,7 +186,7 @@ def failures(connection: Connection, on_tracks: Any) -> list[dict[str, Any]]:
 
 def team_rows(connection: Connection, tracks: list[str]) -> list[Any]:
     """Every team by name: banned, approved, its members, its submissions to ``tracks`` and the time of its last."""
-    members = select(func.count()).where(users.c.team_id == teams.c.id).scalar_subquery()
+    members = select(func.count()).where(memberships.c.team_id == teams.c.id).scalar_subquery()
     mine = (submissions.c.team_id == teams.c.id, submissions.c.track.in_(tracks))
     sent = select(func.count()).where(*mine).scalar_subquery()
     last = select(func.max(submissions.c.created)).where(*mine).scalar_subquery()

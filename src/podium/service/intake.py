@@ -171,7 +171,7 @@ def take(
             }
             submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:
-                queue.enqueue(connection, submission_id, state.current_round(connection), now)
+                queue.enqueue(connection, submission_id, state.current_round(connection, contest.id), now)
             else:
                 mail.submission_done(connection, submission_id, status, reason, None, now)
             folder = submission_folder(data, submission_id)

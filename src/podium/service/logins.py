@@ -66,8 +66,8 @@ async def log_in(
             label = f"{'session' if session else 'login'} of {name}"
             return accounts.new_token(
                 connection,
-                row.team_id,
-                bool(row.organizer),
+                None,  # a user\'s: their role is read in the contest of each request
+                False,
                 label,
                 now,
                 expires=now + life,

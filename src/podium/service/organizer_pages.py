@@ -49,8 +49,9 @@ def organizer_page(service: ServiceDep, request: Request, done: str | None = Non
     with reading(service.engine) as connection:
         figures = dashboard.figures(connection, tracks, now)
         teams, rows = dashboard.team_rows(connection, tracks), dashboard.recent(connection, tracks)
-        news = announcements.newest(connection, service.contests.get().id)
-        round_, revealed = state.current_round(connection), state.revealed_at(connection)
+        contest = service.contests.get().id
+        news = announcements.newest(connection, contest)
+        round_, revealed = state.current_round(connection, contest), state.revealed_at(connection, contest)
     return render_page(
         service,
         request,

@@ -465,12 +465,13 @@ async def organizer_action(service: ServiceDep, request: Request, action: str) -
     _, who = await checked_form(service, request)
     if not who.organizer:
         raise HTTPException(403, "for organizers only")
+    contest = service.contests.get().id
     if action == "reveal":
         with writing(service.engine) as connection:
-            state.put(connection, state.REVEALED, service.clock().isoformat())
+            state.put(connection, state.REVEALED, service.clock().isoformat(), contest)
         done = "the private split is revealed"
     elif action == "rescore":
-        round_, count = rescore(service.engine)
+        round_, count = rescore(service.engine, contest)
         done = f"round {round_}: {count} submissions queued again"
     else:
         raise HTTPException(404, "no such action")

@@ -24,20 +24,27 @@ from podium.service import queue, state
 from podium.service.database import writing
 from podium.service.intake import Refused
 from podium.service.statuses import CANCELLED, QUEUED, RUNNING, utc_now
-from podium.service.tables import MAX_ID, jobs, submissions
+from podium.service.tables import MAX_ID, jobs, submissions, teams
 
 
-def rescore(engine: Engine) -> tuple[int, int]:
-    """Start a new round; (its number, the submissions queued)."""
+def rescore(engine: Engine, contest: str | None = None) -> tuple[int, int]:
+    """Start a new round of ``contest`` (``None``: the one served); (its number, the submissions queued)."""
     now = utc_now()
     with writing(engine) as connection:
-        newest_job = connection.execute(select(func.max(jobs.c.round))).scalar() or 0
-        round_ = max(state.current_round(connection), newest_job) + 1  # above every re-run's round
-        state.put(connection, state.ROUND, str(round_))
+        contest = state.only_contest(connection, contest)
+        of_contest = jobs.join(submissions).join(teams)
+        newest_job = (
+            connection.execute(
+                select(func.max(jobs.c.round)).select_from(of_contest).where(teams.c.contest == contest)
+            ).scalar()
+            or 0
+        )
+        round_ = max(state.current_round(connection, contest), newest_job) + 1  # above every re-run's round
+        state.put(connection, state.ROUND, str(round_), contest)
         accepted = (
             select(jobs.c.submission_id)
-            .join(submissions)
-            .where(submissions.c.status != CANCELLED)
+            .select_from(jobs.join(submissions).join(teams))
+            .where(teams.c.contest == contest, submissions.c.status != CANCELLED)
             .distinct()
             .order_by(jobs.c.submission_id)
         )
@@ -52,16 +59,19 @@ def rerun(connection: Connection, submission_id: int, now: datetime) -> int:
 
     404 (:class:`Refused`) for no such submission, 409 for one cancelled or waiting to be scored already.
     """
-    status = (
-        connection.execute(select(submissions.c.status).where(submissions.c.id == submission_id)).scalar()
+    found = (
+        connection.execute(
+            select(submissions.c.status, teams.c.contest).join(teams).where(submissions.c.id == submission_id)
+        ).first()
         if 0 < submission_id <= MAX_ID
         else None
     )
-    if status is None:
+    if found is None:
         raise Refused(404, f"no submission {submission_id}")
+    status, contest = found
     if status in (CANCELLED, QUEUED, RUNNING):
         raise Refused(409, f"submission {submission_id} is {status}: only a submission that ended can be run again")
     newest = connection.execute(select(func.max(jobs.c.round)).where(jobs.c.submission_id == submission_id)).scalar()
-    round_ = state.current_round(connection) if newest is None else newest + 1
+    round_ = state.current_round(connection, contest) if newest is None else newest + 1
     queue.enqueue(connection, submission_id, round_, now, notify=True)
     return int(round_)

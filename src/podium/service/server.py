@@ -21,13 +21,15 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, insert, update
 
 from podium.contest import Contest
 from podium.core.errors import UsageError
 from podium.runner.tree import die_with_parent
 from podium.service import state
 from podium.service.database import writing
+from podium.service.statuses import utc_now
+from podium.service.tables import contests, memberships, teams, tokens
 
 if TYPE_CHECKING:
     from podium.service.scoring import Runtime
@@ -57,16 +59,30 @@ def clean_leftovers(data: Path) -> int:
     return cleaned
 
 
-def register_contest(engine: Engine, contest: Contest) -> None:
-    """Tie the database to ``contest`` (refused if it holds another contest's submissions)."""
+def register_contest(engine: Engine, contest: Contest, *, alone: bool = True) -> None:
+    """Serve ``contest`` from the database: added, or its file's path updated; ``alone``: refused if the database serves another.
+
+    The first contest a database serves adopts the teams and tokens made before it (their contest ``''``).
+    """
     with writing(engine) as connection:
-        known = state.get(connection, state.CONTEST_ID)
-        if known is not None and known != contest.id:
+        served = state.served_ids(connection)
+        others = [known for known in served if known != contest.id]
+        if alone and others:
             raise UsageError(
-                f"this database holds the contest {known!r}, not {contest.id!r}; give another --data or --database"
+                f"this database holds the contest {others[0]!r}, not {contest.id!r}; give another --data or --database"
             )
-        state.put(connection, state.CONTEST_ID, contest.id)
-        state.put(connection, state.CONTEST_PATH, str(contest.path.resolve()))
+        path = str(contest.path.resolve())
+        found = connection.execute(
+            update(contests).where(contests.c.id == contest.id).values(path=path, withdrawn=False)
+        )
+        if found.rowcount == 0:
+            connection.execute(insert(contests).values(id=contest.id, path=path, added=utc_now(), withdrawn=False))
+        if not served:
+            connection.execute(update(teams).where(teams.c.contest == "").values(contest=contest.id))
+            connection.execute(update(memberships).where(memberships.c.contest == "").values(contest=contest.id))
+            connection.execute(
+                update(tokens).where(tokens.c.contest.is_(None), ~tokens.c.organizer).values(contest=contest.id)
+            )
 
 
 def die_with_serve() -> bool:

@@ -55,9 +55,19 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 metadata = MetaData()
 
-settings = Table(  # one row per key: the contest file served, when the private split was revealed, the scoring round
+contests = Table(  # the contests the server serves: one row per contest file (podium.service.contests)
+    "contests",
+    metadata,
+    Column("id", String(64), primary_key=True),  # the contest file's id
+    Column("path", Text, nullable=False),  # the contest file, resolved
+    Column("added", UTCDateTime, nullable=False),
+    Column("withdrawn", Boolean, nullable=False, default=False),  # no longer served (its rows are kept)
+)
+
+settings = Table(  # one row per contest and key: the scoring round, when the private split was revealed; contest '': the site's
     "settings",
     metadata,
+    Column("contest", String(64), primary_key=True, default=""),
     Column("key", String(64), primary_key=True),
     Column("value", Text, nullable=False),
 )
@@ -75,8 +85,9 @@ teams = Table(
     "teams",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("name", String(64), nullable=False, unique=True),
+    Column("name", String(64), nullable=False),  # unique within its contest, whatever the case
     Column("created", UTCDateTime, nullable=False),
+    Column("contest", String(64), nullable=False),  # the contest's id ('': made before the database served any)
     Column(
         "invitation", String(32), nullable=True
     ),  # the code that lets a new member join (podium.service.invitations)
@@ -88,6 +99,7 @@ teams = Table(
         "approved", Boolean, nullable=False, server_default=true()
     ),  # False: registered where [service] approval is on, waiting for an organizer
     Index("ix_teams_invitation", "invitation", unique=True),
+    Index("ix_teams_contest_name", "contest", "name", unique=True),
 )
 
 users = Table(
@@ -95,8 +107,7 @@ users = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("name", String(64), nullable=False, unique=True),
-    Column("team_id", Integer, ForeignKey("teams.id"), nullable=True),  # None: an organizer
-    Column("organizer", Boolean, nullable=False, default=False),
+    Column("admin", Boolean, nullable=False, default=False),  # the site's administrator: an organizer of every contest
     Column("password_hash", String(256), nullable=False),
     Column("created", UTCDateTime, nullable=False),
     Column("email", String(254), nullable=True),  # where notifications go (None: no mail)
@@ -110,6 +121,26 @@ users = Table(
         "mail_off", String(256), nullable=False, default=""
     ),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
     Column("banned", Boolean, nullable=False, server_default=false()),  # refused at log-in and on every request (0008)
+)
+
+memberships = Table(  # a user's team in a contest: at most one per contest
+    "memberships",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("team_id", Integer, ForeignKey("teams.id"), nullable=False),
+    Column(
+        "contest", String(64), nullable=False
+    ),  # the team's, repeated so that the database enforces one team per contest
+    UniqueConstraint("user_id", "contest", name="uq_memberships_user_contest"),
+    Index("ix_memberships_team_id", "team_id"),
+)
+
+organizers = Table(  # who organizes which contest (a site administrator, users.admin, organizes every one)
+    "organizers",
+    metadata,
+    Column("user_id", Integer, ForeignKey("users.id"), primary_key=True),
+    Column("contest", String(64), primary_key=True),
 )
 
 tokens = Table(
@@ -126,6 +157,9 @@ tokens = Table(
         "user_id", Integer, ForeignKey("users.id"), nullable=True
     ),  # the user whose log-in made it (None: made by a command)
     Column("session", Boolean, nullable=False, default=False),  # a web page session: a cookie, never an API token
+    Column(
+        "contest", String(64), nullable=True
+    ),  # the contest it serves: its team's, or an organizer's (None: the whole site, an administrator's)
 )
 
 attempts = Table(  # log-ins and registrations lately tried, per client address (podium.service.limiter); older rows are deleted

@@ -1,7 +1,7 @@
 """podium 0.10: a submission's method (name, description, paper and code links) and whether the board may show it after the reveal
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-11-26
 
 Columns are added with plain ``ALTER TABLE ... ADD COLUMN`` (no table is
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0005"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
