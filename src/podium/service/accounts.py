@@ -229,11 +229,17 @@ def user_row(connection: Connection, name: str) -> Any:
 
 
 def login_refusal(connection: Connection, row: Any) -> str | None:
-    """Why the user of ``row`` (:func:`user_row`) may not log in: they or their team are banned; ``None`` otherwise."""
+    """Why the user of ``row`` (:func:`user_row`) may not log in: they are banned, or their team is in the one contest
+    the database serves; ``None`` otherwise (with several contests, a team's ban refuses its requests in its contest only)."""
+    served = state.served_ids(connection)
     team = (
-        None
-        if row.team_id is None
-        else connection.execute(select(teams.c.name).where(teams.c.id == row.team_id, teams.c.banned)).scalar()
+        connection.execute(
+            select(teams.c.name)
+            .select_from(memberships.join(teams))
+            .where(memberships.c.user_id == row.id, memberships.c.contest == served[0], teams.c.banned)
+        ).scalar()
+        if len(served) == 1
+        else None
     )
     return refusal(team, row.name if row.banned else None)
 
