@@ -424,19 +424,19 @@ def test_the_dashboard_page_shows_the_figures_and_its_forms_work_without_javascr
     opener, page, csrf = _session(served, "olga", "/organizer")
     assert "Organizers' dashboard" in page and "Failures by cause" in page and "Submissions per day" in page
     assert "team delta is banned" in _post(
-        served, opener, "/organizer/team", {"csrf": csrf, "team": "delta", "action": "ban"}
+        served, opener, "/organizer/team", {"csrf": csrf, "team": "delta", "change": "ban"}
     )
     assert "delta" not in _board_teams(served)
-    done = _post(served, opener, "/organizer/team", {"csrf": csrf, "team": "delta", "action": "unban"})
+    done = _post(served, opener, "/organizer/team", {"csrf": csrf, "team": "delta", "change": "unban"})
     assert "team delta is no longer banned" in done
     rerun = _post(served, opener, "/organizer/rerun", {"csrf": csrf, "submission": f"#{sent.body['id']}"})
     assert f"submission {sent.body['id']} is queued to be scored again, in round 2" in rerun
     served.score_all()
     assert "user gus is banned" in _post(
-        served, opener, "/organizer/user", {"csrf": csrf, "user": "gus", "action": "ban"}
+        served, opener, "/organizer/user", {"csrf": csrf, "user": "gus", "change": "ban"}
     )
     assert _login(served, "gus").status == 403
-    _post(served, opener, "/organizer/user", {"csrf": csrf, "user": "gus", "action": "unban"})
+    _post(served, opener, "/organizer/user", {"csrf": csrf, "user": "gus", "change": "unban"})
     assert "is on the contest page" in _post(
         served, opener, "/organizer/announcements", {"csrf": csrf, "text": "Page *news*"}
     )
@@ -445,7 +445,7 @@ def test_the_dashboard_page_shows_the_figures_and_its_forms_work_without_javascr
     removed = _post(served, opener, "/organizer/announcements/remove", {"csrf": csrf, "id": str(posted["id"])})
     assert f"announcement {posted['id']} is removed" in removed
     for path, fields in (
-        ("/organizer/team", {"team": "delta", "action": "ban"}),
+        ("/organizer/team", {"team": "delta", "change": "ban"}),
         ("/organizer/rerun", {"submission": "1"}),
     ):
         with pytest.raises(urllib.error.HTTPError) as forged:  # without the session's CSRF token
@@ -453,8 +453,8 @@ def test_the_dashboard_page_shows_the_figures_and_its_forms_work_without_javascr
         assert forged.value.code == 403
     member, _, member_csrf = _session(served, "gus", "/submissions")  # a team's member, with a right CSRF token
     for path, fields in (
-        ("/organizer/team", {"team": "delta", "action": "ban"}),
-        ("/organizer/user", {"user": "bob", "action": "ban"}),
+        ("/organizer/team", {"team": "delta", "change": "ban"}),
+        ("/organizer/user", {"user": "bob", "change": "ban"}),
         ("/organizer/rerun", {"submission": "1"}),
         ("/organizer/announcements", {"text": "hi"}),
         ("/organizer/announcements/remove", {"id": "1"}),

@@ -89,9 +89,9 @@ TEAM_ACTIONS = {  # the team form's button -> (the change, what the page says af
 @router.post("/organizer/team")
 async def team_action(service: ServiceDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
-    if form.get("action") not in TEAM_ACTIONS:
+    if form.get("change") not in TEAM_ACTIONS:
         raise HTTPException(422, "choose ban, unban or approve")
-    change, said = TEAM_ACTIONS[form["action"]]
+    change, said = TEAM_ACTIONS[form["change"]]
     try:
         with writing(service.engine) as connection:
             team = standing.set_team(connection, form.get("team", ""), **change)
@@ -103,9 +103,9 @@ async def team_action(service: ServiceDep, request: Request) -> Response:
 @router.post("/organizer/user")
 async def user_action(service: ServiceDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
-    if form.get("action") not in ("ban", "unban"):
+    if form.get("change") not in ("ban", "unban"):
         raise HTTPException(422, "choose ban or unban")
-    banned = form["action"] == "ban"
+    banned = form["change"] == "ban"
     try:
         with writing(service.engine) as connection:
             user = standing.set_user(connection, form.get("user", ""), banned=banned)
