@@ -6,9 +6,9 @@ half public), on SQLite and then on a private PostgreSQL server
 
 1. uploads: ``--clients`` threads (20), one team each, post the demo
    submission (a 16 KB tar.gz) over and over for ``--seconds`` (20); the
-   figures are the uploads accepted (201) per minute and the web process's own
+   figures are the uploads accepted (201) per minute and the web processes' own
    CPU milliseconds per accepted upload (``/proc/PID/stat``: the serve
-   process, not its workers), and of the whole ``podium serve`` (its
+   process and its web processes, not its workers), and of the whole ``podium serve`` (its
    workers and check processes too, while the uploads last); each client sends from an address of its own
    (``X-Forwarded-For``, believed from ``--trusted-proxy 127.0.0.1``), so the
    server's cap on uploads at once per address does not refuse them;
@@ -20,11 +20,12 @@ half public), on SQLite and then on a private PostgreSQL server
 
 ``--podium-src DIR`` runs the server from another checkout's ``src`` too
 (e.g. main's), interleaved with this checkout's on each database, so the
-machine's load weighs on both alike; this checkout runs twice, with its
-upload checks in the web process (``--check-processes 0``, the default on 2
-cores with 2 workers) and in 2 check processes. One run of each; loopback only.
+machine's load weighs on both alike; this checkout runs once per count of
+``--web-processes`` (``1,2``: one web process, then two on the one port),
+its upload checks in the web processes (``--check-processes 0``, the
+default on 2 cores with 2 workers). One run of each; loopback only.
 
-    .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--seconds 20]
+    .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--web-processes 1,2] [--seconds 20]
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def _own_cpu(pid: int) -> float:
     """User + system seconds of process ``pid`` itself (not its children)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _web_cpu(pid: int) -> float:
+    """User + system seconds of ``podium serve`` (``pid``) and of its web processes (``--web-processes``), not its workers."""
+    web = [p.pid for p in psutil.Process(pid).children() if "web_processes" in " ".join(p.cmdline())]
+    return sum(_own_cpu(process) for process in (pid, *web))
 
 
 def _tree_cpu(pid: int) -> float:
@@ -171,13 +178,13 @@ def uploads(server: Server, archive: bytes, seconds: float) -> tuple[int, float,
                 connection.close()
         connection.close()
 
-    cpu, tree, started = _own_cpu(server.process.pid), _tree_cpu(server.process.pid), time.perf_counter()
+    cpu, tree, started = _web_cpu(server.process.pid), _tree_cpu(server.process.pid), time.perf_counter()
     with ThreadPoolExecutor(len(server.tokens)) as pool:
         list(pool.map(client, range(len(server.tokens))))
     return (
         sum(accepted),
         time.perf_counter() - started,
-        _own_cpu(server.process.pid) - cpu,
+        _web_cpu(server.process.pid) - cpu,
         _tree_cpu(server.process.pid) - tree,
     )
 
@@ -251,6 +258,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument(
+        "--web-processes", default="1,2", help="this checkout's runs: one per count of web processes (comma separated)"
+    )
     options = parser.parse_args()
     machine_header(1, "one run")
     import postgres_server
@@ -260,8 +270,14 @@ def main() -> None:
     before = [("before: " + options.podium_src, options.podium_src, ())] if options.podium_src else []
     sources = [
         *before,
-        ("this checkout, checks in the web", None, ("--check-processes", "0")),
-        ("this checkout, 2 check processes", None, ("--check-processes", "2")),
+        *(
+            (
+                f"this checkout, {n} web process{'es' * (n != '1')}",
+                None,
+                ("--web-processes", n, "--check-processes", "0"),
+            )
+            for n in options.web_processes.split(",")
+        ),
     ]
     print(
         f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {READS} GETs"

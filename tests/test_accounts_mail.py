@@ -170,7 +170,7 @@ def test_notifications_reach_the_team_only_each_kind_as_chosen_and_survive_a_ser
 
     server.stop()  # the SMTP server is down: the message waits, the failure is logged, and it is sent once the server is back
     with writing(service.engine) as connection:
-        state.put(connection, state.REVEALED, clock().isoformat())
+        state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))
     assert announce() == 3
     with caplog.at_level(logging.WARNING, "podium.mail"):
         assert drain() == 0
@@ -214,7 +214,7 @@ def test_a_send_that_keeps_failing_is_given_up_after_max_tries(tmp_path: Path, c
         assert (
             mail.announce(connection, service.contests.get(), clock()) == 0
         )  # the phase opened days ago: not announced now
-        state.put(connection, state.REVEALED, clock().isoformat())
+        state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))
         assert mail.announce(connection, service.contests.get(), clock()) == 1
     with caplog.at_level(logging.WARNING, "podium.mail"):
         for _ in range(mail.MAX_TRIES + 2):
@@ -383,7 +383,8 @@ def test_the_terms_page_is_markdown_without_html(tmp_path: Path) -> None:
     with LiveServer(service) as live:
         page = live.call("GET", "/terms").body
         register = live.call("GET", "/register").body
-    assert "<h1>Rules</h1>" in page and "<em>fair</em>" in page
+    assert "<h2>Rules</h2>" in page and page.count("<h1") == 1  # a heading of the terms is below the page's title
+    assert "<em>fair</em>" in page
     assert "<script>alert" not in page and "&lt;script&gt;" in page and 'href="javascript' not in page
     assert 'name="terms"' in register and "the contest's terms" in register
 
@@ -556,7 +557,7 @@ def test_starttls_and_log_in_to_the_smtp_server(tmp_path: Path, caplog: Any) -> 
         )
         mail.Mailer(service.engine, right, "http://x", service.contests, clock)
         with writing(service.engine) as connection:
-            state.put(connection, state.REVEALED, clock().isoformat())
+            state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))
             assert mail.announce(connection, service.contests.get(), clock()) == 1
         with caplog.at_level(logging.WARNING, "podium.mail"):
             for settings in (plain, wrong):
@@ -638,7 +639,7 @@ def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_pa
         assert web.go("/account/mail", {"csrf": csrf, "email": "not an address"})[0] == 422
         assert web.go("/account/mail", {"csrf": csrf, "email": "dana@delta.test", "scored": "on"})[0] == 303
         with reading(service.engine) as connection:
-            assert mail.kinds_off(accounts.user_row(connection, "dana")) == {"failed", "phase", "revealed"}
+            assert mail.kinds_off(accounts.user_row(connection, "dana")) == {"failed", "news", "phase", "revealed"}
         assert web.go("/account/invitation", {"csrf": csrf})[0] == 303
         assert code not in web.go("/account")[1]
         assert web.go("/account/reset-link", {"csrf": csrf, "user": "dana"})[0] == 403  # organizers only
@@ -655,7 +656,7 @@ def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_pa
         assert other.go("/reset/" + "x" * 43)[0] == 404
         contest.write_text(contest.read_text().replace("self_registration = true", "self_registration = false"))
         with writing(service.engine) as connection:
-            state.put(connection, state.ROUND, "2")  # the contest file is read again
+            state.put(connection, state.ROUND, "2", state.only_contest(connection))  # the contest file is read again
         assert other.go("/register")[0] == 404 and "Sign up" not in other.go("/login")[1]
 
 

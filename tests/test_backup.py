@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -127,17 +128,22 @@ def test_a_contest_killed_mid_run_comes_back_whole_from_its_backup(
         ]
 
 
-@pytest.fixture
-def a_backup(tmp_path: Path) -> Path:
-    """A backup of a SQLite contest with a team."""
+def _backed_up(tmp_path: Path, name: str) -> Path:
+    """``podium backup`` of a SQLite contest with a team, to ``tmp_path / name``."""
     contest = write_contest(tmp_path / "contest")
     data = tmp_path / "data"
     data.mkdir()
     service, _ = set_up(f"sqlite:///{data / 'podium.sqlite3'}", contest, data, ("alpha",), Clock(utc_now()))
     service.engine.dispose()
-    out = tmp_path / "backup.tar"
+    out = tmp_path / name
     assert podium("backup", "--data", str(data), str(out)).returncode == 0
     return out
+
+
+@pytest.fixture
+def a_backup(tmp_path: Path) -> Path:
+    """A backup of a SQLite contest with a team."""
+    return _backed_up(tmp_path, "backup.tar")
 
 
 def _rewritten(archive: Path, change: str, tmp_path: Path) -> Path:
@@ -196,3 +202,19 @@ def test_backup_of_a_folder_without_a_contest_says_so(tmp_path: Path) -> None:
     done = podium("backup", "--data", str(tmp_path / "nothing"), str(tmp_path / "out.tar"))
     assert done.returncode == 2 and "no database at" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "nothing").exists() and not (tmp_path / "out.tar").exists()
+
+
+def test_a_backup_named_tar_gz_is_gzipped_and_restores(tmp_path: Path) -> None:
+    """OUT.tar.gz is a gzip-compressed tar (``tar -tzf`` lists it); restore reads it back, and names a cut-short one as damaged."""
+    out = _backed_up(tmp_path, "backup.tar.gz")
+    assert out.read_bytes()[:2] == b"\x1f\x8b"  # gzip's magic
+    listed = subprocess.run(["tar", "-tzf", str(out)], capture_output=True, text=True, check=True).stdout.split()
+    assert listed == ["manifest.json", "podium.sqlite3"]
+    restored = podium("restore", str(out), "--data", str(tmp_path / "restored"))
+    assert restored.returncode == 0, restored.stderr
+    assert (tmp_path / "restored" / "podium.sqlite3").is_file()
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
+    done = podium("restore", str(cut), "--data", str(tmp_path / "new"))
+    assert done.returncode == 2 and "damaged" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "new").exists()

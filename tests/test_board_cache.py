@@ -9,6 +9,8 @@ renamed or removed (no command does it yet), in SQL.
 
 from __future__ import annotations
 
+import http.client
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,7 @@ def test_a_change_shows_at_once_in_every_web_process(database_url: str, tmp_path
             == 200
         )
         with writing(first.engine) as connection:
-            state.put(connection, state.REVEALED, clock().isoformat())  # podium reveal
+            state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))  # podium reveal
         revealed = rows(one)
         assert revealed["split"] == "private" and revealed == rows(two)
         with writing(first.engine) as connection:
@@ -163,3 +165,70 @@ def test_kept_boards_are_bounded(tmp_path: Path) -> None:
             accounts.add_team(connection, f"team{i}", clock())
         assert len(service.boards.current(service.contests.get(), clock()).board["teams"]) == i + 1
     assert len(service.boards) == KEPT and service.boards.computed == 20
+
+
+def _get(live: LiveServer, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """A GET with ``headers``: the status, the answer's headers (lower-case names) and its body."""
+    connection = http.client.HTTPConnection(live.url.removeprefix("http://"), timeout=30)
+    try:
+        connection.request("GET", path, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_fresh_stamp_is_trusted_for_its_bound_then_read_again(tmp_path: Path) -> None:
+    """``podium serve``'s bound: within it the board is answered from memory (no SQL statement); past it a change shows."""
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    service.boards.fresh_s = 0.5
+    statements: list[str] = []
+    event.listen(service.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    with LiveServer(service) as live:
+        for path in ("/api/leaderboard", "/leaderboard", "/leaderboard/table?sort=team"):
+            assert _get(live, path)[0] == 200  # read: the stamp, and the board computed
+        started = time.monotonic()
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, "beta", clock())
+        before = len(statements)  # the team's insert (its transaction, checks, INSERT)
+        answers = [_get(live, path) for _ in range(5) for path in ("/api/leaderboard", "/leaderboard")]
+        if time.monotonic() - started < 0.5:  # a loaded machine may take longer: then only the change is checked
+            # no read: the ten answers from memory
+            assert len(statements) == before, statements[before:]
+            assert all(b"beta" not in body for _, _, body in answers)
+        time.sleep(0.5)
+        assert "beta" in rows(live) and b"beta" in _get(live, "/leaderboard")[2]
+        clock.now = at("2026-06-01T00:00:00Z")  # the last phase ends: the reveal is never late
+        assert rows(live)["split"] == "private"
+
+
+def test_an_unchanged_board_is_answered_304(tmp_path: Path) -> None:
+    """The API's board and an anonymous visitor's board pages carry an ETag; asked again with it, 304 until the board changes.
+
+    A session's page names its team: it is drawn for it and carries none.
+    """
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    with writing(service.engine) as connection:
+        session = accounts.new_token(connection, None, True, "organizer", clock(), session=True)
+    with LiveServer(service) as live:
+        for path in ("/api/leaderboard", "/leaderboard", "/leaderboard/table", "/leaderboard?sort=team"):
+            status, headers, body = _get(live, path)
+            assert status == 200 and headers["cache-control"] == "no-cache" and headers["etag"].startswith('"')
+            again = _get(live, path, {"If-None-Match": f'"other", W/{headers["etag"]}'})
+            assert again[0] == 304 and again[2] == b"" and again[1]["etag"] == headers["etag"]
+            assert _get(live, path, {"If-None-Match": '"other"'})[2] == body
+        etag = _get(live, "/api/leaderboard")[1]["etag"]
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, "beta", clock())
+        changed = _get(live, "/api/leaderboard", {"If-None-Match": etag})
+        assert changed[0] == 200 and b"beta" in changed[2] and changed[1]["etag"] != etag
+        # an order the board does not know: drawn, escaped, not kept
+        odd = _get(live, "/leaderboard?sort=%3Cscript%3Ex")
+        assert odd[0] == 200 and "etag" not in odd[1] and b"<script>x" not in odd[2]
+        mine = _get(live, "/leaderboard", {"Cookie": f"podium_session={session}"})
+        assert mine[0] == 200 and "etag" not in mine[1] and mine[1]["cache-control"] == "no-store"
+        assert b">Dashboard<" in mine[2] and b">Dashboard<" not in _get(live, "/leaderboard")[2]

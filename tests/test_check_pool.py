@@ -67,10 +67,13 @@ def test_checks_in_processes_answer_as_in_the_web_process(tmp_path: Path) -> Non
         pool.shutdown()
 
 
-@pytest.mark.parametrize(("cores", "workers", "processes"), [(2, 2, 0), (2, 0, 1), (4, 1, 2), (8, 2, 4), (1, 0, 0)])
+@pytest.mark.parametrize(
+    ("cores", "workers", "web", "processes"),
+    [(2, 2, 1, 0), (2, 0, 1, 1), (4, 1, 1, 2), (8, 2, 1, 4), (1, 0, 1, 0), (8, 2, 2, 2), (4, 1, 2, 0), (16, 2, 4, 1)],
+)
 def test_check_processes_take_the_cores_left(
-    cores: int, workers: int, processes: int, monkeypatch: pytest.MonkeyPatch
+    cores: int, workers: int, web: int, processes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Beside the web process and the workers only: on shared cores the checks cost more in processes than in the web process."""
+    """Beside the web processes and the workers only (each web process its own share): on shared cores the checks cost more in processes than in the web process."""
     monkeypatch.setattr("os.cpu_count", lambda: cores)
-    assert check_processes(workers) == processes
+    assert check_processes(workers, web) == processes

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -292,3 +293,16 @@ def test_demo_commands_point_to_files_that_stay(tmp_path: Path) -> None:
         words = command.split()
         truth, submission = words[words.index("--truth") + 1], words[words.index("--submission") + 1]
         assert Path(truth).exists() and Path(submission).exists(), command
+
+
+def test_serve_and_worker_take_sandbox_and_cgroup_alike() -> None:
+    """serve's and worker's --sandbox and --cgroup are one declaration each (and podium run's --cgroup the same): same type, default, env var and help."""
+
+    def option(command: str, name: str) -> dict:
+        found = next(p for p in cli.get_command(click.Context(cli), command).params if p.name == name)  # type: ignore[union-attr]
+        return found.to_info_dict()
+
+    for name in ("sandbox", "cgroup"):
+        assert option("serve", name) == option("worker", name), name
+    assert option("run", "cgroup") == option("serve", "cgroup")
+    assert option("serve", "cgroup")["envvar"] == "PODIUM_CGROUP"

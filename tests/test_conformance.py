@@ -18,10 +18,8 @@ challenge's demo; a subclass may override :meth:`ChallengeConformance.case`.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import re
 from functools import reduce
 from pathlib import Path
 from typing import Any
@@ -201,85 +199,6 @@ def _decimal(rng: np.random.Generator, low: float, high: float) -> str:
     """A random number as a participant writes it: an integer, a short or a long decimal, or exponent notation."""
     value = rng.uniform(low, high)
     return str(rng.choice([f"{value:.0f}", f"{value:.3f}", repr(float(value)), f"{value:.6e}"]))
-
-
-def _fixed_point_text(rng: np.random.Generator, places: int) -> str:
-    """A decimal with ``places`` fraction digits (none: an integer), its digits' integer sometimes past 2^53."""
-    digits = places + int(rng.integers(1, 4))
-    zeros = int(rng.integers(0, digits)) if rng.random() < 0.5 else 0  # leading zeros keep long ones below 2^53
-    text = "0" * zeros + "".join(map(str, rng.integers(0, 10, digits - zeros)))
-    sign = "-" if rng.random() < 0.3 else ""
-    return f"{sign}{text[:-places]}.{text[-places:]}" if places else sign + text
-
-
-@pytest.mark.parametrize("seed", range(48))
-def test_fixed_point_reader_gives_the_float_readers_doubles(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every file of plain decimals, whatever it holds (fixed or mixed places, 1 to 22 of them,
-    integers past 2^53, signs, exponents, ragged lines, blocks of different places), reads as
-    NumPy's float reader reads it, and files of one fixed place count take the fixed-point path."""
-    from podium.formats import text
-
-    rng = np.random.default_rng(seed)
-    monkeypatch.setattr(text, "FIXED_POINT_BLOCK", int(rng.integers(1, 50)))
-    places = int(rng.integers(0, 23))
-    width = int(rng.integers(1, 6))
-    lines = [" ".join(_fixed_point_text(rng, places) for _ in range(width)) for _ in range(int(rng.integers(1, 120)))]
-    spoil, variant = seed % 8, seed // 8  # every spoil, each of its variants
-    if spoil == 1:  # one number with fewer or more places
-        other = "1." + "5" * (places - 1 if variant % 2 and places > 1 else places + 1)
-        lines[-1] = " ".join([*lines[-1].split()[:-1], other])
-    elif spoil == 2:  # an exponent, a bare dot, a missing integer part, an integer, a number in words
-        lines[0] = lines[0].replace(lines[0].split()[0], ["1e3", "1.", ".5", "7", "1_000.5", "one"][variant], 1)
-    elif spoil == 3:  # a ragged line
-        lines.append(" ".join(["1." + "0" * places] * (width + 1)))
-    elif spoil == 5:  # a blank line, which NumPy's readers skip
-        lines.insert(variant % len(lines), "")
-    elif spoil == 4:  # tabs and runs of spaces between numbers
-        lines = [line.replace(" ", rng.choice(["\t", "  ", " \t "])) for line in lines]
-    taken = _spy(monkeypatch, text, "_fixed_point_rows")
-    try:
-        expected = np.loadtxt(lines, dtype=np.float64, comments=None, ndmin=2)
-    except ValueError:
-        expected = None
-    got = text.numeric_rows(lines, np.float64)
-    if expected is None or len(expected) != len(lines):
-        assert got is None
-    else:
-        assert got is not None and np.array_equal(got, expected)
-    assert (taken[0] is not None) == _fixed_point_readable(lines, text.FIXED_POINT_BLOCK), (spoil, lines[:2])
-
-
-def _fixed_point_readable(lines: list[str], block: int) -> bool:
-    """What the fixed-point reader must take: lines of one count of numbers, each block of ``block``
-    lines spelling every number as digits with an optional minus and either no dot or one dot and
-    the same count (at most 22) of digits after it, all below 2^53 once the dots are gone."""
-    widths = {len(line.split()) for line in lines}
-    if len(widths) != 1 or 0 in widths:
-        return False
-    for start in range(0, len(lines), block):
-        numbers = [t for line in lines[start : start + block] for t in line.split()]
-        places = {len(t) - t.index(".") - 1 if "." in t else None for t in numbers}
-        if len(places) != 1 or (places.pop() or 0) > 22:
-            return False
-        if not all(
-            re.fullmatch(r"-?[0-9]*\.?[0-9]*", t) and re.search("[0-9]", t) and abs(int(t.replace(".", ""))) < 2**53
-            for t in numbers
-        ):
-            return False
-    return True
-
-
-def test_fixed_point_reader_stops_at_2_to_the_53_and_22_places() -> None:
-    """Integers of up to 2^53 - 1 and 10^22 are doubles exactly; 2^53, 10^23 and beyond go to the float reader."""
-    from podium.formats.text import _fixed_point_rows
-
-    places_22, places_23 = "0." + "0" * 21 + "7", "0." + "0" * 22 + "7"
-    assert _fixed_point_rows([places_22]).tolist() == [[7e-22]] and _fixed_point_rows([places_23]) is None  # type: ignore[union-attr]
-
-    for sign, dot in itertools.product(("", "-"), (".", "")):
-        below, at = f"{sign}900719925474099{dot}1", f"{sign}900719925474099{dot}2"  # digits 2^53 - 1 and 2^53
-        assert _fixed_point_rows([below]).tolist() == [[float(below)]]  # type: ignore[union-attr]
-        assert _fixed_point_rows([at]) is None and _fixed_point_rows([f"0.5 {at}"]) is None
 
 
 @pytest.mark.parametrize("seed", READER_SEEDS)

@@ -66,12 +66,16 @@ def test_the_schema_is_draft_2020_12_with_every_key_described() -> None:
         "ranking",
         "service",
         "track",
+        "kit",
+        "pages",
+        "data",
     }
     assert schema["required"] == ["id", "title", "phase"]
     assert schema["anyOf"] == [
         {"required": ["challenge", "truth"]},
         {"required": ["track"]},
-    ]  # what it scores: at the top, or in [[track]] tables
+        {"required": ["challenge"], "properties": {"phase": {"items": {"required": ["truth"]}}}},
+    ]  # what it scores: at the top, in [[track]] tables, or a truth in each [[phase]]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])

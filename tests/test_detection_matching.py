@@ -175,3 +175,31 @@ print(next(line.split()[1] for line in Path("/proc/self/status").read_text().spl
         json.loads(result.read_text())["scores"]["points"] == 60 * 6 - (72_000 - 60) - 3999
     )  # 60 matched; the rest false; p1..p3999 missed
     assert peak_mb < 400, f"peak {peak_mb} MB"
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_greedy_rounds_take_what_the_rules_loop_takes(seed: int) -> None:
+    """All photos at once, a round per prediction rank, against the rules' loop photo by photo:
+    the same truth box for every prediction, on random candidate lists (shared truths, predictions
+    without candidates, photos of one prediction and of many)."""
+    from podium.metrics.detection_points import _greedy, _greedy_rounds
+
+    rng = np.random.default_rng(seed)
+    preds, truths, photos = [], [], []
+    n_pred = n_truth = 0
+    for photo in range(int(rng.integers(1, 40))):
+        photo_truths = np.arange(n_truth, n_truth + int(rng.integers(1, 6)))
+        n_truth += photo_truths.size
+        for _ in range(int(rng.integers(1, 8))):
+            candidates = rng.permutation(photo_truths)[: int(rng.integers(0, photo_truths.size + 1))]
+            preds += [n_pred] * candidates.size
+            truths += candidates.tolist()
+            photos += [photo] * candidates.size
+            n_pred += 1
+    expected = np.full(n_pred, -1, dtype=np.int64)
+    for photo in sorted(set(photos)):
+        rows = [k for k, p in enumerate(photos) if p == photo]
+        _greedy([preds[k] for k in rows], [truths[k] for k in rows], expected)
+    got = np.full(n_pred, -1, dtype=np.int64)
+    _greedy_rounds(np.array(preds, np.int64), np.array(truths, np.int64), np.array(photos, np.int64), got, n_truth)
+    assert got.tolist() == expected.tolist()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import multiprocessing
 import subprocess
 import sys
@@ -78,7 +79,7 @@ def test_a_small_job_with_two_workers_is_scored_here_as_with_one(
     glas_set: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A few small images take less than starting two processes (which loaded the kernels again each): no pool starts."""
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", _CountedPool)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _CountedPool)  # the engine imports it at a pool
     _CountedPool.started = 0
     one, two = (evaluate("glas", *glas_set, workers=workers) for workers in (1, 2))
     assert _CountedPool.started == 0
@@ -90,7 +91,7 @@ def test_a_job_worth_a_pool_gets_one(
 ) -> None:
     """Where the pool pays (here: it is free), the first items are scored here (loading the kernels forked workers
     share), the rest by the pool, in order; their progress is reported once the workers have forked."""
-    monkeypatch.setattr(engine, "ProcessPoolExecutor", _CountedPool)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _CountedPool)  # the engine imports it at a pool
     _CountedPool.started, _CountedPool.methods = 0, []
     done: list[tuple[int, int]] = []
 
@@ -116,7 +117,8 @@ class Counted(ProcessPoolExecutor):
     def __init__(self, *args, **kwargs):
         methods.append(kwargs["mp_context"].get_start_method())
         super().__init__(*args, **kwargs)
-engine.ProcessPoolExecutor = Counted
+import concurrent.futures
+concurrent.futures.ProcessPoolExecutor = Counted
 done = []
 def progress(d, t):
     if not done:

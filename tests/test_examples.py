@@ -80,7 +80,7 @@ def demo_checkout(tmp_path_factory) -> Path:
 
 def test_the_docs_show_the_example_contests_as_they_are() -> None:
     page = (Path(__file__).resolve().parents[1] / "docs" / "contests.md").read_text()
-    for name in ("glas-fixture", "face-clustering"):
+    for name in ("glas-fixture", "face-clustering", "camera-traps-phases"):
         assert (CONTESTS / name / "contest.toml").read_text() in page, name
 
 
@@ -242,3 +242,43 @@ def test_the_readme_shows_podium_evaluate_on_the_demo_set_as_it_prints(tmp_path:
     ]
     printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert [line.rstrip() for line in printed.splitlines()] == shown
+
+
+def test_the_example_camera_traps_contest_scores_each_phase_on_its_own_truth(demo_checkout: Path) -> None:
+    folder = demo_checkout / "examples" / "contests" / "camera-traps-phases"
+    contest = str(folder / "contest.toml")
+    check = subprocess.run(
+        [sys.executable, "-m", "podium", "contest", "check", contest], capture_output=True, text=True
+    )
+    assert check.returncode == 0 and "150 public, 150 private units" in check.stdout, check.stdout + check.stderr
+    evaluate = [sys.executable, "-m", "podium", "evaluate", "--contest", contest]
+    scored = {}
+    for phase, submission in (
+        ("development", folder / "validation" / "submission"),
+        ("final", demo_checkout / "demo-data" / "camera-traps" / "submission"),
+    ):
+        done = subprocess.run(
+            [*evaluate, "--phase", phase, "--submission", str(submission), "--json", "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        scored[phase] = meets_the_schema(json.loads(done.stdout))
+    assert len(scored["development"]["units"]["rows"]) == 40 and scored["development"]["signature"]["contest"][
+        "phases"
+    ] == ["development"]
+    assert scored["final"]["splits"]["public"]["units"] == 150 and scored["final"]["status"] == "scored"
+    wrong = subprocess.run(
+        [
+            *evaluate,
+            "--phase",
+            "development",
+            "--submission",
+            str(demo_checkout / "demo-data" / "camera-traps" / "submission"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        wrong.returncode == 1 and "is not in the test set" in wrong.stdout + wrong.stderr
+    )  # test-set files in the development phase

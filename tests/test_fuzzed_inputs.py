@@ -14,16 +14,21 @@ per challenge (default 120); ``benchmarks/fuzz.py`` runs 1,000 per challenge wit
 from __future__ import annotations
 
 import os
+import random
+import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from podium.challenges import IDS, get
 from podium.testing.hostile import make_case, run_case
+from podium.testing.hostile_contest import TERMS, TERMS_DAMAGES, hostile_contest, hostile_terms
 
 CASES = int(os.environ.get("PODIUM_FUZZ_CASES", "120"))
+EXAMPLES = Path(__file__).parent.parent / "examples" / "contests"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="cases run in forked children")
 
@@ -171,3 +176,100 @@ def test_hostile_archives_given_to_evaluate_end_in_a_score_or_a_rejection(
         upload.unlink()
     assert not failures, f"{len(failures)} of {CASES // 4} cases failed:\n" + "\n".join(failures[:10])
     assert len(kinds) >= 8, sorted(kinds)
+
+
+@pytest.fixture(scope="module")
+def tracks_contest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ILSVRC tasks example (three ``[[track]]`` tables, two ``[phase.quota]``) on the demo data, with a terms file."""
+    folder = tmp_path_factory.mktemp("tracks")
+    contest = folder / "examples" / "contests" / "ilsvrc2012-tasks"
+    shutil.copytree(EXAMPLES / "ilsvrc2012-tasks", contest)
+    for challenge in ("ilsvrc2012-cls", "ilsvrc2012-loc", "ilsvrc2012-fine"):
+        get(challenge).write_demo(folder / "demo-data" / challenge)
+    (contest / "terms.md").write_text(TERMS)
+    with (contest / "contest.toml").open("a") as file:
+        file.write('\n[service]\nterms = "terms.md"\n')
+    return contest / "contest.toml"
+
+
+def _located(output: str, path: Path) -> bool:
+    """Whether every problem podium printed names ``path`` and a line of it (a key missing from the file has no line)."""
+    name = re.escape(str(path))
+    problems = [row for row in output.splitlines() if row.startswith("error ")]
+    if not problems:  # one problem with the whole file: its encoding, its size
+        return re.search(rf"{name} (is not .*line \d+\)|is \d+ MB)", output) is not None
+    return all(re.match(rf"error {name}(:\d+: |: \S+ is missing)", row) for row in problems)
+
+
+def test_hostile_contest_files_with_tracks_and_phase_quotas_are_refused_line_by_line(tracks_contest: Path) -> None:
+    """``podium contest check`` on a damaged contest file with tracks: valid (0) or every problem located by file and line (2); never a traceback, never slow."""
+    from conftest import run
+
+    text = tracks_contest.read_text()
+    case = tracks_contest.with_name("case.toml")  # beside the original: its relative paths hold
+    failures, kinds = [], set()
+    for number in range(max(32, CASES // 3)):
+        kind, data = hostile_contest(random.Random(f"contest:{number}"), text)
+        kinds.add(kind)
+        case.write_bytes(data)
+        started = time.monotonic()
+        code, output = run("contest", "check", str(case))
+        took = time.monotonic() - started
+        if code not in (0, 2) or "Traceback" in output or "internal error" in output or took > 10:
+            failures.append(f"#{number} {kind}: exit {code} in {took:.1f} s: {output[-400:]}")
+        elif code == 2 and not _located(output, case):
+            failures.append(f"#{number} {kind}: a problem without its file and line: {output[-400:]}")
+    assert not failures, f"{len(failures)} cases failed:\n" + "\n".join(failures[:10])
+    assert len(kinds) >= 12, sorted(kinds)
+
+
+def _active_html(html: str) -> list[str]:
+    """What in ``html`` a browser would run, send or frame: script, form, frame, object and input tags, event handlers, ``javascript:`` addresses."""
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in ("script", "form", "iframe", "frame", "object", "embed", "input", "style", "base", "meta"):
+                found.append(f"<{tag}>")
+            for name, value in attrs:
+                if name.startswith("on") or (value or "").strip().lower().startswith(("javascript:", "data:")):
+                    found.append(f"<{tag} {name}={value!r}>")
+
+    Tags().feed(html)
+    return found
+
+
+def test_hostile_terms_files_are_refused_or_shown_inert(tracks_contest: Path) -> None:
+    """A terms file that is not UTF-8 text of at most 200,000 bytes is refused naming the file and line (exit 2); text is shown with no script, form, frame or handler."""
+    from conftest import run
+    from podium.service.markdown import _rendered
+
+    terms = tracks_contest.with_name("terms.md")
+    failures, kinds = [], set()
+    try:
+        for number in range(max(28, CASES // 4)):
+            kind, data = hostile_terms(number, random.Random(f"terms:{number}"))
+            kinds.add(kind)
+            terms.write_bytes(data)
+            code, output = run("contest", "check", str(tracks_contest))
+            if TERMS_DAMAGES[kind]:
+                started = time.monotonic()
+                html = _rendered.__wrapped__(str(terms), 0, 0, ".", (), 1)  # the terms page's rendering, uncached
+                took = time.monotonic() - started
+                shown = _active_html(html)
+                if code != 0 or shown or took > 2:
+                    failures.append(
+                        f"#{number} {kind}: exit {code}, rendered in {took:.1f} s with {shown[:3]}: {output[-300:]}"
+                    )
+            elif (
+                code != 2
+                or "Traceback" in output
+                or not re.search(r"contest\.toml:\d+: service\.terms: terms\.md (line \d+: |is over)", output)
+            ):
+                failures.append(f"#{number} {kind}: exit {code}, not refused by file and line: {output[-300:]}")
+    finally:
+        terms.write_text(TERMS)
+    assert not failures, f"{len(failures)} cases failed:\n" + "\n".join(failures[:10])
+    assert kinds == set(TERMS_DAMAGES), sorted(set(TERMS_DAMAGES) - kinds)

@@ -132,14 +132,11 @@ def _adversarial_lines(rng: np.random.Generator) -> list[str]:
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64])
 @pytest.mark.parametrize("seed", range(6))
-def test_numeric_rows_read_what_float_reads(
-    seed: int, dtype: type[np.float64] | type[np.int64], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """400 adversarial tables a seed, in blocks of 1 to 50 lines: each read is refused or equal to
+def test_numeric_rows_read_what_float_reads(seed: int, dtype: type[np.float64] | type[np.int64]) -> None:
+    """400 adversarial tables a seed: each read is refused or equal to
     the plain reader's, bit for bit."""
     rng = np.random.default_rng(seed)
     for _ in range(400):
-        monkeypatch.setattr(text, "FIXED_POINT_BLOCK", int(rng.integers(1, 50)))
         lines = _adversarial_lines(rng)
         got = text.numeric_rows(lines, dtype)
         if got is not None:
@@ -156,6 +153,8 @@ def test_numeric_rows_read_what_float_reads(
         (["179.00 179.0  12.00"], [[179.0, 179.0, 12.0]]),  # aligned columns
         (["-0.00 1.00", "0.00 -0.00"], [[-0.0, 1.0], [0.0, -0.0]]),
         (["-0 3", "+0 -4"], [[-0.0, 3.0], [0.0, -4.0]]),
+        (["9007199254740993 -7"], [[9007199254740992.0, -7.0]]),  # past 2^53: rounded as float rounds it
+        (["99999999999999999999 1"], [[1e20, 1.0]]),  # past 2^63: the float reader
     ],
 )
 def test_padded_and_mixed_decimals_read_as_written(lines: list[str], expected: list[list[float]]) -> None:

@@ -5,16 +5,18 @@ writes, or on ``../shared`` data when they name it) and a generated matrix:
 every challenge with files, each with every file parameter its demo uses
 (ILSVRC task 2's ``boxes`` and ``meta``, task 1 with ``meta``); GlaS with and
 without a split, with and without ``parts`` (and a part with no public
-image); programs. Roles: anonymous, the two teams, the organizer. Moments:
+image); programs; a contest of three tracks (``ilsvrc2012-tasks``, with sign-up
+and a terms page), whose teams send to its second track. Roles: anonymous, the two teams, the organizer. Moments:
 before any submission, after scored and rejected ones, between the two
 phases, after the reveal (the last phase ended), after a rescore.
 
 At each moment every route answers what it should over real HTTP (uvicorn):
 200, a redirect to the log-in page, or an HTML 403/404 page with the site's
 navigation for pages and JSON for the API; never a 500; a team never sees
-another team's submission, nor a private score before the reveal. Once per
-shape the pages are walked in real Chromium (desktop and 375 px phone) with a
-screenshot of each (``test-artifacts/pages/matrix/``, or ``$PODIUM_ARTIFACTS``),
+another team's submission, nor a private score before the reveal. The account
+pages (``/register``, ``/terms``, ``/account``, ``/reset``) are among the routes.
+Once per shape the pages are walked in real Chromium (desktop and 375 px phone)
+with axe-core's check and a screenshot of each (``test-artifacts/pages/matrix/``, or ``$PODIUM_ARTIFACTS``),
 and the served scores of each scored submission equal ``podium evaluate
 --contest``'s. One server per shape, shared by its moments; the worker scores
 inline, between moments.
@@ -32,10 +34,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner
 
+from accessibility import assert_accessible
 from conftest import require
 from podium.challenges import get
 from podium.cli import cli
@@ -70,6 +74,8 @@ end = 2026-06-01T00:00:00Z
 submissions = "{kind}"
 """
 ROLES = ("anonymous", "alpha", "beta", "organizer")
+TERMS = "# Terms\n\nBy taking part you agree to share your method.\n"
+NO_TRACK = "no-such-track"
 WRITTEN_META = "a meta.mat written for the shape"
 
 
@@ -87,12 +93,17 @@ class Shape:
     every_page_in_chromium: bool = (
         False  # else Chromium opens the pages that differ by challenge only: the board and a report
     )
+    track: str | None = None  # a contest of several tracks: the one the teams send to
+    service: str = ""  # a [service] table appended to an example's file; its terms are written as terms.md
 
     def make(self, folder: Path) -> tuple[Path, Path, Path]:
         """The contest file, a good submission (file or folder) and a bad one, in ``folder``."""
         demo_data = folder / "demo-data"
         if self.example is not None:
             contest = _example(self.example, folder, demo_data)
+            if self.service:
+                (contest.parent / "terms.md").write_text(TERMS)
+                contest.write_text(contest.read_text() + self.service)
         else:
             demo = get(self.challenge).write_demo(demo_data / self.challenge)
             parameters = {
@@ -113,7 +124,7 @@ class Shape:
                 + ("[limits]\nmemory_mb = 2048\ntime_s = 60\n" if self.kind == "programs" else "")
                 + '[quota]\nper_day = 5\n[ranking]\ndecimals = 3\nfinal = "best"\n'
             )
-        loaded = load(contest)
+        loaded = load(contest).on(self.track)
         demo = get(loaded.challenge).write_demo(folder / "submissions")
         good = (
             demo.submission if loaded.truth.is_relative_to(folder) else loaded.truth.parent / "submission"
@@ -190,6 +201,14 @@ SHAPES = [
     Shape("ilsvrc2012-cls-meta", "ilsvrc2012-cls", split=False, parameters={"meta": WRITTEN_META}),
     Shape("ilsvrc2012-loc", "ilsvrc2012-loc", every_page_in_chromium=True),
     Shape("ilsvrc2012-fine", "ilsvrc2012-fine"),
+    Shape(
+        "example-ilsvrc2012-tasks",
+        "ilsvrc2012-loc",
+        example="ilsvrc2012-tasks",
+        track="loc",
+        service='\n[service]\nself_registration = true\nterms = "terms.md"\n',
+        every_page_in_chromium=True,
+    ),
 ]
 
 
@@ -228,6 +247,7 @@ class Served:
     tokens: dict[str, str]
     contest: Path
     folder: Path  # the test's own: what is sent is staged here (an example's contest file may be the repository's)
+    track: str | None = None  # the track the teams send to, in a contest of several
     sent: dict[str, list[int]] = field(default_factory=dict)  # team -> its submission ids
     filenames: dict[str, list[str]] = field(default_factory=dict)
 
@@ -239,8 +259,8 @@ class Served:
                 row, now = accounts.user_row(connection, user), self.clock()
                 sessions[role] = accounts.new_token(
                     connection,
-                    row.team_id,
-                    bool(row.organizer),
+                    None,  # a user's session: their role is read in the contest of each request (migration 0006)
+                    False,
                     f"session of {user}",
                     now,
                     expires=now + accounts.SESSION,
@@ -248,6 +268,10 @@ class Served:
                     session=True,
                 )
         return {role: Visitor(self.live.url, sessions[role], self.tokens.get(role)) for role in ROLES}
+
+    def on(self, path: str) -> str:
+        """``path`` on the teams' track (``?track=ID`` added), in a contest of several tracks."""
+        return path if self.track is None else f"{path}{'&' if '?' in path else '?'}track={self.track}"
 
     def score_all(self) -> None:
         for _ in range(100):  # bounded
@@ -266,7 +290,8 @@ def _serve(shape: Shape, folder: Path) -> Iterator[tuple[Served, Path, Path]]:
         accounts.add_user(connection, "olga", "olga-password-1", None, True, clock())
         tokens["organizer"] = accounts.new_token(connection, None, True, "test", clock())
     with LiveServer(service) as live:
-        yield Served(live, clock, Worker(service.engine, service.data, clock=clock), tokens, contest, folder), good, bad
+        worker = Worker(service.engine, service.data, clock=clock)
+        yield Served(live, clock, worker, tokens, contest, folder, shape.track), good, bad
 
 
 def _send(served: Served, team: str, path: Path, name: str, browser: Any = None) -> None:
@@ -280,18 +305,18 @@ def _send(served: Served, team: str, path: Path, name: str, browser: Any = None)
     named = staged / (name + "".join(upload.suffixes))
     shutil.copy(upload, named)
     if browser is None:
-        answer = submit(served.live.url, served.tokens[team], named)
+        answer = submit(served.live.url, served.tokens[team], named, track=served.track)
         assert answer.status in (201, 422), answer.body
         sent = int(answer.body["id"])
     else:
         context = browser.new_context(java_script_enabled=False)
         context.add_cookies([{"name": COOKIE, "value": served.visitors()[team].session, "url": served.live.url}])
         page = context.new_page()
-        page.goto(served.live.url + "/submissions")
+        page.goto(served.live.url + served.on("/submissions"))
         page.set_input_files("#file", str(named))
         page.click("#upload button")
         page.wait_for_url("**/submissions?sent=*")
-        sent = int(page.url.rsplit("=", 1)[1])
+        sent = int(parse_qs(urlsplit(page.url).query)["sent"][0])
         assert f"Submission #{sent} ({named.name})" in page.inner_text("#upload-result")
         context.close()
     served.sent.setdefault(team, []).append(sent)
@@ -301,19 +326,23 @@ def _send(served: Served, team: str, path: Path, name: str, browser: Any = None)
 def _routes(served: Served, board_columns: list[str], first_moment: bool) -> list[tuple[str, bool, bool]]:
     """(path, API?, the same for every role?) of every route: those that are the same for all are walked by two roles only."""
     ids = [i for team_ids in served.sent.values() for i in team_ids]
-    common = ["/", "/leaderboard", "/leaderboard/table", "/login", "/no-such-page"] + [
-        f"/leaderboard?sort={c}" for c in ["team", *board_columns]
+    on = served.on
+    common = ["/", on("/leaderboard"), on("/leaderboard/table"), "/login", "/no-such-page"] + [
+        on(f"/leaderboard?sort={c}") for c in ["team", *board_columns]
     ]
-    common_api = ["/api/contest", "/api/leaderboard"] + (["/healthz", "/openapi.json"] if first_moment else [])
+    common += ["/register", "/terms", "/reset", "/reset/not-a-reset-token"]  # the account pages anyone may open
+    common_api = ["/api/contest", on("/api/leaderboard")] + (["/healthz", "/openapi.json"] if first_moment else [])
+    if served.track is not None:  # a contest of several tracks: a board without its track, or with an unknown one
+        common += [f"/leaderboard?track={NO_TRACK}"]
+        common_api += ["/api/leaderboard", f"/api/leaderboard?track={NO_TRACK}"]
     if first_moment:
         common.append("/docs")
-    pages = ["/submissions", "/submissions/rows", "/organizer", "/submissions/999999"] + [
-        f"/submissions/{i}" for i in ids
-    ]
+    pages = ["/submissions", on("/submissions"), "/submissions/rows", "/organizer", "/account", "/submissions/999999"]
+    pages += [f"/submissions/{i}" for i in ids]
     pages += [
         f"/submissions/{i}?sort=-{column}" for i in ids[:1] for column in ("f1", "no-such-column")
     ]  # the per-item table, sorted
-    api = ["/api/submissions", "/api/quota", "/api/submissions/999999"] + [f"/api/submissions/{i}" for i in ids]
+    api = ["/api/submissions", on("/api/quota"), "/api/submissions/999999"] + [f"/api/submissions/{i}" for i in ids]
     return (
         [(p, False, True) for p in common]
         + [(p, True, True) for p in common_api]
@@ -326,6 +355,15 @@ def _expected(served: Served, role: str, path: str, api: bool) -> int:
     """The status ``role`` must get for ``GET path``."""
     if path == "/no-such-page":
         return 404
+    if f"track={NO_TRACK}" in path or (path == "/api/leaderboard" and served.track is not None):
+        return 422  # the contest has no such track, or several and none is named
+    service = load(served.contest).service
+    if path in ("/register", "/terms"):
+        return 200 if (service.self_registration if path == "/register" else service.terms is not None) else 404
+    if path.startswith("/reset"):
+        return 200 if path == "/reset" else 404  # a reset link that was never sent
+    if path == "/account":
+        return 303 if role == "anonymous" else 200
     owner = next(
         (team for team, ids in served.sent.items() if path.split("?")[0].rsplit("/", 1)[-1] in map(str, ids)), "nobody"
     )
@@ -335,7 +373,7 @@ def _expected(served: Served, role: str, path: str, api: bool) -> int:
             return 200
         if role == "anonymous":
             return 401
-        if path == "/api/quota":
+        if path.startswith("/api/quota"):
             return 403 if role == "organizer" else 200
         return 200 if path == "/api/submissions" or mine else 404
     if not path.startswith(("/submissions", "/organizer")):
@@ -344,12 +382,12 @@ def _expected(served: Served, role: str, path: str, api: bool) -> int:
         return 303
     if path == "/organizer":
         return 200 if role == "organizer" else 403
-    return 200 if path in ("/submissions", "/submissions/rows") or mine else 404
+    return 200 if path in ("/submissions", served.on("/submissions"), "/submissions/rows") or mine else 404
 
 
 def _walk(served: Served, moment: str, revealed: bool, first_moment: bool = False) -> None:
     """Every route for every role: the expected status, HTML errors for pages, JSON for the API, no other team's data."""
-    board = served.live.call("GET", "/api/leaderboard").body
+    board = served.live.call("GET", served.on("/api/leaderboard")).body
     columns = [c["name"] for c in board["criteria"]]
     problems = []
     for role, visitor in served.visitors().items():
@@ -403,8 +441,8 @@ def _errors_of_scripts_are_json(served: Served) -> None:
 
 def _board_says_what_ranks(served: Served, decimals: int | None) -> None:
     """The board page: scores to the contest's decimals, titled columns, shares of first places that sum to 100%."""
-    board = served.live.call("GET", "/api/leaderboard").body
-    page = served.visitors()["anonymous"].get("/leaderboard")[2]
+    board = served.live.call("GET", served.on("/api/leaderboard")).body
+    page = served.visitors()["anonymous"].get(served.on("/leaderboard"))[2]
     for team in board["teams"]:
         for name, value in team["scores"].items():
             if value is not None and name in {c["name"] for c in board["criteria"]}:
@@ -416,14 +454,14 @@ def _board_says_what_ranks(served: Served, decimals: int | None) -> None:
 
 def _shows_how_programs_ran(served: Served, challenge: str) -> None:
     """A program's time and peak RAM (and their points, where the rule gives some) are columns of the board and rows of the report."""
-    board = served.live.call("GET", "/api/leaderboard").body
+    board = served.live.call("GET", served.on("/api/leaderboard")).body
     expected = ["time (s)", "peak RAM (MB)"] + (["time points", "RAM points"] if challenge == "face-clustering" else [])
     assert board["measured"] == expected, board
     assert all(
         isinstance(t["measured"]["time (s)"], float) and t["measured"]["peak RAM (MB)"] > 0 for t in board["teams"]
     ), board["teams"]
     visitor = served.visitors()["alpha"]
-    page = visitor.get("/leaderboard")[2]
+    page = visitor.get(served.on("/leaderboard"))[2]
     report = visitor.get(f"/submissions/{served.sent['alpha'][0]}")[2]
     assert all(f'<th scope="col">{column}</th>' in page for column in expected)
     assert "How the program ran" in report and all(f"<td>{column}</td>" in report for column in expected)
@@ -432,7 +470,9 @@ def _shows_how_programs_ran(served: Served, challenge: str) -> None:
 def _scores_equal_evaluate(served: Served, good: Path) -> None:
     """Each scored file submission's served scores (whole and each split) are those of ``podium evaluate --contest``."""
     run = CliRunner().invoke(
-        cli, ["evaluate", "--contest", str(served.contest), "--submission", str(good), "--json", "-", "--workers", "1"]
+        cli,
+        ["evaluate", "--contest", str(served.contest), "--submission", str(good), "--json", "-", "--workers", "1"]
+        + (["--track", served.track] if served.track else []),
     )
     assert run.exit_code in (0, 1), run.output
     expected = json.loads(run.stdout)
@@ -452,7 +492,7 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
     served_iter = _serve(shape, tmp_path)
     served, good, bad = next(served_iter)
     try:
-        contest = load(served.contest)
+        contest = load(served.contest).on(shape.track)
         first, second = contest.phases[0], contest.phases[-1]
         served.clock.now = first.start
         _walk(served, "before any submission", revealed=False, first_moment=True)
@@ -482,9 +522,10 @@ def test_every_route_for_every_role_and_moment(shape: Shape, tmp_path: Path, pag
                 )
             ]
             assert f1s and f1s == sorted(f1s, reverse=True), report  # the per-image table, by F1 from the best
-        submissions_page = served.visitors()["alpha"].get("/submissions")[2]
+        submissions_page = served.visitors()["alpha"].get(served.on("/submissions"))[2]
         assert re.search(
-            r"Quota: 1 of \d+ used today; the next day starts at \d\d:\d\d [\w ]+ \(in \d+ h", submissions_page
+            r"Quota(?: on track [\w-]+)?: 1 of \d+ used today; the next day starts at \d\d:\d\d [\w ]+ \(in \d+ h",
+            submissions_page,
         ), submissions_page  # a sentence, not a dump
         if pages_browser is not None:
             _browse(pages_browser, served, shape.name, shape.every_page_in_chromium)
@@ -520,16 +561,26 @@ def pages_browser() -> Iterator[Any]:
 
 
 def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
-    """Every page each role can open, in Chromium at desktop and phone width: no error, no sideways scroll on the phone, a screenshot each."""
+    """Every page each role can open, in Chromium at desktop and phone width: no error, no sideways scroll on the phone, a screenshot each.
+
+    axe-core checks each page once, at desktop width (the phone's page is the same document, laid out narrower).
+    """
     SHOTS.mkdir(parents=True, exist_ok=True)
     own = {team: ids[0] for team, ids in served.sent.items()}
+    on = served.on
     pages = {
-        "anonymous": ["/", "/leaderboard", "/login"],
-        "alpha": ["/submissions", f"/submissions/{own['alpha']}", f"/submissions/{own['beta']}", "/organizer"],
-        "organizer": ["/organizer", "/submissions", f"/submissions/{own['beta']}", "/leaderboard"],
+        "anonymous": ["/", on("/leaderboard"), "/login", "/register", "/terms", "/reset"],
+        "alpha": [
+            on("/submissions"),
+            f"/submissions/{own['alpha']}",
+            f"/submissions/{own['beta']}",
+            "/organizer",
+            "/account",
+        ],
+        "organizer": ["/organizer", "/submissions", f"/submissions/{own['beta']}", on("/leaderboard"), "/account"],
     }
     if not every_page:
-        pages = {"alpha": ["/leaderboard", f"/submissions/{own['alpha']}"]}
+        pages = {"alpha": [on("/leaderboard"), f"/submissions/{own['alpha']}"]}
     sessions = {role: v.session for role, v in served.visitors().items()}
     for width, height, label in ((1200, 900, "desktop"), (375, 800, "phone")):
         for role, paths in pages.items():
@@ -553,7 +604,9 @@ def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
                     timeout=20_000,
                 )
                 assert page.locator("div.vega[data-rendered=error]").count() == 0, (shape, role, path, "a chart failed")
-                name = f"{shape}--{role}--{path.strip('/').replace('/', '-') or 'contest'}--{label}.png"
+                name = f"{shape}--{role}--{re.sub(r'[/?=&]+', '-', path.strip('/')) or 'contest'}--{label}.png"
+                if label == "desktop":
+                    assert_accessible(page, name)
                 page.screenshot(path=str(SHOTS / name), full_page=True)
                 if label == "phone":
                     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1, (

@@ -23,6 +23,7 @@ class Client:
     def __init__(self, url: str) -> None:
         self.netloc = urlsplit(url).netloc
         self.cookies: dict[str, str] = {}
+        self.body = b""
 
     def call(self, method: str, path: str, content: bytes | str = b"", headers: dict[str, str] | None = None) -> int:
         connection = http.client.HTTPConnection(self.netloc, timeout=30)
@@ -31,7 +32,7 @@ class Client:
             sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         connection.request(method, path, body=content if isinstance(content, bytes) else content.encode(), headers=sent)
         response = connection.getresponse()
-        response.read()
+        self.body = response.read()  # the last answer's
         for header in response.headers.get_all("set-cookie") or []:
             for name, morsel in SimpleCookie(header).items():
                 if morsel.value and morsel["max-age"] != "0":

@@ -64,3 +64,6 @@ def test_a_failed_program_leaves_every_page_standing(tmp_path: Path) -> None:
             200,
         ]
         assert live.call("GET", f"/api/submissions/{taken['id']}", None).status == 401
+        assert team.get(f"/submissions/{taken['id']}/logs") == 200  # the run's logs, as kept
+        assert b"crashed, exit code 3" in team.body and b"no model here" in team.body
+        assert team.get(f"/submissions/{taken['id']}/file") == 200 and team.body == archive.read_bytes()

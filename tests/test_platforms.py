@@ -120,13 +120,18 @@ def codabench_scores(checks: Path, bundle: Path, submission: Path, task: int, ou
     return json.loads((out / "scores.json").read_text())
 
 
-def evalai_rows(checks: Path, kit: Path, submission: Path, phase: str) -> tuple[dict[str, dict], str]:
-    """The leaderboard row of each split as EvalAI's submission worker keeps it, and the worker's output; fails the test unless FINISHED."""
+def evalai_rows(
+    checks: Path, kit: Path, submission: Path, phase: str, annotation: Path | None = None
+) -> tuple[dict[str, dict], str]:
+    """The leaderboard row of each split as EvalAI's submission worker keeps it, and the worker's output; fails the test unless FINISHED.
+
+    ``annotation``: the phase's test annotation file [default: the kit's only one].
+    """
     finished = platform_check(
         checks,
         "run_evalai_evaluate.py",
         kit / "evaluation_script",
-        next((kit / "annotations").iterdir()),
+        annotation or next((kit / "annotations").iterdir()),
         submission,
         phase,
         "--config",
@@ -1014,6 +1019,10 @@ def example_contests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tupl
         EXAMPLES / "ilsvrc2012-tasks" / "contest.toml",
         None,
     )  # three tracks: a bundle takes one (test_tracks.py)
+    made["camera-traps-phases"] = (
+        EXAMPLES / "camera-traps-phases" / "contest.toml",
+        None,
+    )  # phases on their own data: test_phase_data.py takes a two-phase contest through both platforms
     assert {path.parent.name for path in EXAMPLES.glob("*/contest.toml")} == set(made)  # every example contest is here
     return made
 

@@ -323,14 +323,23 @@ class Walk:
             assert len(seen) <= WALK_PAGES, f"more than {WALK_PAGES} pages from {starts}"
             answer = self.page.goto(url)
             assert answer is not None and answer.status == 200, (url, answer and answer.status)
-            links = self.page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
-            sent = self.page.eval_on_selector_all("form", "els => els.map(e => e.action)")
+            links = self.page.eval_on_selector_all("a[href]:not([download])", "els => els.map(e => e.href)")
+            downloads = self.page.eval_on_selector_all("a[href][download]", "els => els.map(e => e.href)")
+            for target in downloads:  # a file, not a page: fetched with the page's cookies, through the proxy
+                if target not in seen and not self.outside(target):
+                    seen.add(target)
+                    assert self.page.context.request.get(target).status == 200, target
+            # a field named "action" would hide the form's own (DOM clobbering): the page must not name one so
+            sent = self.page.eval_on_selector_all(
+                "form", "els => els.map(e => typeof e.action === 'string' ? e.action : 'data:clobbered')"
+            )
+            assert "data:clobbered" not in sent, (url, "a form field named action hides its form's action")
             fetched = self.page.eval_on_selector_all(
                 "[hx-get]", "els => els.map(e => new URL(e.getAttribute('hx-get'), document.baseURI).href)"
             )
-            assert not [t for t in links + sent + fetched if self.outside(t)], (
+            assert not [t for t in links + downloads + sent + fetched if self.outside(t)], (
                 url,
-                [t for t in links + sent + fetched if self.outside(t)],
+                [t for t in links + downloads + sent + fetched if self.outside(t)],
             )
             todo += links + fetched
         return len(seen)

@@ -154,7 +154,7 @@ def test_two_teams_uploads_privacy_quota_reveal_rescore(database_url: str, conte
             == 409
         )  # max 1
         with writing(service.engine) as connection:
-            state.put(connection, state.REVEALED, clock().isoformat())
+            state.put(connection, state.REVEALED, clock().isoformat(), state.only_contest(connection))
         final = live.call("GET", "/api/leaderboard").body
         assert final["revealed"] and final["split"] == "private"
         assert [(t["team"], t["rank"]) for t in final["teams"]] == [

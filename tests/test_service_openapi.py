@@ -80,7 +80,18 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         spec = live.call("GET", "/openapi.json").body
         schemas = _answer_schemas(spec)
         api = {key for key in schemas if key[1].startswith("/api/")}
-        assert len(api) == 21 and not [key for key in api if not _typed(schemas[key], spec)]
+        archive = ("get", "/api/archive")  # a zip, declared as application/zip
+        downloads = {("get", f"/api/submissions/{{submission_id}}/{kind}") for kind in ("file", "result", "logs")}
+        downloads |= {("get", "/api/leaderboard.csv"), archive}
+        assert len(api) == 39 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
+        media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
+        assert media == [
+            ["application/zip"],
+            ["text/csv"],
+            ["application/octet-stream"],
+            ["text/plain"],
+            ["application/json"],
+        ]
         assert _typed(schemas[("get", "/healthz")], spec)
 
         sent = live.call("POST", "/api/submissions", token["alpha"], body=good, query={"filename": "good.tar.gz"})
@@ -109,6 +120,8 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("post", "/api/register"): registered,
             ("get", "/api/contest"): live.call("GET", "/api/contest"),
             ("get", "/api/leaderboard"): live.call("GET", "/api/leaderboard"),
+            ("get", "/api/pages"): live.call("GET", "/api/pages"),
+            ("get", "/api/data"): live.call("GET", "/api/data"),
             ("get", "/api/quota"): live.call("GET", "/api/quota", token["alpha"]),
             ("get", "/api/tokens"): live.call("GET", "/api/tokens", organizer.body["token"]),
             ("get", "/api/submissions"): live.call("GET", "/api/submissions", organizer.body["token"]),
@@ -117,6 +130,12 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ),
             ("put", "/api/submissions/{submission_id}/selected"): live.call(
                 "PUT", f"/api/submissions/{sent.body['id']}/selected", token["alpha"], query={"selected": "true"}
+            ),
+            ("put", "/api/submissions/{submission_id}/method"): live.call(
+                "PUT",
+                f"/api/submissions/{sent.body['id']}/method",
+                token["alpha"],
+                json_body={"method": "net", "code_url": "https://example.org/net", "shown": True},
             ),
             ("post", "/api/submissions/{submission_id}/cancel"): live.call(
                 "POST", f"/api/submissions/{queued.body['id']}/cancel", token["alpha"]
@@ -143,11 +162,35 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
                 _login(live, "gil", "a-new-password-4"),
                 json_body={"current": "a-new-password-4", "password": "a-new-password-5"},
             ),
+            ("get", "/api/dashboard"): live.call("GET", "/api/dashboard", organizer.body["token"]),
+            ("post", "/api/teams/{name}/ban"): live.call("POST", "/api/teams/gamma/ban", organizer.body["token"]),
+            ("post", "/api/teams/{name}/unban"): live.call("POST", "/api/teams/gamma/unban", organizer.body["token"]),
+            ("post", "/api/teams/{name}/approve"): live.call(
+                "POST", "/api/teams/gamma/approve", organizer.body["token"]
+            ),
+            ("post", "/api/users/{name}/ban"): live.call("POST", "/api/users/gil/ban", organizer.body["token"]),
+            ("post", "/api/users/{name}/unban"): live.call("POST", "/api/users/gil/unban", organizer.body["token"]),
+            ("post", "/api/submissions/{submission_id}/rerun"): live.call(
+                "POST", f"/api/submissions/{sent.body['id']}/rerun", organizer.body["token"]
+            ),
+            ("post", "/api/announcements"): live.call(
+                "POST", "/api/announcements", organizer.body["token"], json_body={"text": "*Hi*"}
+            ),
+            ("get", "/api/announcements"): live.call("GET", "/api/announcements"),
+            ("delete", "/api/announcements/{announcement_id}"): live.call(
+                "DELETE", "/api/announcements/1", organizer.body["token"]
+            ),
         }
-        assert {key for key in answers if key[1].startswith("/api/")} | {("post", "/api/submissions")} == api
+        assert {key for key in answers if key[1].startswith("/api/")} | {
+            ("post", "/api/submissions")
+        } | downloads == api
         for (method, path), answer in answers.items():
             assert 200 <= answer.status < 300, (method, path, answer.body)
             _check(spec, method, path, answer.body)
+
+        assert answers[("post", "/api/submissions/{submission_id}/rerun")].body == {"id": sent.body["id"], "round": 2}
+        while Worker(service.engine, service.data, clock=clock).work_once():  # the re-run scored
+            pass
 
         # the declared models keep every field, of the same type, as the domain functions give them
         board = answers[("get", "/api/leaderboard")].body
@@ -182,8 +225,7 @@ def test_no_module_of_the_service_imports_the_app() -> None:
                 names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
             else:
                 names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-            if (
-                "podium.service.app" in names and path.name != "commands.py"
-            ):  # the commands (the layout scope's) start the app
+            # web_processes.py is a web process's entry point (podium serve --web-processes): it starts the app, as the CLI does
+            if "podium.service.app" in names and path.name != "web_processes.py":
                 importers.append(str(path.relative_to(folder)))
     assert not importers

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from podium.challenges import IDS, every
 from podium.challenges.catalog import Entry, describe, entries
-from podium.cli import cli, platforms, scoring, service
+from podium.cli import cli, organizer, platforms, scoring, service
 from podium.cli.commandline import LISTED, Listed
 from podium.publish import display, listing
 
@@ -164,7 +164,7 @@ def test_a_line_is_cut_by_terminal_cells(text: str, width: int, shown: str) -> N
 
 def test_the_listing_names_every_command_where_it_is() -> None:
     """LISTED holds every command of the families, where it is defined and with its help's first paragraph."""
-    families = {family.__name__: family for family in (scoring, service, platforms)}
+    families = {family.__name__: family for family in (scoring, service, platforms, organizer)}
     real = {}
     for name, family in families.items():
         for command in family.COMMANDS:
@@ -184,7 +184,7 @@ def test_help_lists_the_commands_as_click_does(width: int) -> None:
     eager = click.Group(
         cli.name, params=cli.params, callback=cli.callback, help=cli.help, context_settings=cli.context_settings
     )
-    for family in (scoring, service, platforms):
+    for family in (scoring, service, platforms, organizer):
         for command in family.COMMANDS:
             eager.add_command(command)
     lazy = Listed(

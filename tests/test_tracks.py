@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import column, insert, select, table
 
 from conftest import run
 from podium.challenges import get
@@ -27,7 +27,7 @@ from podium.scoring.engine import evaluate
 from podium.service import accounts
 from podium.service.client import Answer, packed
 from podium.service.database import connect, migrate, reading, writing
-from podium.service.tables import results, settings, submissions, teams
+from podium.service.tables import results, submissions
 from podium.service.worker import Worker
 from served import Serve, podium
 from service_helpers import Clock, LiveServer, at, set_up
@@ -278,8 +278,15 @@ def test_the_upgrade_gives_every_submission_the_contests_one_track(database_url:
         "selected": False,
     }
     with writing(engine) as connection:
-        connection.execute(insert(settings).values(key="contest_id", value="glas-2015"))
-        connection.execute(insert(teams).values(id=1, name="alpha", created=now))
+        # the tables as revision 0002 had them (settings and teams gained a contest in 0006)
+        connection.execute(
+            insert(table("settings", column("key"), column("value"))).values(key="contest_id", value="glas-2015")
+        )
+        connection.execute(
+            insert(table("teams", column("id"), column("name"), column("created"))).values(
+                id=1, name="alpha", created=now
+            )
+        )
         for number in (1, 2):
             connection.execute(insert(submissions).values(id=number, **row))  # the 0002 columns only: no track yet
             connection.execute(

@@ -9,6 +9,14 @@ scored, a garbage zip rejected, ``podium rescore`` (round 2) scored; then
 with ``--workers 0`` one more upload left queued. The tokens and passwords
 are in the file's ``secrets`` so that the test can use them.
 
+``tests/releases/podium-0.9.0.json`` was made with podium 0.9.0 (revision 0005; ``git archive
+1bcbc54``, run from its ``src``) the same way, plus what 0.9.0 added: members ann (alpha, with a
+confirmed address) and bea (beta), organizer olga (with an address), ``podium serve --smtp`` to a
+local aiosmtpd server (the outbox's rows, the announcements' settings), alpha's demo submission and
+a garbage zip (rejected), beta's copy, ``podium rescore`` (round 2), ann's web session (the log-in
+page), bea's API log-in, ``podium reveal``, one more upload of beta left queued (``--workers 0``),
+and ``podium user reset bea`` (a reset link).
+
 Usage: ``.venv/bin/python tools/release_rows.py --database URL --secrets JSON OUT``.
 Rows are read through the database's own schema (reflected), not podium's
 tables, so that the file holds what that release wrote; times are ISO 8601.

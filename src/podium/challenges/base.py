@@ -41,7 +41,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -63,6 +63,11 @@ class Keyed(Protocol):
     @property
     def key(self) -> str: ...
 
+
+Need = Literal["all", "checks", "scores"]
+"""What the engine asks of an item: everything (:meth:`Challenge.evaluate_item`), its checks alone
+(:meth:`Challenge.check_item`), or its statistics without what only the result document shows
+(:meth:`Challenge.score_item`)."""
 
 ContextT = TypeVar("ContextT")
 ItemT = TypeVar("ItemT", bound=Keyed)
@@ -142,11 +147,22 @@ class Challenge(ABC, Generic[ContextT, ItemT, StatsT]):
         """
         return self.evaluate_item(context, item)
 
+    def score_item(self, context: ContextT, item: ItemT) -> ItemResult[StatsT]:
+        """The statistics and problems of :meth:`evaluate_item`, without its unit rows and without
+        the details that only the result document shows (one row or entry per unit).
+
+        What a run that shows only the scores calls (``podium evaluate`` without ``--json``):
+        :meth:`finalize` must give the same scores from these statistics. The default is
+        :meth:`evaluate_item`; a challenge whose per-unit rows cost about its metric overrides it.
+        """
+        return self.evaluate_item(context, item)
+
     def evaluate_reading(
-        self, context: ContextT, item: ItemT, submission: str, checks_only: bool = False
+        self, context: ContextT, item: ItemT, submission: str, need: Need = "all"
     ) -> ItemResult[StatsT]:
-        """:meth:`evaluate_item` (:meth:`check_item` with ``checks_only``), with the files of ``submission`` it read in the result's ``read`` (what the engine calls)."""
-        run = self.check_item if checks_only else self.evaluate_item
+        """:meth:`evaluate_item`, :meth:`check_item` or :meth:`score_item` (as ``need`` says), with the
+        files of ``submission`` it read in the result's ``read`` (what the engine calls)."""
+        run = {"all": self.evaluate_item, "checks": self.check_item, "scores": self.score_item}[need]
         if not submission:
             return run(context, item)
         with recording_reads(Path(submission)) as read:

@@ -105,6 +105,19 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
         ]
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[PointCounts]:
+        counts, details, chosen = self._matched(context, item)
+        pred, truth = item.submission.boxes, item.truth.boxes
+        photos = count_points_per_photo(pred, truth, chosen, len(item.truth.photos))
+        details["per_photo"] = _per_photo(photos, item.truth.photos)
+        return ItemResult(counts, details=details, units=_unit_rows(photos, item.truth.photos))
+
+    def score_item(self, context: Context, item: Item) -> ItemResult[PointCounts]:
+        """The points and the matching's summary: no row and no details per photo."""
+        counts, details, _ = self._matched(context, item)
+        return ItemResult(counts, details=details)
+
+    def _matched(self, context: Context, item: Item) -> tuple[PointCounts, dict[str, Any], NDArray[np.int64]]:
+        """The counts of the rules' matching (or of the optimal one), its summary, and the truth box each prediction took."""
         pred, truth = item.submission.boxes, item.truth.boxes
         greedy = greedy_matching(pred, truth)
         counts = count_points(pred, truth, greedy.truth_of)
@@ -123,9 +136,7 @@ class CameraTraps(Challenge[Context, Item, PointCounts]):
                 points_order_dependent=optimal.points - counts.points,
             )
             counts = optimal
-        photos = count_points_per_photo(pred, truth, chosen, len(item.truth.photos))
-        details["per_photo"] = _per_photo(photos, item.truth.photos)
-        return ItemResult(counts, details=details, units=_unit_rows(photos, item.truth.photos))
+        return counts, details, chosen
 
     def unit_columns(self, context: Context) -> tuple[str, ...]:
         """Per photo: its points, its maximum (6 per truth object) and its predictions."""

@@ -25,6 +25,7 @@ from click.utils import make_default_short_help
 from podium._version import __version__
 from podium.core.errors import EXIT_INTERNAL, EXIT_USAGE, PodiumError
 from podium.core.labels import PUBLIC
+from podium.runner.choices import SANDBOXES
 
 VIEWS = ("full", PUBLIC)
 
@@ -34,11 +35,20 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.service:account_command",
         "Your account (with a token from logging in): your address, your notifications, your team's invitation code.",
     ),
+    "announce": (
+        "podium.cli.organizer:announce_command",
+        "Post an announcement (Markdown) on the contest page, mailed to users who keep news on; or remove one.",
+    ),
+    "archive": (
+        "podium.cli.organizer:archive_command",
+        "Write every submission's files, or every result document, to the zip archive OUT.",
+    ),
     "backup": (
         "podium.cli.service:backup_command",
         "Write the contest (database, stored submissions, results) to the archive OUT, while it is served.",
     ),
     "bundle": ("podium.cli.platforms:bundle", "Write what a platform needs to host a contest (contest.toml)."),
+    "cancel": ("podium.cli.service:cancel_command", "Cancel one of your queued submissions (it uses no quota)."),
     "challenges": (
         "podium.cli.scoring:challenges_command",
         "List the challenges (id, primary score, title), or one challenge's scores and parameters.",
@@ -48,9 +58,21 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "Codabench scoring program: input/ref and input/res to scores.json and detailed_results.html.",
     ),
     "contest": ("podium.cli.scoring:contest_group", "Contest files (contest.toml)."),
+    "dashboard": (
+        "podium.cli.organizer:dashboard_command",
+        "The organizers' dashboard: submissions per day, active teams, the queue, the workers, failures by cause.",
+    ),
     "demo": (
         "podium.cli.scoring:demo_command",
         "Generate a small synthetic test set for every challenge and score a sample submission.",
+    ),
+    "describe": (
+        "podium.cli.service:describe_command",
+        "Describe the method of one of your submissions (until its phase ends): what you give replaces what was said.",
+    ),
+    "download": (
+        "podium.cli.service:download_command",
+        "Download one of your submissions: the file as uploaded, its result document, or its program's logs.",
     ),
     "evaluate": (
         "podium.cli.scoring:evaluate_command",
@@ -60,6 +82,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.platforms:grand_challenge_command",
         "Grand Challenge evaluation: /input to /output/metrics.json (case and aggregates).",
     ),
+    "kit": (
+        "podium.cli.platforms:kit_group",
+        "Starting kits: sample items with their truth, a baseline, and the command that scores it as the server does.",
+    ),
     "leaderboard": (
         "podium.cli.service:leaderboard_command",
         "A track's leaderboard, the contest's only one by default (public scores until the reveal).",
@@ -67,6 +93,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     "migrate": (
         "podium.cli.service:migrate_command",
         "Bring the database to this podium's schema (podium serve does it on start); print the revisions.",
+    ),
+    "organizer": (
+        "podium.cli.service:organizer_group",
+        "Organizers of a contest: users who see every submission and full results of it.",
     ),
     "rank": (
         "podium.cli.scoring:rank_command",
@@ -79,6 +109,10 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     "rescore": (
         "podium.cli.service:rescore_command",
         "Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept.",
+    ),
+    "rerun": (
+        "podium.cli.organizer:rerun_command",
+        "Score one submission again, in a round of its own: earlier results are kept, the board takes the new one, the team is told.",
     ),
     "restore": (
         "podium.cli.service:restore_command",
@@ -96,14 +130,24 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
         "podium.cli.service:serve_command",
         "Serve a contest: the web API, the leaderboard and N scoring workers.",
     ),
+    "select": (
+        "podium.cli.service:select_command",
+        'Select one of your scored submissions for the final ranking (final = "selected"), or unselect it.',
+    ),
     "status": ("podium.cli.service:status_command", "Your team's submissions (or one, with its problems and result)."),
     "submit": (
         "podium.cli.service:submit_command",
         "Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem.",
     ),
-    "team": ("podium.cli.service:team_group", "Teams of the served contest."),
+    "team": (
+        "podium.cli.service:team_group",
+        "Teams of a contest: add, list, rename, remove; their tokens and invitation codes.",
+    ),
     "token": ("podium.cli.service:token_group", "API tokens and web sessions: list them, revoke one."),
-    "user": ("podium.cli.service:user_group", "Members of teams, and organizers, who log in with a password."),
+    "user": (
+        "podium.cli.service:user_group",
+        "Users of the server, who log in with a password: members of teams, organizers, the administrator.",
+    ),
     "validate": (
         "podium.cli.scoring:validate_command",
         "Run only the checks of a submission (same document and exit codes).",
@@ -223,6 +267,19 @@ SCHEDULER_OPTION = click.option(
     default=None,
     help="Score the items on the Dask cluster of this scheduler instead of local processes (needs podium[distributed]).",
 )
+SANDBOX_OPTION = click.option(  # serve and worker; podium run's own says what auto picks for a command or an image
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="How programs are run (podium run --sandbox).",
+)
+CGROUP_OPTION = click.option(
+    "--cgroup",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    envvar="PODIUM_CGROUP",
+    help="A cgroup v2 directory delegated to podium, for the limits and peak memory of program runs [env PODIUM_CGROUP].",
+)
 VIEW_OPTION = click.option(
     "--view",
     type=click.Choice(VIEWS),
@@ -232,4 +289,8 @@ VIEW_OPTION = click.option(
 )
 CONTEST_TRACK_OPTION = click.option(
     "--track", help="With --contest: the track (a [[track]]'s id) [default: the contest's only track]."
+)
+CONTEST_PHASE_OPTION = click.option(
+    "--phase",
+    help="With --contest: the phase whose truth, split and parameters score [default: the data every phase shares].",
 )

@@ -1,4 +1,4 @@
-"""The platform commands: ``codabench`` and ``grand-challenge`` (entry points run by the platforms), and ``bundle``."""
+"""The platform commands: ``codabench`` and ``grand-challenge`` (entry points run by the platforms), ``bundle``, and ``kit``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 
 from podium._version import __version__
 from podium.cli.commandline import guarded
-from podium.core.errors import EXIT_REJECTED, EXIT_SCORED
+from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED
 from podium.publish.platforms import folders
 
@@ -183,7 +183,7 @@ def bundle_codabench(contest_path: Path, track: str | None, output: Path, image:
     from podium.publish import display
     from podium.publish.platforms.codabench_bundle import write_bundle
 
-    names = write_bundle(load(contest_path).on(track), image, output)
+    names = write_bundle(load(contest_path).of_track(track), image, output)
     display.stdout.print(
         f"{display.escape(str(output))}: Codabench bundle, {len(names)} files (upload it under Benchmarks > Management > Upload)",
         soft_wrap=True,
@@ -204,7 +204,7 @@ def bundle_evalai(contest_path: Path, track: str | None, output: Path) -> int:
     from podium.publish import display
     from podium.publish.platforms.evalai import write_kit
 
-    names, notes = write_kit(load(contest_path).on(track), output)
+    names, notes = write_kit(load(contest_path).of_track(track), output)
     for name in names:
         display.stdout.print(display.escape(str(output / name)), soft_wrap=True)
     for note in notes:
@@ -216,21 +216,59 @@ def bundle_evalai(contest_path: Path, track: str | None, output: Path) -> int:
 @contest_option
 @track_option
 @click.option(
+    "--phase",
+    default=None,
+    help="When phases name their own data: the phase whose truth, split and parameters it holds (a Grand Challenge phase each).",
+)
+@click.option(
     "-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The .tar.gz to write."
 )
 @guarded
-def bundle_reference(contest_path: Path, track: str | None, output: Path) -> int:
+def bundle_reference(contest_path: Path, track: str | None, phase: str | None, output: Path) -> int:
     """The contest's reference folder as a .tar.gz: a Grand Challenge phase's ground truth, an EvalAI annotation file."""
     from podium.contest import load
     from podium.publish import display
     from podium.publish.platforms.reference import reference_of
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    reference_of(load(contest_path).on(track)).write_tar(output)
+    reference_of(load(contest_path).on(track, phase)).write_tar(output)
     display.stdout.print(
         f"{display.escape(str(output))}: reference folder of the contest (truth and contest.toml)", soft_wrap=True
     )
     return EXIT_SCORED
 
 
-COMMANDS = (codabench_command, grand_challenge_command, bundle)
+@click.group("kit")
+def kit_group() -> None:
+    """Starting kits: sample items with their truth, a baseline, and the command that scores it as the server does."""
+
+
+@kit_group.command("build")
+@click.argument("contest_path", metavar="CONTEST", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("output", metavar="OUT.zip", type=click.Path(dir_okay=False, path_type=Path))
+@track_option
+@guarded
+def kit_build(contest_path: Path, output: Path, track: str | None) -> int:
+    """Write the starting kit that the contest file's [kit] (or a track's [track.kit]) sets up, as a zip."""
+    from podium.contest import load
+    from podium.publish import display
+    from podium.publish.kit import build_kit, command, kit_name, tried
+
+    contest = load(contest_path).on(track)
+    size = build_kit(contest, output)
+    try:
+        scores = tried(output, contest).scores
+    except PodiumError:
+        output.unlink(missing_ok=True)
+        raise
+    display.stdout.print(
+        f"{display.escape(str(output))}: starting kit, {size:,} bytes; in its folder {kit_name(contest)}/, participants run:",
+        soft_wrap=True,
+    )
+    display.stdout.print(f"  {display.escape(command(contest))}", soft_wrap=True)
+    shown = ", ".join(f"{name}={value}" for name, value in scores.items())
+    display.stdout.print(f"which scores the baseline: {display.escape(shown)}", soft_wrap=True)
+    return EXIT_SCORED
+
+
+COMMANDS = (codabench_command, grand_challenge_command, bundle, kit_group)

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from podium.challenges import IDS
-from podium.cli.commandline import CONTEST_OPTION, CONTEST_TRACK_OPTION, SCHEDULER_OPTION, VIEW_OPTION, guarded
+from podium.cli.commandline import (
+    CGROUP_OPTION,
+    CONTEST_OPTION,
+    CONTEST_PHASE_OPTION,
+    CONTEST_TRACK_OPTION,
+    SCHEDULER_OPTION,
+    VIEW_OPTION,
+    guarded,
+)
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
 from podium.runner.choices import SANDBOXES
@@ -19,7 +27,7 @@ from podium.runner.disk import DEFAULT_DISK_MB
 
 if TYPE_CHECKING:  # the commands import what they run inside their functions: podium --help loads none of it
     from podium.challenges.base import Challenge, ScoreSpec
-    from podium.contest import Setup
+    from podium.contest import Contest, Setup
     from podium.core.result import Result
     from podium.ranking.documents import Document
     from podium.ranking.ranks import Team
@@ -41,6 +49,7 @@ def scoring_options(command: Callable[..., Any]) -> Callable[..., Any]:
             ),
             CONTEST_OPTION,
             CONTEST_TRACK_OPTION,
+            CONTEST_PHASE_OPTION,
             click.option(
                 "--set", "settings", multiple=True, metavar="KEY=VALUE", help="Set a challenge parameter (repeatable)."
             ),
@@ -71,6 +80,7 @@ def evaluate_command(
     submission: Path,
     contest_path: Path | None,
     track: str | None,
+    phase: str | None,
     settings: tuple[str, ...],
     json_path: str | None,
     view: str,
@@ -84,7 +94,7 @@ def evaluate_command(
         truth,
         submission,
         contest_path,
-        track,
+        (track, phase),
         settings,
         json_path,
         view,
@@ -104,6 +114,7 @@ def validate_command(
     submission: Path,
     contest_path: Path | None,
     track: str | None,
+    phase: str | None,
     settings: tuple[str, ...],
     json_path: str | None,
     view: str,
@@ -117,7 +128,7 @@ def validate_command(
         truth,
         submission,
         contest_path,
-        track,
+        (track, phase),
         settings,
         json_path,
         view,
@@ -133,13 +144,11 @@ def _setup(
     truth: Path | None,
     settings: tuple[str, ...],
     contest_path: Path | None,
-    track: str | None,
+    on: tuple[str | None, str | None],
     fixed: Mapping[str, object],
 ) -> Setup:
-    """The challenge, truth and settings (of the contest's ``track``); with a contest, options it fixes (``fixed``: option -> value given) are refused."""
-    from podium.challenges import get
-    from podium.contest import Setup
-    from podium.contest import load as load_contest
+    """The challenge, truth and settings (of the contest's track and phase, ``on``); with a contest, options it fixes (``fixed``: option -> value given) are refused."""
+    from podium.contest.setup import Setup
     from podium.core.parameters import parse_settings
 
     raw = parse_settings(settings)
@@ -148,10 +157,14 @@ def _setup(
             raise UsageError("give the CHALLENGE (podium challenges lists them) or --contest FILE")
         if truth is None:
             raise UsageError("--truth is required (or --contest FILE, which names the truth)")
-        if track is not None:
-            raise UsageError("--track names a track of the --contest FILE")
+        for option, value in zip(("--track", "--phase"), on):
+            if value is not None:
+                raise UsageError(f"{option} names a {option[2:]} of the --contest FILE")
         return Setup(challenge, truth, raw, None)
-    contest = load_contest(contest_path).on(track)
+    from podium.challenges import get
+    from podium.contest.definition import load as load_contest
+
+    contest = load_contest(contest_path).on(*on)
     if challenge is not None and challenge != contest.challenge:
         raise UsageError(f"the contest {contest.id} is a {contest.challenge} contest, not {challenge}")
     given = [option for option, value in {"--truth": truth, **fixed}.items() if value not in (None, ())]
@@ -172,7 +185,7 @@ def _score(
     truth: Path | None,
     submission: Path,
     contest_path: Path | None,
-    track: str | None,
+    on: tuple[str | None, str | None],
     settings: tuple[str, ...],
     json_path: str | None,
     view: str,
@@ -184,7 +197,7 @@ def _score(
     from podium.publish import display
     from podium.scoring.engine import default_workers, evaluate
 
-    setup = _setup(challenge_id, truth, settings, contest_path, track, {})
+    setup = _setup(challenge_id, truth, settings, contest_path, on, {})
     progress = display.DelayedProgress("scoring" if not checks_only else "checking")
     progress.enabled = progress.enabled and not quiet
     try:
@@ -197,6 +210,7 @@ def _score(
             scheduler=scheduler,
             progress=progress,
             checks_only=checks_only,
+            scores_only=json_path is None,  # the table shows the scores: no unit table, no per-unit details
             **setup.evaluation(),
         )
     finally:
@@ -241,6 +255,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
 @click.option("--truth", type=click.Path(exists=True, path_type=Path), help="Ground-truth file or folder.")
 @CONTEST_OPTION
 @CONTEST_TRACK_OPTION
+@CONTEST_PHASE_OPTION
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0, min_open=True),
@@ -268,12 +283,7 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
     default=None,
     help="Working directory to create [default: a new temporary one].",
 )
-@click.option(
-    "--cgroup",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="PODIUM_CGROUP",
-    help="A cgroup v2 directory delegated to podium, for the run's limits and peak [env PODIUM_CGROUP].",
-)
+@CGROUP_OPTION
 @click.option(
     "--sandbox",
     type=click.Choice(SANDBOXES),
@@ -302,6 +312,7 @@ def run_command(
     truth: Path | None,
     contest_path: Path | None,
     track: str | None,
+    phase: str | None,
     time_limit: float | None,
     memory_limit: float | None,
     disk_limit: float | None,
@@ -331,9 +342,9 @@ def run_command(
         "--disk-limit": disk_limit,
         "--cpus": cpus,
     }
-    setup = _setup(challenge, truth, settings, contest_path, track, fixed)
+    setup = _setup(challenge, truth, settings, contest_path, (track, phase), fixed)
     if setup.contest is not None:
-        if not any(phase.submissions == "programs" for phase in setup.contest.phases):
+        if not any(p.submissions == "programs" for p in setup.contest.phases):
             raise UsageError(
                 f'the contest {setup.contest.id} takes files, not programs: no phase has submissions = "programs"'
             )
@@ -384,6 +395,7 @@ def run_command(
 @click.argument("results", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @CONTEST_OPTION
 @CONTEST_TRACK_OPTION
+@CONTEST_PHASE_OPTION
 @click.option("--name", "names", multiple=True, help="Team name of each result, in order [default: the file name].")
 @click.option(
     "--by", metavar="SCORE", help="Rank by this score alone [default: the challenge's rule, or the contest's]."
@@ -423,6 +435,7 @@ def rank_command(
     results: tuple[Path, ...],
     contest_path: Path | None,
     track: str | None,
+    phase: str | None,
     names: tuple[str, ...],
     by: str | None,
     split: str | None,
@@ -443,7 +456,7 @@ def rank_command(
     from podium.ranking.documents import differences, read_document
     from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 
-    contest = None if contest_path is None else load_contest(contest_path).on(track)
+    contest = None if contest_path is None else load_contest(contest_path).on(track, phase)
     if contest is not None:
         if challenge is not None and challenge not in IDS:  # the first argument is a result, not a challenge
             results, challenge = (Path(challenge), *results), None
@@ -597,6 +610,7 @@ def contest_check_command(path: Path, as_json: bool) -> int:
     from podium.publish.platforms.codabench_bundle import codabench_conflicts
 
     contest = load_contest(path)
+    _try_kits(contest)
     summary = contest.summary() | {"warnings": warnings(contest) + codabench_conflicts(contest)}
     if as_json:
         click.echo(json.dumps(summary, indent=2))
@@ -605,6 +619,20 @@ def contest_check_command(path: Path, as_json: bool) -> int:
         for warning in summary["warnings"]:
             display.stderr.print(f"[yellow]warning:[/yellow] {display.escape(warning)}", soft_wrap=True)
     return EXIT_SCORED
+
+
+def _try_kits(contest: Contest) -> None:
+    """Build each track's starting kit in a temporary folder and run its command: :class:`ContestError` if one does not score."""
+    import tempfile
+
+    from podium.publish.kit import build_kit, tried
+
+    for track in contest.tracks or (contest,):
+        if track.kit is not None:
+            with tempfile.TemporaryDirectory(prefix="podium-kit-") as folder:
+                kit = Path(folder) / "kit.zip"
+                build_kit(track, kit)
+                tried(kit, track)
 
 
 @contest_group.command("schema")

@@ -1,4 +1,5 @@
 """The service's commands: ``serve``, ``worker``, ``team``, ``user``, ``token``, ``reveal``, ``rescore``, ``migrate``, ``backup``, ``restore``
+(the organizers' dashboard and its actions: :mod:`podium.cli.organizer`)
 (on the database),
 and ``submit``, ``status``, ``leaderboard`` (clients of a running server).
 
@@ -20,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from podium._version import __version__
-from podium.cli.commandline import SCHEDULER_OPTION, guarded
+from podium.cli.commandline import CGROUP_OPTION, SANDBOX_OPTION, SCHEDULER_OPTION, guarded
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
-from podium.runner.choices import SANDBOXES
 from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
 
 if TYPE_CHECKING:
@@ -139,24 +139,20 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
     show_default=True,
     help="Scoring workers on this machine (0: only remote ones).",
 )
-@click.option(
-    "--sandbox",
-    type=click.Choice(SANDBOXES),
-    default="auto",
-    show_default=True,
-    help="How workers run programs (podium run --sandbox).",
-)
-@click.option(
-    "--cgroup",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="PODIUM_CGROUP",
-    help="A delegated cgroup v2 for program runs.",
-)
+@SANDBOX_OPTION
+@CGROUP_OPTION
 @SCHEDULER_OPTION
 @click.option(
     "--allow-images",
     is_flag=True,
     help="Take Docker images as program submissions (needs a Docker engine on every worker).",
+)
+@click.option(
+    "--web-processes",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Web processes answering on the one port (each with its own board and check processes; see docs/deployment.md).",
 )
 @click.option(
     "--check-processes",
@@ -227,6 +223,7 @@ def serve_command(
     cgroup: Path | None,
     scheduler: str | None,
     allow_images: bool,
+    web_processes: int,
     check_processes_given: int | None,
     team_names: tuple[str, ...],
     trusted_proxies: tuple[str, ...],
@@ -245,6 +242,7 @@ def serve_command(
     from podium.scoring import distributed
     from podium.service import logs, mail
     from podium.service.app import Service, create_app
+    from podium.service.board_cache import FRESH_S
     from podium.service.check_pool import CheckPool, check_processes
     from podium.service.database import database_url
     from podium.service.intake import inline
@@ -296,14 +294,38 @@ def serve_command(
     signal.signal(
         signal.SIGTERM, _interrupted
     )  # uvicorn raises the signal again once it has stopped: then stop the workers too
-    processes = check_processes(workers) if check_processes_given is None else check_processes_given
+    processes = check_processes(workers, web_processes) if check_processes_given is None else check_processes_given
     checks = CheckPool(contest.challenge, processes) if processes else None
     service = Service(
-        engine, data.resolve(), allow_images=allow_images, proxies=proxies, public_url=public, checks=checks or inline
+        engine,
+        data.resolve(),
+        allow_images=allow_images,
+        proxies=proxies,
+        public_url=public,
+        checks=checks or inline,
+        board_fresh_s=FRESH_S,
     )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
+    web = None
     pool.start()
     try:
+        if web_processes > 1:
+            web, sock = _web_processes(
+                web_processes,
+                host,
+                port,
+                data.resolve(),
+                database_url(database, data),
+                contest.challenge,
+                processes,
+                allow_images,
+                trusted_proxies,
+                public_url,
+                log_format,
+            )
+            web.start()
+            while True:
+                signal.pause()  # until SIGTERM or SIGINT
         app = create_app(service)
         # podium reads the forwarding headers of --trusted-proxy only
         uvicorn.run(
@@ -318,6 +340,9 @@ def serve_command(
     except KeyboardInterrupt:
         pass
     finally:
+        if web is not None:
+            web.stop()
+            sock.close()
         pool.stop()
         if checks is not None:
             checks.shutdown()
@@ -328,19 +353,8 @@ def serve_command(
 
 @click.command("worker")
 @database_options
-@click.option(
-    "--sandbox",
-    type=click.Choice(SANDBOXES),
-    default="auto",
-    show_default=True,
-    help="How programs are run (podium run --sandbox).",
-)
-@click.option(
-    "--cgroup",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="PODIUM_CGROUP",
-    help="A delegated cgroup v2 for program runs.",
-)
+@SANDBOX_OPTION
+@CGROUP_OPTION
 @SCHEDULER_OPTION
 @click.option(
     "--lease",
@@ -385,29 +399,101 @@ def worker_command(
 
 @click.group("team")
 def team_group() -> None:
-    """Teams of the served contest."""
+    """Teams of a contest: add, list, rename, remove; their tokens and invitation codes."""
+
+
+CONTEST_OPTION = click.option(
+    "--contest",
+    "contest",
+    metavar="ID|FILE",
+    help="The contest, by its id [default: the database's only one]; a contest file ties a new database to it.",
+)
+
+
+def _contest_of(connection: Any, contest: str | None) -> str:
+    """The id of the contest ``--contest`` names (an id, or a contest file's), or the database's only one ('' before it serves any)."""
+    from podium.service import accounts
+
+    if contest is not None and Path(contest).is_file():
+        contest = _load(Path(contest)).id  # type: ignore[union-attr]
+    return accounts.contest_key(connection, contest)
+
+
+def _contest_file(contest: str | None) -> Contest | None:
+    """The contest file ``--contest`` names, loaded (``None`` for an id)."""
+    return _load(Path(contest)) if contest is not None and Path(contest).is_file() else None
 
 
 @team_group.command("add")
 @click.argument("name")
-@click.option(
-    "--contest",
-    "contest_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The contest file (ties a new database to it).",
-)
+@CONTEST_OPTION
+@click.option("--member", "members", multiple=True, metavar="USER", help="A user who joins the team (repeatable).")
 @database_options
 @guarded
-def team_add_command(name: str, contest_path: Path | None, data: Path, database: str | None) -> int:
-    """Add a team and print its API token (shown once; only its hash is kept)."""
+def team_add_command(name: str, contest: str | None, members: tuple[str, ...], data: Path, database: str | None) -> int:
+    """Add a team to a contest and print its API token (shown once; only its hash is kept)."""
     from podium.service import accounts
     from podium.service.database import writing
 
-    engine = _open(data, database, _load(contest_path))
+    engine = _open(data, database, _contest_file(contest))
     with writing(engine) as connection:
-        team_id = accounts.add_team(connection, name, utc_now())
+        team_id = accounts.add_team(connection, name, utc_now(), _contest_of(connection, contest))
+        for member in members:
+            user = accounts.user_row(connection, member)
+            if user is None:
+                raise UsageError(f"no user {member!r}: podium user add {member} first")
+            accounts.join(connection, user.id, team_id)
         token = accounts.new_token(connection, team_id, False, f"podium team add {name}", utc_now())
     click.echo(token)
+    return EXIT_SCORED
+
+
+@team_group.command("list")
+@CONTEST_OPTION
+@database_options
+@guarded
+def team_list_command(contest: str | None, data: Path, database: str | None) -> int:
+    """The contest's teams: name, members, submissions."""
+    from podium.service import accounts
+    from podium.service.database import reading
+
+    with reading(_open(data, database)) as connection:
+        rows = accounts.team_counts(connection, _contest_of(connection, contest))
+    for row in rows:
+        click.echo(f"{row.name}  {row.members} member{'s' * (row.members != 1)}  {row.submissions} submitted")
+    return EXIT_SCORED
+
+
+@team_group.command("rename")
+@click.argument("name")
+@click.argument("new")
+@CONTEST_OPTION
+@database_options
+@guarded
+def team_rename_command(name: str, new: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Rename a team of the contest; its tokens, members and submissions stay its own."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        accounts.rename_team(connection, accounts.team_id(connection, name, _contest_of(connection, contest)), new)
+    click.echo(f"team {name} is now {new}")
+    return EXIT_SCORED
+
+
+@team_group.command("remove")
+@click.argument("name")
+@CONTEST_OPTION
+@database_options
+@guarded
+def team_remove_command(name: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Remove a team that has sent nothing, with its tokens; its members' accounts stay."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        accounts.remove_team(connection, accounts.team_id(connection, name, _contest_of(connection, contest)))
+    click.echo(f"removed team {name}")
     return EXIT_SCORED
 
 
@@ -419,9 +505,10 @@ def team_add_command(name: str, contest_path: Path | None, data: Path, database:
     default=None,
     help="The token expires after this many days [default: never; revoke it with podium token revoke].",
 )
+@CONTEST_OPTION
 @database_options
 @guarded
-def team_token_command(name: str, days: int | None, data: Path, database: str | None) -> int:
+def team_token_command(name: str, days: int | None, contest: str | None, data: Path, database: str | None) -> int:
     """Print a new API token for a team (its other tokens stay valid)."""
     from datetime import timedelta
 
@@ -433,7 +520,12 @@ def team_token_command(name: str, days: int | None, data: Path, database: str | 
     with writing(_open(data, database)) as connection:
         click.echo(
             accounts.new_token(
-                connection, accounts.team_id(connection, name), False, f"podium team token {name}", now, expires=expires
+                connection,
+                accounts.team_id(connection, name, _contest_of(connection, contest)),
+                False,
+                f"podium team token {name}",
+                now,
+                expires=expires,
             )
         )
     return EXIT_SCORED
@@ -481,13 +573,15 @@ def token_revoke_command(token_id: int, data: Path, database: str | None) -> int
 
 @click.group("user")
 def user_group() -> None:
-    """Members of teams, and organizers, who log in with a password."""
+    """Users of the server, who log in with a password: members of teams, organizers, the administrator."""
 
 
 @user_group.command("add")
 @click.argument("name")
-@click.option("--team", help="The member's team.")
-@click.option("--organizer", is_flag=True, help="An organizer: sees every submission and full results.")
+@click.option("--team", help="The member's team (in the contest --contest names).")
+@click.option("--organizer", is_flag=True, help="An organizer of the contest: sees every submission and full results.")
+@click.option("--admin", is_flag=True, help="The site's administrator: an organizer of every contest.")
+@CONTEST_OPTION
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input instead of asking.")
 @click.option("--email", metavar="ADDRESS", help="Where the user's notifications go.")
 @database_options
@@ -496,17 +590,20 @@ def user_add_command(
     name: str,
     team: str | None,
     organizer: bool,
+    admin: bool,
+    contest: str | None,
     password_stdin: bool,
     email: str | None,
     data: Path,
     database: str | None,
 ) -> int:
-    """Add a member of a team (--team) or an organizer (--organizer); the password is stored as an scrypt hash."""
+    """Add a user of the server: a member of a team (--team), an organizer (--organizer), the administrator (--admin), or
+    without these an account that joins teams later (podium team add --member); the password is stored as an scrypt hash."""
     from podium.service import accounts, mail
     from podium.service.database import writing
 
-    if (team is None) == (not organizer):
-        raise UsageError("give exactly one of --team NAME and --organizer")
+    if team is not None and organizer:
+        raise UsageError("give --team NAME or --organizer, not both")
     if email is not None:
         mail.check_address(email)
     password = (
@@ -515,11 +612,92 @@ def user_add_command(
         else click.prompt("password", hide_input=True, confirmation_prompt=True)
     )
     with writing(_open(data, database)) as connection:
-        team_id = None if team is None else accounts.team_id(connection, team)
-        user_id = accounts.add_user(connection, name, password, team_id, organizer, utc_now())
+        chosen = None if contest is None else _contest_of(connection, contest)
+        team_id = None if team is None else accounts.team_id(connection, team, chosen)
+        user_id = accounts.add_user(
+            connection, name, password, team_id, organizer, utc_now(), contest=chosen, admin=admin
+        )
         if email is not None:
             mail.set_mail(connection, user_id, email, confirmed=True)  # the organizer vouches for it
-    click.echo(f"added {'organizer' if organizer else 'member of ' + str(team)} {name}")
+    role = "organizer" if organizer else f"member of {team}" if team else "administrator" if admin else "user"
+    click.echo(f"added {role} {name}")
+    return EXIT_SCORED
+
+
+@user_group.command("list")
+@database_options
+@guarded
+def user_list_command(data: Path, database: str | None) -> int:
+    """The server's users: name, role, teams (CONTEST/TEAM), contests organized, address."""
+    from podium.service import accounts
+    from podium.service.database import reading
+
+    with reading(_open(data, database)) as connection:
+        rows = accounts.user_rows(connection)
+    for row in rows:
+        roles = (["administrator"] if row["admin"] else []) + [f"organizer of {c}" for c in row["organizes"]]
+        teams = ", ".join(row["teams"]) or "-"
+        click.echo(f"{row['name']}  teams: {teams}  {'; '.join(roles)}  {row['email'] or ''}".rstrip())
+    return EXIT_SCORED
+
+
+@user_group.command("rename")
+@click.argument("name")
+@click.argument("new")
+@database_options
+@guarded
+def user_rename_command(name: str, new: str, data: Path, database: str | None) -> int:
+    """Rename a user; their password, teams, roles and sessions stay."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        accounts.rename_user(connection, name, new)
+    click.echo(f"user {name} is now {new}")
+    return EXIT_SCORED
+
+
+@click.group("organizer")
+def organizer_group() -> None:
+    """Organizers of a contest: users who see every submission and full results of it."""
+
+
+@organizer_group.command("add")
+@click.argument("name")
+@CONTEST_OPTION
+@database_options
+@guarded
+def organizer_add_command(name: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Make a user an organizer of the contest (not of the server's other contests)."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        row = accounts.user_row(connection, name)
+        if row is None:
+            raise UsageError(f"no user {name!r}: podium user add {name} first")
+        chosen = _contest_of(connection, contest)
+        accounts.add_organizer(connection, row.id, chosen)
+    click.echo(f"{name} organizes {chosen}")
+    return EXIT_SCORED
+
+
+@organizer_group.command("remove")
+@click.argument("name")
+@CONTEST_OPTION
+@database_options
+@guarded
+def organizer_remove_command(name: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Make a user no longer an organizer of the contest; their sessions see it as anyone else from their next request."""
+    from podium.service import accounts
+    from podium.service.database import writing
+
+    with writing(_open(data, database)) as connection:
+        row = accounts.user_row(connection, name)
+        chosen = _contest_of(connection, contest)
+        if row is None or not accounts.remove_organizer(connection, row.id, chosen):
+            raise UsageError(f"{name!r} is no organizer of {chosen}")
+    click.echo(f"{name} no longer organizes {chosen}")
     return EXIT_SCORED
 
 
@@ -585,16 +763,74 @@ def user_reset_command(name: str, public_url: str, data: Path, database: str | N
 @team_group.command("invitation")
 @click.argument("name")
 @click.option("--renew", is_flag=True, help="Make a new code; the old one stops working.")
+@CONTEST_OPTION
 @database_options
 @guarded
-def team_invitation_command(name: str, renew: bool, data: Path, database: str | None) -> int:
+def team_invitation_command(name: str, renew: bool, contest: str | None, data: Path, database: str | None) -> int:
     """Print the team's invitation code: signing up with it joins the team."""
     from podium.service import accounts, invitations
     from podium.service.database import writing
 
     with writing(_open(data, database)) as connection:
-        click.echo(invitations.code_of(connection, accounts.team_id(connection, name), renew=renew))
+        team = accounts.team_id(connection, name, _contest_of(connection, contest))
+        click.echo(invitations.code_of(connection, team, renew=renew))
     return EXIT_SCORED
+
+
+def _standing_command(group: click.Group, verb: str, summary: str, change: str, said: str, **values: bool) -> Any:
+    """The command ``podium team|user VERB NAME``: ``podium.service.standing``'s ``change`` with ``values``, then ``said``."""
+
+    @group.command(verb, help=summary)
+    @click.argument("name")
+    @database_options
+    @guarded
+    def command(name: str, data: Path, database: str | None) -> int:
+        from podium.service import standing
+        from podium.service.database import writing
+
+        with writing(_open(data, database)) as connection:
+            getattr(standing, change)(connection, name, **values)
+        click.echo(said.format(name))
+        return EXIT_SCORED
+
+    return command
+
+
+team_ban_command = _standing_command(
+    team_group,
+    "ban",
+    "Ban a team: its members cannot log in, its tokens are refused, it is off the board; its submissions are kept.",
+    "set_team",
+    "team {} is banned",
+    banned=True,
+)
+team_unban_command = _standing_command(
+    team_group,
+    "unban",
+    "Lift a team's ban: it logs in, submits and is on the board again.",
+    "set_team",
+    "team {} is no longer banned",
+    banned=False,
+)
+team_approve_command = _standing_command(
+    team_group,
+    "approve",
+    "Approve a team that registered itself where the contest sets [service] approval = true: it may submit.",
+    "set_team",
+    "team {} is approved",
+    approved=True,
+)
+user_ban_command = _standing_command(
+    user_group,
+    "ban",
+    "Ban a user: refused at log-in, and every token of theirs refused.",
+    "set_user",
+    "user {} is banned",
+    banned=True,
+)
+user_unban_command = _standing_command(
+    user_group, "unban", "Lift a user's ban.", "set_user", "user {} is no longer banned", banned=False
+)
 
 
 @click.command("reveal")
@@ -606,7 +842,7 @@ def reveal_command(data: Path, database: str | None) -> int:
     from podium.service.database import writing
 
     with writing(_open(data, database)) as connection:
-        state.put(connection, state.REVEALED, utc_now().isoformat())
+        state.put(connection, state.REVEALED, utc_now().isoformat(), state.only_contest(connection))
     click.echo("the private split is revealed")
     return EXIT_SCORED
 
@@ -685,6 +921,36 @@ TRACK_OPTION = click.option(
 )
 
 
+def METHOD_OPTIONS(command: Any) -> Any:
+    """The method's options of ``podium submit`` and ``podium describe``."""
+    for option in reversed(
+        [
+            click.option("--method", "method_name", metavar="NAME", help="The method's name (at most 100 characters)."),
+            click.option("--description", metavar="TEXT", help="The method in plain text (at most 4,000 characters)."),
+            click.option("--paper", metavar="URL", help="An http(s) link to the method's paper."),
+            click.option("--code", metavar="URL", help="An http(s) link to the method's code."),
+            click.option(
+                "--show-method",
+                is_flag=True,
+                help="Show the method on the leaderboard after the reveal (never before).",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def _method_query(method: dict[str, Any]) -> dict[str, str]:
+    """The options given, as the API's fields."""
+    fields = {
+        "method": method["method_name"],
+        "description": method["description"],
+        "paper_url": method["paper"],
+        "code_url": method["code"],
+    }
+    return {k: v for k, v in fields.items() if v} | ({"shown": "true"} if method["show_method"] else {})
+
+
 @click.command("submit")
 @client_options
 @TOKEN_OPTION
@@ -697,15 +963,23 @@ TRACK_OPTION = click.option(
     "--wait", "wait_s", type=click.FloatRange(min=0), default=0, help="Wait up to this many seconds for the score."
 )
 @TRACK_OPTION
+@METHOD_OPTIONS
 @guarded
 def submit_command(
-    server: str, as_json: bool, token: str, path: Path, entry: str | None, wait_s: float, track: str | None
+    server: str,
+    as_json: bool,
+    token: str,
+    path: Path,
+    entry: str | None,
+    wait_s: float,
+    track: str | None,
+    **method: Any,
 ) -> int:
     """Upload a submission (a file, or a folder sent as tar.gz) to a track; print its status and every problem."""
     from podium.service.client import request, submit
 
     decimals = _decimals(server)
-    answer = _answered(lambda: submit(server, token, path, entry, track))
+    answer = _answered(lambda: submit(server, token, path, entry, track, _method_query(method)))
     if (
         answer.status not in (201, 422) or "status" not in answer.body
     ):  # a 422 without a status: the request, not the files (no such track)
@@ -750,11 +1024,130 @@ def status_command(server: str, as_json: bool, token: str, submission_id: int | 
     return EXIT_SCORED
 
 
+@click.command("download")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@click.option(
+    "--what",
+    type=click.Choice(["file", "result", "logs"]),
+    default="file",
+    show_default=True,
+    help="The file as uploaded, the result document (its public view until the reveal), or a program run's logs.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    help="Where to write it ('-': standard output) [default: the file's name, or submission-N-result.json, submission-N-logs.txt, here].",
+)
+@guarded
+def download_command(server: str, as_json: bool, token: str, submission_id: int, what: str, out: Path | None) -> int:
+    """Download one of your submissions: the file as uploaded, its result document, or its program's logs."""
+    from podium.service.client import request
+
+    shown = _answered(lambda: request(server, "GET", f"/api/submissions/{submission_id}", token))
+    if shown.status != 200:
+        raise PodiumError(f"{shown.status}: {shown.message}")
+    if out is None:
+        named = {"file": Path(shown.body["filename"]).name, "result": "", "logs": ""}[what]
+        out = Path(named if named not in ("", ".", "..") else f"submission-{submission_id}-{what}")
+        out = out.with_suffix(".json") if what == "result" else out.with_suffix(".txt") if what == "logs" else out
+        if out.exists():
+            raise UsageError(f"{out} exists: name another file with --out")
+    path = f"/api/submissions/{submission_id}/{what}"
+    if str(out) == "-":
+        answer = _answered(lambda: request(server, "GET", path, token, into=click.get_binary_stream("stdout")))
+    else:
+        partial = out.with_name(out.name + ".part")
+        with open(partial, "wb") as sink:
+            answer = _answered(lambda: request(server, "GET", path, token, into=sink))
+        if answer.status == 200:
+            partial.replace(out)
+        partial.unlink(missing_ok=True)
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    if str(out) != "-":
+        click.echo(f"{out}: submission {submission_id}'s {what}", err=as_json)
+    return EXIT_SCORED
+
+
+@click.command("describe")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@METHOD_OPTIONS
+@guarded
+def describe_command(server: str, as_json: bool, token: str, submission_id: int, **method: Any) -> int:
+    """Describe the method of one of your submissions (until its phase ends): what you give replaces what was said."""
+    from podium.service.client import request
+
+    body = {k: v for k, v in _method_query(method).items() if k != "shown"} | {"shown": bool(method["show_method"])}
+    path = f"/api/submissions/{submission_id}/method"
+    answer = _answered(lambda: request(server, "PUT", path, token, json_body=body))
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    said = answer.body
+    if as_json:
+        click.echo(json.dumps(said, indent=2))
+    else:
+        shown = "shown on the leaderboard after the reveal" if said["shown"] else "not shown to other teams"
+        click.echo(f"submission {submission_id}: {said['method'] or 'unnamed method'}, {shown}")
+    return EXIT_SCORED
+
+
+@click.command("select")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@click.option("--unselect", is_flag=True, help="Take the submission out of your final choice.")
+@guarded
+def select_command(server: str, as_json: bool, token: str, submission_id: int, unselect: bool) -> int:
+    """Select one of your scored submissions for the final ranking (final = "selected"), or unselect it."""
+    from podium.service.client import request
+
+    query = {"selected": "false" if unselect else "true"}
+    path = f"/api/submissions/{submission_id}/selected"
+    return _decided(_answered(lambda: request(server, "PUT", path, token, query=query)), as_json)
+
+
+@click.command("cancel")
+@client_options
+@TOKEN_OPTION
+@click.argument("submission_id", type=int)
+@guarded
+def cancel_command(server: str, as_json: bool, token: str, submission_id: int) -> int:
+    """Cancel one of your queued submissions (it uses no quota)."""
+    from podium.service.client import request
+
+    path = f"/api/submissions/{submission_id}/cancel"
+    return _decided(_answered(lambda: request(server, "POST", path, token)), as_json)
+
+
+def _decided(answer: Any, as_json: bool) -> int:
+    """Print what the server did (a selection, a cancellation); its refusal as an error (exit 2)."""
+    if answer.status != 200:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    body = answer.body
+    if as_json:
+        click.echo(json.dumps(body, indent=2))
+    elif "selected" in body:
+        click.echo(f"submission {body['id']}: {'selected' if body['selected'] else 'not selected'}")
+    else:
+        click.echo(f"submission {body['id']}: {body['status']}")
+    return EXIT_SCORED
+
+
 @click.command("leaderboard")
 @client_options
 @TRACK_OPTION
+@click.option(
+    "--phase",
+    default=None,
+    help="When phases name their own data: the board of this phase [default: the latest phase that has started].",
+)
+@click.option("--csv", "as_csv", is_flag=True, help="Print the board as CSV (ranks, team, entries, last, each score).")
 @guarded
-def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
+def leaderboard_command(server: str, as_json: bool, track: str | None, phase: str | None, as_csv: bool) -> int:
     """A track's leaderboard, the contest's only one by default (public scores until the reveal)."""
     from podium.challenges import get
     from podium.challenges.base import ScoreSpec
@@ -762,7 +1155,15 @@ def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
     from podium.ranking.ranks import Team
     from podium.service.client import request
 
-    answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query={"track": track} if track else None))
+    query = {key: value for key, value in (("track", track), ("phase", phase)) if value is not None} or None
+    if as_csv:
+        answer = _answered(
+            lambda: request(server, "GET", "/api/leaderboard.csv", query=query, into=click.get_binary_stream("stdout"))
+        )
+        if answer.status != 200:
+            raise PodiumError(f"{answer.status}: {answer.message}")
+        return EXIT_SCORED
+    answer = _answered(lambda: request(server, "GET", "/api/leaderboard", query=query))
     if answer.status != 200:
         raise PodiumError(f"{answer.status}: {answer.message}")
     board = answer.body
@@ -773,6 +1174,7 @@ def leaderboard_command(server: str, as_json: bool, track: str | None) -> int:
     criteria = [ScoreSpec(c["name"], c["higher_is_better"], "") for c in board["criteria"]]
     split = "final ranking, private split" if board["revealed"] else "public split"
     track_title = f": {board['track_title']}" if board.get("track") else ""
+    track_title += f", phase {', '.join(board['phases'])}" if board.get("phases") else ""
     display.stdout.print(f"[bold]{display.escape(board['title'] + track_title)}[/bold] ({split})")
     display.print_table(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
     return EXIT_SCORED
@@ -834,6 +1236,48 @@ def account_command(
 
 def _interrupted(*_: object) -> None:
     raise KeyboardInterrupt
+
+
+def _web_processes(
+    count: int,
+    host: str,
+    port: int,
+    data: Path,
+    database: str,
+    challenge: str,
+    check_processes: int,
+    allow_images: bool,
+    proxies: tuple[str, ...],
+    public_url: str | None,
+    log_format: str,
+) -> tuple[Any, Any]:
+    """``count`` web processes (not started yet: ``.start()``) and the socket bound to ``host:port`` they accept on."""
+    from podium.service.board_cache import FRESH_S
+    from podium.service.server import KEEP_ALIVE_S, Workers
+    from podium.service.web_processes import WebSettings, environment, listening, metrics_folder, web_argv
+
+    sock = listening(host, port)
+    settings = WebSettings(
+        str(data),
+        sock.fileno(),
+        challenge,
+        allow_images,
+        list(proxies),
+        public_url,
+        check_processes,
+        log_format,
+        KEEP_ALIVE_S,
+        FRESH_S,
+    )
+    web = Workers(
+        web_argv(),
+        count,
+        database,
+        what="a web process",
+        environment=environment(settings, metrics_folder(data)),
+        pass_fds=(sock.fileno(),),
+    )
+    return web, sock
 
 
 def _team_tokens(engine: Any, names: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -918,6 +1362,7 @@ COMMANDS = (
     team_group,
     token_group,
     user_group,
+    organizer_group,
     reveal_command,
     rescore_command,
     migrate_command,
@@ -925,6 +1370,10 @@ COMMANDS = (
     restore_command,
     submit_command,
     status_command,
+    download_command,
+    describe_command,
+    select_command,
+    cancel_command,
     leaderboard_command,
     account_command,
 )

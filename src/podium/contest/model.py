@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -42,6 +43,7 @@ from pydantic_core import core_schema
 
 from podium.challenges import IDS, get, runnable
 from podium.challenges.base import Challenge
+from podium.contest.public_paths import reached_plainly
 from podium.contest.toml_lines import Path_, toml_type
 from podium.core.parameters import Parameter
 from podium.runner.disk import DEFAULT_DISK_MB
@@ -53,6 +55,10 @@ DEFAULT_FAILED_PER_DAY = (
     5  # program contests: failed runs a team may have per day, whether or not they count in per_day
 )
 DEFAULT_REJECTED_PER_HOUR = 20  # uploads refused by the checks a team may send per hour
+CONTROL = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+)  # control characters no text file holds (tab and line ends are text)
+TERMS_MAX_BYTES = 200_000  # the terms page renders at most this much: a longer file is refused, not cut
 MOMENT = "an ISO 8601 date and time with a time zone, e.g. 2026-03-01T12:00:00Z"
 
 
@@ -227,6 +233,49 @@ class Phase(Table):
         title="a list of track ids",
         description="The tracks this phase takes submissions for [default: every track].",
     )
+    truth: str | dict[str, str] | None = Field(
+        default=None,
+        title="the path of this phase's ground truth, relative to this file (with tracks: a table of a path per track id)",
+        description="The truth this phase's submissions are scored on [default: the contest's, or the track's]; a string for every track the phase opens, or a table of a path per track id.",
+    )
+    split: Split | None = Field(
+        default=None,
+        title="a table [phase.split]",
+        description="This phase's public units, drawn over its truth [default: the contest's (or the track's) [split]].",
+    )
+    parameters: dict[str, ParameterValue] | None = Field(
+        default=None,
+        title="a table [phase.parameters]",
+        description="The challenge's parameters this phase sets, each over the contest's (or the track's) of the same name.",
+    )
+
+    @field_validator("truth")
+    @classmethod
+    def _truth_exists(cls, value: str | dict[str, str] | None, info: ValidationInfo) -> str | dict[str, str] | None:
+        if isinstance(value, str):
+            _exists(info, value, folder=None)
+        elif value is not None:
+            problems: list[tuple[Path_, str]] = []
+            for track, text in value.items():
+                try:
+                    _exists(info, text, folder=None, key=(track,))
+                except Refusal as refusal:
+                    problems.extend(refusal.problems)
+            if problems:
+                raise Refusal(*problems)
+        return value
+
+    def names_data(self) -> bool:
+        """Whether the phase scores on data of its own: a truth, a split or parameters."""
+        return self.truth is not None or self.split is not None or self.parameters is not None
+
+    def truth_for(self, track: str) -> str | None:
+        """The truth this phase names for ``track`` (its one truth, or the table's entry), if any."""
+        return self.truth.get(track) if isinstance(self.truth, dict) else self.truth
+
+    def opens(self, track: str) -> bool:
+        """Whether the phase takes submissions for ``track``."""
+        return self.tracks is None or track in self.tracks
 
     @model_validator(mode="after")
     def _ends_after_it_starts(self) -> Phase:
@@ -315,6 +364,11 @@ class Service(Table):
     self_registration: bool = Field(
         default=False, title="true or false", description="Whether teams may register themselves (POST /api/register)."
     )
+    approval: bool = Field(
+        default=False,
+        title="true or false",
+        description="Whether a team that registers itself waits for an organizer's approval before it may submit.",
+    )
     unpack_ratio: float = Field(
         default=DEFAULT_UNPACK_RATIO,
         gt=0,
@@ -332,7 +386,152 @@ class Service(Table):
     def _terms_exist(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None:
             _exists(info, value, folder=False)
+            base = _base(info)
+            if base is not None:
+                _terms_are_text(value, base / value)
         return value
+
+
+MAX_PAGE_BYTES = 256 * 1024  # a content page's Markdown file, at most
+PAGE_ID = r"^[a-z0-9][a-z0-9-]{0,31}$"
+
+
+def _public_file(info: ValidationInfo, text: str, key: Path_) -> None:
+    """Refuse ``text`` unless it names a regular file (no symbolic link on its way) inside the contest file's folder."""
+    _exists(info, text, folder=False, key=key)
+    base = _base(info)
+    if base is not None and not reached_plainly(base, text):
+        raise Refusal(
+            (
+                key,
+                f"{{key}}: {text!r} must be a file in the contest file's folder, named without '..' or a symbolic link",
+            )
+        )
+
+
+def _pages(table: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+    """Each page's id (lower-case letters, digits, '-') and its Markdown file: UTF-8 text of at most 256 KiB."""
+    problems: list[tuple[Path_, str]] = []
+    for page, text in table.items():
+        if not re.fullmatch(PAGE_ID, page):
+            problems.append(
+                ((page,), "page id {key}: 1 to 32 lower-case letters, digits or '-', starting with a letter or digit")
+            )
+            continue
+        if page == "terms":
+            problems.append(
+                ((page,), "{key}: the terms are [service] terms (sign-up asks to accept them); name the file there")
+            )
+            continue
+        try:
+            _public_file(info, text, (page,))
+            base = _base(info)
+            if base is not None:
+                raw = (base / text).read_bytes()
+                if len(raw) > MAX_PAGE_BYTES:
+                    problems.append(
+                        ((page,), f"{{key}}: {text!r} is {len(raw):,} bytes; a page holds at most {MAX_PAGE_BYTES:,}")
+                    )
+                raw.decode("utf-8")
+        except Refusal as refusal:
+            problems.extend(refusal.problems)
+        except UnicodeDecodeError as exc:
+            problems.append(((page,), f"{{key}}: {text!r} is not UTF-8 text (byte {exc.start:,})"))
+    if problems:
+        raise Refusal(*problems)
+    return table
+
+
+Pages = Annotated[dict[str, str], AfterValidator(_pages)]
+
+
+class Link(Table):
+    """A file kept elsewhere, for the data page: ``{title, url, bytes, sha256}``."""
+
+    title: str = Field(title="a title", description="What the file is, shown on the data page.")
+    url: str = Field(
+        pattern=r"^https?://[^\s]+$", title="an http or https URL", description="Where the file is downloaded."
+    )
+    bytes: int | None = Field(default=None, gt=0, title="a positive integer", description="Its size in bytes.")
+    sha256: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        title="64 lower-case hexadecimal digits",
+        description="Its SHA-256, shown for participants to check their download.",
+    )
+
+
+class Data(Table):
+    """``[data]``: the public files the data page serves, and links to large files kept elsewhere."""
+
+    files: list[str] = Field(
+        default_factory=list,
+        title="a list of paths of files, relative to this file",
+        description="Public files the data page serves for download (never the truth or the test images).",
+    )
+    links: list[Link] = Field(
+        default_factory=list,
+        title="a list of tables {title, url, bytes, sha256}",
+        description="Large files kept elsewhere, linked from the data page.",
+    )
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, files: list[str], info: ValidationInfo) -> list[str]:
+        problems: list[tuple[Path_, str]] = []
+        seen: set[str] = set()
+        for index, text in enumerate(files):
+            if text in seen:
+                problems.append(((index,), f"{{key}}: {text!r} is listed twice"))
+            seen.add(text)
+            try:
+                _public_file(info, text, (index,))
+            except Refusal as refusal:
+                problems.extend(refusal.problems)
+        if problems:
+            raise Refusal(*problems)
+        return files
+
+
+class Kit(Table):
+    """``[kit]`` (or ``[track.kit]``): the starting kit, sample items with their truth and a baseline submission."""
+
+    truth: str = Field(
+        title="the path of the sample items' truth, relative to this file",
+        description="The truth of a few public sample items, none of them in the test set.",
+    )
+    submission: str = Field(
+        title="the path of a submission, relative to this file",
+        description="A baseline submission for the sample items, scored by the kit's command.",
+    )
+
+    @field_validator("truth", "submission")
+    @classmethod
+    def _exist(cls, value: str, info: ValidationInfo) -> str:
+        _exists(info, value, folder=None)
+        return value
+
+
+def _terms_are_text(name: str, path: Path) -> None:
+    """Refuse a terms file the page cannot show whole: over :data:`TERMS_MAX_BYTES`, not UTF-8, or holding control bytes (binary)."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(TERMS_MAX_BYTES + 1)
+    except OSError as exc:
+        raise Refusal(((), f"{{key}}: {name} cannot be read: {exc.strerror}")) from None
+    if len(data) > TERMS_MAX_BYTES:
+        raise Refusal(((), f"{{key}}: {name} is over {TERMS_MAX_BYTES:,} bytes; the terms page shows a file whole"))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise Refusal(
+            ((), f"{{key}}: {name} line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8")
+        ) from None
+    control = CONTROL.search(text)
+    if control is not None:
+        line = text.count("\n", 0, control.start()) + 1
+        raise Refusal(((), f"{{key}}: {name} line {line}: control character {control.group()!r}: not a text file"))
 
 
 class Scored(Table):
@@ -373,6 +572,11 @@ class Scored(Table):
     )
     ranking: Ranking = Field(
         default=Ranking(), validate_default=True, title="a table [ranking]", description="How the board ranks teams."
+    )
+    kit: Kit | None = Field(
+        default=None,
+        title="a table [kit]",
+        description="A starting kit: sample items with their truth and a baseline submission (podium kit build).",
     )
 
     @field_validator("challenge")
@@ -455,7 +659,11 @@ class ContestFile(Scored):
             "anyOf": [
                 {"required": ["challenge", "truth"]},
                 {"required": ["track"]},
-            ],  # what it scores: at the top, or in each track
+                {
+                    "required": ["challenge"],
+                    "properties": {"phase": {"items": {"required": ["truth"]}}},
+                },
+            ],  # what it scores: at the top, in each track, or a truth in each phase
         },
     )
 
@@ -493,6 +701,14 @@ class ContestFile(Scored):
         validate_default=True,
         title="[[track]] tables, each a board of its own",
         description="The contest's tracks, each scored and ranked on its own board [default: the contest is one track, its id the contest's].",
+    )
+    pages: Pages = Field(
+        default_factory=dict,
+        title="a table [pages] of page ids and Markdown files",
+        description="Content pages, each id = the path of a Markdown file relative to this file (overview, evaluation, data, faq, or an id of your own).",
+    )
+    data: Data = Field(
+        default=Data(), title="a table [data]", description="The public files and links the data page offers."
     )
 
     @model_validator(mode="before")
@@ -585,13 +801,30 @@ class ContestFile(Scored):
         scored: list[dict[str, Any]] = [t.model_dump() for t in tracks] or [
             info.data
         ]  # a contest without tracks is its one track
+        phases: list[Phase] | None = info.data.get("phase")
         for index, keys in enumerate(scored):
             where: Path_ = (index,) if tracks else ()
+            track_id = str(keys.get("id", ""))
             for key in ("challenge", "truth"):
                 if key in keys and keys[key] is None:
-                    title = Scored.model_fields[key].title
+                    title, hint = Scored.model_fields[key].title, ""
+                    if key == "truth":
+                        ids = [t.id for t in tracks] or [track_id]
+                        if phases is None or any(
+                            k not in ids for p in phases if isinstance(p.truth, dict) for k in p.truth
+                        ):
+                            continue  # the phases are wrong, and may name the truths: their own messages say what
+                        opened = [p for p in phases if p.opens(track_id)]
+                        without = [p.name for p in opened if not p.truth_for(track_id)]
+                        if not without:
+                            continue  # every phase that scores the track names its truth
+                        if len(without) < len(opened):
+                            hint = f" (or a truth in each [[phase]]; phase {', '.join(without)} names none)"
                     problems.append(
-                        (where, f"{'track ' + str(keys['id']) + ': ' if tracks else ''}{key} is missing: {title}")
+                        (
+                            where,
+                            f"{'track ' + str(keys['id']) + ': ' if tracks else ''}{key} is missing: {title}{hint}",
+                        )
                     )
         if tracks and info.data.get("parameters") and info.data.get("challenge") is None:
             problems.append(
@@ -621,7 +854,8 @@ class ContestFile(Scored):
         return tracks
 
     @model_validator(mode="after")
-    def _phases_open_tracks(self) -> ContestFile:
+    def _phases_open_tracks(self, info: ValidationInfo) -> ContestFile:
+        """Each phase opens tracks of the contest; its truth table names them, its parameters are valid for each track's challenge."""
         ids = self.track_ids()
         problems: list[tuple[Path_, str]] = []
         for index, phase in enumerate(self.phase):
@@ -633,9 +867,70 @@ class ContestFile(Scored):
                         f"phase {phase.name} opens {', '.join(unknown)}, not a track of this contest (tracks: {', '.join(ids)})",
                     )
                 )
+            opened = [t for t in ids if phase.opens(t)]
+            if isinstance(phase.truth, dict):
+                for track in phase.truth:
+                    if track not in opened:
+                        problems.append(
+                            (
+                                ("phase", index, "truth", track),
+                                f"phase {phase.name} names a truth for {track[:64]!r}, not a track it opens ({', '.join(opened)})",
+                            )
+                        )
+            problems.extend(self._phase_parameters(index, phase, opened, info))
         if problems:
             raise Refusal(*problems)
         return self
+
+    def _phase_parameters(
+        self, index: int, phase: Phase, opened: list[str], info: ValidationInfo
+    ) -> list[tuple[Path_, str]]:
+        """The problems of a phase's ``[phase.parameters]``, each set over the parameters of every track the phase opens."""
+        base = _base(info)
+        if not phase.parameters or base is None:
+            return []
+        problems: list[tuple[Path_, str]] = []
+        scoring: list[Scored] = [*self.track] or [self]
+        for scored in scoring:
+            if scored.challenge is None or (self.track and scored.id not in opened):
+                continue
+            merged = {**scored.parameters, **phase.parameters}
+            for key, message in parameter_values(get(scored.challenge), merged, base)[2]:
+                if key and key[0] in phase.parameters:
+                    named = f"track {scored.id}: {message}" if self.track else message
+                    if (("phase", index, "parameters", *key), named) not in problems:
+                        problems.append((("phase", index, "parameters", *key), named))
+        return problems
+
+    @model_validator(mode="after")
+    def _nothing_hidden_public(self, info: ValidationInfo) -> ContestFile:
+        """No public file (``[data] files``, a kit's sample) is the truth, under it, or under the test images; a kit goes with its track."""
+        base = _base(info)
+        problems: list[tuple[Path_, str]] = []
+        if self.track and self.kit is not None:
+            problems.append(
+                (("kit",), "[kit] at the top is for a contest without tracks; write [track.kit] in the track it is for")
+            )
+        if base is not None:
+            problems += self._hidden_made_public(base)
+        if problems:
+            raise Refusal(*problems)
+        return self
+
+    def _hidden_made_public(self, base: Path) -> list[tuple[Path_, str]]:
+        """The public files that are the truth, the test images, or inside them (or hold them)."""
+        hidden = [(base / s.truth).resolve() for s in (self, *self.track) if s.truth is not None]
+        hidden += [] if self.images is None else [(base / self.images).resolve()]
+        public: list[tuple[Path_, str]] = [(("data", "files", i), f) for i, f in enumerate(self.data.files)]
+        kits = [((), self.kit), *((("track", i), t.kit) for i, t in enumerate(self.track))]
+        public += [((*where, "kit", "truth"), kit.truth) for where, kit in kits if kit is not None]
+        return [
+            (key, f"{{key}} = {text!r} is (or holds, or is in) the truth or the test images: it cannot be public")
+            for key, text in public
+            if any(
+                (base / text).resolve().is_relative_to(h) or h.is_relative_to((base / text).resolve()) for h in hidden
+            )
+        ]
 
     def track_ids(self) -> list[str]:
         """The ids of the contest's tracks: its own id when it has no ``[[track]]``."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from podium.contest.definition import Contest
+if TYPE_CHECKING:
+    from podium.contest.definition import Contest
 
 
 @dataclass(frozen=True)

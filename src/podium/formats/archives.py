@@ -12,18 +12,16 @@ The number of entries, the bytes written
 (counted while writing, not taken from the headers) and each member's
 compression ratio are capped, so no archive can fill the disk or escape the
 folder it is unpacked in. Problems are :class:`ArchiveProblem` with one line
-that names the member.
+that names the member. The archive modules (``zipfile``, ``tarfile``, ``gzip``) are imported when
+an archive is unpacked: a plain file costs none of them.
 """
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import shutil
-import tarfile
 import tempfile
-import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -214,6 +212,8 @@ class _Writer:
 
 
 def _unzip(upload: Path, writer: _Writer) -> None:
+    import zipfile
+
     try:
         with zipfile.ZipFile(upload) as archive:
             for info in archive.infolist():
@@ -241,6 +241,9 @@ def _unzip(upload: Path, writer: _Writer) -> None:
 
 
 def _untar(upload: Path, writer: _Writer) -> None:
+    import gzip
+    import tarfile
+
     packed = upload.stat().st_size
     try:
         with tarfile.open(upload, mode="r:gz") as archive:

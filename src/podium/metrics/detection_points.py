@@ -233,8 +233,8 @@ def greedy_matching(pred: Boxes, truth: Boxes) -> Matching:
 def _compiled_pays(pred: Boxes, truth: Boxes) -> bool:
     """Whether the compiled pass decides: in a process where a kernel has run (Numba is set up), and
     in any process from ``COLD_PAIRS`` pairs of boxes of the same photo on. The NumPy passes hold
-    every pair, 161 bytes each (600 MB at that count), where the compiled pass keeps only the
-    candidates; below it, they take less time than Numba's start (about a second; NumPy takes
+    every pair's two indices, 16 bytes each (64 MB at that count; the IoUs go in blocks), where
+    the compiled pass keeps only the candidates; below it, they take less time than Numba's start (about a second; NumPy takes
     about 0.13 µs a pair). Measured in benchmarks/README.md, camera-traps."""
     if kernels_loaded():
         return True
@@ -250,15 +250,17 @@ def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     prediction takes its best candidate. The contested ones run the rules' loop.
     """
     p_idx, t_idx = _same_photo_pairs(pred.photo, truth.photo)
-    iou, bound = pair_ious(_gathered(corners(pred.xywh), p_idx), _gathered(corners(truth.xywh), t_idx))
-    near = np.abs(iou - 0.5) <= bound
-    candidate = (iou > 0.5 + bound) | near
+    pred_corners, truth_corners = corners(pred.xywh), corners(truth.xywh)
     p_c, t_c, iou_c, near_c, bound_c = (
-        p_idx[candidate],
-        t_idx[candidate],
-        iou[candidate],
-        near[candidate],
-        bound[candidate],
+        np.concatenate(column)
+        for column in zip(
+            *(
+                _candidates(
+                    pred_corners, truth_corners, p_idx[start : start + PAIR_BLOCK], t_idx[start : start + PAIR_BLOCK]
+                )
+                for start in range(0, max(len(p_idx), 1), PAIR_BLOCK)
+            )
+        )
     )
     photo_c = pred.photo[p_c]
     order = np.lexsort((t_c, -iou_c, p_c, photo_c))  # by photo, prediction, IoU descending, earlier truth
@@ -282,12 +284,68 @@ def numpy_float_decisions(pred: Boxes, truth: Boxes) -> FloatDecisions:
     truth_of = np.full(len(pred.photo), -1, dtype=np.int64)
     plain = first & ~np.isin(photo_c, contested) & ~np.isin(photo_c, exact_photos)
     truth_of[p_c[plain]] = t_c[plain]
-    looped = np.setdiff1d(contested, exact_photos)
-    for start, end in zip(
-        np.searchsorted(photo_c, looped, side="left").tolist(), np.searchsorted(photo_c, looped, side="right").tolist()
-    ):
-        _greedy(p_c[start:end].tolist(), t_c[start:end].tolist(), truth_of)
+    looped = np.isin(photo_c, np.setdiff1d(contested, exact_photos))
+    _greedy_rounds(p_c[looped], t_c[looped], photo_c[looped], truth_of, len(truth.photo))
     return FloatDecisions(truth_of, p_c, t_c, iou_c, exact_photos, contested)
+
+
+def _greedy_rounds(
+    preds: NDArray[np.int64],
+    truths: NDArray[np.int64],
+    photos: NDArray[np.int64],
+    truth_of: NDArray[np.int64],
+    n_truth: int,
+) -> None:
+    """:func:`_greedy` on many photos at once: candidate rows by photo, prediction, best first.
+
+    Round ``r`` takes the ``r``-th prediction of every photo together, each its best candidate
+    that no earlier prediction of its photo took: a truth box belongs to one photo, so the
+    predictions of one round never compete, and each photo's predictions go in the rules' order.
+    As many rounds as the most predictions with candidates in one photo, each over its own rows
+    (19,305 contested photos of camera-traps' 100,000: 0.05 s against 0.28 s photo by photo).
+
+    >>> truth_of = np.full(3, -1)
+    >>> _greedy_rounds(np.array([0, 0, 1, 1, 2]), np.array([5, 6, 5, 6, 7]), np.array([0, 0, 0, 0, 1]), truth_of, 8)
+    >>> truth_of.tolist()
+    [5, 6, 7]
+    """
+    if not preds.size:
+        return
+    new_pred = np.ones(preds.size, dtype=bool)
+    new_pred[1:] = preds[1:] != preds[:-1]
+    ordinal = np.cumsum(new_pred) - 1  # each row's prediction, numbered over all photos
+    new_photo = np.ones(preds.size, dtype=bool)
+    new_photo[1:] = photos[1:] != photos[:-1]
+    rank = ordinal - np.maximum.accumulate(np.where(new_photo, ordinal, 0))  # the prediction's place in its photo
+    by_round = np.argsort(rank, kind="stable")  # rows of round 0, then 1, ..., each in the rules' order
+    bounds = np.searchsorted(rank[by_round], np.arange(int(rank.max()) + 2))
+    taken = np.zeros(n_truth, dtype=bool)
+    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        rows = by_round[start:end]
+        rows = rows[~taken[truths[rows]]]
+        first = np.ones(rows.size, dtype=bool)
+        first[1:] = preds[rows[1:]] != preds[rows[:-1]]
+        chosen = rows[first]
+        truth_of[preds[chosen]] = truths[chosen]
+        taken[truths[chosen]] = True
+
+
+PAIR_BLOCK = 1 << 16  # pairs a pass: its arrays (a few MB) are reused block after block, not first touched
+
+
+def _candidates(
+    pred_corners: Corners, truth_corners: Corners, p_idx: NDArray[np.int64], t_idx: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]:
+    """The pairs ``(p_idx[k], t_idx[k])`` whose IoU is above 0.5 or too near it for floats to say:
+    their predictions, truth boxes, IoUs, nearness and error bounds, in pair order.
+
+    Done in blocks of ``PAIR_BLOCK`` pairs, the IoUs of 100,000 camera-trap photos (1.5 million
+    pairs) take a fresh process 0.2 s less than in one pass: every pass's arrays are new memory,
+    whose pages the system fills with zeros at first touch."""
+    iou, bound = pair_ious(_gathered(pred_corners, p_idx), _gathered(truth_corners, t_idx))
+    near = np.abs(iou - 0.5) <= bound
+    candidate = (iou > 0.5 + bound) | near
+    return p_idx[candidate], t_idx[candidate], iou[candidate], near[candidate], bound[candidate]
 
 
 def _same_photo_pairs(

@@ -54,7 +54,10 @@ class ErrorCounts(Statistics):
         n_labels = valid.sum(axis=1)
         missed = (~found & valid[:, :, None]).sum(axis=1)  # (images, K)
         present = np.flatnonzero(np.bincount(n_labels))  # np.unique would import numpy.ma, 15 ms of a new process
-        misses = {int(n): tuple(int(v) for v in missed[n_labels == n].sum(axis=0)) for n in present}
+        misses = {
+            int(n): tuple(int(v) for v in (missed if present.size == 1 else missed[n_labels == n]).sum(axis=0))
+            for n in present
+        }  # one count of labels (the kit's single-label truth): no mask to copy
         return cls(len(found), misses, missed / np.maximum(n_labels, 1)[:, None])
 
     def error(self, k: int) -> float:

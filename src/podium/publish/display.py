@@ -193,7 +193,8 @@ def print_contest(console: Console, summary: dict[str, Any]) -> None:
             f"[bold]{escape(summary['id'])}[/bold]: {escape(summary['title'])} ({summary['challenge']}), valid",
             soft_wrap=True,
         )
-        _print_scored(console, summary, "")
+        if summary.get("own_data", True):
+            _print_scored(console, summary, "")
     console.print(f"phases (local time: {summary['timezone']}):")
     for p in summary["phases"]:
         opens = f", for {', '.join(p['tracks'])}" if "tracks" in p else ""
@@ -203,8 +204,24 @@ def print_contest(console: Console, summary: dict[str, Any]) -> None:
             f"{p['start_local']} to {p['end_local']} local{quota}",
             soft_wrap=True,
         )
+    if "boards" in summary:
+        console.print(
+            "boards (a phase that names its own truth, split or parameters is scored and ranked on them):",
+            soft_wrap=True,
+        )
+        for board in summary["boards"]:
+            track = f" of track {escape(board['track'])}" if "track" in board else ""
+            console.print(f"  {', '.join(escape(p) for p in board['phases'])}{track}:", soft_wrap=True)
+            _print_scored(console, board, "    ")
     for name in ("limits", "quota", "ranking", "service") if not tracks else ("limits", "service"):
         console.print(_table_line(name, summary[name]), soft_wrap=True)
+    if "pages" in summary:
+        console.print(f"pages: {escape(', '.join(summary['pages']))}", soft_wrap=True)
+    if "data" in summary:
+        files, links = len(summary["data"]["files"]), len(summary["data"]["links"])
+        console.print(f"data: {files} file{'s' * (files != 1)}, {links} link{'s' * (links != 1)}", soft_wrap=True)
+    for track, kit in summary.get("kits", {}).items():
+        console.print(f"kit of {escape(track)}: {kit['items']} sample items in {escape(kit['truth'])}", soft_wrap=True)
 
 
 def _print_scored(console: Console, scored: dict[str, Any], indent: str) -> None:

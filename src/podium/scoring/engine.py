@@ -10,24 +10,22 @@ for any number of workers and any cluster.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import reduce
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from podium.accel.allocator import keep_large_blocks
 from podium.accel.jit import loaded_signatures
 from podium.challenges import get
-from podium.challenges.base import Challenge, ItemResult, Job
+from podium.challenges.base import Challenge, ItemResult, Job, Need
 from podium.core.errors import ContractError, TruthError, UsageError
 from podium.core.issues import Issue, IssueLog
 from podium.core.parameters import resolve
@@ -35,6 +33,9 @@ from podium.core.provenance import signature
 from podium.core.result import REJECTED, SCORED, Result, Split, Status, UnitTable
 from podium.formats.archives import Opened, opened
 from podium.formats.files import recording_reads
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 Progress = Callable[[int, int], None]  # (items done, items in all)
 
@@ -49,10 +50,14 @@ def evaluate(
     scheduler: str | None = None,
     progress: Progress | None = None,
     checks_only: bool = False,
+    scores_only: bool = False,
     split_of: Mapping[str, str] | None = None,
     contest: Mapping[str, Any] | None = None,
 ) -> Result:
-    """Score ``submission`` against ``truth``; with ``checks_only``, validate it only.
+    """Score ``submission`` against ``truth``; with ``checks_only``, validate it only; with
+    ``scores_only``, leave out what only the result document shows (its unit table, each item's
+    per-unit details: :meth:`~podium.challenges.base.Challenge.score_item`), as a command printing
+    the scores does.
 
     Items are scored inline, by ``workers`` local processes, or, given the
     address of a Dask ``scheduler``, on that cluster (:mod:`podium.scoring.distributed`);
@@ -85,7 +90,13 @@ def evaluate(
             )
         else:
             result, read = _evaluate(
-                challenge, params, truth, scored.path, _Spread(workers, scheduler, progress), checks_only, split_of
+                challenge,
+                params,
+                truth,
+                scored.path,
+                _Spread(workers, scheduler, progress),
+                "checks" if checks_only else "scores" if scores_only else "all",
+                split_of,
             )
             _name_members(result, scored, submission)
         result.signature = signature(challenge.id, challenge.parameters, params, truth, read, contest)
@@ -115,7 +126,7 @@ def _evaluate(
     truth: Path,
     submission: Path,
     spread: _Spread,
-    checks_only: bool,
+    need: Need,
     split_of: Mapping[str, str] | None,
 ) -> tuple[Result, dict[str, str]]:
     """The result, and the submission's files the challenge read (path -> SHA-256, for its fingerprint)."""
@@ -123,6 +134,7 @@ def _evaluate(
     with recording_reads(submission) as read:
         job = challenge.prepare(truth, submission, params, log)
     _check_job(challenge, job, log)
+    checks_only = need == "checks"
     skipped = checks_only and challenge.checked_by_prepare  # nothing left to check, only to compute
     parts = (
         []
@@ -133,7 +145,7 @@ def _evaluate(
     )
     results: list[ItemResult[Any]] = []
     if parts:  # a rejected plan needs no workers
-        with _pool(challenge, job.context, spread, (truth, submission), len(parts), checks_only) as pool:
+        with _pool(challenge, job.context, spread, (truth, submission), len(parts), need) as pool:
             results = list(pool.map([part for _, _, part in parts], spread.progress))
     for result in results:
         read.update(result.read)
@@ -161,7 +173,7 @@ def _evaluate(
             splits[split] = Split(
                 count, *_finalize(challenge, job.context, stats, _joined_details(challenge, job, chosen))
             )
-    units = UnitTable(columns, _merged_units(results), split_of) if columns else None
+    units = UnitTable(columns, _merged_units(results), split_of) if columns and need == "all" else None
     scored = Result(
         challenge.id,
         SCORED,
@@ -261,33 +273,33 @@ class _Pool(Protocol):
 
 @contextmanager
 def _pool(
-    challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...], items: int, checks_only: bool = False
+    challenge: Challenge, context: Any, spread: _Spread, paths: tuple[Path, ...], items: int, need: Need = "all"
 ) -> Iterator[_Pool]:
-    """The local processes or the cluster that score ``items`` items (check them, with ``checks_only``: local processes only).
+    """The local processes or the cluster that score ``items`` items (as ``need`` says; their checks alone: local processes only).
 
     A job of one item (the table challenges' whole file) is scored in this
     process even with a scheduler: a cluster has nothing to spread, and
     sending the item costs more than it could save (50,000 ILSVRC images:
     0.59 s here, 0.99 s as one Dask task, ``benchmarks/README.md``).
     """
-    if spread.scheduler is not None and items > 1 and not checks_only:
+    if spread.scheduler is not None and items > 1 and need != "checks":
         from podium.scoring.distributed import Cluster  # Dask is imported only when asked for
 
         with Cluster(spread.scheduler, challenge.id, context, paths) as cluster:
             yield cluster
     else:
-        yield _Processes(challenge, context, max(spread.workers, 1), str(paths[1]), checks_only)
+        yield _Processes(challenge, context, max(spread.workers, 1), str(paths[1]), need)
 
 
 @dataclass
 class _Processes:
-    """Items scored (checked, with ``checks_only``) inline (one worker) or by a pool of local processes."""
+    """Items scored (or checked, as ``need`` says) inline (one worker) or by a pool of local processes."""
 
     challenge: Challenge
     context: Any
     workers: int
     submission: str
-    checks_only: bool = False
+    need: Need = "all"
 
     def map(self, items: list[Any], progress: Progress | None) -> Iterator[ItemResult[Any]]:
         """Every item's result, in order: the first ones scored here, the rest by a pool if it pays (:func:`_pool_pays`).
@@ -303,7 +315,7 @@ class _Processes:
         measured = self.workers <= 1 or total <= 1
         while done < total and not measured:
             loaded, start = loaded_signatures(), time.process_time()
-            result = self.challenge.evaluate_reading(self.context, items[done], self.submission, self.checks_only)
+            result = self.challenge.evaluate_reading(self.context, items[done], self.submission, self.need)
             item_cpu, measured = time.process_time() - start, loaded_signatures() == loaded
             done += 1
             yield result
@@ -313,8 +325,7 @@ class _Processes:
                 results = self._pooled(stack, rest)
             else:
                 results = (
-                    self.challenge.evaluate_reading(self.context, item, self.submission, self.checks_only)
-                    for item in rest
+                    self.challenge.evaluate_reading(self.context, item, self.submission, self.need) for item in rest
                 )
             if progress and done:
                 progress(done, total)
@@ -325,7 +336,10 @@ class _Processes:
                     progress(done, total)
 
     def _pooled(self, stack: contextlib.ExitStack, items: list[Any]) -> Iterator[ItemResult[Any]]:
-        """The results of a pool started now and closed with ``stack``."""
+        """The results of a pool started now and closed with ``stack`` (multiprocessing is imported
+        here: a job scored in this process does not load it, 0.02 s of CPU)."""
+        from concurrent.futures import ProcessPoolExecutor
+
         global _forkserver_started
         context = _process_context([type(self.challenge).__module__, *self.challenge.preload])
         pool = stack.enter_context(
@@ -333,7 +347,7 @@ class _Processes:
                 max_workers=min(self.workers, len(items)),
                 mp_context=context,
                 initializer=_init_worker,
-                initargs=(self.challenge.id, self.context, self.submission, self.checks_only),
+                initargs=(self.challenge.id, self.context, self.submission, self.need),
             )
         )
         _forkserver_started = _forkserver_started or context.get_start_method() == "forkserver"
@@ -363,12 +377,14 @@ def _pool_pays(rest_cpu: float, workers: int) -> bool:
     return rest_cpu * (1 - 1 / workers) > start
 
 
-def _process_context(modules: list[str]) -> multiprocessing.context.BaseContext:
+def _process_context(modules: list[str]) -> BaseContext:
     """How worker processes start (:func:`_start_method`); a forkserver imports the engine and ``modules``
     (the challenge's own and its :attr:`~podium.challenges.base.Challenge.preload`) once, before forking
     workers: for GlaS, Numba and the loaded kernels, 0.5 s that each worker would pay. The server starts
     with the first pool of the process; a later pool of another challenge imports its modules in each worker.
     """
+    import multiprocessing
+
     method = _start_method()
     context = multiprocessing.get_context(method)
     if method == "forkserver":
@@ -383,23 +399,25 @@ def _start_method() -> str:
     """
     if sys.platform.startswith("linux") and threading.active_count() == 1:
         return "fork"
+    import multiprocessing
+
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 _worker_state: dict[str, Any] = {}
 
 
-def _init_worker(challenge_id: str, context: Any, submission: str, checks_only: bool) -> None:
+def _init_worker(challenge_id: str, context: Any, submission: str, need: Need) -> None:
     keep_large_blocks()
     _worker_state["challenge"] = get(challenge_id)
     _worker_state["context"] = context
     _worker_state["submission"] = submission
-    _worker_state["checks_only"] = checks_only
+    _worker_state["need"] = need
 
 
 def _evaluate_in_worker(item: Any) -> ItemResult[Any]:
     state = _worker_state
-    return state["challenge"].evaluate_reading(state["context"], item, state["submission"], state["checks_only"])
+    return state["challenge"].evaluate_reading(state["context"], item, state["submission"], state["need"])
 
 
 def default_workers() -> int:

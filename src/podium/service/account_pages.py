@@ -21,13 +21,13 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from markdown_it import MarkdownIt
 from sqlalchemy import delete, select, update
 
 from podium.core.errors import UsageError
 from podium.service import accounts, invitations, limiter, logins, mail, resets
 from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep
+from podium.service.markdown import render_file
 from podium.service.pages import COOKIE, _form, checked_form, render_page, signed_in, signed_organizer
 from podium.service.proxies import client_address
 from podium.service.tables import teams, tokens, users
@@ -37,19 +37,12 @@ router = APIRouter(include_in_schema=False)
 FORM_COOKIE = "podium_form"  # the token of the forms shown before there is a session
 
 
-@functools.cache
-def _terms_html(path: str, mtime: float) -> str:
-    """The terms' Markdown as HTML: CommonMark with raw HTML off (escaped), so the file cannot put a script or a form in the page."""
-    with open(path, encoding="utf-8") as file:
-        return MarkdownIt("commonmark", {"html": False}).render(file.read(200_000))
-
-
 def terms_html(service: Service) -> str | None:
+    """The terms' Markdown as safe HTML (:mod:`podium.service.markdown`: no raw HTML, no script link, no foreign image)."""
     contest = service.contests.get()
-    if contest.service.terms is None:
+    if contest.content.terms is None:
         return None
-    path = contest.path.parent / contest.service.terms
-    return _terms_html(str(path), path.stat().st_mtime)
+    return render_file(contest.content.terms, contest.path.parent, {}, down=1)  # the page has its own h1
 
 
 def _page(service: Service, request: Request, template: str, code: int = 200, **values: Any) -> HTMLResponse:
@@ -262,8 +255,8 @@ async def change_password(
             life = accounts.SESSION if session else timedelta(days=logins.API_TOKEN_DAYS)
             return accounts.new_token(
                 connection,
-                row.team_id,
-                bool(row.organizer),
+                None,  # a user\'s: their role is read in the contest of each request
+                False,
                 label,
                 now,
                 expires=now + life,

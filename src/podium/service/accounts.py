@@ -29,7 +29,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, insert, or_, select, update
 
 from podium.core.errors import UsageError
-from podium.service.tables import submissions, teams, tokens, users
+from podium.service import state
+from podium.service.tables import memberships, organizers, submissions, teams, tokens, users
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
@@ -43,12 +44,17 @@ class NameTaken(UsageError):
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a request comes from: a team's member or token, or an organizer."""
+    """Who a request comes from, in a contest: a team's member or token, or an organizer of the contest (or of the site)."""
 
     team_id: int | None
     team: str | None
     organizer: bool
     user_id: int | None = None  # the user whose log-in made the token (None: a team's token made by a command)
+    contest: str | None = None  # the contest the caller is one of (None: the site, for an administrator)
+    refused: str | None = (
+        None  # why every request is refused (403): the team or the user is banned (podium.service.standing)
+    )
+    approved: bool = True  # False: the team waits for an organizer's approval and may not upload yet
 
 
 def check_name(name: str, what: str) -> str:
@@ -84,19 +90,34 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def add_team(connection: Connection, name: str, now: datetime) -> int:
+def add_team(
+    connection: Connection, name: str, now: datetime, contest: str | None = None, *, approved: bool = True
+) -> int:
+    """Add a team to ``contest`` (``None``: the one contest the database serves, or ``''`` before it serves any);
+    ``approved=False``: it waits for an organizer before it may submit (``[service] approval``)."""
     check_name(name, "team name")
+    contest = contest_key(connection, contest)
     if connection.execute(
-        select(teams.c.name).where(func.lower(teams.c.name) == name.lower())
+        select(teams.c.name).where(teams.c.contest == contest, func.lower(teams.c.name) == name.lower())
     ).first():  # "Alpha" would pose as "alpha"
         raise NameTaken(f"there is already a team {name!r} (names differing only in case are one name)")
-    return int(connection.execute(insert(teams).values(name=name, created=now)).inserted_primary_key[0])  # type: ignore[index]
+    inserted = connection.execute(insert(teams).values(name=name, created=now, contest=contest, approved=approved))
+    return int(inserted.inserted_primary_key[0])  # type: ignore[index]
 
 
-def team_id(connection: Connection, name: str) -> int:
-    found = connection.execute(select(teams.c.id).where(teams.c.name == name)).scalar()
+def contest_key(connection: Connection, contest: str | None) -> str:
+    """``contest``, checked; ``None``: the one contest served, or ``''`` when the database serves none yet (or ``''`` given)."""
+    if (contest is None and not state.served_ids(connection)) or contest == "":
+        return ""
+    return state.only_contest(connection, contest)
+
+
+def team_id(connection: Connection, name: str, contest: str | None = None) -> int:
+    """The team ``name`` of ``contest`` (``None``: of the one contest served); :class:`UsageError` if there is none."""
+    contest = contest_key(connection, contest)
+    found = connection.execute(select(teams.c.id).where(teams.c.contest == contest, teams.c.name == name)).scalar()
     if found is None:
-        raise UsageError(f"no team {name!r}")
+        raise UsageError(f"no team {name!r}" + (f" in the contest {contest}" if contest else ""))
     return int(found)
 
 
@@ -133,25 +154,94 @@ def add_user(
     now: datetime,
     *,
     hashed: str | None = None,
+    contest: str | None = None,
+    admin: bool = False,
 ) -> int:
-    """Add a user; ``hashed``: the password's hash, computed already (:func:`hash_password`) outside the transaction."""
+    """Add a user: a member of ``team``, an organizer of ``contest`` (``None``: of the one contest served, or of the site
+    before the database serves any), a site administrator (``admin``), or (none of them) an account that joins teams later.
+
+    ``hashed``: the password's hash, computed already (:func:`hash_password`) outside the transaction.
+    """
     check_name(name, "user name")
     check_password(password, name)
     if connection.execute(select(users.c.id).where(func.lower(users.c.name) == name.lower())).first():
         raise NameTaken(f"there is already a user {name!r} (names differing only in case are one name)")
+    organizes = contest_key(connection, contest) if organizer else None
     values = {
         "name": name,
         "password_hash": hashed or hash_password(password),
-        "team_id": team,
-        "organizer": organizer,
+        "admin": admin or organizes == "",
         "created": now,
     }
-    return int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
+    user = int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
+    if team is not None:
+        join(connection, user, team)
+    if organizes:
+        add_organizer(connection, user, organizes)
+    return user
+
+
+def join(connection: Connection, user: int, team: int) -> None:
+    """Make ``user`` a member of ``team``: :class:`UsageError` if they have a team in its contest already."""
+    contest = connection.execute(select(teams.c.contest).where(teams.c.id == team)).scalar()
+    if contest is None:
+        raise UsageError(f"no team {team}")
+    if connection.execute(
+        select(memberships.c.id).where(memberships.c.user_id == user, memberships.c.contest == contest)
+    ).first():
+        raise UsageError("this user has a team in this contest already (one team per contest)")
+    connection.execute(insert(memberships).values(user_id=user, team_id=team, contest=contest))
+
+
+def add_organizer(connection: Connection, user: int, contest: str) -> None:
+    """Make ``user`` an organizer of ``contest`` (nothing if they are one)."""
+    where = (organizers.c.user_id == user, organizers.c.contest == contest)
+    if connection.execute(select(organizers.c.user_id).where(*where)).first() is None:
+        connection.execute(insert(organizers).values(user_id=user, contest=contest))
+
+
+def remove_organizer(connection: Connection, user: int, contest: str) -> bool:
+    """Make ``user`` no longer an organizer of ``contest``; whether they were one."""
+    where = (organizers.c.user_id == user, organizers.c.contest == contest)
+    return connection.execute(delete(organizers).where(*where)).rowcount > 0
+
+
+def role(connection: Connection, user: int, contest: str) -> tuple[int | None, str | None, bool]:
+    """The user's team in ``contest`` (id and name, or ``None``) and whether they organize it (its organizer, or the site's administrator)."""
+    team = connection.execute(
+        select(teams.c.id, teams.c.name)
+        .select_from(memberships.join(teams))
+        .where(memberships.c.user_id == user, memberships.c.contest == contest)
+    ).first()
+    organizes = (
+        connection.execute(select(users.c.admin).where(users.c.id == user)).scalar()
+        or connection.execute(
+            select(organizers.c.user_id).where(organizers.c.user_id == user, organizers.c.contest == contest)
+        ).first()
+        is not None
+    )
+    return (None, None, bool(organizes)) if team is None else (int(team.id), str(team.name), bool(organizes))
 
 
 def user_row(connection: Connection, name: str) -> Any:
     """The user named ``name`` (``None`` when there is none)."""
     return connection.execute(select(users).where(users.c.name == name[:64])).first()
+
+
+def login_refusal(connection: Connection, row: Any) -> str | None:
+    """Why the user of ``row`` (:func:`user_row`) may not log in: they are banned, or their team is in the one contest
+    the database serves; ``None`` otherwise (with several contests, a team's ban refuses its requests in its contest only)."""
+    served = state.served_ids(connection)
+    team = (
+        connection.execute(
+            select(teams.c.name)
+            .select_from(memberships.join(teams))
+            .where(memberships.c.user_id == row.id, memberships.c.contest == served[0], teams.c.banned)
+        ).scalar()
+        if len(served) == 1
+        else None
+    )
+    return refusal(team, row.name if row.banned else None)
 
 
 def remove_user(connection: Connection, name: str) -> None:
@@ -160,7 +250,71 @@ def remove_user(connection: Connection, name: str) -> None:
     if row is None:
         raise UsageError(f"no user {name!r}")
     connection.execute(delete(tokens).where(tokens.c.user_id == row.id))
+    connection.execute(delete(memberships).where(memberships.c.user_id == row.id))
+    connection.execute(delete(organizers).where(organizers.c.user_id == row.id))
     connection.execute(delete(users).where(users.c.id == row.id))
+
+
+def rename_user(connection: Connection, name: str, new: str) -> None:
+    """Rename a user (their log-ins, teams and roles stay theirs)."""
+    row = user_row(connection, name)
+    if row is None:
+        raise UsageError(f"no user {name!r}")
+    check_name(new, "user name")
+    taken = select(users.c.id).where(func.lower(users.c.name) == new.lower(), users.c.id != row.id)
+    if connection.execute(taken).first():
+        raise NameTaken(f"there is already a user {new!r} (names differing only in case are one name)")
+    connection.execute(update(users).where(users.c.id == row.id).values(name=new))
+
+
+def user_rows(connection: Connection) -> list[dict[str, Any]]:
+    """Every user by name: site administrator or not, their teams (``contest/team``) and the contests they organize."""
+    teams_of: dict[int, list[str]] = {}
+    for user, contest, team in connection.execute(
+        select(memberships.c.user_id, memberships.c.contest, teams.c.name)
+        .select_from(memberships.join(teams))
+        .order_by(memberships.c.contest)
+    ):
+        teams_of.setdefault(user, []).append(f"{contest}/{team}" if contest else team)
+    organizes: dict[int, list[str]] = {}
+    for user, contest in connection.execute(
+        select(organizers.c.user_id, organizers.c.contest).order_by(organizers.c.contest)
+    ):
+        organizes.setdefault(user, []).append(contest)
+    return [
+        {
+            "name": row.name,
+            "admin": bool(row.admin),
+            "teams": teams_of.get(row.id, []),
+            "organizes": organizes.get(row.id, []),
+            "email": row.email,
+        }
+        for row in connection.execute(select(users).order_by(users.c.name))
+    ]
+
+
+def rename_team(connection: Connection, team: int, new: str) -> None:
+    """Rename a team (unique within its contest, whatever the case)."""
+    check_name(new, "team name")
+    contest = connection.execute(select(teams.c.contest).where(teams.c.id == team)).scalar()
+    taken = select(teams.c.id).where(
+        teams.c.contest == contest, func.lower(teams.c.name) == new.lower(), teams.c.id != team
+    )
+    if connection.execute(taken).first():
+        raise NameTaken(f"there is already a team {new!r} (names differing only in case are one name)")
+    connection.execute(update(teams).where(teams.c.id == team).values(name=new))
+
+
+def remove_team(connection: Connection, team: int) -> None:
+    """Remove a team that has sent nothing, with its tokens and memberships (its members' accounts stay).
+
+    A team that has submissions is refused: its results are part of the contest's record.
+    """
+    if connection.execute(select(submissions.c.id).where(submissions.c.team_id == team).limit(1)).first():
+        raise UsageError("this team has submissions, which stay on the record: it cannot be removed")
+    connection.execute(delete(tokens).where(tokens.c.team_id == team))
+    connection.execute(delete(memberships).where(memberships.c.team_id == team))
+    connection.execute(delete(teams).where(teams.c.id == team))
 
 
 def set_password(connection: Connection, name: str, password: str) -> None:
@@ -183,9 +337,13 @@ def new_token(
     expires: datetime | None = None,
     user_id: int | None = None,
     session: bool = False,
+    contest: str | None = None,
 ) -> str:
-    """A new API token (or, ``session``, a web session's) for a team or an organizer; returned once, stored hashed."""
+    """A new API token (or, ``session``, a web session's) for a team, an organizer of ``contest`` (``None``: of the site), or
+    (``user_id``) a user, whose role is theirs in the contest of each request; returned once, stored hashed."""
     token = "pdm_" + secrets.token_urlsafe(32)
+    if team is not None:
+        contest = connection.execute(select(teams.c.contest).where(teams.c.id == team)).scalar()
     values = {
         "digest": token_digest(token),
         "team_id": team,
@@ -195,14 +353,16 @@ def new_token(
         "expires": expires,
         "user_id": user_id,
         "session": session,
+        "contest": contest,
     }
     connection.execute(insert(tokens).values(**values))
     return token
 
 
-def _caller(connection: Connection, token: str, now: datetime, session: bool) -> Caller | None:
+def _caller(connection: Connection, token: str, now: datetime, session: bool, contest: str | None) -> Caller | None:
+    contest = state.only_contest(connection, contest) if contest is None and state.served_ids(connection) else contest
     row = connection.execute(
-        select(tokens.c.team_id, tokens.c.organizer, tokens.c.user_id, teams.c.name)
+        select(tokens.c.team_id, tokens.c.organizer, tokens.c.user_id, tokens.c.contest, teams.c.name)
         .select_from(tokens.outerjoin(teams))
         .where(
             tokens.c.digest == token_digest(token),
@@ -210,17 +370,45 @@ def _caller(connection: Connection, token: str, now: datetime, session: bool) ->
             or_(tokens.c.expires.is_(None), tokens.c.expires > now),
         )
     ).first()
-    return None if row is None else Caller(row.team_id, row.name, bool(row.organizer), row.user_id)
+    if row is None or contest is None:
+        return None
+    if row.user_id is not None:  # a user's log-in: their role in this contest
+        team, name, organizes = role(connection, row.user_id, contest)
+    elif row.contest is not None and row.contest != contest:  # a team's or an organizer's token of another contest
+        return None
+    else:
+        team, name, organizes = row.team_id, row.name, bool(row.organizer)
+    banned_team, approved = False, True
+    if team is not None:
+        banned_team, approved = connection.execute(
+            select(teams.c.banned, teams.c.approved).where(teams.c.id == team)
+        ).one()
+    user = (
+        None
+        if row.user_id is None
+        else connection.execute(select(users.c.name, users.c.banned).where(users.c.id == row.user_id)).first()
+    )
+    refused = refusal(name if banned_team else None, user.name if user is not None and user.banned else None)
+    return Caller(team, name, organizes, row.user_id, contest, refused, approved is not False)
 
 
-def caller_of(connection: Connection, token: str, now: datetime) -> Caller | None:
-    """The caller of an API token that has not expired; a web session's token is none."""
-    return _caller(connection, token, now, session=False)
+def refusal(banned_team: str | None, banned_user: str | None) -> str | None:
+    """What a banned team's or user's requests are answered (403), or ``None`` for one not banned."""
+    if banned_team is not None:
+        return f"team {banned_team} is banned from this contest; its submissions are kept. Ask the organizers."
+    if banned_user is not None:
+        return f"user {banned_user} is banned from this contest. Ask the organizers."
+    return None
 
 
-def session_caller(connection: Connection, token: str, now: datetime) -> Caller | None:
-    """The caller of a web session's token that has not expired; an API token is none."""
-    return _caller(connection, token, now, session=True)
+def caller_of(connection: Connection, token: str, now: datetime, contest: str | None = None) -> Caller | None:
+    """The caller of an API token that has not expired, in ``contest`` (``None``: the one served); a web session's token is none."""
+    return _caller(connection, token, now, False, contest)
+
+
+def session_caller(connection: Connection, token: str, now: datetime, contest: str | None = None) -> Caller | None:
+    """The caller of a web session's token that has not expired, in ``contest`` (``None``: the one served); an API token is none."""
+    return _caller(connection, token, now, True, contest)
 
 
 def end_session(connection: Connection, token: str) -> None:
@@ -243,13 +431,15 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
         .where(or_(tokens.c.expires.is_(None), tokens.c.expires > now))
         .order_by(tokens.c.id)
     )
+    named = None  # a member's log-in names the team it is listed for
     if team is not None:
-        query = query.where(tokens.c.team_id == team)
+        query = query.where(_of_team(team))
+        named = connection.execute(select(teams.c.name).where(teams.c.id == team)).scalar()
     stamp = lambda t: None if t is None else t.isoformat()
     return [
         {
             "id": r.id,
-            "team": r.team,
+            "team": r.team or named,
             "organizer": bool(r.organizer),
             "label": r.label,
             "session": bool(r.session),
@@ -260,22 +450,30 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
     ]
 
 
-def team_counts(connection: Connection) -> list[Any]:
-    """Every team by name, with how many members and submissions it has (the organizers' page)."""
+def team_counts(connection: Connection, contest: str) -> list[Any]:
+    """The contest's teams by name, with how many members and submissions each has (the organizers' page)."""
     members, sent = (
-        func.count(func.distinct(users.c.id)).label("members"),
+        func.count(func.distinct(memberships.c.user_id)).label("members"),
         func.count(func.distinct(submissions.c.id)).label("submissions"),
     )
-    query = select(teams.c.name, members, sent).select_from(
-        teams.outerjoin(users).outerjoin(submissions, submissions.c.team_id == teams.c.id)
+    query = (
+        select(teams.c.name, members, sent)
+        .select_from(teams.outerjoin(memberships).outerjoin(submissions, submissions.c.team_id == teams.c.id))
+        .where(teams.c.contest == contest)
     )
     return list(connection.execute(query.group_by(teams.c.id, teams.c.name).order_by(teams.c.name)))
 
 
 def revoke_token(connection: Connection, token_id: int, team: int | None) -> bool:
     """Delete a token: one of ``team``'s, or any (``None``); whether there was one."""
-    where = [tokens.c.id == token_id] + ([tokens.c.team_id == team] if team is not None else [])
+    where = [tokens.c.id == token_id] + ([_of_team(team)] if team is not None else [])
     return connection.execute(delete(tokens).where(*where)).rowcount > 0
+
+
+def _of_team(team: int) -> Any:
+    """Whether a token is ``team``'s: made for it, or by the log-in of one of its members."""
+    members = select(memberships.c.user_id).where(memberships.c.team_id == team)
+    return or_(tokens.c.team_id == team, tokens.c.user_id.in_(members))
 
 
 def csrf_token(session: str) -> str:

@@ -20,11 +20,20 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from podium._version import __version__
-from podium.service import account_pages, error_pages, logs, metrics, pages
+from podium.service import (
+    account_pages,
+    content_pages,
+    error_pages,
+    logs,
+    metrics,
+    organizer_pages,
+    pages,
+    submission_pages,
+)
 from podium.service.bodies import Bodies
 from podium.service.deps import Service
 from podium.service.headers import SecurityHeaders
-from podium.service.routes import account, contest, health, submissions, tokens
+from podium.service.routes import account, content, contest, health, organizer, submissions, tokens
 from podium.service.urls import openapi_settings
 
 __all__ = ["Service", "create_app"]
@@ -41,13 +50,15 @@ def create_app(service: Service) -> FastAPI:
         **openapi_settings(service.public_url),
     )
     app.state.service = service
-    app.state.metrics, uploads_refused, logins_refused = metrics.registry(
+    app.state.metrics, uploads_refused, logins_refused, requests = metrics.registry(
         service.engine, lambda: service.contests.get().challenge, service.clock
     )
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
-    app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused)
-    for module in (pages, account_pages, health, contest, tokens, submissions, account):
+    app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)
+    # organizer_pages first: its /organizer/... forms before pages' /organizer/{action}
+    modules = (organizer_pages, pages, submission_pages, account_pages, content_pages, health, contest, content)
+    for module in (*modules, tokens, submissions, account, organizer):
         app.include_router(module.router)
     error_pages.install(app)
     app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id

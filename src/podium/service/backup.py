@@ -1,7 +1,8 @@
 """``podium backup`` and ``podium restore``: a running contest in one archive, and back.
 
-The archive is an uncompressed tar (the submissions are mostly compressed
-images already) holding, in this order:
+The archive is a tar, uncompressed (the submissions are mostly compressed
+images already) unless ``OUT``'s name ends in ``.gz`` or ``.tgz`` (gzip) or ``.xz``;
+restore reads each kind. It holds, in this order:
 
 - ``manifest.json``: the format, podium's version, the database's kind and
   Alembic revision, the contest's id, the rows of every table and the SHA-256
@@ -23,21 +24,24 @@ forgets the heartbeats of the backed-up server's workers.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
+import lzma
 import os
 import shutil
 import sqlite3
 import subprocess
 import tarfile
 import tempfile
+import zlib
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from sqlalchemy import Engine, func, inspect, make_url, select
 
@@ -148,7 +152,7 @@ def backup(data: Path, database: str | None, out: Path) -> dict[str, Any]:
     live = connect(url)
     try:
         with reading(live) as connection:
-            contest = state.get(connection, state.CONTEST_ID)
+            contest = ", ".join(state.served_ids(connection)) or None
         revision = schema_revision(live)
     finally:
         live.dispose()
@@ -175,12 +179,25 @@ def backup(data: Path, database: str | None, out: Path) -> dict[str, Any]:
             "files": files,
         }
         partial = out.with_name(out.name + ".partial")
-        with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as archive:
+        with tarfile.open(partial, write_mode(out), format=tarfile.PAX_FORMAT) as archive:
             _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=1).encode())
             for name, path in members:
                 archive.add(path, arcname=name, recursive=False)
         partial.rename(out)
     return manifest
+
+
+WRITE_MODES: dict[str, Literal["w:gz", "w:xz"]] = {".gz": "w:gz", ".tgz": "w:gz", ".xz": "w:xz"}
+DAMAGED = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError)  # a cut or changed archive
+
+
+def write_mode(out: Path) -> Literal["w", "w:gz", "w:xz"]:
+    """tarfile's mode for the archive named ``out``: compressed as its suffix says (``.tar.gz``: gzip), else not.
+
+    >>> write_mode(Path("contest.tar.gz")), write_mode(Path("contest.tar"))
+    ('w:gz', 'w')
+    """
+    return WRITE_MODES.get(out.suffix.lower(), "w")
 
 
 def _files_under(folder: Path) -> Iterator[Path]:
@@ -315,11 +332,14 @@ def restore(archive_path: Path, data: Path, database: str | None) -> dict[str, A
         raise UsageError(f"{data} is not an empty folder; podium restore writes only into an empty or new one")
     url = database_url(database, data)
     try:
-        archive = tarfile.open(archive_path, "r:")  # noqa: SIM115 (closed by the with below)
+        archive = tarfile.open(archive_path, "r:*")  # noqa: SIM115 (closed by the with below); any compression
     except (OSError, tarfile.TarError) as exc:
         raise UsageError(f"{archive_path}: not a podium backup ({exc})") from None
     with archive, tempfile.TemporaryDirectory(prefix="podium-restore-") as scratch:
-        manifest = read_manifest(archive, archive_path)
+        try:
+            manifest = read_manifest(archive, archive_path)
+        except DAMAGED as exc:
+            raise UsageError(f"{archive_path}: the archive is damaged ({exc})") from None
         kind = make_url(url).get_backend_name()
         if manifest.get("database") != kind:
             raise UsageError(
@@ -332,7 +352,7 @@ def restore(archive_path: Path, data: Path, database: str | None) -> dict[str, A
         staged.mkdir()
         try:
             _extract(archive, manifest, staged, archive_path)
-        except tarfile.TarError as exc:
+        except DAMAGED as exc:
             raise UsageError(f"{archive_path}: the archive is damaged ({exc})") from None
         if kind == "postgresql":
             dump = staged / SQL_DUMP

@@ -12,14 +12,27 @@ committed after the read bumps the stamp, and the next request computes again.
 
 The board is the same for every caller (public scores until the reveal, then
 the private split's): no team's view is kept apart, and nothing of a team's
-own submissions is in it. What is derived from a board (the leaderboard
-page's bootstrap intervals) is kept with it (:meth:`Board.derived`).
+own submissions is in it (the page marks the caller's row as it draws it). What
+is derived from a board (the leaderboard page's bootstrap intervals, the best
+score over time, the CSV, its encoded JSON, the page an anonymous visitor
+gets) is kept with it (:meth:`Board.derived`), with a validator (:meth:`Board.etag`)
+that lets a client asking again with ``If-None-Match`` be answered ``304``.
+
+``podium serve`` trusts a stamp read less than :data:`FRESH_S` ago
+(``BoardCache(fresh_s=...)``): the event loop then answers from memory, with no
+SQL statement and no thread, and a change reaches the board at most
+:data:`FRESH_S` later (as it reaches a browser polling every 10 s at most 10 s
+later). The reveal by the clock is never late: it is decided at each request.
+``fresh_s=0`` (a :class:`~podium.service.deps.Service`'s default) reads the
+stamp at every request.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,32 +43,53 @@ from sqlalchemy import Connection, Engine, select
 from podium.contest import Contest
 from podium.ranking.bootstrap import Confidence
 from podium.service import state
+from podium.service.board_files import best_over_time, board_csv, history_spec
 from podium.service.confidence import board_confidence
 from podium.service.database import reading
 from podium.service.leaderboard import standings
 from podium.service.state import revealed
 from podium.service.tables import board_version, settings
+from podium.service.titles import title
 
 T = TypeVar("T")
-KEPT = 4  # boards kept per track: the newest, and a few a slow request may still be reading
+KEPT = 4  # boards kept per track and phase: the newest, and a few a slow request may still be reading
+FRESH_S = 0.5  # podium serve: how long a web process trusts the stamp it read (a change shows at most this late)
 
 
-def board_key(connection: Connection, contest: Contest, now: datetime) -> tuple[int, bool, str]:
-    """The board's version stamp (bumped by the database's triggers), whether it is revealed (one statement), and its track."""
-    revealed_at = select(settings.c.value).where(settings.c.key == state.REVEALED).scalar_subquery()
+def board_stamp(connection: Connection, contest: str) -> tuple[int, bool]:
+    """The board's version stamp (bumped by the database's triggers) and whether an organizer revealed ``contest``: one statement."""
+    revealed_at = (
+        select(settings.c.value)
+        .where(settings.c.contest == contest, settings.c.key == state.REVEALED)
+        .scalar_subquery()
+    )
     stamp, at = connection.execute(select(board_version.c.version, revealed_at).where(board_version.c.id == 1)).one()
-    return int(stamp), revealed(at is not None, contest, now), contest.track
+    return int(stamp), at is not None
+
+
+Key = tuple[int, bool, str, str]  # the version stamp, revealed, the track, the board's first phase ("": every phase)
+Asked = tuple[str | None, str | None]  # the track and the phase a request named (None: the default)
+
+
+def board_key(stamp: int, by_organizer: bool, contest: Contest, now: datetime) -> Key:
+    """The key a board is kept under: the stamp, whether it is revealed (by an organizer or by the clock), the track and phases."""
+    return stamp, revealed(by_organizer, contest, now), contest.track, contest.board_id()
 
 
 @dataclass
 class Board:
-    """A board as :func:`~podium.service.leaderboard.standings` gives it, under its key (stamp, revealed, track)."""
+    """A board as :func:`~podium.service.leaderboard.standings` gives it, under its key (stamp, revealed, track, phases)."""
 
-    key: tuple[int, bool, str]
+    key: Key
     board: dict[str, Any]
     shown: dict[str, int]  # the submission shown of each team that has one (the server's use only)
     _derived: dict[str, Any] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    # reentrant: a page is derived from the derived intervals
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def csv(self) -> bytes:
+        """The board as CSV (:func:`~podium.service.board_files.board_csv`), encoded once."""
+        return self.derived("csv", lambda: board_csv(self.board))
 
     def json(self) -> bytes:
         """The board as the API sends it, encoded once (FastAPI's encoder took 0.7 ms a request for 20 teams, and grows with them)."""
@@ -63,7 +97,19 @@ class Board:
             "json", lambda: json.dumps(self.board, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
         )
 
-    def derived(self, name: str, compute: Callable[[], T]) -> T:
+    def sorts(self) -> tuple[str, ...]:
+        """The orders the pages sort the board in: as ranked, by team, by each criterion."""
+        return ("", "team", *(c["name"] for c in self.board["criteria"]))
+
+    def kept(self, name: Any) -> Any:
+        """What :meth:`derived` keeps under ``name``, or ``None``: without waiting for a thread computing it."""
+        return self._derived.get(name)
+
+    def etag(self, name: Any, body: bytes) -> str:
+        """A strong validator of ``body``, what the board gives as ``name`` (a hash of the bytes: the same in every process)."""
+        return self.derived(("etag", name), lambda: '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"')
+
+    def derived(self, name: Any, compute: Callable[[], T]) -> T:
         """``compute()``, once per board: what the pages derive from it (``name`` tells them apart)."""
         with self._lock:
             if name not in self._derived:
@@ -71,44 +117,78 @@ class Board:
             return self._derived[name]
 
 
-class BoardCache:
-    """The boards of one web process, by (version stamp, revealed, track); a board is computed once by one thread while others wait."""
+@dataclass(frozen=True)
+class _Read:
+    """What a request read of a board: when (``time.monotonic``), the contest served and on that track, the stamp, whether an organizer revealed."""
 
-    def __init__(self, engine: Engine) -> None:
+    at: float
+    served: Contest
+    contest: Contest
+    stamp: int
+    by_organizer: bool
+
+
+class BoardCache:
+    """The boards of one web process, by (version stamp, revealed, track, phases); a board is computed once by one thread while others wait."""
+
+    def __init__(self, engine: Engine, fresh_s: float = 0.0) -> None:
         self.engine = engine
-        self._boards: dict[tuple[int, bool, str], Board] = {}
+        self.fresh_s = fresh_s
+        self._boards: dict[Key, Board] = {}
+        self._read: dict[Asked, _Read] = {}  # by the track and phase asked for (None: the default), once known
         self._computing = threading.Lock()
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
 
     def __len__(self) -> int:
         return len(self._boards)
 
-    def current(self, contest: Contest, now: datetime) -> Board:
-        """The board as of ``now``: the kept one if the stamp and the reveal are unchanged, else computed."""
+    def fresh(self, asked: Asked, now: datetime) -> tuple[Contest, Contest, Board] | None:
+        """Without SQL: the contest served, on the board ``asked`` names (track, phase), and that board, if their stamp was read within ``fresh_s`` (else ``None``)."""
+        read = self._read.get(asked)
+        if read is None or time.monotonic() - read.at >= self.fresh_s:
+            return None
+        found = self._boards.get(board_key(read.stamp, read.by_organizer, read.contest, now))
+        return None if found is None else (read.served, read.contest, found)
+
+    def current(
+        self, contest: Contest, now: datetime, asked: Asked = (None, None), served: Contest | None = None
+    ) -> Board:
+        """The board as of ``now``: the kept one if the stamp and the reveal are unchanged, else computed.
+
+        ``asked`` and ``served``: the track and phase the request named and the contest served, under which
+        :meth:`fresh` finds this read again (``served`` not given: it is not kept).
+        """
+        at = time.monotonic()
         with reading(self.engine) as connection:
-            key = board_key(connection, contest, now)
-        found = self._boards.get(key)
+            stamp = board_stamp(connection, contest.id)
+        found = self._boards.get(board_key(*stamp, contest, now))
         if found is not None:
+            self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
             return found
         with self._computing:
             with reading(self.engine) as connection:
-                key = board_key(connection, contest, now)  # read again: the newest under the lock
+                stamp = board_stamp(connection, contest.id)  # read again: the newest under the lock
+                key = board_key(*stamp, contest, now)
                 found = self._boards.get(key)
                 if found is not None:
                     return found
                 board, shown = standings(connection, contest, now)
-            if len(self._boards) >= KEPT * len(contest.track_ids()):
+            if len(self._boards) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
                 self._boards.pop(next(iter(self._boards)))
             self._boards[key] = found = Board(key, board, shown)
             self.computed += 1
-            return found
+        self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
+        return found
+
+    def _remember(self, asked: Asked, served: Contest | None, read: _Read) -> None:
+        if self.fresh_s > 0 and served is not None:
+            self._read[asked] = read  # the time of the read, before it: the bound holds from the statement on
 
 
 def board_page_values(
-    boards: BoardCache, confidence_cache: dict[Any, Any], contest: Contest, now: datetime, sort: str | None
+    boards: BoardCache, kept: Board, confidence_cache: dict[Any, Any], contest: Contest, sort: str | None
 ) -> dict[str, Any]:
-    """What the leaderboard page renders: the board, its rows sorted by ``sort`` (a criterion, or ``team``), the rank intervals."""
-    kept = boards.current(contest, now)
+    """What the leaderboard page renders of ``kept``: the board, its rows sorted by ``sort`` (a criterion, or ``team``), the rank intervals, the best score over time."""
     board = kept.board
 
     def intervals() -> dict[str, Confidence] | None:
@@ -116,6 +196,13 @@ def board_page_values(
             return board_confidence(confidence_cache, connection, contest, board, kept.shown)
 
     confidence = kept.derived("confidence", intervals)
+
+    def over_time() -> dict[str, Any]:
+        with reading(boards.engine) as connection:
+            history = best_over_time(connection, contest, board)
+        return {**history, "spec": history_spec(history, title(history["criterion"]))}
+
+    history = kept.derived("history", over_time) if board["criteria"] else None
     rows = board["teams"]
     names = [c["name"] for c in board["criteria"]]
     if sort in names:
@@ -129,4 +216,4 @@ def board_page_values(
         )
     elif sort == "team":
         rows = sorted(rows, key=lambda t: t["team"].lower())
-    return {"board": board, "rows": rows, "sort": sort, "confidence": confidence}
+    return {"board": board, "rows": rows, "sort": sort, "confidence": confidence, "history": history}

@@ -13,11 +13,17 @@ sending one byte a minute therefore holds a connection for at most
 from __future__ import annotations
 
 import asyncio
+import errno
+import fcntl
+import hashlib
+import os
+import struct
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from fastapi import HTTPException
 from fastapi.responses import JSONResponse
@@ -92,11 +98,9 @@ class UploadSlots:
     def held(self, team: int, address: str) -> Iterator[None]:
         """One slot of ``team``'s and of ``address``'s, for the time of the ``with`` (429 when none is free)."""
         if self.busy["team", team] >= self.per_team:
-            raise HTTPException(429, f"your team is already sending {self.per_team} uploads; wait for one to finish")
+            raise HTTPException(429, self.team_full())
         if self.busy["address", address] >= self.per_address:
-            raise HTTPException(
-                429, f"{self.per_address} uploads are already coming from your address; wait for one to finish"
-            )
+            raise HTTPException(429, self.address_full())
         keys = (("team", team), ("address", address))
         self.busy.update(keys)
         try:
@@ -106,3 +110,52 @@ class UploadSlots:
             for key in keys:
                 if self.busy[key] <= 0:
                     del self.busy[key]
+
+    def team_full(self) -> str:
+        return f"your team is already sending {self.per_team} uploads; wait for one to finish"
+
+    def address_full(self) -> str:
+        return f"{self.per_address} uploads are already coming from your address; wait for one to finish"
+
+
+class SharedUploadSlots(UploadSlots):
+    """The same caps counted across the web processes of one ``podium serve`` (``--web-processes``): locks on one file.
+
+    Slot ``k`` of a team or an address is a one-byte lock (an open file
+    description lock, Linux's ``F_OFD_SETLK``) at an offset drawn from a hash of
+    the key; the file stays empty, whatever the keys. The kernel frees a
+    slot when its holder closes it or dies, so a killed process leaves none
+    taken. About 0.1 ms an upload (two slots; measured on a loaded machine).
+    """
+
+    LOCK = struct.Struct("hhqqi4x")  # struct flock on Linux: type, whence, start, length, pid (0 for OFD locks)
+
+    def __init__(self, path: Path, per_team: int = 2, per_address: int = 4) -> None:
+        super().__init__(per_team, per_address)
+        self.path = path
+        path.touch()
+
+    @contextmanager
+    def held(self, team: int, address: str) -> Iterator[None]:
+        with ExitStack() as slots:
+            if not self._take(slots, f"team {team}", self.per_team):
+                raise HTTPException(429, self.team_full())
+            if not self._take(slots, f"address {address}", self.per_address):
+                raise HTTPException(429, self.address_full())
+            yield
+
+    def _take(self, slots: ExitStack, key: str, count: int) -> bool:
+        """A free slot of ``key``'s ``count``, held until ``slots`` closes; ``False`` when all are taken."""
+        base = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=6).digest()) << 8  # 2^56 keys x 256 slots
+        for k in range(min(count, 256)):
+            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            try:
+                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, self.LOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, base + k, 1, 0))
+            except OSError as error:
+                os.close(fd)
+                if error.errno in (errno.EAGAIN, errno.EACCES):
+                    continue
+                raise
+            slots.callback(os.close, fd)
+            return True
+        return False

@@ -29,14 +29,14 @@ MOST_PROCESSES = 4
 STOPPED = "the checks of this upload stopped before they ended (a check process died); nothing was recorded and no quota used: send it again"
 
 
-def check_processes(workers: int) -> int:
-    """How many check processes ``podium serve`` runs beside ``workers`` scoring workers: one per core that neither they nor the web process use, at most :data:`MOST_PROCESSES`.
+def check_processes(workers: int, web: int = 1) -> int:
+    """How many check processes ``podium serve`` runs beside ``workers`` scoring workers and ``web`` web processes: one per core that none of them uses, at most :data:`MOST_PROCESSES` (in all: each web process runs its own ÷ ``web``).
 
     On cores they would share, the checks cost more in processes than in the web process (GlaS demo on
     2 cores with 2 workers: 55 ms of CPU per upload against 39, and 932 uploads a minute against
     1,549; ``benchmarks/board_speed.py``).
     """
-    return max(0, min(MOST_PROCESSES, (os.cpu_count() or 1) - 1 - workers))
+    return max(0, min(MOST_PROCESSES, (os.cpu_count() or 1) - web - workers)) // web
 
 
 class CheckPool:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, Engine, func, select, update
 
 from podium.contest import Contest
 from podium.service import accounts
+from podium.service.database import writing
 from podium.service.intake import Refused
 from podium.service.statuses import CANCELLED, JOB_CANCELLED, JOB_QUEUED, QUEUED, SCORED
 from podium.service.tables import MAX_ID, jobs, submissions
@@ -58,25 +59,33 @@ def check_selectable(contest: Contest, submission_id: int, now: datetime) -> Non
 
 
 def select_submission(
-    connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool
+    connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime
 ) -> None:
-    """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track)."""
+    """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track, and
+    on its phase's board when phases name data); a board's selections freeze when its last phase closes."""
     accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
     row = connection.execute(
         select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)
     ).first()
     if row is None:
         raise _not_yours(submission_id)
-    ranking = next((c.ranking for c in contest.tracks or (contest,) if c.track_id == row.track), contest.ranking)
+    board = contest.on(row.track, row.phase) if contest.phased() else contest.of_track(row.track)
+    ranking = board.ranking
     if ranking.final != "selected":
         raise Refused(
             409, f"track {row.track} ranks each team's {ranking.final} submission; there is nothing to select"
         )
     if selected and row.status != SCORED:
         raise Refused(409, f"submission {submission_id} is {row.status}; only a scored one can be selected")
+    if now >= board.closes():
+        raise Refused(
+            409,
+            f"selections on the board of phase {', '.join(board.board)} froze when it closed at {board.closes().isoformat()}",
+        )
     others = (
         submissions.c.team_id == team_id,
         submissions.c.track == row.track,
+        *([submissions.c.phase.in_(board.board)] if board.board else []),  # counted on the submission's board
         submissions.c.selected,
         submissions.c.id != submission_id,
     )
@@ -85,3 +94,23 @@ def select_submission(
     if selected and limit is not None and count >= limit:
         raise Refused(409, f"{count} submissions are selected, the most this contest allows; unselect one first")
     connection.execute(update(submissions).where(submissions.c.id == submission_id).values(selected=selected))
+
+
+def cancel_queued(engine: Engine, team_id: int, submission_id: int, now: datetime) -> None:
+    """:func:`cancel` in a write transaction of its own: what the API and the submissions page both do."""
+    with writing(engine) as connection:
+        cancel(connection, team_id, submission_id, now)
+
+
+def decide(engine: Engine, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime) -> None:
+    """:func:`check_selectable`, then :func:`select_submission` in a write transaction: the API's and the page's one way to choose."""
+    check_selectable(contest, submission_id, now)
+    with writing(engine) as connection:
+        select_submission(connection, contest, team_id, submission_id, selected, now)
+
+
+def selecting(contest: Contest, now: datetime) -> dict[str, int | None]:
+    """The tracks whose teams may still select, with each one's ``max_selected`` (none once the last phase closed)."""
+    if now >= contest.phases[-1].end:
+        return {}
+    return {c.track_id: c.ranking.max_selected for c in contest.tracks or (contest,) if c.ranking.final == "selected"}

@@ -1,8 +1,9 @@
-"""A small HTTP client of the service's API (standard library only): what ``podium submit``, ``status`` and ``leaderboard`` use."""
+"""A small HTTP client of the service's API (standard library only): what ``podium submit``, ``status``, ``download``, ``select``, ``cancel`` and ``leaderboard`` use."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import ssl
 import tarfile
 import tempfile
@@ -11,7 +12,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 TIMEOUT_S = 120.0
 
@@ -41,7 +42,9 @@ def request(
     body: bytes | Path | None = None,
     query: dict[str, str] | None = None,
     json_body: Any = None,
+    into: BinaryIO | None = None,
 ) -> Answer:
+    """One call of the API; ``into``: a successful answer's body is copied there as it arrives (a download), not parsed."""
     url = server.rstrip("/") + path + ("?" + urllib.parse.urlencode(query) if query else "")
     headers = {"Accept": "application/json"}
     if token:
@@ -61,6 +64,9 @@ def request(
         with urllib.request.urlopen(
             urllib.request.Request(url, data=data, headers=headers, method=method), timeout=TIMEOUT_S
         ) as response:
+            if into is not None:
+                shutil.copyfileobj(response, into)
+                return Answer(response.status, None)
             return Answer(response.status, _parse(response.read()))
     except urllib.error.HTTPError as error:
         return Answer(error.code, _parse(error.read()))
@@ -98,7 +104,14 @@ def packed(path: Path, folder: Path) -> Path:
     return archive
 
 
-def submit(server: str, token: str, path: Path, entry: str | None = None, track: str | None = None) -> Answer:
+def submit(
+    server: str,
+    token: str,
+    path: Path,
+    entry: str | None = None,
+    track: str | None = None,
+    method: dict[str, str] | None = None,
+) -> Answer:
     """Send ``path`` (a folder packed as tar.gz) to ``track``: the server's answer, or a 413 of our own when it is over the
     contest's ``upload_mb``, a 422 of our own when the contest has no such track (or several, and none is named).
 
@@ -120,6 +133,7 @@ def submit(server: str, token: str, path: Path, entry: str | None = None, track:
                 413, {"detail": f"{upload.name} is {size:,} bytes; this contest takes at most {upload_mb:g} MB"}
             )
         query = {"filename": upload.name} | ({"entry": entry} if entry else {}) | ({"track": track} if track else {})
+        query |= method or {}  # method, description, paper_url, code_url, shown (podium.service.methods)
         return request(server, "POST", "/api/submissions", token, body=upload, query=query)
 
 

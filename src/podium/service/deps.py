@@ -7,16 +7,17 @@ handlers name what they need by type (``service: ServiceDep``, ``connection: Rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Connection, Engine
 
 from podium.contest import Contest, ContestError
 from podium.service import accounts, state
-from podium.service.board_cache import BoardCache
+from podium.service.board_cache import Board, BoardCache
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading
 from podium.service.hashing import HashPool
@@ -28,7 +29,10 @@ from podium.service.urls import PublicUrl
 
 
 class Service:
-    """What the app serves: the database, the data folder, the clock; the proxies trusted, the public URL, the limits on bodies and uploads."""
+    """What the app serves: the database, the data folder, the clock; the proxies trusted, the public URL, the limits on bodies and uploads.
+
+    ``board_fresh_s``: how long the board's version stamp, once read, is trusted (:mod:`podium.service.board_cache`).
+    """
 
     def __init__(
         self,
@@ -41,6 +45,7 @@ class Service:
         slots: UploadSlots | None = None,
         public_url: PublicUrl | None = None,
         checks: Runner = inline,
+        board_fresh_s: float = 0.0,
     ) -> None:
         self.engine = engine
         self.data = data
@@ -53,7 +58,9 @@ class Service:
         self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
         self.checks = checks  # where the upload checks run (podium serve: a CheckPool)
-        self.boards = BoardCache(engine)  # the leaderboard, computed again when the database's version stamp changes
+        self.boards = BoardCache(
+            engine, board_fresh_s
+        )  # the leaderboard, computed again when the database's version stamp changes
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 
@@ -90,6 +97,8 @@ def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] =
         found = accounts.caller_of(connection, authorization[7:].strip(), service.clock())
     if found is None:
         raise HTTPException(401, "unknown or expired token", {"WWW-Authenticate": "Bearer"})
+    if found.refused is not None:
+        raise HTTPException(403, found.refused)
     return found
 
 
@@ -101,6 +110,8 @@ def organizer(service: ServiceDep, authorization: Annotated[str | None, Header()
     token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else ""
     with reading(service.engine) as connection:
         who = accounts.caller_of(connection, token, service.clock()) if token else None
+    if who is not None and who.organizer and who.refused is not None:
+        raise HTTPException(403, who.refused)
     if who is None or not who.organizer:
         raise HTTPException(
             401 if who is None else 403,
@@ -118,6 +129,8 @@ def team_of(who: accounts.Caller) -> int:
     """
     if who.team_id is None:
         raise HTTPException(403, "organizers do not submit; use a team's token")
+    if not who.approved:
+        raise HTTPException(403, f"team {who.team} waits for the organizers' approval before it may submit")
     return who.team_id
 
 
@@ -131,9 +144,52 @@ TrackQuery = Annotated[
 ]
 
 
-def track_of(service: Service, track: str | None, served: Contest | None = None) -> Contest:
-    """The served contest (``served``, else read) as ``track`` scores it (``None``: its only track); 422 naming the contest's tracks otherwise."""
+PhaseQuery = Annotated[
+    str | None,
+    Query(
+        max_length=64,
+        description="A phase: the board of the phases scored on its data [default: the latest phase that has started]",
+    ),
+]
+
+
+def board_of(service: Service, track: str | None, phase: str | None, served: Contest | None = None) -> Contest:
+    """The board of ``track`` (``None``: the contest's only one) that ranks ``phase`` (``None``: the latest started); 422 naming the choices otherwise.
+
+    A contest whose phases name no data of their own has one board per track, whatever the phase.
+    """
+    contest = served or service.contests.get()
     try:
-        return (served or service.contests.get()).on(track)
+        chosen = contest.of_track(track)
+        return chosen.shown_boards(service.clock())[0] if phase is None else contest.on(track, phase)
     except ContestError as exc:
         raise HTTPException(422, str(exc)) from None
+
+
+def track_of(service: Service, track: str | None, served: Contest | None = None) -> Contest:
+    """The served contest (``served``, else read) as ``track`` scores it now (``None``: its only track; when phases name data, the latest started phase's); 422 naming the contest's tracks otherwise."""
+    return board_of(service, track, None, served)
+
+
+async def kept_board(
+    service: Service,
+    track: str | None,
+    phase: str | None = None,
+    on: Callable[[Service, str | None, str | None, Contest], Contest] = board_of,
+) -> tuple[Contest, Contest, Board]:
+    """The contest served, on the board ``track`` and ``phase`` name (``on`` reads the names), and that board.
+
+    From memory in the event loop while the board's stamp is fresh, else read
+    in a worker thread (:meth:`~podium.service.board_cache.BoardCache.current`).
+    """
+    now = service.clock()
+    found = service.boards.fresh((track, phase), now)
+    if found is not None:
+        return found
+
+    def read() -> tuple[Contest, Contest, Board]:
+        served = service.contests.get()
+        contest = on(service, track, phase, served)
+        return served, contest, service.boards.current(contest, now, (track, phase), served)
+
+    return await run_in_threadpool(read)

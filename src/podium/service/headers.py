@@ -4,7 +4,9 @@ Pages may load scripts, styles and images from the site itself only (Vega
 compiles its chart expressions, hence ``'unsafe-eval'``; it and htmx set
 inline styles), may not be framed, and send no referrer to other sites.
 Nothing but the static files may be cached: pages and API answers hold
-scores, submissions or a session's form token.
+scores, submissions or a session's form token. The public board (the API's,
+and the pages of a visitor not logged in) may be kept but is asked for again
+each time (``no-cache`` with an ``ETag``: :mod:`podium.service.conditional`).
 """
 
 from __future__ import annotations

@@ -4,12 +4,14 @@ The upload is first unpacked in ``DATA/incoming``; files are checked at once
 (:func:`podium.scoring.engine.evaluate` with ``checks_only``); a program archive must
 hold its entry point. Then, in one write transaction that locks the team's
 row, the quota is checked again, the submission is recorded and (if accepted)
-queued, and its folder moved to ``DATA/submissions/ID``. A rejected
+queued, and its folder moved to ``DATA/submissions/ID``, with the file as it was
+uploaded (``upload``, or ``image.tar``) beside what was unpacked. A rejected
 submission is recorded with every problem and uses no quota.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from collections.abc import Callable
@@ -49,9 +51,21 @@ class Refused(Exception):
         self.status = status
 
 
+UPLOADED = "upload"  # the file as the team sent it, in DATA/submissions/ID (an image's is IMAGE_ARCHIVE)
+
+
 def submission_folder(data: Path, submission_id: int) -> Path:
     """Where a submission's files are kept: ``DATA/submissions/ID``."""
     return data / "submissions" / str(submission_id)
+
+
+def keep_upload(received: Path, staging: Path) -> None:
+    """Keep the bytes received beside the unpacked files (a hard link where the file system allows it, else a copy)."""
+    staging.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(received, staging / UPLOADED)
+    except OSError:
+        shutil.copyfile(received, staging / UPLOADED)
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,7 @@ class Upload:
     size: int
     sha256: str
     entry: str | None  # programs: the entry point (default run.sh), or docker: for an image archive
+    about: dict[str, Any] | None = None  # the method's columns given with it (podium.service.methods.Method)
 
 
 MIN_UNPACK_BUDGET = 16 << 20  # a small archive may always unpack to this much
@@ -131,6 +146,8 @@ def take(
     staging = data / "incoming" / uuid.uuid4().hex
     try:
         target, status, reason, problems = _check(contest, phase, upload, staging, allow_images, checks)
+        if not (staging / IMAGE_ARCHIVE).exists():  # an image is kept as it came already
+            keep_upload(upload.path, staging)
         with writing(engine) as connection:
             lock_team(connection, caller.team_id)
             if status == QUEUED:
@@ -150,10 +167,11 @@ def take(
                 "reason": reason,
                 "problems": problems,
                 "selected": False,
+                **(upload.about or {}),
             }
             submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:
-                queue.enqueue(connection, submission_id, state.current_round(connection), now)
+                queue.enqueue(connection, submission_id, state.current_round(connection, contest.id), now)
             else:
                 mail.submission_done(connection, submission_id, status, reason, None, now)
             folder = submission_folder(data, submission_id)

@@ -13,10 +13,26 @@ contest's policy:
 A submission's own ranking among its team's uses the contest's ranking rule
 (``podium.ranking.ranks.rank_teams``), ties going to the earlier submission. Teams
 are then ranked 1224 by the same rule; teams with no scored submission rank
-last. Without a split, public and private are both the whole test set. Each
+last. A banned team, and one waiting for approval, is not on the board
+(:mod:`podium.service.standing`). Without a split, public and private are both the whole test set. Each
 submission counts with its result of the newest round it has. In a contest of
 programs each row also holds how the program ran (``measured``: time, peak
 RAM and their points; :mod:`podium.service.measured`).
+
+When phases name data of their own (a development phase on validation data,
+the final phase on the test set), each set of phases scoring on the same
+data has a board of its own (``contest.board``, from
+:meth:`~podium.contest.Contest.on`): it ranks the submissions made in those
+phases only, each scored on their data. The reveal is the contest's, for
+every board at once: a board revealed early could show units that a later
+phase's private split holds.
+
+Each row also holds the team's ``entries`` (its scored submissions to the
+track) and when it sent the last of them (``last``), as Kaggle's board shows;
+after the reveal, ``public_rank``: the rank the public board gave the team
+(``None`` without a scored submission), so the shake-up can be read beside
+the final rank, and ``method``: the method of the ranked submission, when its
+team chose to show it (:mod:`podium.service.methods`); never before the reveal.
 """
 
 from __future__ import annotations
@@ -33,6 +49,7 @@ from podium.core.result import PRIVATE, PUBLIC
 from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 from podium.service import state
 from podium.service.measured import board_measured
+from podium.service.methods import METHOD_COLUMNS, method_view
 from podium.service.statuses import SCORED
 from podium.service.tables import results, submissions, teams
 from podium.service.views import newest_results
@@ -44,6 +61,8 @@ class Entry:
     selected: bool
     public: dict[str, Any]
     private: dict[str, Any]
+    created: datetime
+    method: dict[str, Any] | None = None  # the method, when the team lets the board show it after the reveal
 
 
 def leaderboard(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
@@ -57,24 +76,37 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     shown: dict[str, int] = {}
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
-    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
-    on_track = submissions.c.track == contest.track_id
-    submitted = set(connection.execute(select(submissions.c.team_id).where(on_track).distinct()).scalars())
-    entries = _scored_entries(connection, contest.track_id)
+    shown_teams = select(teams.c.id, teams.c.name).where(~teams.c.banned, teams.c.approved)
+    names = {row.id: row.name for row in connection.execute(shown_teams)}
+    on_board = _on_board(contest)
+    submitted = set(connection.execute(select(submissions.c.team_id).where(*on_board).distinct()).scalars())
+    entries = _scored_entries(connection, contest)
     board: list[Team] = []
+    public_board: list[Team] = []  # after the reveal: the board as the public split ranked it, for the shake-up
+    activity: dict[str, tuple[int, datetime | None]] = {}  # each team's scored entries, and when it sent the last
+    described: dict[str, dict[str, Any]] = {}  # after the reveal: the method of each ranked submission its team shows
     for team_id, name in names.items():
         mine = entries.get(team_id, [])
-        chosen = _final(spec, mine, contest, decimals, by) if revealed else _best(spec, mine, PUBLIC, decimals, by)
+        activity[name] = (len(mine), mine[-1].created if mine else None)
+        best = _best(spec, mine, PUBLIC, decimals, by)
+        chosen = _final(spec, mine, contest, decimals, by) if revealed else best
+        status = "no scored submission" if team_id in submitted else "none"
         if chosen is None:
-            status = "no scored submission" if team_id in submitted else "none"
             board.append(Team(name, status, {}))
         else:
             board.append(Team(name, SCORED, chosen.private if revealed else chosen.public))
             shown[name] = chosen.submission_id
+            if revealed and chosen.method is not None:
+                described[name] = chosen.method
+        if revealed:
+            public_board.append(Team(name, status, {}) if best is None else Team(name, SCORED, best.public))
     criteria = rank_teams(spec, board, decimals, by)
+    rank_teams(spec, public_board, decimals, by)
+    public_ranks = {t.name: t.rank for t in public_board if t.status == SCORED}
     shown_board: dict[str, Any] = {
         "contest": contest.id,
         **({"track": contest.track, "track_title": contest.track_title} if contest.track else {}),
+        **({"phases": list(contest.board)} if contest.board else {}),
         "title": contest.title,
         "challenge": contest.challenge,
         "revealed": revealed,
@@ -92,6 +124,10 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
                 "rank_sum": t.rank_sum,
                 "ranks": t.ranks,
                 "scores": t.scores,
+                "entries": activity[t.name][0],
+                "last": _time(activity[t.name][1]),
+                **({"public_rank": public_ranks.get(t.name)} if revealed else {}),
+                **({"method": described[t.name]} if t.name in described else {}),
             }
             for t in board
         ],
@@ -103,18 +139,47 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     return shown_board, shown
 
 
-def _scored_entries(connection: Connection, track: str) -> dict[int, list[Entry]]:
-    """Every team's submissions to ``track`` that are scored in their newest round, oldest first."""
+def _on_board(contest: Contest) -> list[Any]:
+    """The conditions of a submission on the board: its track's, and made in one of the board's phases (when phases name data)."""
+    on_track = submissions.c.track == contest.track_id
+    return [on_track, submissions.c.phase.in_(contest.board)] if contest.board else [on_track]
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def scored_entries(connection: Connection, contest: Contest) -> dict[str, list[Entry]]:
+    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first, by team name."""
+    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    return {names[team_id]: found for team_id, found in _scored_entries(connection, contest).items()}
+
+
+def _scored_entries(connection: Connection, contest: Contest) -> dict[int, list[Entry]]:
+    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first."""
     newest = newest_results(
         connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
     )
     entries: dict[int, list[Entry]] = {}
-    query = select(submissions.c.id, submissions.c.team_id, submissions.c.selected).where(submissions.c.track == track)
+    query = select(
+        submissions.c.id,
+        submissions.c.team_id,
+        submissions.c.selected,
+        submissions.c.created,
+        *(submissions.c[name] for name in METHOD_COLUMNS),
+    ).where(*_on_board(contest))
     query = query.order_by(submissions.c.created, submissions.c.id)
     for submission in connection.execute(query):
         result = newest.get(submission.id)
         if result is not None and result.status == SCORED:
-            entry = Entry(submission.id, bool(submission.selected), result.public_scores, result.private_scores)
+            entry = Entry(
+                submission.id,
+                bool(submission.selected),
+                result.public_scores,
+                result.private_scores,
+                submission.created,
+                method_view(submission) if submission.method_shown else None,
+            )
             entries.setdefault(submission.team_id, []).append(entry)
     return entries
 

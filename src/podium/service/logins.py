@@ -44,16 +44,19 @@ async def log_in(
     """A new token (``session``: a web page session's) for the user, or 401, 429 or 503 (:class:`HTTPException`)."""
     attempt = await reserve(service, limiter.LOGIN, client_address(request, service.proxies), name)
 
-    def user() -> Any:
+    def user() -> tuple[Any, str | None]:
         with reading(service.engine) as connection:
-            return accounts.user_row(connection, name)
+            row = accounts.user_row(connection, name)
+            return row, None if row is None else accounts.login_refusal(connection, row)
 
-    row = await run_in_threadpool(user)
+    row, refused = await run_in_threadpool(user)
     matches = await service.hashes.run(
         accounts.verify_password, password, row.password_hash if row is not None else accounts.dummy_hash()
     )
     if row is None or not matches:
         raise HTTPException(401, "wrong user name or password")
+    if refused is not None:  # told only to who knows the password
+        raise HTTPException(403, refused)
     life = accounts.SESSION if session else timedelta(days=days)
 
     def issue() -> str:
@@ -63,8 +66,8 @@ async def log_in(
             label = f"{'session' if session else 'login'} of {name}"
             return accounts.new_token(
                 connection,
-                row.team_id,
-                bool(row.organizer),
+                None,  # a user\'s: their role is read in the contest of each request
+                False,
                 label,
                 now,
                 expires=now + life,
@@ -104,12 +107,13 @@ async def register(
         raise HTTPException(422, str(exc)) from None
     await reserve(service, limiter.REGISTER, client_address(request, service.proxies), user)
     hashed = await service.hashes.run(accounts.hash_password, password)
+    approval = service.contests.get().service.approval
 
     def add() -> tuple[str, str]:
         now = service.clock()
         with writing(service.engine) as connection:
             if invitation is None:
-                name, team_id = str(team), accounts.add_team(connection, str(team), now)
+                name, team_id = str(team), accounts.add_team(connection, str(team), now, approved=not approval)
             elif (joined := invitations.team_of_code(connection, invitation)) is not None:
                 team_id, name = joined
             else:

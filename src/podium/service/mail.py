@@ -36,7 +36,7 @@ from podium.core.errors import UsageError
 from podium.service import state
 from podium.service.database import writing
 from podium.service.statuses import ERROR, FAILED, REJECTED, SCORED, Clock, utc_now
-from podium.service.tables import outbox, settings, submissions, teams, users
+from podium.service.tables import memberships, organizers, outbox, settings, submissions, teams, users
 
 log = logging.getLogger("podium.mail")
 KINDS = {  # what each user may turn off -> its label on the account page
@@ -44,6 +44,7 @@ KINDS = {  # what each user may turn off -> its label on the account page
     "failed": "a submission of my team fails or is rejected",
     "phase": "a phase opens",
     "revealed": "the final results are revealed",
+    "news": "the organizers post an announcement",
 }
 RESET = "reset"  # a password-reset link: always sent (to a confirmed address)
 CONFIRM = "confirm"  # an address's confirmation link
@@ -152,7 +153,8 @@ def confirm(connection: Connection, token: str) -> str | None:
 
 
 def _contest_name(connection: Connection) -> str:
-    return state.get(connection, state.CONTEST_ID) or "the contest"
+    served = state.served_ids(connection)
+    return served[0] if len(served) == 1 else "the contests"
 
 
 def kinds_off(row: Any) -> set[str]:
@@ -221,9 +223,9 @@ def submission_done(
     if kind is None or row is None:
         return 0
     members = connection.execute(
-        select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(
-            users.c.team_id == row.team_id
-        )
+        select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off)
+        .join(memberships)
+        .where(memberships.c.team_id == row.team_id)
     ).all()
     said = {SCORED: "is scored", FAILED: "failed", REJECTED: "was rejected", ERROR: "could not be scored"}[status]
     lines = [f"Submission {submission_id} ({row.filename}) of team {row.name} {said}."]
@@ -235,35 +237,50 @@ def submission_done(
     return _queue(connection, members, kind, f"Submission {submission_id} {said}", "\n".join(lines) + "\n", now)
 
 
-def _everyone(connection: Connection) -> list[Any]:
+def _everyone(connection: Connection, contest: str) -> list[Any]:
+    """The users of ``contest`` who have an address: its teams' members, its organizers, the site's administrators."""
+    members = select(memberships.c.user_id).where(memberships.c.contest == contest)
+    organizing = select(organizers.c.user_id).where(organizers.c.contest == contest)
     return list(
         connection.execute(
             select(users.c.id, users.c.email, users.c.email_confirmed, users.c.mail_off).where(
-                users.c.email.is_not(None)
+                users.c.email.is_not(None), or_(users.c.id.in_(members), users.c.id.in_(organizing), users.c.admin)
             )
         )
     )
 
 
 def announce(connection: Connection, contest: Contest, now: datetime) -> int:
-    """Mail every user once when a phase opens and once when the results are revealed (each marked in ``settings``); how many messages."""
+    """Mail the contest's users once when a phase opens and once when the results are revealed (each marked in ``settings``); how many messages."""
     if not enabled(connection):
         return 0
     sent = 0
     for phase in contest.phases:
         key = "mailed:phase:" + hashlib.sha256(phase.name.encode()).hexdigest()[:32]
-        if phase.start <= now and state.get(connection, key) is None:
-            state.put(connection, key, now.isoformat())
+        if phase.start <= now and state.get(connection, key, contest.id) is None:
+            state.put(connection, key, now.isoformat(), contest.id)
             if now - phase.start < FRESH and now < phase.end:
                 body = f"The phase {phase.name} of {contest.title or contest.id} is open until {phase.end:%Y-%m-%d %H:%M} UTC.\n\nSubmit: <site>/submissions\n"
-                sent += _queue(connection, _everyone(connection), "phase", f"{phase.name} is open", body, now)
-    if state.get(connection, "mailed:revealed") is None and state.is_revealed(connection, contest, now):
-        state.put(connection, "mailed:revealed", now.isoformat())
+                sent += _queue(
+                    connection, _everyone(connection, contest.id), "phase", f"{phase.name} is open", body, now
+                )
+    if state.get(connection, "mailed:revealed", contest.id) is None and state.is_revealed(connection, contest, now):
+        state.put(connection, "mailed:revealed", now.isoformat(), contest.id)
         body = (
             f"The final results of {contest.title or contest.id} are revealed.\n\nThe leaderboard: <site>/leaderboard\n"
         )
-        sent += _queue(connection, _everyone(connection), "revealed", "The final results are revealed", body, now)
+        sent += _queue(
+            connection, _everyone(connection, contest.id), "revealed", "The final results are revealed", body, now
+        )
     return sent
+
+
+def news(connection: Connection, contest: str, text: str, now: datetime) -> int:
+    """Mail an announcement of ``contest`` to its users who keep ``news`` on (call in the transaction that posts it); how many messages."""
+    if not enabled(connection):
+        return 0
+    body = f"{text}\n\nThe contest's page: <site>/\n"
+    return _queue(connection, _everyone(connection, contest), "news", f"News from {contest}", body, now)
 
 
 def _claim(engine: Engine, now: datetime) -> list[Any]:

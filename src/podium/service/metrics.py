@@ -6,10 +6,12 @@ them: the jobs queued and running and the age of the oldest queued one, the
 submissions by status, the scoring time of each submission's newest run
 (a histogram, by challenge and outcome), and each worker's newest heartbeat
 (:mod:`podium.service.heartbeats`). Events that only the web process sees are
-counters of that process (they restart at zero with it, as Prometheus
-expects): uploads refused before they are recorded, by reason, and log-ins
-refused, by reason, both told from the answer's HTTP status by
-:class:`Watch`.
+counters (they restart at zero with ``podium serve``, as Prometheus
+expects): the requests each web process answered, uploads refused before
+they are recorded, by reason, and log-ins refused, by reason, both told
+from the answer's HTTP status by :class:`Watch`. With several web processes
+(``--web-processes``) each one's counters are summed at each scrape
+(prometheus-client's multiprocess mode: ``PROMETHEUS_MULTIPROC_DIR``).
 
 ``/metrics`` answers an organizer's API token only (``Authorization: Bearer``,
 Prometheus' ``authorization.credentials_file``): it names the workers' hosts.
@@ -17,6 +19,7 @@ Prometheus' ``authorization.credentials_file``): it names the workers' hosts.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from datetime import datetime
@@ -25,12 +28,14 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from sqlalchemy import Connection, Engine, Float, case, cast, extract, func, select
 from sqlalchemy.sql import ColumnElement
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from podium.service.heartbeats import ALIVE_S, beats
+from podium.service.server import WEB_INDEX
 from podium.service.statuses import FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED, SCORED, STATUSES, Clock
 from podium.service.tables import jobs, submissions
 from podium.service.urls import route_path
@@ -142,12 +147,15 @@ class Watch:
     by status in ``podium_submissions``).
     """
 
-    def __init__(self, app: ASGIApp, uploads: Counter, logins: Counter) -> None:
+    def __init__(self, app: ASGIApp, uploads: Counter, logins: Counter, requests: Counter) -> None:
         self.app = app
         self.uploads = uploads
         self.logins = logins
+        self.requests = requests.labels(os.environ.get(WEB_INDEX, "0"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.requests.inc()
         path = route_path(scope)
         if scope["type"] != "http" or scope.get("method") != "POST" or path not in UPLOADS + LOGINS:
             await self.app(scope, receive, send)
@@ -170,18 +178,29 @@ class Watch:
         await self.app(scope, receive, watched)
 
 
-def registry(engine: Engine, challenge: Any, clock: Clock) -> tuple[CollectorRegistry, Counter, Counter]:
-    """The app's own registry (not the process-wide one: a process may serve several apps); its two counters."""
+def registry(engine: Engine, challenge: Any, clock: Clock) -> tuple[CollectorRegistry, Counter, Counter, Counter]:
+    """The app's own registry (not the process-wide one: a process may serve several apps); its three counters.
+
+    In multiprocess mode the counters are read back, summed over the web
+    processes, from their files, not from this process's memory.
+    """
     found = CollectorRegistry(auto_describe=True)
     found.register(DatabaseCollector(engine, challenge, clock))
+    shared = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+    if shared:
+        MultiProcessCollector(found)
+    own = None if shared else found
     uploads = Counter(
         "podium_uploads_refused",
         "Uploads refused before they were recorded, by reason (a rejected submission is recorded)",
         ["reason"],
-        registry=found,
+        registry=own,
     )
-    logins = Counter("podium_logins_refused", "Log-ins refused, by reason", ["reason"], registry=found)
-    return found, uploads, logins
+    logins = Counter("podium_logins_refused", "Log-ins refused, by reason", ["reason"], registry=own)
+    requests = Counter(
+        "podium_web_requests", "HTTP requests answered, by web process (0 to N-1)", ["process"], registry=own
+    )
+    return found, uploads, logins, requests
 
 
 def health(engine: Engine, data: Path, clock: Clock) -> tuple[bool, dict[str, Any]]:

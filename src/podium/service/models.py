@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 Number = int | float
 
@@ -30,6 +30,10 @@ class BoardRow(BaseModel):
     ranks: dict[str, int]
     scores: dict[str, Number | None]
     measured: dict[str, Any] = {}  # programs: time, peak RAM and their points, by column title
+    entries: int  # the team's scored submissions to the track
+    last: str | None  # when the team sent the last of them (ISO 8601, UTC)
+    public_rank: int | None = None  # after the reveal: the rank the public board gave the team (the shake-up)
+    method: dict[str, Any] | None = None  # after the reveal: the ranked submission's method, if its team shows it
 
 
 class Board(BaseModel):
@@ -38,6 +42,7 @@ class Board(BaseModel):
     contest: str
     track: str | None = None  # a contest of [[track]] tables: the board's track, and its title
     track_title: str | None = None
+    phases: list[str] | None = None  # phases naming data of their own: the phases the board ranks (absent: every phase)
     title: str
     challenge: str
     revealed: bool
@@ -49,6 +54,16 @@ class Board(BaseModel):
     criteria: list[Criterion]
     teams: list[BoardRow]
     measured: list[str] = []  # programs: the measured columns' titles
+
+
+class MethodFields(BaseModel):
+    """A submission's method as its team describes it: shown to other teams on the board after the reveal if ``shown``."""
+
+    method: str | None = Field(None, max_length=100, description="The method's name")
+    description: str | None = Field(None, max_length=4000, description="Plain text, shown escaped with its line breaks")
+    paper_url: str | None = Field(None, max_length=500, description="An http(s) link to the paper")
+    code_url: str | None = Field(None, max_length=500, description="An http(s) link to the code")
+    shown: bool = Field(False, description="Show it on the board after the reveal")
 
 
 class PhaseTimes(BaseModel):
@@ -80,6 +95,17 @@ class TrackView(ScoredView):
     ranking: dict[str, Any]
 
 
+class BoardView(BaseModel):
+    """A board of phases that name their own data: the phases it ranks and what it scores on (no server folder)."""
+
+    track: str | None = None  # a contest of [[track]] tables: the board's track
+    phases: list[str]
+    challenge: str
+    units: int
+    split: dict[str, Any] | None
+    parameters: dict[str, Any]
+
+
 class ContestView(ScoredView):
     """The contest as anyone may see it (no server folder)."""
 
@@ -95,9 +121,10 @@ class ContestView(ScoredView):
     tracks: list[
         TrackView
     ] = []  # a contest of [[track]] tables: each track (absent without; the top level's keys are the first track's)
+    boards: list[BoardView] = []  # phases naming data of their own: each board (absent when no phase names data)
 
 
-class SubmissionView(BaseModel):
+class SubmissionView(MethodFields):
     """A submission as its team sees it (organizers: any); ``result`` is the public view until the reveal."""
 
     id: int
@@ -207,3 +234,45 @@ class Health(BaseModel):
     running: int = 0
     disk: Disk | None = None
     workers: Workers | None = None
+
+
+class PageView(BaseModel):
+    """A content page: its id, its title and its address on the site."""
+
+    id: str
+    title: str
+    url: str
+
+
+class DataFile(BaseModel):
+    """A public file the data page serves: its name in the contest file, size, SHA-256 and download address."""
+
+    name: str
+    bytes: int
+    sha256: str
+    url: str
+
+
+class DataLink(BaseModel):
+    """A file kept elsewhere: its title, address, and the size and SHA-256 the organizers give."""
+
+    title: str
+    url: str
+    bytes: int | None = None
+    sha256: str | None = None
+
+
+class KitView(DataFile):
+    """A track's starting kit: the zip, and the command that scores its baseline in the kit's folder."""
+
+    track: str
+    title: str
+    command: str
+
+
+class DataView(BaseModel):
+    """The data page: the contest's public files, links to files kept elsewhere, and each track's starting kit."""
+
+    files: list[DataFile]
+    links: list[DataLink]
+    kits: list[KitView]

@@ -26,11 +26,12 @@ import hmac
 import secrets
 from datetime import datetime
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qs, quote
 
 import jinja2
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from podium._version import __version__
@@ -39,10 +40,11 @@ from podium.contest import Contest
 from podium.publish.display import score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
-from podium.service import accounts, logins, state, upload_form
+from podium.service import accounts, announcements, choices, logins, state, upload_form
 from podium.service.board_cache import board_page_values
+from podium.service.conditional import kept_response
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep, TrackQuery, track_of
+from podium.service.deps import PhaseQuery, Service, ServiceDep, TrackQuery, board_of, kept_board
 from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
 from podium.service.per_item import per_item
@@ -51,7 +53,7 @@ from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.titles import title
-from podium.service.uploads import receive_upload
+from podium.service.uploads import method_given, receive_upload
 from podium.service.urls import route_path, same_origin, secure, site_url, template_url
 from podium.service.views import visible_submissions
 
@@ -92,25 +94,35 @@ def session_from(service: Service, request: Request) -> tuple[str | None, accoun
     if not token:
         return None, None
     with reading(service.engine) as connection:
-        return token, accounts.session_caller(connection, token, service.clock())
+        who = accounts.session_caller(connection, token, service.clock())
+    return token, None if who is None or who.refused else who  # banned: the log-in page says so
 
 
 def render_page(service: Service, request: Request, name: str, code: int = 200, **values: Any) -> HTMLResponse:
     """The template ``name`` rendered for the request's caller, with the site's navigation."""
     token, who = session_from(service, request)
-    html = (
+    html = _draw(
+        request, name, service.contests.get(), who, accounts.csrf_token(token) if token and who else "", values
+    )
+    return HTMLResponse(html, status_code=code)
+
+
+def _draw(
+    request: Request, name: str, contest: Contest, who: accounts.Caller | None, csrf: str, values: dict[str, Any]
+) -> str:
+    """The template ``name`` drawn for ``who`` (``None``: an anonymous visitor) on ``contest``'s site."""
+    return (
         _environment()
         .get_template(name)
         .render(
             who=who,
-            csrf=accounts.csrf_token(token) if token and who else "",
-            contest=service.contests.get(),
+            csrf=csrf,
+            contest=contest,
             path=route_path(request.scope),
             root_path=request.scope.get("root_path", ""),
             **values,
         )
     )
-    return HTMLResponse(html, status_code=code)
 
 
 def _utc(value: datetime | None) -> str:
@@ -176,6 +188,7 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
         status = str(closed)
     with reading(service.engine) as connection:
         revealed = state.is_revealed(connection, contest, now)
+        news = announcements.newest(connection, contest.id)
     challenge = get(contest.challenge)
     return render_page(
         service,
@@ -186,39 +199,106 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
         phases=contest.phases,
         status=status,
         revealed=revealed,
+        phase_boards=_phase_boards(service, contest, now),
+        announcements=news,
     )
 
 
+def _phase_boards(service: Service, contest: Contest, now: datetime) -> list[dict[str, Any]]:
+    """When phases name data of their own: each track's boards the contest page shows, the latest started first, each with its rows."""
+    if not contest.phased():
+        return []
+    shown = []
+    for track in contest.track_ids():
+        for board in contest.of_track(track).shown_boards(now):
+            kept = service.boards.current(board, now).board
+            query = {"phase": board.board_id(), **({"track": board.track} if board.track else {})}
+            shown.append({"board": kept, "closed": now >= board.closes(), "query": query})
+    return shown
+
+
 @router.get("/leaderboard", response_class=HTMLResponse)
-def board_page(
-    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None
-) -> HTMLResponse:
-    return render_page(service, request, "leaderboard.html", **_board_values(service, sort, track))
+async def board_page(
+    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None, phase: PhaseQuery = None
+) -> Response:
+    return await _board_response(service, request, "leaderboard.html", sort, track, phase)
 
 
 @router.get("/leaderboard/table", response_class=HTMLResponse)
-def board_table(
-    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None
-) -> HTMLResponse:
-    return render_page(service, request, "leaderboard_table.html", **_board_values(service, sort, track))
+async def board_table(
+    service: ServiceDep, request: Request, sort: str | None = None, track: TrackQuery = None, phase: PhaseQuery = None
+) -> Response:
+    return await _board_response(service, request, "leaderboard_table.html", sort, track, phase)
 
 
-def _shown_track(service: Service, track: str | None, served: Contest | None = None) -> Contest:
-    """The track a page shows: the one asked for, else the contest's first (the pages list the others); ``served``: the contest, if read."""
+async def _board_response(
+    service: Service, request: Request, name: str, sort: str | None, track: str | None, phase: str | None
+) -> Response:
+    """The leaderboard page or its table (``name``) as ``sort`` orders it, of the board ``track`` and ``phase`` name.
+
+    An anonymous visitor's page is the same for all: drawn once per board and
+    order and kept with the board (answered from memory, with an ``ETag``, while
+    the board is fresh: :func:`~podium.service.deps.kept_board`). A session's
+    page names its team, and a page in an order the board does not know
+    repeats it: those are drawn for the request.
+    """
+    served, contest, kept = await kept_board(service, track, phase, _shown_track)
+
+    def values() -> dict[str, Any]:
+        now = service.clock()
+        shown = board_page_values(service.boards, kept, service.confidence_cache, contest, sort)
+        boards = served.of_track(contest.track or None).shown_boards(now) if contest.board else []
+        return {
+            **shown,
+            "tracks": _tracks(served),
+            "track": contest.track,
+            "phase": contest.board_id(),
+            "phase_boards": [(b.board_id(), ", ".join(b.board), now >= b.closes()) for b in boards],
+        }
+
+    if COOKIE in request.cookies or (sort or "") not in kept.sorts():
+        return await run_in_threadpool(lambda: render_page(service, request, name, **values()))
+    key = ("page", name, sort or "", route_path(request.scope), request.scope.get("root_path", ""))
+    body: bytes | None = kept.kept(key)
+    if body is None:
+        body = await run_in_threadpool(
+            kept.derived, key, lambda: _draw(request, name, served, None, "", values()).encode()
+        )
+    return kept_response(request, body, kept.etag(key, body), "text/html; charset=utf-8")
+
+
+@router.get("/leaderboard.csv")
+async def board_csv_file(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    _served, _contest, kept = await kept_board(service, track, phase, _shown_track)
+    return _board_file(kept.csv(), "text/csv; charset=utf-8", kept.board, "csv")
+
+
+@router.get("/leaderboard.json")
+async def board_json_file(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    _served, _contest, kept = await kept_board(service, track, phase, _shown_track)
+    return _board_file(kept.json(), "application/json", kept.board, "json")
+
+
+def _board_file(body: bytes, media_type: str, board: dict[str, Any], suffix: str) -> Response:
+    """The board as a download named for the contest, its track and its split: ``ID[-TRACK]-public.csv``."""
+    name = "-".join(filter(None, (board["contest"], board.get("track"), board["split"])))
+    return Response(
+        body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}.{suffix}"'}
+    )
+
+
+def _shown_track(
+    service: Service, track: str | None, phase: str | None = None, served: Contest | None = None
+) -> Contest:
+    """The board a page shows: of the track asked for, else the contest's first (the pages list the others), and of
+    ``phase`` (else the latest started phase's); ``served``: the contest, if read."""
     contest = served or service.contests.get()
-    return track_of(service, track if track is not None else contest.track_ids()[0], contest)
+    return board_of(service, track if track is not None else contest.track_ids()[0], phase, contest)
 
 
 def _tracks(contest: Contest) -> list[tuple[str, str]]:
     """Each track's id and title, for the pages' choices (none for a contest without [[track]] tables)."""
     return [(t.track, t.track_title) for t in contest.tracks]
-
-
-def _board_values(service: Service, sort: str | None, track: str | None) -> dict[str, Any]:
-    served = service.contests.get()
-    contest = _shown_track(service, track, served)
-    values = board_page_values(service.boards, service.confidence_cache, contest, service.clock(), sort)
-    return {**values, "tracks": _tracks(served), "track": contest.track}
 
 
 def _login_form(
@@ -283,7 +363,11 @@ async def logout(service: ServiceDep, request: Request) -> Response:
 
 @router.get("/submissions", response_class=HTMLResponse)
 def submissions_page(
-    service: ServiceDep, request: Request, sent: int | None = None, track: TrackQuery = None
+    service: ServiceDep,
+    request: Request,
+    sent: int | None = None,
+    done: Annotated[str | None, Query(max_length=200)] = None,
+    track: TrackQuery = None,
 ) -> HTMLResponse:
     _, who = signed_in(service, request)
     contest, now = _shown_track(service, track), service.clock()
@@ -312,13 +396,18 @@ def submissions_page(
         programs=programs,
         tracks=_tracks(service.contests.get()),
         track=contest.track_id,
+        done=done,
+        selecting=choices.selecting(service.contests.get(), now),
     )
 
 
 @router.get("/submissions/rows", response_class=HTMLResponse)
 def submission_rows_part(service: ServiceDep, request: Request) -> HTMLResponse:
     _, who = signed_in(service, request)
-    return render_page(service, request, "submission_rows.html", rows=_views(service, who), final=FINAL)
+    selecting = choices.selecting(service.contests.get(), service.clock())
+    return render_page(
+        service, request, "submission_rows.html", rows=_views(service, who), final=FINAL, selecting=selecting
+    )
 
 
 @router.post("/submissions/upload")
@@ -334,11 +423,20 @@ async def upload(
         return await upload_form.posted(service, request, token, who)
     if request.headers.get("x-csrf-token", "") != accounts.csrf_token(token):
         raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
-    return await receive_upload(service, request, who, filename[:255], entry[:255] if entry else None, track=track)
+    method = method_given(request.query_params)
+    return await receive_upload(
+        service, request, who, filename[:255], entry[:255] if entry else None, track=track, method=method
+    )
 
 
 @router.get("/submissions/{submission_id}", response_class=HTMLResponse)
-def report_page(service: ServiceDep, request: Request, submission_id: int, sort: str | None = None) -> HTMLResponse:
+def report_page(
+    service: ServiceDep,
+    request: Request,
+    submission_id: int,
+    sort: str | None = None,
+    done: Annotated[str | None, Query(max_length=200)] = None,
+) -> HTMLResponse:
     _, who = signed_in(service, request)
     found = _views(service, who, submission_id)
     if not found:
@@ -347,28 +445,18 @@ def report_page(service: ServiceDep, request: Request, submission_id: int, sort:
     report = report_context(view["result"]) if view["result"] else None
     public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
     ran = measured(view["result"], "public" if public_only else None)
-    return render_page(
-        service, request, "report_page.html", view=view, report=report, ran=ran, items=per_item(view["result"], sort)
-    )
-
-
-@router.get("/organizer", response_class=HTMLResponse)
-def organizer_page(service: ServiceDep, request: Request, done: str | None = None) -> HTMLResponse:
-    who = signed_organizer(service, request)
-    contest, now = service.contests.get(), service.clock()
-    with reading(service.engine) as connection:
-        team_rows, rows = accounts.team_counts(connection), visible_submissions(connection, contest, who, now)
-        round_, revealed = state.current_round(connection), state.revealed_at(connection)
+    phase_end = next((p.end for p in service.contests.get().phases if p.name == view["phase"]), None)
+    editable = not who.organizer and phase_end is not None and service.clock() < phase_end
     return render_page(
         service,
         request,
-        "organizer.html",
-        teams=team_rows,
-        rows=rows,
-        round=round_,
-        revealed=revealed,
+        "report_page.html",
+        view=view,
+        report=report,
+        ran=ran,
+        items=per_item(view["result"], sort),
         done=done,
-        final=FINAL,
+        editable=editable,
     )
 
 
@@ -377,12 +465,13 @@ async def organizer_action(service: ServiceDep, request: Request, action: str) -
     _, who = await checked_form(service, request)
     if not who.organizer:
         raise HTTPException(403, "for organizers only")
+    contest = service.contests.get().id
     if action == "reveal":
         with writing(service.engine) as connection:
-            state.put(connection, state.REVEALED, service.clock().isoformat())
+            state.put(connection, state.REVEALED, service.clock().isoformat(), contest)
         done = "the private split is revealed"
     elif action == "rescore":
-        round_, count = rescore(service.engine)
+        round_, count = rescore(service.engine, contest)
         done = f"round {round_}: {count} submissions queued again"
     else:
         raise HTTPException(404, "no such action")

@@ -41,15 +41,17 @@ class Claim:
     attempt: int
 
 
-def enqueue(connection: Connection, submission_id: int, round_: int, now: datetime) -> None:
-    """Queue the scoring of a submission in a round (nothing if that round's job exists already)."""
+def enqueue(connection: Connection, submission_id: int, round_: int, now: datetime, *, notify: bool = False) -> None:
+    """Queue the scoring of a submission in a round (nothing if that round's job exists already).
+
+    ``notify``: its result is mailed to the team even if it is not the first (an organizer's re-run).
+    """
     exists = connection.execute(
         select(jobs.c.id).where(jobs.c.submission_id == submission_id, jobs.c.round == round_)
     ).first()
     if exists is None:
-        connection.execute(
-            insert(jobs).values(submission_id=submission_id, round=round_, state=JOB_QUEUED, attempts=0, created=now)
-        )
+        values = {"submission_id": submission_id, "round": round_, "state": JOB_QUEUED, "attempts": 0}
+        connection.execute(insert(jobs).values(**values, created=now, notify=notify))
     connection.execute(
         update(submissions).where(submissions.c.id == submission_id).values(status=QUEUED, started=None, finished=None)
     )
@@ -110,12 +112,13 @@ def heartbeat(engine: Engine, claim: Claim, now: datetime, lease_s: float = LEAS
 def finish(engine: Engine, claim: Claim, outcome: Outcome, now: datetime) -> bool:
     """Keep the result and end the job, if the lease is still held; ``False`` (nothing written) otherwise."""
     with writing(engine) as connection:
-        if connection.execute(select(jobs.c.id).where(_holds(claim)).with_for_update()).first() is None:
+        held = connection.execute(select(jobs.c.id, jobs.c.notify).where(_holds(claim)).with_for_update()).first()
+        if held is None:
             return False
         kept = connection.execute(
             select(results.c.id).where(results.c.submission_id == claim.submission_id, results.c.round == claim.round)
         ).first()
-        first = _unscored(connection, claim.submission_id)
+        first = _unscored(connection, claim.submission_id) or held.notify
         if kept is None:
             connection.execute(
                 insert(results).values(
@@ -139,7 +142,9 @@ def finish(engine: Engine, claim: Claim, outcome: Outcome, now: datetime) -> boo
             .where(submissions.c.id == claim.submission_id)
             .values(status=outcome.status, reason=outcome.reason, problems=outcome.problems, finished=now)
         )
-        if first:  # a rescore's results are not mailed: every team would get one message per submission
+        if (
+            first
+        ):  # a rescore's results are not mailed (every team would get one message per submission); a re-run's are
             mail.submission_done(
                 connection, claim.submission_id, outcome.status, outcome.reason, outcome.public_scores, now
             )

@@ -21,13 +21,15 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, insert, update
 
 from podium.contest import Contest
 from podium.core.errors import UsageError
 from podium.runner.tree import die_with_parent
 from podium.service import state
 from podium.service.database import writing
+from podium.service.statuses import utc_now
+from podium.service.tables import contests, memberships, teams, tokens
 
 if TYPE_CHECKING:
     from podium.service.scoring import Runtime
@@ -39,6 +41,7 @@ RESTART_PAUSE_S = 2.0
 # request on: that request failed. Longer than the proxies' idle times, so the client closes first.
 KEEP_ALIVE_S = 75
 SERVE_PID = "PODIUM_SERVE_PID"  # set for the workers podium serve starts
+WEB_INDEX = "PODIUM_WEB_INDEX"  # which of the N processes of a kind this one is (0..N-1), kept when started again
 
 
 def clean_leftovers(data: Path) -> int:
@@ -56,16 +59,30 @@ def clean_leftovers(data: Path) -> int:
     return cleaned
 
 
-def register_contest(engine: Engine, contest: Contest) -> None:
-    """Tie the database to ``contest`` (refused if it holds another contest's submissions)."""
+def register_contest(engine: Engine, contest: Contest, *, alone: bool = True) -> None:
+    """Serve ``contest`` from the database: added, or its file's path updated; ``alone``: refused if the database serves another.
+
+    The first contest a database serves adopts the teams and tokens made before it (their contest ``''``).
+    """
     with writing(engine) as connection:
-        known = state.get(connection, state.CONTEST_ID)
-        if known is not None and known != contest.id:
+        served = state.served_ids(connection)
+        others = [known for known in served if known != contest.id]
+        if alone and others:
             raise UsageError(
-                f"this database holds the contest {known!r}, not {contest.id!r}; give another --data or --database"
+                f"this database holds the contest {others[0]!r}, not {contest.id!r}; give another --data or --database"
             )
-        state.put(connection, state.CONTEST_ID, contest.id)
-        state.put(connection, state.CONTEST_PATH, str(contest.path.resolve()))
+        path = str(contest.path.resolve())
+        found = connection.execute(
+            update(contests).where(contests.c.id == contest.id).values(path=path, withdrawn=False)
+        )
+        if found.rowcount == 0:
+            connection.execute(insert(contests).values(id=contest.id, path=path, added=utc_now(), withdrawn=False))
+        if not served:
+            connection.execute(update(teams).where(teams.c.contest == "").values(contest=contest.id))
+            connection.execute(update(memberships).where(memberships.c.contest == "").values(contest=contest.id))
+            connection.execute(
+                update(tokens).where(tokens.c.contest.is_(None), ~tokens.c.organizer).values(contest=contest.id)
+            )
 
 
 def die_with_serve() -> bool:
@@ -102,28 +119,47 @@ def worker_argv(data: Path, runtime: Runtime, log_format: str = "text") -> list[
 
 
 class Workers:
-    """N ``podium worker`` processes, each started again if it ends while the service runs."""
+    """N ``podium worker`` processes (or web processes: ``what``), each started again if it ends while the service runs.
 
-    def __init__(self, command: list[str], count: int, database: str) -> None:
+    Each knows its index (0 to N-1) by ``PODIUM_WEB_INDEX``; ``pass_fds``: what they inherit (the web processes' socket).
+    """
+
+    def __init__(
+        self,
+        command: list[str],
+        count: int,
+        database: str,
+        what: str = "a worker",
+        environment: dict[str, str] | None = None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> None:
         self.command = command
-        self.environment = {**os.environ, "PODIUM_DATABASE": database, SERVE_PID: str(os.getpid())}
+        self.what = what
+        self.pass_fds = pass_fds
+        self.environment = {
+            **os.environ,
+            **(environment or {}),
+            "PODIUM_DATABASE": database,
+            SERVE_PID: str(os.getpid()),
+        }
         self.stopping = threading.Event()
         self.processes: list[subprocess.Popen[bytes]] = []
-        self.threads = [threading.Thread(target=self._keep_one, daemon=True) for _ in range(count)]
+        self.threads = [threading.Thread(target=self._keep_one, args=(i,), daemon=True) for i in range(count)]
 
     def start(self) -> None:
         for thread in self.threads:
             thread.start()
 
-    def _keep_one(self) -> None:
+    def _keep_one(self, index: int) -> None:
+        environment = {**self.environment, WEB_INDEX: str(index)}
         while not self.stopping.is_set():
             process = subprocess.Popen(
-                self.command, env=self.environment
+                self.command, env=environment, pass_fds=self.pass_fds
             )  # this thread is its parent (see die_with_serve)
             self.processes.append(process)
             process.wait()
             if not self.stopping.is_set():
-                log.warning("podium: a worker ended (exit code %s); starting another", process.returncode)
+                log.warning("podium: %s ended (exit code %s); starting another", self.what, process.returncode)
                 self.stopping.wait(RESTART_PAUSE_S)
 
     def stop(self) -> None:

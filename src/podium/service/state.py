@@ -1,45 +1,52 @@
-"""The service's settings row by row: the contest file it serves, the scoring round, the reveal."""
+"""The service's settings row by row (a contest's: the scoring round, the reveal) and the contests it serves."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, true, update
 
 from podium.contest import Contest
 from podium.contest import load as load_contest
 from podium.core.errors import UsageError
 from podium.service.database import reading
-from podium.service.tables import settings
+from podium.service.tables import contests, settings
 
-CONTEST_PATH = "contest_path"
-CONTEST_ID = "contest_id"
+SITE = (
+    ""  # the settings of the whole site (the workers' heartbeats, the mailer's sender); a contest's are keyed by its id
+)
 ROUND = "round"  # 1, then one more for each rescore
 REVEALED = "revealed"  # ISO time at which the organizer revealed the private split
 
 
-def get(connection: Connection, key: str) -> str | None:
-    return connection.execute(select(settings.c.value).where(settings.c.key == key)).scalar()
+def get(connection: Connection, key: str, contest: str = SITE) -> str | None:
+    """The setting ``key`` of ``contest`` (:data:`SITE`: the site's)."""
+    return connection.execute(
+        select(settings.c.value).where(settings.c.contest == contest, settings.c.key == key)
+    ).scalar()
 
 
-def put(connection: Connection, key: str, value: str) -> None:
-    if connection.execute(update(settings).where(settings.c.key == key).values(value=value)).rowcount == 0:
-        connection.execute(insert(settings).values(key=key, value=value))
+def put(connection: Connection, key: str, value: str, contest: str = SITE) -> None:
+    """Set ``key`` of ``contest`` (:data:`SITE`: the site's) to ``value``."""
+    where = (settings.c.contest == contest, settings.c.key == key)
+    if connection.execute(update(settings).where(*where).values(value=value)).rowcount == 0:
+        connection.execute(insert(settings).values(contest=contest, key=key, value=value))
 
 
-def current_round(connection: Connection) -> int:
-    return int(get(connection, ROUND) or 1)
+def current_round(connection: Connection, contest: str) -> int:
+    """The contest's scoring round: 1, then one more for each rescore."""
+    return int(get(connection, ROUND, contest) or 1)
 
 
-def revealed_at(connection: Connection) -> datetime | None:
-    value = get(connection, REVEALED)
+def revealed_at(connection: Connection, contest: str) -> datetime | None:
+    value = get(connection, REVEALED, contest)
     return None if value is None else datetime.fromisoformat(value)
 
 
 def is_revealed(connection: Connection, contest: Contest, now: datetime) -> bool:
     """Whether the private split is shown: an organizer revealed it, or the last phase has ended."""
-    return revealed(revealed_at(connection) is not None, contest, now)
+    return revealed(revealed_at(connection, contest.id) is not None, contest, now)
 
 
 def revealed(by_organizer: bool, contest: Contest, now: datetime) -> bool:
@@ -47,23 +54,56 @@ def revealed(by_organizer: bool, contest: Contest, now: datetime) -> bool:
     return by_organizer or (bool(contest.phases) and now >= contest.phases[-1].end)
 
 
+def served_ids(connection: Connection) -> list[str]:
+    """The ids of the contests served (not withdrawn), in order."""
+    return list(
+        connection.execute(select(contests.c.id).where(~contests.c.withdrawn).order_by(contests.c.id)).scalars()
+    )
+
+
+def only_contest(connection: Connection, contest: str | None = None) -> str:
+    """``contest`` if the database serves it, else (``None``) the one contest it serves; :class:`UsageError` otherwise."""
+    served = served_ids(connection)
+    if contest is not None:
+        if contest not in served:
+            raise UsageError(f"the database serves no contest {contest!r} (it serves: {', '.join(served) or 'none'})")
+        return contest
+    if len(served) != 1:
+        raise UsageError(
+            "the database serves no contest yet: start podium serve --contest FILE first"
+            if not served
+            else f"the database serves {len(served)} contests ({', '.join(served)}): name one with --contest ID"
+        )
+    return served[0]
+
+
 class ContestCache:
-    """The served contest, read again from its file when the scoring round changes (``podium rescore``)."""
+    """The served contests, each read again from its file when its scoring round changes (``podium rescore``)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._loaded: tuple[int, Contest] | None = None
+        self._loaded: dict[str, tuple[int, str, Contest]] = {}
 
-    def get(self) -> Contest:
+    def get(self, contest: str | None = None) -> Contest:
+        """The contest ``contest`` (``None``: the only one served); :class:`UsageError` when the database does not serve it."""
         with reading(self.engine) as connection:  # one statement: every request reads it
-            found = dict(
-                connection.execute(
-                    select(settings.c.key, settings.c.value).where(settings.c.key.in_((ROUND, CONTEST_PATH)))
-                ).all()
-            )
-        round_, path = int(found.get(ROUND) or 1), found.get(CONTEST_PATH)
-        if path is None:
-            raise UsageError("the database serves no contest yet: start podium serve --contest FILE first")
-        if self._loaded is None or self._loaded[0] != round_:
-            self._loaded = (round_, load_contest(Path(path)))
-        return self._loaded[1]
+            rows = connection.execute(
+                select(contests.c.id, contests.c.path, settings.c.value)
+                .select_from(
+                    contests.outerjoin(settings, (settings.c.contest == contests.c.id) & (settings.c.key == ROUND))
+                )
+                .where(~contests.c.withdrawn)
+                .where(true() if contest is None else contests.c.id == contest)
+                .limit(2)
+            ).all()
+        if len(rows) != 1:
+            with reading(self.engine) as connection:
+                only_contest(connection, contest)  # the reason, in words
+            raise UsageError(f"the database no longer serves {contest or 'a single contest'}")
+        id_, path, round_text = rows[0]
+        round_ = int(round_text or 1)
+        known = self._loaded.get(id_)
+        if known is None or known[:2] != (round_, path):
+            known = (round_, path, load_contest(Path(path)))
+            self._loaded[id_] = known
+        return known[2]

@@ -24,6 +24,8 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
+    true,
 )
 from sqlalchemy.types import TypeDecorator
 
@@ -53,9 +55,19 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 metadata = MetaData()
 
-settings = Table(  # one row per key: the contest file served, when the private split was revealed, the scoring round
+contests = Table(  # the contests the server serves: one row per contest file (podium.service.contests)
+    "contests",
+    metadata,
+    Column("id", String(64), primary_key=True),  # the contest file's id
+    Column("path", Text, nullable=False),  # the contest file, resolved
+    Column("added", UTCDateTime, nullable=False),
+    Column("withdrawn", Boolean, nullable=False, default=False),  # no longer served (its rows are kept)
+)
+
+settings = Table(  # one row per contest and key: the scoring round, when the private split was revealed; contest '': the site's
     "settings",
     metadata,
+    Column("contest", String(64), primary_key=True, default=""),
     Column("key", String(64), primary_key=True),
     Column("value", Text, nullable=False),
 )
@@ -73,12 +85,21 @@ teams = Table(
     "teams",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("name", String(64), nullable=False, unique=True),
+    Column("name", String(64), nullable=False),  # unique within its contest, whatever the case
     Column("created", UTCDateTime, nullable=False),
+    Column("contest", String(64), nullable=False),  # the contest's id ('': made before the database served any)
     Column(
         "invitation", String(32), nullable=True
     ),  # the code that lets a new member join (podium.service.invitations)
+    # the columns of 0008 have the database's defaults (server_default): an insert that names only older columns still works
+    Column(
+        "banned", Boolean, nullable=False, server_default=false()
+    ),  # refused at log-in, upload and API; off the board
+    Column(
+        "approved", Boolean, nullable=False, server_default=true()
+    ),  # False: registered where [service] approval is on, waiting for an organizer
     Index("ix_teams_invitation", "invitation", unique=True),
+    Index("ix_teams_contest_name", "contest", "name", unique=True),
 )
 
 users = Table(
@@ -86,8 +107,7 @@ users = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("name", String(64), nullable=False, unique=True),
-    Column("team_id", Integer, ForeignKey("teams.id"), nullable=True),  # None: an organizer
-    Column("organizer", Boolean, nullable=False, default=False),
+    Column("admin", Boolean, nullable=False, default=False),  # the site's administrator: an organizer of every contest
     Column("password_hash", String(256), nullable=False),
     Column("created", UTCDateTime, nullable=False),
     Column("email", String(254), nullable=True),  # where notifications go (None: no mail)
@@ -100,6 +120,27 @@ users = Table(
     Column(
         "mail_off", String(256), nullable=False, default=""
     ),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
+    Column("banned", Boolean, nullable=False, server_default=false()),  # refused at log-in and on every request (0008)
+)
+
+memberships = Table(  # a user's team in a contest: at most one per contest
+    "memberships",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("team_id", Integer, ForeignKey("teams.id"), nullable=False),
+    Column(
+        "contest", String(64), nullable=False
+    ),  # the team's, repeated so that the database enforces one team per contest
+    UniqueConstraint("user_id", "contest", name="uq_memberships_user_contest"),
+    Index("ix_memberships_team_id", "team_id"),
+)
+
+organizers = Table(  # who organizes which contest (a site administrator, users.admin, organizes every one)
+    "organizers",
+    metadata,
+    Column("user_id", Integer, ForeignKey("users.id"), primary_key=True),
+    Column("contest", String(64), primary_key=True),
 )
 
 tokens = Table(
@@ -116,6 +157,9 @@ tokens = Table(
         "user_id", Integer, ForeignKey("users.id"), nullable=True
     ),  # the user whose log-in made it (None: made by a command)
     Column("session", Boolean, nullable=False, default=False),  # a web page session: a cookie, never an API token
+    Column(
+        "contest", String(64), nullable=True
+    ),  # the contest it serves: its team's, or an organizer's (None: the whole site, an administrator's)
 )
 
 attempts = Table(  # log-ins and registrations lately tried, per client address (podium.service.limiter); older rows are deleted
@@ -152,7 +196,16 @@ submissions = Table(
     Column("started", UTCDateTime, nullable=True),
     Column("finished", UTCDateTime, nullable=True),
     Column("selected", Boolean, nullable=False, default=False),
+    Column("method", String(100), nullable=True),  # the team's name for its method (migration 0007)
+    Column("description", Text, nullable=True),  # plain text, at most podium.service.methods.MAX_DESCRIPTION characters
+    Column("paper_url", String(500), nullable=True),  # http(s) only
+    Column("code_url", String(500), nullable=True),
+    Column(
+        "method_shown", Boolean, nullable=False, server_default=false()
+    ),  # the team lets the board show it after the reveal
     Index("ix_submissions_team_created", "team_id", "created"),
+    Index("ix_submissions_track_created", "track", "created"),  # the dashboard: per day, active teams (0008)
+    Index("ix_submissions_track_finished", "track", "finished"),  # the dashboard: the last hour's waits and runs (0008)
     Index("ix_submissions_track_team_created", "track", "team_id", "created"),
 )
 
@@ -169,6 +222,9 @@ jobs = Table(
     Column("worker", String(128), nullable=True),
     Column("error", Text, nullable=True),  # podium's own failure in the last attempt
     Column("created", UTCDateTime, nullable=False),
+    Column(
+        "notify", Boolean, nullable=False, server_default=false()
+    ),  # an organizer's re-run: its result is mailed to the team as a first one is (a rescore's are not; 0008)
     UniqueConstraint("submission_id", "round", name="uq_jobs_submission_round"),
     Index("ix_jobs_state_id", "state", "id"),
 )
@@ -215,4 +271,17 @@ outbox = Table(  # e-mail waiting to be sent, or sent (podium.service.mail): wri
     Column("sent", UTCDateTime, nullable=True),
     Column("error", Text, nullable=True),  # the last failure to send
     Index("ix_outbox_sent_next_try", "sent", "next_try"),
+)
+
+announcements = (
+    Table(  # what organizers post on the contest page, newest first (Markdown, rendered with HTML off; 0008)
+        "announcements",
+        metadata,
+        Column("id", Integer, primary_key=True),
+        Column("contest", String(64), nullable=False),  # the contest's id: each contest its own announcements
+        Column("text", Text, nullable=False),
+        Column("author", String(64), nullable=True),  # the organizer's user name (None: a command)
+        Column("created", UTCDateTime, nullable=False),
+        Index("ix_announcements_contest_created", "contest", "created"),
+    )
 )

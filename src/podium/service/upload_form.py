@@ -22,7 +22,7 @@ from starlette.types import Message
 
 from podium.service import accounts
 from podium.service.deps import Service
-from podium.service.uploads import receive_upload
+from podium.service.uploads import method_given, receive_upload
 from podium.service.urls import site_url
 
 FORM_OVERHEAD = 64 << 10  # the form's other fields and multipart boundaries
@@ -51,7 +51,7 @@ async def posted(service: Service, request: Request, token: str, who: accounts.C
             raise too_large
         return message
 
-    async with Request(request.scope, counted).form(max_files=1, max_fields=5, max_part_size=4096) as form:
+    async with Request(request.scope, counted).form(max_files=1, max_fields=10, max_part_size=16384) as form:
         if form.get("csrf") != accounts.csrf_token(token):
             raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
         sent = form.get("file")
@@ -64,7 +64,9 @@ async def posted(service: Service, request: Request, token: str, who: accounts.C
             while chunk := await sent.read(CHUNK):
                 yield chunk
 
-        answer = await receive_upload(service, request, who, sent.filename[:255], entry, chunks(), track)
+        answer = await receive_upload(
+            service, request, who, sent.filename[:255], entry, chunks(), track, method_given(form)
+        )
     taken = json.loads(bytes(answer.body))
     back = f"/submissions?sent={taken['id']}" + (f"&track={quote(taken['track'])}" if track else "")
     return RedirectResponse(site_url(request, back), status_code=303)

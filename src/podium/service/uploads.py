@@ -11,8 +11,9 @@ from __future__ import annotations
 import errno
 import hashlib
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from fastapi import HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
@@ -22,8 +23,20 @@ from podium.contest import Contest
 from podium.service import accounts
 from podium.service.deps import Service, team_of, track_of
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
+from podium.service.methods import Method, checked
 from podium.service.proxies import client_address
 from podium.service.statuses import QUEUED
+
+METHOD_FIELDS = ("method", "description", "paper_url", "code_url")
+
+
+def method_given(fields: Mapping[str, Any]) -> Method:
+    """The method given with an upload (the API's query, the page's form): :func:`podium.service.methods.checked`, 422 if wrong."""
+    try:
+        method, description, paper, code = (str(fields.get(name) or "") for name in METHOD_FIELDS)
+        return checked(method, description, paper, code, str(fields.get("shown") or "").lower() in ("true", "on", "1"))
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
 
 
 async def receive_upload(
@@ -34,6 +47,7 @@ async def receive_upload(
     entry: str | None,
     chunks: AsyncIterator[bytes] | None = None,
     track: str | None = None,
+    method: Method | None = None,
 ) -> JSONResponse:
     """Take the request body (or ``chunks``: a form's file) as a submission to ``track`` (``None``: the contest's only one):
     the phase and quota first, then streamed to disk under the contest's cap.
@@ -56,7 +70,7 @@ async def receive_upload(
     with service.slots.held(team, client_address(request, service.proxies)):
         try:
             return await _spooled(
-                service, contest, request.stream() if chunks is None else chunks, who, filename, entry, cap
+                service, contest, request.stream() if chunks is None else chunks, who, filename, entry, cap, method
             )
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
@@ -74,6 +88,7 @@ async def _spooled(
     filename: str,
     entry: str | None,
     cap: int,
+    method: Method | None,
 ) -> JSONResponse:
     (service.data / "incoming").mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=service.data / "incoming", prefix="upload-") as spool:
@@ -89,7 +104,8 @@ async def _spooled(
         spool.flush()
         if size == 0:
             raise HTTPException(422, "the upload is empty")
-        received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry)
+        about = None if method is None else method.columns()
+        received = Upload(Path(spool.name), filename, size, digest.hexdigest(), entry, about)
         try:
             taken = await run_in_threadpool(
                 take,

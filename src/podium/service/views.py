@@ -12,6 +12,7 @@ from podium.challenges import get
 from podium.contest import Contest
 from podium.service.accounts import Caller
 from podium.service.intake import Refused, open_phase
+from podium.service.methods import method_view
 from podium.service.state import is_revealed
 from podium.service.tables import MAX_ID, results, submissions, teams
 
@@ -65,6 +66,7 @@ def submission_view(row: Any, result: Any | None, full: bool) -> dict[str, Any]:
         "started": _time(row.started),
         "finished": _time(row.finished),
         "selected": bool(row.selected),
+        **method_view(row),
         "round": None if result is None else result.round,
         "stderr_tail": run.get("stderr_tail"),
         "result": document,
@@ -86,7 +88,7 @@ def visible_submissions(
 def contest_view(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
     """The contest as anyone may see it: its summary without the server's folders, whether it is revealed, the open phase."""
     summary = contest.summary()
-    for scored in (summary, *summary.get("tracks", ())):
+    for scored in (summary, *summary.get("tracks", ()), *summary.get("boards", ())):
         for private_path in ("truth", "images"):  # the server's folders are nobody's business
             scored.pop(private_path, None)
         data = {

@@ -25,7 +25,7 @@ from podium.service.database import reading
 from podium.service.intake import submission_folder
 from podium.service.scoring import Runtime, score
 from podium.service.statuses import Clock, utc_now
-from podium.service.tables import submissions
+from podium.service.tables import submissions, teams
 
 log = logging.getLogger("podium.worker")
 POLL_S = 0.5
@@ -83,9 +83,13 @@ class Worker:
         failure: str | None = None
         try:
             with reading(self.engine) as connection:
-                row = connection.execute(select(submissions).where(submissions.c.id == claim.submission_id)).one()
+                row = connection.execute(
+                    select(submissions, teams.c.contest).join(teams).where(submissions.c.id == claim.submission_id)
+                ).one()
             target = submission_folder(self.data, row.id) / row.target
-            contest = self.contest.get().on(row.track)  # scored by its track's challenge, truth, parameters and split
+            # scored by its team's contest, as its track's (and its phase's) challenge, truth, parameters and split score it
+            served = self.contest.get(row.contest)
+            contest = served.on(row.track, row.phase if served.phased() else None)
             with docker.labelled(contest=contest.id, submission=str(row.id)):
                 outcome = score(contest, row.kind, target, row.entry, self.runtime)
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's

@@ -28,6 +28,14 @@ leaderboard (the ``submission_rule`` keeps each team's latest, best or
 selected ones there; earlier phases are not moved) and scores the private units
 there, so no private number exists before the end. Quotas and the final-submission policy
 map to ``max_submissions_per_day``, ``max_submissions`` and ``submission_rule``.
+
+When phases name data of their own (:meth:`podium.contest.Contest.on`), each
+board has its reference folder (``reference_data_1/``, ``reference_data_2/``, ...,
+in the order of their first phases) and its task, and each Codabench phase
+scores on its board's task: a development phase on the validation data, the
+final phase on the test set. The final ranking's phase scores the private
+split of the last phase's board; an earlier board's private split, if it has
+one, is not scored on Codabench.
 """
 
 from __future__ import annotations
@@ -89,7 +97,7 @@ def write_bundle(contest: Contest, image: str, target: Path) -> list[str]:
     conflicts = codabench_conflicts(contest)
     if conflicts:
         raise UsageError(f"contest {contest.id}: " + "; ".join(conflicts))
-    reference = reference_of(contest)
+    references = [(reference_of(board), folder) for board, folder in _boards(contest)]
     shown_columns = columns(contest)
     keys = [c.key for c in shown_columns]
     generated: dict[str, bytes] = {
@@ -104,36 +112,66 @@ def write_bundle(contest: Contest, image: str, target: Path) -> list[str]:
         "scoring_image/Dockerfile": DOCKERFILE.encode(),
         "scoring_image/README.md": _image_readme(image).encode(),
     }
-    if contest.split is not None:
+    if _final_board(contest).split is not None:
         generated["scoring_program_private/metadata.yaml"] = _yaml(_program(PRIVATE, keys))
     target.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(target, "w") as archive:
         for name, data in sorted(generated.items()):
             add_member(archive, name, data)
-        reference.add_to_zip(archive, "reference_data/")
+        for reference, folder in references:
+            reference.add_to_zip(archive, folder)
         return archive.namelist()
+
+
+def _boards(contest: Contest) -> list[tuple[Contest, str]]:
+    """Each board of the track with its reference folder in the bundle: one, ``reference_data/``, unless phases name data."""
+    if not contest.by_phase:
+        return [(contest, "reference_data/")]
+    return [(board, f"reference_data_{number}/") for number, board in enumerate(contest.by_phase, start=1)]
+
+
+def _final_board(contest: Contest) -> Contest:
+    """The board of the track's last phase, whose private split gives the final ranking."""
+    if not contest.by_phase:
+        return contest
+    last = [p.name for p in contest.phases if any(p.name in b.board for b in contest.by_phase)][-1]
+    return next(b for b in contest.by_phase if last in b.board)
 
 
 def competition(contest: Contest, image: str, shown_columns: list[Column]) -> dict[str, Any]:
     """The content of ``competition.yaml``."""
     challenge = get(contest.challenge)
-    split = contest.split is not None
-    tasks = [_task(0, contest, "the public split" if split else "the test set", "scoring_program/")]
+    final = _final_board(contest)
+    split = final.split is not None
+    tasks: list[dict[str, Any]] = []
+    task_of: dict[tuple[str, ...], int] = {}
+    references = _boards(contest)
+    for board, folder in references:
+        part = "the public split" if board.split is not None else "the test set"
+        task_of[board.board] = len(tasks)
+        tasks.append(_task(len(tasks), board, part, "scoring_program/", folder))
     if split:
-        tasks.append(_task(1, contest, "the private split", "scoring_program_private/"))
-    phases = [
-        {
-            "index": i,
-            "name": phase.name,
-            "description": f"Scored on {'the public split' if split else 'the test set'} by podium {__version__}.",
-            "start": utc_text(phase.start),
-            "end": utc_text(phase.end),
-            "tasks": [0],
-            "execution_time_limit": time_limit(contest),
-            **_quota(contest),
-        }
-        for i, phase in enumerate(contest.phases)
-    ]
+        folder = next(folder for board, folder in references if board is final)
+        tasks.append(_task(len(tasks), final, "the private split", "scoring_program_private/", folder))
+    boards = {name: board for board in contest.boards() for name in board.board}
+    phases: list[dict[str, Any]] = []
+    for phase in contest.phases:
+        scored = boards.get(phase.name) if contest.by_phase else contest
+        if scored is None:
+            continue  # a phase that does not open this track
+        phases.append(
+            {
+                "index": len(phases),
+                "name": phase.name,
+                "description": f"Scored on {'the public split' if scored.split is not None else 'the test set'}"
+                f"{' of this phase' if contest.by_phase else ''} by podium {__version__}.",
+                "start": utc_text(phase.start),
+                "end": utc_text(phase.end),
+                "tasks": [task_of[scored.board]],
+                "execution_time_limit": time_limit(scored),
+                **_quota(contest),
+            }
+        )
     if split:
         phases.append(
             {
@@ -141,8 +179,8 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
                 "name": FINAL_PHASE,
                 "description": "When the last phase closes, every submission on its leaderboard moves here and is scored on the private split.",
                 "start": utc_text(contest.phases[-1].end.replace(microsecond=0) + FINAL_GAP),
-                "tasks": [1],
-                "execution_time_limit": time_limit(contest),
+                "tasks": [len(tasks) - 1],
+                "execution_time_limit": time_limit(final),
                 "auto_migrate_to_this_phase": True,
             }
         )
@@ -178,13 +216,14 @@ def competition(contest: Contest, image: str, shown_columns: list[Column]) -> di
     }
 
 
-def _task(index: int, contest: Contest, part: str, program: str) -> dict[str, Any]:
+def _task(index: int, board: Contest, part: str, program: str, reference: str) -> dict[str, Any]:
+    phases = f", phase {', '.join(board.board)}" if board.board else ""
     return {
         "index": index,
-        "name": f"{contest.id}: {part}",
-        "description": f"{contest.challenge} scored on {part} by podium {__version__}",
+        "name": f"{board.id}{phases}: {part}",
+        "description": f"{board.challenge} scored on {part}{phases} by podium {__version__}",
         "scoring_program": program,
-        "reference_data": "reference_data/",
+        "reference_data": reference,
     }
 
 

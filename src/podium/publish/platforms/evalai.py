@@ -16,7 +16,10 @@ and ``private_split`` (a contest without a split: ``test_split``); the private
 one is visible to the host only until the host changes that, and it is not in
 ``submission_result``. The annotation file is a reference folder as a .tar.gz
 (``podium bundle evalai``), or a plain truth file with ``challenge=`` given.
-Every phase scores alike; ``phase_codename`` is only logged.
+Every phase scores on its ``test_annotation_file``; ``phase_codename`` is only
+logged. When phases name data of their own, each board has its annotation file
+(``annotations/<contest id>-1.tar.gz``, ...), each EvalAI phase names its
+board's, and its phase splits are its board's splits.
 """
 
 from __future__ import annotations
@@ -95,7 +98,14 @@ def _reference(annotation: Path, folder: Path) -> tuple[Path, str | None]:
         raise UsageError(f"the test annotation file {annotation}: {exc}") from None
 
 
-def config(contest: Contest, annotation: str) -> dict[str, Any]:
+def annotation_files(contest: Contest) -> list[tuple[Contest, str]]:
+    """Each board of the track with its annotation file in the kit: one unless phases name data of their own."""
+    if not contest.by_phase:
+        return [(contest, f"annotations/{contest.id}.tar.gz")]
+    return [(board, f"annotations/{contest.id}-{n}.tar.gz") for n, board in enumerate(contest.by_phase, start=1)]
+
+
+def config(contest: Contest, annotated: list[tuple[Contest, str]]) -> dict[str, Any]:
     """The leaderboard part of ``challenge_config.yaml`` for ``contest``: merge it into the challenge's file.
 
     ``leaderboard`` (labels: the columns, the first ranks), ``dataset_splits``,
@@ -108,10 +118,19 @@ def config(contest: Contest, annotation: str) -> dict[str, Any]:
     """
     shown_columns = columns(contest)
     first = shown_columns[0]
-    splits = [PUBLIC, PRIVATE] if contest.split is not None else [None]
+
+    def splits_of(board: Contest) -> list[str | None]:
+        return [PUBLIC, PRIVATE] if board.split is not None else [None]
+
+    splits = sorted({s for board, _ in annotated for s in splits_of(board)}, key=[PUBLIC, PRIVATE, None].index)
+    board_of = {name: (board, annotation) for board, annotation in annotated for name in board.board}
     phase_policy, split_policy, _ = final_policy(contest)
-    phases = []
+    phases, phase_splits = [], []
     for number, phase in enumerate(contest.phases, start=1):
+        board, annotation = board_of.get(phase.name, (None, "")) if contest.by_phase else annotated[0]
+        if board is None:
+            continue  # a phase that does not open this track
+        phase_splits += [(number, splits.index(split) + 1, split) for split in splits_of(board)]
         phases.append(
             {
                 "id": number,
@@ -148,7 +167,7 @@ def config(contest: Contest, annotation: str) -> dict[str, Any]:
         "challenge_phases": phases,
         "challenge_phase_splits": [
             {
-                "challenge_phase_id": phase["id"],
+                "challenge_phase_id": number,
                 "leaderboard_id": 1,
                 "dataset_split_id": i,
                 "visibility": 1 if split == PRIVATE else 3,
@@ -156,8 +175,7 @@ def config(contest: Contest, annotation: str) -> dict[str, Any]:
                 "is_leaderboard_order_descending": first.higher_is_better,
                 **split_policy,
             }
-            for phase in phases
-            for i, split in enumerate(splits, start=1)
+            for number, i, split in phase_splits
         ],
     }
 
@@ -228,14 +246,14 @@ def write_kit(contest: Contest, folder: Path) -> tuple[list[str], list[str]]:
 
     ``challenge_config.podium.yaml`` (merge it into challenge_config.yaml),
     ``templates/phase_*.html`` (each phase's description),
-    ``annotations/<contest id>.tar.gz`` (every phase's test annotation file: the
+    ``annotations/<contest id>.tar.gz`` (every phase's test annotation file, one per board when phases name data: the
     reference folder) and ``evaluation_script/`` (zip it as EvalAI asks; its
     ``requirements.txt``, which EvalAI's worker installs, names this podium).
     """
-    annotation = f"annotations/{contest.id}.tar.gz"
+    annotated = annotation_files(contest)
     header = f"# The scoring part of challenge_config.yaml for contest {contest.id}, written by podium {__version__}: merge it into yours.\n"
-    reference = reference_of(contest)  # first: a contest of programs is refused as such
-    settings = config(contest, annotation)
+    references = [reference_of(board) for board, _ in annotated]  # first: a contest of programs is refused as such
+    settings = config(contest, annotated)
     files = {
         "challenge_config.podium.yaml": header
         + yaml.safe_dump(settings, sort_keys=False, allow_unicode=True, width=120),
@@ -249,8 +267,9 @@ def write_kit(contest: Contest, folder: Path) -> tuple[list[str], list[str]]:
         **{phase["description"]: phase_page(contest, phase["name"]) for phase in settings["challenge_phases"]},
     }
     (folder / "annotations").mkdir(parents=True, exist_ok=True)
-    reference.write_tar(folder / annotation)
+    for reference, (_, annotation) in zip(references, annotated):
+        reference.write_tar(folder / annotation)
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
-    return sorted([annotation, *files]), final_policy(contest)[2]
+    return sorted([*(annotation for _, annotation in annotated), *files]), final_policy(contest)[2]

@@ -1,13 +1,14 @@
-"""``GET /api/contest`` and ``GET /api/leaderboard``: what anyone may read of the contest."""
+"""``GET /api/contest``, ``GET /api/leaderboard`` and ``/api/leaderboard.csv``: what anyone may read of the contest."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from podium.service.deps import ReadingDep, ServiceDep, TrackQuery, track_of
+from podium.service.conditional import kept_response
+from podium.service.deps import PhaseQuery, ReadingDep, ServiceDep, TrackQuery, kept_board
 from podium.service.models import Board, ContestView
 from podium.service.views import contest_view
 
@@ -27,11 +28,25 @@ def contest_summary(service: ServiceDep, connection: ReadingDep) -> dict[str, An
 @router.get(
     "/leaderboard",
     response_model=None,
-    responses={200: {"model": Board, "description": "The board"}},
-    summary="A track's leaderboard (the contest's only one by default): public scores until the reveal, then the final ranking on the private split",
+    responses={
+        200: {"model": Board, "description": "The board, with its ETag"},
+        304: {"description": "The board is still the one of the ETag sent in If-None-Match"},
+    },
+    summary="A track's leaderboard (the contest's only one by default), of a phase when phases name their own data: public scores until the reveal, then the final ranking on the private split",
 )
-def board(service: ServiceDep, track: TrackQuery = None) -> Response:
-    """The track's board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
-    return Response(
-        service.boards.current(track_of(service, track), service.clock()).json(), media_type="application/json"
-    )
+async def board(service: ServiceDep, request: Request, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    """The board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
+    _served, _contest, kept = await kept_board(service, track, phase)
+    body = kept.json()
+    return kept_response(request, body, kept.etag("json", body), "application/json")
+
+
+@router.get(
+    "/leaderboard.csv",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}, "description": "The board's rows as CSV, with a header row"}},
+    summary="A track's leaderboard as CSV: rank (and public rank after the reveal), team, status, entries, last, each score",
+)
+async def board_csv(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
+    _served, _contest, kept = await kept_board(service, track, phase)
+    return Response(kept.csv(), media_type="text/csv; charset=utf-8")

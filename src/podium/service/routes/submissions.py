@@ -1,21 +1,22 @@
-"""A team's submissions: upload, list, show, cancel, select; its quota. ``/api/submissions...``, ``/api/quota``."""
+"""A team's submissions: upload, list, show, download, cancel, select; its quota. ``/api/submissions...``, ``/api/quota``."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
-from podium.service import choices
+from podium.service import choices, methods
 from podium.service.bodies import UPLOADS
 from podium.service.database import writing
 from podium.service.deps import CallerDep, ReadingDep, ServiceDep, TrackQuery, team_of, track_of
+from podium.service.downloads import Kind, download
 from podium.service.intake import Refused
-from podium.service.models import Cancelled, QuotaUsage, Selected, SubmissionView, Taken
+from podium.service.models import Cancelled, MethodFields, QuotaUsage, Selected, SubmissionView, Taken
 from podium.service.quota import usage
 from podium.service.statuses import CANCELLED
-from podium.service.uploads import receive_upload
+from podium.service.uploads import method_given, receive_upload
 from podium.service.views import visible_submissions
 
 router = APIRouter()
@@ -48,8 +49,22 @@ async def upload(
         ),
     ] = None,
     track: TrackQuery = None,
+    method: Annotated[str | None, Query(max_length=methods.MAX_METHOD, description="The method's name")] = None,
+    description: Annotated[
+        str | None, Query(max_length=methods.MAX_DESCRIPTION, description="The method in plain text")
+    ] = None,
+    paper_url: Annotated[
+        str | None, Query(max_length=methods.MAX_URL, description="An http(s) link to the paper")
+    ] = None,
+    code_url: Annotated[
+        str | None, Query(max_length=methods.MAX_URL, description="An http(s) link to the code")
+    ] = None,
+    shown: Annotated[bool, Query(description="Show the method on the board after the reveal")] = False,
 ) -> JSONResponse:
-    return await receive_upload(service, request, who, filename, entry, track=track)
+    about = method_given(
+        {"method": method, "description": description, "paper_url": paper_url, "code_url": code_url, "shown": shown}
+    )
+    return await receive_upload(service, request, who, filename, entry, track=track, method=about)
 
 
 @router.get(
@@ -73,6 +88,57 @@ def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, con
     return found[0]
 
 
+DOWNLOADS: tuple[tuple[Kind, str, str], ...] = (  # what, its media type, the operation's summary
+    ("file", "application/octet-stream", "Download the file as your team uploaded it"),
+    ("result", "application/json", "Download the result document (its public view until the reveal)"),
+    (
+        "logs",
+        "text/plain",
+        "Download the logs of a program's run: outcome, exit code, time, memory, the last 16 KiB of stderr",
+    ),
+)
+
+
+def _download_route(kind: Kind, media: str, summary: str) -> None:
+    """``GET /api/submissions/{id}/KIND``: one of the caller's downloads (:func:`podium.service.downloads.download`)."""
+
+    def handler(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
+        return download(service, who, submission_id, kind)
+
+    router.add_api_route(
+        f"/api/submissions/{{submission_id}}/{kind}",
+        handler,
+        methods=["GET"],
+        name=f"download_{kind}",
+        response_class=Response,
+        summary=summary,
+        responses={
+            200: {"content": {media: {}}, "description": f"the {kind}, as an attachment"},
+            404: {"description": "no such submission of yours, or none of this kind yet"},
+        },
+    )
+
+
+for _kind, _media, _summary in DOWNLOADS:
+    _download_route(_kind, _media, _summary)
+
+
+@router.put(
+    "/api/submissions/{submission_id}/method",
+    response_model=MethodFields,
+    summary="Describe the method of a submission (name, description, paper and code links, shown on the board after the reveal or not), until its phase ends",
+)
+def describe_method(service: ServiceDep, submission_id: int, body: MethodFields, who: CallerDep) -> dict[str, Any]:
+    team_id = team_of(who)
+    try:
+        about = methods.checked(body.method, body.description, body.paper_url, body.code_url, body.shown)
+        with writing(service.engine) as connection:
+            methods.describe(connection, service.contests.get(), team_id, submission_id, about, service.clock())
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    return methods.method_view(about)
+
+
 @router.post(
     "/api/submissions/{submission_id}/cancel",
     response_model=Cancelled,
@@ -81,8 +147,7 @@ def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, con
 def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str, Any]:
     team_id = team_of(who)
     try:
-        with writing(service.engine) as connection:
-            choices.cancel(connection, team_id, submission_id, service.clock())
+        choices.cancel_queued(service.engine, team_id, submission_id, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "status": CANCELLED}
@@ -95,11 +160,8 @@ def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str,
 )
 def select_submission(service: ServiceDep, submission_id: int, selected: bool, who: CallerDep) -> dict[str, Any]:
     team_id = team_of(who)
-    contest = service.contests.get()
     try:
-        choices.check_selectable(contest, submission_id, service.clock())
-        with writing(service.engine) as connection:
-            choices.select_submission(connection, contest, team_id, submission_id, selected)
+        choices.decide(service.engine, service.contests.get(), team_id, submission_id, selected, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "selected": selected}

@@ -29,6 +29,12 @@
       if (!file) return;
       out.textContent = "Sending " + file.name + "…";
       var query = "?filename=" + encodeURIComponent(file.name) + (entry && entry.value.trim() ? "&entry=" + encodeURIComponent(entry.value.trim()) : "") + (track ? "&track=" + encodeURIComponent(track.value) : "");
+      ["method", "description", "paper_url", "code_url"].forEach(function (name) {  // the method, given with the file
+        var field = form.querySelector("[name=" + name + "]");
+        if (field && field.value.trim()) query += "&" + name + "=" + encodeURIComponent(field.value.trim());
+      });
+      var shown = form.querySelector("input[name=shown]");
+      if (shown && shown.checked) query += "&shown=true";
       fetch(form.getAttribute("action") + query, {
         method: "POST", body: file, credentials: "same-origin",
         headers: { "X-CSRF-Token": document.body.dataset.csrf || "", "Accept": "application/json" },
