@@ -28,10 +28,10 @@ from podium.service import accounts, invitations, limiter, logins, mail, resets
 from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep
 from podium.service.markdown import render_file
-from podium.service.pages import COOKIE, _form, checked_form, render_page, signed_in, signed_organizer
+from podium.service.pages import COOKIE, _form, checked_form, keep_cookie, render_page, signed_in, signed_organizer
 from podium.service.proxies import client_address
 from podium.service.tables import teams, tokens, users
-from podium.service.urls import same_origin, secure, site_url
+from podium.service.urls import same_origin, site_url
 
 router = APIRouter(include_in_schema=False)
 FORM_COOKIE = "podium_form"  # the token of the forms shown before there is a session
@@ -54,14 +54,7 @@ def _open_form(service: Service, request: Request, template: str, code: int = 20
     """A page with a form shown before there is a session, and the form's token (kept in its cookie, or a new one)."""
     token = request.cookies.get(FORM_COOKIE) or secrets.token_urlsafe(24)
     response = _page(service, request, template, code, form_csrf=token, **values)
-    response.set_cookie(
-        FORM_COOKIE,
-        token,
-        httponly=True,
-        samesite="strict",
-        path=site_url(request, "/"),
-        secure=secure(request, service),
-    )
+    keep_cookie(response, service, request, FORM_COOKIE, token)
     return response
 
 
@@ -137,15 +130,7 @@ async def register(service: ServiceDep, request: Request) -> Response:
     response = RedirectResponse(
         site_url(request, "/account?done=" + quote("welcome: you are signed up and logged in")), status_code=303
     )
-    response.set_cookie(
-        COOKIE,
-        token,
-        max_age=int(accounts.SESSION.total_seconds()),
-        httponly=True,
-        samesite="strict",
-        path=site_url(request, "/"),
-        secure=secure(request, service),
-    )
+    keep_cookie(response, service, request, COOKIE, token, session=True)
     return response
 
 
@@ -208,15 +193,7 @@ async def account_password(service: ServiceDep, request: Request) -> Response:
     except HTTPException as refused:
         return _again(service, request, who, refused.status_code, str(refused.detail))
     response = _back(request, "your password is changed; your other sessions and tokens have ended")
-    response.set_cookie(
-        COOKIE,
-        token,
-        max_age=int(accounts.SESSION.total_seconds()),
-        httponly=True,
-        samesite="strict",
-        path=site_url(request, "/"),
-        secure=secure(request, service),
-    )
+    keep_cookie(response, service, request, COOKIE, token, session=True)
     return response
 
 

@@ -301,20 +301,35 @@ def _tracks(contest: Contest) -> list[tuple[str, str]]:
     return [(t.track, t.track_title) for t in contest.tracks]
 
 
+def keep_cookie(
+    response: Response,
+    service: Service,
+    request: Request,
+    name: str,
+    value: str,
+    path: str = "/",
+    session: bool = False,
+) -> None:
+    """Set a cookie of the site's pages: HTTP-only, same-site strict, under the site's ``path``, ``Secure`` behind https;
+    ``session``: the log-in session's, kept :data:`~podium.service.accounts.SESSION` long."""
+    response.set_cookie(
+        name,
+        value,
+        max_age=int(accounts.SESSION.total_seconds()) if session else None,
+        httponly=True,
+        samesite="strict",
+        path=site_url(request, path),
+        secure=secure(request, service),
+    )
+
+
 def _login_form(
     service: Service, request: Request, target: str, code: int = 200, error: str | None = None
 ) -> HTMLResponse:
     """The log-in page, with the form's token (kept in its cookie, or a new one)."""
     token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
     response = render_page(service, request, "login.html", code=code, next=target, error=error, login_csrf=token)
-    response.set_cookie(
-        LOGIN_COOKIE,
-        token,
-        httponly=True,
-        samesite="strict",
-        path=site_url(request, "/login"),
-        secure=secure(request, service),
-    )
+    keep_cookie(response, service, request, LOGIN_COOKIE, token, "/login")
     return response
 
 
@@ -338,15 +353,7 @@ async def login(service: ServiceDep, request: Request) -> Response:
     except HTTPException as refused:
         return _login_form(service, request, target, refused.status_code, str(refused.detail))
     response = RedirectResponse(site_url(request, target), status_code=303)
-    response.set_cookie(
-        COOKIE,
-        token,
-        max_age=int(accounts.SESSION.total_seconds()),
-        httponly=True,
-        samesite="strict",
-        path=site_url(request, "/"),
-        secure=secure(request, service),
-    )
+    keep_cookie(response, service, request, COOKIE, token, session=True)
     response.delete_cookie(LOGIN_COOKIE, path=site_url(request, "/login"))
     return response
 
