@@ -152,7 +152,7 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
     type=click.IntRange(1, 64),
     default=1,
     show_default=True,
-    help="Web processes answering on the one port (each with its own board and check processes; see docs/deployment.md).",
+    help="Web processes answering on the one port (each with its own board and check processes; see docs/operations.md).",
 )
 @click.option(
     "--check-processes",
