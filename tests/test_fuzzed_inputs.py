@@ -180,15 +180,18 @@ def test_hostile_archives_given_to_evaluate_end_in_a_score_or_a_rejection(
 
 @pytest.fixture(scope="module")
 def tracks_contest(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ILSVRC tasks example (three ``[[track]]`` tables, two ``[phase.quota]``) on the demo data, with a terms file."""
+    """The ILSVRC tasks example (three ``[[track]]`` tables, two ``[phase.quota]``) on the demo data, with a terms file, a content page and a public file."""
     folder = tmp_path_factory.mktemp("tracks")
     contest = folder / "examples" / "contests" / "ilsvrc2012-tasks"
     shutil.copytree(EXAMPLES / "ilsvrc2012-tasks", contest)
     for challenge in ("ilsvrc2012-cls", "ilsvrc2012-loc", "ilsvrc2012-fine"):
         get(challenge).write_demo(folder / "demo-data" / challenge)
     (contest / "terms.md").write_text(TERMS)
+    (contest / "overview.md").write_text(TERMS)  # a content page, and a public file of the data page
     with (contest / "contest.toml").open("a") as file:
-        file.write('\n[service]\nterms = "terms.md"\n')
+        file.write(
+            '\n[service]\nterms = "terms.md"\n\n[pages]\noverview = "overview.md"\n\n[data]\nfiles = ["overview.md"]\n'
+        )
     return contest / "contest.toml"
 
 

@@ -1,4 +1,4 @@
-"""Hostile variants of a contest file (with ``[[track]]`` and ``[phase.quota]`` tables) and of its terms file.
+"""Hostile variants of a contest file (with ``[[track]]``, ``[phase.quota]``, ``[pages]`` and ``[data]`` tables) and of its terms file.
 
 Used by the fuzz test (``tests/test_fuzzed_inputs.py``). Each case changes one
 thing, the way a careless or hostile organizer would: for the contest file a
@@ -55,6 +55,8 @@ TABLES = {
     "[track.parameters]": ("[[track.parameters]]", "[track.parameter]"),
     "[track.split]": ("[track.splits]", "[[track.split]]"),
     "[[phase]]": ("[phase]", "[[phases]]"),
+    "[pages]": ("[[pages]]", "[page]"),
+    "[data]": ("[[data]]", "[datas]"),
 }
 ASSIGNMENT = re.compile(r"^(\s*[\w.]+\s*=\s*)(.+?)(\s*#.*)?$")
 
