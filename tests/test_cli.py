@@ -306,3 +306,13 @@ def test_serve_and_worker_take_sandbox_and_cgroup_alike() -> None:
         assert option("serve", name) == option("worker", name), name
     assert option("run", "cgroup") == option("serve", "cgroup")
     assert option("serve", "cgroup")["envvar"] == "PODIUM_CGROUP"
+
+
+def test_a_prompt_without_an_answer_is_a_usage_error_not_an_internal_one(tmp_path: Path) -> None:
+    """``podium user add`` asks for the password; with standard input closed (a script, a pipe) it says how to give it (exit 2)."""
+    from click.testing import CliRunner
+
+    from podium.cli import cli
+
+    result = CliRunner().invoke(cli, ["user", "add", "eve", "--data", str(tmp_path / "data")], input="")
+    assert result.exit_code == 2 and "--password-stdin" in result.output and "internal error" not in result.output

@@ -234,6 +234,13 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
         except KeyboardInterrupt:
             click.echo("podium: interrupted", err=True)
             code = 130
+        except click.exceptions.Abort:  # a prompt that got no answer (standard input closed)
+            click.echo(
+                "podium: the prompt got no answer (standard input is closed); "
+                "give the value by an option (a password: --password-stdin)",
+                err=True,
+            )
+            code = EXIT_USAGE
         except Exception as exc:  # a bug in podium: one line, unless --debug
             from podium.publish import display
 
