@@ -193,7 +193,7 @@ def test_the_upgrade_to_0008_keeps_every_team_approved_and_unbanned_and_a_ban_mo
         assert connection.execute(select(jobs.c.notify)).scalar_one() is False
         stamp = connection.execute(select(board_version.c.version)).scalar_one()
     with writing(engine) as connection:
-        set_team(connection, "beta", banned=True)
+        set_team(connection, "", "beta", banned=True)  # no contest served yet: the teams are of none
     with reading(engine) as connection:
         assert connection.execute(select(board_version.c.version)).scalar_one() == stamp + 1
     engine.dispose()

@@ -50,7 +50,7 @@ def test_one_user_two_teams_organizers_per_contest(tmp_path: Path, database_url:
     ).strip()  # the same name in another contest
     assert "one team per contest" in podium("team", "add", "beta", "--contest", a, "--member", "ann", *db, code=2)
     assert "already a team 'ALPHA'" in podium("team", "add", "ALPHA", "--contest", a, *db, code=2)
-    assert podium("team", "list", "--contest", a, *db) == "alpha  1 member  0 submitted\n"
+    assert podium("team", "list", "--contest", a, *db).startswith("alpha  1 member (ann)  0 submitted  created 20")
     assert podium("user", "list", *db).splitlines() == [
         f"ann  teams: {b}/alpha, {a}/alpha",  # by contest id
         f"olga  teams: -  organizer of {a}",
@@ -118,4 +118,67 @@ def test_a_contest_is_announced_to_its_own_users_only(tmp_path: Path) -> None:
             mail.set_mail(connection, user, f"{name}@podium.test", confirmed=True)
         assert mail.announce(connection, first, now) == 2  # the phase opened: ann and olga, not bob
         assert sorted(connection.execute(select(outbox.c.address)).scalars()) == ["ann@podium.test", "olga@podium.test"]
+    engine.dispose()
+
+
+def test_every_organizer_command_names_its_contest_when_the_database_serves_several(tmp_path: Path) -> None:
+    """Each command that acts on a contest's data asks which (exit 2, the ids listed) and acts on that one only."""
+    from sqlalchemy import insert
+
+    from podium.service import announcements, state
+    from podium.service.tables import jobs, submissions, teams
+
+    data = tmp_path / "data"
+    data.mkdir()
+    engine = connect(f"sqlite:///{data / 'podium.sqlite3'}")
+    migrate(engine)
+    first, second = (load(write_contest(tmp_path / name, name)) for name in ("glas", "fuzzy-jaccard"))
+    for contest in (first, second):
+        register_contest(engine, contest, alone=False)
+    a, b = first.id, second.id
+    now = utc_now()
+    with writing(engine) as connection:
+        accounts.add_user(connection, "ann", PASSWORD.strip(), None, False, now)
+        alpha = accounts.add_team(connection, "alpha", now, a)
+        accounts.add_team(connection, "alpha", now, b)
+        values = {"team_id": alpha, "phase": "first", "track": a, "kind": "files", "filename": "s.tar", "size": 1}
+        values |= {"sha256": "0" * 64, "target": "files", "created": now, "status": "scored", "selected": False}
+        sent = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
+        connection.execute(insert(jobs).values(submission_id=sent, round=1, state="done", created=now))
+    db = ("--data", str(data))
+    commands = [
+        ("dashboard",),
+        ("rerun", str(sent)),
+        ("announce", "hello"),
+        ("archive", str(tmp_path / "out.zip")),
+        ("reveal",),
+        ("rescore",),
+        ("team", "list"),
+        ("team", "ban", "alpha"),
+        ("team", "approve", "alpha"),
+        ("team", "member", "add", "alpha", "ann"),
+    ]
+    for command in commands:
+        shown = podium(*command, *db, code=2)
+        assert f"the database serves 2 contests ({b}, {a}): name one with --contest ID" in shown, command
+    assert "no submission" in podium("rerun", str(sent), "--contest", b, *db, code=2)  # A's submission is none of B's
+    for command in commands:
+        podium(*command, "--contest", a, *db)
+    assert podium("team", "member", "add", "alpha", "ann", "--contest", b, *db) == "ann is a member of team alpha\n"
+    assert "one team per contest" in podium("team", "member", "add", "alpha", "ann", "--contest", a, *db, code=2)
+    assert "no user 'nobody'" in podium("team", "member", "add", "alpha", "nobody", "--contest", a, *db, code=2)
+    podium("team", "member", "remove", "alpha", "ann", "--contest", a, *db)
+    assert "ann is no member of team alpha" in podium(
+        "team", "member", "remove", "alpha", "ann", "--contest", a, *db, code=2
+    )
+    assert "ban it instead" in podium("team", "remove", "alpha", "--contest", a, *db, code=2)
+    with reading(engine) as connection:
+        banned = dict(connection.execute(select(teams.c.contest, teams.c.banned)).all())
+        assert banned == {a: True, b: False}
+        assert state.revealed_at(connection, a) is not None and state.revealed_at(connection, b) is None
+        assert (
+            state.current_round(connection, a) == 3 and state.current_round(connection, b) == 1
+        )  # the rerun's 2, then 3
+        assert [n["text"] for n in announcements.newest(connection, a)] == ["hello"]
+        assert announcements.newest(connection, b) == []
     engine.dispose()

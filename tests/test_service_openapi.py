@@ -24,7 +24,7 @@ from podium.service.views import contest_view, visible_submissions
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, set_up, write_contest
 
-METHODS = ("get", "post", "put", "delete")
+METHODS = ("get", "post", "put", "patch", "delete")
 
 
 def _typed(schema: dict[str, Any], spec: dict[str, Any]) -> bool:
@@ -83,7 +83,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         archive = ("get", "/api/archive")  # a zip, declared as application/zip
         downloads = {("get", f"/api/submissions/{{submission_id}}/{kind}") for kind in ("file", "result", "logs")}
         downloads |= {("get", "/api/leaderboard.csv"), archive}
-        assert len(api) == 39 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
+        assert len(api) == 45 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
         media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
         assert media == [
             ["application/zip"],
@@ -180,7 +180,21 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("delete", "/api/announcements/{announcement_id}"): live.call(
                 "DELETE", "/api/announcements/1", organizer.body["token"]
             ),
+            ("get", "/api/teams"): live.call("GET", "/api/teams", organizer.body["token"]),
+            ("get", "/api/teams/{name}"): live.call("GET", "/api/teams/gamma", organizer.body["token"]),
+            ("patch", "/api/teams/{name}"): live.call(
+                "PATCH", "/api/teams/gamma", organizer.body["token"], json_body={"name": "gamma"}
+            ),
+            ("delete", "/api/teams/{name}/members/{user}"): live.call(
+                "DELETE", "/api/teams/gamma/members/gil", organizer.body["token"]
+            ),
+            ("post", "/api/teams/{name}/members"): live.call(
+                "POST", "/api/teams/gamma/members", organizer.body["token"], json_body={"user": "gil"}
+            ),
         }
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, "delta", clock())  # a team that sends nothing, removed at once
+        answers[("delete", "/api/teams/{name}")] = live.call("DELETE", "/api/teams/delta", organizer.body["token"])
         assert {key for key in answers if key[1].startswith("/api/")} | {
             ("post", "/api/submissions")
         } | downloads == api

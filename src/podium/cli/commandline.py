@@ -41,7 +41,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     ),
     "archive": (
         "podium.cli.organizer:archive_command",
-        "Write every submission's files, or every result document, to the zip archive OUT.",
+        "Write every submission's files, or every result document, of a contest to the zip archive OUT.",
     ),
     "backup": (
         "podium.cli.service:backup_command",
@@ -108,7 +108,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     ),
     "rescore": (
         "podium.cli.service:rescore_command",
-        "Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept.",
+        "Score every accepted submission of a contest again in a new round; the board is rebuilt, earlier results are kept.",
     ),
     "rerun": (
         "podium.cli.organizer:rerun_command",
@@ -141,7 +141,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     ),
     "team": (
         "podium.cli.service:team_group",
-        "Teams of a contest: add, list, rename, remove; their tokens and invitation codes.",
+        "Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes.",
     ),
     "token": ("podium.cli.service:token_group", "API tokens and web sessions: list them, revoke one."),
     "user": (

@@ -1,5 +1,7 @@
 """The organizers' commands beside the dashboard: ``dashboard``, ``rerun``, ``announce``, ``archive`` (on the database, as ``podium reveal``).
 
+Each acts on one contest: ``--contest ID``, which may be left out when the database serves one.
+
 Bans and approvals are ``podium team ban|unban|approve`` and ``podium user ban|unban`` (:mod:`podium.cli.service`).
 """
 
@@ -11,22 +13,23 @@ from pathlib import Path
 import click
 
 from podium.cli.commandline import guarded
-from podium.cli.service import _open, database_options
+from podium.cli.service import CONTEST_OPTION, _open, _served, database_options
 from podium.core.errors import EXIT_SCORED, UsageError
 from podium.service.statuses import utc_now
 
 
 @click.command("dashboard")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON (what GET /api/dashboard answers).")
+@CONTEST_OPTION
 @database_options
 @guarded
-def dashboard_command(as_json: bool, data: Path, database: str | None) -> int:
+def dashboard_command(as_json: bool, contest: str | None, data: Path, database: str | None) -> int:
     """The organizers' dashboard: submissions per day, active teams, the queue, the workers, failures by cause."""
-    from podium.service import dashboard, state
+    from podium.service import dashboard
     from podium.service.database import reading
 
     engine = _open(data, database)
-    tracks = state.ContestCache(engine).get().track_ids()
+    tracks = _served(engine, contest).track_ids()
     with reading(engine) as connection:
         figures = dashboard.figures(connection, tracks, utc_now())
     if as_json:
@@ -55,17 +58,20 @@ def dashboard_command(as_json: bool, data: Path, database: str | None) -> int:
 
 @click.command("rerun")
 @click.argument("submission", type=click.IntRange(min=1))
+@CONTEST_OPTION
 @database_options
 @guarded
-def rerun_command(submission: int, data: Path, database: str | None) -> int:
+def rerun_command(submission: int, contest: str | None, data: Path, database: str | None) -> int:
     """Score one submission again, in a round of its own: earlier results are kept, the board takes the new one, the team is told."""
     from podium.service.database import writing
     from podium.service.intake import Refused
     from podium.service.rescore import rerun
 
+    engine = _open(data, database)
+    chosen = _served(engine, contest).id
     try:
-        with writing(_open(data, database)) as connection:
-            round_ = rerun(connection, submission, utc_now())
+        with writing(engine) as connection:
+            round_ = rerun(connection, chosen, submission, utc_now())
     except Refused as refused:
         raise UsageError(str(refused)) from None
     click.echo(f"submission {submission} is queued to be scored again, in round {round_}")
@@ -81,27 +87,33 @@ def rerun_command(submission: int, data: Path, database: str | None) -> int:
     help="Read the announcement (Markdown) from this file.",
 )
 @click.option("--remove", "remove_id", type=click.IntRange(min=1), help="Remove the announcement of this id instead.")
+@CONTEST_OPTION
 @database_options
 @guarded
 def announce_command(
-    text: str | None, path: Path | None, remove_id: int | None, data: Path, database: str | None
+    text: str | None,
+    path: Path | None,
+    remove_id: int | None,
+    contest: str | None,
+    data: Path,
+    database: str | None,
 ) -> int:
     """Post an announcement (Markdown) on the contest page, mailed to users who keep news on; or remove one."""
-    from podium.service import announcements, state
+    from podium.service import announcements
     from podium.service.database import writing
 
     if sum(x is not None for x in (text, path, remove_id)) != 1:
         raise UsageError("give the announcement's TEXT, or --file F, or --remove ID")
     engine = _open(data, database)
-    contest = state.ContestCache(engine).get().id
+    chosen = _served(engine, contest).id
     with writing(engine) as connection:
         if remove_id is not None:
-            if not announcements.remove(connection, contest, remove_id):
+            if not announcements.remove(connection, chosen, remove_id):
                 raise UsageError(f"no announcement {remove_id}")
             click.echo(f"announcement {remove_id} is removed")
             return EXIT_SCORED
         body = text if path is None else path.read_text(encoding="utf-8", errors="replace")
-        posted = announcements.post(connection, contest, body or "", None, utc_now())
+        posted = announcements.post(connection, chosen, body or "", None, utc_now())
     click.echo(f"announcement {posted['id']} is on the contest page")
     return EXIT_SCORED
 
@@ -115,14 +127,15 @@ def announce_command(
     show_default=True,
     help="Every submission's files, or every result document of every round.",
 )
+@CONTEST_OPTION
 @database_options
 @guarded
-def archive_command(out: Path, what: str, data: Path, database: str | None) -> int:
-    """Write every submission's files, or every result document, to the zip archive OUT."""
-    from podium.service import exports, state
+def archive_command(out: Path, what: str, contest: str | None, data: Path, database: str | None) -> int:
+    """Write every submission's files, or every result document, of a contest to the zip archive OUT."""
+    from podium.service import exports
 
     engine = _open(data, database)
-    tracks = state.ContestCache(engine).get().track_ids()
+    tracks = _served(engine, contest).track_ids()
     size = exports.write(engine, data, tracks, what, out, utc_now())
     click.echo(f"{out}: {size:,} bytes")
     return EXIT_SCORED

@@ -399,7 +399,7 @@ def worker_command(
 
 @click.group("team")
 def team_group() -> None:
-    """Teams of a contest: add, list, rename, remove; their tokens and invitation codes."""
+    """Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes."""
 
 
 CONTEST_OPTION = click.option(
@@ -419,6 +419,17 @@ def _contest_of(connection: Any, contest: str | None) -> str:
     return accounts.contest_key(connection, contest)
 
 
+def _served(engine: Any, contest: str | None) -> Contest:
+    """The contest ``--contest`` names (an id, or a contest file's), as the database serves it; without it, the only one
+    (a usage error listing the ids when the database serves several)."""
+    from podium.service import state
+    from podium.service.database import reading
+
+    with reading(engine) as connection:
+        chosen = _contest_of(connection, contest) or None
+    return state.ContestCache(engine).get(chosen)
+
+
 def _contest_file(contest: str | None) -> Contest | None:
     """The contest file ``--contest`` names, loaded (``None`` for an id)."""
     return _load(Path(contest)) if contest is not None and Path(contest).is_file() else None
@@ -432,17 +443,15 @@ def _contest_file(contest: str | None) -> Contest | None:
 @guarded
 def team_add_command(name: str, contest: str | None, members: tuple[str, ...], data: Path, database: str | None) -> int:
     """Add a team to a contest and print its API token (shown once; only its hash is kept)."""
-    from podium.service import accounts
+    from podium.service import accounts, rosters
     from podium.service.database import writing
 
     engine = _open(data, database, _contest_file(contest))
     with writing(engine) as connection:
-        team_id = accounts.add_team(connection, name, utc_now(), _contest_of(connection, contest))
+        chosen = _contest_of(connection, contest)
+        team_id = accounts.add_team(connection, name, utc_now(), chosen)
         for member in members:
-            user = accounts.user_row(connection, member)
-            if user is None:
-                raise UsageError(f"no user {member!r}: podium user add {member} first")
-            accounts.join(connection, user.id, team_id)
+            rosters.add_member(connection, chosen, name, member)
         token = accounts.new_token(connection, team_id, False, f"podium team add {name}", utc_now())
     click.echo(token)
     return EXIT_SCORED
@@ -453,15 +462,57 @@ def team_add_command(name: str, contest: str | None, members: tuple[str, ...], d
 @database_options
 @guarded
 def team_list_command(contest: str | None, data: Path, database: str | None) -> int:
-    """The contest's teams: name, members, submissions."""
-    from podium.service import accounts
+    """The contest's teams: name, members, submissions, standing (banned, waiting for approval), created."""
+    from podium.service import rosters
     from podium.service.database import reading
 
     with reading(_open(data, database)) as connection:
-        rows = accounts.team_counts(connection, _contest_of(connection, contest))
+        rows = rosters.roster(connection, _contest_of(connection, contest))
     for row in rows:
-        click.echo(f"{row.name}  {row.members} member{'s' * (row.members != 1)}  {row.submissions} submitted")
+        members = row["members"]
+        standing = "  banned" if row["banned"] else "  waits for approval" if not row["approved"] else ""
+        click.echo(
+            f"{row['team']}  {len(members)} member{'s' * (len(members) != 1)}"
+            + (f" ({', '.join(members)})" if members else "")
+            + f"  {row['submissions']} submitted{standing}  created {row['created']:%Y-%m-%d %H:%M} UTC"
+        )
     return EXIT_SCORED
+
+
+@team_group.group("member")
+def team_member_group() -> None:
+    """A team's members: add a user to a team of the contest (at most one team per contest), take one out."""
+
+
+def _member_command(verb: str, summary: str, said: str) -> Any:
+    """The command ``podium team member VERB TEAM USER``: :mod:`podium.service.rosters`'s ``VERB_member``, then ``said``."""
+
+    @team_member_group.command(verb, help=summary)
+    @click.argument("team")
+    @click.argument("user")
+    @CONTEST_OPTION
+    @database_options
+    @guarded
+    def command(team: str, user: str, contest: str | None, data: Path, database: str | None) -> int:
+        from podium.service import rosters
+        from podium.service.database import writing
+
+        with writing(_open(data, database)) as connection:
+            getattr(rosters, f"{verb}_member")(connection, _contest_of(connection, contest), team, user)
+        click.echo(said.format(user=user, team=team))
+        return EXIT_SCORED
+
+    return command
+
+
+team_member_add_command = _member_command(
+    "add", "Make a user a member of a team of the contest.", "{user} is a member of team {team}"
+)
+team_member_remove_command = _member_command(
+    "remove",
+    "Take a user out of a team (their account stays; from their next request they have no team in the contest).",
+    "{user} is no longer a member of team {team}",
+)
 
 
 @team_group.command("rename")
@@ -472,11 +523,11 @@ def team_list_command(contest: str | None, data: Path, database: str | None) -> 
 @guarded
 def team_rename_command(name: str, new: str, contest: str | None, data: Path, database: str | None) -> int:
     """Rename a team of the contest; its tokens, members and submissions stay its own."""
-    from podium.service import accounts
+    from podium.service import rosters
     from podium.service.database import writing
 
     with writing(_open(data, database)) as connection:
-        accounts.rename_team(connection, accounts.team_id(connection, name, _contest_of(connection, contest)), new)
+        rosters.rename(connection, _contest_of(connection, contest), name, new)
     click.echo(f"team {name} is now {new}")
     return EXIT_SCORED
 
@@ -487,12 +538,12 @@ def team_rename_command(name: str, new: str, contest: str | None, data: Path, da
 @database_options
 @guarded
 def team_remove_command(name: str, contest: str | None, data: Path, database: str | None) -> int:
-    """Remove a team that has sent nothing, with its tokens; its members' accounts stay."""
-    from podium.service import accounts
+    """Remove a team that has sent nothing, with its tokens; its members' accounts stay (a team that has sent: ban it)."""
+    from podium.service import rosters
     from podium.service.database import writing
 
     with writing(_open(data, database)) as connection:
-        accounts.remove_team(connection, accounts.team_id(connection, name, _contest_of(connection, contest)))
+        rosters.remove(connection, _contest_of(connection, contest), name)
     click.echo(f"removed team {name}")
     return EXIT_SCORED
 
@@ -780,20 +831,23 @@ def team_invitation_command(name: str, renew: bool, contest: str | None, data: P
 def _standing_command(group: click.Group, verb: str, summary: str, change: str, said: str, **values: bool) -> Any:
     """The command ``podium team|user VERB NAME``: ``podium.service.standing``'s ``change`` with ``values``, then ``said``."""
 
+    of_team = change == "set_team"
+
     @group.command(verb, help=summary)
     @click.argument("name")
     @database_options
     @guarded
-    def command(name: str, data: Path, database: str | None) -> int:
+    def command(name: str, data: Path, database: str | None, contest: str | None = None) -> int:
         from podium.service import standing
         from podium.service.database import writing
 
         with writing(_open(data, database)) as connection:
-            getattr(standing, change)(connection, name, **values)
+            keys = (_contest_of(connection, contest),) if of_team else ()
+            getattr(standing, change)(connection, *keys, name, **values)
         click.echo(said.format(name))
         return EXIT_SCORED
 
-    return command
+    return CONTEST_OPTION(command) if of_team else command
 
 
 team_ban_command = _standing_command(
@@ -834,15 +888,16 @@ user_unban_command = _standing_command(
 
 
 @click.command("reveal")
+@CONTEST_OPTION
 @database_options
 @guarded
-def reveal_command(data: Path, database: str | None) -> int:
+def reveal_command(contest: str | None, data: Path, database: str | None) -> int:
     """Reveal the private split now: the leaderboard shows the final ranking, and teams their full results."""
     from podium.service import state
     from podium.service.database import writing
 
     with writing(_open(data, database)) as connection:
-        state.put(connection, state.REVEALED, utc_now().isoformat(), state.only_contest(connection))
+        state.put(connection, state.REVEALED, utc_now().isoformat(), state.only_contest(connection, contest))
     click.echo("the private split is revealed")
     return EXIT_SCORED
 
@@ -850,17 +905,19 @@ def reveal_command(data: Path, database: str | None) -> int:
 @click.command("rescore")
 @click.option(
     "--contest",
-    "contest_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Serve this contest file from now on (same id: a new truth, parameters or split).",
+    "contest",
+    metavar="ID|FILE",
+    help="The contest, by its id [default: the database's only one]; a contest file is served from now on "
+    "(same id: a new truth, parameters or split).",
 )
 @database_options
 @guarded
-def rescore_command(contest_path: Path | None, data: Path, database: str | None) -> int:
-    """Score every accepted submission again in a new round; the board is rebuilt, earlier results are kept."""
+def rescore_command(contest: str | None, data: Path, database: str | None) -> int:
+    """Score every accepted submission of a contest again in a new round; the board is rebuilt, earlier results are kept."""
     from podium.service.rescore import rescore
 
-    round_, count = rescore(_open(data, database, _load(contest_path)))
+    engine = _open(data, database, _contest_file(contest))
+    round_, count = rescore(engine, _served(engine, contest).id)
     click.echo(f"round {round_}: {count} submission{'s' * (count != 1)} queued for scoring again")
     return EXIT_SCORED
 

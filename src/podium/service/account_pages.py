@@ -24,7 +24,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import delete, select, update
 
 from podium.core.errors import UsageError
-from podium.service import accounts, invitations, limiter, logins, mail, resets
+from podium.service import accounts, invitations, limiter, logins, mail, resets, rosters
 from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep
 from podium.service.markdown import render_file
@@ -271,13 +271,14 @@ async def renew_invitation(service: ServiceDep, request: Request) -> Response:
 async def organizer_reset_link(service: ServiceDep, request: Request) -> HTMLResponse:
     """An organizer issues a user's reset link (the organizers' page): shown once, to hand over."""
     await checked_form(service, request)
-    signed_organizer(service, request)
+    who = signed_organizer(service, request)
     name = (await _form(request)).get("user", "").strip()
+    contest = service.contests.get().id
     try:
         with writing(service.engine) as connection:
-            _, token = resets.issue(connection, name, service.clock())
+            token = rosters.reset_token(connection, who, contest, name, service.clock())
     except UsageError as exc:
-        raise HTTPException(404, str(exc)) from None
+        raise HTTPException(403 if isinstance(exc, rosters.NotYours) else 404, str(exc)) from None
     link = absolute_url(service, request, resets.PATH + token)
     return render_page(
         service, request, "reset_issued.html", holder=name, link=link, hours=int(resets.LIFE.total_seconds() // 3600)

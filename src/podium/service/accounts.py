@@ -55,6 +55,9 @@ class Caller:
         None  # why every request is refused (403): the team or the user is banned (podium.service.standing)
     )
     approved: bool = True  # False: the team waits for an organizer's approval and may not upload yet
+    admin: bool = (
+        False  # the site's administrator (or a token a command made for the site's organizers): every contest is theirs
+    )
 
 
 def check_name(name: str, what: str) -> str:
@@ -193,6 +196,12 @@ def join(connection: Connection, user: int, team: int) -> None:
     connection.execute(insert(memberships).values(user_id=user, team_id=team, contest=contest))
 
 
+def leave(connection: Connection, user: int, team: int) -> bool:
+    """Take ``user`` out of ``team`` (their account stays); whether they were a member."""
+    where = (memberships.c.user_id == user, memberships.c.team_id == team)
+    return connection.execute(delete(memberships).where(*where)).rowcount > 0
+
+
 def add_organizer(connection: Connection, user: int, contest: str) -> None:
     """Make ``user`` an organizer of ``contest`` (nothing if they are one)."""
     where = (organizers.c.user_id == user, organizers.c.contest == contest)
@@ -228,18 +237,19 @@ def user_row(connection: Connection, name: str) -> Any:
     return connection.execute(select(users).where(users.c.name == name[:64])).first()
 
 
-def login_refusal(connection: Connection, row: Any) -> str | None:
-    """Why the user of ``row`` (:func:`user_row`) may not log in: they are banned, or their team is in the one contest
-    the database serves; ``None`` otherwise (with several contests, a team's ban refuses its requests in its contest only)."""
-    served = state.served_ids(connection)
+def login_refusal(connection: Connection, row: Any, contest: str | None) -> str | None:
+    """Why the user of ``row`` (:func:`user_row`) may not log in to ``contest``: they are banned, or their team in it is;
+    ``None`` otherwise. ``contest=None`` (a log-in to the whole site) refuses a banned user only: a banned team's member
+    logs in and acts in their other contests, and every request of theirs in the banned team's contest is refused (:func:`caller_of`).
+    """
     team = (
-        connection.execute(
+        None
+        if contest is None
+        else connection.execute(
             select(teams.c.name)
             .select_from(memberships.join(teams))
-            .where(memberships.c.user_id == row.id, memberships.c.contest == served[0], teams.c.banned)
+            .where(memberships.c.user_id == row.id, memberships.c.contest == contest, teams.c.banned)
         ).scalar()
-        if len(served) == 1
-        else None
     )
     return refusal(team, row.name if row.banned else None)
 
@@ -311,7 +321,10 @@ def remove_team(connection: Connection, team: int) -> None:
     A team that has submissions is refused: its results are part of the contest's record.
     """
     if connection.execute(select(submissions.c.id).where(submissions.c.team_id == team).limit(1)).first():
-        raise UsageError("this team has submissions, which stay on the record: it cannot be removed")
+        raise UsageError(
+            "this team has submissions, which stay on the record: it cannot be removed; "
+            "ban it instead (off the board, its members refused, its submissions kept)"
+        )
     connection.execute(delete(tokens).where(tokens.c.team_id == team))
     connection.execute(delete(memberships).where(memberships.c.team_id == team))
     connection.execute(delete(teams).where(teams.c.id == team))
@@ -386,10 +399,24 @@ def _caller(connection: Connection, token: str, now: datetime, session: bool, co
     user = (
         None
         if row.user_id is None
-        else connection.execute(select(users.c.name, users.c.banned).where(users.c.id == row.user_id)).first()
+        else connection.execute(
+            select(users.c.name, users.c.banned, users.c.admin).where(users.c.id == row.user_id)
+        ).first()
     )
     refused = refusal(name if banned_team else None, user.name if user is not None and user.banned else None)
-    return Caller(team, name, organizes, row.user_id, contest, refused, approved is not False)
+    admin = bool(user.admin) if user is not None else bool(row.organizer) and row.contest is None
+    return Caller(team, name, organizes, row.user_id, contest, refused, approved is not False, admin)
+
+
+def token_contest(connection: Connection, token: str, now: datetime) -> str | None:
+    """The contest an API token that has not expired was made for (``None``: an unknown token, or one of the site or of a user)."""
+    return connection.execute(
+        select(tokens.c.contest).where(
+            tokens.c.digest == token_digest(token),
+            ~tokens.c.session,
+            or_(tokens.c.expires.is_(None), tokens.c.expires > now),
+        )
+    ).scalar()
 
 
 def refusal(banned_team: str | None, banned_user: str | None) -> str | None:
@@ -448,20 +475,6 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
         }
         for r in connection.execute(query)
     ]
-
-
-def team_counts(connection: Connection, contest: str) -> list[Any]:
-    """The contest's teams by name, with how many members and submissions each has (the organizers' page)."""
-    members, sent = (
-        func.count(func.distinct(memberships.c.user_id)).label("members"),
-        func.count(func.distinct(submissions.c.id)).label("submissions"),
-    )
-    query = (
-        select(teams.c.name, members, sent)
-        .select_from(teams.outerjoin(memberships).outerjoin(submissions, submissions.c.team_id == teams.c.id))
-        .where(teams.c.contest == contest)
-    )
-    return list(connection.execute(query.group_by(teams.c.id, teams.c.name).order_by(teams.c.name)))
 
 
 def revoke_token(connection: Connection, token_id: int, team: int | None) -> bool:

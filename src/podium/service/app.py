@@ -33,7 +33,7 @@ from podium.service import (
 from podium.service.bodies import Bodies
 from podium.service.deps import Service
 from podium.service.headers import SecurityHeaders
-from podium.service.routes import account, content, contest, health, organizer, submissions, tokens
+from podium.service.routes import account, content, contest, health, organizer, submissions, teams, tokens
 from podium.service.urls import openapi_settings
 
 __all__ = ["Service", "create_app"]
@@ -58,7 +58,7 @@ def create_app(service: Service) -> FastAPI:
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)
     # organizer_pages first: its /organizer/... forms before pages' /organizer/{action}
     modules = (organizer_pages, pages, submission_pages, account_pages, content_pages, health, contest, content)
-    for module in (*modules, tokens, submissions, account, organizer):
+    for module in (*modules, tokens, submissions, account, organizer, teams):
         app.include_router(module.router)
     error_pages.install(app)
     app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id

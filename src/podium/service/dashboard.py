@@ -26,7 +26,7 @@ from sqlalchemy import Connection, func, select
 
 from podium.service import heartbeats
 from podium.service.statuses import ERROR, FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED
-from podium.service.tables import jobs, memberships, submissions, teams
+from podium.service.tables import jobs, submissions, teams
 
 DAYS = 30  # the chart's days, up to today
 RECENT = 50  # the newest submissions the dashboard lists
@@ -182,23 +182,6 @@ def failures(connection: Connection, on_tracks: Any) -> list[dict[str, Any]]:
         {"status": status, "cause": kind, "label": CAUSES[kind], "count": count}
         for (status, kind), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     ]
-
-
-def team_rows(connection: Connection, tracks: list[str]) -> list[Any]:
-    """Every team by name: banned, approved, its members, its submissions to ``tracks`` and the time of its last."""
-    members = select(func.count()).where(memberships.c.team_id == teams.c.id).scalar_subquery()
-    mine = (submissions.c.team_id == teams.c.id, submissions.c.track.in_(tracks))
-    sent = select(func.count()).where(*mine).scalar_subquery()
-    last = select(func.max(submissions.c.created)).where(*mine).scalar_subquery()
-    query = select(
-        teams.c.name,
-        teams.c.banned,
-        teams.c.approved,
-        members.label("members"),
-        sent.label("submissions"),
-        last.label("last"),
-    )
-    return list(connection.execute(query.order_by(teams.c.name)))
 
 
 def recent(connection: Connection, tracks: list[str], limit: int = RECENT) -> list[Any]:

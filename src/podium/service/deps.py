@@ -93,12 +93,22 @@ def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] =
             "send Authorization: Bearer TOKEN (podium team add prints a team's token)",
             {"WWW-Authenticate": "Bearer"},
         )
-    with reading(service.engine) as connection:
-        found = accounts.caller_of(connection, authorization[7:].strip(), service.clock())
+    found = _known(service, authorization[7:].strip())
     if found is None:
         raise HTTPException(401, "unknown or expired token", {"WWW-Authenticate": "Bearer"})
     if found.refused is not None:
         raise HTTPException(403, found.refused)
+    return found
+
+
+def _known(service: Service, token: str) -> accounts.Caller | None:
+    """The caller of ``token`` in the served contest; 403 for a team's or an organizer's token made for another contest."""
+    now = service.clock()
+    with reading(service.engine) as connection:
+        found = accounts.caller_of(connection, token, now)
+        other = accounts.token_contest(connection, token, now) if found is None and token else None
+    if other:
+        raise HTTPException(403, f"this token is for the contest {other}, not this one")
     return found
 
 
@@ -108,8 +118,7 @@ CallerDep = Annotated[accounts.Caller, Depends(caller)]
 def organizer(service: ServiceDep, authorization: Annotated[str | None, Header()] = None) -> accounts.Caller:
     """An organizer named by the bearer token: 401 without a known token, 403 for a team's (``/metrics`` names the workers' hosts)."""
     token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else ""
-    with reading(service.engine) as connection:
-        who = accounts.caller_of(connection, token, service.clock()) if token else None
+    who = _known(service, token) if token else None
     if who is not None and who.organizer and who.refused is not None:
         raise HTTPException(403, who.refused)
     if who is None or not who.organizer:

@@ -15,7 +15,7 @@ from fastapi import HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 
 from podium.core.errors import UsageError
-from podium.service import accounts, invitations, limiter, mail
+from podium.service import accounts, invitations, limiter, mail, state
 from podium.service.database import reading, writing
 from podium.service.proxies import client_address
 
@@ -47,7 +47,9 @@ async def log_in(
     def user() -> tuple[Any, str | None]:
         with reading(service.engine) as connection:
             row = accounts.user_row(connection, name)
-            return row, None if row is None else accounts.login_refusal(connection, row)
+            served = state.served_ids(connection)  # a log-in to the one contest served, else to the whole site
+            contest = served[0] if len(served) == 1 else None
+            return row, None if row is None else accounts.login_refusal(connection, row, contest)
 
     row, refused = await run_in_threadpool(user)
     matches = await service.hashes.run(

@@ -16,13 +16,14 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from podium.core.errors import UsageError
-from podium.service import announcements, dashboard, exports, standing, state
+from podium.service import announcements, dashboard, exports, rosters, standing, state
 from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep
 from podium.service.intake import Refused
 from podium.service.pages import _form, checked_form, render_page, signed_organizer
 from podium.service.rescore import rerun
-from podium.service.routes.organizer import archive, author_of, tracks_of
+from podium.service.routes.organizer import archive, author_of
+from podium.service.routes.teams import status_of
 from podium.service.urls import site_url
 
 router = APIRouter(include_in_schema=False)
@@ -45,11 +46,11 @@ def per_day_chart(days: list[dict[str, Any]]) -> dict[str, Any]:
 @router.get("/organizer", response_class=HTMLResponse)
 def organizer_page(service: ServiceDep, request: Request, done: str | None = None) -> HTMLResponse:
     signed_organizer(service, request)
-    tracks, now = tracks_of(service), service.clock()
+    served, now = service.contests.get(), service.clock()
+    tracks, contest = served.track_ids(), served.id
     with reading(service.engine) as connection:
         figures = dashboard.figures(connection, tracks, now)
-        teams, rows = dashboard.team_rows(connection, tracks), dashboard.recent(connection, tracks)
-        contest = service.contests.get().id
+        teams, rows = rosters.roster(connection, contest), dashboard.recent(connection, tracks)
         news = announcements.newest(connection, contest)
         round_, revealed = state.current_round(connection, contest), state.revealed_at(connection, contest)
     return render_page(
@@ -94,10 +95,65 @@ async def team_action(service: ServiceDep, request: Request) -> Response:
     change, said = TEAM_ACTIONS[form["change"]]
     try:
         with writing(service.engine) as connection:
-            team = standing.set_team(connection, form.get("team", ""), **change)
+            team = standing.set_team(connection, service.contests.get().id, form.get("team", ""), **change)
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
     return _back(request, said.format(team["team"]))
+
+
+def team_url(name: str, done: str | None = None) -> str:
+    """The path of a team's page on the dashboard (``done``: what the page says first)."""
+    return f"/organizer/teams/{quote(name, safe='')}" + (f"?done={quote(done)}" if done else "")
+
+
+@router.get("/organizer/teams/{name}", response_class=HTMLResponse)
+def team_page(service: ServiceDep, request: Request, name: str, done: str | None = None) -> HTMLResponse:
+    """One team of the contest: its members (each can be taken out, or given a password-reset link), a member added, a rename, a removal."""
+    signed_organizer(service, request)
+    try:
+        with reading(service.engine) as connection:
+            row = rosters.team(connection, service.contests.get().id, name)
+    except UsageError as exc:
+        raise HTTPException(404, str(exc)) from None
+    return render_page(service, request, "organizer_team.html", team=row, done=done[:300] if done else None)
+
+
+async def _roster_change(service: Service, request: Request, change: Any, *fields: str) -> tuple[str, Any]:
+    """Run ``rosters.change(connection, contest, team, *form[fields])`` for the posted form; the team's name and the answer.
+
+    A refusal is answered with its status (:func:`podium.service.routes.teams.status_of`) and its words.
+    """
+    form, _ = await _organizer_form(service, request)
+    name = form.get("team", "")[:64]
+    contest = service.contests.get().id
+    try:
+        with writing(service.engine) as connection:
+            return name, change(connection, contest, name, *(form.get(field, "").strip()[:64] for field in fields))
+    except UsageError as exc:
+        raise HTTPException(status_of(exc), str(exc)) from None
+
+
+@router.post("/organizer/teams/rename")
+async def rename_team(service: ServiceDep, request: Request) -> Response:
+    name, row = await _roster_change(service, request, rosters.rename, "new")
+    return RedirectResponse(site_url(request, team_url(row["team"], f"team {name} is now {row['team']}")), 303)
+
+
+@router.post("/organizer/teams/remove")
+async def remove_team(service: ServiceDep, request: Request) -> Response:
+    name, _ = await _roster_change(service, request, rosters.remove)
+    return _back(request, f"team {name} is removed")
+
+
+@router.post("/organizer/teams/members")
+async def member_action(service: ServiceDep, request: Request) -> Response:
+    form, _ = await _organizer_form(service, request)
+    if form.get("change") not in ("add", "remove"):
+        raise HTTPException(422, "choose add or remove")
+    adding = form["change"] == "add"
+    name, _ = await _roster_change(service, request, rosters.add_member if adding else rosters.remove_member, "user")
+    said = f"{form.get('user', '').strip()[:64]} is {'a member of' if adding else 'no longer a member of'} team {name}"
+    return RedirectResponse(site_url(request, team_url(name, said)), 303)
 
 
 @router.post("/organizer/user")
@@ -122,7 +178,7 @@ async def rerun_action(service: ServiceDep, request: Request) -> Response:
         raise HTTPException(422, "give the submission's number")
     try:
         with writing(service.engine) as connection:
-            round_ = rerun(connection, int(text), service.clock())
+            round_ = rerun(connection, service.contests.get().id, int(text), service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return _back(request, f"submission {int(text)} is queued to be scored again, in round {round_}")

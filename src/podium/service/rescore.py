@@ -54,10 +54,11 @@ def rescore(engine: Engine, contest: str | None = None) -> tuple[int, int]:
     return round_, len(ids)
 
 
-def rerun(connection: Connection, submission_id: int, now: datetime) -> int:
-    """Queue one submission to be scored again, in a round one above its newest; that round.
+def rerun(connection: Connection, contest: str, submission_id: int, now: datetime) -> int:
+    """Queue one submission of ``contest`` to be scored again, in a round one above its newest; that round.
 
-    404 (:class:`Refused`) for no such submission, 409 for one cancelled or waiting to be scored already.
+    404 (:class:`Refused`) for no such submission (one of another contest is none of this one's organizers'),
+    409 for one cancelled or waiting to be scored already.
     """
     found = (
         connection.execute(
@@ -66,9 +67,9 @@ def rerun(connection: Connection, submission_id: int, now: datetime) -> int:
         if 0 < submission_id <= MAX_ID
         else None
     )
-    if found is None:
+    if found is None or found.contest != contest:
         raise Refused(404, f"no submission {submission_id}")
-    status, contest = found
+    status = found.status
     if status in (CANCELLED, QUEUED, RUNNING):
         raise Refused(409, f"submission {submission_id} is {status}: only a submission that ended can be run again")
     newest = connection.execute(select(func.max(jobs.c.round)).where(jobs.c.submission_id == submission_id)).scalar()

@@ -21,13 +21,17 @@ from podium.service.tables import teams, users
 
 
 def set_team(
-    connection: Connection, name: str, *, banned: bool | None = None, approved: bool | None = None
+    connection: Connection, contest: str, name: str, *, banned: bool | None = None, approved: bool | None = None
 ) -> dict[str, Any]:
-    """Ban or let back (``banned``), approve (``approved``) the team ``name``; the team's standing after it."""
+    """Ban or let back (``banned``), approve (``approved``) the team ``name`` of ``contest``; the team's standing after it.
+
+    Team names repeat across contests: the contest is part of the key.
+    """
     values = {k: v for k, v in (("banned", banned), ("approved", approved)) if v is not None}
-    if connection.execute(update(teams).where(teams.c.name == name[:64]).values(**values)).rowcount == 0:
-        raise UsageError(f"no team {name[:80]!r}")
-    row = connection.execute(select(teams.c.name, teams.c.banned, teams.c.approved).where(teams.c.name == name)).one()
+    where = (teams.c.contest == contest, teams.c.name == name[:64])
+    if connection.execute(update(teams).where(*where).values(**values)).rowcount == 0:
+        raise UsageError(f"no team {name[:80]!r}" + (f" in the contest {contest}" if contest else ""))
+    row = connection.execute(select(teams.c.name, teams.c.banned, teams.c.approved).where(*where)).one()
     return {"team": row.name, "banned": bool(row.banned), "approved": bool(row.approved)}
 
 

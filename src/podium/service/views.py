@@ -76,8 +76,9 @@ def submission_view(row: Any, result: Any | None, full: bool) -> dict[str, Any]:
 def visible_submissions(
     connection: Connection, contest: Contest, who: Caller, now: datetime, submission_id: int | None = None
 ) -> list[dict[str, Any]]:
-    """The submissions ``who`` may see (a team its own, organizers every team's), as :func:`submission_view` shows them."""
-    if submission_id is not None and not 0 < submission_id <= MAX_ID:
+    """The submissions ``who`` may see (a team its own, organizers every team's; a user in no team of the contest none),
+    as :func:`submission_view` shows them."""
+    if (submission_id is not None and not 0 < submission_id <= MAX_ID) or (who.team_id is None and not who.organizer):
         return []
     rows = submission_rows(connection, None if who.organizer else who.team_id, submission_id)
     found = newest_results(connection, [r.id for r in rows])

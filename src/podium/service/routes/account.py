@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from podium.core.errors import UsageError
-from podium.service import account_pages, invitations, mail, resets
+from podium.service import account_pages, invitations, mail, resets, rosters
 from podium.service.accounts import Caller
 from podium.service.database import writing
 from podium.service.deps import CallerDep, ReadingDep, Service, ServiceDep, organizer
@@ -163,16 +163,21 @@ def _invitation(service: Service, who: Caller, renew: bool) -> dict[str, Any]:
 @router.post(
     "/users/{name}/reset",
     response_model=ResetLink,
-    summary="Organizers: a one-time link that sets a user's password (valid for an hour)",
-    dependencies=[Depends(organizer)],
-    responses={404: {"description": "no such user"}},
+    summary="Organizers: a one-time link that sets the password of a member of one of the contest's teams (valid for an hour)",
+    responses={
+        403: {"description": "the user organizes or administers: only the site's administrator resets them"},
+        404: {"description": "no such user"},
+    },
 )
-def reset_link(service: ServiceDep, request: Request, name: str) -> dict[str, Any]:
+def reset_link(
+    service: ServiceDep, request: Request, name: str, who: Annotated[Caller, Depends(organizer)]
+) -> dict[str, Any]:
+    contest = service.contests.get().id
     try:
         with writing(service.engine) as connection:
-            _, token = resets.issue(connection, name, service.clock())
+            token = rosters.reset_token(connection, who, contest, name, service.clock())
     except UsageError as exc:
-        raise HTTPException(404, str(exc)) from None
+        raise HTTPException(403 if isinstance(exc, rosters.NotYours) else 404, str(exc)) from None
     link = account_pages.absolute_url(service, request, resets.PATH + token)
     return {"user": name, "link": link, "expires_in_s": int(resets.LIFE / timedelta(seconds=1))}
 

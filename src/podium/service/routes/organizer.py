@@ -129,19 +129,19 @@ def _changed(service: Service, change: Any, *args: Any, **kwargs: Any) -> dict[s
 
 @router.post("/teams/{name}/ban", response_model=TeamStanding, summary="Organizers: ban a team (kept, off the board)")
 def ban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, name, banned=True)
+    return _changed(service, standing.set_team, service.contests.get().id, name, banned=True)
 
 
 @router.post("/teams/{name}/unban", response_model=TeamStanding, summary="Organizers: lift a team's ban")
 def unban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, name, banned=False)
+    return _changed(service, standing.set_team, service.contests.get().id, name, banned=False)
 
 
 @router.post(
     "/teams/{name}/approve", response_model=TeamStanding, summary="Organizers: approve a team waiting to submit"
 )
 def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, name, approved=True)
+    return _changed(service, standing.set_team, service.contests.get().id, name, approved=True)
 
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")
@@ -163,7 +163,8 @@ def unban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, A
 def rerun_submission(service: ServiceDep, who: OrganizerDep, submission_id: int) -> dict[str, Any]:
     try:
         with writing(service.engine) as connection:
-            return {"id": submission_id, "round": rerun(connection, submission_id, service.clock())}
+            round_ = rerun(connection, service.contests.get().id, submission_id, service.clock())
+            return {"id": submission_id, "round": round_}
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from podium.service import accounts, logins
+from podium.service.accounts import Caller
 from podium.service.database import writing
 from podium.service.deps import CallerDep, ReadingDep, ServiceDep, known_id
 from podium.service.models import NewTeam, NewToken, Revoked, TokenRow
@@ -70,7 +71,16 @@ async def log_in(service: ServiceDep, request: Request, body: Credentials) -> di
     summary="Your team's tokens that have not expired (organizers: every token); never the tokens themselves",
 )
 def list_tokens(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> list[dict[str, Any]]:
-    return accounts.token_rows(connection, None if who.organizer else who.team_id, service.clock())
+    return accounts.token_rows(connection, _whose(who), service.clock())
+
+
+def _whose(who: Caller) -> int | None:
+    """The team whose tokens the caller manages (``None``: every token, for an organizer); 403 for a user in no team of the contest."""
+    if who.organizer:
+        return None
+    if who.team_id is None:
+        raise HTTPException(403, "you are in no team of this contest: there are no tokens of yours to manage here")
+    return who.team_id
 
 
 @router.delete(
@@ -78,8 +88,6 @@ def list_tokens(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> 
 )
 def revoke_token(service: ServiceDep, token_id: int, who: CallerDep) -> dict[str, Any]:
     with writing(service.engine) as connection:
-        if not known_id(token_id) or not accounts.revoke_token(
-            connection, token_id, None if who.organizer else who.team_id
-        ):
+        if not known_id(token_id) or not accounts.revoke_token(connection, token_id, _whose(who)):
             raise HTTPException(404, f"no token {token_id} of yours")
     return {"id": token_id, "revoked": True}
