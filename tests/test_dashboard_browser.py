@@ -1,7 +1,8 @@
 """The organizers' dashboard in Chromium (Debian's, driven by Playwright): at 375 px, by keyboard, checked by axe-core.
 
 The organizer opens the dashboard (its chart drawn, its figures in tables),
-bans a team and posts an announcement with the keyboard only; an anonymous
+bans a team and posts an announcement with the keyboard only, opens a team's page, adds a member
+and makes a member's password-reset link; an anonymous
 visitor then sees the announcement, its HTML shown as text. Screenshots go to
 ``test-artifacts/pages`` beside the other pages'.
 """
@@ -35,6 +36,7 @@ def test_the_dashboard_at_375_px_by_keyboard(browser: object, tmp_path: Path) ->
     )
     with writing(service.engine) as connection:
         accounts.add_user(connection, "org", "org-password-1", None, True, clock())
+        accounts.add_user(connection, "cid", "cid-password-1", None, False, clock())  # in no team yet
     heartbeats.beat(service.engine, "scorer-1:4242:1", clock() - timedelta(seconds=3))
     with LiveServer(service) as live:
         archive = demo_archive(contest, tmp_path / "packed")
@@ -66,6 +68,22 @@ def test_the_dashboard_at_375_px_by_keyboard(browser: object, tmp_path: Path) ->
         page.keyboard.press("Enter")  # type: ignore[attr-defined]
         page.wait_for_selector("article.news")  # type: ignore[attr-defined]
         _shot(page, "dashboard-after-actions")
+
+        page.click("table.teams a:text-is('alpha')")  # the team's page
+        page.wait_for_selector("h1:text-is('Team alpha')")  # type: ignore[attr-defined]
+        assert "cannot be removed. Ban it instead" in page.inner_text("main")  # type: ignore[attr-defined]
+        _focus_by_tab(page, "#member-user")
+        page.keyboard.type("cid")  # type: ignore[attr-defined]
+        page.keyboard.press("Enter")  # type: ignore[attr-defined]
+        page.wait_for_selector("p.done")  # type: ignore[attr-defined]
+        assert "cid is a member of team alpha" in page.inner_text("p.done")  # type: ignore[attr-defined]
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375 + 1  # type: ignore[attr-defined]
+        _shot(page, "organizer-team")
+        _focus_by_tab(page, 'button[aria-label="Make a password-reset link for cid"]')
+        page.keyboard.press("Enter")  # type: ignore[attr-defined]
+        page.wait_for_selector("#reset-link")  # type: ignore[attr-defined]
+        assert "/reset/" in page.inner_text("#reset-link")  # type: ignore[attr-defined]
+        _shot(page, "organizer-reset-link")
 
         visitor = browser.new_context(viewport={"width": 375, "height": 800}).new_page()  # type: ignore[attr-defined]
         visitor.goto(live.url + "/")
