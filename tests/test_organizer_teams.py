@@ -11,7 +11,6 @@ alpha too (ann, bea); its organizer oscar. root is the site's administrator; cid
 
 from __future__ import annotations
 
-import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -31,6 +30,7 @@ from podium.service.database import connect, migrate, reading, writing
 from podium.service.server import register_contest
 from podium.service.tables import contests, teams, users
 from service_helpers import Clock, LiveServer, at, demo_archive, write_contest
+from test_dashboard import _post, _session
 
 PASSWORD = "{}-password-1"
 USERS = ("ann", "bob", "bea", "cid", "olga", "oscar", "root")
@@ -260,26 +260,6 @@ def test_the_log_in_refusal_is_read_in_the_contest_logged_in_to(tmp_path: Path, 
     assert in_first is not None and in_first.refused is not None and "banned" in in_first.refused
     assert in_second is not None and in_second.refused is None and in_second.team == "alpha"
     engine.dispose()
-
-
-def _session(served: Served, user: str, target: str) -> tuple[Any, str, str]:
-    """A cookie-keeping opener logged in as ``user`` through the log-in form; the page it lands on, and its CSRF token."""
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
-    with opener.open(served.live.url + "/login", timeout=30) as response:
-        login_csrf = re.search(r'name="login_csrf" value="([^"]+)"', response.read().decode())
-    assert login_csrf is not None
-    fields = {"user": user, "password": PASSWORD.format(user), "next": target, "login_csrf": login_csrf.group(1)}
-    with opener.open(served.live.url + "/login", data=urllib.parse.urlencode(fields).encode(), timeout=30) as response:
-        page = response.read().decode()
-    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
-    assert csrf is not None
-    return opener, page, csrf.group(1)
-
-
-def _post(served: Served, opener: Any, path: str, fields: dict[str, str]) -> str:
-    """The page a form posted without JavaScript ends on (after its redirect)."""
-    with opener.open(served.live.url + path, data=urllib.parse.urlencode(fields).encode(), timeout=30) as response:
-        return str(response.read().decode())
 
 
 def test_the_team_pages_forms_work_without_javascript(served: Served) -> None:
