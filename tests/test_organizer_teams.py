@@ -197,6 +197,21 @@ def test_an_organizer_resets_the_password_of_the_contests_members_only(served: S
     assert served.call("POST", "/api/users/oscar/reset", root).status == 200  # the administrator resets anyone
 
 
+def test_an_organizer_bans_the_contests_members_only(served: Served) -> None:
+    olga, root = served.token("olga"), served.token("root")
+    for user in ("root", "oscar", "bea"):  # a ban holds on the whole site: none of them is A's to lock out
+        refused = served.call("POST", f"/api/users/{user}/ban", olga)
+        assert refused.status == 403 and "ask the site's administrator" in refused.body["detail"], user
+    assert served.call("POST", "/api/users/nobody/ban", olga).status == 404
+    try:
+        assert served.call("POST", "/api/users/bob/ban", olga).body == {"user": "bob", "banned": True}
+        assert served.call("POST", "/api/users/oscar/ban", root).status == 200
+        assert served.login("oscar").status == 403
+    finally:
+        assert served.call("POST", "/api/users/bob/unban", olga).status == 200
+        assert served.call("POST", "/api/users/oscar/unban", root).status == 200
+
+
 def test_tokens_of_one_contest_are_refused_in_the_other_and_the_administrators_work_in_both(served: Served) -> None:
     with writing(served.service.engine) as connection:
         made_for_b = accounts.new_token(connection, None, True, "test", served.service.clock(), contest=served.b)

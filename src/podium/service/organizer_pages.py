@@ -158,15 +158,16 @@ async def member_action(service: ServiceDep, request: Request) -> Response:
 
 @router.post("/organizer/user")
 async def user_action(service: ServiceDep, request: Request) -> Response:
-    form, _ = await _organizer_form(service, request)
+    form, who = await _organizer_form(service, request)
     if form.get("change") not in ("ban", "unban"):
         raise HTTPException(422, "choose ban or unban")
     banned = form["change"] == "ban"
+    contest = service.contests.get().id
     try:
         with writing(service.engine) as connection:
-            user = standing.set_user(connection, form.get("user", ""), banned=banned)
+            user = rosters.set_user(connection, who, contest, form.get("user", ""), banned=banned)
     except UsageError as exc:
-        raise HTTPException(404, str(exc)) from None
+        raise HTTPException(status_of(exc), str(exc)) from None
     return _back(request, f"user {user['user']} is {'banned' if banned else 'no longer banned'}")
 
 

@@ -13,11 +13,11 @@ refused, its submissions kept, and the ban can be lifted. This is what
 Codabench and Kaggle do with a participant taken out of a competition: their
 results leave the board, they are not erased.
 
-Who may have their password reset by an organizer: a member of one of the
-contest's teams who organizes nothing and is not the site's administrator.
-An organizer of one contest who could reset any account could take over the
-administrator's, or another contest's organizer's; the site's administrator
-resets anyone's.
+Whose account an organizer reaches (a password reset, a user's ban): a member
+of one of the contest's teams who organizes nothing and is not the site's
+administrator. An organizer of one contest who could reset or ban any account
+could take over, or lock out, the administrator or another contest's
+organizer; the site's administrator reaches anyone.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 
 from podium.core.errors import UsageError
-from podium.service import accounts, resets
+from podium.service import accounts, resets, standing
 from podium.service.accounts import Caller
 from podium.service.tables import memberships, organizers, submissions, teams, users
 
@@ -144,9 +144,10 @@ def team_and_user(connection: Connection, contest: str, name: str, user: str) ->
     return found, int(row.id)
 
 
-def check_resettable(connection: Connection, who: Caller, contest: str, user: str) -> None:
-    """Refuse (:class:`NotYours`) an organizer's reset of ``user``'s password unless the user is only a member of ``contest``'s teams
-    (the site's administrator resets anyone's); :class:`UsageError` when there is no such user."""
+def check_reachable(connection: Connection, who: Caller, contest: str, user: str, does: str) -> None:
+    """Refuse (:class:`NotYours`) an organizer's action on the account ``user`` (``does``: what it does, in words) unless the user
+    is a member of ``contest``'s teams who organizes nothing (the site's administrator reaches anyone); :class:`Missing` when
+    there is no such user."""
     row = accounts.user_row(connection, user)
     if row is None:
         raise Missing(f"no user {user[:80]!r}")
@@ -158,14 +159,22 @@ def check_resettable(connection: Connection, who: Caller, contest: str, user: st
     organizes = connection.execute(select(organizers.c.user_id).where(organizers.c.user_id == row.id)).first()
     if member is None or organizes is not None or row.admin:
         raise NotYours(
-            f"an organizer of {contest} resets the passwords of its teams' members only, not of {user[:80]!r}: "
-            "ask the site's administrator"
+            f"an organizer of {contest} {does} its teams' members only, not {user[:80]!r}: ask the site's administrator"
         )
 
 
+def set_user(connection: Connection, who: Caller, contest: str, user: str, *, banned: bool) -> dict[str, Any]:
+    """Ban the user ``user``, or lift the ban, as the organizer ``who`` of ``contest`` (:func:`check_reachable`); their standing.
+
+    A user's ban holds on the whole site: an organizer of one contest bans its teams' members only.
+    """
+    check_reachable(connection, who, contest, user, "bans")
+    return standing.set_user(connection, user, banned=banned)
+
+
 def reset_token(connection: Connection, who: Caller, contest: str, user: str, now: datetime) -> str:
-    """A new one-time reset link's token for ``user``, issued by the organizer ``who`` of ``contest`` (:func:`check_resettable`)."""
-    check_resettable(connection, who, contest, user)
+    """A new one-time reset link's token for ``user``, issued by the organizer ``who`` of ``contest`` (:func:`check_reachable`)."""
+    check_reachable(connection, who, contest, user, "resets the passwords of")
     return resets.issue(connection, user, now)[1]
 
 

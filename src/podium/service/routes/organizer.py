@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Connection, select
 
 from podium.core.errors import UsageError
-from podium.service import announcements, dashboard, exports, standing
+from podium.service import announcements, dashboard, exports, rosters, standing
 from podium.service.accounts import Caller
 from podium.service.database import writing
 from podium.service.deps import ReadingDep, Service, ServiceDep, known_id, organizer
@@ -146,12 +146,24 @@ def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str,
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")
 def ban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_user, name, banned=True)
+    return _user_standing(service, who, name, banned=True)
 
 
 @router.post("/users/{name}/unban", response_model=UserStanding, summary="Organizers: lift a user's ban")
 def unban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_user, name, banned=False)
+    return _user_standing(service, who, name, banned=False)
+
+
+def _user_standing(service: Service, who: Caller, name: str, banned: bool) -> dict[str, Any]:
+    """A user's ban set by the organizer ``who`` (:func:`podium.service.rosters.set_user`): 403 for an account out of their reach."""
+    contest = service.contests.get().id
+    try:
+        with writing(service.engine) as connection:
+            return rosters.set_user(connection, who, contest, name, banned=banned)
+    except rosters.NotYours as exc:
+        raise HTTPException(403, str(exc)) from None
+    except UsageError as exc:
+        raise HTTPException(404, str(exc)) from None
 
 
 @router.post(
