@@ -309,6 +309,11 @@ def test_the_team_pages_forms_work_without_javascript(served: Served) -> None:
         {"csrf": csrf, "team": "delta one", "user": "cid", "change": "remove"},
     )
     assert "cid is no longer a member of team delta one" in out
+    banned = _post(
+        served, opener, "/organizer/team", {"csrf": csrf, "team": "delta one", "change": "ban", "back": "team"}
+    )
+    assert "team delta one is banned" in banned and "<h1>Team delta one</h1>" in banned and "Lift the ban" in banned
+    _post(served, opener, "/organizer/team", {"csrf": csrf, "team": "delta one", "change": "unban", "back": "team"})
     renamed = _post(served, opener, "/organizer/teams/rename", {"csrf": csrf, "team": "delta one", "new": "Delta"})
     assert "team delta one is now Delta" in renamed and "<h1>Team Delta</h1>" in renamed
     with opener.open(served.live.url + "/organizer/teams/beta", timeout=30) as response:

@@ -98,6 +98,8 @@ async def team_action(service: ServiceDep, request: Request) -> Response:
             team = standing.set_team(connection, service.contests.get().id, form.get("team", ""), **change)
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
+    if form.get("back") == "team":  # sent from the team's page: back to it
+        return RedirectResponse(site_url(request, team_url(team["team"], said.format(team["team"]))), 303)
     return _back(request, said.format(team["team"]))
 
 
