@@ -55,6 +55,15 @@ def test_the_dashboard_at_375_px_by_keyboard(browser: object, tmp_path: Path) ->
         assert "Active teams: 2" in main and "scorer-1" in main and "rejected by the checks" in main
         assert page.evaluate("document.documentElement.scrollWidth") <= 375 + 1  # type: ignore[attr-defined]
         _shot(page, "dashboard")
+        assert page.get_attribute("#figures", "hx-trigger") == "every 15s"  # type: ignore[attr-defined]
+        heartbeats.beat(service.engine, "scorer-2:77:1", clock() - timedelta(seconds=1))  # a worker starts
+        page.evaluate(  # type: ignore[attr-defined]
+            "() => { const el = document.querySelector('#figures');"
+            " return htmx.ajax('GET', el.getAttribute('hx-get'), {target: el, swap: 'innerHTML'}); }"
+        )  # what the poll does, without waiting 15 s for it
+        page.wait_for_function("document.querySelector('#figures').innerText.includes('scorer-2')")  # type: ignore[attr-defined]
+        assert "scorer-1" in page.inner_text("#figures") and "Dashboard" in page.title()  # type: ignore[attr-defined]
+        _shot(page, "dashboard-refreshed")
 
         _focus_by_tab(page, 'button[aria-label="Ban team beta"]')
         page.keyboard.press("Enter")  # type: ignore[attr-defined]

@@ -337,6 +337,10 @@ def test_the_team_pages_forms_work_without_javascript(served: Served) -> None:
         with pytest.raises(urllib.error.HTTPError) as refused:
             _post(served, member, path, {**fields, "csrf": member_csrf})
         assert refused.value.code == 403, path
-    with pytest.raises(urllib.error.HTTPError) as page_refused:
-        member.open(served.live.url + "/organizer/teams/alpha", timeout=30)
-    assert page_refused.value.code == 403
+    for path in ("/organizer/teams/alpha", "/organizer/figures"):
+        with pytest.raises(urllib.error.HTTPError) as page_refused:
+            member.open(served.live.url + path, timeout=30)
+        assert page_refused.value.code == 403, path
+    with opener.open(served.live.url + "/organizer/figures", timeout=30) as response:  # the dashboard's poll
+        part = response.read().decode()
+    assert '<h2 id="queue">Queue and workers</h2>' in part and "<html" not in part

@@ -65,6 +65,14 @@ def figures(connection: Connection, tracks: list[str], now: datetime) -> dict[st
             "day": _active(connection, on_tracks, now - timedelta(days=1)),
             "week": _active(connection, on_tracks, now - timedelta(days=7)),
         },
+        **live_figures(connection, tracks, now),
+    }
+
+
+def live_figures(connection: Connection, tracks: list[str], now: datetime) -> dict[str, Any]:
+    """The figures that move by the second, which the dashboard's page reads again every few seconds: the queue, the workers, the failures."""
+    on_tracks = submissions.c.track.in_(tracks)
+    return {
         "queue": queue_figures(connection, on_tracks, now),
         "workers": workers(connection, now),
         "failures": failures(connection, on_tracks),

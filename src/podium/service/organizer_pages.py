@@ -20,7 +20,7 @@ from podium.service import announcements, dashboard, exports, rosters, standing,
 from podium.service.database import reading, writing
 from podium.service.deps import Service, ServiceDep
 from podium.service.intake import Refused
-from podium.service.pages import _form, checked_form, render_page, signed_organizer
+from podium.service.pages import _form, checked_form, render_page, session_from, signed_organizer
 from podium.service.rescore import rerun
 from podium.service.routes.organizer import archive, author_of
 from podium.service.routes.teams import status_of
@@ -57,6 +57,7 @@ def organizer_page(service: ServiceDep, request: Request, done: str | None = Non
         service,
         request,
         "organizer.html",
+        now=now,
         figures=figures,
         chart=per_day_chart(figures["per_day"]),
         teams=teams,
@@ -66,6 +67,18 @@ def organizer_page(service: ServiceDep, request: Request, done: str | None = Non
         revealed=revealed,
         done=done[:300] if done else None,
     )
+
+
+@router.get("/organizer/figures", response_class=HTMLResponse)
+def figures_part(service: ServiceDep, request: Request) -> HTMLResponse:
+    """The dashboard's queue, workers and failures, drawn again for htmx's poll (403, which htmx does not swap in, without an organizer's session)."""
+    _, who = session_from(service, request)
+    if who is None or not who.organizer:
+        raise HTTPException(403, "for organizers only: log in again")
+    served, now = service.contests.get(), service.clock()
+    with reading(service.engine) as connection:
+        figures = dashboard.live_figures(connection, served.track_ids(), now)
+    return render_page(service, request, "organizer_figures.html", now=now, figures=figures)
 
 
 async def _organizer_form(service: Service, request: Request) -> tuple[dict[str, str], Any]:
