@@ -157,6 +157,7 @@ def test_every_organizer_command_names_its_contest_when_the_database_serves_seve
         ("team", "ban", "alpha"),
         ("team", "approve", "alpha"),
         ("team", "member", "add", "alpha", "ann"),
+        ("token", "list", "--team", "alpha"),
     ]
     for command in commands:
         shown = podium(*command, *db, code=2)

@@ -588,16 +588,18 @@ def token_group() -> None:
 
 
 @token_group.command("list")
-@click.option("--team", help="Only this team's tokens.")
+@click.option("--team", help="Only this team's tokens (a team of the contest --contest names).")
+@CONTEST_OPTION
 @database_options
 @guarded
-def token_list_command(team: str | None, data: Path, database: str | None) -> int:
+def token_list_command(team: str | None, contest: str | None, data: Path, database: str | None) -> int:
     """The tokens that have not expired: id, team, label, created, expires (never the token itself)."""
     from podium.service import accounts
     from podium.service.database import reading
 
     with reading(_open(data, database)) as connection:
-        rows = accounts.token_rows(connection, None if team is None else accounts.team_id(connection, team), utc_now())
+        chosen = None if team is None else accounts.team_id(connection, team, _contest_of(connection, contest))
+        rows = accounts.token_rows(connection, chosen, utc_now())
     for row in rows:
         who = row["team"] or ("organizer" if row["organizer"] else "-")
         click.echo(
