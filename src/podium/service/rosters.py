@@ -58,16 +58,15 @@ def roster(connection: Connection, contest: str, name: str | None = None) -> lis
         sent.label("submissions"),
         last.label("last"),
     ).where(teams.c.contest == contest)
+    names = select(memberships.c.team_id, users.c.name).select_from(
+        memberships.join(users, users.c.id == memberships.c.user_id).join(teams, teams.c.id == memberships.c.team_id)
+    )
+    names = names.where(teams.c.contest == contest)
     if name is not None:
-        query = query.where(teams.c.name == name[:64])
+        query, names = query.where(teams.c.name == name[:64]), names.where(teams.c.name == name[:64])
     rows = connection.execute(query.order_by(teams.c.name)).all()
     members: dict[int, list[str]] = {}
-    for team, user in connection.execute(
-        select(memberships.c.team_id, users.c.name)
-        .join(users, users.c.id == memberships.c.user_id)
-        .where(memberships.c.contest == contest, memberships.c.team_id.in_([row.id for row in rows]))
-        .order_by(users.c.name)
-    ):
+    for team, user in connection.execute(names.order_by(users.c.name)):
         members.setdefault(team, []).append(user)
     return [
         {
