@@ -76,14 +76,22 @@ TOKEN_OPTION = click.option(
 )
 
 
-def _open(data: Path, database: str | None, contest: Contest | None = None) -> Any:
-    """The database engine, migrated; with ``contest``, tied to that contest."""
-    from podium.service.database import connect, database_url, migrate
+def _open(data: Path, database: str | None, contest: Contest | None = None, *, renaming: bool = False) -> Any:
+    """The database engine, migrated; with ``contest``, tied to that contest.
+
+    ``renaming``: for the commands that rename, which also run on a database whose upgrade stopped at names
+    differing only in case (migration 0009 names them), to rename them.
+    """
+    from podium.service.database import DuplicateNames, connect, database_url, migrate
     from podium.service.server import register_contest
 
     data.mkdir(parents=True, exist_ok=True)
     engine = connect(database_url(database, data))
-    migrate(engine)
+    try:
+        migrate(engine)
+    except DuplicateNames:
+        if not renaming:
+            raise
     if contest is not None:
         register_contest(engine, contest)
     return engine
@@ -475,7 +483,7 @@ def team_rename_command(name: str, new: str, contest: str | None, data: Path, da
     from podium.service import accounts
     from podium.service.database import writing
 
-    with writing(_open(data, database)) as connection:
+    with writing(_open(data, database, renaming=True)) as connection:
         accounts.rename_team(connection, accounts.team_id(connection, name, _contest_of(connection, contest)), new)
     click.echo(f"team {name} is now {new}")
     return EXIT_SCORED
@@ -651,7 +659,7 @@ def user_rename_command(name: str, new: str, data: Path, database: str | None) -
     from podium.service import accounts
     from podium.service.database import writing
 
-    with writing(_open(data, database)) as connection:
+    with writing(_open(data, database, renaming=True)) as connection:
         accounts.rename_user(connection, name, new)
     click.echo(f"user {name} is now {new}")
     return EXIT_SCORED
