@@ -701,3 +701,67 @@ def test_a_smtp_server_that_never_answers_slows_no_request(tmp_path: Path) -> No
     assert (
         slowest < 5 and [m.kind for m in waiting] == ["confirm"] * 3
     )  # the addresses' confirmations, none sent: the server never answered
+
+
+def test_an_invitation_code_ends_after_seven_days_or_when_an_organizer_revokes_it(tmp_path: Path) -> None:
+    """A code works for 7 days, for every teammate; an organizer revokes it (API, command); a refused code says why,
+    on the API and the page, and never names its team."""
+    from click.testing import CliRunner
+
+    from podium.cli import cli
+
+    _, service, clock = with_terms(tmp_path, "Be fair.\n")
+    _user(service, "olga", None, None)
+    with LiveServer(service) as live:
+        olga = live.call("POST", "/api/tokens", json_body={"user": "olga", "password": PASSWORD}).body["token"]
+        gil = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": PASSWORD})
+        gil_token = gil.body["token"]
+        first = live.call("GET", "/api/team/invitation", gil_token).body
+        assert first["expires"] == "2026-03-17T12:00:00+00:00"
+
+        def join(code: str, user: str) -> Any:
+            return live.call(
+                "POST", "/api/register", json_body={"invitation": code, "user": user, "password": PASSWORD}
+            )
+
+        clock.now += timedelta(days=7)
+        expired = join(first["invitation"], "gus")
+        assert expired.status == 410 and "expired on 2026-03-17 12:00 UTC" in expired.body["detail"]
+        assert "gamma" not in json.dumps(expired.body)
+        second = live.call("GET", "/api/team/invitation", gil_token).body  # a member's next look: a new code
+        assert second["invitation"] != first["invitation"] and second["expires"] == "2026-03-24T12:00:00+00:00"
+        assert [join(second["invitation"], user).status for user in ("gus", "gwen")] == [201, 201]  # not spent by a use
+
+        assert live.call("DELETE", "/api/teams/gamma/invitation", gil_token).status == 403  # organizers only
+        assert live.call("DELETE", "/api/teams/nobody/invitation", olga).status == 404
+        revoked = live.call("DELETE", "/api/teams/gamma/invitation", olga)
+        assert revoked.status == 200 and revoked.body == {"team": "gamma", "revoked": True}
+        assert live.call("DELETE", "/api/teams/gamma/invitation", olga).body["revoked"] is False
+        refused = join(second["invitation"], "gail")
+        assert refused.status == 410 and "revoked by the organizers" in refused.body["detail"]
+        unknown = join("x" * 20, "gail")
+        assert unknown.status == 404 and "unknown" in unknown.body["detail"]
+
+        clock.now += timedelta(hours=1)  # a new hour of the sign-up budget (5 an hour per address)
+        web = Browser(live.url)  # the sign-up page says why, without JavaScript
+        _, page, _ = web.go(f"/register?invitation={second['invitation']}")
+        form = {
+            "form_csrf": web.token(page, "form_csrf"),
+            "user": "gail",
+            "password": PASSWORD,
+            "password2": PASSWORD,
+            "invitation": second["invitation"],
+            "terms": "accepted",
+        }
+        status, page, _ = web.go("/register", form)
+        assert status == 410 and "revoked by the organizers" in page and "gamma" not in page
+
+        third = live.call("GET", "/api/team/invitation", gil_token).body["invitation"]  # a new one after the revocation
+        assert third != second["invitation"] and join(third, "gail").status == 201
+        database = ["--data", str(tmp_path / "data"), "--database", f"sqlite:///{tmp_path / 'db.sqlite3'}"]
+        said = CliRunner().invoke(cli, ["team", "invitation", "gamma", "--revoke", *database])
+        assert said.exit_code == 0 and "invitation code revoked" in said.output
+        assert join(third, "gina").status == 410
+        both = CliRunner().invoke(cli, ["team", "invitation", "gamma", "--revoke", "--renew", *database])
+        assert both.exit_code == 2 and "not both" in both.output
+        assert "/api/teams/{name}/invitation" in live.call("GET", "/openapi.json").body["paths"]

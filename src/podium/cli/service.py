@@ -771,17 +771,30 @@ def user_reset_command(name: str, public_url: str, data: Path, database: str | N
 @team_group.command("invitation")
 @click.argument("name")
 @click.option("--renew", is_flag=True, help="Make a new code; the old one stops working.")
+@click.option(
+    "--revoke", is_flag=True, help="End the code now (its members' next look makes a new one); print nothing."
+)
 @CONTEST_OPTION
 @database_options
 @guarded
-def team_invitation_command(name: str, renew: bool, contest: str | None, data: Path, database: str | None) -> int:
-    """Print the team's invitation code: signing up with it joins the team."""
+def team_invitation_command(
+    name: str, renew: bool, revoke: bool, contest: str | None, data: Path, database: str | None
+) -> int:
+    """Print the team's invitation code (signing up with it joins the team, for 7 days), or revoke it."""
     from podium.service import accounts, invitations
     from podium.service.database import writing
 
+    if renew and revoke:
+        raise UsageError("give --renew or --revoke, not both")
     with writing(_open(data, database)) as connection:
         team = accounts.team_id(connection, name, _contest_of(connection, contest))
-        click.echo(invitations.code_of(connection, team, renew=renew))
+        if revoke:
+            ended = invitations.revoke(connection, team)
+            click.echo(
+                f"team {name}: {'invitation code revoked' if ended else 'no invitation code to revoke'}", err=True
+            )
+        else:
+            click.echo(invitations.code_of(connection, team, utc_now(), renew=renew).code)
     return EXIT_SCORED
 
 

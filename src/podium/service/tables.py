@@ -92,6 +92,8 @@ teams = Table(
     Column(
         "invitation", String(32), nullable=True
     ),  # the code that lets a new member join (podium.service.invitations)
+    Column("invitation_expires", UTCDateTime, nullable=True),  # when the code stops working (0009)
+    Column("invitation_revoked", Boolean, nullable=False, server_default=false()),  # an organizer ended the code (0009)
     # the columns of 0008 have the database's defaults (server_default): an insert that names only older columns still works
     Column(
         "banned", Boolean, nullable=False, server_default=false()

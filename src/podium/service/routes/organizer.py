@@ -1,4 +1,4 @@
-"""What organizers do through the API (an organizer's token): the dashboard's figures, bans and approvals, a re-run, the archives, announcements.
+"""What organizers do through the API (an organizer's token): the dashboard's figures, bans and approvals, invitation codes revoked, a re-run, the archives, announcements.
 
 Announcements are read by anyone (``GET /api/announcements``); everything
 else here answers a team's token 403.
@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Connection, select
 
 from podium.core.errors import UsageError
-from podium.service import announcements, dashboard, exports, standing
+from podium.service import accounts, announcements, dashboard, exports, invitations, standing
 from podium.service.accounts import Caller
 from podium.service.database import writing
 from podium.service.deps import ReadingDep, Service, ServiceDep, known_id, organizer
@@ -103,6 +103,11 @@ class NewAnnouncement(BaseModel):
     )
 
 
+class InvitationRevoked(BaseModel):
+    team: str
+    revoked: bool = Field(description="Whether the team had a working code, which no longer works")
+
+
 class Removed(BaseModel):
     id: int
     removed: bool
@@ -142,6 +147,19 @@ def unban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, A
 )
 def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
     return _changed(service, standing.set_team, name, approved=True)
+
+
+@router.delete(
+    "/teams/{name}/invitation",
+    response_model=InvitationRevoked,
+    summary="Organizers: revoke a team's invitation code (its members' next look makes a new one)",
+)
+def revoke_invitation(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    def revoke(connection: Connection) -> dict[str, Any]:
+        team = accounts.team_id(connection, name[:64], service.contests.get().id)
+        return {"team": name, "revoked": invitations.revoke(connection, team)}
+
+    return _changed(service, revoke)
 
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")

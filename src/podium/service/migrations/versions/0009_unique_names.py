@@ -1,4 +1,4 @@
-"""podium 0.11: names unique whatever their case, enforced by the database
+"""podium 0.11: names unique whatever their case, enforced by the database; invitation codes that end
 
 Revision ID: 0009
 Revises: 0008
@@ -15,7 +15,12 @@ A database that already holds such a pair is not changed: the upgrade stops
 with :class:`podium.service.database.DuplicateNames`, naming the rows and the
 commands that rename them (``podium user rename``, ``podium team rename``),
 which still run on the database as it is.
+
+A team's invitation code now ends (:mod:`podium.service.invitations`): a code
+made before the upgrade works for 7 days from it; an organizer may revoke one.
 """
+
+from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 from alembic import op
@@ -55,6 +60,13 @@ def upgrade() -> None:
             f"{len(fixes)} name{'s' * (len(fixes) != 1)} differ from another only in case, which podium now refuses; "
             "nothing was changed: rename them, then start again:\n  " + "\n  ".join(fixes)
         )
+    op.add_column("teams", sa.Column("invitation_expires", sa.DateTime(timezone=True), nullable=True))
+    op.add_column("teams", sa.Column("invitation_revoked", sa.Boolean(), nullable=False, server_default=sa.false()))
+    teams = sa.table(
+        "teams", sa.column("invitation", sa.String), sa.column("invitation_expires", sa.DateTime(timezone=True))
+    )
+    end = datetime.now(UTC) + timedelta(days=7)  # a code made before the upgrade: 7 days from it
+    op.execute(teams.update().where(teams.c.invitation.is_not(None)).values(invitation_expires=end))
     op.create_index(USERS, "users", [sa.text("lower(name)")], unique=True)
     op.create_index(TEAMS, "teams", ["contest", sa.text("lower(name)")], unique=True)
 
@@ -62,3 +74,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index(TEAMS, table_name="teams")
     op.drop_index(USERS, table_name="users")
+    with op.batch_alter_table("teams") as batch_op:
+        batch_op.drop_column("invitation_revoked")
+        batch_op.drop_column("invitation_expires")
