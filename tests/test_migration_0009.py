@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -37,8 +37,8 @@ def test_0009_stops_at_names_differing_in_case_names_them_and_runs_once_they_are
             )
         for contest, name in (("c", "Alpha"), ("c", "alpha"), ("c", "beta"), ("d", "Beta")):
             connection.execute(
-                text("INSERT INTO teams (name, created, contest) VALUES (:n, :t, :c)"),
-                {"n": name, "t": NOW, "c": contest},
+                text("INSERT INTO teams (name, created, contest, invitation) VALUES (:n, :t, :c, :i)"),
+                {"n": name, "t": NOW, "c": contest, "i": f"code-{contest}-{name}" if name == "beta" else None},
             )
         for name in ("Alice", "alice", "bob"):
             connection.execute(
@@ -64,8 +64,15 @@ def test_0009_stops_at_names_differing_in_case_names_them_and_runs_once_they_are
     for command in (["user", "rename", "alice", "alice2"], ["team", "rename", "alpha", "alpha2", "--contest", "c"]):
         result = CliRunner().invoke(cli, [*command, *database])
         assert result.exit_code == 0, result.output
+    upgraded = datetime.now(UTC)
     migrate(engine)
     assert schema_revision(engine) == "0009"
+    with reading(engine) as connection:  # a code made before the upgrade works for 7 days from it
+        ends = dict(
+            connection.execute(select(teams.c.name, teams.c.invitation_expires).where(teams.c.contest == "c")).all()
+        )
+    assert ends["alpha2"] is None and ends["Alpha"] is None
+    assert upgraded + timedelta(days=7) <= ends["beta"] <= datetime.now(UTC) + timedelta(days=7)
     assert ("user", "alice2") in _rows(engine) and ("team", "c/alpha2") in _rows(engine)
 
     with (
