@@ -22,6 +22,7 @@ from fastapi.responses import FileResponse, Response
 from podium.service.accounts import Caller
 from podium.service.database import reading
 from podium.service.deps import Service
+from podium.service.filenames import content_disposition
 from podium.service.intake import UPLOADED, submission_folder
 from podium.service.scoring import IMAGE_ARCHIVE
 from podium.service.views import visible_submissions
@@ -61,7 +62,8 @@ def download(service: Service, who: Caller, submission_id: int, kind: Kind) -> R
         path = uploaded_file(service.data, submission_id)
         if path is None:
             raise HTTPException(404, f"submission {submission_id}'s file was not kept (sent before podium 0.10)")
-        return FileResponse(path, media_type="application/octet-stream", filename=view["filename"] or name)
+        shown = {"Content-Disposition": content_disposition(view["filename"] or name)}  # stored before 0.11: as sent
+        return FileResponse(path, media_type="application/octet-stream", headers=shown)
     if kind == "result":
         if view["result"] is None:
             raise HTTPException(404, f"submission {submission_id} has no result yet: it is {view['status']}")
@@ -77,4 +79,4 @@ def download(service: Service, who: Caller, submission_id: int, kind: Kind) -> R
 
 
 def _attachment(body: bytes, media_type: str, filename: str) -> Response:
-    return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    return Response(body, media_type=media_type, headers={"Content-Disposition": content_disposition(filename)})

@@ -18,6 +18,7 @@ from podium.service import accounts, announcements, dashboard, exports, invitati
 from podium.service.accounts import Caller
 from podium.service.database import writing
 from podium.service.deps import ReadingDep, Service, ServiceDep, known_id, organizer
+from podium.service.filenames import content_disposition
 from podium.service.intake import Refused
 from podium.service.rescore import rerun
 from podium.service.tables import users
@@ -202,7 +203,7 @@ def archive(
     return StreamingResponse(
         exports.archive(service.engine, service.data, tracks_of(service), what, now),
         media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": content_disposition(name)},
     )
 
 
