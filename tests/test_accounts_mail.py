@@ -437,6 +437,10 @@ def test_podium_serve_mails_through_smtp_and_the_commands_make_links_and_codes(s
     for wrong, said in (
         (("--smtp", "nohost"), "give HOST:PORT"),
         (("--smtp", f"127.0.0.1:{settings.port}"), "needs --mail-from"),
+        (  # mailed links would name the address listened on, which nobody else reaches
+            ("--host", "0.0.0.0", "--smtp", f"127.0.0.1:{settings.port}", "--mail-from", "contest@podium.test"),
+            "give --public-url URL",
+        ),
     ):
         refused = podium("serve", "--contest", str(contest), "--data", str(data), *wrong)
         assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr

@@ -103,6 +103,13 @@ def _load(contest_path: Path | None) -> Contest | None:
     return None if contest_path is None else load(contest_path)
 
 
+WILDCARD_HOSTS = (
+    "0.0.0.0",
+    "::",
+    "[::]",
+    "",
+)  # --host values meaning every interface: an address to listen on, not to link to
+
 LOG_FORMAT_OPTION = click.option(
     "--log-format",
     type=click.Choice(("text", "json")),
@@ -275,6 +282,11 @@ def serve_command(
             smtp_cafile,
         )
     )
+    if smtp_settings is not None and public is None and host in WILDCARD_HOSTS:
+        raise UsageError(
+            f"--smtp with --host {host}: mailed links (password resets, address confirmations) would start with "
+            f"http://{host}:{port}, which nobody else can reach; give --public-url URL, the address users reach the site at"
+        )
     if scheduler is not None:
         distributed.check_reachable(scheduler)
     engine = _open(data, database, contest)
