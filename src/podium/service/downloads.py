@@ -51,7 +51,12 @@ def logs_text(view: dict[str, Any]) -> str | None:
 
 
 def download(service: Service, who: Caller, submission_id: int, kind: Kind) -> Response:
-    """``kind`` of the caller's submission as an attachment; 404 for another team's, or when there is none of that kind yet."""
+    """``kind`` of the caller's submission as an attachment; 404 for another team's, or when there is none of that kind yet;
+    429 when the caller, or the server, sends as many downloads at once as it may (:mod:`podium.service.download_slots`)."""
+    return service.downloads.answer(who, lambda: _download(service, who, submission_id, kind))
+
+
+def _download(service: Service, who: Caller, submission_id: int, kind: Kind) -> Response:
     with reading(service.engine) as connection:
         found = visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
     if not found:

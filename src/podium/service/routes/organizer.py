@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection, select
 
@@ -197,13 +197,16 @@ def archive(
     service: ServiceDep,
     who: OrganizerDep,
     what: Annotated[Literal["submissions", "results"], Query(description="What the archive holds")] = "submissions",
-) -> StreamingResponse:
+) -> Response:
     now = service.clock()
     name = f"{service.contests.get().id}-{what}-{now:%Y%m%dT%H%M%SZ}.zip"
-    return StreamingResponse(
-        exports.archive(service.engine, service.data, tracks_of(service), what, now),
-        media_type="application/zip",
-        headers={"Content-Disposition": content_disposition(name)},
+    return service.downloads.answer(  # the archive streams, holding a slot until it is sent
+        who,
+        lambda: StreamingResponse(
+            exports.archive(service.engine, service.data, tracks_of(service), what, now),
+            media_type="application/zip",
+            headers={"Content-Disposition": content_disposition(name)},
+        ),
     )
 
 
