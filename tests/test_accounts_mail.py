@@ -769,3 +769,65 @@ def test_an_invitation_code_ends_after_seven_days_or_when_an_organizer_revokes_i
         both = CliRunner().invoke(cli, ["team", "invitation", "gamma", "--revoke", "--renew", *database])
         assert both.exit_code == 2 and "not both" in both.output
         assert "/api/teams/{name}/invitation" in live.call("GET", "/openapi.json").body["paths"]
+
+
+def test_workers_on_other_machines_send_the_outbox_each_message_once(smtp: Any, tmp_path: Path) -> None:
+    """``podium serve`` without --smtp, two ``podium worker --smtp`` processes: every message reaches aiosmtpd once."""
+    import signal
+    import sys
+
+    from podium.service.database import database_url, migrate
+
+    settings, inbox, _ = smtp
+    contest = write_contest(tmp_path / "contest", timezone="UTC")
+    contest.write_text(contest.read_text().replace("2026-06-01T00:00:00Z", "2036-06-01T00:00:00Z"))
+    data = tmp_path / "data"
+    assert podium("team", "add", "alpha", "--contest", str(contest), "--data", str(data)).returncode == 0
+    engine = connect(database_url(None, data))
+    migrate(engine)
+    names = ("ann", "bea", "cid", "dan")
+    with writing(engine) as connection:
+        team = accounts.team_id(connection, "alpha")
+        for name in names:
+            user = accounts.add_user(
+                connection, name, PASSWORD, team if name == "ann" else None, False, at("2026-03-01T00:00:00Z")
+            )
+            mail.set_mail(connection, user, f"{name}@alpha.test", set(), confirmed=True)
+    alone = podium(
+        "worker", "--data", str(data), "--smtp", f"127.0.0.1:{settings.port}", "--mail-from", "c@podium.test"
+    )
+    assert alone.returncode == 2 and "give --public-url URL" in alone.stderr and "Traceback" not in alone.stderr
+    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", "none"]
+    command += [
+        "--smtp",
+        f"127.0.0.1:{settings.port}",
+        "--mail-from",
+        "c@podium.test",
+        "--public-url",
+        "https://contest.test/",
+    ]
+    with Serve(contest, data, None, workers=0) as served:  # no --smtp: it sends nothing itself
+        workers = [subprocess.Popen(command, start_new_session=True, stderr=subprocess.PIPE) for _ in range(2)]
+        try:
+            for _ in range(300):  # bounded: 30 s, until a worker's mailer has turned mail on
+                with reading(engine) as connection:
+                    if mail.enabled(connection):
+                        break
+                time.sleep(0.1)
+            for name in names:
+                assert served.call("POST", "/api/reset/request", json_body={"user": name}).status == 202
+            for _ in range(300):  # bounded: 30 s
+                if len(inbox.received) >= len(names):
+                    break
+                time.sleep(0.1)
+            time.sleep(6)  # a round of each mailer more: nothing is sent twice
+        finally:
+            for worker in workers:
+                worker.send_signal(signal.SIGTERM)
+            for worker in workers:
+                assert worker.wait(timeout=60) == 0, worker.stderr.read().decode()[-2000:] if worker.stderr else ""
+    got = inbox.take()
+    assert [to for to, _, _ in got] == [f"{name}@alpha.test" for name in names], got
+    assert all("https://contest.test/reset/" in body for _, _, body in got)
+    with reading(engine) as connection:
+        assert not mail.pending(connection)

@@ -110,6 +110,53 @@ WILDCARD_HOSTS = (
     "",
 )  # --host values meaning every interface: an address to listen on, not to link to
 
+
+def mail_options(from_environment: bool) -> Any:
+    """``--smtp``, ``--mail-from``, ``--smtp-starttls``, ``--smtp-cafile``: ``podium serve`` also reads them from ``PODIUM_``
+    variables; ``podium worker`` only as given, since the workers ``podium serve`` starts inherit its environment."""
+
+    def option(name: str, variable: str, help: str, **kwargs: Any) -> Any:
+        if from_environment:
+            return click.option(name, envvar=variable, help=f"{help} [env {variable}].", **kwargs)
+        return click.option(name, help=f"{help}.", **kwargs)
+
+    options = [
+        option(
+            "--smtp",
+            "PODIUM_SMTP",
+            "Send e-mail notifications through this SMTP server (log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD)",
+            metavar="HOST:PORT",
+            default=None,
+        ),
+        option("--mail-from", "PODIUM_MAIL_FROM", "The notifications' sender", metavar="ADDRESS", default=None),
+        option("--smtp-starttls", "PODIUM_SMTP_STARTTLS", "Upgrade the SMTP connection with STARTTLS", is_flag=True),
+        option(
+            "--smtp-cafile",
+            "PODIUM_SMTP_CAFILE",
+            "The certificate authorities trusted for STARTTLS (default: the system's)",
+            type=click.Path(exists=True, dir_okay=False),
+            default=None,
+        ),
+    ]
+
+    def decorate(command: Any) -> Any:
+        for each in reversed(options):
+            command = each(command)
+        return command
+
+    return decorate
+
+
+def smtp_of(smtp: str | None, mail_from: str | None, starttls: bool, cafile: str | None) -> Any:
+    """The SMTP settings :func:`mail_options` give (``None`` without ``--smtp``); :class:`UsageError` when they are wrong."""
+    from podium.service import mail
+
+    if smtp is None:
+        return None
+    user, password = os.environ.get("PODIUM_SMTP_USER"), os.environ.get("PODIUM_SMTP_PASSWORD")
+    return mail.parse_smtp(smtp, mail_from, user, password, starttls, cafile)
+
+
 LOG_FORMAT_OPTION = click.option(
     "--log-format",
     type=click.Choice(("text", "json")),
@@ -198,33 +245,7 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
     default=None,
     help="Where the contest is reached behind a reverse proxy that strips the path, e.g. https://example.org/contest/: every link, redirect, cookie and printed address uses it [env PODIUM_PUBLIC_URL].",
 )
-@click.option(
-    "--smtp",
-    metavar="HOST:PORT",
-    envvar="PODIUM_SMTP",
-    default=None,
-    help="Send e-mail notifications through this SMTP server [env PODIUM_SMTP; log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD].",
-)
-@click.option(
-    "--mail-from",
-    metavar="ADDRESS",
-    envvar="PODIUM_MAIL_FROM",
-    default=None,
-    help="The notifications' sender [env PODIUM_MAIL_FROM].",
-)
-@click.option(
-    "--smtp-starttls",
-    is_flag=True,
-    envvar="PODIUM_SMTP_STARTTLS",
-    help="Upgrade the SMTP connection with STARTTLS [env PODIUM_SMTP_STARTTLS].",
-)
-@click.option(
-    "--smtp-cafile",
-    type=click.Path(exists=True, dir_okay=False),
-    envvar="PODIUM_SMTP_CAFILE",
-    default=None,
-    help="The certificate authorities trusted for STARTTLS [default: the system's; env PODIUM_SMTP_CAFILE].",
-)
+@mail_options(from_environment=True)
 @LOG_FORMAT_OPTION
 @guarded
 def serve_command(
@@ -270,18 +291,7 @@ def serve_command(
     contest = load(contest_path)
     proxies = parse_proxies(trusted_proxies)
     public = None if public_url is None else parse_public_url(public_url)
-    smtp_settings = (
-        None
-        if smtp is None
-        else mail.parse_smtp(
-            smtp,
-            mail_from,
-            os.environ.get("PODIUM_SMTP_USER"),
-            os.environ.get("PODIUM_SMTP_PASSWORD"),
-            smtp_starttls,
-            smtp_cafile,
-        )
-    )
+    smtp_settings = smtp_of(smtp, mail_from, smtp_starttls, smtp_cafile)
     if smtp_settings is not None and public is None and host in WILDCARD_HOSTS:
         raise UsageError(
             f"--smtp with --host {host}: mailed links (password resets, address confirmations) would start with "
@@ -382,6 +392,13 @@ def serve_command(
     default=None,
     help="Seconds a job is held between heartbeats [default: 60].",
 )
+@mail_options(from_environment=False)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    default=None,
+    help="With --smtp: where users reach the site; mailed links start with it.",
+)
 @LOG_FORMAT_OPTION
 @guarded
 def worker_command(
@@ -391,20 +408,33 @@ def worker_command(
     cgroup: Path | None,
     scheduler: str | None,
     lease: float | None,
+    smtp: str | None,
+    mail_from: str | None,
+    smtp_starttls: bool,
+    smtp_cafile: str | None,
+    public_url: str | None,
     log_format: str,
 ) -> int:
-    """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
+    """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data.
+
+    With --smtp (and --public-url), it also sends the mail waiting in the outbox, as podium serve --smtp does: each
+    message once, whichever process claims it first.
+    """
     import podium.scoring.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
     from podium.runner.workdir import remove_abandoned
     from podium.scoring import distributed
-    from podium.service import logs
+    from podium.service import logs, mail, state
     from podium.service.database import connect, database_url
     from podium.service.queue import LEASE_S
     from podium.service.scoring import Runtime
     from podium.service.server import die_with_serve
+    from podium.service.urls import parse_public_url
     from podium.service.worker import Worker
 
     logs.configure(log_format)
+    smtp_settings = smtp_of(smtp, mail_from, smtp_starttls, smtp_cafile)
+    if smtp_settings is not None and public_url is None:
+        raise UsageError("--smtp: give --public-url URL too, where users reach the site: mailed links start with it")
     if not die_with_serve():
         return EXIT_SCORED  # podium serve ended before this worker started
     remove_abandoned()  # what workers killed with SIGKILL left in the temporary folder
@@ -413,7 +443,16 @@ def worker_command(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     engine = connect(database_url(database, data))
-    Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
+    mailer = None
+    if smtp_settings is not None:
+        site = parse_public_url(str(public_url)).base
+        mailer = mail.Mailer(engine, smtp_settings, site, state.ContestCache(engine))
+        mailer.start()
+    try:
+        Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
+    finally:
+        if mailer is not None:
+            mailer.stop()
     return EXIT_SCORED
 
 
