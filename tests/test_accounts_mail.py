@@ -437,6 +437,10 @@ def test_podium_serve_mails_through_smtp_and_the_commands_make_links_and_codes(s
     for wrong, said in (
         (("--smtp", "nohost"), "give HOST:PORT"),
         (("--smtp", f"127.0.0.1:{settings.port}"), "needs --mail-from"),
+        (  # mailed links would name the address listened on, which nobody else reaches
+            ("--host", "0.0.0.0", "--smtp", f"127.0.0.1:{settings.port}", "--mail-from", "contest@podium.test"),
+            "give --public-url URL",
+        ),
     ):
         refused = podium("serve", "--contest", str(contest), "--data", str(data), *wrong)
         assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr
@@ -701,3 +705,129 @@ def test_a_smtp_server_that_never_answers_slows_no_request(tmp_path: Path) -> No
     assert (
         slowest < 5 and [m.kind for m in waiting] == ["confirm"] * 3
     )  # the addresses' confirmations, none sent: the server never answered
+
+
+def test_an_invitation_code_ends_after_seven_days_or_when_an_organizer_revokes_it(tmp_path: Path) -> None:
+    """A code works for 7 days, for every teammate; an organizer revokes it (API, command); a refused code says why,
+    on the API and the page, and never names its team."""
+    from click.testing import CliRunner
+
+    from podium.cli import cli
+
+    _, service, clock = with_terms(tmp_path, "Be fair.\n")
+    _user(service, "olga", None, None)
+    with LiveServer(service) as live:
+        olga = live.call("POST", "/api/tokens", json_body={"user": "olga", "password": PASSWORD}).body["token"]
+        gil = live.call("POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": PASSWORD})
+        gil_token = gil.body["token"]
+        first = live.call("GET", "/api/team/invitation", gil_token).body
+        assert first["expires"] == "2026-03-17T12:00:00+00:00"
+
+        def join(code: str, user: str) -> Any:
+            return live.call(
+                "POST", "/api/register", json_body={"invitation": code, "user": user, "password": PASSWORD}
+            )
+
+        clock.now += timedelta(days=7)
+        expired = join(first["invitation"], "gus")
+        assert expired.status == 410 and "expired on 2026-03-17 12:00 UTC" in expired.body["detail"]
+        assert "gamma" not in json.dumps(expired.body)
+        second = live.call("GET", "/api/team/invitation", gil_token).body  # a member's next look: a new code
+        assert second["invitation"] != first["invitation"] and second["expires"] == "2026-03-24T12:00:00+00:00"
+        assert [join(second["invitation"], user).status for user in ("gus", "gwen")] == [201, 201]  # not spent by a use
+
+        assert live.call("DELETE", "/api/teams/gamma/invitation", gil_token).status == 403  # organizers only
+        assert live.call("DELETE", "/api/teams/nobody/invitation", olga).status == 404
+        revoked = live.call("DELETE", "/api/teams/gamma/invitation", olga)
+        assert revoked.status == 200 and revoked.body == {"team": "gamma", "revoked": True}
+        assert live.call("DELETE", "/api/teams/gamma/invitation", olga).body["revoked"] is False
+        refused = join(second["invitation"], "gail")
+        assert refused.status == 410 and "revoked by the organizers" in refused.body["detail"]
+        unknown = join("x" * 20, "gail")
+        assert unknown.status == 404 and "unknown" in unknown.body["detail"]
+
+        clock.now += timedelta(hours=1)  # a new hour of the sign-up budget (5 an hour per address)
+        web = Browser(live.url)  # the sign-up page says why, without JavaScript
+        _, page, _ = web.go(f"/register?invitation={second['invitation']}")
+        form = {
+            "form_csrf": web.token(page, "form_csrf"),
+            "user": "gail",
+            "password": PASSWORD,
+            "password2": PASSWORD,
+            "invitation": second["invitation"],
+            "terms": "accepted",
+        }
+        status, page, _ = web.go("/register", form)
+        assert status == 410 and "revoked by the organizers" in page and "gamma" not in page
+
+        third = live.call("GET", "/api/team/invitation", gil_token).body["invitation"]  # a new one after the revocation
+        assert third != second["invitation"] and join(third, "gail").status == 201
+        database = ["--data", str(tmp_path / "data"), "--database", f"sqlite:///{tmp_path / 'db.sqlite3'}"]
+        said = CliRunner().invoke(cli, ["team", "invitation", "gamma", "--revoke", *database])
+        assert said.exit_code == 0 and "invitation code revoked" in said.output
+        assert join(third, "gina").status == 410
+        both = CliRunner().invoke(cli, ["team", "invitation", "gamma", "--revoke", "--renew", *database])
+        assert both.exit_code == 2 and "not both" in both.output
+        assert "/api/teams/{name}/invitation" in live.call("GET", "/openapi.json").body["paths"]
+
+
+def test_workers_on_other_machines_send_the_outbox_each_message_once(smtp: Any, tmp_path: Path) -> None:
+    """``podium serve`` without --smtp, two ``podium worker --smtp`` processes: every message reaches aiosmtpd once."""
+    import signal
+    import sys
+
+    from podium.service.database import database_url, migrate
+
+    settings, inbox, _ = smtp
+    contest = write_contest(tmp_path / "contest", timezone="UTC")
+    contest.write_text(contest.read_text().replace("2026-06-01T00:00:00Z", "2036-06-01T00:00:00Z"))
+    data = tmp_path / "data"
+    assert podium("team", "add", "alpha", "--contest", str(contest), "--data", str(data)).returncode == 0
+    engine = connect(database_url(None, data))
+    migrate(engine)
+    names = ("ann", "bea", "cid", "dan")
+    with writing(engine) as connection:
+        team = accounts.team_id(connection, "alpha")
+        for name in names:
+            user = accounts.add_user(
+                connection, name, PASSWORD, team if name == "ann" else None, False, at("2026-03-01T00:00:00Z")
+            )
+            mail.set_mail(connection, user, f"{name}@alpha.test", set(), confirmed=True)
+    alone = podium(
+        "worker", "--data", str(data), "--smtp", f"127.0.0.1:{settings.port}", "--mail-from", "c@podium.test"
+    )
+    assert alone.returncode == 2 and "give --public-url URL" in alone.stderr and "Traceback" not in alone.stderr
+    command = [sys.executable, "-m", "podium", "worker", "--data", str(data), "--sandbox", "none"]
+    command += [
+        "--smtp",
+        f"127.0.0.1:{settings.port}",
+        "--mail-from",
+        "c@podium.test",
+        "--public-url",
+        "https://contest.test/",
+    ]
+    with Serve(contest, data, None, workers=0) as served:  # no --smtp: it sends nothing itself
+        workers = [subprocess.Popen(command, start_new_session=True, stderr=subprocess.PIPE) for _ in range(2)]
+        try:
+            for _ in range(300):  # bounded: 30 s, until a worker's mailer has turned mail on
+                with reading(engine) as connection:
+                    if mail.enabled(connection):
+                        break
+                time.sleep(0.1)
+            for name in names:
+                assert served.call("POST", "/api/reset/request", json_body={"user": name}).status == 202
+            for _ in range(300):  # bounded: 30 s
+                if len(inbox.received) >= len(names):
+                    break
+                time.sleep(0.1)
+            time.sleep(6)  # a round of each mailer more: nothing is sent twice
+        finally:
+            for worker in workers:
+                worker.send_signal(signal.SIGTERM)
+            for worker in workers:
+                assert worker.wait(timeout=60) == 0, worker.stderr.read().decode()[-2000:] if worker.stderr else ""
+    got = inbox.take()
+    assert [to for to, _, _ in got] == [f"{name}@alpha.test" for name in names], got
+    assert all("https://contest.test/reset/" in body for _, _, body in got)
+    with reading(engine) as connection:
+        assert not mail.pending(connection)

@@ -324,7 +324,7 @@ def test_the_data_page_lists_files_with_their_size_and_sha256(server: LiveServer
 def test_a_public_file_downloads_as_an_attachment_with_ranges(server: LiveServer, contest_folder: Path) -> None:
     status, headers, body = raw_get(server, "/data/files/public/big.bin")
     assert status == 200 and body == (contest_folder / "public" / "big.bin").read_bytes()
-    assert headers["content-disposition"] == 'attachment; filename="big.bin"'
+    assert headers["content-disposition"] == "attachment; filename=\"big.bin\"; filename*=UTF-8''big.bin"
     assert headers["content-type"] == "application/octet-stream" and headers["x-content-type-options"] == "nosniff"
     status, headers, body = raw_get(server, "/data/files/public/big.bin", {"Range": "bytes=1000-1999"})
     assert (
@@ -382,7 +382,11 @@ def test_the_kit_scores_its_baseline_as_a_served_contest_does(
     server: LiveServer, contest_folder: Path, tmp_path: Path
 ) -> None:
     status, headers, body = raw_get(server, "/data/kit.zip")
-    assert status == 200 and headers["content-disposition"] == 'attachment; filename="test-glas-kit.zip"'
+    assert (
+        status == 200
+        and headers["content-disposition"]
+        == "attachment; filename=\"test-glas-kit.zip\"; filename*=UTF-8''test-glas-kit.zip"
+    )
     built = podium("kit", "build", str(contest_folder / "served.toml"), str(tmp_path / "kit.zip"))
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "kit.zip").read_bytes() == body  # the same bytes, built by the command and by the server

@@ -105,6 +105,8 @@ def assert_nothing_of_the_server(texts: list[str], dump: dict[str, Any], forbidd
     for word in forbidden:
         assert word not in shown, (word, [key for key, value in dump.items() if word in json.dumps(value)])
     assert dump["cwd"] == WORK_FOLDER and dump["input"] == IMAGES_FOLDER + "\n"
+    if os.geteuid() == 0:  # the keeper's staging: the images are an overlay of a staging path of the run
+        assert f" {IMAGES_FOLDER} " in dump["mountinfo"] and " - overlay overlay ro,lowerdir=" in dump["mountinfo"]
     assert "PATH=/usr/local/bin:/usr/bin:/bin" in dump["/proc/1/environ"]  # bubblewrap's own, read: it is the program's
     assert set(dump["/proc/1/environ"].split("\0")) - {""} == set(dump["environ"].split("\0")) - {
         "",
@@ -129,6 +131,7 @@ def test_the_runner_shows_the_program_nothing_of_its_caller(tmp_path: Path, monk
     code = hostile_program(data / "submissions" / "7" / "code", [data, tmp_path / "podium.sqlite3", demo.truth])
     (tmp_path / "podium.sqlite3").write_text("the database")
     forbidden = [*secrets(monkeypatch, f"sqlite:///{tmp_path / 'podium.sqlite3'}"), str(data), "/sys/fs/cgroup"]
+    forbidden.append(str(tmp_path / "contest"))  # the images' folder: a bind's mount showed it (/proc/self/mountinfo)
 
     result = run_program(
         RunRequest(
@@ -160,7 +163,7 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
     data = tmp_path / "data"
     service, tokens = set_up(database_url, contest, data, ("alpha", "beta"), clock)
     sqlite_file = tmp_path / "podium.sqlite3"
-    forbidden = [*secrets(monkeypatch, database_url), str(data), "/sys/fs/cgroup"]
+    forbidden = [*secrets(monkeypatch, database_url), str(data), "/sys/fs/cgroup", str(tmp_path / "contest")]
     program = hostile_program(
         tmp_path / "program", [data, data / "submissions" / "1", sqlite_file, load(contest).truth]
     )

@@ -83,7 +83,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         archive = ("get", "/api/archive")  # a zip, declared as application/zip
         downloads = {("get", f"/api/submissions/{{submission_id}}/{kind}") for kind in ("file", "result", "logs")}
         downloads |= {("get", "/api/leaderboard.csv"), archive}
-        assert len(api) == 45 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
+        assert len(api) == 46 and not [key for key in api - downloads if not _typed(schemas[key], spec)]
         media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
         assert media == [
             ["application/zip"],
@@ -163,6 +163,9 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
                 json_body={"current": "a-new-password-4", "password": "a-new-password-5"},
             ),
             ("get", "/api/dashboard"): live.call("GET", "/api/dashboard", organizer.body["token"]),
+            ("delete", "/api/teams/{name}/invitation"): live.call(
+                "DELETE", "/api/teams/gamma/invitation", organizer.body["token"]
+            ),
             ("post", "/api/teams/{name}/ban"): live.call("POST", "/api/teams/gamma/ban", organizer.body["token"]),
             ("post", "/api/teams/{name}/unban"): live.call("POST", "/api/teams/gamma/unban", organizer.body["token"]),
             ("post", "/api/teams/{name}/approve"): live.call(

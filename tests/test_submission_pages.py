@@ -368,3 +368,81 @@ def test_the_upload_form_without_javascript_takes_the_method(site: Site) -> None
     bad = form.replace("Form net", "x" * 101).encode() + site.archive.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
     assert site.ann.post("/submissions/upload", bad, headers) == 422 and b"at most 100" in site.ann.body
     site.worker.work_once()
+
+
+HOSTILE_NAMES = {  # as sent -> as kept and shown
+    "../../etc/passwd": "passwd",
+    "C:\\Users\\ann\\s.tar.gz": "s.tar.gz",
+    "a\r\nSet-Cookie: x=1.tar.gz": "aSet-Cookie: x=1.tar.gz",
+    "photo\u202egpj.tar.gz": "photogpj.tar.gz",  # the right-to-left override that shows it as ...zg.rat.jpg
+    "nul\x00.tar.gz": "nul.tar.gz",
+    "..": "submission",
+    'e\u0301te\u0301 "q";.tar.gz': '\u00e9t\u00e9 "q";.tar.gz',  # NFC; a quote and a semicolon stay display text
+}
+
+
+def _disposition(site: Site, path: str, token: str) -> str:
+    """The raw ``Content-Disposition`` of a GET, as the client receives it."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(site.live.url)
+    connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=30)
+    connection.request("GET", path, headers={"Authorization": f"Bearer {token}"})
+    answer = connection.getresponse()
+    answer.read()
+    connection.close()
+    assert answer.status == 200, (path, answer.status)
+    assert "set-cookie" not in {k.lower() for k, _ in answer.getheaders()}
+    return str(answer.getheader("Content-Disposition"))
+
+
+def _name_in(header: str) -> str:
+    """The UTF-8 name of an RFC 6266 header with an ASCII ``filename=`` beside it, both checked safe."""
+    from urllib.parse import unquote
+
+    assert header.isascii() and "\r" not in header and "\n" not in header, header
+    kind, plain, encoded = header.split("; ")
+    assert kind == "attachment" and plain.startswith('filename="') and plain.endswith('"')
+    assert '"' not in plain[10:-1] and ";" not in plain and "/" not in plain, plain
+    assert encoded.startswith("filename*=UTF-8''") and ";" not in encoded and '"' not in encoded
+    return unquote(encoded.removeprefix("filename*=UTF-8''"))
+
+
+def test_a_sent_file_name_is_kept_as_display_text_and_downloaded_with_a_safe_header(site: Site) -> None:
+    """Hostile names through the API and the form of a real server: reduced on receipt, sent back by RFC 6266."""
+    from sqlalchemy import update
+
+    from podium.service.tables import submissions
+
+    site.clock.now = NOW + timedelta(days=1)  # a day's own quota
+    alpha = site.tokens["alpha"]
+    try:
+        for sent, kept in HOSTILE_NAMES.items():
+            answer = site.live.call("POST", "/api/submissions", alpha, body=site.archive, query={"filename": sent})
+            assert answer.status == 201, answer.body
+            shown = site.live.call("GET", f"/api/submissions/{answer.body['id']}", alpha).body["filename"]
+            assert shown == kept, (sent, shown)
+            path = f"/api/submissions/{answer.body['id']}/file"
+            assert _name_in(_disposition(site, path, alpha)) == kept
+        assert (
+            site.live.call(
+                "POST", "/api/submissions", alpha, body=site.archive, query={"filename": "x" * 10_000}
+            ).status
+            == 422
+        )
+        _log_in(site.ann)  # a session of this day
+        boundary, csrf = "podium-form", accounts.csrf_token(site.ann.cookies[COOKIE])
+        form = f'--{boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{csrf}\r\n'
+        long = "\u00e9" * 1_000  # (a part header of 10 kB is refused 400 by the form parser)
+        form += f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{long}.tar.gz"\r\n\r\n'
+        body = form.encode() + site.archive.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        assert site.ann.post("/submissions/upload", body, headers) == 303
+        newest = site.live.call("GET", "/api/submissions", alpha).body[0]
+        assert newest["filename"] == "\u00e9" * 120  # bounded (the form's name was cut at 255 characters first)
+        with writing(site.worker.engine) as connection:  # a name stored as sent, before podium 0.11
+            connection.execute(update(submissions).where(submissions.c.id == newest["id"]).values(filename='x"\r\n;y'))
+        assert _name_in(_disposition(site, f"/api/submissions/{newest['id']}/file", alpha)) == 'x";y'
+    finally:
+        site.clock.now = NOW

@@ -76,14 +76,22 @@ TOKEN_OPTION = click.option(
 )
 
 
-def _open(data: Path, database: str | None, contest: Contest | None = None) -> Any:
-    """The database engine, migrated; with ``contest``, tied to that contest."""
-    from podium.service.database import connect, database_url, migrate
+def _open(data: Path, database: str | None, contest: Contest | None = None, *, renaming: bool = False) -> Any:
+    """The database engine, migrated; with ``contest``, tied to that contest.
+
+    ``renaming``: for the commands that rename, which also run on a database whose upgrade stopped at names
+    differing only in case (migration 0009 names them), to rename them.
+    """
+    from podium.service.database import DuplicateNames, connect, database_url, migrate
     from podium.service.server import register_contest
 
     data.mkdir(parents=True, exist_ok=True)
     engine = connect(database_url(database, data))
-    migrate(engine)
+    try:
+        migrate(engine)
+    except DuplicateNames:
+        if not renaming:
+            raise
     if contest is not None:
         register_contest(engine, contest)
     return engine
@@ -93,6 +101,60 @@ def _load(contest_path: Path | None) -> Contest | None:
     from podium.contest import load
 
     return None if contest_path is None else load(contest_path)
+
+
+WILDCARD_HOSTS = (
+    "0.0.0.0",
+    "::",
+    "[::]",
+    "",
+)  # --host values meaning every interface: an address to listen on, not to link to
+
+
+def mail_options(from_environment: bool) -> Any:
+    """``--smtp``, ``--mail-from``, ``--smtp-starttls``, ``--smtp-cafile``: ``podium serve`` also reads them from ``PODIUM_``
+    variables; ``podium worker`` only as given, since the workers ``podium serve`` starts inherit its environment."""
+
+    def option(name: str, variable: str, help: str, **kwargs: Any) -> Any:
+        if from_environment:
+            return click.option(name, envvar=variable, help=f"{help} [env {variable}].", **kwargs)
+        return click.option(name, help=f"{help}.", **kwargs)
+
+    options = [
+        option(
+            "--smtp",
+            "PODIUM_SMTP",
+            "Send e-mail notifications through this SMTP server (log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD)",
+            metavar="HOST:PORT",
+            default=None,
+        ),
+        option("--mail-from", "PODIUM_MAIL_FROM", "The notifications' sender", metavar="ADDRESS", default=None),
+        option("--smtp-starttls", "PODIUM_SMTP_STARTTLS", "Upgrade the SMTP connection with STARTTLS", is_flag=True),
+        option(
+            "--smtp-cafile",
+            "PODIUM_SMTP_CAFILE",
+            "The certificate authorities trusted for STARTTLS (default: the system's)",
+            type=click.Path(exists=True, dir_okay=False),
+            default=None,
+        ),
+    ]
+
+    def decorate(command: Any) -> Any:
+        for each in reversed(options):
+            command = each(command)
+        return command
+
+    return decorate
+
+
+def smtp_of(smtp: str | None, mail_from: str | None, starttls: bool, cafile: str | None) -> Any:
+    """The SMTP settings :func:`mail_options` give (``None`` without ``--smtp``); :class:`UsageError` when they are wrong."""
+    from podium.service import mail
+
+    if smtp is None:
+        return None
+    user, password = os.environ.get("PODIUM_SMTP_USER"), os.environ.get("PODIUM_SMTP_PASSWORD")
+    return mail.parse_smtp(smtp, mail_from, user, password, starttls, cafile)
 
 
 LOG_FORMAT_OPTION = click.option(
@@ -183,33 +245,7 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
     default=None,
     help="Where the contest is reached behind a reverse proxy that strips the path, e.g. https://example.org/contest/: every link, redirect, cookie and printed address uses it [env PODIUM_PUBLIC_URL].",
 )
-@click.option(
-    "--smtp",
-    metavar="HOST:PORT",
-    envvar="PODIUM_SMTP",
-    default=None,
-    help="Send e-mail notifications through this SMTP server [env PODIUM_SMTP; log-in: env PODIUM_SMTP_USER and PODIUM_SMTP_PASSWORD].",
-)
-@click.option(
-    "--mail-from",
-    metavar="ADDRESS",
-    envvar="PODIUM_MAIL_FROM",
-    default=None,
-    help="The notifications' sender [env PODIUM_MAIL_FROM].",
-)
-@click.option(
-    "--smtp-starttls",
-    is_flag=True,
-    envvar="PODIUM_SMTP_STARTTLS",
-    help="Upgrade the SMTP connection with STARTTLS [env PODIUM_SMTP_STARTTLS].",
-)
-@click.option(
-    "--smtp-cafile",
-    type=click.Path(exists=True, dir_okay=False),
-    envvar="PODIUM_SMTP_CAFILE",
-    default=None,
-    help="The certificate authorities trusted for STARTTLS [default: the system's; env PODIUM_SMTP_CAFILE].",
-)
+@mail_options(from_environment=True)
 @LOG_FORMAT_OPTION
 @guarded
 def serve_command(
@@ -255,18 +291,12 @@ def serve_command(
     contest = load(contest_path)
     proxies = parse_proxies(trusted_proxies)
     public = None if public_url is None else parse_public_url(public_url)
-    smtp_settings = (
-        None
-        if smtp is None
-        else mail.parse_smtp(
-            smtp,
-            mail_from,
-            os.environ.get("PODIUM_SMTP_USER"),
-            os.environ.get("PODIUM_SMTP_PASSWORD"),
-            smtp_starttls,
-            smtp_cafile,
+    smtp_settings = smtp_of(smtp, mail_from, smtp_starttls, smtp_cafile)
+    if smtp_settings is not None and public is None and host in WILDCARD_HOSTS:
+        raise UsageError(
+            f"--smtp with --host {host}: mailed links (password resets, address confirmations) would start with "
+            f"http://{host}:{port}, which nobody else can reach; give --public-url URL, the address users reach the site at"
         )
-    )
     if scheduler is not None:
         distributed.check_reachable(scheduler)
     engine = _open(data, database, contest)
@@ -362,6 +392,13 @@ def serve_command(
     default=None,
     help="Seconds a job is held between heartbeats [default: 60].",
 )
+@mail_options(from_environment=False)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    default=None,
+    help="With --smtp: where users reach the site; mailed links start with it.",
+)
 @LOG_FORMAT_OPTION
 @guarded
 def worker_command(
@@ -371,20 +408,33 @@ def worker_command(
     cgroup: Path | None,
     scheduler: str | None,
     lease: float | None,
+    smtp: str | None,
+    mail_from: str | None,
+    smtp_starttls: bool,
+    smtp_cafile: str | None,
+    public_url: str | None,
     log_format: str,
 ) -> int:
-    """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data."""
+    """Score queued submissions until stopped (SIGTERM ends after the current job); run on any machine that sees --data.
+
+    With --smtp (and --public-url), it also sends the mail waiting in the outbox, as podium serve --smtp does: each
+    message once, whichever process claims it first.
+    """
     import podium.scoring.kernels  # noqa: F401  # a worker serves many jobs: its compiled kernels load once, now, and every job may use them
     from podium.runner.workdir import remove_abandoned
     from podium.scoring import distributed
-    from podium.service import logs
+    from podium.service import logs, mail, state
     from podium.service.database import connect, database_url
     from podium.service.queue import LEASE_S
     from podium.service.scoring import Runtime
     from podium.service.server import die_with_serve
+    from podium.service.urls import parse_public_url
     from podium.service.worker import Worker
 
     logs.configure(log_format)
+    smtp_settings = smtp_of(smtp, mail_from, smtp_starttls, smtp_cafile)
+    if smtp_settings is not None and public_url is None:
+        raise UsageError("--smtp: give --public-url URL too, where users reach the site: mailed links start with it")
     if not die_with_serve():
         return EXIT_SCORED  # podium serve ended before this worker started
     remove_abandoned()  # what workers killed with SIGKILL left in the temporary folder
@@ -393,7 +443,16 @@ def worker_command(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     engine = connect(database_url(database, data))
-    Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
+    mailer = None
+    if smtp_settings is not None:
+        site = parse_public_url(str(public_url)).base
+        mailer = mail.Mailer(engine, smtp_settings, site, state.ContestCache(engine))
+        mailer.start()
+    try:
+        Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
+    finally:
+        if mailer is not None:
+            mailer.stop()
     return EXIT_SCORED
 
 
@@ -526,7 +585,7 @@ def team_rename_command(name: str, new: str, contest: str | None, data: Path, da
     from podium.service import rosters
     from podium.service.database import writing
 
-    with writing(_open(data, database)) as connection:
+    with writing(_open(data, database, renaming=True)) as connection:
         rosters.rename(connection, _contest_of(connection, contest), name, new)
     click.echo(f"team {name} is now {new}")
     return EXIT_SCORED
@@ -704,7 +763,7 @@ def user_rename_command(name: str, new: str, data: Path, database: str | None) -
     from podium.service import accounts
     from podium.service.database import writing
 
-    with writing(_open(data, database)) as connection:
+    with writing(_open(data, database, renaming=True)) as connection:
         accounts.rename_user(connection, name, new)
     click.echo(f"user {name} is now {new}")
     return EXIT_SCORED
@@ -816,17 +875,30 @@ def user_reset_command(name: str, public_url: str, data: Path, database: str | N
 @team_group.command("invitation")
 @click.argument("name")
 @click.option("--renew", is_flag=True, help="Make a new code; the old one stops working.")
+@click.option(
+    "--revoke", is_flag=True, help="End the code now (its members' next look makes a new one); print nothing."
+)
 @CONTEST_OPTION
 @database_options
 @guarded
-def team_invitation_command(name: str, renew: bool, contest: str | None, data: Path, database: str | None) -> int:
-    """Print the team's invitation code: signing up with it joins the team."""
+def team_invitation_command(
+    name: str, renew: bool, revoke: bool, contest: str | None, data: Path, database: str | None
+) -> int:
+    """Print the team's invitation code (signing up with it joins the team, for 7 days), or revoke it."""
     from podium.service import accounts, invitations
     from podium.service.database import writing
 
+    if renew and revoke:
+        raise UsageError("give --renew or --revoke, not both")
     with writing(_open(data, database)) as connection:
         team = accounts.team_id(connection, name, _contest_of(connection, contest))
-        click.echo(invitations.code_of(connection, team, renew=renew))
+        if revoke:
+            ended = invitations.revoke(connection, team)
+            click.echo(
+                f"team {name}: {'invitation code revoked' if ended else 'no invitation code to revoke'}", err=True
+            )
+        else:
+            click.echo(invitations.code_of(connection, team, utc_now(), renew=renew).code)
     return EXIT_SCORED
 
 

@@ -7,7 +7,13 @@ In this order, each only when asked:
    sandbox runs as an unprivileged user, which may not be allowed to reach
    a folder through its parents (``/root`` is ``0700``), but may reach the same
    folder at a staging path podium made traversable. The bindings vanish with
-   the process's mount namespace, and change nothing for anyone else;
+   the process's mount namespace, and change nothing for anyone else. A
+   folder bound to be seen read-only (``views``: the images) is then covered
+   by a read-only overlay of itself, a file system of its own whose root is
+   the staging path: the sandbox's mount table (``/proc/self/mountinfo``)
+   shows that overlay and the staging path, not the folder's path on its disk
+   (a bind shows its source's path within its file system: the server's
+   layout). Where the kernel has no overlayfs the bind stays, as before;
 3. drop to an unprivileged user and group, with no supplementary groups;
 4. under a disk limit, forbid ``fallocate`` (:func:`forbid_preallocation`).
 """
@@ -24,6 +30,7 @@ from pathlib import Path
 from podium.runner.tree import libc
 
 CLONE_NEWNS = 0x00020000
+MS_RDONLY = 1
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
@@ -53,8 +60,9 @@ def join_groups(procs_files: list[str]) -> None:
             raise ConfineError(exc.errno, f"cannot join the run's cgroup {procs}: {exc.strerror}") from None
 
 
-def bind_privately(pairs: list[tuple[str, str]]) -> None:
-    """Bind each source folder on its target folder, in a new private mount namespace."""
+def bind_privately(pairs: list[tuple[str, str]], views: list[str] | None = None) -> None:
+    """Bind each source folder on its target folder, in a new private mount namespace; then cover each target in
+    ``views`` with a read-only overlay of itself, its second (empty) layer the folder ``empty`` beside it."""
     if not pairs:
         return
     c = libc()
@@ -65,6 +73,9 @@ def bind_privately(pairs: list[tuple[str, str]]) -> None:
     for source, target in pairs:
         if c.mount(os.fsencode(source), os.fsencode(target), None, MS_BIND | MS_REC, None) != 0:
             _fail(c, f"cannot bind {source} on {target}")
+    for target in views or ():
+        layers = f"lowerdir={target}:{Path(target).parent / 'empty'}"
+        c.mount(b"overlay", os.fsencode(target), b"overlay", MS_RDONLY, os.fsencode(layers))  # failing: the bind stays
 
 
 def drop_to(uid: int, gid: int) -> None:

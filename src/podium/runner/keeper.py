@@ -1,6 +1,6 @@
 """The keeper: parent of a participant's program and of every process the program leaves behind.
 
-``python -m podium.runner.keeper FD [--join FILE]... [--bind SOURCE TARGET]...
+``python -m podium.runner.keeper FD [--join FILE]... [--bind SOURCE TARGET]... [--view TARGET]...
 [--user UID:GID] [--env NAME=VALUE]... [--fsize BYTES] -- PROGRAM [ARGS...]`` makes itself a child subreaper, starts
 the program, and reaps every descendant until none is left
 (orphans are re-parented to it, not to init); then it exits with the program's
@@ -13,7 +13,8 @@ other children and never makes the caller a subreaper. The keeper dies with its
 parent (``PR_SET_PDEATHSIG``).
 
 Before the program starts, its process joins the cgroups named by ``--join``
-(their ``cgroup.procs`` files), binds each ``--bind`` pair privately and drops
+(their ``cgroup.procs`` files), binds each ``--bind`` pair privately (covering each ``--view`` target
+with a read-only overlay of itself) and drops
 to ``--user`` (:mod:`podium.runner.confine`); if one of these fails, the program
 is not started: the keeper writes ``!`` and the reason as a line on FD and exits
 with ``EXIT_NOT_CONFINED``. With ``--env``, the program starts with those
@@ -49,6 +50,7 @@ class Start:
     user: tuple[int, int] | None = None
     environment: dict[str, str] | None = None
     fsize: int | None = None
+    view: list[str] = field(default_factory=list)  # bound targets covered by a read-only overlay of themselves
 
     def arguments(self) -> list[str]:
         """The command line :func:`parse` reads back."""
@@ -57,6 +59,8 @@ class Start:
             args += ["--join", procs]
         for source, target in self.bind:
             args += ["--bind", source, target]
+        for target in self.view:
+            args += ["--view", target]
         if self.user is not None:
             args += ["--user", f"{self.user[0]}:{self.user[1]}"]
         for name, value in (self.environment or {}).items():
@@ -76,6 +80,9 @@ def parse(argv: list[str]) -> Start:
         elif rest[0] == "--bind":
             start.bind.append((rest[1], rest[2]))
             rest = rest[3:]
+        elif rest[0] == "--view":
+            start.view.append(rest[1])
+            rest = rest[2:]
         elif rest[0] == "--user":
             uid, gid = rest[1].split(":")
             start.user = (int(uid), int(gid))
@@ -121,7 +128,7 @@ def _exec(start: Start) -> None:
     """In the program's process: confine it, then become the program (never returns)."""
     try:
         confine.join_groups(start.join)
-        confine.bind_privately(start.bind)
+        confine.bind_privately(start.bind, start.view)
         if start.user is not None:
             confine.drop_to(*start.user)
         if start.fsize is not None:

@@ -121,7 +121,7 @@ def _run(
     os.set_blocking(clock_read, False)
     procs = [str(p) for p in group.procs_files] if group else []
     fsize = None if disk is None else disk.limit_bytes
-    keeper = Start(clock_write, start.program, procs, start.bind, start.user, start.environment, fsize)
+    keeper = Start(clock_write, start.program, procs, start.bind, start.user, start.environment, fsize, start.view)
     isolate = start.sandbox == "none"  # a sandbox has a network namespace of its own
     stderr_read, stderr_write = os.pipe()
     if start.user is not None:  # the program may reopen it as /dev/stderr

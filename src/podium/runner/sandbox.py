@@ -25,7 +25,9 @@ The program runs under ``bwrap`` (https://github.com/containers/bubblewrap):
   and code are at neutral paths; the mount table (``/proc/self/mountinfo``)
   still names each bind's source folder as it lies on its disk, which is
   why the code is linked into the run's own temporary folder first
-  (:func:`podium.scoring.run.run_program`) and the working folder is made there.
+  (:func:`podium.scoring.run.run_program`) and the working folder is made there,
+  and why, when podium runs as root, the keeper shows the images through a
+  read-only overlay of their staging path (:func:`podium.runner.confine.bind_privately`).
 
 When podium runs as root, the keeper first binds the folders the program may
 see at staging paths any user can reach (:func:`podium.runner.confine.bind_privately`),
@@ -42,7 +44,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from podium.core.errors import UsageError
@@ -75,6 +77,7 @@ class Confinement:
     pass_fds: tuple[int, ...] = ()
     status: int | None = None  # read end of bwrap's --json-status-fd
     environment: dict[str, str] | None = None  # what the keeper starts the program with; None: podium's own
+    view: list[str] = field(default_factory=list)  # staged folders the keeper covers with an overlay (the images)
 
     def started(self) -> bool:
         """Whether the sandbox got as far as starting the program (read once the run is over)."""
@@ -212,14 +215,18 @@ def bubblewrap(
     os.set_inheritable(arguments, True)
     try:
         bind: list[tuple[str, str]] = []
+        view: list[str] = []
         if stage is not None:
             stage.chmod(0o711)
             os.chown(work, *user)  # type: ignore[misc]
             work.chmod(0o700)
-            for k, (source, _, _) in enumerate(shown):
+            (stage / "empty").mkdir()
+            for k, (source, target, _) in enumerate(shown):
                 staged = stage / str(k)
                 staged.mkdir()
                 bind.append((str(source), str(staged)))
+                if target == IMAGES_FOLDER:  # its mount shows the staging path, not the contest's folder
+                    view.append(str(staged))
         args = [
             "--json-status-fd",
             str(status_write),
@@ -245,6 +252,7 @@ def bubblewrap(
             (status_write, arguments),
             status,
             dict(ENVIRONMENT),
+            view,
         )
     finally:
         os.close(arguments)

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, update
 
 from podium.core.errors import UsageError
 from podium.service import accounts, invitations, limiter, logins, mail, resets, rosters
@@ -30,7 +30,7 @@ from podium.service.deps import Service, ServiceDep
 from podium.service.markdown import render_file
 from podium.service.pages import COOKIE, _form, checked_form, keep_cookie, render_page, signed_in, signed_organizer
 from podium.service.proxies import client_address
-from podium.service.tables import teams, tokens, users
+from podium.service.tables import tokens, users
 from podium.service.urls import same_origin, site_url
 
 router = APIRouter(include_in_schema=False)
@@ -137,14 +137,10 @@ async def register(service: ServiceDep, request: Request) -> Response:
 def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
     with reading(service.engine) as connection:
         row = connection.execute(users.select().where(users.c.id == who.user_id)).first() if who.user_id else None
-        code = (
-            None
-            if who.team_id is None
-            else connection.execute(select(teams.c.invitation).where(teams.c.id == who.team_id)).scalar()
-        )
-    if who.team_id is not None and code is None:  # the team's first code, made when first shown
+        code = None if who.team_id is None else invitations.current(connection, who.team_id, service.clock())
+    if who.team_id is not None and code is None:  # a new code when the team has none that works
         with writing(service.engine) as connection:
-            code = invitations.code_of(connection, who.team_id)
+            code = invitations.code_of(connection, who.team_id, service.clock())
     return {"user": row, "off": mail.kinds_off(row) if row else set(), "kinds": mail.KINDS, "invitation": code}
 
 
@@ -263,7 +259,7 @@ async def renew_invitation(service: ServiceDep, request: Request) -> Response:
     if who.team_id is None:
         raise HTTPException(403, "organizers have no team to invite to")
     with writing(service.engine) as connection:
-        invitations.code_of(connection, who.team_id, renew=True)
+        invitations.code_of(connection, who.team_id, service.clock(), renew=True)
     return _back(request, "a new invitation code: the old one no longer works")
 
 

@@ -26,7 +26,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, CursorResult, Executable, delete, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
 
 from podium.core.errors import UsageError
 from podium.service import state
@@ -104,8 +105,22 @@ def add_team(
         select(teams.c.name).where(teams.c.contest == contest, func.lower(teams.c.name) == name.lower())
     ).first():  # "Alpha" would pose as "alpha"
         raise NameTaken(f"there is already a team {name!r} (names differing only in case are one name)")
-    inserted = connection.execute(insert(teams).values(name=name, created=now, contest=contest, approved=approved))
+    inserted = _naming(
+        connection, insert(teams).values(name=name, created=now, contest=contest, approved=approved), name
+    )
     return int(inserted.inserted_primary_key[0])  # type: ignore[index]
+
+
+def _naming(connection: Connection, statement: Executable, name: str) -> CursorResult[Any]:
+    """Run an insert or rename of ``name``: a name another request took meanwhile, in any case, is :class:`NameTaken`.
+
+    The check before it gives the message; the database's unique indexes on the lower-cased names (migration 0009)
+    settle two requests that passed it at once.
+    """
+    try:
+        return connection.execute(statement)
+    except IntegrityError:
+        raise NameTaken(f"the name {name!r} is taken (names differing only in case are one name)") from None
 
 
 def contest_key(connection: Connection, contest: str | None) -> str:
@@ -176,7 +191,7 @@ def add_user(
         "admin": admin or organizes == "",
         "created": now,
     }
-    user = int(connection.execute(insert(users).values(**values)).inserted_primary_key[0])  # type: ignore[index]
+    user = int(_naming(connection, insert(users).values(**values), name).inserted_primary_key[0])  # type: ignore[index]
     if team is not None:
         join(connection, user, team)
     if organizes:
@@ -274,7 +289,7 @@ def rename_user(connection: Connection, name: str, new: str) -> None:
     taken = select(users.c.id).where(func.lower(users.c.name) == new.lower(), users.c.id != row.id)
     if connection.execute(taken).first():
         raise NameTaken(f"there is already a user {new!r} (names differing only in case are one name)")
-    connection.execute(update(users).where(users.c.id == row.id).values(name=new))
+    _naming(connection, update(users).where(users.c.id == row.id).values(name=new), new)
 
 
 def user_rows(connection: Connection) -> list[dict[str, Any]]:
@@ -312,7 +327,7 @@ def rename_team(connection: Connection, team: int, new: str) -> None:
     )
     if connection.execute(taken).first():
         raise NameTaken(f"there is already a team {new!r} (names differing only in case are one name)")
-    connection.execute(update(teams).where(teams.c.id == team).values(name=new))
+    _naming(connection, update(teams).where(teams.c.id == team).values(name=new), new)
 
 
 def remove_team(connection: Connection, team: int) -> None:

@@ -22,6 +22,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 
 from podium.contest import Contest, ContestError
 from podium.service.deps import ServiceDep, TrackQuery, track_of
+from podium.service.filenames import content_disposition
 from podium.service.markdown import render_file
 from podium.service.pages import render_page
 from podium.service.public_files import kit_file, kit_tracks, listing, served_file
@@ -97,4 +98,4 @@ def kit_download(service: ServiceDep, track: TrackQuery = None) -> FileResponse:
 def _download(path: str, filename: str) -> FileResponse:
     """A file as an attachment (never shown or sniffed as a page), with range requests; a raster image keeps its type, for the pages' ``<img>``."""
     media = IMAGE_TYPES.get(PurePosixPath(filename).suffix.lower(), "application/octet-stream")
-    return FileResponse(path, media_type=media, filename=filename, content_disposition_type="attachment")
+    return FileResponse(path, media_type=media, headers={"Content-Disposition": content_disposition(filename)})

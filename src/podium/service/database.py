@@ -24,6 +24,10 @@ SQLITE_FILE = "podium.sqlite3"
 BUSY_TIMEOUT_MS = 30_000
 
 
+class DuplicateNames(UsageError):
+    """The upgrade to revision 0009 found names differing only in case; the message names them and their renaming commands."""
+
+
 def database_url(url: str | None, data: Path) -> str:
     """``url`` with ``postgresql://`` meaning psycopg 3; by default a SQLite file in ``data``."""
     if url is None:

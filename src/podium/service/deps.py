@@ -20,6 +20,7 @@ from podium.service import accounts, state
 from podium.service.board_cache import Board, BoardCache
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading
+from podium.service.download_slots import DownloadSlots
 from podium.service.hashing import HashPool
 from podium.service.intake import Runner, inline
 from podium.service.proxies import Proxies
@@ -43,6 +44,7 @@ class Service:
         proxies: Proxies = (),
         body_times: BodyTimes | None = None,
         slots: UploadSlots | None = None,
+        downloads: DownloadSlots | None = None,
         public_url: PublicUrl | None = None,
         checks: Runner = inline,
         board_fresh_s: float = 0.0,
@@ -55,6 +57,7 @@ class Service:
         self.public_url = public_url
         self.body_times = body_times or BodyTimes()
         self.slots = slots or UploadSlots()
+        self.downloads = downloads or DownloadSlots()  # downloads being sent at once, per caller and in all
         self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
         self.checks = checks  # where the upload checks run (podium serve: a CheckPool)

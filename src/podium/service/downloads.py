@@ -22,6 +22,7 @@ from fastapi.responses import FileResponse, Response
 from podium.service.accounts import Caller
 from podium.service.database import reading
 from podium.service.deps import Service
+from podium.service.filenames import content_disposition
 from podium.service.intake import UPLOADED, submission_folder
 from podium.service.scoring import IMAGE_ARCHIVE
 from podium.service.views import visible_submissions
@@ -50,7 +51,12 @@ def logs_text(view: dict[str, Any]) -> str | None:
 
 
 def download(service: Service, who: Caller, submission_id: int, kind: Kind) -> Response:
-    """``kind`` of the caller's submission as an attachment; 404 for another team's, or when there is none of that kind yet."""
+    """``kind`` of the caller's submission as an attachment; 404 for another team's, or when there is none of that kind yet;
+    429 when the caller, or the server, sends as many downloads at once as it may (:mod:`podium.service.download_slots`)."""
+    return service.downloads.answer(who, lambda: _download(service, who, submission_id, kind))
+
+
+def _download(service: Service, who: Caller, submission_id: int, kind: Kind) -> Response:
     with reading(service.engine) as connection:
         found = visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
     if not found:
@@ -61,7 +67,8 @@ def download(service: Service, who: Caller, submission_id: int, kind: Kind) -> R
         path = uploaded_file(service.data, submission_id)
         if path is None:
             raise HTTPException(404, f"submission {submission_id}'s file was not kept (sent before podium 0.10)")
-        return FileResponse(path, media_type="application/octet-stream", filename=view["filename"] or name)
+        shown = {"Content-Disposition": content_disposition(view["filename"] or name)}  # stored before 0.11: as sent
+        return FileResponse(path, media_type="application/octet-stream", headers=shown)
     if kind == "result":
         if view["result"] is None:
             raise HTTPException(404, f"submission {submission_id} has no result yet: it is {view['status']}")
@@ -77,4 +84,4 @@ def download(service: Service, who: Caller, submission_id: int, kind: Kind) -> R
 
 
 def _attachment(body: bytes, media_type: str, filename: str) -> Response:
-    return Response(body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    return Response(body, media_type=media_type, headers={"Content-Disposition": content_disposition(filename)})

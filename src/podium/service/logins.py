@@ -94,7 +94,7 @@ async def register(
     """Register a user with a new team (``team``) or joining one (``invitation``, a code its members see); the team's name and a token.
 
     The token is the team's API token, or (``session``) a web session's. 409 for a taken name (the same answer for a team or a user),
-    404 for an unknown invitation code, 422 for a bad name, password or address, 429.
+    404 for an unknown invitation code, 410 for one expired or revoked, 422 for a bad name, password or address, 429.
     """
     try:
         if (team is None) == (invitation is None):
@@ -116,12 +116,11 @@ async def register(
         with writing(service.engine) as connection:
             if invitation is None:
                 name, team_id = str(team), accounts.add_team(connection, str(team), now, approved=not approval)
-            elif (joined := invitations.team_of_code(connection, invitation)) is not None:
-                team_id, name = joined
             else:
-                raise HTTPException(
-                    404, "no team has this invitation code (a member may have renewed it): ask them for the current one"
-                )
+                try:
+                    team_id, name = invitations.team_of_code(connection, invitation, now)
+                except invitations.Refused as refused:
+                    raise HTTPException(refused.status, str(refused)) from None
             user_id = accounts.add_user(connection, user, password, team_id, False, now, hashed=hashed)
             if email:
                 mail.set_mail(connection, user_id, email, now=now)

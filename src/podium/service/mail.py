@@ -393,6 +393,7 @@ class Mailer(threading.Thread):
         while True:
             try:
                 with writing(self.engine) as connection:
+                    state.put(connection, ENABLED, self.smtp.sender)  # on while a sender runs, started first or not
                     announce(connection, self.contests.get(), self.clock())
                 drain(self.engine, self.smtp, self.site, self.clock)
             except Exception:  # a database hiccup or a bug: log it, keep the thread alive, try again next round

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from podium.core.errors import UsageError
 from podium.service import announcements, dashboard, exports, rosters, standing, state
@@ -223,7 +223,7 @@ async def unannounce_action(service: ServiceDep, request: Request) -> Response:
 
 
 @router.get("/organizer/archive")
-def archive_download(service: ServiceDep, request: Request, what: str = "submissions") -> StreamingResponse:
+def archive_download(service: ServiceDep, request: Request, what: str = "submissions") -> Response:
     who = signed_organizer(service, request)
     if what not in exports.WHAT:
         raise HTTPException(422, "the archive holds submissions or results")

@@ -45,6 +45,7 @@ from podium.service.board_cache import board_page_values
 from podium.service.conditional import kept_response
 from podium.service.database import reading, writing
 from podium.service.deps import PhaseQuery, Service, ServiceDep, TrackQuery, board_of, kept_board
+from podium.service.filenames import content_disposition
 from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
 from podium.service.per_item import per_item
@@ -283,7 +284,7 @@ def _board_file(body: bytes, media_type: str, board: dict[str, Any], suffix: str
     """The board as a download named for the contest, its track and its split: ``ID[-TRACK]-public.csv``."""
     name = "-".join(filter(None, (board["contest"], board.get("track"), board["split"])))
     return Response(
-        body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{name}.{suffix}"'}
+        body, media_type=media_type, headers={"Content-Disposition": content_disposition(f"{name}.{suffix}")}
     )
 
 

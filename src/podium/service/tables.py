@@ -25,6 +25,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    func,
     true,
 )
 from sqlalchemy.types import TypeDecorator
@@ -91,6 +92,8 @@ teams = Table(
     Column(
         "invitation", String(32), nullable=True
     ),  # the code that lets a new member join (podium.service.invitations)
+    Column("invitation_expires", UTCDateTime, nullable=True),  # when the code stops working (0009)
+    Column("invitation_revoked", Boolean, nullable=False, server_default=false()),  # an organizer ended the code (0009)
     # the columns of 0008 have the database's defaults (server_default): an insert that names only older columns still works
     Column(
         "banned", Boolean, nullable=False, server_default=false()
@@ -122,6 +125,10 @@ users = Table(
     ),  # the kinds of notification turned off, comma separated (podium.service.mail.KINDS)
     Column("banned", Boolean, nullable=False, server_default=false()),  # refused at log-in and on every request (0008)
 )
+
+# names differing only in case are one name (migration 0009): users over the server, teams within their contest
+Index("ix_users_name_lower", func.lower(users.c.name), unique=True)
+Index("ix_teams_contest_name_lower", teams.c.contest, func.lower(teams.c.name), unique=True)
 
 memberships = Table(  # a user's team in a contest: at most one per contest
     "memberships",

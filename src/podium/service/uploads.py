@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from podium.contest import Contest
 from podium.service import accounts
 from podium.service.deps import Service, team_of, track_of
+from podium.service.filenames import display_name
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.methods import Method, checked
 from podium.service.proxies import client_address
@@ -55,6 +56,7 @@ async def receive_upload(
     The answer is the submission as the team sees it: 201 queued, 422 rejected by its checks (or no such track).
     """
     team = team_of(who)
+    filename = display_name(filename)  # kept and shown as display text only, never a path
     contest = track_of(service, track)
     try:
         open_phase(contest, service.clock(), contest.track_id)

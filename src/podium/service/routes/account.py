@@ -46,6 +46,9 @@ class PasswordChange(BaseModel):
 class Invitation(BaseModel):
     team: str
     invitation: str = Field(description="The code a teammate signs up with (POST /api/register with `invitation`)")
+    expires: str = Field(
+        description="When the code stops working (ISO 8601, UTC); the next look after it makes a new one"
+    )
 
 
 class ResetLink(BaseModel):
@@ -157,7 +160,8 @@ def _invitation(service: Service, who: Caller, renew: bool) -> dict[str, Any]:
     if who.team_id is None:
         raise HTTPException(403, "organizers have no team to invite to")
     with writing(service.engine) as connection:
-        return {"team": who.team, "invitation": invitations.code_of(connection, who.team_id, renew=renew)}
+        code = invitations.code_of(connection, who.team_id, service.clock(), renew=renew)
+    return {"team": who.team, "invitation": code.code, "expires": code.expires.isoformat()}
 
 
 @router.post(

@@ -1,4 +1,4 @@
-"""What organizers do through the API (an organizer's token): the dashboard's figures, bans and approvals, a re-run, the archives, announcements.
+"""What organizers do through the API (an organizer's token): the dashboard's figures, bans and approvals, invitation codes revoked, a re-run, the archives, announcements.
 
 Announcements are read by anyone (``GET /api/announcements``); everything
 else here answers a team's token 403.
@@ -9,15 +9,16 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection, select
 
 from podium.core.errors import UsageError
-from podium.service import announcements, dashboard, exports, rosters, standing
+from podium.service import accounts, announcements, dashboard, exports, invitations, rosters, standing
 from podium.service.accounts import Caller
 from podium.service.database import writing
 from podium.service.deps import ReadingDep, Service, ServiceDep, known_id, organizer
+from podium.service.filenames import content_disposition
 from podium.service.intake import Refused
 from podium.service.rescore import rerun
 from podium.service.tables import users
@@ -103,6 +104,11 @@ class NewAnnouncement(BaseModel):
     )
 
 
+class InvitationRevoked(BaseModel):
+    team: str
+    revoked: bool = Field(description="Whether the team had a working code, which no longer works")
+
+
 class Removed(BaseModel):
     id: int
     removed: bool
@@ -142,6 +148,19 @@ def unban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, A
 )
 def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
     return _changed(service, standing.set_team, service.contests.get().id, name, approved=True)
+
+
+@router.delete(
+    "/teams/{name}/invitation",
+    response_model=InvitationRevoked,
+    summary="Organizers: revoke a team's invitation code (its members' next look makes a new one)",
+)
+def revoke_invitation(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    def revoke(connection: Connection) -> dict[str, Any]:
+        team = accounts.team_id(connection, name[:64], service.contests.get().id)
+        return {"team": name, "revoked": invitations.revoke(connection, team)}
+
+    return _changed(service, revoke)
 
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")
@@ -191,13 +210,16 @@ def archive(
     service: ServiceDep,
     who: OrganizerDep,
     what: Annotated[Literal["submissions", "results"], Query(description="What the archive holds")] = "submissions",
-) -> StreamingResponse:
+) -> Response:
     now = service.clock()
     name = f"{service.contests.get().id}-{what}-{now:%Y%m%dT%H%M%SZ}.zip"
-    return StreamingResponse(
-        exports.archive(service.engine, service.data, tracks_of(service), what, now),
-        media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    return service.downloads.answer(  # the archive streams, holding a slot until it is sent
+        who,
+        lambda: StreamingResponse(
+            exports.archive(service.engine, service.data, tracks_of(service), what, now),
+            media_type="application/zip",
+            headers={"Content-Disposition": content_disposition(name)},
+        ),
     )
 
 

@@ -41,6 +41,7 @@ class Registration(BaseModel):
     summary="Register a new team and its first member (if the contest allows it)",
     responses={
         404: {"description": "no team has this invitation code"},
+        410: {"description": "the invitation code has expired or was revoked"},
         409: {"description": "the team or user name is taken (the same answer for either)"},
         429: {"description": "too many registrations from this address"},
     },
