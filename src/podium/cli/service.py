@@ -304,6 +304,7 @@ def serve_command(
         public_url=public,
         checks=checks or inline,
         board_fresh_s=FRESH_S,
+        board_pages_behind=True,
     )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
     web = None

@@ -111,7 +111,7 @@ def bootstrap(
     masks = [None if within is None else np.array([within(k) for k in keys]) for _, within in pooled]
     matrices = [None if t is None else np.array([t.rows[k] for k in keys], dtype=np.float64) for t in tables]
     teams = [i for i, matrix in enumerate(matrices) if matrix is not None]
-    stacked = np.stack([matrices[i] for i in teams])  # teams x units x columns
+    stacked = np.stack([m for m in matrices if m is not None])  # teams x units x columns
     rng = np.random.default_rng(seed)
     n = len(keys)
     first_scores: list[NDArray[np.float64]] = []

@@ -108,6 +108,7 @@ def run() -> None:
         slots=SharedUploadSlots(data / SLOTS_FILE),
         checks=CheckPool(settings.challenge, settings.check_processes) if settings.check_processes else inline,
         board_fresh_s=settings.board_fresh_s,
+        board_pages_behind=True,
     )
     config = uvicorn.Config(
         create_app(service),
