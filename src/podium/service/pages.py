@@ -267,7 +267,9 @@ async def _board_response(
     def draw() -> bytes:
         return _draw(request, name, served, None, "", values()).encode()
 
-    page = service.pages.previous(kept, key, draw) or await run_in_threadpool(service.pages.draw, kept, key, draw)
+    page = service.pages.previous(kept, key, draw)
+    if page is None:
+        page = await run_in_threadpool(service.pages.draw, kept, key, draw)
     return kept_response(request, page.body, page.etag, "text/html; charset=utf-8")
 
 
