@@ -248,7 +248,7 @@ def serve_command(
     from podium.service.intake import inline
     from podium.service.proxies import parse_proxies
     from podium.service.scoring import Runtime
-    from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, worker_argv
+    from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, event_loop, worker_argv
     from podium.service.urls import parse_public_url
 
     logs.configure(log_format)
@@ -336,6 +336,7 @@ def serve_command(
             proxy_headers=False,
             timeout_keep_alive=KEEP_ALIVE_S,
             root_path=public.prefix if public else "",
+            **event_loop(),
             **logs.uvicorn_config(log_format),
         )
     except KeyboardInterrupt:
