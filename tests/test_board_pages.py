@@ -61,6 +61,14 @@ class Gate:
         self.opened.set()
 
 
+def _on_sqlite(tmp_path: Path) -> tuple[Service, dict[str, str], Clock]:
+    """A service on SQLite with one team, alpha, before the phase ends: the service, the team's token, the clock."""
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    contest = write_contest(tmp_path / "contest")
+    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    return service, token, clock
+
+
 def _scored(live: LiveServer, worker: Worker, token: str, archive: bytes) -> None:
     """``archive`` uploaded by ``token``'s team and scored: the board changes."""
     assert live.call("POST", "/api/submissions", token, body=archive, query={"filename": "s.tar.gz"}).status == 201
@@ -110,11 +118,9 @@ def test_the_previous_page_is_answered_while_the_new_one_is_drawn(
 
 
 def test_the_reveal_is_never_answered_by_a_public_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    contest = write_contest(tmp_path / "contest")
-    clock = Clock(at("2026-03-10T12:00:00Z"))
-    service, token = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    service, token, clock = _on_sqlite(tmp_path)
     service.pages.behind = True
-    archive = packed(contest.parent / "demo" / "submission", tmp_path).read_bytes()
+    archive = packed(tmp_path / "contest" / "demo" / "submission", tmp_path).read_bytes()
     Gate(monkeypatch)  # never opened: a page held behind would never come
     with LiveServer(service) as live:
         _scored(live, Worker(service.engine, service.data, clock=clock), token["alpha"], archive)
@@ -130,9 +136,7 @@ def test_the_reveal_is_never_answered_by_a_public_page(tmp_path: Path, monkeypat
 def test_a_page_the_thread_fails_to_draw_is_drawn_on_the_request_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    contest = write_contest(tmp_path / "contest")
-    clock = Clock(at("2026-03-10T12:00:00Z"))
-    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    service, _, clock = _on_sqlite(tmp_path)
     service.pages.behind = True
     gate = Gate(monkeypatch, fail=True)
     with LiveServer(service) as live:
@@ -149,9 +153,7 @@ def test_a_reader_gets_the_previous_board_while_another_computes_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``podium serve`` (a stamp trusted a while): one request computes a changed board, the others do not wait for it."""
-    contest = write_contest(tmp_path / "contest")
-    clock = Clock(at("2026-03-10T12:00:00Z"))
-    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    service, _, clock = _on_sqlite(tmp_path)
     service.boards.fresh_s = 0.01
     computing, release = threading.Event(), threading.Event()
     computed = board_cache.standings

@@ -58,12 +58,12 @@ def event_loop() -> EventLoop:
     uvloop and httptools took 17% less CPU per leaderboard request and cut its 99th percentile (benchmarks/README.md);
     they have wheels for CPython on Linux and macOS, and the fallback serves wherever they are absent.
     """
-    chosen = EventLoop(loop=_importable("uvloop") or "asyncio", http=_importable("httptools") or "h11")
+    chosen = EventLoop(loop=importable("uvloop") or "asyncio", http=importable("httptools") or "h11")
     log.info("event loop %s, HTTP parser %s", chosen["loop"], chosen["http"])
     return chosen
 
 
-def _importable(name: str) -> str | None:
+def importable(name: str) -> str | None:
     """``name`` if the module imports, else ``None``."""
     try:
         importlib.import_module(name)
