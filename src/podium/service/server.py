@@ -55,8 +55,9 @@ class EventLoop(TypedDict):
 def event_loop() -> EventLoop:
     """uvicorn's ``loop`` and ``http``: uvloop and httptools where their wheels are installed, else asyncio's loop and h11; logged.
 
-    uvloop and httptools took 17% less CPU per leaderboard request and cut its 99th percentile (benchmarks/README.md);
-    they have wheels for CPython on Linux and macOS, and the fallback serves wherever they are absent.
+    uvloop and httptools took 25% less CPU per API board request and 47% less per board page, and halved their
+    median (``benchmarks/event_loop.py``); they have wheels for CPython on Linux and macOS, and the fallback
+    serves wherever they are absent.
     """
     chosen = EventLoop(loop=importable("uvloop") or "asyncio", http=importable("httptools") or "h11")
     log.info("event loop %s, HTTP parser %s", chosen["loop"], chosen["http"])
