@@ -2,9 +2,10 @@
 
 Drawing the page of a new board costs what the board itself does not: the
 bootstrap intervals (:mod:`podium.service.confidence`, 1,000 resamples), the
-best score over time and the template (~100 ms for the GlaS demo's 20 teams on
-a loaded machine). Drawn by the first reader after a change, that cost was the
-HTML board's 99th percentile, every reader arriving meanwhile waiting for it.
+best score over time and the template (for the GlaS demo's 20 teams, 60 scored
+submissions: 60-110 ms wall at load 19, 310-410 ms before the bootstrap was
+vectorised). Drawn by the first reader after a change, that cost was the HTML
+board's 99th percentile, every reader arriving meanwhile waiting for it.
 
 :class:`BoardPages` keeps, per *slot* (whether revealed, the track, the phases,
 and which page: template, order, path), the newest page drawn. Once a page of a
