@@ -12,20 +12,23 @@ half public), on SQLite and then on a private PostgreSQL server
    workers and check processes too, while the uploads last); each client sends from an address of its own
    (``X-Forwarded-For``, believed from ``--trusted-proxy 127.0.0.1``), so the
    server's cap on uploads at once per address does not refuse them;
-2. once the queue is drained, 50 readers, each on one keep-alive connection,
-   GET ``/api/leaderboard`` 20 times each, then the HTML board
-   (``/leaderboard``) 20 times each: median and 99th percentile, and how many
+2. once the queue is drained, one GET of the board (the first since the
+   start: ``first``, not counted in the percentiles), then 50 readers, each on one keep-alive connection,
+   GET ``/api/leaderboard`` ``--reads`` times each (20), then the HTML board
+   (``/leaderboard``) as many times: median and 99th percentile, and how many
    requests found their connection closed by the server (reconnected and
-   counted).
+   counted), and the web processes' CPU per GET (``CPU``, ms: the writer's uploads included); meanwhile a writer uploads one submission a second (the board
+   changes once it is scored: the column ``writes`` counts them).
 
 ``--podium-src DIR`` runs the server from another checkout's ``src`` too
-(e.g. main's), interleaved with this checkout's on each database, so the
+(e.g. main's, with uvloop and httptools hidden, as it was installed), interleaved with this checkout's on each database, so the
 machine's load weighs on both alike; this checkout runs once per count of
-``--web-processes`` (``1,2``: one web process, then two on the one port),
+``--web-processes`` (``1,2``: one web process, then two on the one port) and per ``--loops``
+(``uvloop,asyncio``: with uvloop and httptools, then with both hidden),
 its upload checks in the web processes (``--check-processes 0``, the
 default on 2 cores with 2 workers). One run of each; loopback only.
 
-    .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--web-processes 1,2] [--seconds 20]
+    .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--web-processes 1,2] [--seconds 20] [--reads 20]
 """
 
 from __future__ import annotations
@@ -50,8 +53,16 @@ from timing import machine_header
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-READERS, READS = 50, 20
+READERS = 50
 CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, http.client.BadStatusLine)
+
+
+def hidden_fast_loop(folder: Path) -> Path:
+    """``folder`` holding an ``uvloop`` and an ``httptools`` that cannot be imported: first on ``PYTHONPATH``, uvicorn
+    falls back to asyncio's event loop and h11 (as where their wheels are absent); ``--podium-src``'s runs use it too."""
+    for name in ("uvloop", "httptools"):
+        (folder / f"{name}.py").write_text(f"raise ImportError('{name} hidden by benchmarks/board_speed.py')\n")
+    return folder
 
 
 def _own_cpu(pid: int) -> float:
@@ -197,14 +208,32 @@ def drained(server: Server) -> None:
         time.sleep(0.1)
 
 
-def readers(server: Server, path: str) -> tuple[list[float], int]:
-    """Seconds of every GET of ``path`` by 50 keep-alive readers, and how many found their connection closed."""
+def writer(server: Server, archive: bytes, stop: threading.Event) -> list[int]:
+    """Until ``stop``: one upload a second by the first team, each changing the board once scored; the uploads accepted (one item)."""
+    accepted = [0]
+
+    def post() -> None:
+        headers = {"Authorization": f"Bearer {server.tokens[0]}", "Content-Type": "application/octet-stream"}
+        while not stop.wait(1.0):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+            try:
+                connection.request("POST", "/api/submissions?filename=s.tar.gz", body=archive, headers=headers)
+                accepted[0] += connection.getresponse().status == 201
+            finally:
+                connection.close()
+
+    threading.Thread(target=post, daemon=True).start()
+    return accepted
+
+
+def readers(server: Server, path: str, reads: int) -> tuple[list[float], int]:
+    """Seconds of every GET of ``path`` by 50 keep-alive readers (``reads`` each), and how many found their connection closed."""
     closed = [0] * READERS
 
     def reader(i: int) -> list[float]:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
         times = []
-        for _ in range(READS):
+        for _ in range(reads):
             started = time.perf_counter()
             for _attempt in range(3):  # bounded: a closed connection is counted, then opened again
                 try:
@@ -234,6 +263,7 @@ def run(
     extra: tuple[str, ...],
     clients: int,
     seconds: float,
+    reads: int,
 ) -> str:
     server = Server(folder, contest, database, source, clients, extra)
     try:
@@ -242,10 +272,20 @@ def run(
         line = (
             f"{name:<44} {60 * count / wall:7.0f} {1000 * cpu / max(count, 1):7.1f} {1000 * tree / max(count, 1):7.1f}"
         )
-        for path in ("/api/leaderboard", "/leaderboard"):
-            times, closed = readers(server, path)
-            line += f"  {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f} {closed:4d}"
-        return line
+        stop = threading.Event()
+        changes = writer(server, archive, stop)
+        try:
+            for path in ("/api/leaderboard", "/leaderboard"):
+                started = time.perf_counter()
+                assert server.get(path)[0] == 200  # the first read since the start (the page drawn): not counted
+                first = time.perf_counter() - started
+                cpu = _web_cpu(server.process.pid)
+                times, closed = readers(server, path, reads)
+                per_read = (_web_cpu(server.process.pid) - cpu) / len(times)
+                line += f"  {1000 * first:6.1f} {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f} {1000 * per_read:5.2f} {closed:4d}"
+        finally:
+            stop.set()
+        return line + f"  {changes[0]:4d}"
     finally:
         server.stop()
 
@@ -257,9 +297,15 @@ def main() -> None:
     )
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--reads", type=int, default=20, help="GETs of each board by each of the 50 readers")
     parser.add_argument("--sqlite-only", action="store_true")
     parser.add_argument(
         "--web-processes", default="1,2", help="this checkout's runs: one per count of web processes (comma separated)"
+    )
+    parser.add_argument(
+        "--loops",
+        default="uvloop,asyncio",
+        help="this checkout's runs: with uvloop and httptools (uvloop), and with them hidden (asyncio: asyncio and h11)",
     )
     options = parser.parse_args()
     machine_header(1, "one run")
@@ -267,26 +313,28 @@ def main() -> None:
     from podium.challenges import get
     from podium.service.client import packed
 
-    before = [("before: " + options.podium_src, options.podium_src, ())] if options.podium_src else []
+    plain = hidden_fast_loop(Path(tempfile.mkdtemp(prefix="podium-plain-loop-")))
+    before = [("before: " + options.podium_src, f"{plain}:{options.podium_src}", ())] if options.podium_src else []
     sources = [
         *before,
         *(
             (
-                f"this checkout, {n} web process{'es' * (n != '1')}",
-                None,
+                f"this checkout, {n} web process{'es' * (n != '1')}{', ' + loop if loop != 'uvloop' else ''}",
+                None if loop == "uvloop" else str(plain),
                 ("--web-processes", n, "--check-processes", "0"),
             )
             for n in options.web_processes.split(",")
+            for loop in options.loops.split(",")
         ),
     ]
     print(
-        f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {READS} GETs"
+        f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {options.reads} GETs, one upload a second meanwhile"
     )
     print(
-        f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>19} {'':>4}  {'/leaderboard (HTML) ms':>20}"
+        f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>32} {'':>4}  {'/leaderboard (HTML) ms':>33}  {'board':>5}"
     )
     print(
-        f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'p50':>6} {'p99':>7} {'shut':>4}  {'p50':>6} {'p99':>7} {'shut':>4}"
+        f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'first':>6} {'p50':>6} {'p99':>7} {'CPU':>5} {'shut':>4}  {'first':>6} {'p50':>6} {'p99':>7} {'CPU':>5} {'shut':>4}  {'writes':>5}"
     )
     pg = None if options.sqlite_only or postgres_server.problem() is not None else postgres_server.Server()
     if pg is not None:
@@ -315,6 +363,7 @@ def main() -> None:
                             extra,
                             options.clients,
                             options.seconds,
+                            options.reads,
                         ),
                         flush=True,
                     )

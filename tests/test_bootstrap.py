@@ -143,6 +143,24 @@ def test_better_on_every_unit_is_always_first_and_ties_share() -> None:
     )  # 21 tied teams: 1/21 each, not 100% each
 
 
+def test_a_teams_score_interval_is_its_own_whoever_else_is_ranked() -> None:
+    """All teams are scored at once, per part (GlaS' testA and testB pool their own images): each team's score
+    interval is the one it gets alone, in the same draws, wherever it stands among the others."""
+    challenge = get("glas")
+    columns = challenge.unit_columns(None)
+    rng = np.random.default_rng(5)
+    units = [f"testA_{i}" for i in range(5)] + [f"testB_{i}" for i in range(4)]
+    tables = [
+        Units(columns, {u: [float(v) for v in rng.integers(0, 20, len(columns))] for u in units}) for _ in range(6)
+    ]
+    for name in ("f1/testA", "object_dice/testB", "object_hausdorff"):
+        spec = challenge.score_spec(name)
+        together = bootstrap(challenge, [spec], False, [tables[0], None, *tables[1:]], 300)
+        alone = [bootstrap(challenge, [spec], False, [table], 300)[0] for table in tables]
+        assert together[1] is None
+        assert [c.score for c in together if c is not None] == [c.score for c in alone if c is not None], name
+
+
 def test_the_seed_decides_the_draw() -> None:
     challenge = get("ilsvrc2012-cls")
     spec = challenge.score_spec("top5_error")

@@ -859,7 +859,17 @@ def test_scoring_needs_no_web_stack_and_serve_says_which_extra(contests: dict, t
     import tomllib
 
     project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["project"]
-    web = {"fastapi", "uvicorn", "sqlalchemy", "alembic", "psycopg", "prometheus-client", "markdown-it-py"}
+    web = {
+        "fastapi",
+        "uvicorn",
+        "sqlalchemy",
+        "alembic",
+        "psycopg",
+        "prometheus-client",
+        "markdown-it-py",
+        "uvloop",
+        "httptools",
+    }
     assert not {dep.split(">")[0].split("[")[0] for dep in project["dependencies"]} & web
     assert {dep.split(">")[0].split("[")[0] for dep in project["optional-dependencies"]["service"]} == web
     assert "service" in project["optional-dependencies"]["test"][0]  # make setup installs what the tests need

@@ -284,7 +284,7 @@ def serve_command(
     from podium.service.intake import inline
     from podium.service.proxies import parse_proxies
     from podium.service.scoring import Runtime
-    from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, worker_argv
+    from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, event_loop, worker_argv
     from podium.service.urls import parse_public_url
 
     logs.configure(log_format)
@@ -334,6 +334,7 @@ def serve_command(
         public_url=public,
         checks=checks or inline,
         board_fresh_s=FRESH_S,
+        board_pages_behind=True,
     )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
     web = None
@@ -365,6 +366,7 @@ def serve_command(
             proxy_headers=False,
             timeout_keep_alive=KEEP_ALIVE_S,
             root_path=public.prefix if public else "",
+            **event_loop(),
             **logs.uvicorn_config(log_format),
         )
     except KeyboardInterrupt:

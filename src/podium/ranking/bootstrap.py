@@ -110,6 +110,8 @@ def bootstrap(
         ) from None
     masks = [None if within is None else np.array([within(k) for k in keys]) for _, within in pooled]
     matrices = [None if t is None else np.array([t.rows[k] for k in keys], dtype=np.float64) for t in tables]
+    teams = [i for i, matrix in enumerate(matrices) if matrix is not None]
+    stacked = np.stack([m for m in matrices if m is not None])  # teams x units x columns
     rng = np.random.default_rng(seed)
     n = len(keys)
     first_scores: list[NDArray[np.float64]] = []
@@ -117,15 +119,17 @@ def bootstrap(
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
         draws = rng.integers(0, n, size=(size, n))
-        weights = np.stack([np.bincount(row, minlength=n) for row in draws]).astype(np.float64)
+        # each row's counts of each unit: one bincount over the rows' draws offset apart
+        offsets = (draws + n * np.arange(size)[:, None]).ravel()
+        weights = np.bincount(offsets, minlength=size * n).reshape(size, n).astype(np.float64)
         per_criterion = []
         for (base, _), mask in zip(pooled, masks):
             values = np.full((size, len(tables)), np.nan)
             if mask is None or mask.any():  # a score over no unit (a part with no image in the split) is none
-                for team, matrix in enumerate(matrices):
-                    if matrix is not None:
-                        sums = weights @ matrix if mask is None else weights[:, mask] @ matrix[mask]
-                        values[:, team] = challenge.scores_of_sums(columns, sums)[base]
+                # every team's sums at once (teams x resamples x columns), scored in one call
+                sums = weights @ stacked if mask is None else weights[:, mask] @ stacked[:, mask]
+                scored = challenge.scores_of_sums(columns, sums.reshape(-1, len(columns)))[base]
+                values[:, teams] = scored.reshape(len(teams), size).T
             per_criterion.append(values)
         first_scores.append(per_criterion[0])
         rounded = [np.round(v, decimals) if decimals is not None else v for v in per_criterion]

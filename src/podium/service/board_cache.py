@@ -25,6 +25,13 @@ SQL statement and no thread, and a change reaches the board at most
 later). The reveal by the clock is never late: it is decided at each request.
 ``fresh_s=0`` (a :class:`~podium.service.deps.Service`'s default) reads the
 stamp at every request.
+
+With ``fresh_s > 0``, a changed board is computed by the first request that
+reads the new stamp; a request arriving meanwhile is answered the previous
+board of its track and phases (revealed alike: never a public board once the
+board is revealed) rather than waiting, so a change costs one request its
+computation instead of every reader (:mod:`podium.service.board_pages` does the
+same for the leaderboard page).
 """
 
 from __future__ import annotations
@@ -165,7 +172,12 @@ class BoardCache:
         if found is not None:
             self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
             return found
-        with self._computing:
+        if not self._computing.acquire(blocking=False):  # another thread computes a board
+            behind = self._previous(board_key(*stamp, contest, now)) if self.fresh_s > 0 else None
+            if behind is not None:
+                return behind
+            self._computing.acquire()
+        try:
             with reading(self.engine) as connection:
                 stamp = board_stamp(connection, contest.id)  # read again: the newest under the lock
                 key = board_key(*stamp, contest, now)
@@ -177,8 +189,15 @@ class BoardCache:
                 self._boards.pop(next(iter(self._boards)))
             self._boards[key] = found = Board(key, board, shown)
             self.computed += 1
+        finally:
+            self._computing.release()
         self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
         return found
+
+    def _previous(self, key: Key) -> Board | None:
+        """The newest kept board of ``key``'s track and phases, revealed alike, under an older stamp (``None``: none)."""
+        older = [b for b in list(self._boards.values()) if b.key[1:] == key[1:] and b.key[0] < key[0]]
+        return max(older, key=lambda b: b.key[0], default=None)
 
     def _remember(self, asked: Asked, served: Contest | None, read: _Read) -> None:
         if self.fresh_s > 0 and served is not None:

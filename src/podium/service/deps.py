@@ -18,6 +18,7 @@ from sqlalchemy import Connection, Engine
 from podium.contest import Contest, ContestError
 from podium.service import accounts, state
 from podium.service.board_cache import Board, BoardCache
+from podium.service.board_pages import BoardPages
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading
 from podium.service.download_slots import DownloadSlots
@@ -32,7 +33,9 @@ from podium.service.urls import PublicUrl
 class Service:
     """What the app serves: the database, the data folder, the clock; the proxies trusted, the public URL, the limits on bodies and uploads.
 
-    ``board_fresh_s``: how long the board's version stamp, once read, is trusted (:mod:`podium.service.board_cache`).
+    ``board_fresh_s``: how long the board's version stamp, once read, is trusted (:mod:`podium.service.board_cache`);
+    ``board_pages_behind``: a changed board's page is drawn by a thread of its own, the previous one answered meanwhile
+    (:mod:`podium.service.board_pages`).
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class Service:
         public_url: PublicUrl | None = None,
         checks: Runner = inline,
         board_fresh_s: float = 0.0,
+        board_pages_behind: bool = False,
     ) -> None:
         self.engine = engine
         self.data = data
@@ -64,6 +68,7 @@ class Service:
         self.boards = BoardCache(
             engine, board_fresh_s
         )  # the leaderboard, computed again when the database's version stamp changes
+        self.pages = BoardPages(board_pages_behind)  # the anonymous leaderboard pages, by board
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 

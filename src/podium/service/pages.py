@@ -239,7 +239,8 @@ async def _board_response(
 
     An anonymous visitor's page is the same for all: drawn once per board and
     order and kept with the board (answered from memory, with an ``ETag``, while
-    the board is fresh: :func:`~podium.service.deps.kept_board`). A session's
+    the board is fresh: :func:`~podium.service.deps.kept_board`); while a changed
+    board's page is drawn, the previous one is answered (:mod:`~podium.service.board_pages`). A session's
     page names its team, and a page in an order the board does not know
     repeats it: those are drawn for the request.
     """
@@ -261,11 +262,16 @@ async def _board_response(
         return await run_in_threadpool(lambda: render_page(service, request, name, **values()))
     key = ("page", name, sort or "", route_path(request.scope), request.scope.get("root_path", ""))
     body: bytes | None = kept.kept(key)
-    if body is None:
-        body = await run_in_threadpool(
-            kept.derived, key, lambda: _draw(request, name, served, None, "", values()).encode()
-        )
-    return kept_response(request, body, kept.etag(key, body), "text/html; charset=utf-8")
+    if body is not None:
+        return kept_response(request, body, kept.etag(key, body), "text/html; charset=utf-8")
+
+    def draw() -> bytes:
+        return _draw(request, name, served, None, "", values()).encode()
+
+    page = service.pages.previous(kept, key, draw)
+    if page is None:
+        page = await run_in_threadpool(service.pages.draw, kept, key, draw)
+    return kept_response(request, page.body, page.etag, "text/html; charset=utf-8")
 
 
 @router.get("/leaderboard.csv")

@@ -90,7 +90,7 @@ def run() -> None:
     from podium.service.database import connect
     from podium.service.intake import inline
     from podium.service.proxies import parse_proxies
-    from podium.service.server import die_with_serve
+    from podium.service.server import die_with_serve, event_loop
     from podium.service.urls import parse_public_url
 
     if not die_with_serve():
@@ -108,12 +108,14 @@ def run() -> None:
         slots=SharedUploadSlots(data / SLOTS_FILE),
         checks=CheckPool(settings.challenge, settings.check_processes) if settings.check_processes else inline,
         board_fresh_s=settings.board_fresh_s,
+        board_pages_behind=True,
     )
     config = uvicorn.Config(
         create_app(service),
         proxy_headers=False,
         timeout_keep_alive=settings.keep_alive_s,
         root_path=public.prefix if public else "",
+        **event_loop(),
         **logs.uvicorn_config(settings.log_format),
     )
     sock = socket.socket(fileno=settings.fd)
