@@ -26,9 +26,9 @@ def dashboard_command(as_json: bool, data: Path, database: str | None) -> int:
     from podium.service.database import reading
 
     engine = _open(data, database)
-    tracks = state.ContestCache(engine).get().track_ids()
+    contest = state.ContestCache(engine).get()
     with reading(engine) as connection:
-        figures = dashboard.figures(connection, tracks, utc_now())
+        figures = dashboard.figures(connection, contest.id, contest.track_ids(), utc_now())
     if as_json:
         click.echo(json.dumps(figures, indent=1))
         return EXIT_SCORED
@@ -122,8 +122,8 @@ def archive_command(out: Path, what: str, data: Path, database: str | None) -> i
     from podium.service import exports, state
 
     engine = _open(data, database)
-    tracks = state.ContestCache(engine).get().track_ids()
-    size = exports.write(engine, data, tracks, what, out, utc_now())
+    contest = state.ContestCache(engine).get()
+    size = exports.write(engine, data, contest.id, contest.track_ids(), what, out, utc_now())
     click.echo(f"{out}: {size:,} bytes")
     return EXIT_SCORED
 

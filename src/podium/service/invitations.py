@@ -28,9 +28,10 @@ def code_of(connection: Connection, team: int, *, renew: bool = False) -> str:
     return code
 
 
-def team_of_code(connection: Connection, code: str) -> tuple[int, str] | None:
-    """The team (id, name) that ``code`` invites to, or ``None``."""
+def team_of_code(connection: Connection, code: str, contest: str) -> tuple[int, str] | None:
+    """The team (id, name) of ``contest`` that ``code`` invites to, or ``None``."""
     if not code or len(code) > 64:
         return None
-    row = connection.execute(select(teams.c.id, teams.c.name).where(teams.c.invitation == code)).first()
+    found = select(teams.c.id, teams.c.name).where(teams.c.invitation == code, teams.c.contest == contest)
+    row = connection.execute(found).first()
     return None if row is None else (int(row.id), str(row.name))

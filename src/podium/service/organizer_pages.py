@@ -18,11 +18,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from podium.core.errors import UsageError
 from podium.service import announcements, dashboard, exports, standing, state
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep
+from podium.service.deps import ContestDep, Service, ServiceDep
 from podium.service.intake import Refused
 from podium.service.pages import _form, checked_form, render_page, signed_organizer
 from podium.service.rescore import rerun
-from podium.service.routes.organizer import archive, author_of, tracks_of
+from podium.service.routes.organizer import archive_response, author_of
 from podium.service.urls import site_url
 
 router = APIRouter(include_in_schema=False)
@@ -43,13 +43,13 @@ def per_day_chart(days: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @router.get("/organizer", response_class=HTMLResponse)
-def organizer_page(service: ServiceDep, request: Request, done: str | None = None) -> HTMLResponse:
+def organizer_page(service: ServiceDep, served: ContestDep, request: Request, done: str | None = None) -> HTMLResponse:
     signed_organizer(service, request)
-    tracks, now = tracks_of(service), service.clock()
+    contest, tracks, now = served.id, served.track_ids(), service.clock()
     with reading(service.engine) as connection:
-        figures = dashboard.figures(connection, tracks, now)
-        teams, rows = dashboard.team_rows(connection, tracks), dashboard.recent(connection, tracks)
-        contest = service.contests.get().id
+        figures = dashboard.figures(connection, contest, tracks, now)
+        teams = dashboard.team_rows(connection, contest, tracks)
+        rows = dashboard.recent(connection, contest, tracks)
         news = announcements.newest(connection, contest)
         round_, revealed = state.current_round(connection, contest), state.revealed_at(connection, contest)
     return render_page(
@@ -87,14 +87,14 @@ TEAM_ACTIONS = {  # the team form's button -> (the change, what the page says af
 
 
 @router.post("/organizer/team")
-async def team_action(service: ServiceDep, request: Request) -> Response:
+async def team_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
     if form.get("change") not in TEAM_ACTIONS:
         raise HTTPException(422, "choose ban, unban or approve")
     change, said = TEAM_ACTIONS[form["change"]]
     try:
         with writing(service.engine) as connection:
-            team = standing.set_team(connection, form.get("team", ""), **change)
+            team = standing.set_team(connection, form.get("team", ""), contest=contest.id, **change)
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
     return _back(request, said.format(team["team"]))
@@ -115,44 +115,46 @@ async def user_action(service: ServiceDep, request: Request) -> Response:
 
 
 @router.post("/organizer/rerun")
-async def rerun_action(service: ServiceDep, request: Request) -> Response:
+async def rerun_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
     text = form.get("submission", "").strip().lstrip("#")
     if not text.isdigit():
         raise HTTPException(422, "give the submission's number")
     try:
         with writing(service.engine) as connection:
-            round_ = rerun(connection, int(text), service.clock())
+            round_ = rerun(connection, int(text), service.clock(), contest.id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return _back(request, f"submission {int(text)} is queued to be scored again, in round {round_}")
 
 
 @router.post("/organizer/announcements")
-async def announce_action(service: ServiceDep, request: Request) -> Response:
+async def announce_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, who = await _organizer_form(service, request)
     try:
         with writing(service.engine) as connection:
             author = author_of(connection, who)
-            announcements.post(connection, service.contests.get().id, form.get("text", ""), author, service.clock())
+            announcements.post(connection, contest.id, form.get("text", ""), author, service.clock())
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
     return _back(request, "the announcement is on the contest page")
 
 
 @router.post("/organizer/announcements/remove")
-async def unannounce_action(service: ServiceDep, request: Request) -> Response:
+async def unannounce_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
     text = form.get("id", "")
     with writing(service.engine) as connection:
-        if not text.isdigit() or not announcements.remove(connection, service.contests.get().id, int(text[:10])):
+        if not text.isdigit() or not announcements.remove(connection, contest.id, int(text[:10])):
             raise HTTPException(404, "no such announcement")
     return _back(request, f"announcement {int(text)} is removed")
 
 
 @router.get("/organizer/archive")
-def archive_download(service: ServiceDep, request: Request, what: str = "submissions") -> StreamingResponse:
-    who = signed_organizer(service, request)
+def archive_download(
+    service: ServiceDep, contest: ContestDep, request: Request, what: str = "submissions"
+) -> StreamingResponse:
+    signed_organizer(service, request)
     if what not in exports.WHAT:
         raise HTTPException(422, "the archive holds submissions or results")
-    return archive(service, who, what)  # type: ignore[arg-type]
+    return archive_response(service, contest, what, service.clock())

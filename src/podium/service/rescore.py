@@ -54,8 +54,8 @@ def rescore(engine: Engine, contest: str | None = None) -> tuple[int, int]:
     return round_, len(ids)
 
 
-def rerun(connection: Connection, submission_id: int, now: datetime) -> int:
-    """Queue one submission to be scored again, in a round one above its newest; that round.
+def rerun(connection: Connection, submission_id: int, now: datetime, of: str | None = None) -> int:
+    """Queue one submission (of the contest ``of``, if given) to be scored again, in a round one above its newest; that round.
 
     404 (:class:`Refused`) for no such submission, 409 for one cancelled or waiting to be scored already.
     """
@@ -66,7 +66,7 @@ def rerun(connection: Connection, submission_id: int, now: datetime) -> int:
         if 0 < submission_id <= MAX_ID
         else None
     )
-    if found is None:
+    if found is None or (of is not None and found.contest != of):
         raise Refused(404, f"no submission {submission_id}")
     status, contest = found
     if status in (CANCELLED, QUEUED, RUNNING):

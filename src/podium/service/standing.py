@@ -17,17 +17,25 @@ from typing import Any
 from sqlalchemy import Connection, select, update
 
 from podium.core.errors import UsageError
+from podium.service.accounts import contest_key
 from podium.service.tables import teams, users
 
 
 def set_team(
-    connection: Connection, name: str, *, banned: bool | None = None, approved: bool | None = None
+    connection: Connection,
+    name: str,
+    *,
+    banned: bool | None = None,
+    approved: bool | None = None,
+    contest: str | None = None,
 ) -> dict[str, Any]:
-    """Ban or let back (``banned``), approve (``approved``) the team ``name``; the team's standing after it."""
+    """Ban or let back (``banned``), approve (``approved``) the team ``name`` of ``contest`` (``None``: of the one
+    contest served); the team's standing after it."""
     values = {k: v for k, v in (("banned", banned), ("approved", approved)) if v is not None}
-    if connection.execute(update(teams).where(teams.c.name == name[:64]).values(**values)).rowcount == 0:
+    named = (teams.c.contest == contest_key(connection, contest), teams.c.name == name[:64])
+    if connection.execute(update(teams).where(*named).values(**values)).rowcount == 0:
         raise UsageError(f"no team {name[:80]!r}")
-    row = connection.execute(select(teams.c.name, teams.c.banned, teams.c.approved).where(teams.c.name == name)).one()
+    row = connection.execute(select(teams.c.name, teams.c.banned, teams.c.approved).where(*named)).one()
     return {"team": row.name, "banned": bool(row.banned), "approved": bool(row.approved)}
 
 

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 
 from podium.contest import Contest
 from podium.service import accounts
-from podium.service.deps import Service, team_of, track_of
+from podium.service.deps import Service, contest_of, team_of, track_of
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.methods import Method, checked
 from podium.service.proxies import client_address
@@ -55,7 +55,7 @@ async def receive_upload(
     The answer is the submission as the team sees it: 201 queued, 422 rejected by its checks (or no such track).
     """
     team = team_of(who)
-    contest = track_of(service, track)
+    contest = track_of(service, track, contest_of(service, request))
     try:
         open_phase(contest, service.clock(), contest.track_id)
         await run_in_threadpool(check_quota, service.engine, contest, who, service.clock())

@@ -6,6 +6,7 @@ else here answers a team's token 403.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
@@ -13,16 +14,17 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection, select
 
+from podium.contest import Contest
 from podium.core.errors import UsageError
 from podium.service import announcements, dashboard, exports, standing
 from podium.service.accounts import Caller
 from podium.service.database import writing
-from podium.service.deps import ReadingDep, Service, ServiceDep, known_id, organizer
+from podium.service.deps import ContestDep, ReadingDep, Service, ServiceDep, known_id, organizer
 from podium.service.intake import Refused
 from podium.service.rescore import rerun
 from podium.service.tables import users
 
-router = APIRouter(prefix="/api")
+router = APIRouter()
 OrganizerDep = Annotated[Caller, Depends(organizer)]
 
 
@@ -108,14 +110,11 @@ class Removed(BaseModel):
     removed: bool
 
 
-def tracks_of(service: Service) -> list[str]:
-    """The served contest's tracks: what the dashboard, the archives and the board count over."""
-    return service.contests.get().track_ids()
-
-
 @router.get("/dashboard", response_model=Dashboard, summary="Organizers: the contest's figures at a glance")
-def dashboard_figures(service: ServiceDep, who: OrganizerDep, connection: ReadingDep) -> dict[str, Any]:
-    return dashboard.figures(connection, tracks_of(service), service.clock())
+def dashboard_figures(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, connection: ReadingDep
+) -> dict[str, Any]:
+    return dashboard.figures(connection, contest.id, contest.track_ids(), service.clock())
 
 
 def _changed(service: Service, change: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -128,20 +127,20 @@ def _changed(service: Service, change: Any, *args: Any, **kwargs: Any) -> dict[s
 
 
 @router.post("/teams/{name}/ban", response_model=TeamStanding, summary="Organizers: ban a team (kept, off the board)")
-def ban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, name, banned=True)
+def ban_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _changed(service, standing.set_team, name, contest=contest.id, banned=True)
 
 
 @router.post("/teams/{name}/unban", response_model=TeamStanding, summary="Organizers: lift a team's ban")
-def unban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, name, banned=False)
+def unban_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _changed(service, standing.set_team, name, contest=contest.id, banned=False)
 
 
 @router.post(
     "/teams/{name}/approve", response_model=TeamStanding, summary="Organizers: approve a team waiting to submit"
 )
-def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, name, approved=True)
+def approve_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _changed(service, standing.set_team, name, contest=contest.id, approved=True)
 
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")
@@ -160,10 +159,10 @@ def unban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, A
     summary="Organizers: score one submission again, in a round of its own (the team is told of its result)",
     responses={404: {"description": "no such submission"}, 409: {"description": "cancelled, or not ended yet"}},
 )
-def rerun_submission(service: ServiceDep, who: OrganizerDep, submission_id: int) -> dict[str, Any]:
+def rerun_submission(service: ServiceDep, contest: ContestDep, who: OrganizerDep, submission_id: int) -> dict[str, Any]:
     try:
         with writing(service.engine) as connection:
-            return {"id": submission_id, "round": rerun(connection, submission_id, service.clock())}
+            return {"id": submission_id, "round": rerun(connection, submission_id, service.clock(), contest.id)}
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
 
@@ -176,21 +175,27 @@ def rerun_submission(service: ServiceDep, who: OrganizerDep, submission_id: int)
 )
 def archive(
     service: ServiceDep,
+    contest: ContestDep,
     who: OrganizerDep,
     what: Annotated[Literal["submissions", "results"], Query(description="What the archive holds")] = "submissions",
 ) -> StreamingResponse:
     now = service.clock()
-    name = f"{service.contests.get().id}-{what}-{now:%Y%m%dT%H%M%SZ}.zip"
+    return archive_response(service, contest, what, now)
+
+
+def archive_response(service: Service, contest: Contest, what: str, now: datetime) -> StreamingResponse:
+    """The zip of ``what`` of ``contest`` (:func:`podium.service.exports.archive`), as a download named for it."""
+    name = f"{contest.id}-{what}-{now:%Y%m%dT%H%M%SZ}.zip"
     return StreamingResponse(
-        exports.archive(service.engine, service.data, tracks_of(service), what, now),
+        exports.archive(service.engine, service.data, contest.id, contest.track_ids(), what, now),
         media_type="application/zip",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
 
 
 @router.get("/announcements", response_model=list[Announcement], summary="The organizers' announcements, newest first")
-def list_announcements(service: ServiceDep, connection: ReadingDep) -> list[dict[str, Any]]:
-    return announcements.newest(connection, service.contests.get().id)
+def list_announcements(contest: ContestDep, connection: ReadingDep) -> list[dict[str, Any]]:
+    return announcements.newest(connection, contest.id)
 
 
 @router.post(
@@ -200,20 +205,23 @@ def list_announcements(service: ServiceDep, connection: ReadingDep) -> list[dict
     summary="Organizers: post an announcement on the contest page (mailed to who keeps news on)",
     responses={422: {"description": "empty or too long"}},
 )
-def post_announcement(service: ServiceDep, who: OrganizerDep, body: NewAnnouncement) -> dict[str, Any]:
+def post_announcement(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, body: NewAnnouncement
+) -> dict[str, Any]:
     try:
         with writing(service.engine) as connection:
             author = author_of(connection, who)
-            return announcements.post(connection, service.contests.get().id, body.text, author, service.clock())
+            return announcements.post(connection, contest.id, body.text, author, service.clock())
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
 
 
 @router.delete("/announcements/{announcement_id}", response_model=Removed, summary="Organizers: remove an announcement")
-def remove_announcement(service: ServiceDep, who: OrganizerDep, announcement_id: int) -> dict[str, Any]:
+def remove_announcement(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, announcement_id: int
+) -> dict[str, Any]:
     with writing(service.engine) as connection:
-        served = service.contests.get().id
-        if not known_id(announcement_id) or not announcements.remove(connection, served, announcement_id):
+        if not known_id(announcement_id) or not announcements.remove(connection, contest.id, announcement_id):
             raise HTTPException(404, f"no announcement {announcement_id}")
     return {"id": announcement_id, "removed": True}
 
