@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -274,3 +275,20 @@ def test_one_log_in_walks_two_contests_in_chromium(site: Site, tmp_path_factory:
     }
     assert {r["team"] for r in rows["spring"]} == {SPRING[0], "walkspring"}
     assert {r["team"] for r in rows["autumn"]} == {"autumnteam", "walkautumn"}
+
+
+def test_a_user_of_no_team_lists_and_revokes_no_token(tmp_path: Path) -> None:
+    """One contest served: a server account in no team is no organizer (it listed and could revoke every token)."""
+    from service_helpers import Clock, at, set_up, write_contest
+
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, tokens = set_up(
+        f"sqlite:///{tmp_path / 'podium.db'}", write_contest(tmp_path / "c"), tmp_path / "data", ("alpha",), clock
+    )
+    with writing(service.engine) as connection:
+        user = accounts.add_user(connection, "nobody", PASSWORD, None, False, clock())
+        token = accounts.new_token(connection, None, False, "test", clock(), user_id=user)
+    with LiveServer(service) as server:
+        assert server.call("GET", "/api/tokens", token).body == []
+        assert server.call("DELETE", "/api/tokens/1", token).status == 404
+        assert server.call("GET", "/api/submissions", tokens["alpha"]).status == 200  # alpha's token still works
