@@ -277,6 +277,17 @@ def test_one_log_in_walks_two_contests_in_chromium(site: Site, tmp_path_factory:
     assert {r["team"] for r in rows["autumn"]} == {"autumnteam", "walkautumn"}
 
 
+def test_an_organizer_bans_the_users_of_their_contest_only(site: Site) -> None:
+    """A ban is the server's: spring's organizer bans ann (of spring only), not walker (also of autumn); the administrator may."""
+
+    def ban(who: str, user: str, verb: str = "ban") -> int:
+        return site.server.call("POST", f"/api/contests/spring/users/{user}/{verb}", site.api[who]).status
+
+    assert ban("olga", "walker") == 404 and ban("olga", "root") == 404
+    assert ban("olga", "ann") == 200 and ban("olga", "ann", "unban") == 200
+    assert ban("root", "walker") == 200 and ban("root", "walker", "unban") == 200
+
+
 def test_a_user_of_no_team_lists_and_revokes_no_token(tmp_path: Path) -> None:
     """One contest served: a server account in no team is no organizer (it listed and could revoke every token)."""
     from service_helpers import Clock, at, set_up, write_contest

@@ -102,13 +102,13 @@ async def team_action(service: ServiceDep, contest: ContestDep, request: Request
 
 @router.post("/organizer/user")
 async def user_action(service: ServiceDep, request: Request) -> Response:
-    form, _ = await _organizer_form(service, request)
+    form, who = await _organizer_form(service, request)
     if form.get("change") not in ("ban", "unban"):
         raise HTTPException(422, "choose ban or unban")
     banned = form["change"] == "ban"
     try:
         with writing(service.engine) as connection:
-            user = standing.set_user(connection, form.get("user", ""), banned=banned)
+            user = standing.set_user(connection, form.get("user", ""), banned=banned, by=who)
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
     return _back(request, f"user {user['user']} is {'banned' if banned else 'no longer banned'}")

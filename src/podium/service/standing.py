@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, select, union_all, update
 
 from podium.core.errors import UsageError
+from podium.service import accounts
 from podium.service.accounts import contest_key
-from podium.service.tables import teams, users
+from podium.service.tables import memberships, organizers, teams, users
 
 
 def set_team(
@@ -39,8 +40,28 @@ def set_team(
     return {"team": row.name, "banned": bool(row.banned), "approved": bool(row.approved)}
 
 
-def set_user(connection: Connection, name: str, *, banned: bool) -> dict[str, Any]:
-    """Ban a user, or let them back; the user's standing after it."""
-    if connection.execute(update(users).where(users.c.name == name[:64]).values(banned=banned)).rowcount == 0:
+def set_user(connection: Connection, name: str, *, banned: bool, by: accounts.Caller | None = None) -> dict[str, Any]:
+    """Ban a user, or let them back; the user's standing after it.
+
+    A ban is the server's: ``by``, an organizer of one contest (not the site's administrator), may ban only a user of
+    no other contest (no team, no organizer's role there) who is not the administrator; another is answered as unknown.
+    """
+    row = accounts.user_row(connection, name)
+    if row is None or (by is not None and not _decides_for(connection, by, row)):
         raise UsageError(f"no user {name[:80]!r}")
+    connection.execute(update(users).where(users.c.id == row.id).values(banned=banned))
     return {"user": name, "banned": banned}
+
+
+def _decides_for(connection: Connection, who: accounts.Caller, user: Any) -> bool:
+    """Whether ``who`` (an organizer) may ban ``user`` (a users row): the site's administrator, or an organizer of the
+    one contest the user belongs to (or of none) when the user is not the site's administrator."""
+    if who.user_id is not None and connection.execute(select(users.c.admin).where(users.c.id == who.user_id)).scalar():
+        return True
+    if user.admin:
+        return False
+    elsewhere = union_all(
+        select(memberships.c.contest).where(memberships.c.user_id == user.id, memberships.c.contest != who.contest),
+        select(organizers.c.contest).where(organizers.c.user_id == user.id, organizers.c.contest != who.contest),
+    )
+    return connection.execute(select(elsewhere.subquery()).limit(1)).first() is None

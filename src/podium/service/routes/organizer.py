@@ -145,12 +145,12 @@ def approve_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, na
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")
 def ban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_user, name, banned=True)
+    return _changed(service, standing.set_user, name, banned=True, by=who)
 
 
 @router.post("/users/{name}/unban", response_model=UserStanding, summary="Organizers: lift a user's ban")
 def unban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_user, name, banned=False)
+    return _changed(service, standing.set_user, name, banned=False, by=who)
 
 
 @router.post(
