@@ -38,7 +38,9 @@ def podium(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[
 class Serve:
     """``podium serve`` on a free loopback port; ``kill()`` sends SIGKILL to it and its workers."""
 
-    def __init__(self, contest: Path, data: Path, database: str | None, *extra: str, workers: int = 1) -> None:
+    def __init__(
+        self, contest: Path, data: Path, database: str | None, *extra: str, workers: int = 1, option: str = "--contest"
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.command = [
@@ -46,7 +48,7 @@ class Serve:
             "-m",
             "podium",
             "serve",
-            "--contest",
+            option,  # --contests: a folder of contests
             str(contest),
             "--data",
             str(data),

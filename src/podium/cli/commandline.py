@@ -128,7 +128,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     ),
     "serve": (
         "podium.cli.service:serve_command",
-        "Serve a contest: the web API, the leaderboard and N scoring workers.",
+        "Serve a contest (or a folder of contests): the web API, the leaderboard and N scoring workers.",
     ),
     "select": (
         "podium.cli.service:select_command",

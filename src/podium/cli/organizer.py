@@ -29,9 +29,9 @@ def dashboard_command(as_json: bool, contest: str | None, data: Path, database: 
     from podium.service.database import reading
 
     engine = _open(data, database)
-    tracks = _served(engine, contest).track_ids()
+    served = _served(engine, contest)
     with reading(engine) as connection:
-        figures = dashboard.figures(connection, tracks, utc_now())
+        figures = dashboard.figures(connection, served.id, served.track_ids(), utc_now())
     if as_json:
         click.echo(json.dumps(figures, indent=1))
         return EXIT_SCORED
@@ -135,8 +135,8 @@ def archive_command(out: Path, what: str, contest: str | None, data: Path, datab
     from podium.service import exports
 
     engine = _open(data, database)
-    tracks = _served(engine, contest).track_ids()
-    size = exports.write(engine, data, tracks, what, out, utc_now())
+    served = _served(engine, contest)
+    size = exports.write(engine, data, served.id, served.track_ids(), what, out, utc_now())
     click.echo(f"{out}: {size:,} bytes")
     return EXIT_SCORED
 

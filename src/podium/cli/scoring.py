@@ -20,6 +20,7 @@ from podium.cli.commandline import (
     VIEW_OPTION,
     guarded,
 )
+from podium.cli.service import database_options, open_database
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
 from podium.runner.choices import SANDBOXES
@@ -633,6 +634,27 @@ def _try_kits(contest: Contest) -> None:
                 kit = Path(folder) / "kit.zip"
                 build_kit(track, kit)
                 tried(kit, track)
+
+
+@contest_group.command("reload")
+@database_options
+@guarded
+def contest_reload_command(data: Path, database: str | None) -> int:
+    """Read the folder podium serve --contests serves again, while it runs: files added or changed are served, removed ones withdrawn.
+
+    Each file gets podium serve's checks; one that does not read is named with its line (exit code 1) and its contest
+    is served as it last read. SIGHUP to podium serve does the same.
+    """
+    from podium.publish import display
+    from podium.service.server import reload_folder
+
+    served, problems, withdrawn = reload_folder(open_database(data, database))
+    for problem in problems:
+        display.stderr.print(f"[yellow]not served as changed:[/yellow] {display.escape(problem)}", soft_wrap=True)
+    click.echo(f"serving {len(served)} contests: {', '.join(served) or 'none'}")
+    if withdrawn:
+        click.echo(f"withdrawn (their data kept): {', '.join(withdrawn)}")
+    return EXIT_REJECTED if problems else EXIT_SCORED
 
 
 @contest_group.command("schema")

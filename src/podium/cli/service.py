@@ -97,6 +97,11 @@ def _open(data: Path, database: str | None, contest: Contest | None = None, *, r
     return engine
 
 
+def open_database(data: Path, database: str | None) -> Any:
+    """The database engine of ``--data`` and ``--database``, migrated."""
+    return _open(data, database)
+
+
 def _load(contest_path: Path | None) -> Contest | None:
     from podium.contest import load
 
@@ -167,6 +172,52 @@ LOG_FORMAT_OPTION = click.option(
 )
 
 
+def _read_folder(folder: Path) -> list[Contest]:
+    """The contests of ``folder`` that read; each file that does not is reported on stderr (it names its line) and left out."""
+    from podium.publish import display
+    from podium.service.server import read_folder
+
+    served, problems = read_folder(folder)
+    for problem in problems:
+        display.stderr.print(f"[yellow]not served:[/yellow] {display.escape(problem)}", soft_wrap=True)
+    if not served:
+        raise UsageError(f"{folder}: no contest file reads (each NAME/contest.toml, and each *.toml at its top)")
+    return served
+
+
+def _reload(engine: Any) -> None:
+    """Read the served folder again (SIGHUP): what changed is logged, a file that does not read named with its line."""
+    import logging
+
+    from podium.service.server import reload_folder
+
+    log = logging.getLogger("podium.serve")
+    try:
+        served, _problems, withdrawn = reload_folder(engine)  # the problems are logged as warnings
+    except Exception:
+        log.exception("the reload of the contests failed")
+        return
+    log.info("reloaded: serving %s; withdrawn: %s", ", ".join(served) or "none", ", ".join(withdrawn) or "none")
+
+
+def folder_banner(served: list[Contest], address: str, data: Path, workers: int) -> str:
+    """What ``podium serve --contests`` prints first: the home page, and each contest's pages."""
+    from podium.publish import display
+
+    lines = [
+        f"podium serves {len(served)} contests at {address}/ with {workers} worker{'s' * (workers != 1)}; data in {data.resolve()}"
+    ]
+    lines += [
+        f"  {display.escape(c.title or c.id)}: {address}/c/{c.id}/ (the API: {address}/api/contests/{c.id}/)"
+        for c in served
+    ]
+    podium = display.command_name()
+    lines.append(
+        f"  add a team: {podium} team add NAME --contest ID --data {data}; reload the folder: {podium} contest reload --data {data}"
+    )
+    return "\n".join(lines)
+
+
 def serve_banner(contest: Contest, address: str, data: Path, workers: int, database: bool) -> str:
     """What ``podium serve`` prints first: where the contest is served, and the commands that run as printed."""
     from podium.publish import display
@@ -185,9 +236,14 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
 @click.option(
     "--contest",
     "contest_path",
-    required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The contest file.",
+    help="The contest file (one contest; or give --contests).",
+)
+@click.option(
+    "--contests",
+    "contests_folder",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A folder of contests, served together under /c/ID/: each NAME/contest.toml in it, and each *.toml at its top (docs/many-contests.md).",
 )
 @database_options
 @click.option(
@@ -249,7 +305,8 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
 @LOG_FORMAT_OPTION
 @guarded
 def serve_command(
-    contest_path: Path,
+    contest_path: Path | None,
+    contests_folder: Path | None,
     data: Path,
     database: str | None,
     host: str,
@@ -270,25 +327,32 @@ def serve_command(
     smtp_cafile: str | None,
     log_format: str,
 ) -> int:
-    """Serve a contest: the web API, the leaderboard and N scoring workers."""
+    """Serve a contest (or a folder of contests): the web API, the leaderboard and N scoring workers."""
     import uvicorn
 
     from podium.contest import load
     from podium.publish import display
     from podium.scoring import distributed
-    from podium.service import logs, mail
+    from podium.service import logs, mail, state
     from podium.service.app import Service, create_app
     from podium.service.board_cache import FRESH_S
     from podium.service.check_pool import CheckPool, check_processes
-    from podium.service.database import database_url
+    from podium.service.database import database_url, writing
     from podium.service.intake import inline
     from podium.service.proxies import parse_proxies
     from podium.service.scoring import Runtime
-    from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, event_loop, worker_argv
+    from podium.service.server import KEEP_ALIVE_S, Workers, clean_leftovers, event_loop, serve_folder, worker_argv
     from podium.service.urls import parse_public_url
 
     logs.configure(log_format)
-    contest = load(contest_path)
+    if (contest_path is None) == (contests_folder is None):
+        raise UsageError("give the contest file (--contest FILE) or a folder of contests (--contests DIR), one of them")
+    if contests_folder is not None and team_names:
+        raise UsageError(
+            "--team names a team of the one contest served: with --contests, podium team add NAME --contest ID"
+        )
+    served = [load(contest_path)] if contest_path is not None else _read_folder(contests_folder)  # type: ignore[arg-type]
+    contest = served[0]
     proxies = parse_proxies(trusted_proxies)
     public = None if public_url is None else parse_public_url(public_url)
     smtp_settings = smtp_of(smtp, mail_from, smtp_starttls, smtp_cafile)
@@ -299,7 +363,11 @@ def serve_command(
         )
     if scheduler is not None:
         distributed.check_reachable(scheduler)
-    engine = _open(data, database, contest)
+    engine = _open(data, database, contest if contests_folder is None else None)
+    if contests_folder is not None:
+        serve_folder(engine, contests_folder, served)
+        with writing(engine) as connection:
+            state.put(connection, state.FOLDER, str(contests_folder.resolve()))
     clean_leftovers(data.resolve())
     pool = Workers(
         worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format),
@@ -307,7 +375,10 @@ def serve_command(
         database_url(database, data),
     )
     address = f"http://{host}:{port}" if public is None else public.base
-    display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
+    if contests_folder is None:
+        display.stdout.print(serve_banner(contest, address, data, workers, database is not None), soft_wrap=True)
+    else:
+        display.stdout.print(folder_banner(served, address, data, workers), soft_wrap=True)
     if public is not None:
         display.stdout.print(
             f"  podium listens on http://{host}:{port}; the proxy at {public.base}/ passes requests on to it",
@@ -324,6 +395,8 @@ def serve_command(
     signal.signal(
         signal.SIGTERM, _interrupted
     )  # uvicorn raises the signal again once it has stopped: then stop the workers too
+    if contests_folder is not None:  # SIGHUP: podium contest reload, in a thread (never in the signal handler)
+        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=_reload, args=(engine,), daemon=True).start())
     processes = check_processes(workers, web_processes) if check_processes_given is None else check_processes_given
     checks = CheckPool(contest.challenge, processes) if processes else None
     service = Service(

@@ -26,7 +26,7 @@ from sqlalchemy import delete, update
 from podium.core.errors import UsageError
 from podium.service import accounts, invitations, limiter, logins, mail, resets, rosters
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep
+from podium.service.deps import Service, ServiceDep, contest_of
 from podium.service.markdown import render_file
 from podium.service.pages import COOKIE, _form, checked_form, keep_cookie, render_page, signed_in, signed_organizer
 from podium.service.proxies import client_address
@@ -37,9 +37,9 @@ router = APIRouter(include_in_schema=False)
 FORM_COOKIE = "podium_form"  # the token of the forms shown before there is a session
 
 
-def terms_html(service: Service) -> str | None:
-    """The terms' Markdown as safe HTML (:mod:`podium.service.markdown`: no raw HTML, no script link, no foreign image)."""
-    contest = service.contests.get()
+def terms_html(service: Service, request: Request) -> str | None:
+    """The terms of the request's contest, their Markdown as safe HTML (:mod:`podium.service.markdown`: no raw HTML, no script link, no foreign image)."""
+    contest = contest_of(service, request)
     if contest.content.terms is None:
         return None
     return render_file(contest.content.terms, contest.path.parent, {}, down=1)  # the page has its own h1
@@ -73,14 +73,14 @@ def absolute_url(service: Service, request: Request, path: str) -> str:
     return f"{request.url.scheme}://{request.url.netloc}" + site_url(request, path)
 
 
-def _signing_up(service: Service) -> None:
-    if not service.contests.get().service.self_registration:
+def _signing_up(service: Service, request: Request) -> None:
+    if not contest_of(service, request).service.self_registration:
         raise HTTPException(404, "this contest does not take sign-ups: ask the organizers for an account")
 
 
 @router.get("/terms", response_class=HTMLResponse)
 def terms_page(service: ServiceDep, request: Request) -> HTMLResponse:
-    html = terms_html(service)
+    html = terms_html(service, request)
     if html is None:
         raise HTTPException(404, "this contest has no terms page")
     return render_page(service, request, "terms.html", terms=html)
@@ -88,17 +88,21 @@ def terms_page(service: ServiceDep, request: Request) -> HTMLResponse:
 
 @router.get("/register", response_class=HTMLResponse)
 def register_page(service: ServiceDep, request: Request, invitation: str = "") -> HTMLResponse:
-    _signing_up(service)
+    _signing_up(service, request)
     return _open_form(
-        service, request, "register.html", terms=terms_html(service) is not None, form={"invitation": invitation[:64]}
+        service,
+        request,
+        "register.html",
+        terms=terms_html(service, request) is not None,
+        form={"invitation": invitation[:64]},
     )
 
 
 @router.post("/register")
 async def register(service: ServiceDep, request: Request) -> Response:
-    _signing_up(service)
+    _signing_up(service, request)
     form = await _form(request)
-    has_terms = terms_html(service) is not None
+    has_terms = terms_html(service, request) is not None
     again = functools.partial(
         _open_form,
         service,
@@ -137,11 +141,18 @@ async def register(service: ServiceDep, request: Request) -> Response:
 def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
     with reading(service.engine) as connection:
         row = connection.execute(users.select().where(users.c.id == who.user_id)).first() if who.user_id else None
+        mine = [] if who.user_id is None else accounts.teams_of_user(connection, who.user_id)
         code = None if who.team_id is None else invitations.current(connection, who.team_id, service.clock())
     if who.team_id is not None and code is None:  # a new code when the team has none that works
         with writing(service.engine) as connection:
             code = invitations.code_of(connection, who.team_id, service.clock())
-    return {"user": row, "off": mail.kinds_off(row) if row else set(), "kinds": mail.KINDS, "invitation": code}
+    return {
+        "user": row,
+        "off": mail.kinds_off(row) if row else set(),
+        "kinds": mail.KINDS,
+        "invitation": code,
+        "teams": mine,
+    }
 
 
 @router.get("/account", response_class=HTMLResponse)

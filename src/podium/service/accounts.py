@@ -247,6 +247,17 @@ def role(connection: Connection, user: int, contest: str) -> tuple[int | None, s
     return (None, None, bool(organizes)) if team is None else (int(team.id), str(team.name), bool(organizes))
 
 
+def teams_of_user(connection: Connection, user: int) -> list[Any]:
+    """The user's teams, one per contest they are in, by the contest's id: (contest, team) rows."""
+    query = (
+        select(memberships.c.contest, teams.c.name.label("team"))
+        .select_from(memberships.join(teams))
+        .where(memberships.c.user_id == user)
+        .order_by(memberships.c.contest)
+    )
+    return list(connection.execute(query))
+
+
 def user_row(connection: Connection, name: str) -> Any:
     """The user named ``name`` (``None`` when there is none)."""
     return connection.execute(select(users).where(users.c.name == name[:64])).first()
@@ -388,7 +399,9 @@ def new_token(
 
 
 def _caller(connection: Connection, token: str, now: datetime, session: bool, contest: str | None) -> Caller | None:
-    contest = state.only_contest(connection, contest) if contest is None and state.served_ids(connection) else contest
+    if contest is None:
+        served = state.served_ids(connection)
+        contest = served[0] if len(served) == 1 else None
     row = connection.execute(
         select(tokens.c.team_id, tokens.c.organizer, tokens.c.user_id, tokens.c.contest, teams.c.name)
         .select_from(tokens.outerjoin(teams))
@@ -398,8 +411,10 @@ def _caller(connection: Connection, token: str, now: datetime, session: bool, co
             or_(tokens.c.expires.is_(None), tokens.c.expires > now),
         )
     ).first()
-    if row is None or contest is None:
+    if row is None:
         return None
+    if contest is None:  # the site, not a contest (several served): a user, or an organizer's token of the site
+        return _site_caller(connection, row)
     if row.user_id is not None:  # a user's log-in: their role in this contest
         team, name, organizes = role(connection, row.user_id, contest)
     elif row.contest is not None and row.contest != contest:  # a team's or an organizer's token of another contest
@@ -434,6 +449,22 @@ def token_contest(connection: Connection, token: str, now: datetime) -> str | No
     ).scalar()
 
 
+def _site_caller(connection: Connection, row: Any) -> Caller | None:
+    """The caller of a token on the site's own pages, in no contest: a user (an organizer if the site's administrator),
+    or an organizer's token of the site; a team's token, or a contest's organizer's, is none."""
+    if row.user_id is not None:
+        user = connection.execute(select(users.c.name, users.c.banned, users.c.admin).where(users.c.id == row.user_id))
+        found = user.first()
+        if found is None:
+            return None
+        return Caller(
+            None, None, bool(found.admin), row.user_id, None, refusal(None, found.name if found.banned else None)
+        )
+    if row.organizer and row.contest is None:
+        return Caller(None, None, True)
+    return None
+
+
 def refusal(banned_team: str | None, banned_user: str | None) -> str | None:
     """What a banned team's or user's requests are answered (403), or ``None`` for one not banned."""
     if banned_team is not None:
@@ -457,8 +488,11 @@ def end_session(connection: Connection, token: str) -> None:
     connection.execute(delete(tokens).where(tokens.c.digest == token_digest(token), tokens.c.session))
 
 
-def token_rows(connection: Connection, team: int | None, now: datetime) -> list[dict[str, Any]]:
-    """The tokens that have not expired: a team's (``team``), or every one (``None``); never the token itself."""
+def token_rows(
+    connection: Connection, team: int | None, now: datetime, contest: str | None = None
+) -> list[dict[str, Any]]:
+    """The tokens that have not expired: a team's (``team``), or every one (``None``) of ``contest`` (``None``: of the
+    server); never the token itself."""
     query = (
         select(
             tokens.c.id,
@@ -477,6 +511,8 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
     if team is not None:
         query = query.where(_of_team(team))
         named = connection.execute(select(teams.c.name).where(teams.c.id == team)).scalar()
+    elif contest is not None:
+        query = query.where(_of_contest(contest))
     stamp = lambda t: None if t is None else t.isoformat()
     return [
         {
@@ -492,10 +528,31 @@ def token_rows(connection: Connection, team: int | None, now: datetime) -> list[
     ]
 
 
-def revoke_token(connection: Connection, token_id: int, team: int | None) -> bool:
-    """Delete a token: one of ``team``'s, or any (``None``); whether there was one."""
+def team_counts(connection: Connection, contest: str) -> list[Any]:
+    """The contest's teams by name, with how many members and submissions each has (the organizers' page)."""
+    members, sent = (
+        func.count(func.distinct(memberships.c.user_id)).label("members"),
+        func.count(func.distinct(submissions.c.id)).label("submissions"),
+    )
+    query = (
+        select(teams.c.name, members, sent)
+        .select_from(teams.outerjoin(memberships).outerjoin(submissions, submissions.c.team_id == teams.c.id))
+        .where(teams.c.contest == contest)
+    )
+    return list(connection.execute(query.group_by(teams.c.id, teams.c.name).order_by(teams.c.name)))
+
+
+def revoke_token(connection: Connection, token_id: int, team: int | None, contest: str | None = None) -> bool:
+    """Delete a token: one of ``team``'s, or any (``None``) of ``contest`` (``None``: of the server); whether there was one."""
     where = [tokens.c.id == token_id] + ([_of_team(team)] if team is not None else [])
+    where += [_of_contest(contest)] if team is None and contest is not None else []
     return connection.execute(delete(tokens).where(*where)).rowcount > 0
+
+
+def _of_contest(contest: str) -> Any:
+    """Whether a token is of ``contest``: made for it (a team's, an organizer's), or by the log-in of a member of one of its teams."""
+    members = select(memberships.c.user_id).where(memberships.c.contest == contest)
+    return or_(tokens.c.contest == contest, tokens.c.user_id.in_(members))
 
 
 def _of_team(team: int) -> Any:

@@ -17,9 +17,10 @@ The routes are module-level routers, one per resource (:mod:`podium.service.rout
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from podium._version import __version__
+from podium.core.errors import UsageError
 from podium.service import (
     account_pages,
     content_pages,
@@ -31,12 +32,18 @@ from podium.service import (
     submission_pages,
 )
 from podium.service.bodies import Bodies
-from podium.service.deps import Service
+from podium.service.deps import Service, contest_path
 from podium.service.headers import SecurityHeaders
-from podium.service.routes import account, content, contest, health, organizer, submissions, teams, tokens
+from podium.service.routes import account, content, contest, contests, health, organizer, submissions, teams, tokens
 from podium.service.urls import openapi_settings
 
 __all__ = ["Service", "create_app"]
+
+# A contest's routes, each router included twice: under the contest's prefix, and without it (one contest served).
+# organizer_pages first: its /organizer/... forms before pages' /organizer/{action}
+PAGES = tuple(m.router for m in (organizer_pages, pages, submission_pages, account_pages, content_pages))
+API = tuple(m.router for m in (contest, content, tokens, submissions, account, organizer, teams))  # under /api
+PAGES_PREFIX, API_PREFIX = "/c/{contest_id}", "/api/contests/{contest_id}"
 
 
 def create_app(service: Service) -> FastAPI:
@@ -51,15 +58,29 @@ def create_app(service: Service) -> FastAPI:
     )
     app.state.service = service
     app.state.metrics, uploads_refused, logins_refused, requests = metrics.registry(
-        service.engine, lambda: service.contests.get().challenge, service.clock
+        service.engine, lambda: _challenge(service), service.clock
     )
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)
-    # organizer_pages first: its /organizer/... forms before pages' /organizer/{action}
-    modules = (organizer_pages, pages, submission_pages, account_pages, content_pages, health, contest, content)
-    for module in (*modules, tokens, submissions, account, organizer, teams):
-        app.include_router(module.router)
+    named = [Depends(contest_path)]
+    for router in PAGES:
+        app.include_router(router, prefix=PAGES_PREFIX, dependencies=named)
+    app.include_router(health.router)
+    app.include_router(contests.router)
+    for router in PAGES:
+        app.include_router(router)
+    for router in API:
+        app.include_router(router, prefix=API_PREFIX, dependencies=named)
+        app.include_router(router, prefix="/api")
     error_pages.install(app)
     app.add_middleware(logs.RequestIds)  # the outermost: every record of a request carries its id
     return app
+
+
+def _challenge(service: Service) -> str:
+    """The scoring figures' ``challenge`` label: the served contest's challenge, or ``several`` when more are served."""
+    try:
+        return service.contests.get().challenge
+    except UsageError:
+        return "several"

@@ -74,13 +74,18 @@ def board_stamp(connection: Connection, contest: str) -> tuple[int, bool]:
     return int(stamp), at is not None
 
 
-Key = tuple[int, bool, str, str]  # the version stamp, revealed, the track, the board's first phase ("": every phase)
-Asked = tuple[str | None, str | None]  # the track and the phase a request named (None: the default)
+Key = tuple[
+    int, bool, str, str, str
+]  # the stamp, revealed, the contest, the track, the board's first phase ("": every phase)
+Asked = tuple[
+    str | None, str | None, str | None
+]  # the contest, the track and the phase a request named (None: the default)
 
 
 def board_key(stamp: int, by_organizer: bool, contest: Contest, now: datetime) -> Key:
-    """The key a board is kept under: the stamp, whether it is revealed (by an organizer or by the clock), the track and phases."""
-    return stamp, revealed(by_organizer, contest, now), contest.track, contest.board_id()
+    """The key a board is kept under: the stamp, whether it is revealed (by an organizer or by the clock), the contest
+    (track ids repeat across contests), the track and phases."""
+    return stamp, revealed(by_organizer, contest, now), contest.id, contest.track, contest.board_id()
 
 
 @dataclass
@@ -136,13 +141,13 @@ class _Read:
 
 
 class BoardCache:
-    """The boards of one web process, by (version stamp, revealed, track, phases); a board is computed once by one thread while others wait."""
+    """The boards of one web process, by (version stamp, revealed, contest, track, phases); a board is computed once by one thread while others wait."""
 
     def __init__(self, engine: Engine, fresh_s: float = 0.0) -> None:
         self.engine = engine
         self.fresh_s = fresh_s
         self._boards: dict[Key, Board] = {}
-        self._read: dict[Asked, _Read] = {}  # by the track and phase asked for (None: the default), once known
+        self._read: dict[Asked, _Read] = {}  # by the contest, track and phase asked for (None: the default), once known
         self._computing = threading.Lock()
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
 
@@ -150,7 +155,7 @@ class BoardCache:
         return len(self._boards)
 
     def fresh(self, asked: Asked, now: datetime) -> tuple[Contest, Contest, Board] | None:
-        """Without SQL: the contest served, on the board ``asked`` names (track, phase), and that board, if their stamp was read within ``fresh_s`` (else ``None``)."""
+        """Without SQL: the contest served, on the board ``asked`` names (contest, track, phase), and that board, if their stamp was read within ``fresh_s`` (else ``None``)."""
         read = self._read.get(asked)
         if read is None or time.monotonic() - read.at >= self.fresh_s:
             return None
@@ -158,11 +163,11 @@ class BoardCache:
         return None if found is None else (read.served, read.contest, found)
 
     def current(
-        self, contest: Contest, now: datetime, asked: Asked = (None, None), served: Contest | None = None
+        self, contest: Contest, now: datetime, asked: Asked = (None, None, None), served: Contest | None = None
     ) -> Board:
         """The board as of ``now``: the kept one if the stamp and the reveal are unchanged, else computed.
 
-        ``asked`` and ``served``: the track and phase the request named and the contest served, under which
+        ``asked`` and ``served``: the contest, track and phase the request named and the contest served, under which
         :meth:`fresh` finds this read again (``served`` not given: it is not kept).
         """
         at = time.monotonic()
@@ -185,8 +190,9 @@ class BoardCache:
                 if found is not None:
                     return found
                 board, shown = standings(connection, contest, now)
-            if len(self._boards) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
-                self._boards.pop(next(iter(self._boards)))
+            same = [kept for kept in self._boards if kept[2] == contest.id]  # the oldest first
+            if len(same) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
+                self._boards.pop(same[0])
             self._boards[key] = found = Board(key, board, shown)
             self.computed += 1
         finally:

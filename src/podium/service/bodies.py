@@ -29,7 +29,7 @@ from fastapi import HTTPException
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from podium.service.urls import route_path
+from podium.service.urls import unprefixed_path
 
 SMALL_BODY = 64 << 10
 UPLOADS = (
@@ -57,7 +57,7 @@ class Bodies:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        small = route_path(scope) not in UPLOADS
+        small = unprefixed_path(scope) not in UPLOADS
         if small:
             declared = dict(scope["headers"]).get(b"content-length", b"0")
             if not declared.isdigit() or int(declared) > SMALL_BODY:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import ssl
 import tarfile
@@ -34,6 +35,22 @@ class ServerUnreachable(Exception):
     pass
 
 
+_CONTEST_PAGE = re.compile(r"^(?P<site>.*)/c/(?P<id>[A-Za-z0-9._~-]+)/?$")
+
+
+def api_url(server: str, path: str) -> str:
+    """The URL of the API's ``path`` (``/api/...``) on ``server``: a site, or a contest's page on a site serving several
+    (``https://example.org/c/ID``), whose API is under ``/api/contests/ID/``.
+
+    >>> api_url("http://h:8000/", "/api/submissions"), api_url("http://h:8000/c/lsvrc", "/api/submissions")
+    ('http://h:8000/api/submissions', 'http://h:8000/api/contests/lsvrc/submissions')
+    """
+    found = _CONTEST_PAGE.match(server)
+    if found is None or not path.startswith("/api/") or path == "/api/tokens":
+        return server.rstrip("/") + path
+    return f"{found['site']}/api/contests/{found['id']}/{path[len('/api/') :]}"
+
+
 def request(
     server: str,
     method: str,
@@ -45,7 +62,7 @@ def request(
     into: BinaryIO | None = None,
 ) -> Answer:
     """One call of the API; ``into``: a successful answer's body is copied there as it arrives (a download), not parsed."""
-    url = server.rstrip("/") + path + ("?" + urllib.parse.urlencode(query) if query else "")
+    url = api_url(server, path) + ("?" + urllib.parse.urlencode(query) if query else "")
     headers = {"Accept": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"

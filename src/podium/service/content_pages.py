@@ -21,7 +21,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from podium.contest import Contest, ContestError
-from podium.service.deps import ServiceDep, TrackQuery, track_of
+from podium.service.deps import ContestDep, ServiceDep, TrackQuery, contest_of, track_of
 from podium.service.filenames import content_disposition
 from podium.service.markdown import render_file
 from podium.service.pages import render_page
@@ -52,7 +52,7 @@ def offers_data(contest: Contest) -> bool:
 
 @router.get("/pages/{page_id}", response_class=HTMLResponse)
 def content_page(service: ServiceDep, request: Request, page_id: str) -> Response:
-    contest = service.contests.get()
+    contest = contest_of(service, request)
     if page_id == DATA_PAGE and offers_data(contest):
         return RedirectResponse(site_url(request, "/data"), status_code=308)
     page = contest.content.page(page_id)
@@ -63,8 +63,7 @@ def content_page(service: ServiceDep, request: Request, page_id: str) -> Respons
 
 
 @router.get("/data", response_class=HTMLResponse)
-async def data_page(service: ServiceDep, request: Request) -> HTMLResponse:
-    contest = service.contests.get()
+async def data_page(service: ServiceDep, contest: ContestDep, request: Request) -> HTMLResponse:
     if not offers_data(contest):
         raise HTTPException(404, "this contest has no data page")
     page = contest.content.page(DATA_PAGE)
@@ -76,16 +75,16 @@ async def data_page(service: ServiceDep, request: Request) -> HTMLResponse:
 
 
 @router.api_route("/data/files/{name:path}", methods=["GET", "HEAD"])
-def data_file(service: ServiceDep, name: str) -> FileResponse:
-    path = served_file(service.contests.get(), name)
+def data_file(contest: ContestDep, name: str) -> FileResponse:
+    path = served_file(contest, name)
     if path is None:
         raise HTTPException(404, "no such public file: the data page lists them")
     return _download(str(path), PurePosixPath(name).name)
 
 
 @router.api_route("/data/kit.zip", methods=["GET", "HEAD"])
-def kit_download(service: ServiceDep, track: TrackQuery = None) -> FileResponse:
-    chosen = track_of(service, track)
+def kit_download(service: ServiceDep, contest: ContestDep, track: TrackQuery = None) -> FileResponse:
+    chosen = track_of(service, track, contest)
     if chosen.kit is None:
         raise HTTPException(404, "this track has no starting kit")
     try:

@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
-from podium.service import heartbeats
+from podium.service import heartbeats, scoped
 from podium.service.statuses import ERROR, FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED
 from podium.service.tables import jobs, submissions, teams
 
@@ -55,9 +55,9 @@ def cause(status: str, reason: str | None) -> str:
     return next((kind for words, kind in _LIMITS if words in text), "crash")
 
 
-def figures(connection: Connection, tracks: list[str], now: datetime) -> dict[str, Any]:
-    """Every figure of the dashboard, for the submissions to ``tracks``, as of ``now``."""
-    on_tracks = submissions.c.track.in_(tracks)
+def figures(connection: Connection, contest: str, tracks: list[str], now: datetime) -> dict[str, Any]:
+    """Every figure of the dashboard, for the submissions of ``contest``'s teams to ``tracks``, as of ``now``."""
+    on_tracks = scoped.on_tracks(contest, tracks)
     return {
         "now": now.isoformat(),
         "per_day": per_day(connection, on_tracks, now),
@@ -74,7 +74,7 @@ def live_figures(connection: Connection, tracks: list[str], now: datetime) -> di
     on_tracks = submissions.c.track.in_(tracks)
     return {
         "queue": queue_figures(connection, on_tracks, now),
-        "workers": workers(connection, now),
+        "workers": workers(connection, now, on_tracks),
         "failures": failures(connection, on_tracks),
     }
 
@@ -150,12 +150,15 @@ def queue_figures(connection: Connection, on_tracks: Any, now: datetime) -> dict
     }
 
 
-def workers(connection: Connection, now: datetime) -> list[dict[str, Any]]:
-    """Each worker that wrote a heartbeat: its host, the age of its last beat, whether it is alive, the job it runs."""
+def workers(connection: Connection, now: datetime, on_tracks: Any) -> list[dict[str, Any]]:
+    """Each worker that wrote a heartbeat: its host, the age of its last beat, whether it is alive, the job it runs
+    (one of the submissions ``on_tracks`` names: a worker scoring another contest's is shown busy, not with what)."""
     busy = {
         row.worker: row
         for row in connection.execute(
-            select(jobs.c.worker, jobs.c.id, jobs.c.submission_id).where(jobs.c.state == JOB_RUNNING)
+            select(jobs.c.worker, jobs.c.id, jobs.c.submission_id, on_tracks.label("ours"))
+            .join(submissions)
+            .where(jobs.c.state == JOB_RUNNING)
         )
     }
     found = []
@@ -169,8 +172,8 @@ def workers(connection: Connection, now: datetime) -> list[dict[str, Any]]:
                 "last_beat": beat.at.isoformat(),
                 "age_s": age,
                 "alive": age <= heartbeats.ALIVE_S,
-                "job": None if job is None else job.id,
-                "submission": None if job is None else job.submission_id,
+                "job": None if job is None or not job.ours else job.id,
+                "submission": None if job is None or not job.ours else job.submission_id,
             }
         )
     return found
@@ -192,8 +195,8 @@ def failures(connection: Connection, on_tracks: Any) -> list[dict[str, Any]]:
     ]
 
 
-def recent(connection: Connection, tracks: list[str], limit: int = RECENT) -> list[Any]:
-    """The newest submissions to ``tracks`` (id, team, track, file, sent, status, reason), newest first."""
+def recent(connection: Connection, contest: str, tracks: list[str], limit: int = RECENT) -> list[Any]:
+    """The newest submissions of ``contest``'s teams to ``tracks`` (id, team, track, file, sent, status, reason), newest first."""
     query = (
         select(
             submissions.c.id,
@@ -205,7 +208,7 @@ def recent(connection: Connection, tracks: list[str], limit: int = RECENT) -> li
             submissions.c.reason,
         )
         .join(teams)
-        .where(submissions.c.track.in_(tracks))
+        .where(submissions.c.track.in_(tracks), teams.c.contest == contest)
         .order_by(submissions.c.created.desc(), submissions.c.id.desc())  # ix_submissions_track_created, read backwards
         .limit(limit)
     )

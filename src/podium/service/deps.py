@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, HTTPException, Query, Request
+from fastapi import Path as PathParameter
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import Connection, Engine
+from starlette.requests import HTTPConnection
 
 from podium.contest import Contest, ContestError
+from podium.core.errors import UsageError
 from podium.service import accounts, state
 from podium.service.board_cache import Board, BoardCache
 from podium.service.board_pages import BoardPages
@@ -27,7 +30,7 @@ from podium.service.intake import Runner, inline
 from podium.service.proxies import Proxies
 from podium.service.statuses import Clock, utc_now
 from podium.service.tables import MAX_ID
-from podium.service.urls import PublicUrl
+from podium.service.urls import SITE_PATHS, PublicUrl, named_contest, route_path, site_url
 
 
 class Service:
@@ -81,6 +84,57 @@ async def service_of(request: Request) -> Service:
 ServiceDep = Annotated[Service, Depends(service_of)]
 
 
+def contest_of(service: Service, request: HTTPConnection) -> Contest:
+    """The contest of ``request``: the one its path names (``/c/ID/...``, ``/api/contests/ID/...``), else the only one served.
+
+    404 for an id the server does not serve (unknown, or withdrawn). Without an id while several contests are served,
+    a page is sent to the home page that lists them (303), an API call answered 404 naming the contests' paths: a
+    default contest would let a team submit to a contest it did not mean. Read once per request (``request.state``).
+    """
+    known: Contest | None = getattr(request.state, "contest", None)
+    if known is not None:
+        return known
+    wanted = named_contest(request)
+    try:
+        contest = service.contests.get(wanted)
+    except UsageError:
+        if wanted is not None:
+            raise HTTPException(404, f"this server serves no contest {wanted!r}") from None
+        if route_path(request.scope).startswith("/api/"):
+            raise HTTPException(
+                404,
+                "this server serves several contests: name one, /api/contests/ID/... (GET /api/contests lists them)",
+            ) from None
+        raise HTTPException(303, headers={"Location": site_url(request, "/")}) from None
+    request.state.contest = contest
+    return contest
+
+
+def contest_or_site(service: Service, request: HTTPConnection) -> Contest | None:
+    """The request's contest (:func:`contest_of`); ``None`` on the site's own pages (the home page, log-in, account:
+    :data:`~podium.service.urls.SITE_PATHS`) at the root while several contests are served."""
+    path = route_path(request.scope)
+    if named_contest(request) is None and (path == "/" or path.startswith(SITE_PATHS)):
+        known: Contest | None = getattr(request.state, "contest", None) or service.contests.only()
+        request.state.contest = known
+        return known
+    return contest_of(service, request)
+
+
+def served_contest(service: ServiceDep, request: Request) -> Contest:
+    """The request's contest, as a dependency (:func:`contest_of`)."""
+    return contest_of(service, request)
+
+
+ContestDep = Annotated[Contest, Depends(served_contest)]
+
+
+async def contest_path(
+    contest_id: Annotated[str, PathParameter(max_length=64, description="The contest's id (its contest file's `id`)")],
+) -> None:
+    """Declares ``{contest_id}`` of the prefixed routes (``/c/{contest_id}``, ``/api/contests/{contest_id}``) for the schema."""
+
+
 def reading_connection(service: ServiceDep) -> Iterator[Connection]:
     """A connection in a read transaction, for the request (:func:`podium.service.database.reading`)."""
     with reading(service.engine) as connection:
@@ -90,8 +144,10 @@ def reading_connection(service: ServiceDep) -> Iterator[Connection]:
 ReadingDep = Annotated[Connection, Depends(reading_connection)]
 
 
-def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] = None) -> accounts.Caller:
-    """The caller named by the request's bearer token (401 without a known one).
+def caller(
+    service: ServiceDep, contest: ContestDep, authorization: Annotated[str | None, Header()] = None
+) -> accounts.Caller:
+    """The caller named by the request's bearer token, in the request's contest (401 without a known one).
 
     Read in a transaction of its own: an upload does not hold a connection while its body arrives.
     """
@@ -101,7 +157,7 @@ def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] =
             "send Authorization: Bearer TOKEN (podium team add prints a team's token)",
             {"WWW-Authenticate": "Bearer"},
         )
-    found = _known(service, authorization[7:].strip())
+    found = _known(service, authorization[7:].strip(), contest.id)
     if found is None:
         raise HTTPException(401, "unknown or expired token", {"WWW-Authenticate": "Bearer"})
     if found.refused is not None:
@@ -109,11 +165,11 @@ def caller(service: ServiceDep, authorization: Annotated[str | None, Header()] =
     return found
 
 
-def _known(service: Service, token: str) -> accounts.Caller | None:
-    """The caller of ``token`` in the served contest; 403 for a team's or an organizer's token made for another contest."""
+def _known(service: Service, token: str, contest: str | None) -> accounts.Caller | None:
+    """The caller of ``token`` in ``contest`` (``None``: the site); 403 for a team's or an organizer's token made for another contest."""
     now = service.clock()
     with reading(service.engine) as connection:
-        found = accounts.caller_of(connection, token, now)
+        found = accounts.caller_of(connection, token, now, contest)
         other = accounts.token_contest(connection, token, now) if found is None and token else None
     if other:
         raise HTTPException(403, f"this token is for the contest {other}, not this one")
@@ -123,10 +179,22 @@ def _known(service: Service, token: str) -> accounts.Caller | None:
 CallerDep = Annotated[accounts.Caller, Depends(caller)]
 
 
-def organizer(service: ServiceDep, authorization: Annotated[str | None, Header()] = None) -> accounts.Caller:
-    """An organizer named by the bearer token: 401 without a known token, 403 for a team's (``/metrics`` names the workers' hosts)."""
+def organizer(
+    service: ServiceDep, contest: ContestDep, authorization: Annotated[str | None, Header()] = None
+) -> accounts.Caller:
+    """An organizer of the request's contest named by the bearer token: 401 without a known token, 403 for a team's."""
+    return _organizer(service, authorization, contest.id)
+
+
+def site_organizer(service: ServiceDep, authorization: Annotated[str | None, Header()] = None) -> accounts.Caller:
+    """An organizer of the site (``/metrics`` names the workers' hosts): of the only contest served, else the site's
+    administrator; 401 without a known token, 403 for anyone else's."""
+    return _organizer(service, authorization, None)
+
+
+def _organizer(service: Service, authorization: str | None, contest: str | None) -> accounts.Caller:
     token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else ""
-    who = _known(service, token) if token else None
+    who = _known(service, token, contest) if token else None
     if who is not None and who.organizer and who.refused is not None:
         raise HTTPException(403, who.refused)
     if who is None or not who.organizer:
@@ -170,43 +238,44 @@ PhaseQuery = Annotated[
 ]
 
 
-def board_of(service: Service, track: str | None, phase: str | None, served: Contest | None = None) -> Contest:
-    """The board of ``track`` (``None``: the contest's only one) that ranks ``phase`` (``None``: the latest started); 422 naming the choices otherwise.
+def board_of(service: Service, track: str | None, phase: str | None, served: Contest) -> Contest:
+    """The board of ``served``'s ``track`` (``None``: its only one) that ranks ``phase`` (``None``: the latest started); 422 naming the choices otherwise.
 
     A contest whose phases name no data of their own has one board per track, whatever the phase.
     """
-    contest = served or service.contests.get()
     try:
-        chosen = contest.of_track(track)
-        return chosen.shown_boards(service.clock())[0] if phase is None else contest.on(track, phase)
+        chosen = served.of_track(track)
+        return chosen.shown_boards(service.clock())[0] if phase is None else served.on(track, phase)
     except ContestError as exc:
         raise HTTPException(422, str(exc)) from None
 
 
-def track_of(service: Service, track: str | None, served: Contest | None = None) -> Contest:
-    """The served contest (``served``, else read) as ``track`` scores it now (``None``: its only track; when phases name data, the latest started phase's); 422 naming the contest's tracks otherwise."""
+def track_of(service: Service, track: str | None, served: Contest) -> Contest:
+    """``served`` as ``track`` scores it now (``None``: its only track; when phases name data, the latest started phase's); 422 naming the contest's tracks otherwise."""
     return board_of(service, track, None, served)
 
 
 async def kept_board(
     service: Service,
+    request: Request,
     track: str | None,
     phase: str | None = None,
     on: Callable[[Service, str | None, str | None, Contest], Contest] = board_of,
 ) -> tuple[Contest, Contest, Board]:
-    """The contest served, on the board ``track`` and ``phase`` name (``on`` reads the names), and that board.
+    """The request's contest, on the board ``track`` and ``phase`` name (``on`` reads the names), and that board.
 
     From memory in the event loop while the board's stamp is fresh, else read
     in a worker thread (:meth:`~podium.service.board_cache.BoardCache.current`).
     """
     now = service.clock()
-    found = service.boards.fresh((track, phase), now)
+    key = (named_contest(request), track, phase)
+    found = service.boards.fresh(key, now)
     if found is not None:
         return found
 
     def read() -> tuple[Contest, Contest, Board]:
-        served = service.contests.get()
+        served = contest_of(service, request)
         contest = on(service, track, phase, served)
-        return served, contest, service.boards.current(contest, now, (track, phase), served)
+        return served, contest, service.boards.current(contest, now, key, served)
 
     return await run_in_threadpool(read)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from fastapi import HTTPException
 from fastapi.responses import FileResponse, Response
 
+from podium.contest import Contest
 from podium.service.accounts import Caller
 from podium.service.database import reading
 from podium.service.deps import Service
@@ -50,15 +51,16 @@ def logs_text(view: dict[str, Any]) -> str | None:
     return "\n".join(head) + "\n" + (run.get("stderr_tail") or "") + "\n"
 
 
-def download(service: Service, who: Caller, submission_id: int, kind: Kind) -> Response:
-    """``kind`` of the caller's submission as an attachment; 404 for another team's, or when there is none of that kind yet;
-    429 when the caller, or the server, sends as many downloads at once as it may (:mod:`podium.service.download_slots`)."""
-    return service.downloads.answer(who, lambda: _download(service, who, submission_id, kind))
+def download(service: Service, contest: Contest, who: Caller, submission_id: int, kind: Kind) -> Response:
+    """``kind`` of the caller's submission in ``contest`` as an attachment; 404 for another team's, or when there is none of
+    that kind yet; 429 when the caller, or the server, sends as many downloads at once as it may
+    (:mod:`podium.service.download_slots`)."""
+    return service.downloads.answer(who, lambda: _download(service, contest, who, submission_id, kind))
 
 
-def _download(service: Service, who: Caller, submission_id: int, kind: Kind) -> Response:
+def _download(service: Service, contest: Contest, who: Caller, submission_id: int, kind: Kind) -> Response:
     with reading(service.engine) as connection:
-        found = visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
+        found = visible_submissions(connection, contest, who, service.clock(), submission_id)
     if not found:
         raise HTTPException(404, f"no submission {submission_id} of yours")
     view = found[0]

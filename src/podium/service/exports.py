@@ -26,6 +26,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
+from podium.service import scoped
 from podium.service.database import reading
 from podium.service.intake import UPLOADED, submission_folder
 from podium.service.tables import results, submissions, teams
@@ -90,8 +91,8 @@ def _bytes(data: bytes) -> Callable[[], Iterator[bytes]]:
     return lambda: iter((data,))
 
 
-def submission_list(connection: Connection, tracks: list[str]) -> list[dict[str, Any]]:
-    """The submissions to ``tracks``, oldest first, as ``submissions.json`` lists them."""
+def submission_list(connection: Connection, contest: str, tracks: list[str]) -> list[dict[str, Any]]:
+    """The submissions of ``contest``'s teams to ``tracks``, oldest first, as ``submissions.json`` lists them."""
     query = (
         select(
             submissions.c.id,
@@ -104,16 +105,16 @@ def submission_list(connection: Connection, tracks: list[str]) -> list[dict[str,
             submissions.c.created,
         )
         .join(teams)
-        .where(submissions.c.track.in_(tracks))
+        .where(submissions.c.track.in_(tracks), teams.c.contest == contest)
         .order_by(submissions.c.id)
     )
     return [{**row._asdict(), "created": row.created.isoformat()} for row in connection.execute(query)]
 
 
-def submission_members(engine: Engine, data: Path, tracks: list[str], now: datetime) -> Iterator[Member]:
+def submission_members(engine: Engine, data: Path, contest: str, tracks: list[str], now: datetime) -> Iterator[Member]:
     """Each submission's stored files (its unpacked files; not the upload kept as sent, which repeats them), then ``submissions.json``."""
     with reading(engine) as connection:
-        listed = submission_list(connection, tracks)
+        listed = submission_list(connection, contest, tracks)
     for row in listed:
         folder = submission_folder(data, row["id"])
         for root, folders, files in os.walk(folder):  # links to folders are not followed
@@ -131,9 +132,9 @@ def submission_members(engine: Engine, data: Path, tracks: list[str], now: datet
     yield "submissions.json", now, _bytes(json.dumps(listed, indent=1, ensure_ascii=False).encode())
 
 
-def result_members(engine: Engine, tracks: list[str]) -> Iterator[Member]:
-    """Each result document of every round, read :data:`BATCH` at a time."""
-    on_tracks = select(submissions.c.id).where(submissions.c.track.in_(tracks))
+def result_members(engine: Engine, contest: str, tracks: list[str]) -> Iterator[Member]:
+    """Each result document of every round of ``contest``'s submissions to ``tracks``, read :data:`BATCH` at a time."""
+    on_tracks = select(submissions.c.id).where(scoped.on_tracks(contest, tracks))
     with reading(engine) as connection:
         ids = (
             connection.execute(
@@ -154,19 +155,19 @@ def result_members(engine: Engine, tracks: list[str]) -> Iterator[Member]:
             yield f"results/{row.submission_id}-r{row.round}.json", row.created, _bytes(document)
 
 
-def archive(engine: Engine, data: Path, tracks: list[str], what: str, now: datetime) -> Iterator[bytes]:
-    """The zip of ``what`` (``submissions`` or ``results``) of ``tracks``, streamed."""
+def archive(engine: Engine, data: Path, contest: str, tracks: list[str], what: str, now: datetime) -> Iterator[bytes]:
+    """The zip of ``what`` (``submissions`` or ``results``) of ``contest``'s ``tracks``, streamed."""
     if what == "submissions":
-        return zipped(submission_members(engine, data, tracks, now), zipfile.ZIP_STORED)
-    return zipped(result_members(engine, tracks), zipfile.ZIP_DEFLATED)
+        return zipped(submission_members(engine, data, contest, tracks, now), zipfile.ZIP_STORED)
+    return zipped(result_members(engine, contest, tracks), zipfile.ZIP_DEFLATED)
 
 
-def write(engine: Engine, data: Path, tracks: list[str], what: str, out: Path, now: datetime) -> int:
+def write(engine: Engine, data: Path, contest: str, tracks: list[str], what: str, out: Path, now: datetime) -> int:
     """Write the archive of ``what`` to ``out`` (through a temporary file beside it); its size in bytes."""
     partial = out.with_name(out.name + ".partial")
     size = 0
     with partial.open("wb") as file:
-        for chunk in archive(engine, data, tracks, what, now):
+        for chunk in archive(engine, data, contest, tracks, what, now):
             file.write(chunk)
             size += len(chunk)
     partial.replace(out)

@@ -78,12 +78,12 @@ def revoke(connection: Connection, team: int) -> bool:
     return connection.execute(ended.values(invitation_revoked=True)).rowcount == 1
 
 
-def team_of_code(connection: Connection, code: str, now: datetime) -> tuple[int, str]:
-    """The team (id, name) that ``code`` invites to; :class:`Refused` saying why it admits to none."""
+def team_of_code(connection: Connection, code: str, contest: str, now: datetime) -> tuple[int, str]:
+    """The team (id, name) of ``contest`` that ``code`` invites to; :class:`Refused` saying why it admits to none."""
     row = None
     if code and len(code) <= 64:
         query = select(teams.c.id, teams.c.name, teams.c.invitation_expires, teams.c.invitation_revoked).where(
-            teams.c.invitation == code
+            teams.c.invitation == code, teams.c.contest == contest
         )
         row = connection.execute(query).first()
     if row is None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, and_, select
 
 from podium.challenges import get
 from podium.contest import Contest
@@ -50,6 +50,7 @@ from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 from podium.service import state
 from podium.service.measured import board_measured
 from podium.service.methods import METHOD_COLUMNS, method_view
+from podium.service.scoped import of_contest
 from podium.service.statuses import SCORED
 from podium.service.tables import results, submissions, teams
 from podium.service.views import newest_results
@@ -76,7 +77,9 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     shown: dict[str, int] = {}
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
-    shown_teams = select(teams.c.id, teams.c.name).where(~teams.c.banned, teams.c.approved)
+    shown_teams = select(teams.c.id, teams.c.name).where(
+        teams.c.contest == contest.id, ~teams.c.banned, teams.c.approved
+    )
     names = {row.id: row.name for row in connection.execute(shown_teams)}
     on_board = _on_board(contest)
     submitted = set(connection.execute(select(submissions.c.team_id).where(*on_board).distinct()).scalars())
@@ -140,8 +143,9 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
 
 
 def _on_board(contest: Contest) -> list[Any]:
-    """The conditions of a submission on the board: its track's, and made in one of the board's phases (when phases name data)."""
-    on_track = submissions.c.track == contest.track_id
+    """The conditions of a submission on the board: by a team of the contest, to its track, and made in one of the
+    board's phases (when phases name data)."""
+    on_track = and_(submissions.c.track == contest.track_id, of_contest(contest.id))
     return [on_track, submissions.c.phase.in_(contest.board)] if contest.board else [on_track]
 
 
@@ -151,7 +155,10 @@ def _time(value: datetime | None) -> str | None:
 
 def scored_entries(connection: Connection, contest: Contest) -> dict[str, list[Entry]]:
     """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first, by team name."""
-    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    names = {
+        row.id: row.name
+        for row in connection.execute(select(teams.c.id, teams.c.name).where(teams.c.contest == contest.id))
+    }
     return {names[team_id]: found for team_id, found in _scored_entries(connection, contest).items()}
 
 

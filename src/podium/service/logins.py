@@ -17,6 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from podium.core.errors import UsageError
 from podium.service import accounts, invitations, limiter, mail, state
 from podium.service.database import reading, writing
+from podium.service.deps import contest_of
 from podium.service.proxies import client_address
 
 API_TOKEN_DAYS = 30  # an API token from a log-in lasts this long unless asked for less or more (at most MAX_TOKEN_DAYS)
@@ -109,16 +110,20 @@ async def register(
         raise HTTPException(422, str(exc)) from None
     await reserve(service, limiter.REGISTER, client_address(request, service.proxies), user)
     hashed = await service.hashes.run(accounts.hash_password, password)
-    approval = service.contests.get().service.approval
+    served = contest_of(service, request)
+    approval = served.service.approval
 
     def add() -> tuple[str, str]:
         now = service.clock()
         with writing(service.engine) as connection:
             if invitation is None:
-                name, team_id = str(team), accounts.add_team(connection, str(team), now, approved=not approval)
+                name, team_id = (
+                    str(team),
+                    accounts.add_team(connection, str(team), now, served.id, approved=not approval),
+                )
             else:
                 try:
-                    team_id, name = invitations.team_of_code(connection, invitation, now)
+                    team_id, name = invitations.team_of_code(connection, invitation, served.id, now)
                 except invitations.Refused as refused:
                     raise HTTPException(refused.status, str(refused)) from None
             user_id = accounts.add_user(connection, user, password, team_id, False, now, hashed=hashed)

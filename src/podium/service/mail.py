@@ -37,6 +37,7 @@ from podium.service import state
 from podium.service.database import writing
 from podium.service.statuses import ERROR, FAILED, REJECTED, SCORED, Clock, utc_now
 from podium.service.tables import memberships, organizers, outbox, settings, submissions, teams, users
+from podium.service.urls import contest_prefix
 
 log = logging.getLogger("podium.mail")
 KINDS = {  # what each user may turn off -> its label on the account page
@@ -250,8 +251,9 @@ def _everyone(connection: Connection, contest: str) -> list[Any]:
     )
 
 
-def announce(connection: Connection, contest: Contest, now: datetime) -> int:
-    """Mail the contest's users once when a phase opens and once when the results are revealed (each marked in ``settings``); how many messages."""
+def announce(connection: Connection, contest: Contest, now: datetime, prefix: str = "") -> int:
+    """Mail the contest's users once when a phase opens and once when the results are revealed (each marked in
+    ``settings``), its links under ``prefix`` (``/c/ID`` when the site serves several contests); how many messages."""
     if not enabled(connection):
         return 0
     sent = 0
@@ -260,15 +262,13 @@ def announce(connection: Connection, contest: Contest, now: datetime) -> int:
         if phase.start <= now and state.get(connection, key, contest.id) is None:
             state.put(connection, key, now.isoformat(), contest.id)
             if now - phase.start < FRESH and now < phase.end:
-                body = f"The phase {phase.name} of {contest.title or contest.id} is open until {phase.end:%Y-%m-%d %H:%M} UTC.\n\nSubmit: <site>/submissions\n"
+                body = f"The phase {phase.name} of {contest.title or contest.id} is open until {phase.end:%Y-%m-%d %H:%M} UTC.\n\nSubmit: <site>{prefix}/submissions\n"
                 sent += _queue(
                     connection, _everyone(connection, contest.id), "phase", f"{phase.name} is open", body, now
                 )
     if state.get(connection, "mailed:revealed", contest.id) is None and state.is_revealed(connection, contest, now):
         state.put(connection, "mailed:revealed", now.isoformat(), contest.id)
-        body = (
-            f"The final results of {contest.title or contest.id} are revealed.\n\nThe leaderboard: <site>/leaderboard\n"
-        )
+        body = f"The final results of {contest.title or contest.id} are revealed.\n\nThe leaderboard: <site>{prefix}/leaderboard\n"
         sent += _queue(
             connection, _everyone(connection, contest.id), "revealed", "The final results are revealed", body, now
         )
@@ -394,7 +394,10 @@ class Mailer(threading.Thread):
             try:
                 with writing(self.engine) as connection:
                     state.put(connection, ENABLED, self.smtp.sender)  # on while a sender runs, started first or not
-                    announce(connection, self.contests.get(), self.clock())
+                    served = state.served_ids(connection)
+                    for contest in served:  # a contest's links under /c/ID/ when several are served
+                        prefix = contest_prefix(contest) if len(served) > 1 else ""
+                        announce(connection, self.contests.get(contest), self.clock(), prefix)
                 drain(self.engine, self.smtp, self.site, self.clock)
             except Exception:  # a database hiccup or a bug: log it, keep the thread alive, try again next round
                 log.exception("the mailer's round failed")

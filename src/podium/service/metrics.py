@@ -38,7 +38,7 @@ from podium.service.heartbeats import ALIVE_S, beats
 from podium.service.server import WEB_INDEX
 from podium.service.statuses import FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED, SCORED, STATUSES, Clock
 from podium.service.tables import jobs, submissions
-from podium.service.urls import route_path
+from podium.service.urls import unprefixed_path
 
 SCORING_BUCKETS_S = (1.0, 5.0, 15.0, 60.0, 300.0, 1800.0, 3600.0, 4 * 3600.0)
 RAN = (SCORED, REJECTED, FAILED)  # outcomes of a worker's run
@@ -156,7 +156,7 @@ class Watch:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             self.requests.inc()
-        path = route_path(scope)
+        path = unprefixed_path(scope)
         if scope["type"] != "http" or scope.get("method") != "POST" or path not in UPLOADS + LOGINS:
             await self.app(scope, receive, send)
             return

@@ -10,7 +10,7 @@ contest's settings) is a mapping by name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -276,3 +276,21 @@ class DataView(BaseModel):
     files: list[DataFile]
     links: list[DataLink]
     kits: list[KitView]
+
+
+class PhaseSpan(BaseModel):
+    name: str
+    start: str = Field(description="ISO 8601, UTC")
+    end: str = Field(description="ISO 8601, UTC")
+
+
+class ContestListing(BaseModel):
+    """One contest the server serves (``GET /api/contests``): its pages are ``/c/ID/``, its API ``/api/contests/ID/``."""
+
+    id: str
+    title: str
+    status: Literal["open", "upcoming", "finished"]
+    until: str | None = Field(description="When the status changes: the open phase's end, or the next phase's start")
+    seconds_left: int | None = Field(description="Seconds until then")
+    tracks: list[str] = Field(description="The contest's tracks (none: one board)")
+    phases: list[PhaseSpan]

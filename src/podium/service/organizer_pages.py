@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from podium.core.errors import UsageError
 from podium.service import announcements, dashboard, exports, rosters, standing, state
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep
+from podium.service.deps import ContestDep, Service, ServiceDep
 from podium.service.intake import Refused
 from podium.service.pages import _form, checked_form, render_page, session_from, signed_organizer
 from podium.service.rescore import rerun
@@ -44,13 +44,12 @@ def per_day_chart(days: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @router.get("/organizer", response_class=HTMLResponse)
-def organizer_page(service: ServiceDep, request: Request, done: str | None = None) -> HTMLResponse:
+def organizer_page(service: ServiceDep, served: ContestDep, request: Request, done: str | None = None) -> HTMLResponse:
     signed_organizer(service, request)
-    served, now = service.contests.get(), service.clock()
-    tracks, contest = served.track_ids(), served.id
+    contest, tracks, now = served.id, served.track_ids(), service.clock()
     with reading(service.engine) as connection:
-        figures = dashboard.figures(connection, tracks, now)
-        teams, rows = rosters.roster(connection, contest), dashboard.recent(connection, tracks)
+        figures = dashboard.figures(connection, contest, tracks, now)
+        teams, rows = rosters.roster(connection, contest), dashboard.recent(connection, contest, tracks)
         news = announcements.newest(connection, contest)
         round_, revealed = state.current_round(connection, contest), state.revealed_at(connection, contest)
     return render_page(
@@ -101,14 +100,14 @@ TEAM_ACTIONS = {  # the team form's button -> (the change, what the page says af
 
 
 @router.post("/organizer/team")
-async def team_action(service: ServiceDep, request: Request) -> Response:
+async def team_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
     if form.get("change") not in TEAM_ACTIONS:
         raise HTTPException(422, "choose ban, unban or approve")
     change, said = TEAM_ACTIONS[form["change"]]
     try:
         with writing(service.engine) as connection:
-            team = standing.set_team(connection, service.contests.get().id, form.get("team", ""), **change)
+            team = standing.set_team(connection, contest.id, form.get("team", ""), **change)
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
     if form.get("back") == "team":  # sent from the team's page: back to it
@@ -172,12 +171,12 @@ async def member_action(service: ServiceDep, request: Request) -> Response:
 
 
 @router.post("/organizer/user")
-async def user_action(service: ServiceDep, request: Request) -> Response:
+async def user_action(service: ServiceDep, served: ContestDep, request: Request) -> Response:
     form, who = await _organizer_form(service, request)
     if form.get("change") not in ("ban", "unban"):
         raise HTTPException(422, "choose ban or unban")
     banned = form["change"] == "ban"
-    contest = service.contests.get().id
+    contest = served.id
     try:
         with writing(service.engine) as connection:
             user = rosters.set_user(connection, who, contest, form.get("user", ""), banned=banned)
@@ -187,44 +186,44 @@ async def user_action(service: ServiceDep, request: Request) -> Response:
 
 
 @router.post("/organizer/rerun")
-async def rerun_action(service: ServiceDep, request: Request) -> Response:
+async def rerun_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
     text = form.get("submission", "").strip().lstrip("#")
     if not text.isdigit():
         raise HTTPException(422, "give the submission's number")
     try:
         with writing(service.engine) as connection:
-            round_ = rerun(connection, service.contests.get().id, int(text), service.clock())
+            round_ = rerun(connection, contest.id, int(text), service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return _back(request, f"submission {int(text)} is queued to be scored again, in round {round_}")
 
 
 @router.post("/organizer/announcements")
-async def announce_action(service: ServiceDep, request: Request) -> Response:
+async def announce_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, who = await _organizer_form(service, request)
     try:
         with writing(service.engine) as connection:
             author = author_of(connection, who)
-            announcements.post(connection, service.contests.get().id, form.get("text", ""), author, service.clock())
+            announcements.post(connection, contest.id, form.get("text", ""), author, service.clock())
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
     return _back(request, "the announcement is on the contest page")
 
 
 @router.post("/organizer/announcements/remove")
-async def unannounce_action(service: ServiceDep, request: Request) -> Response:
+async def unannounce_action(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
     form, _ = await _organizer_form(service, request)
     text = form.get("id", "")
     with writing(service.engine) as connection:
-        if not text.isdigit() or not announcements.remove(connection, service.contests.get().id, int(text[:10])):
+        if not text.isdigit() or not announcements.remove(connection, contest.id, int(text[:10])):
             raise HTTPException(404, "no such announcement")
     return _back(request, f"announcement {int(text)} is removed")
 
 
 @router.get("/organizer/archive")
-def archive_download(service: ServiceDep, request: Request, what: str = "submissions") -> Response:
+def archive_download(service: ServiceDep, contest: ContestDep, request: Request, what: str = "submissions") -> Response:
     who = signed_organizer(service, request)
     if what not in exports.WHAT:
         raise HTTPException(422, "the archive holds submissions or results")
-    return archive(service, who, what)  # type: ignore[arg-type]
+    return archive(service, contest, who, what)  # type: ignore[arg-type]

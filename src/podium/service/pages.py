@@ -40,11 +40,21 @@ from podium.contest import Contest
 from podium.publish.display import score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
-from podium.service import accounts, announcements, choices, logins, state, upload_form
+from podium.service import accounts, announcements, choices, home, logins, state, upload_form
 from podium.service.board_cache import board_page_values
 from podium.service.conditional import kept_response
 from podium.service.database import reading, writing
-from podium.service.deps import PhaseQuery, Service, ServiceDep, TrackQuery, board_of, kept_board
+from podium.service.deps import (
+    ContestDep,
+    PhaseQuery,
+    Service,
+    ServiceDep,
+    TrackQuery,
+    board_of,
+    contest_of,
+    contest_or_site,
+    kept_board,
+)
 from podium.service.filenames import content_disposition
 from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
@@ -55,7 +65,18 @@ from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
 from podium.service.titles import title
 from podium.service.uploads import method_given, receive_upload
-from podium.service.urls import route_path, same_origin, secure, site_url, template_url
+from podium.service.urls import (
+    named_contest,
+    prefixed,
+    root_url,
+    route_path,
+    same_origin,
+    secure,
+    site_url,
+    template_contest_url,
+    template_url,
+    unprefixed_path,
+)
 from podium.service.views import visible_submissions
 
 router = APIRouter(include_in_schema=False)
@@ -85,7 +106,15 @@ def _local(target: str) -> str:
 @functools.cache
 def _environment() -> jinja2.Environment:
     templates = report_environment(jinja2.PackageLoader("podium.service", "templates"))
-    templates.globals.update(utc=_utc, version=__version__, title=title, score_text=score_text, url=template_url)
+    templates.globals.update(
+        utc=_utc,
+        version=__version__,
+        title=title,
+        score_text=score_text,
+        url=template_url,
+        contest_url=template_contest_url,
+        left=_left,
+    )
     return templates
 
 
@@ -94,8 +123,9 @@ def session_from(service: Service, request: Request) -> tuple[str | None, accoun
     token = request.cookies.get(COOKIE)
     if not token:
         return None, None
+    contest = contest_or_site(service, request)
     with reading(service.engine) as connection:
-        who = accounts.session_caller(connection, token, service.clock())
+        who = accounts.session_caller(connection, token, service.clock(), None if contest is None else contest.id)
     return token, None if who is None or who.refused else who  # banned: the log-in page says so
 
 
@@ -103,15 +133,26 @@ def render_page(service: Service, request: Request, name: str, code: int = 200, 
     """The template ``name`` rendered for the request's caller, with the site's navigation."""
     token, who = session_from(service, request)
     html = _draw(
-        request, name, service.contests.get(), who, accounts.csrf_token(token) if token and who else "", values
+        request,
+        name,
+        contest_or_site(service, request),
+        who,
+        accounts.csrf_token(token) if token and who else "",
+        values,
     )
     return HTMLResponse(html, status_code=code)
 
 
 def _draw(
-    request: Request, name: str, contest: Contest, who: accounts.Caller | None, csrf: str, values: dict[str, Any]
+    request: Request,
+    name: str,
+    contest: Contest | None,
+    who: accounts.Caller | None,
+    csrf: str,
+    values: dict[str, Any],
 ) -> str:
-    """The template ``name`` drawn for ``who`` (``None``: an anonymous visitor) on ``contest``'s site."""
+    """The template ``name`` drawn for ``who`` (``None``: an anonymous visitor) on ``contest``'s site (``None``: on the
+    site's own pages while several contests are served); ``url()`` keeps every link in the request's contest."""
     return (
         _environment()
         .get_template(name)
@@ -119,7 +160,9 @@ def _draw(
             who=who,
             csrf=csrf,
             contest=contest,
-            path=route_path(request.scope),
+            contest_id=named_contest(request),
+            home=prefixed(request.scope.get("root_path", ""), "/"),
+            path=unprefixed_path(request.scope),
             root_path=request.scope.get("root_path", ""),
             **values,
         )
@@ -166,9 +209,11 @@ async def checked_form(service: Service, request: Request) -> tuple[str, account
     return token, who
 
 
-def _views(service: Service, who: accounts.Caller, submission_id: int | None = None) -> list[dict[str, Any]]:
+def _views(
+    service: Service, request: Request, who: accounts.Caller, submission_id: int | None = None
+) -> list[dict[str, Any]]:
     with reading(service.engine) as connection:
-        return visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
+        return visible_submissions(connection, contest_of(service, request), who, service.clock(), submission_id)
 
 
 @router.get("/static/{name}")
@@ -181,7 +226,10 @@ def static(name: str) -> Response:
 
 @router.get("/", response_class=HTMLResponse)
 def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
-    contest, now = service.contests.get(), service.clock()
+    """The contest's page; at the root while several contests are served, the home page listing them."""
+    contest, now = contest_or_site(service, request), service.clock()
+    if contest is None:
+        return render_page(service, request, "home.html", groups=home.groups(service, now))
     try:
         phase = open_phase(contest, now)
         status = f"{phase.name} is open: {_left((phase.end - now).total_seconds())} left"
@@ -244,7 +292,7 @@ async def _board_response(
     page names its team, and a page in an order the board does not know
     repeats it: those are drawn for the request.
     """
-    served, contest, kept = await kept_board(service, track, phase, _shown_track)
+    served, contest, kept = await kept_board(service, request, track, phase, _shown_track)
 
     def values() -> dict[str, Any]:
         now = service.clock()
@@ -275,14 +323,18 @@ async def _board_response(
 
 
 @router.get("/leaderboard.csv")
-async def board_csv_file(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
-    _served, _contest, kept = await kept_board(service, track, phase, _shown_track)
+async def board_csv_file(
+    service: ServiceDep, request: Request, track: TrackQuery = None, phase: PhaseQuery = None
+) -> Response:
+    _served, _contest, kept = await kept_board(service, request, track, phase, _shown_track)
     return _board_file(kept.csv(), "text/csv; charset=utf-8", kept.board, "csv")
 
 
 @router.get("/leaderboard.json")
-async def board_json_file(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
-    _served, _contest, kept = await kept_board(service, track, phase, _shown_track)
+async def board_json_file(
+    service: ServiceDep, request: Request, track: TrackQuery = None, phase: PhaseQuery = None
+) -> Response:
+    _served, _contest, kept = await kept_board(service, request, track, phase, _shown_track)
     return _board_file(kept.json(), "application/json", kept.board, "json")
 
 
@@ -294,13 +346,10 @@ def _board_file(body: bytes, media_type: str, board: dict[str, Any], suffix: str
     )
 
 
-def _shown_track(
-    service: Service, track: str | None, phase: str | None = None, served: Contest | None = None
-) -> Contest:
-    """The board a page shows: of the track asked for, else the contest's first (the pages list the others), and of
-    ``phase`` (else the latest started phase's); ``served``: the contest, if read."""
-    contest = served or service.contests.get()
-    return board_of(service, track if track is not None else contest.track_ids()[0], phase, contest)
+def _shown_track(service: Service, track: str | None, phase: str | None, served: Contest) -> Contest:
+    """The board a page shows of ``served``: of the track asked for, else the contest's first (the pages list the
+    others), and of ``phase`` (else the latest started phase's)."""
+    return board_of(service, track if track is not None else served.track_ids()[0], phase, served)
 
 
 def _tracks(contest: Contest) -> list[tuple[str, str]]:
@@ -325,7 +374,7 @@ def keep_cookie(
         max_age=int(accounts.SESSION.total_seconds()) if session else None,
         httponly=True,
         samesite="strict",
-        path=site_url(request, path),
+        path=root_url(request, path),
         secure=secure(request, service),
     )
 
@@ -361,7 +410,7 @@ async def login(service: ServiceDep, request: Request) -> Response:
         return _login_form(service, request, target, refused.status_code, str(refused.detail))
     response = RedirectResponse(site_url(request, target), status_code=303)
     keep_cookie(response, service, request, COOKIE, token, session=True)
-    response.delete_cookie(LOGIN_COOKIE, path=site_url(request, "/login"))
+    response.delete_cookie(LOGIN_COOKIE, path=root_url(request, "/login"))
     return response
 
 
@@ -371,20 +420,21 @@ async def logout(service: ServiceDep, request: Request) -> Response:
     with writing(service.engine) as connection:
         accounts.end_session(connection, token)
     response = RedirectResponse(site_url(request, "/"), status_code=303)
-    response.delete_cookie(COOKIE, path=site_url(request, "/"))
+    response.delete_cookie(COOKIE, path=root_url(request, "/"))
     return response
 
 
 @router.get("/submissions", response_class=HTMLResponse)
 def submissions_page(
     service: ServiceDep,
+    served: ContestDep,
     request: Request,
     sent: int | None = None,
     done: Annotated[str | None, Query(max_length=200)] = None,
     track: TrackQuery = None,
 ) -> HTMLResponse:
     _, who = signed_in(service, request)
-    contest, now = _shown_track(service, track), service.clock()
+    contest, now = _shown_track(service, track, None, served), service.clock()
     with reading(service.engine) as connection:
         quota = (
             None
@@ -408,19 +458,19 @@ def submissions_page(
         final=FINAL,
         sent=just_sent,
         programs=programs,
-        tracks=_tracks(service.contests.get()),
+        tracks=_tracks(served),
         track=contest.track_id,
         done=done,
-        selecting=choices.selecting(service.contests.get(), now),
+        selecting=choices.selecting(served, now),
     )
 
 
 @router.get("/submissions/rows", response_class=HTMLResponse)
-def submission_rows_part(service: ServiceDep, request: Request) -> HTMLResponse:
+def submission_rows_part(service: ServiceDep, contest: ContestDep, request: Request) -> HTMLResponse:
     _, who = signed_in(service, request)
-    selecting = choices.selecting(service.contests.get(), service.clock())
+    selecting = choices.selecting(contest, service.clock())
     return render_page(
-        service, request, "submission_rows.html", rows=_views(service, who), final=FINAL, selecting=selecting
+        service, request, "submission_rows.html", rows=_views(service, request, who), final=FINAL, selecting=selecting
     )
 
 
@@ -446,20 +496,21 @@ async def upload(
 @router.get("/submissions/{submission_id}", response_class=HTMLResponse)
 def report_page(
     service: ServiceDep,
+    contest: ContestDep,
     request: Request,
     submission_id: int,
     sort: str | None = None,
     done: Annotated[str | None, Query(max_length=200)] = None,
 ) -> HTMLResponse:
     _, who = signed_in(service, request)
-    found = _views(service, who, submission_id)
+    found = _views(service, request, who, submission_id)
     if not found:
         raise HTTPException(404, f"no submission {submission_id} of yours")
     view = found[0]
     report = report_context(view["result"]) if view["result"] else None
     public_only = bool(view["result"]) and view["result"].get("view") == "public" and "splits" in view["result"]
     ran = measured(view["result"], "public" if public_only else None)
-    phase_end = next((p.end for p in service.contests.get().phases if p.name == view["phase"]), None)
+    phase_end = next((p.end for p in contest.phases if p.name == view["phase"]), None)
     editable = not who.organizer and phase_end is not None and service.clock() < phase_end
     return render_page(
         service,
@@ -475,11 +526,11 @@ def report_page(
 
 
 @router.post("/organizer/{action}")
-async def organizer_action(service: ServiceDep, request: Request, action: str) -> Response:
+async def organizer_action(service: ServiceDep, served: ContestDep, request: Request, action: str) -> Response:
     _, who = await checked_form(service, request)
     if not who.organizer:
         raise HTTPException(403, "for organizers only")
-    contest = service.contests.get().id
+    contest = served.id
     if action == "reveal":
         with writing(service.engine) as connection:
             state.put(connection, state.REVEALED, service.clock().isoformat(), contest)

@@ -12,6 +12,7 @@ uploads half received by a server that was killed are deleted.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import os
@@ -22,13 +23,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from sqlalchemy import Engine, insert, update
+from sqlalchemy import Engine, insert, select, update
 
 from podium.contest import Contest
-from podium.core.errors import UsageError
+from podium.contest import load as load_contest
+from podium.core.errors import PodiumError, UsageError
 from podium.runner.tree import die_with_parent
 from podium.service import state
-from podium.service.database import writing
+from podium.service.database import reading, writing
 from podium.service.statuses import utc_now
 from podium.service.tables import contests, memberships, teams, tokens
 
@@ -106,12 +108,80 @@ def register_contest(engine: Engine, contest: Contest, *, alone: bool = True) ->
         )
         if found.rowcount == 0:
             connection.execute(insert(contests).values(id=contest.id, path=path, added=utc_now(), withdrawn=False))
+        state.put(connection, state.READ, hashlib.sha256(contest.path.read_bytes()).hexdigest(), contest.id)
         if not served:
             connection.execute(update(teams).where(teams.c.contest == "").values(contest=contest.id))
             connection.execute(update(memberships).where(memberships.c.contest == "").values(contest=contest.id))
             connection.execute(
                 update(tokens).where(tokens.c.contest.is_(None), ~tokens.c.organizer).values(contest=contest.id)
             )
+
+
+def contest_files(folder: Path) -> list[Path]:
+    """The contest files of a folder: ``NAME/contest.toml`` in each of its folders (as ``examples/contests`` lays them
+    out, each contest's data beside its file), and each ``*.toml`` at its top; by path."""
+    return sorted({*folder.glob("*/contest.toml"), *folder.glob("*.toml")})
+
+
+def read_folder(folder: Path) -> tuple[list[Contest], list[str]]:
+    """The contests of the folder's files that read (:func:`podium.contest.load`'s checks, as ``podium contest check``
+    makes them), and what is wrong with each other file, naming it and its line; a second file with an id already read
+    is refused."""
+    read: dict[str, Contest] = {}
+    problems: list[str] = []
+    for path in contest_files(folder):
+        try:
+            contest = load_contest(path)
+        except PodiumError as exc:
+            issues = [str(issue) for issue in getattr(exc, "issues", ())]
+            said = str(exc) if str(path) in str(exc) else f"{path}: {exc}"
+            problems.append("\n  ".join([said, *issues]))
+            continue
+        if contest.id in read:
+            problems.append(
+                f"{path}: the id {contest.id!r} is the id of {read[contest.id].path} already: give each contest its own"
+            )
+            continue
+        read[contest.id] = contest
+    return list(read.values()), problems
+
+
+def serve_folder(engine: Engine, folder: Path, read: list[Contest]) -> list[str]:
+    """Serve the contests ``read`` from ``folder``; withdraw the contests served from a file of the folder that is gone, or
+    that holds another id now (their pages answer 404, their data is kept); the ids withdrawn. A file that no longer
+    reads withdraws nothing: its contest is served as it was last read."""
+    for contest in read:
+        register_contest(engine, contest, alone=False)
+    kept = {contest.id for contest in read}
+    renamed = {str(contest.path.resolve()) for contest in read}
+    inside = str(folder.resolve()) + os.sep
+    with writing(engine) as connection:
+        gone = [
+            row.id
+            for row in connection.execute(select(contests.c.id, contests.c.path).where(~contests.c.withdrawn))
+            if row.id not in kept
+            and row.path.startswith(inside)
+            and (not Path(row.path).is_file() or row.path in renamed)  # gone, or holding another id now
+        ]
+        if gone:
+            connection.execute(update(contests).where(contests.c.id.in_(gone)).values(withdrawn=True))
+    return gone
+
+
+def reload_folder(engine: Engine) -> tuple[list[str], list[str], list[str]]:
+    """Read the folder ``podium serve --contests`` serves again: every contest file added or changed is served as it
+    now reads, a removed one withdrawn (:func:`serve_folder`); the ids served, the problems of the files that do not
+    read (their contests served as last read), the ids withdrawn. Every web process takes it up at its next request
+    (:class:`~podium.service.state.ContestCache` reads each contest's :data:`~podium.service.state.READ` stamp)."""
+    with reading(engine) as connection:
+        folder = state.get(connection, state.FOLDER)
+    if folder is None:
+        raise UsageError("this database serves no folder of contests: start podium serve --contests DIR")
+    read, problems = read_folder(Path(folder))
+    withdrawn = serve_folder(engine, Path(folder), read)
+    for problem in problems:
+        log.warning("not served as changed: %s", problem)
+    return [contest.id for contest in read], problems, withdrawn
 
 
 def die_with_serve() -> bool:

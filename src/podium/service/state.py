@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, insert, select, true, update
 
-from podium.contest import Contest
+from podium.contest import Contest, ContestError
 from podium.contest import load as load_contest
 from podium.core.errors import UsageError
 from podium.service.database import reading
 from podium.service.tables import contests, settings
 
+log = logging.getLogger("podium.serve")
 SITE = (
     ""  # the settings of the whole site (the workers' heartbeats, the mailer's sender); a contest's are keyed by its id
 )
 ROUND = "round"  # 1, then one more for each rescore
 REVEALED = "revealed"  # ISO time at which the organizer revealed the private split
+READ = (
+    "read"  # the SHA-256 of the contest file as it was last read and found good (podium serve, podium contest reload)
+)
+FOLDER = "contests"  # the site's: the folder podium serve --contests serves (podium contest reload reads it again)
 
 
 def get(connection: Connection, key: str, contest: str = SITE) -> str | None:
@@ -78,19 +84,24 @@ def only_contest(connection: Connection, contest: str | None = None) -> str:
 
 
 class ContestCache:
-    """The served contests, each read again from its file when its scoring round changes (``podium rescore``)."""
+    """The served contests, each read again from its file when its scoring round changes (``podium rescore``) or the
+    file was read again and found good (``podium contest reload``: :data:`READ`); a file that no longer reads keeps its
+    contest as this process last read it."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._loaded: dict[str, tuple[int, str, Contest]] = {}
+        self._loaded: dict[str, tuple[tuple[int, str, str], Contest]] = {}
 
     def get(self, contest: str | None = None) -> Contest:
         """The contest ``contest`` (``None``: the only one served); :class:`UsageError` when the database does not serve it."""
+        round_setting, read_setting = settings.alias("round_setting"), settings.alias("read_setting")
         with reading(self.engine) as connection:  # one statement: every request reads it
             rows = connection.execute(
-                select(contests.c.id, contests.c.path, settings.c.value)
+                select(contests.c.id, contests.c.path, round_setting.c.value, read_setting.c.value)
                 .select_from(
-                    contests.outerjoin(settings, (settings.c.contest == contests.c.id) & (settings.c.key == ROUND))
+                    contests.outerjoin(
+                        round_setting, (round_setting.c.contest == contests.c.id) & (round_setting.c.key == ROUND)
+                    ).outerjoin(read_setting, (read_setting.c.contest == contests.c.id) & (read_setting.c.key == READ))
                 )
                 .where(~contests.c.withdrawn)
                 .where(true() if contest is None else contests.c.id == contest)
@@ -100,10 +111,23 @@ class ContestCache:
             with reading(self.engine) as connection:
                 only_contest(connection, contest)  # the reason, in words
             raise UsageError(f"the database no longer serves {contest or 'a single contest'}")
-        id_, path, round_text = rows[0]
-        round_ = int(round_text or 1)
+        id_, path, round_text, read = rows[0]
+        stamp = (int(round_text or 1), path, read or "")
         known = self._loaded.get(id_)
-        if known is None or known[:2] != (round_, path):
-            known = (round_, path, load_contest(Path(path)))
+        if known is None or known[0] != stamp:
+            try:
+                known = (stamp, load_contest(Path(path)))
+            except ContestError:
+                if known is None:
+                    raise
+                log.warning("the contest file %s no longer reads: %s is served as last read", path, id_)
+                known = (stamp, known[1])
             self._loaded[id_] = known
-        return known[2]
+        return known[1]
+
+    def only(self) -> Contest | None:
+        """The only contest served, or ``None`` when several are (or none)."""
+        try:
+            return self.get()
+        except UsageError:
+            return None

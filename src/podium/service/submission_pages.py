@@ -19,7 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from podium.service import choices, methods
 from podium.service.database import writing
-from podium.service.deps import ServiceDep, team_of
+from podium.service.deps import ContestDep, ServiceDep, team_of
 from podium.service.downloads import Kind, download
 from podium.service.intake import Refused
 from podium.service.pages import _form, checked_form, signed_in
@@ -34,18 +34,20 @@ def _back(request: Request, done: str) -> Response:
 
 
 @router.get("/submissions/{submission_id}/{kind}")
-def download_page(service: ServiceDep, request: Request, submission_id: int, kind: Kind) -> Response:
+def download_page(
+    service: ServiceDep, contest: ContestDep, request: Request, submission_id: int, kind: Kind
+) -> Response:
     _, who = signed_in(service, request)
-    return download(service, who, submission_id, kind)
+    return download(service, contest, who, submission_id, kind)
 
 
 @router.post("/submissions/{submission_id}/method")
-async def describe(service: ServiceDep, request: Request, submission_id: int) -> Response:
+async def describe(service: ServiceDep, contest: ContestDep, request: Request, submission_id: int) -> Response:
     _, who = await checked_form(service, request)
     method = method_given(await _form(request))
     try:
         with writing(service.engine) as connection:
-            methods.describe(connection, service.contests.get(), team_of(who), submission_id, method, service.clock())
+            methods.describe(connection, contest, team_of(who), submission_id, method, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return RedirectResponse(
@@ -64,14 +66,14 @@ async def cancel(service: ServiceDep, request: Request, submission_id: int) -> R
 
 
 @router.post("/submissions/{submission_id}/selected")
-async def select(service: ServiceDep, request: Request, submission_id: int) -> Response:
+async def select(service: ServiceDep, contest: ContestDep, request: Request, submission_id: int) -> Response:
     _, who = await checked_form(service, request)
     wanted = (await _form(request)).get("selected", "")
     if wanted not in ("true", "false"):
         raise HTTPException(422, "send selected=true or selected=false")
     selected = wanted == "true"
     try:
-        choices.decide(service.engine, service.contests.get(), team_of(who), submission_id, selected, service.clock())
+        choices.decide(service.engine, contest, team_of(who), submission_id, selected, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     said = "selected for the final ranking" if selected else "no longer selected"

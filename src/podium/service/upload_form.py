@@ -21,7 +21,7 @@ from starlette.datastructures import UploadFile
 from starlette.types import Message
 
 from podium.service import accounts
-from podium.service.deps import Service
+from podium.service.deps import Service, contest_of
 from podium.service.uploads import method_given, receive_upload
 from podium.service.urls import site_url
 
@@ -35,7 +35,7 @@ def is_form(request: Request) -> bool:
 
 async def posted(service: Service, request: Request, token: str, who: accounts.Caller) -> Response:
     """Take the form's file as a submission (:func:`podium.service.uploads.receive_upload`); 303 to the submissions page."""
-    upload_mb = service.contests.get().service.upload_mb
+    upload_mb = contest_of(service, request).service.upload_mb
     limit = int(upload_mb * 2**20) + FORM_OVERHEAD
     too_large = HTTPException(413, f"the upload is over {upload_mb:g} MB, the most this contest takes")
     declared = request.headers.get("content-length", "")

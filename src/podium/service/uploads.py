@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 
 from podium.contest import Contest
 from podium.service import accounts
-from podium.service.deps import Service, team_of, track_of
+from podium.service.deps import Service, contest_of, team_of, track_of
 from podium.service.filenames import display_name
 from podium.service.intake import Refused, Upload, check_quota, open_phase, take
 from podium.service.methods import Method, checked
@@ -57,7 +57,7 @@ async def receive_upload(
     """
     team = team_of(who)
     filename = display_name(filename)  # kept and shown as display text only, never a path
-    contest = track_of(service, track)
+    contest = track_of(service, track, contest_of(service, request))
     try:
         open_phase(contest, service.clock(), contest.track_id)
         await run_in_threadpool(check_quota, service.engine, contest, who, service.clock())

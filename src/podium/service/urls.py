@@ -85,15 +85,79 @@ def prefixed(root_path: str, path: str) -> str:
     return root_path.rstrip("/") + path
 
 
+SITE_PATHS = (
+    "/static/",
+    "/login",
+    "/logout",
+    "/account",
+    "/reset",
+    "/docs",
+    "/openapi.json",
+    "/api/tokens",
+)  # the site's own paths, one for every contest it serves: never under a contest's prefix
+
+
+def contest_prefix(contest_id: str | None) -> str:
+    """The prefix of a contest's pages, ``/c/ID``; ``""`` for the unprefixed ones (``None``: the request named no contest)."""
+    return "" if contest_id is None else f"/c/{contest_id}"
+
+
+def in_contest(contest_id: str | None, path: str) -> str:
+    """``path`` of the app, in the contest ``contest_id`` (``None``: as it is): a contest's page goes under ``/c/ID``,
+    the site's own paths (:data:`SITE_PATHS`) stay at the root.
+
+    >>> in_contest("lsvrc", "/leaderboard?track=loc"), in_contest("lsvrc", "/"), in_contest("lsvrc", "/login?next=/")
+    ('/c/lsvrc/leaderboard?track=loc', '/c/lsvrc/', '/login?next=/')
+    """
+    if contest_id is None or path.startswith(SITE_PATHS):
+        return path
+    return contest_prefix(contest_id) + path
+
+
+def named_contest(request: HTTPConnection) -> str | None:
+    """The contest the request's path names (``/c/ID/...``, ``/api/contests/ID/...``), else ``None``."""
+    found = request.scope.get("path_params", {}).get("contest_id")
+    return None if found is None else str(found)
+
+
 def site_url(request: HTTPConnection, path: str) -> str:
-    """The URL a browser follows to reach ``path`` of this app: what route redirects send (``Location``)."""
+    """The URL a browser follows to reach ``path`` of this app, in the request's contest: what route redirects send (``Location``)."""
+    return prefixed(request.scope.get("root_path", ""), in_contest(named_contest(request), path))
+
+
+def root_url(request: HTTPConnection, path: str) -> str:
+    """The URL of ``path`` at the site's root, whatever contest the request is in (a cookie's ``Path``)."""
     return prefixed(request.scope.get("root_path", ""), path)
 
 
 @jinja2.pass_context
 def template_url(context: jinja2.runtime.Context, path: str) -> str:
-    """The templates' ``url('/leaderboard')``: :func:`site_url` for the page being drawn (its ``root_path``)."""
-    return prefixed(context.get("root_path", ""), path)
+    """The templates' ``url('/leaderboard')``: :func:`site_url` for the page being drawn (its ``root_path``, its contest)."""
+    return prefixed(context.get("root_path", ""), in_contest(context.get("contest_id"), path))
+
+
+@jinja2.pass_context
+def template_contest_url(context: jinja2.runtime.Context, contest_id: str, path: str) -> str:
+    """The templates' ``contest_url(ID, '/leaderboard')``: ``path`` in the contest ``contest_id`` (the home page's links)."""
+    return prefixed(context.get("root_path", ""), in_contest(contest_id, path))
+
+
+_PREFIXED = re.compile(r"^(?:/c/[^/]+|/api/contests/[^/]+(?=/))")
+
+
+def unprefixed_path(scope: Scope) -> str:
+    """The path in the app without its contest's prefix: ``/c/ID/submissions`` is ``/submissions``,
+    ``/api/contests/ID/submissions`` is ``/api/submissions`` (what the middleware and the pages' navigation compare).
+
+    >>> unprefixed_path({"path": "/api/contests/a/submissions"}), unprefixed_path({"path": "/c/a/"})
+    ('/api/submissions', '/')
+    """
+    path = route_path(scope)
+    found = _PREFIXED.match(path)
+    if found is None:
+        return path
+    rest = path[found.end() :]
+    return ("/api" + rest) if path.startswith("/api/") else (rest or "/")
 
 
 def route_path(scope: Scope) -> str:

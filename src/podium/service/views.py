@@ -21,9 +21,16 @@ def _time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def submission_rows(connection: Connection, team_id: int | None, submission_id: int | None = None) -> list[Any]:
-    """Submissions with their team's name, newest first: one team's (``team_id``), or every team's (``None``, organizers)."""
-    query = select(submissions, teams.c.name.label("team")).join(teams).order_by(submissions.c.id.desc())
+def submission_rows(
+    connection: Connection, contest: str, team_id: int | None, submission_id: int | None = None
+) -> list[Any]:
+    """Submissions of ``contest`` with their team's name, newest first: one team's (``team_id``), or every team's (``None``, organizers)."""
+    query = (
+        select(submissions, teams.c.name.label("team"))
+        .join(teams)
+        .where(teams.c.contest == contest)
+        .order_by(submissions.c.id.desc())
+    )
     if team_id is not None:
         query = query.where(submissions.c.team_id == team_id)
     if submission_id is not None:
@@ -80,7 +87,9 @@ def visible_submissions(
     as :func:`submission_view` shows them."""
     if (submission_id is not None and not 0 < submission_id <= MAX_ID) or (who.team_id is None and not who.organizer):
         return []
-    rows = submission_rows(connection, None if who.organizer else who.team_id, submission_id)
+    if not who.organizer and who.team_id is None:
+        return []  # a user of no team in this contest
+    rows = submission_rows(connection, contest.id, None if who.organizer else who.team_id, submission_id)
     found = newest_results(connection, [r.id for r in rows])
     full = who.organizer or is_revealed(connection, contest, now)
     return [submission_view(row, found.get(row.id), full) for row in rows]

@@ -16,7 +16,7 @@ from podium.service.deps import CallerDep, ReadingDep, Service, ServiceDep, orga
 from podium.service.models import NewToken
 from podium.service.tables import users
 
-router = APIRouter(prefix="/api")
+router = APIRouter()
 
 
 class Account(BaseModel):

@@ -7,17 +7,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 
-from podium.service.deps import ServiceDep
+from podium.service.deps import ContestDep, ServiceDep
 from podium.service.models import DataView, PageView
 from podium.service.public_files import listing
 from podium.service.urls import site_url
 
-router = APIRouter(prefix="/api")
+router = APIRouter()
 
 
 @router.get("/pages", response_model=list[PageView], summary="The contest's content pages: id, title, address")
-def pages(service: ServiceDep, request: Request) -> list[dict[str, str]]:
-    contest = service.contests.get()
+def pages(contest: ContestDep, request: Request) -> list[dict[str, str]]:
     return [
         {
             "id": page.id,
@@ -33,5 +32,5 @@ def pages(service: ServiceDep, request: Request) -> list[dict[str, str]]:
     response_model=DataView,
     summary="The public files (size, SHA-256, address), links to files kept elsewhere, and each track's starting kit",
 )
-async def data(service: ServiceDep, request: Request) -> dict[str, Any]:
-    return await run_in_threadpool(listing, service.contests.get(), service.data, lambda path: site_url(request, path))
+async def data(service: ServiceDep, contest: ContestDep, request: Request) -> dict[str, Any]:
+    return await run_in_threadpool(listing, contest, service.data, lambda path: site_url(request, path))

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from podium.service.conditional import kept_response
-from podium.service.deps import PhaseQuery, ReadingDep, ServiceDep, TrackQuery, kept_board
+from podium.service.deps import ContestDep, PhaseQuery, ReadingDep, ServiceDep, TrackQuery, kept_board
 from podium.service.models import Board, ContestView
 from podium.service.views import contest_view
 
-router = APIRouter(prefix="/api")
+router = APIRouter()
 
 
 @router.get(
@@ -21,8 +21,8 @@ router = APIRouter(prefix="/api")
     response_model_exclude_unset=True,
     summary="The contest: challenge, phases, quota, ranking rule, split sizes",
 )
-def contest_summary(service: ServiceDep, connection: ReadingDep) -> dict[str, Any]:
-    return contest_view(connection, service.contests.get(), service.clock())
+def contest_summary(service: ServiceDep, contest: ContestDep, connection: ReadingDep) -> dict[str, Any]:
+    return contest_view(connection, contest, service.clock())
 
 
 @router.get(
@@ -36,7 +36,7 @@ def contest_summary(service: ServiceDep, connection: ReadingDep) -> dict[str, An
 )
 async def board(service: ServiceDep, request: Request, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
     """The board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
-    _served, _contest, kept = await kept_board(service, track, phase)
+    _served, _contest, kept = await kept_board(service, request, track, phase)
     body = kept.json()
     return kept_response(request, body, kept.etag("json", body), "application/json")
 
@@ -47,6 +47,8 @@ async def board(service: ServiceDep, request: Request, track: TrackQuery = None,
     responses={200: {"content": {"text/csv": {}}, "description": "The board's rows as CSV, with a header row"}},
     summary="A track's leaderboard as CSV: rank (and public rank after the reveal), team, status, entries, last, each score",
 )
-async def board_csv(service: ServiceDep, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
-    _served, _contest, kept = await kept_board(service, track, phase)
+async def board_csv(
+    service: ServiceDep, request: Request, track: TrackQuery = None, phase: PhaseQuery = None
+) -> Response:
+    _served, _contest, kept = await kept_board(service, request, track, phase)
     return Response(kept.csv(), media_type="text/csv; charset=utf-8")

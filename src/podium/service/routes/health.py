@@ -8,7 +8,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from podium._version import __version__
 from podium.service import metrics
-from podium.service.deps import ServiceDep, organizer
+from podium.service.deps import ServiceDep, site_organizer
 from podium.service.docs_page import render
 from podium.service.models import Health
 
@@ -30,7 +30,7 @@ def health(service: ServiceDep) -> JSONResponse:
 @router.get(
     "/metrics",
     response_class=Response,
-    dependencies=[Depends(organizer)],
+    dependencies=[Depends(site_organizer)],
     responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus' text format"}},
     summary="Prometheus metrics: queue, submissions, scoring time, workers, refusals (an organizer's token)",
 )

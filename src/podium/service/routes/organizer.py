@@ -13,17 +13,18 @@ from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection, select
 
+from podium.contest import Contest
 from podium.core.errors import UsageError
 from podium.service import accounts, announcements, dashboard, exports, invitations, rosters, standing
 from podium.service.accounts import Caller
 from podium.service.database import writing
-from podium.service.deps import ReadingDep, Service, ServiceDep, known_id, organizer
+from podium.service.deps import ContestDep, ReadingDep, Service, ServiceDep, known_id, organizer
 from podium.service.filenames import content_disposition
 from podium.service.intake import Refused
 from podium.service.rescore import rerun
 from podium.service.tables import users
 
-router = APIRouter(prefix="/api")
+router = APIRouter()
 OrganizerDep = Annotated[Caller, Depends(organizer)]
 
 
@@ -114,14 +115,11 @@ class Removed(BaseModel):
     removed: bool
 
 
-def tracks_of(service: Service) -> list[str]:
-    """The served contest's tracks: what the dashboard, the archives and the board count over."""
-    return service.contests.get().track_ids()
-
-
 @router.get("/dashboard", response_model=Dashboard, summary="Organizers: the contest's figures at a glance")
-def dashboard_figures(service: ServiceDep, who: OrganizerDep, connection: ReadingDep) -> dict[str, Any]:
-    return dashboard.figures(connection, tracks_of(service), service.clock())
+def dashboard_figures(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, connection: ReadingDep
+) -> dict[str, Any]:
+    return dashboard.figures(connection, contest.id, contest.track_ids(), service.clock())
 
 
 def _changed(service: Service, change: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -134,20 +132,20 @@ def _changed(service: Service, change: Any, *args: Any, **kwargs: Any) -> dict[s
 
 
 @router.post("/teams/{name}/ban", response_model=TeamStanding, summary="Organizers: ban a team (kept, off the board)")
-def ban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, service.contests.get().id, name, banned=True)
+def ban_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _changed(service, standing.set_team, contest.id, name, banned=True)
 
 
 @router.post("/teams/{name}/unban", response_model=TeamStanding, summary="Organizers: lift a team's ban")
-def unban_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, service.contests.get().id, name, banned=False)
+def unban_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _changed(service, standing.set_team, contest.id, name, banned=False)
 
 
 @router.post(
     "/teams/{name}/approve", response_model=TeamStanding, summary="Organizers: approve a team waiting to submit"
 )
-def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _changed(service, standing.set_team, service.contests.get().id, name, approved=True)
+def approve_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _changed(service, standing.set_team, contest.id, name, approved=True)
 
 
 @router.delete(
@@ -155,30 +153,29 @@ def approve_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str,
     response_model=InvitationRevoked,
     summary="Organizers: revoke a team's invitation code (its members' next look makes a new one)",
 )
-def revoke_invitation(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+def revoke_invitation(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
     def revoke(connection: Connection) -> dict[str, Any]:
-        team = accounts.team_id(connection, name[:64], service.contests.get().id)
+        team = accounts.team_id(connection, name[:64], contest.id)
         return {"team": name, "revoked": invitations.revoke(connection, team)}
 
     return _changed(service, revoke)
 
 
 @router.post("/users/{name}/ban", response_model=UserStanding, summary="Organizers: ban a user (refused at log-in)")
-def ban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _user_standing(service, who, name, banned=True)
+def ban_user(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _user_standing(service, contest, who, name, banned=True)
 
 
 @router.post("/users/{name}/unban", response_model=UserStanding, summary="Organizers: lift a user's ban")
-def unban_user(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _user_standing(service, who, name, banned=False)
+def unban_user(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _user_standing(service, contest, who, name, banned=False)
 
 
-def _user_standing(service: Service, who: Caller, name: str, banned: bool) -> dict[str, Any]:
+def _user_standing(service: Service, contest: Contest, who: Caller, name: str, banned: bool) -> dict[str, Any]:
     """A user's ban set by the organizer ``who`` (:func:`podium.service.rosters.set_user`): 403 for an account out of their reach."""
-    contest = service.contests.get().id
     try:
         with writing(service.engine) as connection:
-            return rosters.set_user(connection, who, contest, name, banned=banned)
+            return rosters.set_user(connection, who, contest.id, name, banned=banned)
     except rosters.NotYours as exc:
         raise HTTPException(403, str(exc)) from None
     except UsageError as exc:
@@ -191,10 +188,10 @@ def _user_standing(service: Service, who: Caller, name: str, banned: bool) -> di
     summary="Organizers: score one submission again, in a round of its own (the team is told of its result)",
     responses={404: {"description": "no such submission"}, 409: {"description": "cancelled, or not ended yet"}},
 )
-def rerun_submission(service: ServiceDep, who: OrganizerDep, submission_id: int) -> dict[str, Any]:
+def rerun_submission(service: ServiceDep, contest: ContestDep, who: OrganizerDep, submission_id: int) -> dict[str, Any]:
     try:
         with writing(service.engine) as connection:
-            round_ = rerun(connection, service.contests.get().id, submission_id, service.clock())
+            round_ = rerun(connection, contest.id, submission_id, service.clock())
             return {"id": submission_id, "round": round_}
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
@@ -208,15 +205,16 @@ def rerun_submission(service: ServiceDep, who: OrganizerDep, submission_id: int)
 )
 def archive(
     service: ServiceDep,
+    contest: ContestDep,
     who: OrganizerDep,
     what: Annotated[Literal["submissions", "results"], Query(description="What the archive holds")] = "submissions",
 ) -> Response:
     now = service.clock()
-    name = f"{service.contests.get().id}-{what}-{now:%Y%m%dT%H%M%SZ}.zip"
+    name = f"{contest.id}-{what}-{now:%Y%m%dT%H%M%SZ}.zip"
     return service.downloads.answer(  # the archive streams, holding a slot until it is sent
         who,
         lambda: StreamingResponse(
-            exports.archive(service.engine, service.data, tracks_of(service), what, now),
+            exports.archive(service.engine, service.data, contest.id, contest.track_ids(), what, now),
             media_type="application/zip",
             headers={"Content-Disposition": content_disposition(name)},
         ),
@@ -224,8 +222,8 @@ def archive(
 
 
 @router.get("/announcements", response_model=list[Announcement], summary="The organizers' announcements, newest first")
-def list_announcements(service: ServiceDep, connection: ReadingDep) -> list[dict[str, Any]]:
-    return announcements.newest(connection, service.contests.get().id)
+def list_announcements(contest: ContestDep, connection: ReadingDep) -> list[dict[str, Any]]:
+    return announcements.newest(connection, contest.id)
 
 
 @router.post(
@@ -235,20 +233,23 @@ def list_announcements(service: ServiceDep, connection: ReadingDep) -> list[dict
     summary="Organizers: post an announcement on the contest page (mailed to who keeps news on)",
     responses={422: {"description": "empty or too long"}},
 )
-def post_announcement(service: ServiceDep, who: OrganizerDep, body: NewAnnouncement) -> dict[str, Any]:
+def post_announcement(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, body: NewAnnouncement
+) -> dict[str, Any]:
     try:
         with writing(service.engine) as connection:
             author = author_of(connection, who)
-            return announcements.post(connection, service.contests.get().id, body.text, author, service.clock())
+            return announcements.post(connection, contest.id, body.text, author, service.clock())
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
 
 
 @router.delete("/announcements/{announcement_id}", response_model=Removed, summary="Organizers: remove an announcement")
-def remove_announcement(service: ServiceDep, who: OrganizerDep, announcement_id: int) -> dict[str, Any]:
+def remove_announcement(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, announcement_id: int
+) -> dict[str, Any]:
     with writing(service.engine) as connection:
-        served = service.contests.get().id
-        if not known_id(announcement_id) or not announcements.remove(connection, served, announcement_id):
+        if not known_id(announcement_id) or not announcements.remove(connection, contest.id, announcement_id):
             raise HTTPException(404, f"no announcement {announcement_id}")
     return {"id": announcement_id, "removed": True}
 

@@ -8,9 +8,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from podium.service import choices, methods
-from podium.service.bodies import UPLOADS
 from podium.service.database import writing
-from podium.service.deps import CallerDep, ReadingDep, ServiceDep, TrackQuery, team_of, track_of
+from podium.service.deps import CallerDep, ContestDep, ReadingDep, ServiceDep, TrackQuery, team_of, track_of
 from podium.service.downloads import Kind, download
 from podium.service.intake import Refused
 from podium.service.models import Cancelled, MethodFields, QuotaUsage, Selected, SubmissionView, Taken
@@ -23,7 +22,7 @@ router = APIRouter()
 
 
 @router.post(
-    UPLOADS[0],
+    "/submissions",
     status_code=201,
     response_model=Taken,
     summary="Upload a submission: the request body is the file, zip or tar.gz",
@@ -68,21 +67,25 @@ async def upload(
 
 
 @router.get(
-    "/api/submissions",
+    "/submissions",
     response_model=list[SubmissionView],
     summary="Your team's submissions, newest first (organizers: every team's)",
 )
-def list_submissions(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> list[dict[str, Any]]:
-    return visible_submissions(connection, service.contests.get(), who, service.clock())
+def list_submissions(
+    service: ServiceDep, contest: ContestDep, who: CallerDep, connection: ReadingDep
+) -> list[dict[str, Any]]:
+    return visible_submissions(connection, contest, who, service.clock())
 
 
 @router.get(
-    "/api/submissions/{submission_id}",
+    "/submissions/{submission_id}",
     response_model=SubmissionView,
     summary="One submission: status, problems, stderr tail, result",
 )
-def show_submission(service: ServiceDep, submission_id: int, who: CallerDep, connection: ReadingDep) -> dict[str, Any]:
-    found = visible_submissions(connection, service.contests.get(), who, service.clock(), submission_id)
+def show_submission(
+    service: ServiceDep, contest: ContestDep, submission_id: int, who: CallerDep, connection: ReadingDep
+) -> dict[str, Any]:
+    found = visible_submissions(connection, contest, who, service.clock(), submission_id)
     if not found:
         raise HTTPException(404, f"no submission {submission_id} of yours")
     return found[0]
@@ -102,11 +105,11 @@ DOWNLOADS: tuple[tuple[Kind, str, str], ...] = (  # what, its media type, the op
 def _download_route(kind: Kind, media: str, summary: str) -> None:
     """``GET /api/submissions/{id}/KIND``: one of the caller's downloads (:func:`podium.service.downloads.download`)."""
 
-    def handler(service: ServiceDep, submission_id: int, who: CallerDep) -> Response:
-        return download(service, who, submission_id, kind)
+    def handler(service: ServiceDep, contest: ContestDep, submission_id: int, who: CallerDep) -> Response:
+        return download(service, contest, who, submission_id, kind)
 
     router.add_api_route(
-        f"/api/submissions/{{submission_id}}/{kind}",
+        f"/submissions/{{submission_id}}/{kind}",
         handler,
         methods=["GET"],
         name=f"download_{kind}",
@@ -124,23 +127,25 @@ for _kind, _media, _summary in DOWNLOADS:
 
 
 @router.put(
-    "/api/submissions/{submission_id}/method",
+    "/submissions/{submission_id}/method",
     response_model=MethodFields,
     summary="Describe the method of a submission (name, description, paper and code links, shown on the board after the reveal or not), until its phase ends",
 )
-def describe_method(service: ServiceDep, submission_id: int, body: MethodFields, who: CallerDep) -> dict[str, Any]:
+def describe_method(
+    service: ServiceDep, contest: ContestDep, submission_id: int, body: MethodFields, who: CallerDep
+) -> dict[str, Any]:
     team_id = team_of(who)
     try:
         about = methods.checked(body.method, body.description, body.paper_url, body.code_url, body.shown)
         with writing(service.engine) as connection:
-            methods.describe(connection, service.contests.get(), team_id, submission_id, about, service.clock())
+            methods.describe(connection, contest, team_id, submission_id, about, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return methods.method_view(about)
 
 
 @router.post(
-    "/api/submissions/{submission_id}/cancel",
+    "/submissions/{submission_id}/cancel",
     response_model=Cancelled,
     summary="Cancel a queued submission (it uses no quota)",
 )
@@ -154,27 +159,31 @@ def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str,
 
 
 @router.put(
-    "/api/submissions/{submission_id}/selected",
+    "/submissions/{submission_id}/selected",
     response_model=Selected,
     summary="Select (true) or unselect (false) a submission for the final ranking",
 )
-def select_submission(service: ServiceDep, submission_id: int, selected: bool, who: CallerDep) -> dict[str, Any]:
+def select_submission(
+    service: ServiceDep, contest: ContestDep, submission_id: int, selected: bool, who: CallerDep
+) -> dict[str, Any]:
     team_id = team_of(who)
     try:
-        choices.decide(service.engine, service.contests.get(), team_id, submission_id, selected, service.clock())
+        choices.decide(service.engine, contest, team_id, submission_id, selected, service.clock())
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "selected": selected}
 
 
 @router.get(
-    "/api/quota",
+    "/quota",
     response_model=QuotaUsage,
     summary="Your team's quota: used today (in the contest's time zone), in all, at once",
 )
-def quota(service: ServiceDep, who: CallerDep, connection: ReadingDep, track: TrackQuery = None) -> dict[str, Any]:
+def quota(
+    service: ServiceDep, served: ContestDep, who: CallerDep, connection: ReadingDep, track: TrackQuery = None
+) -> dict[str, Any]:
     team_id = team_of(who)
-    contest = track_of(service, track)
+    contest = track_of(service, track, served)
     return usage(connection, team_id, contest.quota, contest.timezone, service.clock(), contest.track_id).to_dict(
         contest.quota
     )

@@ -12,14 +12,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from podium.contest import Contest
 from podium.core.errors import UsageError
 from podium.service import rosters
 from podium.service.accounts import NameTaken
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep
+from podium.service.deps import ContestDep, Service, ServiceDep
 from podium.service.routes.organizer import OrganizerDep
 
-router = APIRouter(prefix="/api/teams")
+router = APIRouter(prefix="/teams")
 
 NAME = Annotated[str, Field(min_length=1, max_length=64)]
 
@@ -53,12 +54,11 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "last": rosters.stamp(row["last"]), "created": rosters.stamp(row["created"])}
 
 
-def _changed(service: Service, change: Any, *args: Any) -> Any:
-    """``change(connection, contest, *args)`` in a write transaction, its refusals answered by :func:`status_of`."""
-    contest = service.contests.get().id
+def _changed(service: Service, contest: Contest, change: Any, *args: Any) -> Any:
+    """``change(connection, contest.id, *args)`` in a write transaction, its refusals answered by :func:`status_of`."""
     try:
         with writing(service.engine) as connection:
-            return change(connection, contest, *args)
+            return change(connection, contest.id, *args)
     except UsageError as exc:
         raise HTTPException(status_of(exc), str(exc)) from None
 
@@ -73,16 +73,16 @@ def status_of(refusal: UsageError) -> int:
 
 
 @router.get("", response_model=list[TeamRow], summary="Organizers: the contest's teams, their members and submissions")
-def list_teams(service: ServiceDep, who: OrganizerDep) -> list[dict[str, Any]]:
+def list_teams(service: ServiceDep, contest: ContestDep, who: OrganizerDep) -> list[dict[str, Any]]:
     with reading(service.engine) as connection:
-        return [_row(row) for row in rosters.roster(connection, service.contests.get().id)]
+        return [_row(row) for row in rosters.roster(connection, contest.id)]
 
 
 @router.get(
     "/{name}", response_model=TeamRow, summary="Organizers: one team", responses={404: {"description": "no such team"}}
 )
-def get_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    return _row(_changed(service, rosters.team, name))
+def get_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    return _row(_changed(service, contest, rosters.team, name))
 
 
 @router.patch(
@@ -91,8 +91,10 @@ def get_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any
     summary="Organizers: rename a team (its members, tokens and submissions stay its own)",
     responses={404: {"description": "no such team"}, 409: {"description": "the name is taken"}},
 )
-def rename_team(service: ServiceDep, who: OrganizerDep, name: str, body: NewName) -> dict[str, Any]:
-    return _row(_changed(service, rosters.rename, name, body.name))
+def rename_team(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str, body: NewName
+) -> dict[str, Any]:
+    return _row(_changed(service, contest, rosters.rename, name, body.name))
 
 
 @router.delete(
@@ -101,8 +103,8 @@ def rename_team(service: ServiceDep, who: OrganizerDep, name: str, body: NewName
     summary="Organizers: remove a team that has sent nothing (one that has is banned instead: its results stay on the record)",
     responses={404: {"description": "no such team"}, 409: {"description": "the team has submissions: ban it"}},
 )
-def remove_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, Any]:
-    _changed(service, rosters.remove, name)
+def remove_team(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str) -> dict[str, Any]:
+    _changed(service, contest, rosters.remove, name)
     return {"team": name, "removed": True}
 
 
@@ -113,8 +115,10 @@ def remove_team(service: ServiceDep, who: OrganizerDep, name: str) -> dict[str, 
     summary="Organizers: add a user to a team (at most one team per contest)",
     responses={404: {"description": "no such team or user"}, 409: {"description": "in a team of this contest already"}},
 )
-def add_member(service: ServiceDep, who: OrganizerDep, name: str, body: NewMember) -> dict[str, Any]:
-    return _row(_changed(service, rosters.add_member, name, body.user))
+def add_member(
+    service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str, body: NewMember
+) -> dict[str, Any]:
+    return _row(_changed(service, contest, rosters.add_member, name, body.user))
 
 
 @router.delete(
@@ -123,5 +127,5 @@ def add_member(service: ServiceDep, who: OrganizerDep, name: str, body: NewMembe
     summary="Organizers: take a user out of a team (their account stays)",
     responses={404: {"description": "no such team or user"}, 409: {"description": "not a member of the team"}},
 )
-def remove_member(service: ServiceDep, who: OrganizerDep, name: str, user: str) -> dict[str, Any]:
-    return _row(_changed(service, rosters.remove_member, name, user))
+def remove_member(service: ServiceDep, contest: ContestDep, who: OrganizerDep, name: str, user: str) -> dict[str, Any]:
+    return _row(_changed(service, contest, rosters.remove_member, name, user))

@@ -10,10 +10,10 @@ from pydantic import BaseModel, Field
 from podium.service import accounts, logins
 from podium.service.accounts import Caller
 from podium.service.database import writing
-from podium.service.deps import CallerDep, ReadingDep, ServiceDep, known_id
+from podium.service.deps import CallerDep, ContestDep, ReadingDep, ServiceDep, known_id
 from podium.service.models import NewTeam, NewToken, Revoked, TokenRow
 
-router = APIRouter(prefix="/api")
+router = APIRouter()
 
 
 class Credentials(BaseModel):
@@ -46,8 +46,8 @@ class Registration(BaseModel):
         429: {"description": "too many registrations from this address"},
     },
 )
-async def register(service: ServiceDep, request: Request, body: Registration) -> dict[str, Any]:
-    if not service.contests.get().service.self_registration:
+async def register(service: ServiceDep, contest: ContestDep, request: Request, body: Registration) -> dict[str, Any]:
+    if not contest.service.self_registration:
         raise HTTPException(403, "this contest does not take self-registration; ask the organizers for a team token")
     team, token = await logins.register(
         service, request, body.team, body.user, body.password, invitation=body.invitation, email=body.email
@@ -72,7 +72,7 @@ async def log_in(service: ServiceDep, request: Request, body: Credentials) -> di
     summary="Your team's tokens that have not expired (organizers: every token); never the tokens themselves",
 )
 def list_tokens(service: ServiceDep, who: CallerDep, connection: ReadingDep) -> list[dict[str, Any]]:
-    return accounts.token_rows(connection, _whose(who), service.clock())
+    return accounts.token_rows(connection, _whose(who), service.clock(), who.contest)
 
 
 def _whose(who: Caller) -> int | None:
@@ -89,6 +89,6 @@ def _whose(who: Caller) -> int | None:
 )
 def revoke_token(service: ServiceDep, token_id: int, who: CallerDep) -> dict[str, Any]:
     with writing(service.engine) as connection:
-        if not known_id(token_id) or not accounts.revoke_token(connection, token_id, _whose(who)):
+        if not known_id(token_id) or not accounts.revoke_token(connection, token_id, _whose(who), who.contest):
             raise HTTPException(404, f"no token {token_id} of yours")
     return {"id": token_id, "revoked": True}
