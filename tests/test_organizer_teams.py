@@ -188,9 +188,10 @@ def test_team_management_is_for_organizers(served: Served, method: str, path: st
 
 def test_an_organizer_resets_the_password_of_the_contests_members_only(served: Served) -> None:
     olga, root = served.token("olga"), served.token("root")
-    link = served.call("POST", "/api/users/ann/reset", olga)
+    link = served.call("POST", "/api/users/bob/reset", olga)
     assert link.status == 200 and "/reset/" in link.body["link"]
-    for user in ("root", "oscar", "bea", "cid"):  # the administrator, B's organizer, B's member, a user of no team of A
+    # the administrator, B's organizer, B's member, a member of A and of B (the account is the site's), a user of no team of A
+    for user in ("root", "oscar", "bea", "ann", "cid"):
         refused = served.call("POST", f"/api/users/{user}/reset", olga)
         assert refused.status == 403 and "ask the site's administrator" in refused.body["detail"], user
     assert served.call("POST", "/api/users/nobody/reset", olga).status == 404
@@ -199,7 +200,7 @@ def test_an_organizer_resets_the_password_of_the_contests_members_only(served: S
 
 def test_an_organizer_bans_the_contests_members_only(served: Served) -> None:
     olga, root = served.token("olga"), served.token("root")
-    for user in ("root", "oscar", "bea"):  # a ban holds on the whole site: none of them is A's to lock out
+    for user in ("root", "oscar", "bea", "ann"):  # a ban holds on the whole site: none of them is A's alone to lock out
         refused = served.call("POST", f"/api/users/{user}/ban", olga)
         assert refused.status == 403 and "ask the site's administrator" in refused.body["detail"], user
     assert served.call("POST", "/api/users/nobody/ban", olga).status == 404

@@ -145,20 +145,20 @@ def team_and_user(connection: Connection, contest: str, name: str, user: str) ->
 
 def check_reachable(connection: Connection, who: Caller, contest: str, user: str, does: str) -> None:
     """Refuse (:class:`NotYours`) an organizer's action on the account ``user`` (``does``: what it does, in words) unless the user
-    is a member of ``contest``'s teams who organizes nothing (the site's administrator reaches anyone); :class:`Missing` when
-    there is no such user."""
+    is a member of ``contest``'s teams, of no other contest's, who organizes nothing (an account is the site's: a ban or a new
+    password reaches every contest it is in; the site's administrator reaches anyone); :class:`Missing` when there is no such
+    user."""
     row = accounts.user_row(connection, user)
     if row is None:
         raise Missing(f"no user {user[:80]!r}")
     if who.admin:
         return
-    member = connection.execute(
-        select(memberships.c.id).where(memberships.c.user_id == row.id, memberships.c.contest == contest)
-    ).first()
+    contests = {c for (c,) in connection.execute(select(memberships.c.contest).where(memberships.c.user_id == row.id))}
     organizes = connection.execute(select(organizers.c.user_id).where(organizers.c.user_id == row.id)).first()
-    if member is None or organizes is not None or row.admin:
+    if contests != {contest} or organizes is not None or row.admin:
         raise NotYours(
-            f"an organizer of {contest} {does} its teams' members only, not {user[:80]!r}: ask the site's administrator"
+            f"an organizer of {contest} {does} the members of its teams only, of no other contest's: not {user[:80]!r};"
+            " ask the site's administrator"
         )
 
 
