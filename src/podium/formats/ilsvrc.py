@@ -112,12 +112,15 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
         raise TruthError(f"truth {path} is not a file")
     try:
         data = read_bytes(path, TRUSTED.max_bytes)
-        matrix = label_rows(data, 1)
-        if matrix is None or not (matrix > 0).all():
+        labels = label_rows(data, 1)
+        if labels is not None and labels.all():  # no 0, the kit's padding of a line with more labels
+            matrix: NDArray[np.int64] = labels.astype(np.int64)
+        else:
             lines = _split(text_of(data, TRUSTED))
-            matrix = numeric_rows(lines, np.int64)
-            if matrix is None or matrix.shape[1] != 1 or not ((matrix > 0) & (matrix < LIMIT)).all():
-                matrix = _padded(_labels_by_line(lines, path))
+            rows = numeric_rows(lines, np.int64)
+            if rows is None or rows.shape[1] != 1 or not ((rows > 0) & (rows < LIMIT)).all():
+                rows = _padded(_labels_by_line(lines, path))
+            matrix = rows
     except FileProblem as exc:
         raise _truth_error(path, exc) from None
     matrix.flags.writeable = False  # shared by every evaluation of the process (podium.formats.truth_cache)
@@ -266,8 +269,9 @@ def _clean_labels(data: bytes, n_images: int, limits: TextLimits) -> NDArray[np.
     if (
         labels is None
         or len(labels) != n_images
-        or (limits.max_lines is not None and data.count(b"\n") > limits.max_lines)  # trailing blank lines
-        or not ((labels >= 1) & (labels <= N_CLASSES)).all()
+        or (limits.max_lines is not None and data.endswith(b"\n" * (limits.max_lines - n_images + 2)))  # so many
+        # trailing line feeds that the file has more lines than allowed
+        or not (labels.all() and int(labels.max()) <= N_CLASSES)
     ):
         return None
     return labels.astype(np.float64)[:, :, None]

@@ -23,8 +23,9 @@ _ZEROS = 0x30303030  # "0000": the XOR that turns 4 ASCII digits into their valu
 _KEPT = np.array([0, 0xFF000000, 0xFFFF0000, 0xFFFFFF00, 0xFFFFFFFF], np.uint32)  # a number of n digits: its n bytes
 
 
-def label_rows(data: bytes, width: int) -> NDArray[np.int64] | None:
-    """The (lines, ``width``) matrix of the numbers in ``data``, when it has the clean shape; else ``None``.
+def label_rows(data: bytes, width: int) -> NDArray[np.uint16] | None:
+    """The (lines, ``width``) matrix of the numbers in ``data`` (16 bits hold 4 digits), when it has the clean shape;
+    else ``None``.
 
     >>> label_rows(b"1 2 3\\n40 500 6000\\n", 3).tolist(), label_rows(b"\\xef\\xbb\\xbf7\\n0009\\n\\n", 1).tolist()
     ([[1, 2, 3], [40, 500, 6000]], [[7], [9]])
@@ -46,7 +47,7 @@ def label_rows(data: bytes, width: int) -> NDArray[np.int64] | None:
             return None
         blocks.append(block)
         start = stop + 1
-    return np.concatenate(blocks).astype(np.int64)
+    return np.concatenate(blocks)
 
 
 def _block(data: bytes, start: int, stop: int, width: int) -> NDArray[np.uint16] | None:
