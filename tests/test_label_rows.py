@@ -154,3 +154,16 @@ def test_scores_through_the_fast_path_are_the_row_readers(
         right = np.cumsum(guesses == labels[:, None], axis=1) > 0
         for k in range(1, 6):
             assert math.isclose(results[0][1][f"error@{k}"], float(1 - right[:, k - 1].mean()), rel_tol=1e-12)
+
+
+def test_trailing_line_feeds_past_the_line_limit_are_refused_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three images, then more blank lines than a file for three images may hold: the same refusal either way."""
+    path = tmp_path / "guesses.txt"
+    path.write_bytes(b"1 2 3 4 5\n" * 3 + b"\n" * 1004)
+    (fast, fast_log), (slow, slow_log) = (_read(path, 3, True, monkeypatch), _read(path, 3, False, monkeypatch))
+    assert fast is None and slow is None and fast_log.errors == slow_log.errors
+    assert "lines" in fast_log.errors[0].message
+    path.write_bytes(b"1 2 3 4 5\n" * 3 + b"\n" * 1003)  # 1,006 line feeds: the most a file for 3 images may hold
+    assert isinstance(_read(path, 3, True, monkeypatch)[0], ilsvrc.Guesses)
