@@ -64,20 +64,26 @@ def test_the_plain_table_is_richs_or_declines(seed: int) -> None:
         ), "declined a table it can draw"
 
 
-def test_evaluate_piped_prints_richs_table_without_rich(tmp_path: Path) -> None:
+def test_evaluate_piped_prints_richs_table_and_loads_only_what_it_uses(tmp_path: Path) -> None:
     demo = write_classification(tmp_path, 200, seed=3)
     submission = demo.submission / "team.txt"
     code = (
         "import sys; from podium.cli import main\n"
+        "split = sys.argv.index('--'); unused = set(sys.argv[1:split]); sys.argv[1:] = sys.argv[split + 1 :]\n"
         "try: main()\n"
-        "except SystemExit as exc: print(exc.code, any(m.split('.')[0] == 'rich' for m in sys.modules), file=sys.stderr)"
+        "except SystemExit as exc: print(exc.code, *sorted({m.split('.')[0] for m in sys.modules} & unused), file=sys.stderr)"
     )
     args = ["evaluate", "ilsvrc2012-cls", "--truth", str(demo.truth), "--submission", str(submission)]
+    unused = ["rich", "tempfile", "shutil", "difflib", "traceback", "numba"]
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
     done = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=environment, stdin=subprocess.DEVNULL
+        [sys.executable, "-c", code, *unused, "--", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        stdin=subprocess.DEVNULL,
     )
-    assert done.stderr.split() == ["0", "False"], done.stderr
+    assert done.stderr.split() == ["0"], f"modules a piped Task 1 evaluation does not need: {done.stderr}"
     from podium import evaluate
 
     result = evaluate("ilsvrc2012-cls", demo.truth, submission)
