@@ -88,7 +88,7 @@ def guess_labels(guesses: NDArray[np.float64], n_classes: int = 1000) -> NDArray
     """Guess labels as integers; missing guesses and labels outside 1..n_classes never match."""
     labels = guesses[..., 0]
     inside = (labels >= 1) & (labels <= n_classes)  # NaN is neither
-    return np.where(inside, labels, _NEVER_GUESS).astype(np.int64)
+    return (labels if inside.all() else np.where(inside, labels, _NEVER_GUESS)).astype(np.int64)
 
 
 def classification_errors(
