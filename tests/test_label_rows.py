@@ -9,7 +9,9 @@ values, lines, problems and scores as with the fast path switched off.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ from podium.formats import ilsvrc
 from podium.formats.label_rows import label_rows
 
 SEEDS = range(40)
+T = TypeVar("T")
 
 
 def _by_rows(data: bytes, width: int) -> list[list[int]] | None:
@@ -93,12 +96,24 @@ def test_label_rows_all_lengths_and_values() -> None:
     assert label_rows(data, 5).ravel().tolist() == [int(t) for t in padded]  # type: ignore[union-attr]
 
 
-def _read(path: Path, n: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[object, IssueLog]:
+def _both(monkeypatch: pytest.MonkeyPatch, call: Callable[[], T]) -> tuple[T, T]:
+    """What ``call`` returns with the fast path, then with it switched off (every file read line by line)."""
+    fast = call()
     with monkeypatch.context() as patch:
-        if not fast:
-            patch.setattr(ilsvrc, "label_rows", lambda *args: None)
-        log = IssueLog()
-        return ilsvrc.read_guesses(path, n, 1, log), log
+        patch.setattr(ilsvrc, "label_rows", lambda *args: None)
+        return fast, call()
+
+
+def _read(path: Path, n: int) -> tuple[ilsvrc.Guesses | None, IssueLog]:
+    log = IssueLog()
+    return ilsvrc.read_guesses(path, n, 1, log), log
+
+
+def _truth(path: Path) -> object:
+    try:
+        return ilsvrc.read_truth_labels(path).tolist()
+    except TruthError as exc:
+        return str(exc), exc.issues
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -109,24 +124,16 @@ def test_guesses_and_truth_through_the_fast_path_are_the_row_readers(
     n = int(rng.integers(1, 40))
     path = tmp_path / "guesses.txt"
     path.write_bytes(_file(rng, n, 5, damaged=seed % 3 != 0))
-    (fast, fast_log), (slow, slow_log) = (_read(path, n, True, monkeypatch), _read(path, n, False, monkeypatch))
+    (fast, fast_log), (slow, slow_log) = _both(monkeypatch, lambda: _read(path, n))
     assert fast_log.errors == slow_log.errors and fast_log.warnings == slow_log.warnings
     assert (fast is None) == (slow is None)
-    if isinstance(fast, ilsvrc.Guesses) and isinstance(slow, ilsvrc.Guesses):
+    if fast is not None and slow is not None:
         np.testing.assert_array_equal(fast.values, slow.values)
         assert fast.lines == slow.lines
     truth = tmp_path / "truth.txt"
     truth.write_bytes(_file(rng, n, 1, damaged=seed % 3 == 1))
-    outcomes = []
-    for fast_path in (True, False):
-        with monkeypatch.context() as patch:
-            if not fast_path:
-                patch.setattr(ilsvrc, "label_rows", lambda *args: None)
-            try:
-                outcomes.append(ilsvrc.read_truth_labels(truth).tolist())
-            except TruthError as exc:
-                outcomes.append((str(exc), exc.issues))
-    assert outcomes[0] == outcomes[1]
+    fast_truth, slow_truth = _both(monkeypatch, lambda: _truth(truth))
+    assert fast_truth == slow_truth
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -140,13 +147,12 @@ def test_scores_through_the_fast_path_are_the_row_readers(
     truth, submission = tmp_path / "truth.txt", tmp_path / "submission.txt"
     truth.write_text("".join(f"{int(v)}\n" for v in rng.integers(1, 1001, n)))
     submission.write_bytes(_file(rng, n, 5, damaged=seed % 2 == 1))
-    results = []
-    for fast_path in (True, False):
-        with monkeypatch.context() as patch:
-            if not fast_path:
-                patch.setattr(ilsvrc, "label_rows", lambda *args: None)
-            result = evaluate("ilsvrc2012-cls", truth, submission)
-            results.append((result.status, result.scores, result.errors, result.warnings))
+
+    def scored() -> tuple[object, ...]:
+        result = evaluate("ilsvrc2012-cls", truth, submission)
+        return result.status, result.scores, result.errors, result.warnings
+
+    results = _both(monkeypatch, scored)
     assert results[0] == results[1]
     if seed % 2 == 0:
         labels = np.loadtxt(truth, dtype=np.int64)
@@ -162,8 +168,8 @@ def test_trailing_line_feeds_past_the_line_limit_are_refused_as_before(
     """Three images, then more blank lines than a file for three images may hold: the same refusal either way."""
     path = tmp_path / "guesses.txt"
     path.write_bytes(b"1 2 3 4 5\n" * 3 + b"\n" * 1004)
-    (fast, fast_log), (slow, slow_log) = (_read(path, 3, True, monkeypatch), _read(path, 3, False, monkeypatch))
+    (fast, fast_log), (slow, slow_log) = _both(monkeypatch, lambda: _read(path, 3))
     assert fast is None and slow is None and fast_log.errors == slow_log.errors
     assert "lines" in fast_log.errors[0].message
     path.write_bytes(b"1 2 3 4 5\n" * 3 + b"\n" * 1003)  # 1,006 line feeds: the most a file for 3 images may hold
-    assert isinstance(_read(path, 3, True, monkeypatch)[0], ilsvrc.Guesses)
+    assert isinstance(_read(path, 3)[0], ilsvrc.Guesses)
