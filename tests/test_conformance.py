@@ -256,9 +256,10 @@ def test_ilsvrc_guesses_fast_path(seed: int, group: int, tmp_path: Path, monkeyp
         lines.append(" ".join(guesses))
     path = tmp_path / "guesses.txt"
     path.write_text("\n".join(lines) + "\n")
-    taken = _spy(monkeypatch, ilsvrc, "_full_lines")
+    taken = _spy(monkeypatch, ilsvrc, "_clean_labels" if group == 1 else "_full_lines")  # Task 1: from the bytes
     fast = ilsvrc.read_guesses(path, n, group, IssueLog())
     assert taken[0] is not None, "the input did not take the fast path"
+    monkeypatch.setattr(ilsvrc, "_clean_labels", lambda *args: None)
     monkeypatch.setattr(ilsvrc, "_full_lines", lambda *args: None)
     slow = ilsvrc.read_guesses(path, n, group, IssueLog())
     assert fast is not None and slow is not None

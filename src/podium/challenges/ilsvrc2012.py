@@ -131,8 +131,9 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         return None
 
     @abstractmethod
-    def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
-        """The error counts of ``guesses`` (Task 1: labels; Task 2: labels and boxes)."""
+    def _errors(self, item: Item, guesses: NDArray[np.float64], per_image: bool = True) -> ErrorCounts:
+        """The error counts of ``guesses`` (Task 1: labels; Task 2: labels and boxes), with each image's errors
+        unless ``per_image`` is false."""
 
     def evaluate_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
         counts = self._errors(item, item.guesses)
@@ -143,7 +144,7 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
 
     def score_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
         """The error counts alone: no row per image, no sums per class (50,000 images: 3x less CPU)."""
-        counts = self._errors(item, item.guesses)
+        counts = self._errors(item, item.guesses, per_image=False)
         return ItemResult(counts, details={"images": counts.images})
 
     def unit_columns(self, context: str) -> tuple[str, ...]:
@@ -232,8 +233,8 @@ class Ilsvrc2012Cls(_TopK):
     group = 1
     prefix = "error"
 
-    def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
-        return classification_errors(item.truth, guesses)
+    def _errors(self, item: Item, guesses: NDArray[np.float64], per_image: bool = True) -> ErrorCounts:
+        return classification_errors(item.truth, guesses, per_image)
 
     def finalize(
         self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog
@@ -285,9 +286,9 @@ class Ilsvrc2012Loc(_TopK):
             n,
         )
 
-    def _errors(self, item: Item, guesses: NDArray[np.float64]) -> ErrorCounts:
+    def _errors(self, item: Item, guesses: NDArray[np.float64], per_image: bool = True) -> ErrorCounts:
         assert item.boxes is not None
-        return localization_errors(item.truth, guesses, item.boxes, item.written.exact_corners)
+        return localization_errors(item.truth, guesses, item.boxes, item.written.exact_corners, per_image)
 
     def write_demo(self, folder: Path) -> Demo:
         from podium.synthetic.ilsvrc2012 import write_localization

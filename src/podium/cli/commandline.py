@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -249,6 +248,8 @@ def guarded(command: Callable[..., int]) -> Callable[..., None]:
                 display.stderr.print(f"[red]podium:[/red] {display.escape(missing)}", soft_wrap=True)
                 sys.exit(EXIT_USAGE)
             if debug:
+                import traceback
+
                 traceback.print_exc()
             message = str(exc).splitlines()[0] if str(exc) else ""
             display.stderr.print(

@@ -195,11 +195,11 @@ def _score(
     quiet: bool,
     checks_only: bool,
 ) -> int:
-    from podium.publish import display
+    from podium.publish.progress import DelayedProgress
     from podium.scoring.engine import default_workers, evaluate
 
     setup = _setup(challenge_id, truth, settings, contest_path, on, {})
-    progress = display.DelayedProgress("scoring" if not checks_only else "checking")
+    progress = DelayedProgress("scoring" if not checks_only else "checking")
     progress.enabled = progress.enabled and not quiet
     try:
         result = evaluate(
@@ -221,8 +221,10 @@ def _score(
 
 
 def _report(result: Result, json_path: str | None, quiet: bool, view: str = "full", checks_only: bool = False) -> None:
+    """The result document (``--json``), the table of scores and the problems; Rich draws only on a terminal
+    and for problems (:mod:`podium.publish.score_table` draws the table for a pipe or a file)."""
     from podium.challenges import get
-    from podium.publish import display
+    from podium.publish.score_table import print_plain, score_table
 
     public = view == PUBLIC
     if json_path == "-":
@@ -231,14 +233,19 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
         _write(Path(json_path), result.to_json(public) + "\n")
     if quiet:
         return
+    warnings = result.warnings if public else result.warnings + result.score_warnings
+    table = score_table(get(result.challenge), result, public) if json_path != "-" and result.scores else None
+    if table is not None and not warnings and not result.errors and print_plain(table):
+        return
+    from podium.publish import display
+
     console = display.stderr if json_path == "-" else display.stdout
-    if json_path != "-":
-        if result.scores:
-            console.print(display.scores_table(get(result.challenge), result, public))
-        else:
-            status = "valid" if checks_only and result.status != REJECTED else result.status
-            console.print(f"{result.challenge}: [bold]{status}[/bold]")
-    display.print_issues(console, "warning", result.warnings if public else result.warnings + result.score_warnings)
+    if table is not None:
+        console.print(display.rich_table(table))
+    elif json_path != "-":
+        status = "valid" if checks_only and result.status != REJECTED else result.status
+        console.print(f"{result.challenge}: [bold]{status}[/bold]")
+    display.print_issues(console, "warning", warnings)
     display.print_issues(console, "error", result.errors)
 
 

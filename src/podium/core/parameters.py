@@ -17,7 +17,6 @@ A parameter's ``role`` says what it is to a result's provenance:
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -146,6 +145,8 @@ def resolve(parameters: Iterable[Parameter], raw: Mapping[str, str]) -> dict[str
     for key, text in raw.items():
         if key not in by_name:
             known = ", ".join(by_name) or "none"
+            import difflib  # a mistyped parameter only
+
             hint = difflib.get_close_matches(key, by_name, n=1)
             did_you_mean = f"; did you mean {hint[0]}?" if hint else ""
             raise UsageError(f"unknown parameter {key!r} (parameters: {known}){did_you_mean}")

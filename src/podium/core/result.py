@@ -21,7 +21,6 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -218,4 +217,6 @@ def _jsonable(value: object) -> object:
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of result documents (draft 2020-12)."""
+    from importlib import resources  # tempfile, shutil and the archive modules: a command that prints scores needs none
+
     return json.loads(resources.files("podium").joinpath("schemas/result.schema.json").read_text(encoding="utf-8"))

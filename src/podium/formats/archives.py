@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -76,6 +74,8 @@ def unpack(upload: Path, name: str, target: Path, limits: ArchiveLimits) -> Path
     target.mkdir(parents=True)
     kind = kind_of(upload)
     if kind == "file":
+        import shutil  # shutil and tempfile: where a file is copied or unpacked, not in every scoring process
+
         destination = target / safe_filename(name)
         shutil.copyfile(upload, destination)
         return destination
@@ -127,6 +127,8 @@ def opened(submission: Path, limits: ArchiveLimits = ArchiveLimits()) -> Iterato
     if submission.is_symlink() or not submission.is_file() or kind_of(submission) == "file":
         yield Opened(submission)
         return
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="podium-archive-") as folder:
         root = Path(folder) / "files"
         problem = None

@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,8 @@ from podium.core.errors import TruthError
 from podium.core.issues import Issue, IssueLog, plural
 from podium.formats.files import FileProblem, read_bytes
 from podium.formats.folders import list_folder
-from podium.formats.text import DECIMAL, TRUSTED, TextLimits, numeric_rows, read_text
+from podium.formats.label_rows import label_rows
+from podium.formats.text import DECIMAL, TRUSTED, TextLimits, numeric_rows, read_text, text_of
 from podium.metrics.imagenet import Corner, TruthBox
 
 MAX_GUESSES = 5
@@ -66,24 +68,21 @@ def read_meta(path: Path) -> Synsets:
     return Synsets(pairs)
 
 
-def _text_lines(path: Path, limits: TextLimits) -> list[str]:
-    """The lines of a text file without trailing blank lines; :class:`FileProblem` if it is not text."""
-    lines = read_text(path, limits).splitlines()
+def _split(text: str) -> list[str]:
+    """The lines of a text without trailing blank lines."""
+    lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
 
 
-def _lines(path: Path, what: str) -> list[str]:
-    try:
-        return _text_lines(path, TRUSTED)
-    except FileProblem as exc:
-        raise TruthError(f"{what} {path} {exc}", [Issue("truth_text", str(exc), str(path), exc.line)]) from None
+def _truth_error(path: Path, problem: FileProblem) -> TruthError:
+    return TruthError(f"truth {path} {problem}", [Issue("truth_text", str(problem), str(path), problem.line)])
 
 
 def _submission_lines(path: Path, limits: TextLimits, log: IssueLog) -> list[str] | None:
     try:
-        return _text_lines(path, limits)
+        return _split(read_text(path, limits))
     except FileProblem as exc:
         log.error("unreadable", str(exc), path, exc.line)
         return None
@@ -106,14 +105,24 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
 
     As in the kit, a 0 is padding of a multi-label line, not a label: it is dropped.
     A label outside 1..1000 is kept: it can never be guessed (:func:`warn_labels_outside`).
-    The kit's files (one label per line) are parsed at C speed, anything else line by line.
+    The kit's files (one label per line) are parsed from their bytes at C speed
+    (:func:`~podium.formats.label_rows.label_rows`), anything else line by line.
     """
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file")
-    lines = _lines(path, "truth")
-    matrix = numeric_rows(lines, np.int64)
-    if matrix is None or matrix.shape[1] != 1 or not ((matrix > 0) & (matrix < LIMIT)).all():
-        matrix = _padded(_labels_by_line(lines, path))
+    try:
+        data = read_bytes(path, TRUSTED.max_bytes)
+        labels = label_rows(data, 1)
+        if labels is not None and labels.all():  # no 0, the kit's padding of a line with more labels
+            matrix: NDArray[np.int64] = labels.astype(np.int64)
+        else:
+            lines = _split(text_of(data, TRUSTED))
+            rows = numeric_rows(lines, np.int64)
+            if rows is None or rows.shape[1] != 1 or not ((rows > 0) & (rows < LIMIT)).all():
+                rows = _padded(_labels_by_line(lines, path))
+            matrix = rows
+    except FileProblem as exc:
+        raise _truth_error(path, exc) from None
     matrix.flags.writeable = False  # shared by every evaluation of the process (podium.formats.truth_cache)
     return matrix
 
@@ -164,10 +173,16 @@ def warn_labels_outside(labels: NDArray[np.int64], path: Path, log: IssueLog) ->
 
 @dataclass(frozen=True)
 class Guesses:
-    """A submission's guesses: (images, 5, group) padded with NaN, and its lines as written."""
+    """A submission's guesses: (images, 5, group) padded with NaN, and its lines as written
+    (``written``: the lines, or the file's ASCII bytes they are split from when first asked for)."""
 
     values: NDArray[np.float64]
-    lines: list[str]
+    written: list[str] | bytes
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The lines as written, without trailing blank lines."""
+        return self.written if isinstance(self.written, list) else _split(self.written.decode("utf-8-sig"))
 
     def exact_corners(self, image: int, guess: int) -> list[Fraction]:
         """The box of guess ``guess`` of ``image`` as written, in exact rational numbers."""
@@ -185,8 +200,15 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
     ``group`` is 1 (labels) or 5 (label and box corners). Lines past the fifth
     guess are cut, with one warning that counts them.
     """
-    lines = _submission_lines(path, submission_limits(n_images, 64 * group, "image"), log)
-    if lines is None:
+    limits = submission_limits(n_images, 64 * group, "image")
+    try:
+        data = read_bytes(path, limits.max_bytes, limits.needs)
+        clean = _clean_labels(data, n_images, limits) if group == 1 else None
+        if clean is not None:
+            return Guesses(clean, data)
+        lines = _split(text_of(data, limits))
+    except FileProblem as exc:
+        log.error("unreadable", str(exc), path, exc.line)
         return None
     errors_before = log.error_count
     if len(lines) != n_images:
@@ -239,6 +261,20 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
             first,
         )
     return Guesses(guesses, lines) if log.error_count == errors_before else None
+
+
+def _clean_labels(data: bytes, n_images: int, limits: TextLimits) -> NDArray[np.float64] | None:
+    """Task 1's common case, parsed from the bytes: a line of five labels in 1..1000 for each image; else ``None``."""
+    labels = label_rows(data, MAX_GUESSES)
+    if (
+        labels is None
+        or len(labels) != n_images
+        or (limits.max_lines is not None and data.endswith(b"\n" * (limits.max_lines - n_images + 2)))  # so many
+        # trailing line feeds that the file has more lines than allowed
+        or not (labels.all() and int(labels.max()) <= N_CLASSES)
+    ):
+        return None
+    return labels.astype(np.float64)[:, :, None]
 
 
 def _full_lines(lines: list[str], group: int) -> NDArray[np.float64] | None:

@@ -54,7 +54,11 @@ TRUSTED = TextLimits(max_bytes=TRUSTED_MAX_BYTES, max_lines=None)
 
 def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
     """The file as text, within ``limits``; :class:`FileProblem` with a plain reason otherwise."""
-    data = read_bytes(path, limits.max_bytes, limits.needs)
+    return text_of(read_bytes(path, limits.max_bytes, limits.needs), limits)
+
+
+def text_of(data: bytes, limits: TextLimits = TextLimits()) -> str:
+    """The bytes of a file as text, within ``limits`` but for its byte count (:func:`read_text`'s checks after reading)."""
     newlines = data.count(b"\n") if limits.max_lines is not None else 0
     if limits.max_lines is not None and newlines > limits.max_lines:
         raise FileProblem(f"has {newlines + 1:,} lines; {at_most(limits.needs)} {limits.max_lines:,}")

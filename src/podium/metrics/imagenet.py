@@ -49,16 +49,24 @@ class ErrorCounts(Statistics):
     )  # (images, K) errors
 
     @classmethod
-    def of(cls, found: NDArray[np.bool_], valid: NDArray[np.bool_]) -> ErrorCounts:
-        """From ``found[i, k, K-1]`` (truth label k of image i found within K guesses)."""
+    def of(cls, found: NDArray[np.bool_], valid: NDArray[np.bool_], per_image: bool = True) -> ErrorCounts:
+        """From ``found[i, k, K-1]`` (truth label k of image i found within K guesses); ``per_image=False``
+        leaves the (images, K) errors out (a table of scores needs only the counts)."""
+        if (
+            len(found) and valid.shape[1] == 1 and valid.all()
+        ):  # the kit's truth, one label per image: no mask, no counts to copy
+            missed_by_k = len(found) - found.sum(axis=(0, 1))
+            errors = (~found[:, 0, :]).astype(np.float64) if per_image else np.zeros((0, K))
+            return cls(len(found), {1: tuple(int(v) for v in missed_by_k)}, errors)
         n_labels = valid.sum(axis=1)
         missed = (~found & valid[:, :, None]).sum(axis=1)  # (images, K)
         present = np.flatnonzero(np.bincount(n_labels))  # np.unique would import numpy.ma, 15 ms of a new process
         misses = {
             int(n): tuple(int(v) for v in (missed if present.size == 1 else missed[n_labels == n]).sum(axis=0))
             for n in present
-        }  # one count of labels (the kit's single-label truth): no mask to copy
-        return cls(len(found), misses, missed / np.maximum(n_labels, 1)[:, None])
+        }
+        errors = missed / np.maximum(n_labels, 1)[:, None] if per_image else np.zeros((0, K))
+        return cls(len(found), misses, errors)
 
     def error(self, k: int) -> float:
         """Mean per-image error with ``k`` guesses (0 for no image)."""
@@ -67,24 +75,29 @@ class ErrorCounts(Statistics):
         return float(sum(Fraction(values[k - 1], n) for n, values in self.misses.items()) / self.images)
 
 
-def _found(truth: NDArray[np.int64], right: NDArray[np.bool_], labels: NDArray[np.int64]) -> NDArray[np.bool_]:
-    """``found[i, k, K-1]``: truth label k of image i has a right guess among the first K."""
-    hit = (truth[:, :, None] == labels[:, None, :]) & right[:, None, :]
+def _found(truth: NDArray[np.int64], right: NDArray[np.bool_] | None, labels: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """``found[i, k, K-1]``: truth label k of image i has a right guess among the first K (``right`` None: every guess
+    whose label is right)."""
+    hit = truth[:, :, None] == labels[:, None, :]
+    if right is not None:
+        hit &= right[:, None, :]
     return np.logical_or.accumulate(hit, axis=2)
 
 
 def guess_labels(guesses: NDArray[np.float64], n_classes: int = 1000) -> NDArray[np.int64]:
     """Guess labels as integers; missing guesses and labels outside 1..n_classes never match."""
-    labels = np.nan_to_num(guesses[..., 0], nan=_NEVER_GUESS).astype(np.int64)
-    labels[(labels < 1) | (labels > n_classes)] = _NEVER_GUESS
-    return labels
+    labels = guesses[..., 0]
+    inside = (labels >= 1) & (labels <= n_classes)  # NaN is neither
+    return (labels if inside.all() else np.where(inside, labels, _NEVER_GUESS)).astype(np.int64)
 
 
-def classification_errors(truth: NDArray[np.int64], guesses: NDArray[np.float64]) -> ErrorCounts:
-    """``truth``: (images, labels) padded with -1; ``guesses``: (images, 5, ≥1), label first, NaN = none."""
+def classification_errors(
+    truth: NDArray[np.int64], guesses: NDArray[np.float64], per_image: bool = True
+) -> ErrorCounts:
+    """``truth``: (images, labels) padded with -1; ``guesses``: (images, 5, ≥1), label first, NaN = none;
+    ``per_image=False``: the counts alone (:meth:`ErrorCounts.of`)."""
     truth = np.where(truth < 0, _NEVER_TRUTH, truth)
-    labels = guess_labels(guesses)
-    return ErrorCounts.of(_found(truth, np.ones(labels.shape, bool), labels), truth != _NEVER_TRUTH)
+    return ErrorCounts.of(_found(truth, None, guess_labels(guesses)), truth != _NEVER_TRUTH, per_image)
 
 
 def localization_errors(
@@ -92,6 +105,7 @@ def localization_errors(
     guesses: NDArray[np.float64],
     boxes: list[list[TruthBox]],
     exact_corners: ExactCorners | None = None,
+    per_image: bool = True,
 ) -> ErrorCounts:
     """Like :func:`classification_errors`; a guess must also localize (IoU >= 0.5, +1 convention).
 
@@ -101,7 +115,7 @@ def localization_errors(
     truth = np.where(truth < 0, _NEVER_TRUTH, truth)
     labels = guess_labels(guesses)
     right = localized(labels, guesses[..., 1:5], boxes, exact_corners)
-    return ErrorCounts.of(_found(truth, right, labels), truth != _NEVER_TRUTH)
+    return ErrorCounts.of(_found(truth, right, labels), truth != _NEVER_TRUTH, per_image)
 
 
 def localized(

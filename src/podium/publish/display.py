@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,48 +12,27 @@ from rich.markup import escape as escape  # re-exported: the commands escape wit
 from rich.measure import Measurement
 from rich.table import Table
 
-from podium.core.labels import PUBLIC
 from podium.publish.listing import direction
+from podium.publish.score_table import ScoreTable, number_text
 
 if TYPE_CHECKING:  # this module stays light (no NumPy): podium challenges and the commands' errors print through it
-    from rich.progress import Progress
-
     from podium.challenges.base import Challenge, ScoreSpec
     from podium.challenges.catalog import Entry
     from podium.core.issues import Issue
-    from podium.core.result import Result
     from podium.ranking.ranks import Team
 
 stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
 
 
-def scores_table(challenge: Challenge, result: Result, public: bool = False) -> Table:
-    """The scores, a column per split and one for the whole test set; ``public``: the public split's only."""
-    table = Table(title=f"{challenge.id}: {result.status}", title_justify="left")
-    table.add_column("score")
-    public = public and result.splits is not None  # without a split, everything is public
-    ordered = sorted((result.splits or {}).items(), key=lambda item: item[0] != PUBLIC)  # public first
-    splits = {name: split.scores for name, split in ordered if not public or name == PUBLIC}
-    columns = splits if public else {**splits, ("whole" if splits else "value"): result.scores}
-    for name in columns:
-        table.add_column(escape(name), justify="right")
-    table.add_column("better")
-    for name in result.scores:
-        try:
-            better = direction(challenge.score_spec(name).higher_is_better)
-        except KeyError:
-            better = ""
-        table.add_row(escape(name), *(_number(scores.get(name)) for scores in columns.values()), better)
+def rich_table(scores: ScoreTable) -> Table:
+    """A table of scores (:func:`podium.publish.score_table.score_table`) as Rich draws it on a terminal."""
+    table = Table(title=scores.title, title_justify="left")
+    for header, right in zip(scores.headers, scores.right):
+        table.add_column(escape(header), justify="right" if right else "left")
+    for row in scores.rows:
+        table.add_row(*(escape(cell) for cell in row))
     return table
-
-
-def _number(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return f"{value:.6f}"
-    return str(value)
 
 
 def command_name() -> str:
@@ -112,18 +90,18 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
             table.add_column(name, justify="right")
     for team in teams:
         cells = [
-            f"{_number(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})"
+            f"{number_text(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})"
             for c in criteria
         ]
         if rank_sum:
-            cells.append(_number(team.rank_sum))
+            cells.append(number_text(team.rank_sum))
         if bootstrapped:
             c = team.confidence
             cells += (
                 ["", "", ""]
                 if c is None
                 else [
-                    f"{_number(c.score.low)}–{_number(c.score.high)}",
+                    f"{number_text(c.score.low)}–{number_text(c.score.high)}",
                     f"{c.rank.low}–{c.rank.high}",
                     f"{c.first:.1%}",
                 ]
@@ -252,50 +230,3 @@ def _table_line(name: str, table: dict[str, Any], skip_defaults: bool = False) -
     return f"{name}: " + ", ".join(
         f"{k}={'default' if v is None else v}" for k, v in table.items() if not (skip_defaults and v is None)
     )
-
-
-class DelayedProgress:
-    """A progress bar on stderr that appears only once a run has lasted ``delay`` seconds.
-
-    Nothing is drawn when stderr is not a terminal.
-    """
-
-    def __init__(self, label: str, delay: float = 1.0) -> None:
-        self.label = label
-        self.delay = delay
-        self.start = time.monotonic()
-        self.enabled = sys.stderr.isatty()
-        self.bar: Progress | None = None
-        self.task: Any = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if self.bar is None:
-            if time.monotonic() - self.start < self.delay or done >= total:
-                return
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=stderr,
-                transient=True,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
