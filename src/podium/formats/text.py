@@ -54,11 +54,22 @@ TRUSTED = TextLimits(max_bytes=TRUSTED_MAX_BYTES, max_lines=None)
 
 def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
     """The file as text, within ``limits``; :class:`FileProblem` with a plain reason otherwise."""
+    return decode_text(read_text_bytes(path, limits))
+
+
+def read_text_bytes(path: Path, limits: TextLimits) -> bytes:
+    """The file's bytes within ``limits`` (its size, lines and line lengths), not decoded yet: a
+    reader that hands clean bytes to a library decodes (:func:`decode_text`) only what it does not."""
     data = read_bytes(path, limits.max_bytes, limits.needs)
     newlines = data.count(b"\n") if limits.max_lines is not None else 0
     if limits.max_lines is not None and newlines > limits.max_lines:
         raise FileProblem(f"has {newlines + 1:,} lines; {at_most(limits.needs)} {limits.max_lines:,}")
     _check_line_lengths(data, limits.max_line)
+    return data
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text (a BOM dropped) without NUL bytes; :class:`FileProblem` naming the line otherwise."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
