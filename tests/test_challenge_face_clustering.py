@@ -393,21 +393,6 @@ def test_bad_settings_exit_2(rules, settings: list[str], fragment: str) -> None:
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_unpadding_takes_a_shortcut_that_changes_nothing(seed: int) -> None:
-    """The rules' ``name, 5`` is unpadded by a plain replace; any padding gives what the one regular expression gives."""
-    from podium.formats.clustering_csv import _PADDING, _unpad
-
-    rng = np.random.default_rng(seed)
-    pads = ["", " ", "  ", "\t", " \t"] if seed % 2 else ["", " "]
-    lines = [
-        f"{rng.choice(pads)}face {i}{rng.choice(pads)},{rng.choice(pads)}{rng.integers(1, 9)}{rng.choice(pads)}"
-        for i in range(30)
-    ]
-    body = "\n".join(lines) + "\n"
-    assert _unpad(body) == _PADDING.sub(r"\1", body).strip(" \t")
-
-
-@pytest.mark.parametrize("seed", range(20))
 def test_stems_cut_every_names_last_extension(seed: int) -> None:
     """The one-replace path of TruthTable.stems gives what cutting each name at its last dot gives."""
     rng = np.random.default_rng(seed)

@@ -302,10 +302,11 @@ def test_clustering_csv_fast_path(seed: int, tmp_path: Path, monkeypatch: pytest
     clusters = np.unique(rng.integers(0, 9, len(names)), return_inverse=True)[1] + 1  # numbers 1..K, each used
     path = tmp_path / "team.csv"
     path.write_text("".join(f"{name},{' ' * int(rng.integers(0, 2))}{c}\n" for name, c in zip(names, clusters)))
-    taken = _spy(monkeypatch, clustering_csv, "_one_comma_each")
+    monkeypatch.setattr(clustering_csv, "ARROW_BYTES", 0)  # pyarrow at any size
+    taken = _spy(monkeypatch, clustering_csv, "_read_clean")
     fast = clustering_csv.read_submission(path, truth, "ignore", IssueLog())
-    assert taken == [True], "the input did not take the fast path"
-    monkeypatch.setattr(clustering_csv, "_one_comma_each", lambda *args: False)  # rows through the csv module
+    assert taken and taken[0] is not None, "the input did not take the fast path"
+    monkeypatch.setattr(clustering_csv, "_read_clean", lambda *args: None)  # rows through the csv module
     slow = clustering_csv.read_submission(path, truth, "ignore", IssueLog())
     assert fast is not None and slow is not None
     np.testing.assert_array_equal(fast, slow)

@@ -8,6 +8,11 @@ one row per image, rows in ascending order of the image names, clusters
 numbered 1..K with every number used (``I1, 2``). The name may be written with
 or without its extension when that is unambiguous. A UTF-8 BOM, CRLF line ends,
 spaces around values, blank lines and quoted fields are tolerated.
+
+A clean file of at least :data:`ARROW_BYTES` (two fields on every line, no quote, no blank line)
+is read by pyarrow's CSV reader (:mod:`podium.formats.arrow_tables`); any other file by the
+``csv`` module row by row, which names every problem with its line. Both give the same rows
+(tests/test_arrow_tables.py).
 """
 
 from __future__ import annotations
@@ -20,14 +25,19 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress, count, pairwise, repeat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from podium.core.errors import TruthError
 from podium.core.issues import Issue, IssueLog, plural, summarize_names
+from podium.formats.arrow_tables import clean_columns, filled, numbers, string_array
 from podium.formats.files import FileProblem
-from podium.formats.text import TRUSTED, TextLimits, numeric_rows, read_text
+from podium.formats.text import TRUSTED, TextLimits, decode_text, numeric_rows, read_text_bytes
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 HEADER_NAMES = {"image", "images", "file", "filename", "file_name", "name", "img", "image_name"}
 HEADER_LABELS = {"identity", "id", "label", "person", "class", "name"}
@@ -35,7 +45,7 @@ HEADER_CLUSTERS = {"cluster", "clusters", "cluster_id", "cluster_number", "label
 POSITIVE_INTEGER = re.compile(r"0*[1-9][0-9]{0,17}")
 
 INTEGRAL_FLOAT = re.compile(r"[+]?[0-9]+\.0*")
-_PADDING = re.compile(r"[ \t]*([,\n])[ \t]*")
+ARROW_BYTES = 3 << 18  # 768 KiB, ~28,000 rows: below it the row reader beats importing pyarrow (measured)
 _DIGIT_RUNS = re.compile(r"([0-9]+)")
 
 
@@ -46,6 +56,7 @@ class TruthTable:
     path: Path
     names: list[str]
     identity: NDArray[np.int64]  # code per image
+    arrow_names: pa.Array | None = None  # the names as pyarrow read them (a clean truth)
 
     @cached_property
     def index_of(self) -> dict[str, int]:
@@ -55,7 +66,7 @@ class TruthTable:
     @cached_property
     def ascending(self) -> bool:
         """Whether the truth lists the images in ascending name order."""
-        return _ascending(self.names)
+        return (self.arrow_names is not None and _arrow_ascending(self.arrow_names)) or _ascending(self.names)
 
     @cached_property
     def stems(self) -> list[str]:
@@ -69,15 +80,44 @@ class TruthTable:
         >>> TruthTable(Path("t.csv"), ["a.jpg", "b.jpg.jpg", "c.png", "d"], np.zeros(4, np.int64)).stems
         ['a', 'b.jpg', 'c', 'd']
         """
+        if self._extension:
+            joined = "\n".join(self.names) + "\n"
+            return joined.replace(self._extension + "\n", "\n")[:-1].split("\n")  # a name has no line break
+        return [name.rpartition(".")[0] or name for name in self.names]
+
+    @cached_property
+    def _extension(self) -> str:
+        """The extension every name ends with, that none is alone (the first name's), or ``""``."""
         names = self.names
         extension = "." + names[0].rpartition(".")[2] if names and "." in names[0].lstrip(".") else ""
         joined = "\n".join(names) + "\n"
         alone = (
             joined.startswith(extension + "\n") or "\n" + extension + "\n" in joined
         )  # a name that is only the extension
-        if extension and joined.count(extension + "\n") == len(names) and not alone:
-            return joined.replace(extension + "\n", "\n")[:-1].split("\n")  # a name has no line break
-        return [name.rpartition(".")[0] or name for name in names]
+        return extension if extension and joined.count(extension + "\n") == len(names) and not alone else ""
+
+    @cached_property
+    def column(self) -> pa.Array:
+        """The names as a pyarrow string array (for a submission pyarrow read)."""
+        return string_array(self.names) if self.arrow_names is None else self.arrow_names
+
+    @cached_property
+    def stem_column(self) -> pa.Array:
+        """:attr:`stems` as a pyarrow string array; the common extension cut in C++."""
+        import pyarrow.compute as pc
+
+        if self._extension:
+            return pc.utf8_slice_codeunits(self.column, 0, -len(self._extension))
+        return string_array(self.stems)
+
+    @cached_property
+    def name_bytes(self) -> int:
+        """The names' length in UTF-8 bytes, in all."""
+        if self.arrow_names is not None:
+            import pyarrow.compute as pc
+
+            return int(pc.sum(pc.binary_length(self.arrow_names), min_count=0).as_py())
+        return sum(map(len, map(str.encode, self.names)))
 
     @cached_property
     def ambiguous_stems(self) -> frozenset[str]:
@@ -104,18 +144,19 @@ class Rows:
     """The non-blank rows of a CSV file: line numbers, and fields or the two columns."""
 
     lines: Sequence[int]
-    fields: list[list[str]]  # leading spaces removed; empty when ``two`` was split directly
+    fields: list[list[str]]  # leading spaces removed; empty when the file was read by pyarrow
     two: tuple[list[str], list[str]] | None = None  # the columns, stripped, when every row has two fields
+    arrow: tuple[pa.Array, pa.Array] | None = None  # the two columns, stripped, as pyarrow read them
 
     def drop_header(self, labels: set[str]) -> int | None:
         """Remove a header row like ``image,identity``; its line number, if there was one."""
         if not self.lines:
             return None
-        first = [self.two[0][0], self.two[1][0]] if self.two else self.fields[0]
+        first = [self.arrow[0][0].as_py(), self.arrow[1][0].as_py()] if self.arrow else self.fields[0]
         if not _is_header(first, labels):
             return None
-        if self.two:
-            self.two = (self.two[0][1:], self.two[1][1:])
+        if self.arrow:
+            self.arrow = (self.arrow[0][1:], self.arrow[1][1:])
         else:
             del self.fields[0]
         header, self.lines = self.lines[0], self.lines[1:]
@@ -123,13 +164,17 @@ class Rows:
 
     def columns(self) -> tuple[list[str], list[str]] | None:
         """The two columns, stripped, if every row has exactly two fields."""
-        if self.two is None and all(len(f) == 2 for f in self.fields):
+        if self.two is None and self.arrow is not None:
+            self.two = self.arrow[0].to_pylist(), self.arrow[1].to_pylist()
+        elif self.two is None and all(len(f) == 2 for f in self.fields):
             first, second = zip(*self.fields) if self.fields else ((), ())
             self.two = [x.strip() for x in first], [x.strip() for x in second]
         return self.two
 
     def field_lists(self) -> list[list[str]]:
         """Every row's fields, stripped."""
+        if self.arrow is not None:
+            self.columns()
         if self.two is not None:
             return [[a, b] for a, b in zip(*self.two)]
         return [[f.strip() for f in fields] for fields in self.fields]
@@ -138,21 +183,13 @@ class Rows:
 def _read_rows(path: Path, header_labels: set[str], limits: TextLimits) -> tuple[Rows, int | None]:
     """The rows of a CSV file without its header row, and the header's line number if it had one.
 
-    Clean files (every line ``name,value``, no quotes, no blank lines) are split
-    in one pass; anything else goes through the ``csv`` module.
+    A clean file of :data:`ARROW_BYTES` or more is read by pyarrow (:func:`_read_clean`); any
+    other file goes through the ``csv`` module line by line.
     """
-    text = read_text(path, limits)
-    body = text.replace("\r\n", "\n") if "\r" in text else text
-    lines = body.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the final newline
-    if '"' not in body and "\r" not in body and _one_comma_each(lines):
-        parts = _unpad(body).replace("\n", ",").split(",")
-        if parts[-1] == "" and len(parts) == 2 * len(lines) + 1:
-            parts.pop()
-        rows = Rows(range(1, len(lines) + 1), [], (parts[0::2], parts[1::2]))
-    else:
-        every = text.splitlines()
+    data = read_text_bytes(path, limits)
+    rows = _read_clean(data) if len(data) >= ARROW_BYTES else None
+    if rows is None:
+        every = decode_text(data).splitlines()
         filled = list(compress(range(1, len(every) + 1), every))  # empty lines dropped in C: a truth may hold millions
         fields = list(csv.reader(filter(None, every), skipinitialspace=True))  # one row per line
         kept = [k for k, f in enumerate(fields) if f and f != [""]]
@@ -160,23 +197,17 @@ def _read_rows(path: Path, header_labels: set[str], limits: TextLimits) -> tuple
     return rows, rows.drop_header(header_labels)
 
 
-def _one_comma_each(lines: list[str]) -> bool:
-    counts = list(map(str.count, lines, repeat(",")))
-    return counts.count(1) == len(counts)
+def _read_clean(data: bytes) -> Rows | None:
+    """The rows of a file whose every line is two fields without quotes (no blank line), read by
+    pyarrow and stripped as ``str.strip`` strips them (no other whitespace is left in a clean
+    file); ``None`` for any other file."""
+    columns = clean_columns(data.removeprefix(b"\xef\xbb\xbf"), ",", 2, unicode=True)
+    if columns is None:
+        return None
+    import pyarrow.compute as pc
 
-
-def _unpad(body: str) -> str:
-    """Spaces and tabs around the fields of comma-separated lines removed (names keep inner spaces).
-
-    The rules' own form, ``face_0000001, 5``, takes one ``str.replace``; any other padding
-    then goes through one regular-expression pass (linear in the text, 5x slower).
-    """
-    if " " not in body and "\t" not in body:
-        return body
-    body = body.replace(", ", ",")
-    if "\t" in body or " ," in body or ", " in body or " \n" in body or "\n " in body:
-        body = _PADDING.sub(r"\1", body)
-    return body.strip(" \t")
+    first, second = (pc.utf8_trim(column, " \t") for column in columns)
+    return Rows(range(1, len(first) + 1), [], arrow=(first, second))
 
 
 def _is_header(fields: list[str], labels: set[str]) -> bool:
@@ -191,6 +222,9 @@ def read_truth(path: Path) -> TruthTable:
         rows, _ = _read_rows(path, HEADER_LABELS, TRUSTED)
     except FileProblem as exc:
         raise TruthError(f"truth {path} {exc}", [Issue("truth_text", str(exc), str(path), exc.line)]) from None
+    clean = None if rows.arrow is None else _clean_truth(path, *rows.arrow)
+    if clean is not None:
+        return clean
     columns = rows.columns()
     problems: list[Issue] = []
     if columns is None or not all(columns[0]) or not all(columns[1]) or not _distinct(columns[0]):
@@ -204,55 +238,45 @@ def read_truth(path: Path) -> TruthTable:
     return TruthTable(path, names, first_rows(labels))
 
 
+def _clean_truth(path: Path, names: pa.Array, labels: pa.Array) -> TruthTable | None:
+    """The truth from the columns pyarrow read, if it has no problem: no empty field, distinct
+    names (ascending, the usual case, or else counted), at least one image; else ``None``."""
+    import pyarrow.compute as pc
+
+    if not len(names) or not pc.all(pc.and_(filled(names), filled(labels))).as_py():
+        return None
+    if not (_arrow_ascending(names) or pc.count_distinct(names).as_py() == len(names)):
+        return None
+    return TruthTable(path, names.to_pylist(), _first_rows_arrow(labels), names)
+
+
+def _arrow_ascending(names: pa.Array) -> bool:
+    """Whether the strings are strictly ascending (in bytes, which is code point order in UTF-8)."""
+    import pyarrow.compute as pc
+
+    return len(names) < 2 or bool(pc.all(pc.less(names[:-1], names[1:])).as_py())
+
+
 def first_rows(labels: list[str]) -> NDArray[np.int64]:
     """For each row, the first row with the same label: identities coded by their first image.
-
-    Labels that are all one prefix (the first label's, up to its final digits) then an integer
-    written the one way (digits without a leading zero), such as ``person_47318``, are equal
-    exactly when their integers are: those are read by NumPy's integer reader and grouped by
-    :func:`numpy.unique` (2.5x a dictionary on 1M rows). Any other labels are coded by a dictionary.
 
     >>> first_rows(["7", "3", "7", "0", "12"]).tolist(), first_rows(["p7", "p3", "p7"]).tolist(), first_rows(["7", "07", "7"]).tolist()
     ([0, 1, 0, 3, 4], [0, 1, 0], [0, 1, 0])
     """
-    numbers = _without_prefix(labels)
-    digits = "".join(numbers) if numbers else ""
-    if numbers and digits.isascii() and digits.isdigit():
-        values = numeric_rows(numbers, np.int64)
-        if values is not None and _digit_count(values[:, 0]) == len(digits):  # and none has a leading zero
-            _, first, inverse = np.unique(values[:, 0], return_index=True, return_inverse=True)
-            return first[inverse]
     code_of: dict[str, int] = {}  # label -> the row of its first image
     return np.fromiter(map(code_of.setdefault, labels, count()), dtype=np.int64, count=len(labels))
 
 
-def _without_prefix(labels: list[str]) -> list[str] | None:
-    """The labels less the first label's prefix (all of it up to its final digits) when every label
-    starts with it; ``None`` when one does not.
+def _first_rows_arrow(labels: pa.Array) -> NDArray[np.int64]:
+    """:func:`first_rows` of a pyarrow column, the labels grouped in C++: a dictionary encoding
+    numbers labels in order of first appearance, so label ``k``'s first row is where the running
+    maximum of the numbers first reaches ``k``."""
+    import pyarrow.compute as pc
 
-    >>> _without_prefix(["p_12", "p_3"]), _without_prefix(["12", "3"]), _without_prefix(["p_12", "q_3"]), _without_prefix(["p1", "5\\np2"])
-    (['12', '3'], ['12', '3'], None, None)
-    """
-    prefix = labels[0].rstrip("0123456789") if labels else ""
-    if not prefix:
-        return labels
-    joined = "\n" + "\n".join(labels)
-    if joined.count("\n" + prefix) != len(labels):
-        return None
-    numbers = joined.replace("\n" + prefix, "\n")[1:].split("\n")
-    return numbers if len(numbers) == len(labels) else None  # a label that held a line break split in two
-
-
-_POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)
-
-
-def _digit_count(values: NDArray[np.int64]) -> int:
-    """How many digits the non-negative ``values`` have in all, written without leading zeros.
-
-    >>> _digit_count(np.array([0, 9, 10, 999, 10**18]))  # 1 + 1 + 2 + 3 + 19
-    26
-    """
-    return int(np.maximum(np.searchsorted(_POWERS_OF_TEN, values, side="right"), 1).sum())
+    codes = numbers(pc.dictionary_encode(labels).indices).astype(np.int64)
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+    rows: NDArray[np.int64] = first[codes]
+    return rows
 
 
 def _distinct(names: list[str]) -> bool:
@@ -318,12 +342,15 @@ def submission_limits(truth: TruthTable) -> TextLimits:
     """What a submission for ``truth`` can need: every name twice over (quoted, padded), a
     cluster number and line end per row, blank lines, and 1 MiB to spare."""
     n = len(truth.names)
-    name_bytes = sum(map(len, map(str.encode, truth.names)))
-    return TextLimits(max_bytes=2 * name_bytes + 48 * n + (1 << 20), max_lines=2 * n + 1000, needs=plural(n, "image"))
+    return TextLimits(
+        max_bytes=2 * truth.name_bytes + 48 * n + (1 << 20), max_lines=2 * n + 1000, needs=plural(n, "image")
+    )
 
 
 def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
     """Truth row and cluster of every row, if every row is well formed; ``None`` otherwise."""
+    if rows.arrow is not None:
+        return _parse_arrow_rows(rows.arrow, truth)
     columns = rows.columns()
     if columns is None:
         return None
@@ -338,6 +365,32 @@ def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64],
         return None
     if names == truth.names or names == truth.stems:  # the truth's own order: nothing to look up
         return np.arange(len(names), dtype=np.int64), cluster
+    index = _truth_rows(names, truth)
+    return None if index is None else (index, cluster)
+
+
+def _parse_arrow_rows(
+    columns: tuple[pa.Array, pa.Array], truth: TruthTable
+) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """:func:`_parse_clean_rows` of the columns pyarrow read: the numbers checked and read in C++,
+    and the names compared with the truth's as whole buffers."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names, values = columns
+    if not pc.all(pc.match_substring_regex(values, "^[0-9]{1,18}$"), min_count=0).as_py():
+        return None
+    cluster = numbers(pc.cast(values, pa.int64()))
+    if cluster.size and cluster.min() < 1:
+        return None
+    if names.equals(truth.column) or names.equals(truth.stem_column):  # the truth's own order
+        return np.arange(len(names), dtype=np.int64), cluster
+    index = _truth_rows(names.to_pylist(), truth)
+    return None if index is None else (index, cluster)
+
+
+def _truth_rows(names: list[str], truth: TruthTable) -> NDArray[np.int64] | None:
+    """The truth row of every name, written with its extension or without; ``None`` if one is unknown."""
     # Names are written with their extension or without it: try the way the first row is written.
     lookup = truth.index_of if not names or names[0] in truth.index_of else truth.index_of_stem
     index = list(map(lookup.get, names, repeat(-1)))
@@ -345,7 +398,7 @@ def _parse_clean_rows(rows: Rows, truth: TruthTable) -> tuple[NDArray[np.int64],
         index = [i if i >= 0 else truth.index_of.get(n, truth.index_of_stem.get(n, -1)) for i, n in zip(index, names)]
         if -1 in index:
             return None
-    return np.array(index, dtype=np.int64), cluster
+    return np.array(index, dtype=np.int64)
 
 
 def _diagnose_rows(

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from podium.accel.jit import kernels_loaded
 from podium.core.issues import IssueLog, plural
-from podium.formats.arrow_tables import DECIMAL_RE2, clean_columns, strings
+from podium.formats.arrow_tables import DECIMAL_RE2, clean_columns, filled, numbers, string_array, strings
 from podium.formats.files import FileProblem
 from podium.formats.text import DECIMAL, TRUSTED, TextLimits, TextSpans, read_text
 from podium.metrics.detection_boxes import Boxes
@@ -199,36 +199,34 @@ def _read_clean(body: str, first: int, truth: Table | None) -> tuple[Boxes, NDAr
         encoded = pc.dictionary_encode(names)  # the names in order of first appearance
         photos, photo_of_row = encoded.dictionary, encoded.indices
     else:
-        photos, photo_of_row = (
-            pa.array(truth.photos, pa.string()),
-            pc.index_in(names, value_set=pa.array(truth.photos, pa.string())),
-        )
-    if photo_of_row.null_count or pc.any(pc.equal(names, "")).as_py():
+        photos = string_array(truth.photos)
+        photo_of_row = pc.index_in(names, value_set=photos)
+    if photo_of_row.null_count or not pc.all(filled(names), min_count=0).as_py():
         return None  # a photo not in the truth, or a row without a name
-    filled = pc.not_equal(box_texts, "")
-    if not pc.all(filled, min_count=0).as_py():  # photos without animals: empty BBox and Class
-        if pc.any(pc.and_(pc.invert(filled), pc.not_equal(class_texts, ""))).as_py():
+    boxed = filled(box_texts)
+    if not pc.all(boxed, min_count=0).as_py():  # photos without animals: empty BBox and Class
+        if pc.any(pc.and_(pc.invert(boxed), filled(class_texts))).as_py():
             return None
-        photo_of_row, box_texts, class_texts = (pc.filter(c, filled) for c in (photo_of_row, box_texts, class_texts))
+        photo_of_row, box_texts, class_texts = (pc.filter(c, boxed) for c in (photo_of_row, box_texts, class_texts))
     box = DECIMAL_RE2
-    classes = pc.index_in(class_texts, value_set=pa.array(list(CLASS_VALUES)))
+    classes = pc.index_in(class_texts, value_set=string_array(list(CLASS_VALUES)))
     if (
         classes.null_count
         or not pc.all(pc.match_substring_regex(box_texts, f"^{box} {box} {box} {box}$"), min_count=0).as_py()
     ):
         return None
-    values = pc.cast(pc.list_flatten(pc.split_pattern(box_texts, " ")), pa.float64()).to_numpy(zero_copy_only=False)
+    values = numbers(pc.cast(pc.list_flatten(pc.split_pattern(box_texts, " ")), pa.float64()))
     xywh = values.reshape(-1, 4)
     if not _valid(xywh):
         return None
     class_of = np.array(list(CLASS_VALUES.values()), dtype=np.int8)
     boxes = Boxes(
-        photo_of_row.to_numpy(zero_copy_only=False).astype(np.int64),
+        numbers(photo_of_row).astype(np.int64),
         xywh,
-        class_of[classes.to_numpy(zero_copy_only=False)],
+        class_of[numbers(classes)],
         strings(box_texts),
     )
-    return boxes, np.flatnonzero(filled.to_numpy(zero_copy_only=False)) + first, strings(photos)
+    return boxes, np.flatnonzero(numbers(boxed)) + first, strings(photos)
 
 
 def _valid(xywh: NDArray[np.float64]) -> bool:

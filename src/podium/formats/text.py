@@ -54,15 +54,31 @@ TRUSTED = TextLimits(max_bytes=TRUSTED_MAX_BYTES, max_lines=None)
 
 def read_text(path: Path, limits: TextLimits = TextLimits()) -> str:
     """The file as text, within ``limits``; :class:`FileProblem` with a plain reason otherwise."""
-    return text_of(read_bytes(path, limits.max_bytes, limits.needs), limits)
+    return decode_text(read_text_bytes(path, limits))
 
 
 def text_of(data: bytes, limits: TextLimits = TextLimits()) -> str:
-    """The bytes of a file as text, within ``limits`` but for its byte count (:func:`read_text`'s checks after reading)."""
+    """The bytes of a file already read as text, within ``limits`` but for its byte count (:func:`read_text` after reading)."""
+    return decode_text(checked_lines(data, limits))
+
+
+def read_text_bytes(path: Path, limits: TextLimits) -> bytes:
+    """The file's bytes within ``limits`` (its size, lines and line lengths), not decoded yet: a
+    reader that hands clean bytes to a library decodes (:func:`decode_text`) only what it does not."""
+    return checked_lines(read_bytes(path, limits.max_bytes, limits.needs), limits)
+
+
+def checked_lines(data: bytes, limits: TextLimits) -> bytes:
+    """``data`` if its lines are within ``limits`` (their count and lengths); :class:`FileProblem` otherwise."""
     newlines = data.count(b"\n") if limits.max_lines is not None else 0
     if limits.max_lines is not None and newlines > limits.max_lines:
         raise FileProblem(f"has {newlines + 1:,} lines; {at_most(limits.needs)} {limits.max_lines:,}")
     _check_line_lengths(data, limits.max_line)
+    return data
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text (a BOM dropped) without NUL bytes; :class:`FileProblem` naming the line otherwise."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
