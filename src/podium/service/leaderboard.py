@@ -52,7 +52,6 @@ from podium.service.measured import board_measured
 from podium.service.methods import METHOD_COLUMNS, method_view
 from podium.service.statuses import SCORED
 from podium.service.tables import results, submissions, teams
-from podium.service.views import newest_results
 
 
 @dataclass
@@ -76,10 +75,12 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     shown: dict[str, int] = {}
     spec = get(contest.challenge)
     by, decimals = contest.ranking.by, contest.ranking.decimals
-    shown_teams = select(teams.c.id, teams.c.name).where(~teams.c.banned, teams.c.approved)
+    shown_teams = select(teams.c.id, teams.c.name).where(
+        teams.c.contest == contest.id, ~teams.c.banned, teams.c.approved
+    )
     names = {row.id: row.name for row in connection.execute(shown_teams)}
-    on_board = _on_board(contest)
-    submitted = set(connection.execute(select(submissions.c.team_id).where(*on_board).distinct()).scalars())
+    on_board = select(submissions.c.team_id).join(teams).where(teams.c.contest == contest.id, *_on_board(contest))
+    submitted = set(connection.execute(on_board.distinct()).scalars())
     entries = _scored_entries(connection, contest)
     board: list[Team] = []
     public_board: list[Team] = []  # after the reveal: the board as the public split ranked it, for the shake-up
@@ -151,36 +152,53 @@ def _time(value: datetime | None) -> str | None:
 
 def scored_entries(connection: Connection, contest: Contest) -> dict[str, list[Entry]]:
     """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first, by team name."""
-    names = {row.id: row.name for row in connection.execute(select(teams.c.id, teams.c.name))}
+    names = {
+        row.id: row.name
+        for row in connection.execute(select(teams.c.id, teams.c.name).where(teams.c.contest == contest.id))
+    }
     return {names[team_id]: found for team_id, found in _scored_entries(connection, contest).items()}
 
 
 def _scored_entries(connection: Connection, contest: Contest) -> dict[int, list[Entry]]:
-    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first."""
-    newest = newest_results(
-        connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
+    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first.
+
+    One statement reads the results of the board's submissions only: those of the
+    contest's teams (``teams.contest``: track ids repeat across contests) on its
+    track and phases, through the indexes on ``teams (contest, name)``,
+    ``submissions (track, team_id, created)`` and ``results (submission_id, round)``;
+    its rows come by submission, newest round last.
+    """
+    query = (
+        select(
+            submissions.c.id,
+            submissions.c.team_id,
+            submissions.c.selected,
+            submissions.c.created,
+            *(submissions.c[name] for name in METHOD_COLUMNS),
+            results.c.status,
+            results.c.public_scores,
+            results.c.private_scores,
+        )
+        .join(teams, teams.c.id == submissions.c.team_id)
+        .join(results, results.c.submission_id == submissions.c.id)
+        .where(teams.c.contest == contest.id, *_on_board(contest))
+        .order_by(submissions.c.created, submissions.c.id, results.c.round)
     )
+    newest: dict[int, Any] = {}
+    for row in connection.execute(query):
+        newest[row.id] = row  # a later round replaces an earlier one; the order of first appearance is kept
     entries: dict[int, list[Entry]] = {}
-    query = select(
-        submissions.c.id,
-        submissions.c.team_id,
-        submissions.c.selected,
-        submissions.c.created,
-        *(submissions.c[name] for name in METHOD_COLUMNS),
-    ).where(*_on_board(contest))
-    query = query.order_by(submissions.c.created, submissions.c.id)
-    for submission in connection.execute(query):
-        result = newest.get(submission.id)
-        if result is not None and result.status == SCORED:
+    for row in newest.values():
+        if row.status == SCORED:
             entry = Entry(
-                submission.id,
-                bool(submission.selected),
-                result.public_scores,
-                result.private_scores,
-                submission.created,
-                method_view(submission) if submission.method_shown else None,
+                row.id,
+                bool(row.selected),
+                row.public_scores,
+                row.private_scores,
+                row.created,
+                method_view(row) if row.method_shown else None,
             )
-            entries.setdefault(submission.team_id, []).append(entry)
+            entries.setdefault(row.team_id, []).append(entry)
     return entries
 
 
