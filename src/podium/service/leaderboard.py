@@ -37,11 +37,12 @@ team chose to show it (:mod:`podium.service.methods`); never before the reveal.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Text, cast, select
 
 from podium.challenges import get
 from podium.contest import Contest
@@ -81,7 +82,7 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
     names = {row.id: row.name for row in connection.execute(shown_teams)}
     on_board = select(submissions.c.team_id).join(teams).where(teams.c.contest == contest.id, *_on_board(contest))
     submitted = set(connection.execute(on_board.distinct()).scalars())
-    entries = _scored_entries(connection, contest)
+    entries = _scored_entries(connection, contest, revealed)
     board: list[Team] = []
     public_board: list[Team] = []  # after the reveal: the board as the public split ranked it, for the shake-up
     activity: dict[str, tuple[int, datetime | None]] = {}  # each team's scored entries, and when it sent the last
@@ -159,25 +160,29 @@ def scored_entries(connection: Connection, contest: Contest) -> dict[str, list[E
     return {names[team_id]: found for team_id, found in _scored_entries(connection, contest).items()}
 
 
-def _scored_entries(connection: Connection, contest: Contest) -> dict[int, list[Entry]]:
+def _scored_entries(connection: Connection, contest: Contest, revealed: bool = False) -> dict[int, list[Entry]]:
     """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first.
 
     One statement reads the results of the board's submissions only: those of the
     contest's teams (``teams.contest``: track ids repeat across contests) on its
     track and phases, through the indexes on ``teams (contest, name)``,
     ``submissions (track, team_id, created)`` and ``results (submission_id, round)``;
-    its rows come by submission, newest round last.
+    its rows come by submission, newest round last. The private scores and the
+    methods are read only once ``revealed`` (before, an entry's ``private`` is
+    empty and its ``method`` ``None``). The scores come as the database's JSON
+    text, decoded in one :func:`json.loads` of them all: a call per row cost
+    half the board (2 x 200,000 calls for a contest of 200,000 submissions).
     """
+    revealed_columns = (cast(results.c.private_scores, Text), *(submissions.c[n] for n in METHOD_COLUMNS))
     query = (
         select(
             submissions.c.id,
             submissions.c.team_id,
             submissions.c.selected,
             submissions.c.created,
-            *(submissions.c[name] for name in METHOD_COLUMNS),
             results.c.status,
-            results.c.public_scores,
-            results.c.private_scores,
+            cast(results.c.public_scores, Text),
+            *(revealed_columns if revealed else ()),
         )
         .join(teams, teams.c.id == submissions.c.team_id)
         .join(results, results.c.submission_id == submissions.c.id)
@@ -185,20 +190,16 @@ def _scored_entries(connection: Connection, contest: Contest) -> dict[int, list[
         .order_by(submissions.c.created, submissions.c.id, results.c.round)
     )
     newest: dict[int, Any] = {}
-    for row in connection.execute(query):
+    for row in connection.execute(query).all():  # fetched at once: a fetch per row cost a fifth of the board
         newest[row.id] = row  # a later round replaces an earlier one; the order of first appearance is kept
+    scored = [row for row in newest.values() if row.status == SCORED]
+    public = json.loads("[" + ",".join(row[5] for row in scored) + "]")
+    private = json.loads("[" + ",".join(row[6] for row in scored) + "]") if revealed else [{}] * len(scored)
     entries: dict[int, list[Entry]] = {}
-    for row in newest.values():
-        if row.status == SCORED:
-            entry = Entry(
-                row.id,
-                bool(row.selected),
-                row.public_scores,
-                row.private_scores,
-                row.created,
-                method_view(row) if row.method_shown else None,
-            )
-            entries.setdefault(row.team_id, []).append(entry)
+    for row, public_scores, private_scores in zip(scored, public, private):
+        method = method_view(row) if revealed and row.method_shown else None
+        entry = Entry(row.id, bool(row.selected), public_scores, private_scores, row.created, method)
+        entries.setdefault(row.team_id, []).append(entry)
     return entries
 
 
