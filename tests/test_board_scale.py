@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import random
 import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from podium.service.database import connect, migrate, writing
 from podium.service.leaderboard import standings
 from podium.service.tables import contests, results, submissions, teams
 
+ROOT = Path(__file__).resolve().parents[1]
 START = datetime(2026, 1, 1, tzinfo=UTC)
 BEFORE, AFTER = datetime(2026, 2, 1, tzinfo=UTC), datetime(2031, 1, 1, tzinfo=UTC)  # the last phase ends in 2030
 CONTEST = """id = "{id}"
@@ -190,3 +193,26 @@ def test_a_board_is_not_changed_by_another_contests_rows(database_url: str, tmp_
     with writing(engine) as connection:
         connection.execute(update(teams).where(teams.c.contest == "beta", teams.c.name == "team0").values(name="beta0"))
     assert cache.current(alpha, BEFORE).json() == before
+
+
+def test_the_benchmark_runs_small(tmp_path: Path) -> None:
+    """``benchmarks/board_scale.py --small`` builds its database and measures (a), (c) and (d), so the script cannot rot."""
+    answer = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/board_scale.py",
+            "--small",
+            "--no-serve",
+            "--repeats",
+            "1",
+            "--data",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert answer.returncode == 0, answer.stderr[-3000:]
+    assert "(a) the cold board" in answer.stdout and "(d) the peer" in answer.stdout, answer.stdout
+    assert "(c) the memory of 8 boards" in answer.stdout, answer.stdout
