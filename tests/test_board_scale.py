@@ -52,6 +52,7 @@ truth = "{final}"
 
 [ranking]
 final = "best"
+{decimals}
 
 [[track]]
 id = "main"
@@ -72,7 +73,8 @@ def _contests(folder: Path) -> list[Any]:
     found = []
     for name in ("alpha", "beta"):
         path = folder / f"{name}.toml"
-        path.write_text(CONTEST.format(id=name, development=truth, final=final))
+        decimals = "decimals = 1" if name == "beta" else ""  # beta ranks by scores rounded to 0.1: more ties
+        path.write_text(CONTEST.format(id=name, development=truth, final=final, decimals=decimals))
         found.append(load(path))
     return found
 
@@ -127,6 +129,11 @@ def _fill(engine: Any, chance: random.Random) -> None:
         connection.execute(insert(results), scored)
 
 
+def _rounded(contest: Any, scores: dict[str, float]) -> float:
+    decimals = contest.ranking.decimals
+    return scores["score"] if decimals is None else round(scores["score"], decimals)
+
+
 def _every_row(engine: Any) -> tuple[list[Any], ...]:
     with engine.connect() as connection:
         return tuple(connection.execute(select(table)).all() for table in (teams, submissions, results))
@@ -148,10 +155,11 @@ def _reference(rows: tuple[list[Any], ...], contest: Any, revealed: bool) -> dic
         sent = sorted((s for s in mine if s.team_id == team_id), key=lambda s: (s.created, s.id))
         scored = [newest[s.id] for s in sent if s.id in newest and newest[s.id].status == "scored"]
         if scored:
-            best = max(scored, key=lambda r: r.public_scores["score"])  # max keeps the first of equals: the earliest
-            scores[name] = (best.private_scores if revealed else best.public_scores)["score"]
+            best = max(scored, key=lambda r: _rounded(contest, r.public_scores))  # the first of equals: the earliest
+            shown_scores = best.private_scores if revealed else best.public_scores
+            scores[name] = _rounded(contest, shown_scores)  # what ranks; the board shows the score as it is
         status = "scored" if scored else ("no scored submission" if sent else "none")
-        found[name] = (status, scores.get(name), len(scored))
+        found[name] = (status, shown_scores["score"] if scored else None, len(scored))
     last = len(scores) + 1
     return {
         name: (1 + sum(v > scores[name] for v in scores.values()) if name in scores else last, *row)

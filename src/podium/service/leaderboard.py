@@ -204,14 +204,31 @@ def _scored_entries(connection: Connection, contest: Contest, revealed: bool = F
 
 
 def _best(spec: Any, entries: list[Entry], split: str, decimals: int | None, by: str | None) -> Entry | None:
-    """The entry ranked first among ``entries`` by ``split`` scores (the earliest of equals)."""
+    """The entry ranked first among ``entries`` by ``split`` scores (the earliest of equals).
+
+    Where one criterion ranks (no rank sum), the first is found in one pass, as
+    :func:`~podium.ranking.ranks.rank_teams` would place it (its value rounded
+    to ``decimals``, a missing value last, ties to the earlier entry): ranking
+    every entry cost 40% of a board of 2,000 teams and 142,000 submissions.
+    """
     if not entries:
         return None
-    candidates = [
-        Team(f"{index:012d}", SCORED, e.public if split == PUBLIC else e.private) for index, e in enumerate(entries)
-    ]
-    rank_teams(spec, candidates, decimals, by)  # sorts by (rank, name): the earliest of the best first
-    return entries[int(candidates[0].name)]
+    scores = [e.public if split == PUBLIC else e.private for e in entries]
+    if ranks_by_sum(spec, by):  # an entry's place depends on every other's ranks
+        candidates = [Team(f"{index:012d}", SCORED, s) for index, s in enumerate(scores)]
+        rank_teams(spec, candidates, decimals, by)  # sorts by (rank, name): the earliest of the best first
+        return entries[int(candidates[0].name)]
+    criterion = spec.score_spec(by) if by is not None else spec.ranking_criteria(set().union(*scores))[0]
+    name, higher = criterion.name, bool(criterion.higher_is_better)
+
+    def key(index: int) -> tuple[int, float, int]:
+        value = scores[index].get(name)
+        if value is None:
+            return (1, 0.0, index)
+        value = value if decimals is None else round(value, decimals)
+        return (0, -value if higher else value, index)
+
+    return entries[min(range(len(entries)), key=key)]
 
 
 def _final(spec: Any, entries: list[Entry], contest: Contest, decimals: int | None, by: str | None) -> Entry | None:
