@@ -19,7 +19,7 @@ a. the cold board (what the first request after a change computes:
    same with another checkout's ``src`` (e.g. main's), interleaved;
 b. ``GET`` of the board's API and HTML page: median and 99th percentile under 50
    keep-alive readers, then the same while a writer adds a scored submission
-   every 0.1 s (``--url-template``/``--page-template``: until ``podium serve
+   every second (``--url-template``/``--page-template``: until ``podium serve
    --contests DIR`` lands, one contest at a time is served from the
    100-contest database (the others withdrawn meanwhile), the largest, through
    the single-contest URLs);
@@ -46,18 +46,18 @@ import tempfile
 import threading
 import time
 import tracemalloc
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from board_speed import READERS, READS, readers  # the same 50 keep-alive readers
 from sqlalchemy import Engine, delete, func, insert, select, text, update
 from timing import machine_header
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 HERE = Path(__file__).resolve().parent
-READERS, READS = 50, 20
 PODIUM = (sys.executable, "-m", "podium")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = datetime(2026, 6, 1, tzinfo=UTC)  # the phase is open until 2040: nothing revealed
@@ -360,7 +360,7 @@ def served(url: str, folder: Path, paths: list[Path], contest: str, templates: t
                 if writing:
                     writer.start()
                 for kind, template in zip(("API", "HTML"), templates):
-                    times, closed = readers(port, template.format(id=contest))
+                    times, closed = readers(SimpleNamespace(port=port), template.format(id=contest))  # type: ignore[arg-type]
                     median, p99 = statistics.median(times), times[int(0.99 * (len(times) - 1))]
                     lines.append(
                         f"  {kind:4} {'with a writer' if writing else 'readers only':14} "
@@ -396,13 +396,13 @@ def _wait(port: int, process: subprocess.Popen[str]) -> None:
 
 
 def _writer(engine: Engine, contest: str, stop: threading.Event) -> None:
-    """A scored submission every 0.1 s, to a random team of ``contest``, until ``stop``."""
+    """A scored submission every second, to a random team of ``contest``, until ``stop``."""
     from podium.service.tables import teams
 
     chance = random.Random(7)
     with engine.connect() as connection:
         team_ids = list(connection.execute(select(teams.c.id).where(teams.c.contest == contest)).scalars())
-    while not stop.wait(0.1):
+    while not stop.wait(1.0):
         with engine.begin() as connection:
             next_id = connection.execute(text("SELECT MAX(id) FROM submissions")).scalar() + 1
             at = NOW - timedelta(seconds=1)
@@ -423,33 +423,6 @@ def _writer(engine: Engine, contest: str, stop: threading.Event) -> None:
                 "selected": False,
             }
             _insert_scored(connection, [row], chance)
-
-
-def readers(port: int, path: str) -> tuple[list[float], int]:
-    """Seconds of every GET of ``path`` by 50 keep-alive readers (20 each), and how many found their connection closed."""
-    closed = [0] * READERS
-
-    def reader(i: int) -> list[float]:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-        times = []
-        for _ in range(READS):
-            started = time.perf_counter()
-            for _attempt in range(3):  # bounded: a closed connection is counted, then opened again
-                try:
-                    connection.request("GET", path)
-                    response = connection.getresponse()
-                    response.read()
-                    assert response.status == 200, (path, response.status)
-                    break
-                except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                    closed[i] += 1
-                    connection.close()
-            times.append(time.perf_counter() - started)
-        connection.close()
-        return times
-
-    with ThreadPoolExecutor(READERS) as pool:
-        return sorted(t for times in pool.map(reader, range(READERS)) for t in times), sum(closed)
 
 
 def main() -> None:
