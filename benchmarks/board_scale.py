@@ -371,7 +371,7 @@ def served(url: str, folder: Path, paths: list[Path], contest: str, templates: t
                 if writing:
                     writer.join()
         finally:
-            process.terminate()
+            process.kill()  # at once: a graceful stop waits for the keep-alive readers' connections
             process.wait(timeout=60)
             with engine.begin() as connection:  # the database as built: the writer's submissions removed
                 connection.execute(update(contests).values(withdrawn=False))
