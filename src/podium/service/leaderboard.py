@@ -37,11 +37,12 @@ team chose to show it (:mod:`podium.service.methods`); never before the reveal.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, select
+from sqlalchemy import Connection, Text, cast, select
 
 from podium.challenges import get
 from podium.contest import Contest
@@ -50,10 +51,8 @@ from podium.ranking.ranks import Team, rank_teams, ranks_by_sum
 from podium.service import state
 from podium.service.measured import board_measured
 from podium.service.methods import METHOD_COLUMNS, method_view
-from podium.service.scoped import of_contest
 from podium.service.statuses import SCORED
 from podium.service.tables import results, submissions, teams
-from podium.service.views import newest_results
 
 
 @dataclass
@@ -81,9 +80,9 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
         teams.c.contest == contest.id, ~teams.c.banned, teams.c.approved
     )
     names = {row.id: row.name for row in connection.execute(shown_teams)}
-    on_board = _on_board(contest)
-    submitted = set(connection.execute(select(submissions.c.team_id).where(*on_board).distinct()).scalars())
-    entries = _scored_entries(connection, contest)
+    on_board = select(submissions.c.team_id).join(teams).where(teams.c.contest == contest.id, *_on_board(contest))
+    submitted = set(connection.execute(on_board.distinct()).scalars())
+    entries = _scored_entries(connection, contest, revealed)
     board: list[Team] = []
     public_board: list[Team] = []  # after the reveal: the board as the public split ranked it, for the shake-up
     activity: dict[str, tuple[int, datetime | None]] = {}  # each team's scored entries, and when it sent the last
@@ -143,9 +142,10 @@ def standings(connection: Connection, contest: Contest, now: datetime) -> tuple[
 
 
 def _on_board(contest: Contest) -> list[Any]:
-    """The conditions of a submission on the board: by a team of the contest, to its track, and made in one of the
-    board's phases (when phases name data)."""
-    on_track = and_(submissions.c.track == contest.track_id, of_contest(contest.id))
+    """The conditions of a submission on the board, beside its team's ``teams.contest == contest.id`` (the callers join
+    ``teams``: track ids repeat across contests): to its track, and made in one of the board's phases (when phases
+    name data)."""
+    on_track = submissions.c.track == contest.track_id
     return [on_track, submissions.c.phase.in_(contest.board)] if contest.board else [on_track]
 
 
@@ -162,44 +162,75 @@ def scored_entries(connection: Connection, contest: Contest) -> dict[str, list[E
     return {names[team_id]: found for team_id, found in _scored_entries(connection, contest).items()}
 
 
-def _scored_entries(connection: Connection, contest: Contest) -> dict[int, list[Entry]]:
-    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first."""
-    newest = newest_results(
-        connection, None, (results.c.submission_id, results.c.status, results.c.public_scores, results.c.private_scores)
+def _scored_entries(connection: Connection, contest: Contest, revealed: bool = False) -> dict[int, list[Entry]]:
+    """Every team's submissions on the board of ``contest`` that are scored in their newest round, oldest first.
+
+    One statement reads the results of the board's submissions only: those of the
+    contest's teams (``teams.contest``: track ids repeat across contests) on its
+    track and phases, through the indexes on ``teams (contest, name)``,
+    ``submissions (track, team_id, created)`` and ``results (submission_id, round)``;
+    its rows come by submission, newest round last. The private scores and the
+    methods are read only once ``revealed`` (before, an entry's ``private`` is
+    empty and its ``method`` ``None``). The scores come as the database's JSON
+    text, decoded in one :func:`json.loads` of them all: a call per row cost
+    half the board (2 x 200,000 calls for a contest of 200,000 submissions).
+    """
+    revealed_columns = (cast(results.c.private_scores, Text), *(submissions.c[n] for n in METHOD_COLUMNS))
+    query = (
+        select(
+            submissions.c.id,
+            submissions.c.team_id,
+            submissions.c.selected,
+            submissions.c.created,
+            results.c.status,
+            cast(results.c.public_scores, Text),
+            *(revealed_columns if revealed else ()),
+        )
+        .join(teams, teams.c.id == submissions.c.team_id)
+        .join(results, results.c.submission_id == submissions.c.id)
+        .where(teams.c.contest == contest.id, *_on_board(contest))
+        .order_by(submissions.c.created, submissions.c.id, results.c.round)
     )
+    newest: dict[int, Any] = {}
+    for row in connection.execute(query).all():  # fetched at once: a fetch per row cost a fifth of the board
+        newest[row.id] = row  # a later round replaces an earlier one; the order of first appearance is kept
+    scored = [row for row in newest.values() if row.status == SCORED]
+    public = json.loads("[" + ",".join(row[5] for row in scored) + "]")
+    private = json.loads("[" + ",".join(row[6] for row in scored) + "]") if revealed else [{}] * len(scored)
     entries: dict[int, list[Entry]] = {}
-    query = select(
-        submissions.c.id,
-        submissions.c.team_id,
-        submissions.c.selected,
-        submissions.c.created,
-        *(submissions.c[name] for name in METHOD_COLUMNS),
-    ).where(*_on_board(contest))
-    query = query.order_by(submissions.c.created, submissions.c.id)
-    for submission in connection.execute(query):
-        result = newest.get(submission.id)
-        if result is not None and result.status == SCORED:
-            entry = Entry(
-                submission.id,
-                bool(submission.selected),
-                result.public_scores,
-                result.private_scores,
-                submission.created,
-                method_view(submission) if submission.method_shown else None,
-            )
-            entries.setdefault(submission.team_id, []).append(entry)
+    for row, public_scores, private_scores in zip(scored, public, private):
+        method = method_view(row) if revealed and row.method_shown else None
+        entry = Entry(row.id, bool(row.selected), public_scores, private_scores, row.created, method)
+        entries.setdefault(row.team_id, []).append(entry)
     return entries
 
 
 def _best(spec: Any, entries: list[Entry], split: str, decimals: int | None, by: str | None) -> Entry | None:
-    """The entry ranked first among ``entries`` by ``split`` scores (the earliest of equals)."""
+    """The entry ranked first among ``entries`` by ``split`` scores (the earliest of equals).
+
+    Where one criterion ranks (no rank sum), the first is found in one pass, as
+    :func:`~podium.ranking.ranks.rank_teams` would place it (its value rounded
+    to ``decimals``, a missing value last, ties to the earlier entry): ranking
+    every entry cost 40% of a board of 2,000 teams and 142,000 submissions.
+    """
     if not entries:
         return None
-    candidates = [
-        Team(f"{index:012d}", SCORED, e.public if split == PUBLIC else e.private) for index, e in enumerate(entries)
-    ]
-    rank_teams(spec, candidates, decimals, by)  # sorts by (rank, name): the earliest of the best first
-    return entries[int(candidates[0].name)]
+    scores = [e.public if split == PUBLIC else e.private for e in entries]
+    if ranks_by_sum(spec, by):  # an entry's place depends on every other's ranks
+        candidates = [Team(f"{index:012d}", SCORED, s) for index, s in enumerate(scores)]
+        rank_teams(spec, candidates, decimals, by)  # sorts by (rank, name): the earliest of the best first
+        return entries[int(candidates[0].name)]
+    criterion = spec.score_spec(by) if by is not None else spec.ranking_criteria(set().union(*scores))[0]
+    name, higher = criterion.name, bool(criterion.higher_is_better)
+
+    def key(index: int) -> tuple[int, float, int]:
+        value = scores[index].get(name)
+        if value is None:
+            return (1, 0.0, index)
+        value = value if decimals is None else round(value, decimals)
+        return (0, -value if higher else value, index)
+
+    return entries[min(range(len(entries)), key=key)]
 
 
 def _final(spec: Any, entries: list[Entry], contest: Contest, decimals: int | None, by: str | None) -> Entry | None:
