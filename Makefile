@@ -41,7 +41,8 @@ test: $(STAMP)
 	$(VENV)/bin/mypy
 	site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"  # the docs site: a broken link or a page out of the nav fails (not --quiet: it hides them)
 	$(VENV)/bin/lint-imports  # the layers of docs/layout.md: no import runs back up the flow
-	$(VENV)/bin/python -m pytest -n $(JOBS) --dist loadfile  # a test file stays in one process: its shared server and its order are kept
+	$(VENV)/bin/python -m pytest -n $(JOBS) --dist loadfile -m 'not latency'  # a test file stays in one process: its shared server and its order are kept
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m latency tests  # the tests that time requests, with the machine to themselves
 	# The kernel and fuzz tests again with every array access bounds-checked, compiled into a cache of their own
 	# (Numba's cache key leaves the flag out: a shared cache would serve the unchecked machine code).
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck PODIUM_FUZZ_CASES=30 $(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(JOBS) \
