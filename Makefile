@@ -6,6 +6,8 @@
 PYTHON ?= python3
 SERVE ?= 1
 PORT ?= 8000
+# make test's pytest processes (pytest-xdist): CI has 2 cores; JOBS=0 runs the tests in one process
+JOBS ?= 2
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | cksum | cut -d' ' -f1)
 
@@ -39,10 +41,11 @@ test: $(STAMP)
 	$(VENV)/bin/mypy
 	site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir "$$site"  # the docs site: a broken link or a page out of the nav fails (not --quiet: it hides them)
 	$(VENV)/bin/lint-imports  # the layers of docs/layout.md: no import runs back up the flow
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n $(JOBS) --dist loadfile -m 'not latency'  # a test file stays in one process: its shared server and its order are kept
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m latency tests  # the tests that time requests, with the machine to themselves
 	# The kernel and fuzz tests again with every array access bounds-checked, compiled into a cache of their own
 	# (Numba's cache key leaves the flag out: a shared cache would serve the unchecked machine code).
-	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck PODIUM_FUZZ_CASES=30 $(VENV)/bin/python -m pytest -q -p no:cacheprovider \
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(VENV)/numba-boundscheck PODIUM_FUZZ_CASES=30 $(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(JOBS) \
 		tests/test_png_rows.py tests/test_metric_label_scan.py tests/test_detection_scan.py tests/test_detection_matching.py tests/test_fuzzy_jaccard_sums.py \
 		tests/test_kernel_preconditions.py tests/test_fuzzed_inputs.py -k "not archives and not uploads and not contest_files and not terms"
 

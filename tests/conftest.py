@@ -29,6 +29,23 @@ def _sandbox() -> str:
 
 SANDBOX = _sandbox()
 
+# The longest test files, given out first when pytest-xdist shares the files among its processes (make test's
+# ``-n 2 --dist loadfile``): one of them given out last would run alone while the other process idles.
+LONGEST_FIRST = (
+    "test_page_matrix.py",
+    "test_fuzzed_inputs.py",
+    "test_detection_scan.py",
+    "test_mutants.py",
+    "test_docker.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the longest files first; each file's tests keep their order (a stable sort)."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist process: every one sorts its collection alike
+        rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 def save_png(path: Path, pixels: np.ndarray, mode: str | None = None) -> Path:
     """Write ``pixels`` as PNG with Pillow; ``mode`` forces e.g. 'P', 'LA', 'RGB'."""

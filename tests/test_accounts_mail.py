@@ -664,6 +664,7 @@ def test_the_forms_without_javascript_refuse_what_is_wrong_with_a_message(tmp_pa
         assert other.go("/register")[0] == 404 and "Sign up" not in other.go("/login")[1]
 
 
+@pytest.mark.latency  # times requests: run alone (make test)
 def test_a_smtp_server_that_never_answers_slows_no_request(tmp_path: Path) -> None:
     """The mailer waits on the silent server in its own thread; sign-ups, reset requests and uploads answer as fast as without mail."""
     contest = write_contest(tmp_path / "contest", timezone="UTC")

@@ -310,6 +310,7 @@ def _session_cookie(live: LiveServer, headers: dict[str, str]) -> str:
 # --- 6. hashing off the transactions: writes stay fast under a flood of log-ins
 
 
+@pytest.mark.latency  # times requests: run alone (make test)
 def test_writes_stay_fast_under_a_flood_of_log_ins(database_url: str, tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
     from threading import Event
