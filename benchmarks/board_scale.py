@@ -51,7 +51,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from board_speed import READERS, READS, readers  # the same 50 keep-alive readers
+from board_speed import READERS, readers  # the same 50 keep-alive readers
 from sqlalchemy import Engine, delete, func, insert, select, text, update
 from timing import machine_header
 
@@ -59,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 HERE = Path(__file__).resolve().parent
 PODIUM = (sys.executable, "-m", "podium")
+READS = 20  # GETs of the board by each reader (board_speed.py's default)
 START = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = datetime(2026, 6, 1, tzinfo=UTC)  # the phase is open until 2040: nothing revealed
 SCORES = ("score", "points", "precision", "recall", "f1", "class_accuracy")
@@ -360,7 +361,7 @@ def served(url: str, folder: Path, paths: list[Path], contest: str, templates: t
                 if writing:
                     writer.start()
                 for kind, template in zip(("API", "HTML"), templates):
-                    times, closed = readers(SimpleNamespace(port=port), template.format(id=contest))  # type: ignore[arg-type]
+                    times, closed = readers(SimpleNamespace(port=port), template.format(id=contest), READS)  # type: ignore[arg-type]
                     median, p99 = statistics.median(times), times[int(0.99 * (len(times) - 1))]
                     lines.append(
                         f"  {kind:4} {'with a writer' if writing else 'readers only':14} "
