@@ -246,9 +246,8 @@ def test_one_log_in_walks_two_contests_in_chromium(site: Site, tmp_path_factory:
         page.keyboard.press("Tab")
         page.keyboard.type(PASSWORD)
         page.keyboard.press("Enter")
-        page.wait_for_url(
-            site.server.url + "/account"
-        )  # the whole URL: "**/account" matched /login?next=/account at once
+        # the whole URL: "**/account" matched /login?next=/account at once
+        page.wait_for_url(site.server.url + "/account")
         assert "walkspring in spring" in page.inner_text("main") and "walkautumn in autumn" in page.inner_text("main")
         _shot(page, "many-account")
         for contest in ("spring", "autumn"):
