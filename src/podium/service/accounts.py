@@ -528,20 +528,6 @@ def token_rows(
     ]
 
 
-def team_counts(connection: Connection, contest: str) -> list[Any]:
-    """The contest's teams by name, with how many members and submissions each has (the organizers' page)."""
-    members, sent = (
-        func.count(func.distinct(memberships.c.user_id)).label("members"),
-        func.count(func.distinct(submissions.c.id)).label("submissions"),
-    )
-    query = (
-        select(teams.c.name, members, sent)
-        .select_from(teams.outerjoin(memberships).outerjoin(submissions, submissions.c.team_id == teams.c.id))
-        .where(teams.c.contest == contest)
-    )
-    return list(connection.execute(query.group_by(teams.c.id, teams.c.name).order_by(teams.c.name)))
-
-
 def revoke_token(connection: Connection, token_id: int, team: int | None, contest: str | None = None) -> bool:
     """Delete a token: one of ``team``'s, or any (``None``) of ``contest`` (``None``: of the server); whether there was one."""
     where = [tokens.c.id == token_id] + ([_of_team(team)] if team is not None else [])
