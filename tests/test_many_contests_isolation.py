@@ -304,3 +304,21 @@ def test_a_user_of_no_team_lists_and_revokes_no_token(tmp_path: Path) -> None:
         assert server.call("GET", "/api/tokens", token).status == 403  # "you are in no team of this contest"
         assert server.call("DELETE", "/api/tokens/1", token).status == 403
         assert server.call("GET", "/api/submissions", tokens["alpha"]).status == 200  # alpha's token still works
+
+
+def test_an_invitation_code_admits_to_its_own_contest_only(site: Site) -> None:
+    """Spring's team's invitation code signs nobody up into autumn (the same answer as an unknown code), and does in spring."""
+    from podium.service import invitations
+
+    with writing(site.service.engine) as connection:
+        team = accounts.team_id(connection, SPRING[0], "spring")
+        code = invitations.code_of(connection, team, site.service.clock()).code
+
+    def sign_up(contest: str, user: str) -> Any:
+        body = {"user": user, "password": PASSWORD + user, "invitation": code}
+        return site.server.call("POST", f"/api/contests/{contest}/register", json_body=body)
+
+    refused = sign_up("autumn", "intruder")
+    assert refused.status == 404 and SPRING[0] not in str(refused.body), refused.body
+    admitted = sign_up("spring", "newmate")
+    assert admitted.status == 201 and admitted.body["team"] == SPRING[0], admitted.body
