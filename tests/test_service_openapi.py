@@ -88,7 +88,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("get", "/api/contests")
         }
         files = downloads | {(method, "/api/contests/{contest_id}" + path[4:]) for method, path in downloads}
-        assert len(api) == 2 * 46 + 1 and not [key for key in api - files if not _typed(schemas[key], spec)]
+        assert len(api) == 2 * 48 + 1 and not [key for key in api - files if not _typed(schemas[key], spec)]
         media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
         assert media == [
             ["application/zip"],
@@ -204,6 +204,16 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             accounts.add_team(connection, "delta", clock())  # a team that sends nothing, removed at once
         answers[("delete", "/api/teams/{name}")] = live.call("DELETE", "/api/teams/delta", organizer.body["token"])
         answers[("get", "/api/contests")] = live.call("GET", "/api/contests")
+        with writing(service.engine) as connection:  # two users of no team: one creates a team, one joins it
+            for user in ("hal", "ivy"):
+                accounts.add_user(connection, user, "a-long-password-6", None, False, clock())
+        hal, ivy = _login(live, "hal", "a-long-password-6"), _login(live, "ivy", "a-long-password-6")
+        answers[("post", "/api/team")] = live.call("POST", "/api/team", hal, json_body={"name": "eta"})
+        code = live.call("GET", "/api/team/invitation", hal).body["invitation"]
+        answers[("post", "/api/team/join")] = live.call("POST", "/api/team/join", ivy, json_body={"invitation": code})
+        assert [answers[("post", path)].status for path in ("/api/team", "/api/team/join")] == [201, 201]
+        with writing(service.engine) as connection:  # off the board read above
+            accounts.remove_team(connection, accounts.team_id(connection, "eta"))
         assert {key for key in answers if key[1].startswith("/api/")} | {
             ("post", "/api/submissions")
         } | downloads == api - prefixed  # the prefixed: the same handlers (above)

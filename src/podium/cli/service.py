@@ -533,7 +533,10 @@ def worker_command(
 
 @click.group("team")
 def team_group() -> None:
-    """Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes."""
+    """Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes.
+
+    A user creates or joins a team through the server: podium team create NAME, podium team join CODE.
+    """
 
 
 CONTEST_OPTION = click.option(
@@ -975,6 +978,62 @@ def team_invitation_command(
         else:
             click.echo(invitations.code_of(connection, team, utc_now(), renew=renew).code)
     return EXIT_SCORED
+
+
+def _joining_command(verb: str, argument: str, field: str, summary: str) -> Any:
+    """``podium team VERB ARGUMENT --server URL --token T [--contest ID]``: ``POST /api/contests/ID/team[/join]``
+    with the user's log-in token (:mod:`podium.service.joining`)."""
+
+    @team_group.command(verb, help=summary)
+    @click.argument(argument.lower(), metavar=argument)
+    @client_options
+    @click.option("--token", envvar="PODIUM_TOKEN", required=True, help="Your log-in's API token [env PODIUM_TOKEN].")
+    @click.option(
+        "--contest",
+        "contest_id",
+        metavar="ID",
+        default=None,
+        help="The contest's id, when --server is the site [default: --server is a contest's page, URL/c/ID].",
+    )
+    @click.option("--accept-terms", is_flag=True, help="Accept the contest's terms (needed when it has a terms page).")
+    @guarded
+    def command(
+        server: str, as_json: bool, token: str, contest_id: str | None, accept_terms: bool, **given: str
+    ) -> int:
+        from podium.service.client import request
+
+        if contest_id is not None:
+            server = f"{server.rstrip('/')}/c/{contest_id}"
+        body = {field: given[argument.lower()], "accept_terms": accept_terms}
+        path = "/api/team" if verb == "create" else "/api/team/join"
+        answer = _answered(lambda: request(server, "POST", path, token, json_body=body))
+        if answer.status != 201:
+            raise PodiumError(f"{answer.status}: {answer.message}")
+        shown = answer.body
+        if as_json:
+            click.echo(json.dumps(shown, indent=2))
+            return EXIT_SCORED
+        done = "created team" if shown["created"] else "joined team"
+        waits = "" if shown["approved"] else "; it waits for the organizers' approval before it may submit"
+        count = f"{shown['members']} member{'s' * (shown['members'] != 1)}"
+        click.echo(f"{done} {shown['team']} in contest {shown['contest']} ({count}){waits}")
+        return EXIT_SCORED
+
+    return command
+
+
+team_create_command = _joining_command(
+    "create",
+    "NAME",
+    "name",
+    "Create a team in a contest, you its first member (with your log-in's token, while its registration is open).",
+)
+team_join_command = _joining_command(
+    "join",
+    "CODE",
+    "invitation",
+    "Join a team of a contest by its invitation code (with your log-in's token, while its registration is open).",
+)
 
 
 def _standing_command(group: click.Group, verb: str, summary: str, change: str, said: str, **values: bool) -> Any:

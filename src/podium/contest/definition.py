@@ -36,6 +36,8 @@
     [ranking]                        # by [default: the challenge's rule], decimals, final = best | last | selected, max_selected
     [service]                        # podium serve: upload_mb [default: 100], self_registration [default: false],
                                      # approval: a self-registered team waits for an organizer [default: false],
+                                     # max_team_size [default: no limit], registration_end: teams are created and
+                                     # joined until then [default: the end of the last phase],
                                      # unpack_ratio: an archive may unpack to this many times its size [default: 20],
                                      # terms: a Markdown file of the terms sign-up asks to accept
     [pages]                          # content pages, id = a Markdown file: overview, evaluation, data, faq, or your own

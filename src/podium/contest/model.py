@@ -369,6 +369,17 @@ class Service(Table):
         title="true or false",
         description="Whether a team that registers itself waits for an organizer's approval before it may submit.",
     )
+    max_team_size: int | None = Field(
+        default=None,
+        gt=0,
+        title="a positive integer",
+        description="The most members a team may have: joining a full team by its invitation code is refused [default: no limit].",
+    )
+    registration_end: Moment | None = Field(
+        default=None,
+        title=MOMENT,
+        description="When teams stop being created and joined from the pages and the API [default: the end of the last phase].",
+    )
     unpack_ratio: float = Field(
         default=DEFAULT_UNPACK_RATIO,
         gt=0,

@@ -1,4 +1,5 @@
-"""The account pages: sign-up (``/register``), the contest's terms, one's account (address, notifications, password, invitation code), password reset.
+"""The account pages: sign-up (``/register``), a team created or joined by a signed-in user (``/join``), the contest's
+terms, one's account (address, notifications, password, invitation code, the contests open to join), password reset.
 
 Every form works without JavaScript. A signed-in form carries the session's
 CSRF token (:func:`podium.service.pages.checked_form`); the forms used before
@@ -23,10 +24,11 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import delete, update
 
+from podium.contest import Contest
 from podium.core.errors import UsageError
-from podium.service import accounts, invitations, limiter, logins, mail, resets, rosters
+from podium.service import accounts, home, invitations, joining, limiter, logins, mail, resets, rosters
 from podium.service.database import reading, writing
-from podium.service.deps import Service, ServiceDep, contest_of
+from podium.service.deps import ContestDep, Service, ServiceDep, contest_of
 from podium.service.markdown import render_file
 from podium.service.pages import COOKIE, _form, checked_form, keep_cookie, render_page, signed_in, signed_organizer
 from podium.service.proxies import client_address
@@ -138,11 +140,85 @@ async def register(service: ServiceDep, request: Request) -> Response:
     return response
 
 
+def joined(
+    service: Service, contest: Contest, who: accounts.Caller, terms: bool, act: Any, value: str
+) -> joining.Joined:
+    """``act`` (:func:`~podium.service.joining.create` or :func:`~podium.service.joining.join`) for the signed-in user in
+    ``contest``, its ``value`` the team's name or code; the refusals as :class:`HTTPException` (the page and the API).
+
+    The clock is read once, in the write transaction: that reading decides whether registration is open.
+    """
+    if who.user_id is None:
+        raise HTTPException(
+            403, "this is a team's token, not a user's: log in (POST /api/tokens) to create or join a team"
+        )
+    if contest.content.terms is not None and not terms:
+        raise HTTPException(422, f"accept the terms of contest {contest.id} to join it")
+    try:
+        with writing(service.engine) as connection:
+            return act(connection, contest, who.user_id, value, service.clock())
+    except joining.Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+    except UsageError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+def _join_values(service: Service, contest: Contest) -> dict[str, Any]:
+    """What the join page says of the contest's registration: open or not, until when, its terms and rules of teams."""
+    now = service.clock()
+    return {
+        "open": joining.is_open(contest, now),
+        "closes": joining.closes(contest),
+        "terms": contest.content.terms is not None,
+        "approval": contest.service.approval,
+        "max_team_size": contest.service.max_team_size,
+    }
+
+
+@router.get("/join", response_class=HTMLResponse)
+def join_page(service: ServiceDep, contest: ContestDep, request: Request, invitation: str = "") -> HTMLResponse:
+    """Create a team in this contest, or join one by its code: for a user signed in to the site (in another contest, say)."""
+    _signing_up(service, request)
+    signed_in(service, request)
+    values = _join_values(service, contest)
+    return _page(service, request, "join.html", form={"invitation": invitation[:64]}, **values)
+
+
+@router.post("/join")
+async def join(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
+    _signing_up(service, request)
+    _, who = await checked_form(service, request)
+    form = await _form(request)
+    team, code = form.get("team", "").strip(), form.get("invitation", "").strip()
+    try:
+        if bool(team) == bool(code):
+            raise HTTPException(422, "give a new team's name, or the invitation code of a team to join, not both")
+        act, value = (joining.create, team) if team else (joining.join, code)
+        done = await run_in_threadpool(joined, service, contest, who, form.get("terms") == "accepted", act, value)
+    except HTTPException as refused:
+        kept = {"team": team, "invitation": code}
+        return _page(
+            service,
+            request,
+            "join.html",
+            refused.status_code,
+            error=str(refused.detail),
+            form=kept,
+            **_join_values(service, contest),
+        )
+    said = f"you created team {done.team}" if done.created else f"you joined team {done.team}"
+    if not done.approved:
+        said += "; it waits for the organizers' approval before it may submit"
+    return RedirectResponse(site_url(request, "/submissions?done=" + quote(said)), status_code=303)
+
+
 def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
+    now = service.clock()
     with reading(service.engine) as connection:
         row = connection.execute(users.select().where(users.c.id == who.user_id)).first() if who.user_id else None
         mine = [] if who.user_id is None else accounts.teams_of_user(connection, who.user_id)
-        code = None if who.team_id is None else invitations.current(connection, who.team_id, service.clock())
+        code = None if who.team_id is None else invitations.current(connection, who.team_id, now)
+        joinable = [] if who.user_id is None else joining.open_to(connection, who.user_id, home.served(service), now)
     if who.team_id is not None and code is None:  # a new code when the team has none that works
         with writing(service.engine) as connection:
             code = invitations.code_of(connection, who.team_id, service.clock())
@@ -152,6 +228,7 @@ def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
         "kinds": mail.KINDS,
         "invitation": code,
         "teams": mine,
+        "joinable": joinable,
     }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from podium.contest import Contest
 from podium.core.errors import UsageError
-from podium.service import state
+from podium.service import joining, state
 from podium.service.database import reading
 
 OPEN, UPCOMING, FINISHED = "open", "upcoming", "finished"
@@ -46,6 +46,7 @@ def summary(contest: Contest, now: datetime) -> dict[str, Any]:
         "until": None if until is None else until.isoformat(),
         "seconds_left": None if until is None else int((until - now).total_seconds()),
         "tracks": contest.track_ids() if contest.tracks else [],
+        "registration_open": joining.is_open(contest, now),
         "phases": [{"name": p.name, "start": p.start.isoformat(), "end": p.end.isoformat()} for p in contest.phases],
     }
 
@@ -59,3 +60,11 @@ def groups(service: Any, now: datetime) -> dict[str, list[dict[str, Any]]]:
     found[UPCOMING].sort(key=lambda c: c["until"])
     found[FINISHED].sort(key=lambda c: c["phases"][-1]["end"] if c["phases"] else "", reverse=True)
     return found
+
+
+def joined(service: Any, who: Any) -> dict[str, str]:
+    """The signed-in user's team in each contest they are in (contest id -> team name); none for a visitor or a team's token."""
+    if who is None or who.user_id is None:
+        return {}
+    with reading(service.engine) as connection:
+        return joining.teams_by_contest(connection, who.user_id)

@@ -15,7 +15,7 @@ from fastapi import HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 
 from podium.core.errors import UsageError
-from podium.service import accounts, invitations, limiter, mail, state
+from podium.service import accounts, invitations, joining, limiter, mail, state
 from podium.service.database import reading, writing
 from podium.service.deps import contest_of
 from podium.service.proxies import client_address
@@ -94,8 +94,9 @@ async def register(
 ) -> tuple[str, str]:
     """Register a user with a new team (``team``) or joining one (``invitation``, a code its members see); the team's name and a token.
 
-    The token is the team's API token, or (``session``) a web session's. 409 for a taken name (the same answer for a team or a user),
-    404 for an unknown invitation code, 410 for one expired or revoked, 422 for a bad name, password or address, 429.
+    The token is the team's API token, or (``session``) a web session's. 409 for a taken name (the same answer for a team or a user)
+    or a full team, 404 for an unknown invitation code, 410 for one expired or revoked, 403 once registration has closed
+    (:mod:`podium.service.joining`) or for a banned team, 422 for a bad name, password or address, 429.
     """
     try:
         if (team is None) == (invitation is None):
@@ -114,18 +115,20 @@ async def register(
     approval = served.service.approval
 
     def add() -> tuple[str, str]:
-        now = service.clock()
+        now = service.clock()  # read once: it decides whether registration is open and dates the rows
         with writing(service.engine) as connection:
-            if invitation is None:
-                name, team_id = (
-                    str(team),
-                    accounts.add_team(connection, str(team), now, served.id, approved=not approval),
-                )
-            else:
-                try:
+            try:
+                joining.check_open(served, now)
+                if invitation is None:
+                    name, team_id = (
+                        str(team),
+                        accounts.add_team(connection, str(team), now, served.id, approved=not approval),
+                    )
+                else:
                     team_id, name = invitations.team_of_code(connection, invitation, served.id, now)
-                except invitations.Refused as refused:
-                    raise HTTPException(refused.status, str(refused)) from None
+                    joining.check_room(connection, served, team_id)
+            except (invitations.Refused, joining.Refused) as refused:
+                raise HTTPException(refused.status, str(refused)) from None
             user_id = accounts.add_user(connection, user, password, team_id, False, now, hashed=hashed)
             if email:
                 mail.set_mail(connection, user_id, email, now=now)

@@ -293,4 +293,7 @@ class ContestListing(BaseModel):
     until: str | None = Field(description="When the status changes: the open phase's end, or the next phase's start")
     seconds_left: int | None = Field(description="Seconds until then")
     tracks: list[str] = Field(description="The contest's tracks (none: one board)")
+    registration_open: bool = Field(
+        description="Whether a signed-in user may create or join a team in it now (POST /api/contests/ID/team, .../team/join)"
+    )
     phases: list[PhaseSpan]

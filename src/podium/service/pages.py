@@ -229,7 +229,8 @@ def contest_page(service: ServiceDep, request: Request) -> HTMLResponse:
     """The contest's page; at the root while several contests are served, the home page listing them."""
     contest, now = contest_or_site(service, request), service.clock()
     if contest is None:
-        return render_page(service, request, "home.html", groups=home.groups(service, now))
+        joined = home.joined(service, session_from(service, request)[1])
+        return render_page(service, request, "home.html", groups=home.groups(service, now), joined=joined)
     try:
         phase = open_phase(contest, now)
         status = f"{phase.name} is open: {_left((phase.end - now).total_seconds())} left"

@@ -1,7 +1,9 @@
-"""One's account through the API: address and notifications, password, the team's invitation code; password-reset links."""
+"""One's account through the API: address and notifications, password, the team's invitation code, a team created or
+joined in the contest (:mod:`podium.service.joining`); password-reset links."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -9,10 +11,10 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from podium.core.errors import UsageError
-from podium.service import account_pages, invitations, mail, resets, rosters
+from podium.service import account_pages, invitations, joining, mail, resets, rosters
 from podium.service.accounts import Caller
 from podium.service.database import writing
-from podium.service.deps import CallerDep, ReadingDep, Service, ServiceDep, organizer
+from podium.service.deps import CallerDep, ContestDep, ReadingDep, Service, ServiceDep, organizer
 from podium.service.models import NewToken
 from podium.service.tables import users
 
@@ -49,6 +51,30 @@ class Invitation(BaseModel):
     expires: str = Field(
         description="When the code stops working (ISO 8601, UTC); the next look after it makes a new one"
     )
+
+
+class NewTeamIn(BaseModel):
+    name: str = Field(
+        min_length=1, max_length=64, description="The team's name, unique in the contest whatever the case"
+    )
+    accept_terms: bool = Field(False, description="You accept the contest's terms (needed when it has a terms page)")
+
+
+class JoiningTeam(BaseModel):
+    invitation: str = Field(
+        min_length=1,
+        max_length=64,
+        description="The team's invitation code (its members see it: GET /api/team/invitation)",
+    )
+    accept_terms: bool = Field(False, description="You accept the contest's terms (needed when it has a terms page)")
+
+
+class TeamJoined(BaseModel):
+    contest: str
+    team: str
+    created: bool = Field(description="True: a new team, you its first member; false: you joined it by its code")
+    approved: bool = Field(description="False: the team waits for the organizers' approval before it may submit")
+    members: int = Field(description="How many members the team has now")
 
 
 class ResetLink(BaseModel):
@@ -162,6 +188,39 @@ def _invitation(service: Service, who: Caller, renew: bool) -> dict[str, Any]:
     with writing(service.engine) as connection:
         code = invitations.code_of(connection, who.team_id, service.clock(), renew=renew)
     return {"team": who.team, "invitation": code.code, "expires": code.expires.isoformat()}
+
+
+JOINING: dict[int | str, dict[str, Any]] = {
+    403: {"description": "registration is closed, the contest takes no sign-ups, you organize it, or you are banned"},
+    404: {"description": "no team of this contest has this invitation code"},
+    409: {"description": "you are in a team of this contest already (named), the name is taken, or the team is full"},
+    410: {"description": "the invitation code has expired or was revoked"},
+    422: {"description": "a bad team name, or the contest's terms not accepted"},
+}
+
+
+@router.post(
+    "/team",
+    status_code=201,
+    response_model=TeamJoined,
+    summary="Create a team in this contest, you its first member (a user's log-in, while registration is open)",
+    responses=JOINING,
+)
+def create_team(service: ServiceDep, contest: ContestDep, who: CallerDep, body: NewTeamIn) -> dict[str, Any]:
+    return dataclasses.asdict(account_pages.joined(service, contest, who, body.accept_terms, joining.create, body.name))
+
+
+@router.post(
+    "/team/join",
+    status_code=201,
+    response_model=TeamJoined,
+    summary="Join a team of this contest by its invitation code (a user's log-in, while registration is open)",
+    responses=JOINING,
+)
+def join_team(service: ServiceDep, contest: ContestDep, who: CallerDep, body: JoiningTeam) -> dict[str, Any]:
+    return dataclasses.asdict(
+        account_pages.joined(service, contest, who, body.accept_terms, joining.join, body.invitation)
+    )
 
 
 @router.post(

@@ -1,0 +1,322 @@
+"""A user signed in to the site creates or joins a team in a second contest, without a new account: every refusal.
+
+One live server (uvicorn, in a thread, with a clock the tests set) for the module serves a folder of four contest
+files: ``spring`` (open to 2099, where the users first signed up), ``autumn`` (a team of at most 2, registration
+until 2026-12-01T00:00:00Z, terms to accept), ``winter`` (teams wait for the organizers' approval) and ``closed``
+(no sign-ups). Each refusal is called through the API as a participant would, and the rows are read back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import select, update
+
+from podium.challenges import get
+from podium.cli import cli
+from podium.service import accounts, invitations
+from podium.service.app import Service
+from podium.service.database import connect, migrate, reading, writing
+from podium.service.server import read_folder, serve_folder
+from podium.service.tables import memberships, teams, users
+from service_helpers import Clock, LiveServer, at
+
+PASSWORD = "a long password 7"
+CONTEST = """
+id = "{id}"
+title = "{id} contest"
+timezone = "UTC"
+
+[[phase]]
+name = "open"
+start = 2026-01-01T00:00:00Z
+end = 2099-01-01T00:00:00Z
+submissions = "files"
+
+[[track]]
+id = "main"
+title = "The main track"
+challenge = "glas"
+truth = "{truth}"
+
+[service]
+{service}
+"""
+SERVICE = {
+    "spring": "self_registration = true",
+    "autumn": 'self_registration = true\nmax_team_size = 2\nregistration_end = 2026-12-01T00:00:00Z\nterms = "terms.md"',
+    "winter": "self_registration = true\napproval = true",
+    "closed": "self_registration = false",
+}
+CLOSES = at("2026-12-01T00:00:00Z")
+NOW = at("2026-11-26T12:00:00Z")
+
+
+@dataclass
+class Site:
+    server: LiveServer
+    service: Service
+    clock: Clock
+    tokens: dict[str, str]  # each user's log-in token (API): ann, bob, cat, dan, eve, olga (organizer of autumn), root
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("joining")
+    demo = get("glas").write_demo(root / "demo")
+    folder = root / "contests"
+    for name, service in SERVICE.items():
+        (folder / name).mkdir(parents=True)
+        (folder / name / "contest.toml").write_text(CONTEST.format(id=name, truth=demo.truth, service=service))
+    (folder / "autumn" / "terms.md").write_text("# Terms\n\nPlay fair.\n")
+    engine = connect(f"sqlite:///{root / 'podium.db'}")
+    migrate(engine)
+    served, problems = read_folder(folder)
+    assert problems == [], problems
+    serve_folder(engine, folder, served)
+    clock = Clock(NOW)
+    tokens = {}
+    with writing(engine) as connection:
+        spring = accounts.add_team(connection, "springteam", NOW, "spring")
+        for name in ("ann", "bob", "cat", "dan", "eve", "olga", "root"):
+            user = accounts.add_user(
+                connection,
+                name,
+                PASSWORD,
+                spring if name in ("ann", "bob") else None,  # ann and bob signed up in spring
+                name == "olga",
+                NOW,
+                contest="autumn",
+                admin=name == "root",
+            )
+            tokens[name] = accounts.new_token(connection, None, False, "test", NOW, user_id=user)
+        tokens["springteam"] = accounts.new_token(connection, spring, False, "test", NOW)  # a team's, not a user's
+    service = Service(engine, root / "data", clock)
+    with LiveServer(service) as server:
+        yield Site(server, service, clock, tokens)
+    engine.dispose()
+
+
+def _create(site: Site, contest: str, who: str, name: str, terms: bool = True) -> Any:
+    body = {"name": name, "accept_terms": terms}
+    return site.server.call("POST", f"/api/contests/{contest}/team", site.tokens[who], json_body=body)
+
+
+def _join(site: Site, contest: str, who: str, code: str) -> Any:
+    body = {"invitation": code, "accept_terms": True}
+    return site.server.call("POST", f"/api/contests/{contest}/team/join", site.tokens[who], json_body=body)
+
+
+def _code(site: Site, contest: str, team: str) -> str:
+    with writing(site.service.engine) as connection:
+        return invitations.code_of(connection, accounts.team_id(connection, team, contest), site.clock()).code
+
+
+def _members(site: Site, contest: str, team: str) -> list[str]:
+    with reading(site.service.engine) as connection:
+        found = connection.execute(
+            select(users.c.name)
+            .select_from(memberships.join(users, users.c.id == memberships.c.user_id).join(teams))
+            .where(teams.c.contest == contest, teams.c.name == team)
+            .order_by(users.c.name)
+        )
+        return list(found.scalars())
+
+
+def test_a_user_of_one_contest_creates_a_team_in_another_and_a_second_joins_it(site: Site) -> None:
+    made = _create(site, "autumn", "ann", "Maples")
+    assert made.status == 201, made.body
+    assert made.body == {"contest": "autumn", "team": "Maples", "created": True, "approved": True, "members": 1}
+    joined = _join(site, "autumn", "bob", _code(site, "autumn", "Maples"))
+    assert joined.status == 201 and joined.body["team"] == "Maples" and joined.body["members"] == 2, joined.body
+    assert _members(site, "autumn", "Maples") == ["ann", "bob"] and _members(site, "spring", "springteam") == [
+        "ann",
+        "bob",
+    ]
+    # the same log-in token is ann's in each contest: her team there
+    for contest, team in (("spring", "springteam"), ("autumn", "Maples")):
+        assert site.server.call("GET", f"/api/contests/{contest}/account", site.tokens["ann"]).body["team"] == team
+    listed = {c["id"]: c["registration_open"] for c in site.server.call("GET", "/api/contests").body}
+    assert listed == {"spring": True, "autumn": True, "winter": True, "closed": False}
+
+
+def test_a_second_team_in_one_contest_is_refused_naming_the_first(site: Site) -> None:
+    _create(site, "autumn", "cat", "Cedars")  # cat's team, whether or not an earlier test made it
+    second = _create(site, "autumn", "cat", "Birches")
+    assert second.status == 409 and "you are in team Cedars in contest autumn already" in second.body["detail"]
+    by_code = _join(site, "autumn", "ann", _code(site, "autumn", "Cedars"))
+    assert by_code.status == 409 and "team Maples" in by_code.body["detail"], by_code.body
+
+
+def test_a_name_differing_only_in_case_is_taken(site: Site) -> None:
+    _create(site, "spring", "dan", "Oaks")
+    taken = _create(site, "spring", "eve", "OAKS")
+    assert taken.status == 409 and "names differing only in case are one name" in taken.body["detail"], taken.body
+    assert _create(site, "autumn", "eve", "oaks").status == 201  # the same name in another contest is another team
+    with writing(site.service.engine) as connection:  # eve leaves it for the next tests
+        accounts.remove_team(connection, accounts.team_id(connection, "oaks", "autumn"))
+
+
+def test_registration_closes_at_its_exact_second(site: Site) -> None:
+    """``registration_end`` is the first second closed, as a phase's end; the request is decided by the clock read once."""
+    try:
+        site.clock.now = CLOSES
+        closed = _create(site, "autumn", "eve", "Latecomers")
+        assert closed.status == 403 and "closed at 2026-12-01 00:00:00 UTC" in closed.body["detail"], closed.body
+        assert _join(site, "autumn", "eve", _code(site, "autumn", "Cedars")).status == 403
+        listed = {c["id"]: c["registration_open"] for c in site.server.call("GET", "/api/contests").body}
+        assert listed["autumn"] is False and listed["spring"] is True
+        registered = site.server.call(
+            "POST",
+            "/api/contests/autumn/register",
+            json_body={"user": "newcomer", "password": PASSWORD, "team": "Newcomers"},
+        )
+        assert registered.status == 403, registered.body  # a new account's sign-up closes with it
+        site.clock.now = CLOSES - timedelta(seconds=1)
+        opened = _create(site, "autumn", "eve", "Latecomers")
+        assert opened.status == 201, opened.body
+    finally:
+        site.clock.now = NOW
+    with writing(site.service.engine) as connection:
+        accounts.remove_team(connection, accounts.team_id(connection, "Latecomers", "autumn"))
+
+
+def test_a_code_of_another_contest_is_unknown_here(site: Site) -> None:
+    refused = _join(site, "autumn", "eve", _code(site, "spring", "springteam"))
+    assert refused.status == 404 and "springteam" not in str(refused.body), refused.body
+
+
+def test_an_expired_or_revoked_code_is_refused(site: Site) -> None:
+    code = _code(site, "spring", "Oaks")
+    with writing(site.service.engine) as connection:  # expires at this very second: over
+        connection.execute(update(teams).where(teams.c.invitation == code).values(invitation_expires=NOW))
+    expired = _join(site, "spring", "eve", code)
+    assert expired.status == 410 and "expired on" in expired.body["detail"] and "Oaks" not in expired.body["detail"]
+    code = _code(site, "spring", "Oaks")  # a new one, made on the next look
+    with writing(site.service.engine) as connection:
+        invitations.revoke(connection, accounts.team_id(connection, "Oaks", "spring"))
+    revoked = _join(site, "spring", "eve", code)
+    assert revoked.status == 410 and "revoked" in revoked.body["detail"], revoked.body
+
+
+def test_a_full_team_takes_no_one_even_two_at_once(site: Site) -> None:
+    full = _join(site, "autumn", "eve", _code(site, "autumn", "Maples"))  # ann and bob: 2 of 2
+    assert full.status == 409 and "full: it has 2 members" in full.body["detail"], full.body
+    # Cedars has one place left: dan and eve ask for it at once, one gets it
+    code, answers = _code(site, "autumn", "Cedars"), {}
+
+    def ask(who: str) -> None:
+        answers[who] = _join(site, "autumn", who, code).status
+
+    racing = [threading.Thread(target=ask, args=(who,)) for who in ("dan", "eve")]
+    for thread in racing:
+        thread.start()
+    for thread in racing:
+        thread.join(timeout=60)
+    assert sorted(answers.values()) == [201, 409], answers
+    assert len(_members(site, "autumn", "Cedars")) == 2
+
+
+def test_the_contest_terms_must_be_accepted(site: Site) -> None:
+    refused = _create(site, "autumn", "olga", "Firs", terms=False)  # olga organizes autumn, but terms come first
+    assert refused.status == 422 and "accept the terms of contest autumn" in refused.body["detail"]
+
+
+def test_organizers_team_tokens_and_contests_without_sign_ups_are_refused(site: Site) -> None:
+    assert _create(site, "autumn", "olga", "Firs").status == 403  # autumn's organizer
+    assert _create(site, "spring", "root", "Admins").status == 403  # the site's administrator organizes every contest
+    team = site.server.call("POST", "/api/contests/spring/team", site.tokens["springteam"], json_body={"name": "x"})
+    assert team.status == 403 and "log in" in team.body["detail"], team.body
+    closed = _create(site, "closed", "olga", "Firs")
+    assert closed.status == 403 and "takes no sign-ups" in closed.body["detail"], closed.body
+    olga = _create(site, "spring", "olga", "Firs")  # an organizer of autumn competes in spring
+    assert olga.status == 201, olga.body
+
+
+def test_a_banned_user_is_refused_everywhere_a_banned_team_only_in_its_contest(site: Site) -> None:
+    """A site-wide ban refuses the user in every contest; spring's ban of a team leaves its members free in the others."""
+    with writing(site.service.engine) as connection:
+        connection.execute(update(teams).where(teams.c.name == "springteam").values(banned=True))
+        connection.execute(update(users).where(users.c.name == "dan").values(banned=True))
+    try:
+        for contest in ("winter", "spring"):
+            refused = _create(site, contest, "dan", "Banned")
+            assert refused.status == 403 and "user dan is banned" in refused.body["detail"], refused.body
+        assert site.server.call("GET", "/api/contests/spring/submissions", site.tokens["ann"]).status == 403
+        made = _create(site, "winter", "ann", "Pines")  # ann's spring team is banned; winter takes her
+        assert made.status == 201, made.body
+    finally:
+        with writing(site.service.engine) as connection:
+            connection.execute(update(teams).where(teams.c.name == "springteam").values(banned=False))
+            connection.execute(update(users).where(users.c.name == "dan").values(banned=False))
+
+
+def test_a_team_created_where_organizers_approve_waits_for_them(site: Site) -> None:
+    made = _create(site, "winter", "bob", "Spruces")
+    assert made.status == 201 and made.body["approved"] is False, made.body
+    sent = site.server.call(
+        "POST", "/api/contests/winter/submissions", site.tokens["bob"], body=b"x", query={"track": "main"}
+    )
+    assert sent.status == 403 and "waits for the organizers' approval" in sent.body["detail"], sent.body
+
+
+def test_the_routes_are_in_the_openapi_document_prefixed_and_not(site: Site) -> None:
+    paths = site.server.call("GET", "/openapi.json").body["paths"]
+    for path in (
+        "/api/team",
+        "/api/team/join",
+        "/api/contests/{contest_id}/team",
+        "/api/contests/{contest_id}/team/join",
+    ):
+        assert "post" in paths[path], path
+    schema = paths["/api/contests/{contest_id}/team"]["post"]["responses"]["201"]["content"]["application/json"]
+    assert schema["schema"]["$ref"].endswith("/TeamJoined")
+
+
+@pytest.mark.parametrize("verb", ["create", "join"])
+def test_the_commands_create_and_join_through_the_server(site: Site, verb: str) -> None:
+    argument = "Willows" if verb == "create" else _code(site, "spring", "Willows")
+    shown = CliRunner().invoke(
+        cli,
+        ["team", verb, argument, "--server", site.server.url, "--contest", "spring", "--token", site.tokens["cat"]]
+        if verb == "create"
+        else ["team", verb, argument, "--server", site.server.url + "/c/spring", "--token", site.tokens["eve"]],
+    )
+    assert shown.exit_code == 0, shown.output
+    assert shown.output == (
+        "created team Willows in contest spring (1 member)\n"
+        if verb == "create"
+        else "joined team Willows in contest spring (2 members)\n"
+    )
+    again = CliRunner().invoke(
+        cli,
+        ["team", "create", "Else", "--server", site.server.url, "--contest", "spring", "--token", site.tokens["cat"]],
+    )
+    assert again.exit_code == 2 and "409: you are in team Willows in contest spring already" in again.output
+
+
+def test_one_contest_served_unprefixed(tmp_path: Path) -> None:
+    """With one contest served, ``/api/team`` is that contest's: a user of no team creates one."""
+    from service_helpers import set_up, write_contest
+
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(
+        f"sqlite:///{tmp_path / 'podium.db'}", write_contest(tmp_path / "c"), tmp_path / "data", (), clock
+    )
+    with writing(service.engine) as connection:
+        user = accounts.add_user(connection, "solo", PASSWORD, None, False, clock())
+        token = accounts.new_token(connection, None, False, "test", clock(), user_id=user)
+    with LiveServer(service) as server:
+        made = server.call("POST", "/api/team", token, json_body={"name": "Solo"})
+        assert made.status == 201 and made.body["contest"] == "test-glas", made.body
+        clock.now = at("2026-06-01T00:00:00Z")  # the phase's end: registration closes with it
+        late = server.call("POST", "/api/team", token, json_body={"name": "Later"})
+        assert late.status == 403 and "closed at 2026-06-01 00:00:00 UTC" in late.body["detail"], late.body
+    service.engine.dispose()

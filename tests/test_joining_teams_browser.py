@@ -1,0 +1,133 @@
+"""Chromium walks a real ``podium serve --contests``: two users who signed up in one contest make and join a team in another.
+
+Ann and Bob each signed up in ``spring`` with a team of their own. Logged in once, at 375 px, by keyboard where a
+person types, Ann follows her account page's link to ``autumn``'s join page, creates a team there (accepting its
+terms) and uploads; Bob joins it with the code Ann's account page shows in autumn, and uploads too. Every page is
+checked by axe-core (``_shot``); the home page then says which contests each has joined.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conftest import require
+from podium.challenges import get
+from podium.service.client import packed
+from served import Serve
+
+PASSWORD = "a long password 7"
+CONTEST = """
+id = "{id}"
+title = "{id} contest"
+timezone = "UTC"
+
+[[phase]]
+name = "open"
+start = 2026-01-01T00:00:00Z
+end = 2099-01-01T00:00:00Z
+submissions = "files"
+
+[[track]]
+id = "main"
+title = "The main track"
+challenge = "glas"
+truth = "{truth}"
+
+[service]
+self_registration = true
+{extra}
+"""
+
+
+def _log_in(page: Any, url: str, user: str) -> None:
+    page.goto(url + "/login?next=/account")
+    page.focus("#user")
+    page.keyboard.type(user)
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_url(url + "/account")  # the whole URL, not the log-in page's next=
+
+
+def _upload(page: Any, archive: Path) -> None:
+    page.set_input_files("#file", str(archive))
+    page.click("#upload button")
+    page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=30_000)
+
+
+def test_a_user_of_spring_creates_a_team_in_autumn_and_another_joins_it(tmp_path: Path) -> None:
+    from test_pages_browser import CHROMIUM, FLAGS, _problem, _shot  # Debian's Chromium, axe-core, the screenshots
+
+    require("chromium", _problem())
+    from playwright.sync_api import sync_playwright
+
+    demo = get("glas").write_demo(tmp_path / "demo")
+    folder = tmp_path / "contests"
+    for name, extra in (("spring", ""), ("autumn", 'terms = "terms.md"\nmax_team_size = 3')):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "contest.toml").write_text(CONTEST.format(id=name, truth=demo.truth, extra=extra))
+    (folder / "autumn" / "terms.md").write_text("# Terms\n\nPlay fair.\n")
+    (tmp_path / "packed").mkdir()
+    archive = packed(demo.submission, tmp_path / "packed")
+    with Serve(folder, tmp_path / "data", None, option="--contests") as server:
+        for user in ("ann", "bob"):
+            body = {"user": user, "password": PASSWORD, "team": f"{user}spring"}
+            signed = server.call("POST", "/api/contests/spring/register", json_body=body)
+            assert signed.status == 201, signed.body
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            size = {"width": 375, "height": 800}
+            ann = chromium.new_context(viewport=size).new_page()
+            _log_in(ann, server.url, "ann")
+            assert "join or create a team in autumn contest" in ann.inner_text("main")
+            _shot(ann, "join-account")
+            ann.click("text=join or create a team in autumn contest")
+            ann.wait_for_url(server.url + "/c/autumn/join")
+            _shot(ann, "join-page")
+            ann.focus("#team")
+            ann.keyboard.type("Maples")
+            ann.keyboard.press("Tab")
+            ann.keyboard.press("Space")  # the terms accepted
+            ann.keyboard.press("Tab")  # past the terms link
+            ann.keyboard.press("Tab")
+            ann.keyboard.press("Enter")
+            ann.wait_for_url("**/c/autumn/submissions?done=*")
+            assert "you created team Maples" in ann.inner_text("main")
+            assert "Submissions of Maples" in ann.inner_text("h1")
+            _upload(ann, archive)
+            _shot(ann, "join-created-submissions")
+            ann.goto(server.url + "/c/autumn/account")
+            code = ann.inner_text("#invitation-code")
+            _shot(ann, "join-invitation")
+
+            bob = chromium.new_context(viewport=size).new_page()
+            _log_in(bob, server.url, "bob")
+            bob.goto(server.url + "/c/autumn/join")
+            bob.focus("#invitation")
+            bob.keyboard.type(code)
+            bob.keyboard.press("Tab")
+            bob.keyboard.press("Space")
+            bob.keyboard.press("Tab")  # past the terms link
+            bob.keyboard.press("Tab")
+            bob.keyboard.press("Enter")
+            bob.wait_for_url("**/c/autumn/submissions?done=*")
+            assert "you joined team Maples" in bob.inner_text("main")
+            _upload(bob, archive)
+            _shot(bob, "join-joined-submissions")
+            bob.goto(server.url + "/c/autumn/join")  # again: he is in a team of autumn now
+            assert "You are in team Maples in this contest" in bob.inner_text("main")
+            _shot(bob, "join-member")
+            bob.goto(server.url + "/")
+            item = bob.inner_text("main li:has-text('autumn contest')")
+            assert "joined: team Maples" in item, item
+            assert "joined: team bobspring" in bob.inner_text("main li:has-text('spring contest')")
+            _shot(bob, "join-home")
+            assert bob.evaluate("document.documentElement.scrollWidth") <= 375 + 1  # no sideways scrolling
+            chromium.close()
+        token = server.call("POST", "/api/tokens", json_body={"user": "ann", "password": PASSWORD}).body["token"]
+        sent = server.call("GET", "/api/contests/autumn/submissions", token).body
+        assert len(sent) == 2 and {row["team"] for row in sent} == {"Maples"}, sent
+        assert server.call("GET", "/api/contests/spring/submissions", token).body == []
+        roster = server.call("GET", "/api/contests/autumn/account", token).body
+        assert roster["team"] == "Maples"
