@@ -9,6 +9,8 @@ until 2026-12-01T00:00:00Z, terms to accept), ``winter`` (teams wait for the org
 from __future__ import annotations
 
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -320,3 +322,85 @@ def test_one_contest_served_unprefixed(tmp_path: Path) -> None:
         late = server.call("POST", "/api/team", token, json_body={"name": "Later"})
         assert late.status == 403 and "closed at 2026-06-01 00:00:00 UTC" in late.body["detail"], late.body
     service.engine.dispose()
+
+
+def test_the_join_form_without_javascript_carries_its_csrf_token(site: Site) -> None:
+    """The page's form: refused without the session's CSRF token (403), a second action named (422), then a 303 to the team's page."""
+    with writing(site.service.engine) as connection:
+        user = accounts.add_user(connection, "fay", PASSWORD, None, False, NOW)
+        session = accounts.new_token(
+            connection, None, False, "test", NOW, user_id=user, session=True, expires=NOW + timedelta(hours=1)
+        )
+
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *_: Any) -> None:
+            return None
+
+    def post(form: str) -> tuple[int, str, str]:
+        sent = urllib.request.Request(
+            site.server.url + "/c/winter/join",
+            data=form.encode(),
+            headers={"Cookie": f"podium_session={session}", "Content-Type": "application/x-www-form-urlencoded"},
+        )
+        try:
+            with urllib.request.build_opener(Stay).open(sent, timeout=30) as answer:
+                return answer.status, answer.read().decode(), answer.headers.get("Location", "")
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(), error.headers.get("Location", "")
+
+    assert post("team=Larches")[0] == 403  # no CSRF token: another site's page cannot make a team
+    csrf = accounts.csrf_token(session)
+    status, page, _ = post(f"csrf={csrf}&team=Larches&invitation=abc")
+    assert status == 422 and "not both" in page and 'value="Larches"' in page
+    status, _, location = post(f"csrf={csrf}&team=Larches")
+    assert status == 303 and location.startswith("/c/winter/submissions?done=you%20created%20team%20Larches")
+    status, page, _ = post(f"csrf={csrf}&team=Larches2")
+    assert status == 409 and "you are in team Larches in contest winter already" in page
+
+
+def test_racing_joiners_and_creators_on_each_database(tmp_path: Path, database_url: str) -> None:
+    """On SQLite and PostgreSQL: eight users racing for a team's two last places get two; one user's two teams at once, one."""
+    from podium.contest import load
+    from podium.service import joining
+    from podium.service.server import register_contest
+    from service_helpers import write_contest
+
+    path = write_contest(tmp_path / "c")
+    path.write_text(path.read_text() + "max_team_size = 3\n")
+    contest = load(path)
+    engine = connect(database_url)
+    migrate(engine)
+    register_contest(engine, contest)
+    now = at("2026-03-10T12:00:00Z")
+    with writing(engine) as connection:
+        racers = [accounts.add_user(connection, f"u{i}", PASSWORD, None, False, now) for i in range(9)]
+        joining.create(connection, contest, racers[0], "Full", now)
+        code = invitations.code_of(connection, accounts.team_id(connection, "Full"), now).code
+
+    def race(act: Any, values: list[tuple[int, str]]) -> list[int]:
+        start, answers = threading.Barrier(len(values)), []
+
+        def one(user: int, value: str) -> None:
+            start.wait(timeout=30)
+            try:
+                with writing(engine) as connection:
+                    act(connection, contest, user, value, now)
+                answers.append(201)
+            except joining.Refused as refused:
+                answers.append(refused.status)
+
+        threads = [threading.Thread(target=one, args=value) for value in values]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        return sorted(answers)
+
+    assert race(joining.join, [(user, code) for user in racers[1:]]) == [201] * 2 + [409] * 6
+    with reading(engine) as connection:
+        count = connection.execute(select(memberships.c.id).where(memberships.c.contest == contest.id)).all()
+        assert len(count) == 3
+    with writing(engine) as connection:
+        solo = accounts.add_user(connection, "solo", PASSWORD, None, False, now)
+    assert race(joining.create, [(solo, "Twin A"), (solo, "Twin B")]) == [201, 409]
+    engine.dispose()

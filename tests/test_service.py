@@ -202,16 +202,22 @@ def test_uploads_too_large_outside_phases_and_by_organizers(tmp_path: Path) -> N
         clock.now = at("2026-06-01T00:00:00Z")  # the end is exclusive
         assert "ended" in live.call("POST", "/api/submissions", token["alpha"], body=b"x").body["detail"]
         assert live.call("GET", "/api/leaderboard").body["revealed"] is True  # the last phase has ended
+        late = live.call(
+            "POST", "/api/register", json_body={"team": "gamma", "user": "gina", "password": "a long password"}
+        )
+        assert late.status == 403 and "closed at 2026-06-01 00:00:00 UTC" in late.body["detail"]  # with the last phase
+        clock.now = at("2026-05-31T23:59:59Z")
         registered = live.call(
             "POST", "/api/register", json_body={"team": "gamma", "user": "gina", "password": "a long password"}
         )
-        assert registered.status == 201 and live.call("GET", "/api/quota", registered.body["token"]).status == 200
         assert (
             live.call(
                 "POST", "/api/register", json_body={"team": "gamma", "user": "gil", "password": "a long password"}
             ).status
             == 409
         )
+        clock.now = at("2026-06-01T00:00:00Z")
+        assert registered.status == 201 and live.call("GET", "/api/quota", registered.body["token"]).status == 200
         assert live.call("POST", "/api/tokens", json_body={"user": "gina", "password": "wrong password"}).status == 401
         assert live.call("POST", "/api/tokens", json_body={"user": "gina", "password": "a long password"}).status == 201
 
