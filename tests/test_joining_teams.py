@@ -324,6 +324,33 @@ def test_one_contest_served_unprefixed(tmp_path: Path) -> None:
     service.engine.dispose()
 
 
+def test_autumn_organizer_sees_members_from_spring_like_any_other(site: Site) -> None:
+    """Ann and Bob came from spring: on autumn's team page and API they are members as any; their accounts, in two
+    contests, stay out of the reach of autumn's organizer (a reset link or a ban: 403), as for any member of two contests."""
+    olga = site.tokens["olga"]
+    row = site.server.call("GET", "/api/contests/autumn/teams/Maples", olga)
+    assert row.status == 200 and row.body["members"] == ["ann", "bob"], row.body
+    with writing(site.service.engine) as connection:
+        session = accounts.new_token(
+            connection,
+            None,
+            False,
+            "test",
+            NOW,
+            user_id=accounts.user_row(connection, "olga").id,
+            session=True,
+            expires=NOW + timedelta(hours=1),
+        )
+    page = urllib.request.Request(
+        site.server.url + "/c/autumn/organizer/teams/Maples", headers={"Cookie": f"podium_session={session}"}
+    )
+    with urllib.request.urlopen(page, timeout=30) as answer:
+        html = answer.read().decode()
+    assert "ann" in html and "bob" in html and "springteam" not in html
+    assert site.server.call("POST", "/api/contests/autumn/users/ann/reset", olga).status == 403
+    assert site.server.call("POST", "/api/contests/autumn/users/ann/ban", olga).status == 403
+
+
 def test_the_join_form_without_javascript_carries_its_csrf_token(site: Site) -> None:
     """The page's form: refused without the session's CSRF token (403), a second action named (422), then a 303 to the team's page."""
     with writing(site.service.engine) as connection:

@@ -357,7 +357,7 @@ async def organizer_reset_link(service: ServiceDep, request: Request) -> HTMLRes
     await checked_form(service, request)
     who = signed_organizer(service, request)
     name = (await _form(request)).get("user", "").strip()
-    contest = service.contests.get().id
+    contest = contest_of(service, request).id
     try:
         with writing(service.engine) as connection:
             token = rosters.reset_token(connection, who, contest, name, service.clock())

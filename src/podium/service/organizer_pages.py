@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from podium.core.errors import UsageError
 from podium.service import announcements, dashboard, exports, rosters, standing, state
 from podium.service.database import reading, writing
-from podium.service.deps import ContestDep, Service, ServiceDep
+from podium.service.deps import ContestDep, Service, ServiceDep, contest_of
 from podium.service.intake import Refused
 from podium.service.pages import _form, checked_form, render_page, session_from, signed_organizer
 from podium.service.rescore import rerun
@@ -74,7 +74,7 @@ def figures_part(service: ServiceDep, request: Request) -> HTMLResponse:
     _, who = session_from(service, request)
     if who is None or not who.organizer:
         raise HTTPException(403, "for organizers only: log in again")
-    served, now = service.contests.get(), service.clock()
+    served, now = contest_of(service, request), service.clock()
     with reading(service.engine) as connection:
         figures = dashboard.live_figures(connection, served.track_ids(), now)
     return render_page(service, request, "organizer_figures.html", now=now, figures=figures)
@@ -126,7 +126,7 @@ def team_page(service: ServiceDep, request: Request, name: str, done: str | None
     signed_organizer(service, request)
     try:
         with reading(service.engine) as connection:
-            row = rosters.team(connection, service.contests.get().id, name)
+            row = rosters.team(connection, contest_of(service, request).id, name)
     except UsageError as exc:
         raise HTTPException(404, str(exc)) from None
     return render_page(service, request, "organizer_team.html", team=row, done=done[:300] if done else None)
@@ -139,7 +139,7 @@ async def _roster_change(service: Service, request: Request, change: Any, *field
     """
     form, _ = await _organizer_form(service, request)
     name = form.get("team", "")[:64]
-    contest = service.contests.get().id
+    contest = contest_of(service, request).id
     try:
         with writing(service.engine) as connection:
             return name, change(connection, contest, name, *(form.get(field, "").strip()[:64] for field in fields))

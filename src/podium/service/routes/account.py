@@ -233,9 +233,9 @@ def join_team(service: ServiceDep, contest: ContestDep, who: CallerDep, body: Jo
     },
 )
 def reset_link(
-    service: ServiceDep, request: Request, name: str, who: Annotated[Caller, Depends(organizer)]
+    service: ServiceDep, served: ContestDep, request: Request, name: str, who: Annotated[Caller, Depends(organizer)]
 ) -> dict[str, Any]:
-    contest = service.contests.get().id
+    contest = served.id
     try:
         with writing(service.engine) as connection:
             token = rosters.reset_token(connection, who, contest, name, service.clock())
