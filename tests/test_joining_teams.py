@@ -29,28 +29,10 @@ from podium.service.database import connect, migrate, reading, writing
 from podium.service.server import read_folder, serve_folder
 from podium.service.tables import memberships, teams, users
 from service_helpers import Clock, LiveServer, at
+from test_many_contests_isolation import CONTEST as BASE
 
 PASSWORD = "a long password 7"
-CONTEST = """
-id = "{id}"
-title = "{id} contest"
-timezone = "UTC"
-
-[[phase]]
-name = "open"
-start = 2026-01-01T00:00:00Z
-end = 2099-01-01T00:00:00Z
-submissions = "files"
-
-[[track]]
-id = "main"
-title = "The main track"
-challenge = "glas"
-truth = "{truth}"
-
-[service]
-{service}
-"""
+CONTEST = BASE.replace("self_registration = true", "{service}")  # the two-contest test's file, its [service] set here
 SERVICE = {
     "spring": "self_registration = true",
     "autumn": 'self_registration = true\nmax_team_size = 2\nregistration_end = 2026-12-01T00:00:00Z\nterms = "terms.md"',
@@ -302,6 +284,10 @@ def test_the_commands_create_and_join_through_the_server(site: Site, verb: str) 
         ["team", "create", "Else", "--server", site.server.url, "--contest", "spring", "--token", site.tokens["cat"]],
     )
     assert again.exit_code == 2 and "409: you are in team Willows in contest spring already" in again.output
+    both = CliRunner().invoke(
+        cli, ["team", "join", "x", "--server", site.server.url + "/c/spring", "--contest", "spring", "--token", "t"]
+    )
+    assert both.exit_code == 2 and "names a contest already" in both.output
 
 
 def test_one_contest_served_unprefixed(tmp_path: Path) -> None:
@@ -413,7 +399,7 @@ def test_racing_joiners_and_creators_on_each_database(tmp_path: Path, database_u
                 with writing(engine) as connection:
                     act(connection, contest, user, value, now)
                 answers.append(201)
-            except joining.Refused as refused:
+            except invitations.Refused as refused:  # joining.Refused is one
                 answers.append(refused.status)
 
         threads = [threading.Thread(target=one, args=value) for value in values]

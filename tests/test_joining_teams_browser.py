@@ -15,29 +15,9 @@ from conftest import require
 from podium.challenges import get
 from podium.service.client import packed
 from served import Serve
+from test_joining_teams import CONTEST
 
 PASSWORD = "a long password 7"
-CONTEST = """
-id = "{id}"
-title = "{id} contest"
-timezone = "UTC"
-
-[[phase]]
-name = "open"
-start = 2026-01-01T00:00:00Z
-end = 2099-01-01T00:00:00Z
-submissions = "files"
-
-[[track]]
-id = "main"
-title = "The main track"
-challenge = "glas"
-truth = "{truth}"
-
-[service]
-self_registration = true
-{extra}
-"""
 
 
 def _log_in(page: Any, url: str, user: str) -> None:
@@ -64,9 +44,11 @@ def test_a_user_of_spring_creates_a_team_in_autumn_and_another_joins_it(tmp_path
 
     demo = get("glas").write_demo(tmp_path / "demo")
     folder = tmp_path / "contests"
-    for name, extra in (("spring", ""), ("autumn", 'terms = "terms.md"\nmax_team_size = 3')):
+    for name, extra in (("spring", ""), ("autumn", '\nterms = "terms.md"\nmax_team_size = 3')):
         (folder / name).mkdir(parents=True)
-        (folder / name / "contest.toml").write_text(CONTEST.format(id=name, truth=demo.truth, extra=extra))
+        (folder / name / "contest.toml").write_text(
+            CONTEST.format(id=name, truth=demo.truth, service="self_registration = true" + extra)
+        )
     (folder / "autumn" / "terms.md").write_text("# Terms\n\nPlay fair.\n")
     (tmp_path / "packed").mkdir()
     archive = packed(demo.submission, tmp_path / "packed")

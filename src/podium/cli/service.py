@@ -1003,6 +1003,8 @@ def _joining_command(verb: str, argument: str, field: str, summary: str) -> Any:
         from podium.service.client import request
 
         if contest_id is not None:
+            if "/c/" in server:
+                raise UsageError(f"--server {server} names a contest already: give the site's address with --contest")
             server = f"{server.rstrip('/')}/c/{contest_id}"
         body = {field: given[argument.lower()], "accept_terms": accept_terms}
         path = "/api/team" if verb == "create" else "/api/team/join"

@@ -157,7 +157,7 @@ def joined(
     try:
         with writing(service.engine) as connection:
             return act(connection, contest, who.user_id, value, service.clock())
-    except joining.Refused as refused:
+    except invitations.Refused as refused:  # joining's refusals, and a refused code
         raise HTTPException(refused.status, str(refused)) from None
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None

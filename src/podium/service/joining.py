@@ -30,17 +30,12 @@ from sqlalchemy import Connection, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from podium.contest import Contest
-from podium.core.errors import UsageError
 from podium.service import accounts, invitations
 from podium.service.tables import memberships, organizers, teams, users
 
 
-class Refused(UsageError):
-    """Why a user may not create or join a team in a contest, and the HTTP status that says it."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
+class Refused(invitations.Refused):
+    """Why a user may not create or join a team in a contest, and the HTTP status that says it (a refused code is one)."""
 
 
 @dataclass(frozen=True)
@@ -138,10 +133,7 @@ def join(connection: Connection, contest: Contest, user: int, code: str, now: da
     """Make ``user`` a member of the team of ``contest`` that the invitation ``code`` names, at ``now``."""
     check_open(contest, now)
     _check_user(connection, contest, user)
-    try:
-        team, name = invitations.team_of_code(connection, code.strip(), contest.id, now)
-    except invitations.Refused as refused:
-        raise Refused(str(refused), refused.status) from None
+    team, name = invitations.team_of_code(connection, code.strip(), contest.id, now)
     check_room(connection, contest, team)
     approved = connection.execute(select(teams.c.approved).where(teams.c.id == team)).scalar() is not False
     return Joined(contest.id, name, False, approved, _member(connection, contest, user, team))

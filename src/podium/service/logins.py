@@ -127,7 +127,7 @@ async def register(
                 else:
                     team_id, name = invitations.team_of_code(connection, invitation, served.id, now)
                     joining.check_room(connection, served, team_id)
-            except (invitations.Refused, joining.Refused) as refused:
+            except invitations.Refused as refused:  # joining's refusals too
                 raise HTTPException(refused.status, str(refused)) from None
             user_id = accounts.add_user(connection, user, password, team_id, False, now, hashed=hashed)
             if email:
