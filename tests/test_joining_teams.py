@@ -1,6 +1,6 @@
 """A user signed in to the site creates or joins a team in a second contest, without a new account: every refusal.
 
-One live server (uvicorn, in a thread, with a clock the tests set) for the module serves a folder of four contest
+One live server (uvicorn, in a thread, with a clock the tests set) on SQLite, then one on PostgreSQL, serves a folder of four contest
 files: ``spring`` (open to 2099, where the users first signed up), ``autumn`` (a team of at most 2, registration
 until 2026-12-01T00:00:00Z, terms to accept), ``winter`` (teams wait for the organizers' approval) and ``closed``
 (no sign-ups). Each refusal is called through the API as a participant would, and the rows are read back.
@@ -51,8 +51,8 @@ class Site:
     tokens: dict[str, str]  # each user's log-in token (API): ann, bob, cat, dan, eve, olga (organizer of autumn), root
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("joining")
     demo = get("glas").write_demo(root / "demo")
     folder = root / "contests"
@@ -60,7 +60,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         (folder / name).mkdir(parents=True)
         (folder / name / "contest.toml").write_text(CONTEST.format(id=name, truth=demo.truth, service=service))
     (folder / "autumn" / "terms.md").write_text("# Terms\n\nPlay fair.\n")
-    engine = connect(f"sqlite:///{root / 'podium.db'}")
+    url = f"sqlite:///{root / 'podium.db'}"
+    engine = connect(url if request.param == "sqlite" else request.getfixturevalue("postgres_server").new_database())
     migrate(engine)
     served, problems = read_folder(folder)
     assert problems == [], problems
