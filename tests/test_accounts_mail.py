@@ -248,7 +248,6 @@ def test_sign_up_join_by_invitation_change_and_reset_passwords(smtp: Any, tmp_pa
         assert live.call("GET", "/api/account", gil).body == {
             "user": "gil",
             "team": "gamma",
-            "teams": {"test-glas": "gamma"},
             "email": "gil@gamma.test",
             "email_confirmed": False,
             "notifications": dict.fromkeys(mail.KINDS, True),

@@ -23,8 +23,7 @@ router = APIRouter()
 
 class Account(BaseModel):
     user: str
-    team: str | None = Field(description="Your team in this contest (null: none; POST /api/team or /api/team/join)")
-    teams: dict[str, str] = Field(description="Your team in each contest of the site you are in: contest id -> team")
+    team: str | None
     email: str | None = Field(description="Where notifications go (null: no mail)")
     email_confirmed: bool = Field(
         description="Whether the address is confirmed: only a confirmed one gets mail (a link was mailed to it)"
@@ -121,7 +120,6 @@ def _account(connection: Any, user_id: int, team: str | None) -> dict[str, Any]:
     return {
         "user": row.name,
         "team": team,
-        "teams": joining.teams_by_contest(connection, user_id),
         "email": row.email,
         "email_confirmed": bool(row.email_confirmed),
         "notifications": {kind: kind not in off for kind in mail.KINDS},

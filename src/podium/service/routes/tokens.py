@@ -40,9 +40,10 @@ class Registration(BaseModel):
     response_model=NewTeam,
     summary="Register a new team and its first member (if the contest allows it)",
     responses={
+        403: {"description": "the contest takes no sign-ups, its registration has closed, or the team is banned"},
         404: {"description": "no team has this invitation code"},
         410: {"description": "the invitation code has expired or was revoked"},
-        409: {"description": "the team or user name is taken (the same answer for either)"},
+        409: {"description": "the team or user name is taken (the same answer for either), or the team is full"},
         429: {"description": "too many registrations from this address"},
     },
 )
