@@ -338,6 +338,7 @@ def _routes(served: Served, board_columns: list[str], first_moment: bool) -> lis
     if first_moment:
         common.append("/docs")
     pages = ["/submissions", on("/submissions"), "/submissions/rows", "/organizer", "/account", "/submissions/999999"]
+    pages += ["/join"]  # a team created or joined by a signed-in user
     pages += [f"/submissions/{i}" for i in ids]
     pages += [
         f"/submissions/{i}?sort=-{column}" for i in ids[:1] for column in ("f1", "no-such-column")
@@ -364,6 +365,8 @@ def _expected(served: Served, role: str, path: str, api: bool) -> int:
         return 200 if path == "/reset" else 404  # a reset link that was never sent
     if path == "/account":
         return 303 if role == "anonymous" else 200
+    if path == "/join":  # no sign-ups: 404 as /register; else the log-in page for a visitor
+        return 404 if not service.self_registration else 303 if role == "anonymous" else 200
     owner = next(
         (team for team, ids in served.sent.items() if path.split("?")[0].rsplit("/", 1)[-1] in map(str, ids)), "nobody"
     )
