@@ -336,6 +336,16 @@ def test_autumn_organizer_sees_members_from_spring_like_any_other(site: Site) ->
     assert "ann" in html and "bob" in html and "springteam" not in html
     assert site.server.call("POST", "/api/contests/autumn/users/ann/reset", olga).status == 403
     assert site.server.call("POST", "/api/contests/autumn/users/ann/ban", olga).status == 403
+    # the team page's forms act in the page's contest: a rename, posted without JavaScript
+    form = f"csrf={accounts.csrf_token(session)}&team=Cedars&new=Cypresses".encode()
+    rename = urllib.request.Request(
+        site.server.url + "/c/autumn/organizer/teams/rename",
+        data=form,
+        headers={"Cookie": f"podium_session={session}", "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    with urllib.request.urlopen(rename, timeout=30) as answer:  # the redirect followed: the renamed team's page
+        assert answer.url.endswith("/c/autumn/organizer/teams/Cypresses?done=team%20Cedars%20is%20now%20Cypresses")
+    assert site.server.call("GET", "/api/contests/autumn/teams/Cypresses", olga).status == 200
 
 
 def test_the_join_form_without_javascript_carries_its_csrf_token(site: Site) -> None:
