@@ -37,9 +37,11 @@ class RunRequest:
     program's own folder (a submission), shown read-only at
     :data:`~podium.runner.sandbox.CODE_FOLDER` in bubblewrap, from a linked copy
     in the run's temporary folder so that no server path shows in the sandbox's
-    mount table (the command names it there); ``cgroup``: a delegated cgroup v2
+    mount table (the command names it there); the images are shown from such a
+    linked copy too, in bubblewrap and Docker alike; ``cgroup``: a delegated cgroup v2
     folder for the run's group; ``workdir``: where the program writes (kept
-    after the run; default a temporary folder). ``settings``, ``workers``,
+    after the run; default a folder in the run's temporary folder; a path
+    given here shows in the sandbox's mount table). ``settings``, ``workers``,
     ``scheduler``, ``split_of`` and ``contest``: as :func:`podium.scoring.engine.evaluate`
     takes them, for scoring the program's output.
     """
@@ -97,15 +99,16 @@ def run_program(request: RunRequest) -> Result:
         prepare_workdir(work, seen_images(chosen, images))
         code = request.code
         if code is not None and chosen == "bwrap":
-            code = _linked_copy(code, scratch / "code")
+            code = linked_copy(code, scratch / "code")
         before = snapshot(images)
         read_through(images)
+        shown = images if chosen == "none" else linked_copy(images, scratch / "images")
         shell = ["/bin/sh", "-c", request.command or ""]
         image_id = None
         if image is not None:  # chosen is docker
-            report, image_id = run_docker(image, work, images, limits, gpus)
+            report, image_id = run_docker(image, work, shown, limits, gpus)
         elif chosen == "bwrap":
-            with bubblewrap(shell, work, images, request.visible, limits.memory_bytes, gpus, code) as confinement:
+            with bubblewrap(shell, work, shown, request.visible, limits.memory_bytes, gpus, code) as confinement:
                 report = run_limited(confinement, work, limits, request.cgroup)
         else:
             report = run_limited(shell, work, limits, request.cgroup)
@@ -169,8 +172,14 @@ def _rejected(
     return result
 
 
-def _linked_copy(folder: Path, target: Path) -> Path:
-    """``folder`` again at ``target``: its files hard-linked where one file system holds both, else copied."""
+def linked_copy(folder: Path, target: Path) -> Path:
+    """``folder`` again at ``target``: its files hard-linked where one file system holds both, else copied.
+
+    A sandbox is shown the copy, in the run's temporary folder: a bind mount's
+    entry in ``/proc/self/mountinfo`` names its source's path on its disk, which
+    for the contest's folders tells the server's layout (data folder, contest
+    and team names); the copy's path tells nothing but podium's temporary folder.
+    """
 
     def link(source: str, destination: str) -> None:
         try:
