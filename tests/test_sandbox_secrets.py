@@ -248,28 +248,17 @@ print(json.dumps(result.to_dict()))
 """
 
 
-def _as_nobody(python: str, environment: dict[str, str]) -> str | None:
+def _as_nobody(python: str, environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` run by the user nobody with only ``environment``, from ``/``."""
+    command = ["runuser", "-u", "nobody", "--", "env", "-i", *(f"{k}={v}" for k, v in environment.items())]
+    return subprocess.run([*command, python, *args], capture_output=True, text=True, timeout=120, cwd="/")
+
+
+def _nobody_problem(python: str, environment: dict[str, str]) -> str | None:
     """Why ``python`` cannot run podium as the user nobody here, or ``None``."""
     if shutil.which("runuser") is None:
         return "no runuser (util-linux) to run podium as another user"
-    tried = subprocess.run(
-        [
-            "runuser",
-            "-u",
-            "nobody",
-            "--",
-            "env",
-            "-i",
-            *(f"{k}={v}" for k, v in environment.items()),
-            python,
-            "-c",
-            "import podium.scoring.run",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd="/",
-    )
+    tried = _as_nobody(python, environment, "-c", "import podium.scoring.run")
     return None if tried.returncode == 0 else f"{python} cannot import podium as nobody: {tried.stderr.strip()[-300:]}"
 
 
@@ -288,11 +277,11 @@ def test_a_run_by_another_user_than_root_shows_no_server_path() -> None:
         (
             p
             for p in (sys.executable, f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}")
-            if _as_nobody(p, environment) is None
+            if _nobody_problem(p, environment) is None
         ),
         None,
     )
-    require("a Python that the user nobody may run", None if python else _as_nobody(sys.executable, environment))
+    require("a Python that the user nobody may run", None if python else _nobody_problem(sys.executable, environment))
     root = Path(tempfile.mkdtemp(prefix="podium-home-"))
     try:
         hostile_program(
@@ -302,25 +291,7 @@ def test_a_run_by_another_user_than_root_shows_no_server_path() -> None:
         for folder, names, files in os.walk(root):
             for name in names + files:
                 shutil.chown(os.path.join(folder, name), "nobody")
-        done = subprocess.run(
-            [
-                "runuser",
-                "-u",
-                "nobody",
-                "--",
-                "env",
-                "-i",
-                *(f"{k}={v}" for k, v in environment.items()),
-                str(python),
-                "-c",
-                AS_ANOTHER_USER,
-                str(root),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd="/",
-        )
+        done = _as_nobody(str(python), environment, "-c", AS_ANOTHER_USER, str(root))
         assert done.returncode == 0, done.stderr[-3000:]
         document = json.loads(done.stdout.strip().splitlines()[-1])
         dump = dump_of(document["run"]["stderr_tail"])
