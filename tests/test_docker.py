@@ -525,10 +525,11 @@ def test_a_disk_filling_image_is_stopped_at_the_disk_limit(
     assert time.monotonic() - started < 20 and containers(engine) == []
 
 
-# What a hostile image learns of the server: its mount table, process 1's environment and command line, its own
-# environment, the root and the sandbox folders, its cgroup; one line on stderr (the team reads it back).
+# What a hostile image learns of the server: its mount table, process 1's environment, command line, links, open files,
+# cgroup and status, its own environment, the root and the sandbox folders, its cgroup; one line on stderr (the team reads it back).
 LOOK_AROUND = """{
 cat /proc/self/mountinfo; echo @environ; cat /proc/1/environ; echo @cmdline; cat /proc/1/cmdline; echo @env; env
+echo @proc1; ls -l /proc/1/cwd /proc/1/root /proc/1/exe /proc/1/fd/; cat /proc/1/cgroup /proc/1/status
 echo @root; ls -a /; echo @sandbox; ls -aR /sandbox; echo @input; cat input.txt; echo @cgroup; cat /proc/self/cgroup
 } 2>&1 | tr '\\n\\0' '|;' >&2
 """
@@ -547,7 +548,8 @@ def _assert_sees_nothing_of_the_server(shown: str, seen: str, forbidden: list[st
     """Nothing ``shown`` to the team holds a ``forbidden`` word; what the program ``seen`` shows it looked and was staged."""
     for word in forbidden:
         assert word not in shown, (word, [part for part in shown.split("|") if word in part])
-    assert "@input|/sandbox/images|" in seen and "@sandbox|" in seen  # the program ran, and looked
+    assert "@input|/sandbox/images|" in seen  # the program ran, and looked everywhere
+    assert all(f"@{part}|" in seen for part in ("environ", "cmdline", "env", "proc1", "root", "sandbox", "cgroup"))
     (images,) = [line for line in seen.split("|") if " /sandbox/images " in line]
     assert f" {tempfile.gettempdir()}/podium-run-" in images or " /podium-run-" in images, images  # a staged copy
 
