@@ -129,4 +129,5 @@ def test_a_static_report_draws_offline_under_its_own_policy(
     errors = _watched(page)
     page.goto(reports[challenge_id].as_uri())  # type: ignore[attr-defined]
     _all_drawn(page, errors, html.count("data-spec='"), challenge_id)
+    assert_accessible(page, f"static report {challenge_id}")
     page.context.close()  # type: ignore[attr-defined]
