@@ -38,7 +38,9 @@ from podium.contest import load
 from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.process import Limits
 from podium.runner.sandbox import CODE_FOLDER, IMAGES_FOLDER, WORK_FOLDER, bwrap_problem
-from podium.scoring.run import RunRequest, run_program
+from podium.runner.workdir import temporary_parent_beside
+from podium.scoring import run as run_module
+from podium.scoring.run import RunRequest, linked_copy, run_program, staged_images
 from podium.service import accounts
 from podium.service.database import writing
 from podium.service.pages import COOKIE
@@ -300,3 +302,28 @@ def test_a_run_by_another_user_than_root_shows_no_server_path() -> None:
         assert " /tmp/podium-run-" in images and " - overlay " not in images, images  # a staged copy, no overlay
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_images_on_another_file_system_are_copied_up_to_a_limit(tmp_path: Path) -> None:
+    """No temporary folder on the images' file system (here a tmpfs): copied for the run up to the limit, else shown
+    from their own folder (a copy of a large test set on every run would cost its size each time)."""
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev in {os.stat(p).st_dev for p in ("/tmp", "/var/tmp")}:
+        pytest.skip("/dev/shm is not a file system of its own here")
+    elsewhere = Path(tempfile.mkdtemp(prefix="podium-test-", dir="/dev/shm"))
+    try:
+        images = get("face-clustering").write_demo(elsewhere / "contest").truth.parent / "images"
+        assert temporary_parent_beside(images) is None and temporary_parent_beside(tmp_path) is not None
+        copy = staged_images(images, tmp_path / "copy")
+        assert copy == tmp_path / "copy" and sorted(p.name for p in copy.iterdir()) == sorted(
+            p.name for p in images.iterdir()
+        )
+        assert all(os.stat(p).st_ino != os.stat(images / p.name).st_ino for p in copy.iterdir())  # copied: no link
+        limit = sum(p.stat().st_size for p in images.iterdir()) - 1  # a byte short of the images
+        assert (
+            linked_copy(copy, tmp_path / "same-disk", copy_limit=0) == tmp_path / "same-disk"
+        )  # linked: nothing copied
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(run_module, "COPY_LIMIT_BYTES", limit)
+            assert staged_images(images, tmp_path / "large") == images and not (tmp_path / "large").exists()
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)

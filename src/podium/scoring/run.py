@@ -21,8 +21,17 @@ from podium.formats.folders import list_folder
 from podium.runner.docker import run_docker
 from podium.runner.process import Limits, RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose, seen_images
-from podium.runner.workdir import INPUT_FILE, RUN_PREFIX, prepare_workdir, snapshot, temporary_folder
+from podium.runner.workdir import (
+    INPUT_FILE,
+    RUN_PREFIX,
+    prepare_workdir,
+    snapshot,
+    temporary_folder,
+    temporary_parent_beside,
+)
 from podium.scoring.engine import evaluate
+
+COPY_LIMIT_BYTES = 256 * 2**20  # images copied for a sandbox where they cannot be linked, at most
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,7 @@ def run_program(request: RunRequest) -> Result:
         if request.limits.time_s is not None
         else replace(request.limits, time_s=contract.time_limit(images, params))
     )
-    scratch = temporary_folder(RUN_PREFIX)
+    scratch = temporary_folder(RUN_PREFIX, temporary_parent_beside(images))  # where the images can be linked
     work = request.workdir if request.workdir is not None else scratch / "work"
     try:
         prepare_workdir(work, seen_images(chosen, images))
@@ -102,7 +111,7 @@ def run_program(request: RunRequest) -> Result:
             code = linked_copy(code, scratch / "code")
         before = snapshot(images)
         read_through(images)
-        shown = images if chosen == "none" else linked_copy(images, scratch / "images")
+        shown = images if chosen == "none" else staged_images(images, scratch / "images")
         shell = ["/bin/sh", "-c", request.command or ""]
         image_id = None
         if image is not None:  # chosen is docker
@@ -172,23 +181,44 @@ def _rejected(
     return result
 
 
-def linked_copy(folder: Path, target: Path) -> Path:
-    """``folder`` again at ``target``: its files hard-linked where one file system holds both, else copied.
+class _CopyTooLarge(Exception):
+    """More than a linked copy's ``copy_limit`` bytes would have had to be copied."""
+
+
+def linked_copy(folder: Path, target: Path, copy_limit: int | None = None) -> Path:
+    """``folder`` again at ``target``: its files hard-linked where one file system holds both (and the kernel lets
+    podium link them), else copied, at most ``copy_limit`` bytes in all (:class:`_CopyTooLarge` past it).
 
     A sandbox is shown the copy, in the run's temporary folder: a bind mount's
     entry in ``/proc/self/mountinfo`` names its source's path on its disk, which
     for the contest's folders tells the server's layout (data folder, contest
     and team names); the copy's path tells nothing but podium's temporary folder.
     """
+    copied = 0
 
     def link(source: str, destination: str) -> None:
+        nonlocal copied
         try:
             os.link(source, destination)
         except OSError:
+            copied += os.stat(source).st_size
+            if copy_limit is not None and copied > copy_limit:
+                raise _CopyTooLarge from None
             shutil.copy2(source, destination)
 
     shutil.copytree(folder, target, symlinks=True, copy_function=link)
     return target
+
+
+def staged_images(images: Path, target: Path) -> Path:
+    """The images folder a sandbox is shown: a linked copy at ``target``; its own folder, whose path then shows in the
+    mount table, where more than ``COPY_LIMIT_BYTES`` of them cannot be linked (no temporary folder on their file
+    system), rather than copying a large test set on every run."""
+    try:
+        return linked_copy(images, target, COPY_LIMIT_BYTES)
+    except _CopyTooLarge:
+        shutil.rmtree(target, ignore_errors=True)
+        return images
 
 
 def _keep_truth_hidden(truth: Path, shown: list[tuple[str, Path]]) -> None:
