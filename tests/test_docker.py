@@ -532,6 +532,7 @@ cat /proc/self/mountinfo; echo @environ; cat /proc/1/environ; echo @cmdline; cat
 echo @proc1; ls -l /proc/1/cwd /proc/1/root /proc/1/exe /proc/1/fd/; cat /proc/1/cgroup /proc/1/status
 echo @root; ls -a /; echo @sandbox; ls -aR /sandbox; echo @input; cat input.txt; echo @cgroup; cat /proc/self/cgroup
 } 2>&1 | tr '\\n\\0' '|;' >&2
+echo left > left.txt
 """
 
 
@@ -562,9 +563,12 @@ def test_an_image_learns_nothing_of_the_servers_paths(
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
     monkeypatch.setenv("PODIUM_DATABASE", f"postgresql://podium:pw{secret}@127.0.0.1/podium")
     engine.import_image("podium-test/look:1", {"program.sh": LOOK_AROUND}, user="1000:1000")
-    _code, doc = podium_run(images, truth, "podium-test/look:1", "--time-limit", "30")
+    kept = images.parent / "jobs" / "17-team-beta" / "work"  # the organizer's --workdir
+    _code, doc = podium_run(images, truth, "podium-test/look:1", "--time-limit", "30", "--workdir", str(kept))
     assert isinstance(doc, dict) and doc["run"]["outcome"] == "no_output", doc
-    _assert_sees_nothing_of_the_server(json.dumps(doc), doc["run"]["stderr_tail"], [*forbidden, secret])
+    assert (kept / "left.txt").read_text() == "left\n" and doc["run"]["workdir"] == str(kept)  # moved there
+    seen = doc["run"]["stderr_tail"]  # the result names the --workdir: the organizer's own document
+    _assert_sees_nothing_of_the_server(seen, seen, [*forbidden, str(kept), secret])
 
 
 def test_an_image_submitted_to_the_service_learns_nothing_of_the_server(

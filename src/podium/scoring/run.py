@@ -48,9 +48,11 @@ class RunRequest:
     in the run's temporary folder so that no server path shows in the sandbox's
     mount table (the command names it there); the images are shown from such a
     linked copy too, in bubblewrap and Docker alike; ``cgroup``: a delegated cgroup v2
-    folder for the run's group; ``workdir``: where the program writes (kept
-    after the run; default a folder in the run's temporary folder; a path
-    given here shows in the sandbox's mount table). ``settings``, ``workers``,
+    folder for the run's group; ``workdir``: where the program's working
+    folder is kept after the run (in a sandbox the program writes in a folder
+    of the run's temporary folder, moved here once it ended, so that this
+    path does not show in its mount table; with ``sandbox`` ``none`` it
+    writes here). ``settings``, ``workers``,
     ``scheduler``, ``split_of`` and ``contest``: as :func:`podium.scoring.engine.evaluate`
     takes them, for scoring the program's output.
     """
@@ -103,7 +105,8 @@ def run_program(request: RunRequest) -> Result:
         else replace(request.limits, time_s=contract.time_limit(images, params))
     )
     scratch = temporary_folder(RUN_PREFIX, temporary_parent_beside(images))  # where the images can be linked
-    work = request.workdir if request.workdir is not None else scratch / "work"
+    kept = request.workdir  # where the program's working folder is kept after the run, if asked
+    work = kept if kept is not None and chosen == "none" else scratch / "work"  # a sandbox's mount names no kept path
     try:
         prepare_workdir(work, seen_images(chosen, images))
         code = request.code
@@ -129,8 +132,8 @@ def run_program(request: RunRequest) -> Result:
             "cpus": limits.cpus,
             "gpus": gpus,
         }
-        if request.workdir is not None:
-            run["workdir"] = str(work)
+        if kept is not None:
+            run["workdir"] = str(kept)
         if image_id is not None:
             run["image"] = image_id
         warnings = []
@@ -141,6 +144,8 @@ def run_program(request: RunRequest) -> Result:
         replaced = _replaced(work)
         if replaced:
             return _rejected(request, params, warnings, Issue("workdir_replaced", replaced, str(work)), run)
+        if kept is not None and work != kept:
+            work = _moved_into(work, kept)
         if report.outcome == "disk_limit":  # nothing of it is read: it may be any amount of anything
             error = Issue("disk_limit", f"the program was stopped: {_why(report, limits)}", str(work))
             return _rejected(request, params, warnings, error, run)
@@ -259,6 +264,20 @@ def _replaced(work: Path) -> str | None:
     if not stat.S_ISDIR(mode):
         return "the program replaced its working folder by something that is not a folder"
     return None
+
+
+def _moved_into(work: Path, kept: Path) -> Path:
+    """``kept``, holding what the program left in ``work`` (a rename per entry on one file system; links moved as
+    links, never followed); an entry of the same name already in ``kept`` is replaced."""
+    kept.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(work):
+        target = kept / entry.name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        shutil.move(entry.path, target)
+    return kept
 
 
 def _remove_input_file(work: Path) -> None:
