@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from browser_wait import wait_until
 from podium.service import accounts
 from podium.service.client import packed
 from podium.service.database import writing
@@ -48,7 +49,7 @@ def test_a_team_manages_its_submissions_and_reads_the_board(browser: object, tmp
         page.fill("#code_url", "https://example.org/code")
         page.check("input[name=shown]")
         page.click("#upload button[type=submit]")
-        page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=20_000)
+        wait_until(page, "document.getElementById('upload-result').className === 'done'", timeout=20_000)
         assert worker.work_once()
         page.wait_for_selector("#rows td.st-scored", timeout=30_000)
         page.set_input_files("#file", str(good))

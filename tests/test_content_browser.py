@@ -10,6 +10,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+from browser_wait import wait_until
 from podium.challenges import get
 from service_helpers import Clock, LiveServer, at, set_up
 from test_pages_browser import _shot, browser  # noqa: F401  (the module's Chromium)
@@ -49,7 +50,7 @@ def test_the_demo_contest_pages_data_and_kit_in_chromium(browser: object, tmp_pa
             assert page.evaluate("document.documentElement.scrollWidth") <= 375 + 1
             _shot(page, f"content-{name}")
         _by_keyboard(page, "nav.tabs a[href='/pages/overview']")
-        page.wait_for_function("document.querySelector('.prose img').complete", timeout=20_000)  # loaded (lazily)
+        wait_until(page, "document.querySelector('.prose img').complete", timeout=20_000)  # loaded (lazily)
         assert page.evaluate("document.querySelector('.prose img').naturalWidth") == 194  # the public figure, shown
         _by_keyboard(page, "nav.tabs a[href='/data']")
         assert page.inner_text("h1") == "Data" and "podium evaluate --contest contest.toml" in page.inner_text("main")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from browser_wait import wait_until
 from podium.service import accounts, heartbeats
 from podium.service.database import writing
 from podium.service.worker import Worker
@@ -61,7 +62,7 @@ def test_the_dashboard_at_375_px_by_keyboard(browser: object, tmp_path: Path) ->
             "() => { const el = document.querySelector('#figures');"
             " return htmx.ajax('GET', el.getAttribute('hx-get'), {target: el, swap: 'innerHTML'}); }"
         )  # what the poll does, without waiting 15 s for it
-        page.wait_for_function("document.querySelector('#figures').innerText.includes('scorer-2')")  # type: ignore[attr-defined]
+        wait_until(page, "document.querySelector('#figures').innerText.includes('scorer-2')")
         assert "scorer-1" in page.inner_text("#figures") and "Dashboard" in page.title()  # type: ignore[attr-defined]
         _shot(page, "dashboard-refreshed")
 

@@ -10,11 +10,14 @@ import gzip
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -520,3 +523,89 @@ def test_a_disk_filling_image_is_stopped_at_the_disk_limit(
         "run"
     ]  # nothing written beside
     assert time.monotonic() - started < 20 and containers(engine) == []
+
+
+# What a hostile image learns of the server: its mount table, process 1's environment, command line, links, open files,
+# cgroup and status, its own environment, the root and the sandbox folders, its cgroup; one line on stderr (the team reads it back).
+LOOK_AROUND = """{
+cat /proc/self/mountinfo; echo @environ; cat /proc/1/environ; echo @cmdline; cat /proc/1/cmdline; echo @env; env
+echo @proc1; ls -l /proc/1/cwd /proc/1/root /proc/1/exe /proc/1/fd/; cat /proc/1/cgroup /proc/1/status
+echo @root; ls -a /; echo @sandbox; ls -aR /sandbox; echo @input; cat input.txt; echo @cgroup; cat /proc/self/cgroup
+} 2>&1 | tr '\\n\\0' '|;' >&2
+echo left > left.txt
+"""
+
+
+def _server_layout(tmp_path: Path, faces) -> tuple[Path, Path, list[str]]:  # type: ignore[no-untyped-def]
+    """The faces at server-like paths (a data folder, a contest and a team named in them); the words that must not show."""
+    data = tmp_path / f"srv-data-{uuid.uuid4().hex[:8]}"
+    contest = data / f"contest-{uuid.uuid4().hex[:8]}-team-beta"
+    shutil.copytree(faces[0], contest / "images")
+    shutil.copy(faces[1], contest / "truth.csv")
+    return contest / "images", contest / "truth.csv", [str(tmp_path), data.name, contest.name]
+
+
+def _assert_sees_nothing_of_the_server(shown: str, seen: str, forbidden: list[str]) -> None:
+    """Nothing ``shown`` to the team holds a ``forbidden`` word; what the program ``seen`` shows it looked and was staged."""
+    for word in forbidden:
+        assert word not in shown, (word, [part for part in shown.split("|") if word in part])
+    assert "@input|/sandbox/images|" in seen  # the program ran, and looked everywhere
+    assert all(f"@{part}|" in seen for part in ("environ", "cmdline", "env", "proc1", "root", "sandbox", "cgroup"))
+    (images,) = [line for line in seen.split("|") if " /sandbox/images " in line]
+    assert f" {tempfile.gettempdir()}/podium-run-" in images or " /podium-run-" in images, images  # a staged copy
+
+
+def test_an_image_learns_nothing_of_the_servers_paths(
+    engine: docker_engine.Engine, faces, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    images, truth, forbidden = _server_layout(tmp_path, faces)
+    secret = f"secret-{uuid.uuid4().hex}"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("PODIUM_DATABASE", f"postgresql://podium:pw{secret}@127.0.0.1/podium")
+    engine.import_image("podium-test/look:1", {"program.sh": LOOK_AROUND}, user="1000:1000")
+    kept = images.parent / "jobs" / "17-team-beta" / "work"  # the organizer's --workdir
+    _code, doc = podium_run(images, truth, "podium-test/look:1", "--time-limit", "30", "--workdir", str(kept))
+    assert isinstance(doc, dict) and doc["run"]["outcome"] == "no_output", doc
+    assert (kept / "left.txt").read_text() == "left\n" and doc["run"]["workdir"] == str(kept)  # moved there
+    seen = doc["run"]["stderr_tail"]  # the result names the --workdir: the organizer's own document
+    _assert_sees_nothing_of_the_server(seen, seen, [*forbidden, str(kept), secret])
+
+
+def test_an_image_submitted_to_the_service_learns_nothing_of_the_server(
+    engine: docker_engine.Engine, faces, tmp_path: Path
+) -> None:
+    from podium.service.app import Service
+    from podium.service.client import submit
+    from service_helpers import Clock, LiveServer, at, set_up, write_contest
+
+    images, _truth, forbidden = _server_layout(tmp_path, faces)
+    contest = write_contest(
+        images.parent / "contest", "face-clustering", kind="programs", extra=SERVICE_FACES.format(images=images)
+    )
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    teams = (f"team{uuid.uuid4().hex[:8]}", f"team{uuid.uuid4().hex[:8]}")
+    database = f"sqlite:///{images.parent / 'podium.db'}"
+    plain, tokens = set_up(database, contest, images.parent.parent / "data", teams, clock)
+    service = Service(plain.engine, plain.data, clock, allow_images=True)
+    engine.import_image("podium-test/look:2", {"program.sh": LOOK_AROUND})
+    engine.docker("save", "-o", str(tmp_path / "look.tar"), "podium-test/look:2")
+    secret = f"secret-{uuid.uuid4().hex}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "podium", "worker", "--data", str(service.data), "--lease", "5"],
+        env={**os.environ, "PODIUM_DATABASE": database, "AWS_SECRET_ACCESS_KEY": secret},
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with LiveServer(service) as server:
+            submit(server.url, tokens[teams[1]], tmp_path / "look.tar", "docker:")  # the other team's, first
+            answer = submit(server.url, tokens[teams[0]], tmp_path / "look.tar", "docker:")
+            done = lambda: server.call("GET", f"/api/submissions/{answer.body['id']}", tokens[teams[0]]).body
+            assert _wait_for(lambda: done()["status"] not in ("queued", "running"), 60), done()
+            seen = done()
+    finally:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=10)
+    assert seen["status"] == "failed" and seen["stderr_tail"], seen
+    _assert_sees_nothing_of_the_server(json.dumps(seen), seen["stderr_tail"], [*forbidden, secret, teams[1]])

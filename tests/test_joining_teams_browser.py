@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from browser_wait import wait_until
 from conftest import require
 from podium.challenges import get
 from podium.service.client import packed
@@ -33,7 +34,7 @@ def _log_in(page: Any, url: str, user: str) -> None:
 def _upload(page: Any, archive: Path) -> None:
     page.set_input_files("#file", str(archive))
     page.click("#upload button")
-    page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=30_000)
+    wait_until(page, "document.getElementById('upload-result').className === 'done'", timeout=30_000)
 
 
 def test_a_user_of_spring_creates_a_team_in_autumn_and_another_joins_it(tmp_path: Path) -> None:

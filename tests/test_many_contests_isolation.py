@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from starlette.routing import Route
 
+from browser_wait import wait_until
 from conftest import require
 from podium.challenges import get
 from podium.service import accounts
@@ -256,7 +257,7 @@ def test_one_log_in_walks_two_contests_in_chromium(site: Site, tmp_path_factory:
             assert f"Submissions of walk{contest}" in page.inner_text("h1")
             page.set_input_files("#file", str(upload))
             page.click("#upload button")
-            page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=20_000)
+            wait_until(page, "document.getElementById('upload-result').className === 'done'", timeout=20_000)
             _shot(page, f"many-{contest}-submissions")
             links = [a.get_attribute("href") for a in page.query_selector_all("header nav a")]
             assert f"/c/{contest}/leaderboard" in links and "/account" in links, links

@@ -40,6 +40,7 @@ import pytest
 from click.testing import CliRunner
 
 from accessibility import assert_accessible
+from browser_wait import wait_until
 from conftest import require
 from podium.challenges import get
 from podium.cli import cli
@@ -602,7 +603,8 @@ def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
                     answer and answer.status,
                 )
                 assert page.locator("h1").count() == 1, (shape, role, path)
-                page.wait_for_function(
+                wait_until(
+                    page,
                     "[...document.querySelectorAll('div.vega')].every(e => ['true', 'error'].includes(e.dataset.rendered))",
                     timeout=20_000,
                 )

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from accessibility import assert_accessible
+from browser_wait import wait_until
 from conftest import require
 from podium.service import accounts
 from podium.service.client import packed
@@ -90,7 +91,8 @@ def _shot(page: object, name: str) -> None:
 
 def _rendered_charts(page: object) -> list[int]:
     """The number of drawn marks of each chart, once every chart has rendered or failed."""
-    page.wait_for_function(  # type: ignore[attr-defined]
+    wait_until(
+        page,
         "[...document.querySelectorAll('div.vega')].every(e => e.dataset.rendered === 'true' || e.dataset.rendered === 'error')",
         timeout=20_000,
     )
@@ -150,12 +152,12 @@ def test_team_and_organizer_in_chromium(browser: object, tmp_path: Path) -> None
         # a bad upload: rejected at once, the problem shown
         page.set_input_files("#file", str(bad))
         page.click("#upload button")
-        page.wait_for_function("document.getElementById('upload-result').className === 'error'", timeout=20_000)
+        wait_until(page, "document.getElementById('upload-result').className === 'error'", timeout=20_000)
         assert "rejected" in page.inner_text("#upload-result") and "label images" in page.inner_text("#upload-result")
         # a good upload: queued, then scored while the page waits (live status)
         page.set_input_files("#file", str(good))
         page.click("#upload button")
-        page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=20_000)
+        wait_until(page, "document.getElementById('upload-result').className === 'done'", timeout=20_000)
         page.wait_for_selector("#rows td.st-scored", timeout=60_000)
         rows = page.inner_text("#rows")
         assert "rejected" in rows and "scored" in rows and "F1" in rows

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from browser_wait import wait_until
 from conftest import require
 from podium.service import accounts
 from podium.service.client import packed
@@ -370,7 +371,7 @@ def test_a_team_and_an_organizer_in_chromium_stay_under_the_prefix(
     assert (session["secure"], session["path"], session["httpOnly"]) == (True, PREFIX, True)
     team.page.set_input_files("#file", str(packed(deployed.submission, tmp_path)))
     team.page.click("#upload button")
-    team.page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=30_000)
+    wait_until(team.page, "document.getElementById('upload-result').className === 'done'", timeout=30_000)
     team.page.wait_for_selector(
         "#rows td.st-scored", timeout=120_000
     )  # scored by podium serve's worker, the rows live through htmx

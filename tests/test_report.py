@@ -59,7 +59,7 @@ def test_every_challenge_has_its_charts(challenge_id: str, documents: dict) -> N
         assert "mark" in spec or "layer" in spec
     page = re.sub(r"<script>.*?</script>", "", html, flags=re.S)  # the page without the inlined code
     assert (
-        html.count("<script>") == 3 and "<script " not in page and "<link" not in page
+        html.count("<script>") == 4 and "<script " not in page and "<link" not in page
     )  # nothing loaded from elsewhere
     assert not re.search(r'(src|href)="?(https?:)?//', page)
     assert "vegaLite.compile" in html

@@ -15,10 +15,13 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tarfile
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -28,13 +31,16 @@ from typing import Any
 
 import pytest
 
+import podium
 from conftest import require
 from podium.challenges import get
 from podium.contest import load
 from podium.runner.disk import DEFAULT_DISK_MB
 from podium.runner.process import Limits
 from podium.runner.sandbox import CODE_FOLDER, IMAGES_FOLDER, WORK_FOLDER, bwrap_problem
-from podium.scoring.run import RunRequest, run_program
+from podium.runner.workdir import temporary_parent_beside
+from podium.scoring import run as run_module
+from podium.scoring.run import RunRequest, linked_copy, run_program, staged_images
 from podium.service import accounts
 from podium.service.database import writing
 from podium.service.pages import COOKIE
@@ -99,13 +105,18 @@ def secrets(monkeypatch: pytest.MonkeyPatch, database: str) -> list[str]:
     return [secret, password]
 
 
-def assert_nothing_of_the_server(texts: list[str], dump: dict[str, Any], forbidden: list[str]) -> None:
-    """The program saw and the team reads none of ``forbidden``; the program ran where podium says."""
+def assert_nothing_of_the_server(
+    texts: list[str], dump: dict[str, Any], forbidden: list[str], by_root: bool | None = None
+) -> None:
+    """The program saw and the team reads none of ``forbidden``; the program ran where podium says (``by_root``: podium
+    ran as root, this process's user by default)."""
     shown = "\n".join([*texts, json.dumps(dump)])
     for word in forbidden:
         assert word not in shown, (word, [key for key, value in dump.items() if word in json.dumps(value)])
     assert dump["cwd"] == WORK_FOLDER and dump["input"] == IMAGES_FOLDER + "\n"
-    if os.geteuid() == 0:  # the keeper's staging: the images are an overlay of a staging path of the run
+    if (
+        (os.geteuid() == 0) if by_root is None else by_root
+    ):  # the keeper's staging: the images are an overlay of a staging path of the run
         assert f" {IMAGES_FOLDER} " in dump["mountinfo"] and " - overlay overlay ro,lowerdir=" in dump["mountinfo"]
     assert "PATH=/usr/local/bin:/usr/bin:/bin" in dump["/proc/1/environ"]  # bubblewrap's own, read: it is the program's
     assert set(dump["/proc/1/environ"].split("\0")) - {""} == set(dump["environ"].split("\0")) - {
@@ -217,3 +228,102 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
     assert answer.body["status"] == "failed", answer.body
     texts = [json.dumps(answer.body), json.dumps(listed.body), html]
     assert_nothing_of_the_server(texts, dump_of(answer.body["stderr_tail"]), forbidden)
+
+
+# Run by another user (``nobody``): the runner shows the program the server's folders, then prints what it saw.
+AS_ANOTHER_USER = """
+import json, sys
+from pathlib import Path
+from podium.challenges import get
+from podium.runner.process import Limits
+from podium.runner.sandbox import CODE_FOLDER
+from podium.scoring.run import RunRequest, run_program
+root = Path(sys.argv[1])
+demo = get("face-clustering").write_demo(root / "data" / "contests" / "contest-of-team-beta")
+code = root / "data" / "submissions" / "7-team-beta" / "code"
+result = run_program(RunRequest(
+    "face-clustering", demo.truth.parent / "images", demo.truth, Limits(time_s=20, memory_mb=1024, disk_mb=100),
+    command=f"python3 {CODE_FOLDER}/hostile.py", settings={"th1_s": "5", "th2_s": "20", "ram_max_mb": "4096"},
+    sandbox="bwrap", code=code,
+))
+print(json.dumps(result.to_dict()))
+"""
+
+
+def _as_nobody(python: str, environment: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` run by the user nobody with only ``environment``, from ``/``."""
+    command = ["runuser", "-u", "nobody", "--", "env", "-i", *(f"{k}={v}" for k, v in environment.items())]
+    return subprocess.run([*command, python, *args], capture_output=True, text=True, timeout=120, cwd="/")
+
+
+def _nobody_problem(python: str, environment: dict[str, str]) -> str | None:
+    """Why ``python`` cannot run podium as the user nobody here, or ``None``."""
+    if shutil.which("runuser") is None:
+        return "no runuser (util-linux) to run podium as another user"
+    tried = _as_nobody(python, environment, "-c", "import podium.scoring.run")
+    return None if tried.returncode == 0 else f"{python} cannot import podium as nobody: {tried.stderr.strip()[-300:]}"
+
+
+@pytest.mark.usefixtures("bwrap")
+def test_a_run_by_another_user_than_root_shows_no_server_path() -> None:
+    """Not root, the keeper makes no overlay of the images: their bind's source must tell nothing either."""
+    if os.geteuid() != 0:
+        pytest.skip(
+            "not root: every run here is already another user's (test_the_runner_shows_the_program_nothing_of_its_caller)"
+        )
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": os.pathsep.join([str(Path(podium.__file__).parents[1]), sysconfig.get_paths()["purelib"]]),
+    }
+    python = next(
+        (
+            p
+            for p in (sys.executable, f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}")
+            if _nobody_problem(p, environment) is None
+        ),
+        None,
+    )
+    require("a Python that the user nobody may run", None if python else _nobody_problem(sys.executable, environment))
+    root = Path(tempfile.mkdtemp(prefix="podium-home-"))
+    try:
+        hostile_program(
+            root / "data" / "submissions" / "7-team-beta" / "code", [root / "data", root / "data" / "contests"]
+        )
+        shutil.chown(root, "nobody")
+        for folder, names, files in os.walk(root):
+            for name in names + files:
+                shutil.chown(os.path.join(folder, name), "nobody")
+        done = _as_nobody(str(python), environment, "-c", AS_ANOTHER_USER, str(root))
+        assert done.returncode == 0, done.stderr[-3000:]
+        document = json.loads(done.stdout.strip().splitlines()[-1])
+        dump = dump_of(document["run"]["stderr_tail"])
+        assert_nothing_of_the_server([json.dumps(document)], dump, [str(root), "team-beta", "contest-of"], False)
+        (images,) = [line for line in dump["mountinfo"].splitlines() if f" {IMAGES_FOLDER} " in line]
+        assert " /tmp/podium-run-" in images and " - overlay " not in images, images  # a staged copy, no overlay
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_images_on_another_file_system_are_copied_up_to_a_limit(tmp_path: Path) -> None:
+    """No temporary folder on the images' file system (here a tmpfs): copied for the run up to the limit, else shown
+    from their own folder (a copy of a large test set on every run would cost its size each time)."""
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev in {os.stat(p).st_dev for p in ("/tmp", "/var/tmp")}:
+        pytest.skip("/dev/shm is not a file system of its own here")
+    elsewhere = Path(tempfile.mkdtemp(prefix="podium-test-", dir="/dev/shm"))
+    try:
+        images = get("face-clustering").write_demo(elsewhere / "contest").truth.parent / "images"
+        assert temporary_parent_beside(images) is None and temporary_parent_beside(tmp_path) is not None
+        copy = staged_images(images, tmp_path / "copy")
+        assert copy == tmp_path / "copy" and sorted(p.name for p in copy.iterdir()) == sorted(
+            p.name for p in images.iterdir()
+        )
+        assert all(os.stat(p).st_ino != os.stat(images / p.name).st_ino for p in copy.iterdir())  # copied: no link
+        limit = sum(p.stat().st_size for p in images.iterdir()) - 1  # a byte short of the images
+        assert (
+            linked_copy(copy, tmp_path / "same-disk", copy_limit=0) == tmp_path / "same-disk"
+        )  # linked: nothing copied
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(run_module, "COPY_LIMIT_BYTES", limit)
+            assert staged_images(images, tmp_path / "large") == images and not (tmp_path / "large").exists()
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)

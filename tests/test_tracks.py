@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import column, insert, select, table
 
+from browser_wait import wait_until
 from conftest import run
 from podium.challenges import get
 from podium.contest import ContestError, load
@@ -507,7 +508,7 @@ def test_the_upload_page_sends_to_the_track_chosen_with_and_without_javascript(
         page.select_option("#track", "loc")  # type: ignore[attr-defined]
         page.set_input_files("#file", str(files["loc"]))  # type: ignore[attr-defined]
         page.click("#upload button")  # type: ignore[attr-defined]
-        page.wait_for_function("document.getElementById('upload-result').className === 'done'", timeout=20_000)  # type: ignore[attr-defined]
+        wait_until(page, "document.getElementById('upload-result').className === 'done'", timeout=20_000)
         plain = browser.new_context(java_script_enabled=False).new_page()  # type: ignore[attr-defined]
         plain.context.add_cookies(page.context.cookies())  # type: ignore[attr-defined]
         plain.goto(live.url + "/submissions?track=fine")

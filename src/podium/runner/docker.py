@@ -11,7 +11,10 @@ The container (``docker create``, then ``docker start --attach``):
 - the images folder read-only at ``IMAGES_FOLDER`` (``/sandbox/images``, as in
   bubblewrap: what ``input.txt`` names; no server path), the working folder
   read-write at ``/work``, its current directory, writable by whatever user
-  the image runs as;
+  the image runs as. A bind's line in the container's ``/proc/self/mountinfo``
+  names its source folder's path, so :func:`podium.scoring.run.run_program`
+  gives both from the run's own temporary folder (the images as a hard-linked
+  copy): the program reads no data folder, contest or team name there;
 - the disk limit as in bubblewrap (:mod:`podium.runner.disk`): no file past it
   (``--ulimit fsize``), and the working folder, scanned on the host while the
   container runs, may not hold more: the root file system being read-only, it

@@ -24,10 +24,11 @@ The program runs under ``bwrap`` (https://github.com/containers/bubblewrap):
   variable, path or submission of the server's. The working folder, images
   and code are at neutral paths; the mount table (``/proc/self/mountinfo``)
   still names each bind's source folder as it lies on its disk, which is
-  why the code is linked into the run's own temporary folder first
-  (:func:`podium.scoring.run.run_program`) and the working folder is made there,
-  and why, when podium runs as root, the keeper shows the images through a
-  read-only overlay of their staging path (:func:`podium.runner.confine.bind_privately`).
+  why the images and the code are linked into the run's own temporary folder
+  first (:func:`podium.scoring.run.run_program`) and the working folder is made
+  there, and why, when podium runs as root, the keeper also shows the images
+  through a read-only overlay of their staging path
+  (:func:`podium.runner.confine.bind_privately`).
 
 When podium runs as root, the keeper first binds the folders the program may
 see at staging paths any user can reach (:func:`podium.runner.confine.bind_privately`),

@@ -20,13 +20,34 @@ def temporary_folder(prefix: str, parent: str | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
 
 
+def _temporary_parents() -> tuple[str, ...]:
+    """Where podium makes temporary folders: the temporary folder (``TMPDIR``), ``/tmp``, ``/var/tmp``."""
+    return tuple(dict.fromkeys((tempfile.gettempdir(), "/tmp", "/var/tmp")))
+
+
+def temporary_parent_beside(folder: Path) -> str | None:
+    """The first of the temporary folders on ``folder``'s file system that podium may write in (where its files can
+    be hard-linked), or ``None``: the temporary folder."""
+    try:
+        device = os.stat(folder).st_dev
+    except OSError:
+        return None
+    for parent in _temporary_parents():
+        try:
+            if os.stat(parent).st_dev == device and os.access(parent, os.W_OK | os.X_OK):
+                return parent
+        except OSError:
+            continue
+    return None
+
+
 def remove_abandoned() -> list[Path]:
     """Remove the run folders of processes that no longer exist (a worker killed with SIGKILL); the folders removed.
 
     A process id reused since is taken as alive: its folders stay, never another run's.
     """
     removed = []
-    for parent in dict.fromkeys((tempfile.gettempdir(), "/tmp")):
+    for parent in _temporary_parents():
         try:
             names = os.listdir(parent)
         except OSError:

@@ -21,8 +21,17 @@ from podium.formats.folders import list_folder
 from podium.runner.docker import run_docker
 from podium.runner.process import Limits, RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose, seen_images
-from podium.runner.workdir import INPUT_FILE, RUN_PREFIX, prepare_workdir, snapshot, temporary_folder
+from podium.runner.workdir import (
+    INPUT_FILE,
+    RUN_PREFIX,
+    prepare_workdir,
+    snapshot,
+    temporary_folder,
+    temporary_parent_beside,
+)
 from podium.scoring.engine import evaluate
+
+COPY_LIMIT_BYTES = 256 * 2**20  # images copied for a sandbox where they cannot be linked, at most
 
 
 @dataclass(frozen=True)
@@ -37,9 +46,13 @@ class RunRequest:
     program's own folder (a submission), shown read-only at
     :data:`~podium.runner.sandbox.CODE_FOLDER` in bubblewrap, from a linked copy
     in the run's temporary folder so that no server path shows in the sandbox's
-    mount table (the command names it there); ``cgroup``: a delegated cgroup v2
-    folder for the run's group; ``workdir``: where the program writes (kept
-    after the run; default a temporary folder). ``settings``, ``workers``,
+    mount table (the command names it there); the images are shown from such a
+    linked copy too, in bubblewrap and Docker alike; ``cgroup``: a delegated cgroup v2
+    folder for the run's group; ``workdir``: where the program's working
+    folder is kept after the run (in a sandbox the program writes in a folder
+    of the run's temporary folder, moved here once it ended, so that this
+    path does not show in its mount table; with ``sandbox`` ``none`` it
+    writes here). ``settings``, ``workers``,
     ``scheduler``, ``split_of`` and ``contest``: as :func:`podium.scoring.engine.evaluate`
     takes them, for scoring the program's output.
     """
@@ -91,21 +104,23 @@ def run_program(request: RunRequest) -> Result:
         if request.limits.time_s is not None
         else replace(request.limits, time_s=contract.time_limit(images, params))
     )
-    scratch = temporary_folder(RUN_PREFIX)
-    work = request.workdir if request.workdir is not None else scratch / "work"
+    scratch = temporary_folder(RUN_PREFIX, temporary_parent_beside(images))  # where the images can be linked
+    kept = request.workdir  # where the program's working folder is kept after the run, if asked
+    work = kept if kept is not None and chosen == "none" else scratch / "work"  # a sandbox's mount names no kept path
     try:
         prepare_workdir(work, seen_images(chosen, images))
         code = request.code
         if code is not None and chosen == "bwrap":
-            code = _linked_copy(code, scratch / "code")
+            code = linked_copy(code, scratch / "code")
         before = snapshot(images)
         read_through(images)
+        shown = images if chosen == "none" else staged_images(images, scratch / "images")
         shell = ["/bin/sh", "-c", request.command or ""]
         image_id = None
         if image is not None:  # chosen is docker
-            report, image_id = run_docker(image, work, images, limits, gpus)
+            report, image_id = run_docker(image, work, shown, limits, gpus)
         elif chosen == "bwrap":
-            with bubblewrap(shell, work, images, request.visible, limits.memory_bytes, gpus, code) as confinement:
+            with bubblewrap(shell, work, shown, request.visible, limits.memory_bytes, gpus, code) as confinement:
                 report = run_limited(confinement, work, limits, request.cgroup)
         else:
             report = run_limited(shell, work, limits, request.cgroup)
@@ -117,8 +132,8 @@ def run_program(request: RunRequest) -> Result:
             "cpus": limits.cpus,
             "gpus": gpus,
         }
-        if request.workdir is not None:
-            run["workdir"] = str(work)
+        if kept is not None:
+            run["workdir"] = str(kept)
         if image_id is not None:
             run["image"] = image_id
         warnings = []
@@ -129,6 +144,8 @@ def run_program(request: RunRequest) -> Result:
         replaced = _replaced(work)
         if replaced:
             return _rejected(request, params, warnings, Issue("workdir_replaced", replaced, str(work)), run)
+        if kept is not None and work != kept:
+            work = _moved_into(work, kept)
         if report.outcome == "disk_limit":  # nothing of it is read: it may be any amount of anything
             error = Issue("disk_limit", f"the program was stopped: {_why(report, limits)}", str(work))
             return _rejected(request, params, warnings, error, run)
@@ -169,17 +186,44 @@ def _rejected(
     return result
 
 
-def _linked_copy(folder: Path, target: Path) -> Path:
-    """``folder`` again at ``target``: its files hard-linked where one file system holds both, else copied."""
+class _CopyTooLarge(Exception):
+    """More than a linked copy's ``copy_limit`` bytes would have had to be copied."""
+
+
+def linked_copy(folder: Path, target: Path, copy_limit: int | None = None) -> Path:
+    """``folder`` again at ``target``: its files hard-linked where one file system holds both (and the kernel lets
+    podium link them), else copied, at most ``copy_limit`` bytes in all (:class:`_CopyTooLarge` past it).
+
+    A sandbox is shown the copy, in the run's temporary folder: a bind mount's
+    entry in ``/proc/self/mountinfo`` names its source's path on its disk, which
+    for the contest's folders tells the server's layout (data folder, contest
+    and team names); the copy's path tells nothing but podium's temporary folder.
+    """
+    copied = 0
 
     def link(source: str, destination: str) -> None:
+        nonlocal copied
         try:
             os.link(source, destination)
         except OSError:
+            copied += os.stat(source).st_size
+            if copy_limit is not None and copied > copy_limit:
+                raise _CopyTooLarge from None
             shutil.copy2(source, destination)
 
     shutil.copytree(folder, target, symlinks=True, copy_function=link)
     return target
+
+
+def staged_images(images: Path, target: Path) -> Path:
+    """The images folder a sandbox is shown: a linked copy at ``target``; its own folder, whose path then shows in the
+    mount table, where more than ``COPY_LIMIT_BYTES`` of them cannot be linked (no temporary folder on their file
+    system), rather than copying a large test set on every run."""
+    try:
+        return linked_copy(images, target, COPY_LIMIT_BYTES)
+    except _CopyTooLarge:
+        shutil.rmtree(target, ignore_errors=True)
+        return images
 
 
 def _keep_truth_hidden(truth: Path, shown: list[tuple[str, Path]]) -> None:
@@ -220,6 +264,20 @@ def _replaced(work: Path) -> str | None:
     if not stat.S_ISDIR(mode):
         return "the program replaced its working folder by something that is not a folder"
     return None
+
+
+def _moved_into(work: Path, kept: Path) -> Path:
+    """``kept``, holding what the program left in ``work`` (a rename per entry on one file system; links moved as
+    links, never followed); an entry of the same name already in ``kept`` is replaced."""
+    kept.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(work):
+        target = kept / entry.name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        shutil.move(entry.path, target)
+    return kept
 
 
 def _remove_input_file(work: Path) -> None:

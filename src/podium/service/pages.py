@@ -89,6 +89,7 @@ STATIC_FILES = {  # name -> (package folder, media type)
     "pages.css": (STATIC, "text/css"),
     "vega.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
     "vega-lite.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
+    "vega-interpreter.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
     "render.js": (resources.files("podium.publish.report") / "templates", "text/javascript"),
 }
 

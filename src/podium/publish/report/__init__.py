@@ -1,12 +1,16 @@
 """Reports: one result document shown as HTML, with Vega-Lite charts and the worst items drawn.
 
-``render_report`` writes a self-contained page (the vendored Vega and
-Vega-Lite inlined, no CDN, works offline); ``report_context`` gives the
-template values that the service's report page renders with the same body.
+``render_report`` writes a self-contained page (the vendored Vega,
+vega-interpreter and Vega-Lite inlined, no CDN, works offline) whose own
+Content-Security-Policy lets only those scripts run, never ``eval``;
+``report_context`` gives the template values that the service's report page
+renders with the same body.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ LEGENDS = {
 }
 TEMPLATES = resources.files("podium.publish.report") / "templates"
 VENDOR = resources.files("podium.publish.report") / "vendor"
+SCRIPTS = ("vega.min.js", "vega-interpreter.js", "vega-lite.min.js")  # inlined in this order, then render.js
 
 
 def environment(*more: jinja2.BaseLoader) -> jinja2.Environment:
@@ -75,17 +80,24 @@ def report_context(document: dict[str, Any], gallery: list[Thumbnail] | None = N
     }
 
 
+def _csp_hash(script: str) -> str:
+    """The Content-Security-Policy source that allows the inline ``script`` and nothing else."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return f"'sha256-{digest}'"
+
+
 def render_report(
     document: dict[str, Any], source: str, truth: Path | None = None, submission: Path | None = None
 ) -> str:
     """The self-contained HTML report of ``document``; the worst items are drawn when ``truth`` and ``submission`` are given."""
     gallery = thumbnails(document, truth, submission) if truth is not None and submission is not None else []
+    scripts = [(VENDOR / name).read_text(encoding="utf-8") for name in SCRIPTS]
+    scripts.append((TEMPLATES / "render.js").read_text(encoding="utf-8"))
     context = report_context(document, gallery) | {
         "source": source,
         "style": (TEMPLATES / "report.css").read_text(encoding="utf-8"),
-        "render": (TEMPLATES / "render.js").read_text(encoding="utf-8"),
-        "vega": (VENDOR / "vega.min.js").read_text(encoding="utf-8"),
-        "vega_lite": (VENDOR / "vega-lite.min.js").read_text(encoding="utf-8"),
+        "scripts": scripts,
+        "script_hashes": " ".join(_csp_hash(script) for script in scripts),
     }
     return environment().get_template("report.html").render(context)
 
