@@ -133,8 +133,8 @@ def decode(data: bytes, header: PngHeader, out: NDArray[Any] | None = None) -> N
     warning libpng gives for it, which imagecodecs logs, is dropped (:class:`_InterlaceNotice`).
 
     ``out``, an array of the shape and type the pixels should have, receives them where it can
-    (libpng's images; the pixels returned are then ``out``): a reader decoding many images of one
-    size into one buffer spares the memory of holding them at once.
+    (libpng's images that fit it: the pixels returned are then ``out``): a reader decoding many
+    images of one size into one buffer spares the memory of holding them at once.
     """
     try:
         if header.color_type == 3:
