@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats, fuzzy_jaccard_score
+from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats, ImageSums, fuzzy_jaccard_score
 
 # The worked example of the rules (seed 000): a 5x5 cross and a prediction.
 SEED_TRUTH = np.array(
@@ -149,3 +149,55 @@ def test_one_shot_input_checks(truth, prediction, message) -> None:
 def test_merge_refuses_other_class_counts() -> None:
     with pytest.raises(ValueError):
         FuzzyJaccardStats.zeros(2).merge(FuzzyJaccardStats.zeros(3))
+
+
+def numpy_reference(labels, predictions, roi):
+    """The statistics by boolean indexing in int64, the plain way (exact at any size)."""
+    inside = np.ones(labels.shape, bool) if roi is None else roi
+    inter, union = [], []
+    for c, p in enumerate(predictions):
+        g = (labels == c + 1) & inside
+        values = np.zeros(labels.shape, np.int64) if p is None else p.astype(np.int64)
+        inter.append(int(values[g].sum()))
+        union.append(int(100 * g.sum() + values[inside].sum() - values[g].sum()))
+    return FuzzyJaccardStats(tuple(inter), tuple(union))
+
+
+@pytest.mark.parametrize("height", [1, 127, 128, 129, 257, 258, 600])
+def test_images_of_many_row_blocks_sum_exactly(height: int) -> None:
+    """The NumPy passes go by blocks of rows summed in uint16: every block boundary, and the
+    largest byte in every pixel of a tall image, still give the exact sums."""
+    rng = np.random.default_rng(height)
+    width = int(rng.integers(1, 40))
+    labels = rng.integers(0, 4, size=(height, width)).astype(np.uint16)
+    predictions = [
+        np.full((height, width), 255, np.uint8),
+        rng.integers(0, 101, size=(height, width)).astype(np.uint8),
+        None,
+    ]
+    for roi in (None, labels != 0, rng.random((height, width)) < 0.5):
+        expected = numpy_reference(labels, predictions, roi)
+        assert FuzzyJaccardStats.from_labels(labels, predictions, roi) == expected
+        assert FuzzyJaccardStats.from_labels(labels.astype(np.int64), predictions, roi) == expected
+        masks = [labels == c for c in (1, 2, 3)]
+        assert FuzzyJaccardStats.from_masks(masks, predictions, roi) == expected
+        strided = [None if p is None else np.repeat(p[..., None], 2, axis=2)[..., 0] for p in predictions]
+        assert FuzzyJaccardStats.from_labels(labels, strided, roi) == expected
+
+
+def test_image_sums_take_each_prediction_when_added() -> None:
+    """:class:`ImageSums` takes a class's sums as it is added, so one buffer can hold each map in turn."""
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 3, size=(300, 50)).astype(np.uint8)
+    maps = [rng.integers(0, 101, size=labels.shape).astype(np.uint8) for _ in range(2)]
+    sums, buffer = ImageSums.of_labels(labels, labels != 0), np.empty(labels.shape, np.uint8)
+    for p in maps:
+        buffer[:] = p
+        sums.add(buffer)
+    buffer[:] = 0
+    assert sums.stats == numpy_reference(labels, maps, labels != 0)
+
+
+def test_predictions_of_another_type_are_refused() -> None:
+    with pytest.raises(ValueError, match="uint8"):
+        FuzzyJaccardStats.from_labels(np.ones((2, 2), np.uint8), [np.ones((2, 2), np.int64)])

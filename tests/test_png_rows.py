@@ -225,3 +225,51 @@ def test_interlaced_pngs_decode_silently(dtype: type, caplog: pytest.LogCaptureF
     with caplog.at_level(logging.DEBUG):
         assert np.array_equal(png.decode(data, png.parse_header(data)), pixels)
     assert not caplog.records
+
+
+def _decoded_or_message(data: bytes, out: np.ndarray | None) -> np.ndarray | str:
+    try:
+        return png.decode(data, png.parse_header(data), out)
+    except png.ImageError as exc:
+        return exc.message
+
+
+def test_decoding_into_a_buffer_gives_what_decoding_gives() -> None:
+    """``png.decode(..., out=)`` (the fuzzy-jaccard reader's one buffer for every map): on files of
+    every filter, interlaced, with a tRNS chunk (two channels: decoded without the buffer), of
+    another size than the buffer, and damaged, the same pixels or the same message as without it."""
+    rng = np.random.default_rng(11)
+    outcomes = {"pixels": 0, "message": 0}
+    for trial in range(600):
+        shape = (int(rng.integers(1, 10)), int(rng.integers(1, 20)))
+        pixels = labels(rng, shape, np.uint8)
+        kind = trial % 4
+        if kind == 0:
+            data = encode(pixels, rng.integers(0, 5, size=shape[0]).tolist(), idat_pieces=2)
+        elif kind == 1:
+            data = encode_interlaced(pixels)
+        else:
+            buffer = io.BytesIO()
+            Image.fromarray(pixels).save(buffer, "PNG", **({"transparency": 3} if kind == 2 else {}))
+            data = buffer.getvalue()
+        if rng.random() < 0.5:
+            damaged = bytearray(data)
+            for at in rng.integers(16, len(damaged), size=int(rng.integers(1, 4))):
+                damaged[int(at)] = int(rng.integers(0, 256))
+            data = _crcs_made_right(bytes(damaged)) if rng.random() < 0.7 else bytes(damaged[: len(damaged) // 2])
+        try:
+            png.parse_header(data)
+        except png.ImageError:
+            continue
+        expected = _decoded_or_message(data, None)
+        other = (shape[0] + 1, shape[1]) if trial % 7 == 0 else shape
+        out = np.full(other, 77, np.uint8)
+        got = _decoded_or_message(data, out)
+        if isinstance(expected, str):
+            assert got == expected
+            outcomes["message"] += 1
+        else:
+            assert isinstance(got, np.ndarray) and got.dtype == expected.dtype and np.array_equal(got, expected)
+            assert got is out or other != shape or expected.ndim == 3 or b"tRNS" in data
+            outcomes["pixels"] += 1
+    assert min(outcomes.values()) > 50, outcomes

@@ -9,9 +9,7 @@ interest unless ``roi=all``. An image the submission lacks counts as all zeros.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from podium.core.parameters import choice, optional_integer, real
 from podium.formats import png
 from podium.formats import probability_maps as maps
 from podium.formats.folders import list_folder
-from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats
+from podium.metrics.fuzzy_jaccard import FuzzyJaccardStats, ImageSums
 from podium.synthetic.demo import Demo
 
 
@@ -120,50 +118,44 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
         return Job(Context(truth_set, params["roi"], ignore, params["unreadable"]), items)
 
     def evaluate_item(self, context: Context, item: Item) -> ItemResult[FuzzyJaccardStats]:
-        read = self._read(context, item)
+        read = self._read(context, item, statistics=True)
         if isinstance(read, ItemResult):
             return read
-        statistics, predictions, problems = read
-        stats = statistics(predictions)
+        stats, problems = read
         units = {item.key: tuple(map(float, stats.intersection + stats.union))}
         return ItemResult(stats, details={"fuzzy_jaccard": _nullable(stats.compute())}, warnings=problems, units=units)
 
     def check_item(self, context: Context, item: Item) -> ItemResult[FuzzyJaccardStats]:
         """The truth's and the predictions' images read and checked as :meth:`evaluate_item` reads them; no statistic."""
-        read = self._read(context, item)
-        if isinstance(read, ItemResult):
-            return read
-        return ItemResult(FuzzyJaccardStats.zeros(len(context.truth.classes)), warnings=read[2])
+        read = self._read(context, item, statistics=False)
+        return read if isinstance(read, ItemResult) else ItemResult(read[0], warnings=read[1])
 
     def _read(
-        self, context: Context, item: Item
-    ) -> (
-        tuple[
-            Callable[[list[NDArray[np.uint8] | None]], FuzzyJaccardStats], list[NDArray[np.uint8] | None], list[Issue]
-        ]
-        | ItemResult[FuzzyJaccardStats]
-    ):
-        """This image's statistics against its truth, its predictions (``None``: missing or unreadable) and their problems;
-        or the result rejecting them."""
+        self, context: Context, item: Item, statistics: bool
+    ) -> tuple[FuzzyJaccardStats, list[Issue]] | ItemResult[FuzzyJaccardStats]:
+        """This image's statistics (zeros unless ``statistics``: the files are only checked) and its
+        predictions' problems (a missing or unreadable map counts as zeros); or the result rejecting
+        them. The maps are decoded one after the other into one buffer, each class's sums taken
+        before the next is read (:class:`~podium.metrics.fuzzy_jaccard.ImageSums`)."""
         empty = FuzzyJaccardStats.zeros(len(context.truth.classes))
         try:
-            shape, statistics = self._read_truth(context, item)
+            shape, sums = self._read_truth(context, item)
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
-        predictions: list[NDArray[np.uint8] | None] = []
+        buffer = np.empty(shape, np.uint8)
         problems: list[Issue] = []
         for path in item.predictions:
-            if path is None:
-                predictions.append(None)
-                continue
-            try:
-                predictions.append(maps.read_probability_map(path, shape))
-            except png.ImageError as exc:
-                problems.append(Issue("bad_image", exc.message, str(path)))
-                predictions.append(None)
+            prediction = None
+            if path is not None:
+                try:
+                    prediction = maps.read_probability_map(path, shape, out=buffer)
+                except png.ImageError as exc:
+                    problems.append(Issue("bad_image", exc.message, str(path)))
+            if statistics:
+                sums.add(prediction)
         if problems and context.unreadable == "reject":
             return ItemResult(empty, errors=problems)
-        return statistics, predictions, problems
+        return (sums.stats if statistics else empty), problems
 
     def unit_columns(self, context: Context) -> tuple[str, ...]:
         """Per image, ``Σ min(P, G)`` of every class, then ``Σ max(P, G)`` of every class."""
@@ -183,21 +175,17 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
         return scores
 
     @staticmethod
-    def _read_truth(
-        context: Context, item: Item
-    ) -> tuple[tuple[int, int], Callable[[list[NDArray[np.uint8] | None]], FuzzyJaccardStats]]:
-        """The image shape, and the statistics of predictions against this image's truth."""
+    def _read_truth(context: Context, item: Item) -> tuple[tuple[int, int], ImageSums]:
+        """The image shape, and the sums of predictions against this image's truth, to be added class by class."""
         if context.truth.layout == "labels":
             (path,) = item.truth_files
             labels = maps.read_labels(path, len(context.truth.classes), context.ignore)
             roi = maps.roi_of_labels(labels, context.roi, context.ignore)
-            return (labels.shape[0], labels.shape[1]), partial(FuzzyJaccardStats.from_labels, labels, roi=roi)
+            return (labels.shape[0], labels.shape[1]), ImageSums.of_labels(labels, roi)
         masks = [maps.read_mask(path) for path in item.truth_files]
         if len({m.shape for m in masks}) > 1:
             raise png.ImageError("class masks of this image differ in size", item.truth_files[0])
-        return (masks[0].shape[0], masks[0].shape[1]), partial(
-            FuzzyJaccardStats.from_masks, masks, roi=maps.roi_of_masks(masks, context.roi)
-        )
+        return (masks[0].shape[0], masks[0].shape[1]), ImageSums.of_masks(masks, maps.roi_of_masks(masks, context.roi))
 
     def finalize(
         self, context: Context, stats: FuzzyJaccardStats, details: dict[str, Any], log: IssueLog

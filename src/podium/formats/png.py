@@ -123,7 +123,7 @@ def max_png_bytes(shape: tuple[int, int], bytes_per_pixel: int = 2) -> int:
     return 2 * height * (width * bytes_per_pixel + 1) + (1 << 20)
 
 
-def decode(data: bytes, header: PngHeader) -> NDArray[Any]:
+def decode(data: bytes, header: PngHeader, out: NDArray[Any] | None = None) -> NDArray[Any]:
     """Pixels of a PNG already checked by :func:`parse_header`.
 
     Palette images give their indices; others give the sample values as
@@ -131,13 +131,17 @@ def decode(data: bytes, header: PngHeader) -> NDArray[Any]:
     grayscale image with a tRNS chunk (one gray value marked transparent) gives
     its gray values: the transparency is ignored. An interlaced image decodes right too; the
     warning libpng gives for it, which imagecodecs logs, is dropped (:class:`_InterlaceNotice`).
+
+    ``out``, an array of the shape and type the pixels should have, receives them where it can
+    (libpng's images that fit it: the pixels returned are then ``out``): a reader decoding many
+    images of one size into one buffer spares the memory of holding them at once.
     """
     try:
         if header.color_type == 3:
             with Image.open(io.BytesIO(data)) as image:
                 pixels = np.asarray(image)
         else:
-            pixels = imagecodecs.png_decode(data)
+            pixels = _libpng(data, out)
     except Exception as exc:  # decoders raise many types on corrupt data
         raise ImageError(f"does not decode as PNG ({_short(exc)})") from None
     if pixels.shape[:2] != header.shape:
@@ -152,6 +156,18 @@ def decode(data: bytes, header: PngHeader) -> NDArray[Any]:
             f"decodes to {channels} channels, not the {header.channels} of the {header.describe()} its header says"
         )
     return pixels
+
+
+def _libpng(data: bytes, out: NDArray[Any] | None) -> NDArray[Any]:
+    """The pixels of ``data`` decoded by libpng, into ``out`` where they fit it."""
+    if out is not None:
+        try:
+            pixels: NDArray[Any] = imagecodecs.png_decode(data, out=out)
+            return pixels
+        except Exception:  # pixels of another shape (a tRNS chunk adds a channel), or a damaged file:
+            pass  # decoded again without ``out``, so that what the caller sees is what it always saw
+    decoded: NDArray[Any] = imagecodecs.png_decode(data)
+    return decoded
 
 
 class _InterlaceNotice(logging.Filter):

@@ -227,8 +227,9 @@ def read_mask(path: Path) -> NDArray[np.bool_]:
     return mask
 
 
-def read_probability_map(path: Path, shape: tuple[int, int]) -> NDArray[np.uint8]:
-    """A submission image: 8-bit grayscale of ``shape`` with values 0..100."""
+def read_probability_map(path: Path, shape: tuple[int, int], out: NDArray[np.uint8] | None = None) -> NDArray[np.uint8]:
+    """A submission image: 8-bit grayscale of ``shape`` with values 0..100; decoded into ``out``
+    (uint8 of ``shape``) where it can be."""
     data, header = _open(path, bytes_per_pixel=1, shape=shape)
     if header.channels != 1 or header.color_type == 3:
         raise png.ImageError(
@@ -239,7 +240,7 @@ def read_probability_map(path: Path, shape: tuple[int, int]) -> NDArray[np.uint8
         raise png.ImageError(f"is {header.bit_depth}-bit; 8-bit values 0..100 are required", path)
     if header.shape != shape:
         raise png.ImageError(f"is {header.width}x{header.height}, but the truth image is {shape[1]}x{shape[0]}", path)
-    pixels = _decode(path, data, header)
+    pixels = _decode(path, data, header, out)
     if int(pixels.max()) > MAX_PROBABILITY:
         over = pixels > MAX_PROBABILITY
         row, col = np.argwhere(over)[0]
@@ -261,9 +262,9 @@ def _open(path: Path, bytes_per_pixel: int, shape: tuple[int, int] | None = None
         raise exc.at(path) from None
 
 
-def _decode(path: Path, data: bytes, header: png.PngHeader) -> NDArray[Any]:
+def _decode(path: Path, data: bytes, header: png.PngHeader, out: NDArray[Any] | None = None) -> NDArray[Any]:
     try:
-        return png.decode(data, header)
+        return png.decode(data, header, out)
     except png.ImageError as exc:
         raise exc.at(path) from None
 
