@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +233,36 @@ def test_an_unchanged_board_is_answered_304(tmp_path: Path) -> None:
         mine = _get(live, "/leaderboard", {"Cookie": f"podium_session={session}"})
         assert mine[0] == 200 and "etag" not in mine[1] and mine[1]["cache-control"] == "no-store"
         assert b">Dashboard<" in mine[2] and b">Dashboard<" not in _get(live, "/leaderboard")[2]
+
+
+def test_past_the_bound_one_request_reads_the_stamp_while_the_others_get_the_board_read_last(tmp_path: Path) -> None:
+    """50 readers past the bound send one thread to read the stamp, not one each: the others are answered from memory.
+
+    The stamp's read is slowed (0.3 s) so every reader arrives while it is under way; each thread's read took a
+    connection and the GIL from the event loop, and was the idle board's 99th percentile at 50 readers.
+    """
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    service.boards.fresh_s = 0.5
+    stamps: list[str] = []
+
+    def slow_stamp(*args: Any) -> None:
+        if "board_version" in args[2]:
+            stamps.append(args[2])
+            time.sleep(0.3)
+
+    with LiveServer(service) as live:
+        assert _get(live, "/api/leaderboard")[0] == 200  # the board read and kept
+        time.sleep(0.5)  # past the bound
+        event.listen(service.engine, "before_cursor_execute", slow_stamp)
+        started = time.monotonic()
+        with ThreadPoolExecutor(50) as pool:
+            answers = list(pool.map(lambda _: _get(live, "/api/leaderboard"), range(50)))
+        bounds = int((time.monotonic() - started) / 0.5)  # on a loaded machine the readers may outlast a bound or more
+        assert all(status == 200 and b"alpha" in body for status, _, body in answers)
+        assert len(stamps) <= 1 + bounds, f"{len(stamps)} reads of the stamp by 50 readers in {bounds + 1} bounds"
+        time.sleep(0.5)  # past the bound again: read again, and a change shows
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, "beta", clock())
+        assert "beta" in rows(live)

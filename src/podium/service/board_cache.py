@@ -22,7 +22,11 @@ that lets a client asking again with ``If-None-Match`` be answered ``304``.
 (``BoardCache(fresh_s=...)``): the event loop then answers from memory, with no
 SQL statement and no thread, and a change reaches the board at most
 :data:`FRESH_S` later (as it reaches a browser polling every 10 s at most 10 s
-later). The reveal by the clock is never late: it is decided at each request.
+later). Once the bound has passed, one request reads the stamp again (in a
+thread); the others arriving meanwhile are answered the board it read last,
+from memory, rather than each sending a thread to read the same row (at 50
+readers, that herd every :data:`FRESH_S` was the idle board's 99th percentile).
+The reveal by the clock is never late: it is decided at each request.
 ``fresh_s=0`` (a :class:`~podium.service.deps.Service`'s default) reads the
 stamp at every request.
 
@@ -148,6 +152,9 @@ class BoardCache:
         self.fresh_s = fresh_s
         self._boards: dict[Key, Board] = {}
         self._read: dict[Asked, _Read] = {}  # by the contest, track and phase asked for (None: the default), once known
+        self._reading: set[Asked] = (
+            set()
+        )  # the boards asked for whose stamp one request reads again now (event loop only)
         self._computing = threading.Lock()
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
 
@@ -155,12 +162,23 @@ class BoardCache:
         return len(self._boards)
 
     def fresh(self, asked: Asked, now: datetime) -> tuple[Contest, Contest, Board] | None:
-        """Without SQL: the contest served, on the board ``asked`` names (contest, track, phase), and that board, if their stamp was read within ``fresh_s`` (else ``None``)."""
+        """Without SQL: the contest served, on the board ``asked`` names (contest, track, phase), and that board, if
+        their stamp was read within ``fresh_s``, or another request reads it again now (else ``None``: the caller
+        reads it, between :meth:`reading` and :meth:`read`). Called on the event loop's thread only."""
         read = self._read.get(asked)
-        if read is None or time.monotonic() - read.at >= self.fresh_s:
+        if read is None or (time.monotonic() - read.at >= self.fresh_s and asked not in self._reading):
             return None
         found = self._boards.get(board_key(read.stamp, read.by_organizer, read.contest, now))
         return None if found is None else (read.served, read.contest, found)
+
+    def reading(self, asked: Asked) -> None:
+        """The caller reads ``asked``'s stamp again: until :meth:`read`, :meth:`fresh` answers others the board read last."""
+        if asked in self._read:
+            self._reading.add(asked)
+
+    def read(self, asked: Asked) -> None:
+        """The read :meth:`reading` announced is over (or failed): the next request past the bound reads again."""
+        self._reading.discard(asked)
 
     def current(
         self, contest: Contest, now: datetime, asked: Asked = (None, None, None), served: Contest | None = None

@@ -264,7 +264,7 @@ async def kept_board(
 ) -> tuple[Contest, Contest, Board]:
     """The request's contest, on the board ``track`` and ``phase`` name (``on`` reads the names), and that board.
 
-    From memory in the event loop while the board's stamp is fresh, else read
+    From memory in the event loop while the board's stamp is fresh (or another request reads it again), else read
     in a worker thread (:meth:`~podium.service.board_cache.BoardCache.current`).
     """
     now = service.clock()
@@ -278,4 +278,8 @@ async def kept_board(
         contest = on(service, track, phase, served)
         return served, contest, service.boards.current(contest, now, key, served)
 
-    return await run_in_threadpool(read)
+    service.boards.reading(key)
+    try:
+        return await run_in_threadpool(read)
+    finally:
+        service.boards.read(key)
