@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import delete, event, update
 
+from podium.contest import load
 from podium.service import accounts, state
 from podium.service.app import Service
 from podium.service.board_cache import KEPT
@@ -24,6 +25,7 @@ from podium.service.client import packed
 from podium.service.database import connect, reading, writing
 from podium.service.leaderboard import leaderboard
 from podium.service.rescore import rescore
+from podium.service.server import register_contest
 from podium.service.tables import results, submissions, teams, tokens
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
@@ -266,3 +268,25 @@ def test_past_the_bound_one_request_reads_the_stamp_while_the_others_get_the_boa
         with writing(service.engine) as connection:
             accounts.add_team(connection, "beta", clock())
         assert "beta" in rows(live)
+
+
+def test_a_change_in_one_contest_keeps_the_other_contests_boards(database_url: str, tmp_path: Path) -> None:
+    """The stamp is per contest (migration 0010): a team added to one contest computes its board again, not the other's."""
+    path = write_contest(tmp_path / "contest")
+    other_path = tmp_path / "other.toml"
+    other_path.write_text(path.read_text().replace('id = "test-glas"', 'id = "other"'))
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(database_url, path, tmp_path / "data", ("alpha",), clock)
+    register_contest(service.engine, load(other_path), alone=False)
+    with writing(service.engine) as connection:
+        accounts.add_team(connection, "omega", clock(), "other")
+    one, other = service.contests.get("test-glas"), service.contests.get("other")
+    assert [t["team"] for t in service.boards.current(one, clock()).board["teams"]] == ["alpha"]
+    assert [t["team"] for t in service.boards.current(other, clock()).board["teams"]] == ["omega"]
+    assert service.boards.computed == 2
+    with writing(service.engine) as connection:
+        accounts.add_team(connection, "beta", clock(), "test-glas")
+    assert [t["team"] for t in service.boards.current(other, clock()).board["teams"]] == ["omega"]
+    assert service.boards.computed == 2  # the other contest's board kept
+    assert {t["team"] for t in service.boards.current(one, clock()).board["teams"]} == {"alpha", "beta"}
+    assert service.boards.computed == 3

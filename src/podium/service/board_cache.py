@@ -1,10 +1,11 @@
 """The leaderboard kept in each web process, computed again only when the database says it changed.
 
-The database holds a version stamp (the ``board_version`` row) that its own
-triggers bump in the same transaction as any change the board shows (a result
-stored, a rescore, the reveal, a selection, a team added, renamed or removed;
-migration 0003), whichever process makes it: a worker, a command, another web
-process. A request reads the stamp (one row) and whether the board is
+The database holds a version stamp per contest (its ``board_versions`` row)
+that its own triggers bump in the same transaction as any change the
+contest's boards show (a result stored, a rescore, the reveal, a selection, a
+team added, renamed or removed; migrations 0003 and 0010), whichever process
+makes it: a worker, a command, another web process. A change in one contest
+leaves the other contests' boards kept. A request reads the stamp (one row) and whether the board is
 revealed, which the clock decides too (the last phase ending); the board is
 computed again only for a key it has not seen. The stamp is read *before* the
 board, so a board kept under a stamp is never older than the stamp: a change
@@ -49,7 +50,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, func, select
 
 from podium.contest import Contest
 from podium.ranking.bootstrap import Confidence
@@ -59,7 +60,7 @@ from podium.service.confidence import board_confidence
 from podium.service.database import reading
 from podium.service.leaderboard import standings
 from podium.service.state import revealed
-from podium.service.tables import board_version, settings
+from podium.service.tables import board_versions, settings
 from podium.service.titles import title
 
 T = TypeVar("T")
@@ -68,13 +69,15 @@ FRESH_S = 0.5  # podium serve: how long a web process trusts the stamp it read (
 
 
 def board_stamp(connection: Connection, contest: str) -> tuple[int, bool]:
-    """The board's version stamp (bumped by the database's triggers) and whether an organizer revealed ``contest``: one statement."""
+    """``contest``'s version stamp (bumped by the database's triggers; 0 before its first change) and whether an
+    organizer revealed it: one statement."""
+    version = select(board_versions.c.version).where(board_versions.c.contest == contest).scalar_subquery()
     revealed_at = (
         select(settings.c.value)
         .where(settings.c.contest == contest, settings.c.key == state.REVEALED)
         .scalar_subquery()
     )
-    stamp, at = connection.execute(select(board_version.c.version, revealed_at).where(board_version.c.id == 1)).one()
+    stamp, at = connection.execute(select(func.coalesce(version, 0), revealed_at)).one()
     return int(stamp), at is not None
 
 
