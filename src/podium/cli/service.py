@@ -408,6 +408,7 @@ def serve_command(
         checks=checks or inline,
         board_fresh_s=FRESH_S,
         board_pages_behind=True,
+        board_warm=True,
     )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
     web = None

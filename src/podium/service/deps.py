@@ -38,7 +38,7 @@ class Service:
 
     ``board_fresh_s``: how long the board's version stamp, once read, is trusted (:mod:`podium.service.board_cache`);
     ``board_pages_behind``: a changed board's page is drawn by a thread of its own, the previous one answered meanwhile
-    (:mod:`podium.service.board_pages`).
+    (:mod:`podium.service.board_pages`); ``board_warm``: the boards are drawn at start-up (:mod:`podium.service.board_warm`).
     """
 
     def __init__(
@@ -55,6 +55,7 @@ class Service:
         checks: Runner = inline,
         board_fresh_s: float = 0.0,
         board_pages_behind: bool = False,
+        board_warm: bool = False,
     ) -> None:
         self.engine = engine
         self.data = data
@@ -72,6 +73,7 @@ class Service:
             engine, board_fresh_s
         )  # the leaderboard, computed again when the database's version stamp changes
         self.pages = BoardPages(board_pages_behind)  # the anonymous leaderboard pages, by board
+        self.board_warm = board_warm
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 

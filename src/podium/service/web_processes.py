@@ -109,6 +109,7 @@ def run() -> None:
         checks=CheckPool(settings.challenge, settings.check_processes) if settings.check_processes else inline,
         board_fresh_s=settings.board_fresh_s,
         board_pages_behind=True,
+        board_warm=True,
     )
     config = uvicorn.Config(
         create_app(service),
