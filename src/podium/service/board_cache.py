@@ -56,6 +56,7 @@ from podium.contest import Contest
 from podium.ranking.bootstrap import Confidence
 from podium.service import state
 from podium.service.board_files import best_over_time, board_csv, history_spec
+from podium.service.board_share import SharedDraws
 from podium.service.confidence import board_confidence
 from podium.service.database import reading
 from podium.service.leaderboard import standings
@@ -150,9 +151,10 @@ class _Read:
 class BoardCache:
     """The boards of one web process, by (version stamp, revealed, contest, track, phases); a board is computed once by one thread while others wait."""
 
-    def __init__(self, engine: Engine, fresh_s: float = 0.0) -> None:
+    def __init__(self, engine: Engine, fresh_s: float = 0.0, shared: SharedDraws | None = None) -> None:
         self.engine = engine
         self.fresh_s = fresh_s
+        self.shared = shared  # the boards computed by one web process, read by the others (podium.service.board_share)
         self._boards: dict[Key, Board] = {}
         self._read: dict[Asked, _Read] = {}  # by the contest, track and phase asked for (None: the default), once known
         self._reading: set[Asked] = (
@@ -210,7 +212,7 @@ class BoardCache:
                 found = self._boards.get(key)
                 if found is not None:
                     return found
-                board, shown = standings(connection, contest, now)
+                board, shown = self._standings(connection, contest, now, key)
             same = [kept for kept in self._boards if kept[2] == contest.id]  # the oldest first
             if len(same) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
                 self._boards.pop(same[0])
@@ -220,6 +222,20 @@ class BoardCache:
             self._computing.release()
         self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
         return found
+
+    def _standings(
+        self, connection: Connection, contest: Contest, now: datetime, key: Key
+    ) -> tuple[dict[str, Any], dict[str, int]]:
+        """:func:`~podium.service.leaderboard.standings`, or the board another web process computed under ``key``."""
+        if self.shared is None:
+            return standings(connection, contest, now)
+
+        def make() -> bytes:
+            board, shown = standings(connection, contest, now)
+            return json.dumps({"board": board, "shown": shown}, allow_nan=False, separators=(",", ":")).encode()
+
+        found = json.loads(self.shared.get(contest.id, key[0], ("board", *key[1:]), make))
+        return found["board"], found["shown"]  # as every process reads them, this one's own too
 
     def _previous(self, key: Key) -> Board | None:
         """The newest kept board of ``key``'s track and phases, revealed alike, under an older stamp (``None``: none)."""

@@ -22,6 +22,7 @@ from podium.core.errors import UsageError
 from podium.service import accounts, state
 from podium.service.board_cache import Board, BoardCache
 from podium.service.board_pages import BoardPages
+from podium.service.board_share import FOLDER, SharedDraws
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading
 from podium.service.download_slots import DownloadSlots
@@ -38,7 +39,8 @@ class Service:
 
     ``board_fresh_s``: how long the board's version stamp, once read, is trusted (:mod:`podium.service.board_cache`);
     ``board_pages_behind``: a changed board's page is drawn by a thread of its own, the previous one answered meanwhile
-    (:mod:`podium.service.board_pages`); ``board_warm``: the boards are drawn at start-up (:mod:`podium.service.board_warm`).
+    (:mod:`podium.service.board_pages`); ``board_warm``: the boards are drawn at start-up (:mod:`podium.service.board_warm`);
+    ``board_share``: the boards and pages are shared with the other web processes (:mod:`podium.service.board_share`).
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class Service:
         board_fresh_s: float = 0.0,
         board_pages_behind: bool = False,
         board_warm: bool = False,
+        board_share: bool = False,
     ) -> None:
         self.engine = engine
         self.data = data
@@ -69,10 +72,11 @@ class Service:
         self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
         self.checks = checks  # where the upload checks run (podium serve: a CheckPool)
+        shared = SharedDraws(data / FOLDER) if board_share else None
         self.boards = BoardCache(
-            engine, board_fresh_s
+            engine, board_fresh_s, shared
         )  # the leaderboard, computed again when the database's version stamp changes
-        self.pages = BoardPages(board_pages_behind)  # the anonymous leaderboard pages, by board
+        self.pages = BoardPages(board_pages_behind, shared)  # the anonymous leaderboard pages, by board
         self.board_warm = board_warm
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
