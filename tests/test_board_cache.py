@@ -9,6 +9,7 @@ renamed or removed (no command does it yet), in SQL.
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,7 @@ from podium.service import accounts, state
 from podium.service.app import Service
 from podium.service.board_cache import KEPT
 from podium.service.client import packed
+from podium.service.conditional import accepts_gzip, gzipped
 from podium.service.database import connect, reading, writing
 from podium.service.leaderboard import leaderboard
 from podium.service.rescore import rescore
@@ -290,3 +292,28 @@ def test_a_change_in_one_contest_keeps_the_other_contests_boards(database_url: s
     assert service.boards.computed == 2  # the other contest's board kept
     assert {t["team"] for t in service.boards.current(one, clock()).board["teams"]} == {"alpha", "beta"}
     assert service.boards.computed == 3
+
+
+def test_a_client_taking_gzip_gets_the_kept_board_compressed_once(tmp_path: Path) -> None:
+    """The API's board and the anonymous pages, gzip'd for a client that takes it: the same bytes, compressed once per
+    board, under an ETag of their own (a 304 for it); a client refusing gzip (``q=0``) or not naming it gets them plain."""
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    names = tuple(f"team{i:02d}" for i in range(30))  # a board over GZIP_MIN
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", names, clock)
+    with LiveServer(service) as live:
+        for path in ("/api/leaderboard", "/leaderboard", "/leaderboard/table"):
+            status, plain, body = _get(live, path)
+            assert status == 200 and "content-encoding" not in plain and "Accept-Encoding" in plain["vary"]
+            misses = gzipped.cache_info().misses
+            answers = [_get(live, path, {"Accept-Encoding": "br, gzip;q=0.5"}) for _ in range(3)]
+            assert gzipped.cache_info().misses <= misses + 1  # compressed once, however many ask
+            for status, headers, packed_body in answers:
+                assert status == 200 and headers["content-encoding"] == "gzip"
+                assert gzip.decompress(packed_body) == body and headers["etag"] == plain["etag"][:-1] + '-gzip"'
+            again = _get(live, path, {"Accept-Encoding": "gzip", "If-None-Match": answers[0][1]["etag"]})
+            assert again[0] == 304 and again[2] == b""
+            refused = _get(live, path, {"Accept-Encoding": "gzip;q=0, identity"})
+            assert "content-encoding" not in refused[1] and refused[2] == body
+    assert accepts_gzip("*") and accepts_gzip("deflate, GZIP") and not accepts_gzip("gzip;q=0.0")
+    assert not accepts_gzip(None) and not accepts_gzip("gzip;q=x") and not accepts_gzip("br")
