@@ -21,12 +21,14 @@ half public), on SQLite and then on a private PostgreSQL server
    uploads one submission a second, and the reads of each board start once its first upload changed the board: ``seen``
    is how many boards (distinct ETags) the readers got, ``writes`` the writer's uploads accepted. The readers are one
    asyncio client (``cli``: its CPU, in % of a core), so the machine's 2 cores are the server's rather than 50 client
-   threads'.
+   threads'. Then ``ms/chg``: the web processes' CPU milliseconds per change of the board (the writer's upload
+   included) while both boards are asked for on new connections every 0.25 s, so that every web process is asked for
+   every new board and page.
 
 ``--podium-src DIR`` runs the server from another checkout's ``src`` too
-(e.g. main's), interleaved with this checkout's on each database, so the
-machine's load weighs on both alike; this checkout runs once per count of
-``--web-processes`` (``1,2``: one web process, then two on the one port) and per ``--loops``
+(e.g. main's), interleaved with this checkout's on each database and count of web processes, so the
+machine's load weighs on both alike; each runs once per count of
+``--web-processes`` (``1,2``: one web process, then two on the one port), this checkout per ``--loops``
 (``uvloop,asyncio``: with uvloop and httptools, then with both hidden),
 its upload checks in the web processes (``--check-processes 0``, the
 default on 2 cores with 2 workers). One run of each; loopback only.
@@ -344,11 +346,26 @@ def run(
                     f"  {1000 * first:6.1f} {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f}"
                     f" {1000 * per_read:5.2f} {closed:4d} {boards:4d} {100 * client / read_seconds:4.0f}%"
                 )
+            line += f"  {1000 * change_cost(server, read_seconds):6.1f}"
         finally:
             stop.set()
         return line + f"  {changes[0]:4d}"
     finally:
         server.stop()
+
+
+def change_cost(server: Server, seconds: float) -> float:
+    """The web processes' CPU seconds per change of the board: for ``seconds``, every 0.25 s, both boards GET on 4 new
+    connections (so every web process is asked for each new board and page), while the writer changes it."""
+    pages: set[str] = set()
+    stop = time.monotonic() + seconds
+    cpu = _web_cpu(server.process.pid)
+    while time.monotonic() < stop:  # bounded
+        for _ in range(4):
+            _etag(server, "/api/leaderboard")
+            pages.add(_etag(server, "/leaderboard"))
+        time.sleep(0.25)
+    return (_web_cpu(server.process.pid) - cpu) / max(1, len(pages) - 1)
 
 
 def main() -> None:
@@ -380,18 +397,24 @@ def main() -> None:
     from podium.service.client import packed
 
     plain = hidden_fast_loop(Path(tempfile.mkdtemp(prefix="podium-plain-loop-")))
-    before = [("before: " + options.podium_src, options.podium_src, ())] if options.podium_src else []
     sources = [
-        *before,
-        *(
-            (
-                f"this checkout, {n} web process{'es' * (n != '1')}{', ' + loop if loop != 'uvloop' else ''}",
-                None if loop == "uvloop" else str(plain),
-                ("--web-processes", n, "--check-processes", "0"),
-            )
-            for n in options.web_processes.split(",")
-            for loop in options.loops.split(",")
-        ),
+        run
+        for n in options.web_processes.split(",")
+        for run in (
+            *(
+                [(f"before, {n} web process{'es' * (n != '1')}", options.podium_src, ("--web-processes", n))]
+                if options.podium_src
+                else []
+            ),
+            *(
+                (
+                    f"this checkout, {n} web process{'es' * (n != '1')}{', ' + loop if loop != 'uvloop' else ''}",
+                    None if loop == "uvloop" else str(plain),
+                    ("--web-processes", n, "--check-processes", "0"),
+                )
+                for loop in options.loops.split(",")
+            ),
+        )
     ]
     print(
         f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers for"
@@ -401,7 +424,7 @@ def main() -> None:
     print(
         f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>41}  {'/leaderboard (HTML) ms':>41}  {'board':>5}"
     )
-    print(f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {board}  {board}  {'writes':>5}")
+    print(f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {board}  {board}  {'ms/chg':>6}  {'writes':>5}")
     pg = None if options.sqlite_only or postgres_server.problem() is not None else postgres_server.Server()
     if pg is not None:
         pg.start()
