@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from importlib import resources
 
+from alembic import command
+from alembic.config import Config
 from sqlalchemy import Connection, delete, insert, select, text, update
 
 from podium.service.board_cache import board_stamp
@@ -133,3 +136,30 @@ def _gone(connection: Connection, team: int) -> None:
 def _scalar(engine: object, query: object) -> object:
     with reading(engine) as connection:  # type: ignore[arg-type]
         return connection.execute(query).scalar_one()  # type: ignore[call-overload]
+
+
+def test_0010_downgrades_to_the_one_stamp_and_its_triggers(database_url: str) -> None:
+    """Back to 0009 (podium 0.11 on the same database): the one stamp again, bumped by a change in any contest."""
+    engine = connect(database_url)
+    migrate(engine)
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("podium.service") / "migrations"))
+    with engine.connect() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0009")
+        connection.commit()
+    assert schema_revision(engine) == "0009"
+    with engine.begin() as connection:
+        connection.execute(
+            text("INSERT INTO contests (id, path, added, withdrawn) VALUES ('c', 'x', :t, :f)"), {"t": NOW, "f": False}
+        )
+    stamp = _scalar(engine, text("SELECT version FROM board_version"))
+    with writing(engine) as connection:
+        connection.execute(insert(teams).values(name="alpha", created=NOW, contest="c"))
+    assert _scalar(engine, text("SELECT version FROM board_version")) == stamp + 1  # type: ignore[operator]
+    with writing(engine) as connection:
+        _result(connection, _submission(connection, 1))  # the team's first submission and its result: two bumps
+    assert _scalar(engine, text("SELECT version FROM board_version")) == stamp + 3  # type: ignore[operator]
+    migrate(engine)  # and up again
+    assert schema_revision(engine) == "0010"
+    engine.dispose()

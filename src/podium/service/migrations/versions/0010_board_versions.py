@@ -29,21 +29,22 @@ branch_labels = None
 depends_on = None
 
 OLD_FUNCTIONS = ("podium_board_first_submission", "podium_board_changed")
-OLD_TRIGGERS = (  # (name, table): revisions 0003, 0007 and 0008's, on the one stamp
-    ("board_results_insert", "results"),
-    ("board_results_update", "results"),
-    ("board_results_delete", "results"),
-    ("board_settings_insert", "settings"),
-    ("board_settings_update", "settings"),
-    ("board_settings_delete", "settings"),
-    ("board_teams_insert", "teams"),
-    ("board_teams_update", "teams"),
-    ("board_teams_delete", "teams"),
-    ("board_teams_standing", "teams"),
-    ("board_submissions_insert", "submissions"),
-    ("board_submissions_update", "submissions"),
-    ("board_submissions_delete", "submissions"),
-    ("board_submissions_method", "submissions"),
+OLD_BUMP = "UPDATE board_version SET version = version + 1"
+OLD_TRIGGERS = (  # (name, table, event): revisions 0003, 0007 and 0008's, on the one stamp
+    ("board_results_insert", "results", "INSERT"),
+    ("board_results_update", "results", "UPDATE"),
+    ("board_results_delete", "results", "DELETE"),
+    ("board_settings_insert", "settings", "INSERT"),
+    ("board_settings_update", "settings", "UPDATE"),
+    ("board_settings_delete", "settings", "DELETE"),
+    ("board_teams_insert", "teams", "INSERT"),
+    ("board_teams_update", "teams", "UPDATE OF name"),
+    ("board_teams_delete", "teams", "DELETE"),
+    ("board_teams_standing", "teams", "UPDATE OF banned, approved"),
+    ("board_submissions_insert", "submissions", "INSERT"),
+    ("board_submissions_update", "submissions", "UPDATE OF selected, team_id"),
+    ("board_submissions_delete", "submissions", "DELETE"),
+    ("board_submissions_method", "submissions", "UPDATE OF method, description, paper_url, code_url, method_shown"),
 )
 
 # The contest of a row, as a SELECT of (contest, 1) for the bump (ROW: NEW or OLD); a site setting (contest '') bumps none
@@ -95,7 +96,7 @@ def upgrade() -> None:
     postgresql = op.get_bind().dialect.name == "postgresql"
     if postgresql:  # the deferred triggers fire at each statement: PostgreSQL drops no trigger with events pending
         op.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    for name, table in OLD_TRIGGERS:
+    for name, table, _event in OLD_TRIGGERS:
         op.execute(f"DROP TRIGGER {name} ON {table}" if postgresql else f"DROP TRIGGER {name}")
     if postgresql:
         for function in OLD_FUNCTIONS:
@@ -129,4 +130,38 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    raise NotImplementedError("podium does not downgrade a database with many contests (0006); restore its backup")
+    """Revision 0009's one stamp and its triggers again (the stamp starts at 1: the web processes start again too)."""
+    postgresql = op.get_bind().dialect.name == "postgresql"
+    if postgresql:
+        op.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    for name, table, _event, _condition in TRIGGERS:
+        op.execute(f"DROP TRIGGER {name} ON {table}" if postgresql else f"DROP TRIGGER {name}")
+        if postgresql:
+            op.execute(f"DROP FUNCTION {name}()")
+    op.drop_table("board_versions")
+    op.create_table(
+        "board_version",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("version", sa.Integer(), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.execute("INSERT INTO board_version (id, version) VALUES (1, 1)")
+    if postgresql:
+        op.execute(
+            f"CREATE FUNCTION podium_board_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {OLD_BUMP}; RETURN NULL; END $$"
+        )
+        op.execute(
+            "CREATE FUNCTION podium_board_first_submission() RETURNS trigger LANGUAGE plpgsql AS "
+            f"$$ BEGIN IF {FIRST} THEN {OLD_BUMP}; END IF; RETURN NULL; END $$"
+        )
+    for name, table, event in OLD_TRIGGERS:
+        first = name == "board_submissions_insert"
+        if postgresql:
+            function = "podium_board_first_submission" if first else "podium_board_changed"
+            op.execute(
+                f"CREATE CONSTRAINT TRIGGER {name} AFTER {event} ON {table} DEFERRABLE INITIALLY DEFERRED "
+                f"FOR EACH ROW EXECUTE FUNCTION {function}()"
+            )
+        else:
+            when = f" WHEN {FIRST}" if first else ""
+            op.execute(f"CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW{when} BEGIN {OLD_BUMP}; END")
