@@ -58,7 +58,11 @@ def create_app(service: Service) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """``service.board_warm``: the boards drawn while the first requests are answered (:mod:`~podium.service.board_warm`)."""
         prefix = service.public_url.prefix if service.public_url else ""
-        task = asyncio.create_task(warm(app, served(service.engine), prefix)) if service.board_warm else None
+        task = (
+            asyncio.create_task(warm(app, served(service.engine, service.contests), prefix))
+            if service.board_warm
+            else None
+        )
         yield
         if task is not None:
             task.cancel()

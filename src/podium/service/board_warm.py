@@ -6,7 +6,8 @@ page; 2 s for a contest of 2,000 teams): that reader, and every reader
 arriving meanwhile, waited for it. At start-up (the app's lifespan) one task
 sends the web process itself, through the app as uvicorn would call it, a GET
 of each served contest's board, its page and the page's table (the contest's
-own paths when several are served, the plain ones when one is), one after the
+own paths when several are served, the plain ones when one is; each track's
+of a contest of tracks), one after the
 other, so the computing takes one thread at a time while the first readers are
 answered. A reader arriving before its board is ready waits for it as before;
 a failure is logged, and the board is computed by the first reader as before.
@@ -26,28 +27,35 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from sqlalchemy import Engine
 from starlette.types import ASGIApp, Message
 
+from podium.contest import ContestError
+from podium.core.errors import UsageError
 from podium.service.database import reading
-from podium.service.state import served_ids
+from podium.service.state import ContestCache, served_ids
 
 log = logging.getLogger("podium.service")
 WARM = "podium.warm"  # the scope's extension marking these GETs: /metrics does not count them
 PATHS = ("/api{prefix}/leaderboard", "{page}/leaderboard", "{page}/leaderboard/table")
 
 
-def board_paths(contests: Iterable[str]) -> list[str]:
-    """The paths a reader GETs the boards of ``contests`` (the ids served) at: the plain ones for one contest."""
-    ids = list(contests)
-    if len(ids) == 1:
-        return [path.format(prefix="", page="") for path in PATHS]
-    return [path.format(prefix=f"/contests/{id_}", page=f"/c/{id_}") for id_ in ids for path in PATHS]
+def board_paths(contests: dict[str, list[str]]) -> list[str]:
+    """The paths a reader GETs the boards of ``contests`` (each served id, with its ``[[track]]`` ids) at: the plain
+    ones for one contest, each track's (``?track=``) for a contest of tracks."""
+    plain = len(contests) == 1
+    return [
+        path.format(prefix="" if plain else f"/contests/{id_}", page="" if plain else f"/c/{id_}")
+        + (f"?track={track}" if track else "")
+        for id_, tracks in contests.items()
+        for track in tracks or [""]
+        for path in PATHS
+    ]
 
 
-async def warm(app: ASGIApp, contests: Callable[[], list[str]], root_path: str = "") -> int:
+async def warm(app: ASGIApp, contests: Callable[[], dict[str, list[str]]], root_path: str = "") -> int:
     """GET each board path of ``contests()`` from ``app`` in turn (``root_path``: uvicorn's), then freeze the heap; how
     many answered 200."""
     try:
@@ -66,18 +74,27 @@ async def warm(app: ASGIApp, contests: Callable[[], list[str]], root_path: str =
     return answered
 
 
-def served(engine: Engine) -> Callable[[], list[str]]:
-    """The ids of the contests the database serves, read when called (in the warming task's thread)."""
+def served(engine: Engine, cache: ContestCache) -> Callable[[], dict[str, list[str]]]:
+    """The contests the database serves, each with its ``[[track]]`` ids, read when called (in the task's thread); a
+    contest whose file does not read is left to its first reader."""
 
-    def ids() -> list[str]:
+    def tracks() -> dict[str, list[str]]:
         with reading(engine) as connection:
-            return served_ids(connection)
+            ids = served_ids(connection)
+        found = {}
+        for id_ in ids:
+            try:
+                found[id_] = [t.track for t in cache.get(id_).tracks]
+            except (UsageError, ContestError):
+                log.warning("the boards of %s are not drawn at start-up: its contest does not read", id_)
+        return found
 
-    return ids
+    return tracks
 
 
 async def _get(app: ASGIApp, path: str, root_path: str) -> int:
     """The status of ``GET path`` sent to ``app`` as uvicorn sends a request (its path after the root path)."""
+    path, _, query = path.partition("?")
     full = root_path.rstrip("/") + path
     scope = {
         "type": "http",
@@ -88,7 +105,7 @@ async def _get(app: ASGIApp, path: str, root_path: str) -> int:
         "path": full,
         "raw_path": full.encode(),
         "root_path": root_path.rstrip("/"),
-        "query_string": b"",
+        "query_string": query.encode(),
         "headers": [(b"host", b"localhost")],
         "client": ("127.0.0.1", 0),
         "server": ("127.0.0.1", 0),
