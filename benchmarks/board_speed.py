@@ -14,26 +14,32 @@ half public), on SQLite and then on a private PostgreSQL server
    server's cap on uploads at once per address does not refuse them;
 2. once the queue is drained, one GET of the board (the first since the
    start: ``first``, not counted in the percentiles), then 50 readers, each on one keep-alive connection,
-   GET ``/api/leaderboard`` ``--reads`` times each (20), then the HTML board
-   (``/leaderboard``) as many times: median and 99th percentile, and how many
+   GET ``/api/leaderboard`` for ``--read-seconds`` (10), then the HTML board
+   (``/leaderboard``) as long: median and 99th percentile, and how many
    requests found their connection closed by the server (reconnected and
-   counted), and the web processes' CPU per GET (``CPU``, ms: the writer's uploads included); meanwhile a writer uploads one submission a second (the board
-   changes once it is scored: the column ``writes`` counts them).
+   counted, ``shut``), and the web processes' CPU per GET (``CPU``, ms: the writer's uploads included); meanwhile a writer
+   uploads one submission a second, and the reads of each board start once its first upload changed the board: ``seen``
+   is how many boards (distinct ETags) the readers got, ``writes`` the writer's uploads accepted. The readers are one
+   asyncio client (``cli``: its CPU, in % of a core), so the machine's 2 cores are the server's rather than 50 client
+   threads'. Then ``ms/chg``: the web processes' CPU milliseconds per change of the board (the writer's upload
+   included) while both boards are asked for on new connections every 0.25 s, so that every web process is asked for
+   every new board and page.
 
 ``--podium-src DIR`` runs the server from another checkout's ``src`` too
-(e.g. main's, with uvloop and httptools hidden, as it was installed), interleaved with this checkout's on each database, so the
-machine's load weighs on both alike; this checkout runs once per count of
-``--web-processes`` (``1,2``: one web process, then two on the one port) and per ``--loops``
+(e.g. main's), interleaved with this checkout's on each database and count of web processes, so the
+machine's load weighs on both alike; each runs once per count of
+``--web-processes`` (``1,2``: one web process, then two on the one port), this checkout per ``--loops``
 (``uvloop,asyncio``: with uvloop and httptools, then with both hidden),
 its upload checks in the web processes (``--check-processes 0``, the
 default on 2 cores with 2 workers). One run of each; loopback only.
 
-    .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--web-processes 1,2] [--seconds 20] [--reads 20]
+    .venv/bin/python benchmarks/board_speed.py [--podium-src /work/main/src] [--web-processes 1,2] [--seconds 20] [--read-seconds 10]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -214,43 +220,96 @@ def writer(server: Server, archive: bytes, stop: threading.Event) -> list[int]:
 
     def post() -> None:
         headers = {"Authorization": f"Bearer {server.tokens[0]}", "Content-Type": "application/octet-stream"}
-        while not stop.wait(1.0):
+        while True:
             connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
             try:
                 connection.request("POST", "/api/submissions?filename=s.tar.gz", body=archive, headers=headers)
                 accepted[0] += connection.getresponse().status == 201
             finally:
                 connection.close()
+            if stop.wait(1.0):
+                return
 
     threading.Thread(target=post, daemon=True).start()
     return accepted
 
 
+def changed(server: Server, path: str, seconds: float = 60.0) -> None:
+    """Wait (at most ``seconds``) until the board at ``path`` changes: the writer's first submission scored, so the reads
+    start under change rather than before the writer's first upload lands."""
+    first = _etag(server, path)
+    stop = time.monotonic() + seconds
+    while time.monotonic() < stop and _etag(server, path) == first:  # bounded
+        time.sleep(0.05)
+
+
+def _etag(server: Server, path: str) -> str:
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        response.read()
+        return response.getheader("ETag") or ""
+    finally:
+        connection.close()
+
+
+async def _get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> tuple[int, str]:
+    """One GET on a keep-alive connection: its status and ``ETag`` (the body read by its ``Content-Length``)."""
+    writer.write(request)
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    fields = dict(line.split(":", 1) for line in lines[1:] if ":" in line)
+    fields = {name.strip().lower(): value.strip() for name, value in fields.items()}
+    await reader.readexactly(int(fields.get("content-length", "0")))
+    if fields.get("connection", "").lower() == "close":
+        raise ConnectionResetError("the server closed the connection")
+    return int(lines[0].split()[1]), fields.get("etag", "")
+
+
 def readers(server: Server, path: str, reads: int) -> tuple[list[float], int]:
     """Seconds of every GET of ``path`` by 50 keep-alive readers (``reads`` each), and how many found their connection closed."""
-    closed = [0] * READERS
+    times, closed, _seen, _cpu = read_board(server, path, reads=reads)
+    return times, closed
 
-    def reader(i: int) -> list[float]:
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
-        times = []
-        for _ in range(reads):
+
+def read_board(
+    server: Server, path: str, reads: int | None = None, seconds: float = 0.0
+) -> tuple[list[float], int, int, float]:
+    """50 keep-alive readers GETting ``path`` ``reads`` times each, else for ``seconds``, in one asyncio client (50
+    threads of http.client took a core of their own, competing with the server for the machine's 2): every GET's
+    seconds, how many found their connection closed (reconnected and counted), how many boards they saw (distinct
+    ETags), the client's CPU seconds."""
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    closed = [0]
+    seen: set[str] = set()
+
+    async def reader(stop: float) -> list[float]:
+        times: list[float] = []
+        stream = await asyncio.open_connection("127.0.0.1", server.port)
+        while len(times) < reads if reads is not None else time.monotonic() < stop:
             started = time.perf_counter()
             for _attempt in range(3):  # bounded: a closed connection is counted, then opened again
                 try:
-                    connection.request("GET", path)
-                    response = connection.getresponse()
-                    response.read()
-                    assert response.status == 200, response.status
+                    status, etag = await _get(*stream, request)
+                    assert status == 200, status
+                    seen.add(etag)
                     break
-                except CLOSED:
-                    closed[i] += 1
-                    connection.close()
+                except (ConnectionError, asyncio.IncompleteReadError):
+                    closed[0] += 1
+                    stream[1].close()
+                    stream = await asyncio.open_connection("127.0.0.1", server.port)
             times.append(time.perf_counter() - started)
-        connection.close()
+        stream[1].close()
         return times
 
-    with ThreadPoolExecutor(READERS) as pool:
-        return sorted(t for times in pool.map(reader, range(READERS)) for t in times), sum(closed)
+    async def all_readers() -> list[list[float]]:
+        stop = time.monotonic() + seconds
+        return await asyncio.gather(*(reader(stop) for _ in range(READERS)))
+
+    cpu = time.process_time()
+    found = asyncio.run(all_readers())
+    return sorted(t for times in found for t in times), closed[0], len(seen), time.process_time() - cpu
 
 
 def run(
@@ -263,7 +322,7 @@ def run(
     extra: tuple[str, ...],
     clients: int,
     seconds: float,
-    reads: int,
+    read_seconds: float,
 ) -> str:
     server = Server(folder, contest, database, source, clients, extra)
     try:
@@ -279,15 +338,34 @@ def run(
                 started = time.perf_counter()
                 assert server.get(path)[0] == 200  # the first read since the start (the page drawn): not counted
                 first = time.perf_counter() - started
+                changed(server, path)  # the writer's first submission scored: the reads start under change
                 cpu = _web_cpu(server.process.pid)
-                times, closed = readers(server, path, reads)
+                times, closed, boards, client = read_board(server, path, seconds=read_seconds)
                 per_read = (_web_cpu(server.process.pid) - cpu) / len(times)
-                line += f"  {1000 * first:6.1f} {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f} {1000 * per_read:5.2f} {closed:4d}"
+                line += (
+                    f"  {1000 * first:6.1f} {1000 * statistics.median(times):6.1f} {1000 * times[int(0.99 * (len(times) - 1))]:7.1f}"
+                    f" {1000 * per_read:5.2f} {closed:4d} {boards:4d} {100 * client / read_seconds:4.0f}%"
+                )
+            line += f"  {1000 * change_cost(server, read_seconds):6.1f}"
         finally:
             stop.set()
         return line + f"  {changes[0]:4d}"
     finally:
         server.stop()
+
+
+def change_cost(server: Server, seconds: float) -> float:
+    """The web processes' CPU seconds per change of the board: for ``seconds``, every 0.25 s, both boards GET on 4 new
+    connections (so every web process is asked for each new board and page), while the writer changes it."""
+    pages: set[str] = set()
+    stop = time.monotonic() + seconds
+    cpu = _web_cpu(server.process.pid)
+    while time.monotonic() < stop:  # bounded
+        for _ in range(4):
+            _etag(server, "/api/leaderboard")
+            pages.add(_etag(server, "/leaderboard"))
+        time.sleep(0.25)
+    return (_web_cpu(server.process.pid) - cpu) / max(1, len(pages) - 1)
 
 
 def main() -> None:
@@ -297,7 +375,12 @@ def main() -> None:
     )
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--reads", type=int, default=20, help="GETs of each board by each of the 50 readers")
+    parser.add_argument(
+        "--read-seconds",
+        type=float,
+        default=10.0,
+        help="how long the 50 readers GET each board, the writer changing it",
+    )
     parser.add_argument("--sqlite-only", action="store_true")
     parser.add_argument(
         "--web-processes", default="1,2", help="this checkout's runs: one per count of web processes (comma separated)"
@@ -314,28 +397,34 @@ def main() -> None:
     from podium.service.client import packed
 
     plain = hidden_fast_loop(Path(tempfile.mkdtemp(prefix="podium-plain-loop-")))
-    before = [("before: " + options.podium_src, f"{plain}:{options.podium_src}", ())] if options.podium_src else []
     sources = [
-        *before,
-        *(
-            (
-                f"this checkout, {n} web process{'es' * (n != '1')}{', ' + loop if loop != 'uvloop' else ''}",
-                None if loop == "uvloop" else str(plain),
-                ("--web-processes", n, "--check-processes", "0"),
-            )
-            for n in options.web_processes.split(",")
-            for loop in options.loops.split(",")
-        ),
+        run
+        for n in options.web_processes.split(",")
+        for run in (
+            *(
+                [(f"before, {n} web process{'es' * (n != '1')}", options.podium_src, ("--web-processes", n))]
+                if options.podium_src
+                else []
+            ),
+            *(
+                (
+                    f"this checkout, {n} web process{'es' * (n != '1')}{', ' + loop if loop != 'uvloop' else ''}",
+                    None if loop == "uvloop" else str(plain),
+                    ("--web-processes", n, "--check-processes", "0"),
+                )
+                for loop in options.loops.split(",")
+            ),
+        )
     ]
     print(
-        f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers x {options.reads} GETs, one upload a second meanwhile"
+        f"{options.clients} upload clients for {options.seconds:g} s, 2 workers; then {READERS} keep-alive readers for"
+        f" {options.read_seconds:g} s per board, one upload a second meanwhile (the reads start once it changed the board)"
     )
+    board = f"{'first':>6} {'p50':>6} {'p99':>7} {'CPU':>5} {'shut':>4} {'seen':>4} {'cli':>5}"
     print(
-        f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>32} {'':>4}  {'/leaderboard (HTML) ms':>33}  {'board':>5}"
+        f"{'':44} {'uploads':>7} {'web CPU':>7} {'all CPU':>7}  {'/api/leaderboard ms':>41}  {'/leaderboard (HTML) ms':>41}  {'board':>5}"
     )
-    print(
-        f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {'first':>6} {'p50':>6} {'p99':>7} {'CPU':>5} {'shut':>4}  {'first':>6} {'p50':>6} {'p99':>7} {'CPU':>5} {'shut':>4}  {'writes':>5}"
-    )
+    print(f"{'':44} {'/min':>7} {'ms/up':>7} {'ms/up':>7}  {board}  {board}  {'ms/chg':>6}  {'writes':>5}")
     pg = None if options.sqlite_only or postgres_server.problem() is not None else postgres_server.Server()
     if pg is not None:
         pg.start()
@@ -363,7 +452,7 @@ def main() -> None:
                             extra,
                             options.clients,
                             options.seconds,
-                            options.reads,
+                            options.read_seconds,
                         ),
                         flush=True,
                     )

@@ -9,20 +9,25 @@ renamed or removed (no command does it yet), in SQL.
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, event, update
 
+from podium.contest import load
 from podium.service import accounts, state
 from podium.service.app import Service
 from podium.service.board_cache import KEPT
 from podium.service.client import packed
+from podium.service.conditional import accepts_gzip, gzipped
 from podium.service.database import connect, reading, writing
 from podium.service.leaderboard import leaderboard
 from podium.service.rescore import rescore
+from podium.service.server import register_contest
 from podium.service.tables import results, submissions, teams, tokens
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, set_up, worse_copy, write_contest
@@ -232,3 +237,83 @@ def test_an_unchanged_board_is_answered_304(tmp_path: Path) -> None:
         mine = _get(live, "/leaderboard", {"Cookie": f"podium_session={session}"})
         assert mine[0] == 200 and "etag" not in mine[1] and mine[1]["cache-control"] == "no-store"
         assert b">Dashboard<" in mine[2] and b">Dashboard<" not in _get(live, "/leaderboard")[2]
+
+
+def test_past_the_bound_one_request_reads_the_stamp_while_the_others_get_the_board_read_last(tmp_path: Path) -> None:
+    """50 readers past the bound send one thread to read the stamp, not one each: the others are answered from memory.
+
+    The stamp's read is slowed (0.3 s) so every reader arrives while it is under way; each thread's read took a
+    connection and the GIL from the event loop, and was the idle board's 99th percentile at 50 readers.
+    """
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    service.boards.fresh_s = 0.5
+    stamps: list[str] = []
+
+    def slow_stamp(*args: Any) -> None:
+        if "board_version" in args[2]:
+            stamps.append(args[2])
+            time.sleep(0.3)
+
+    with LiveServer(service) as live:
+        assert _get(live, "/api/leaderboard")[0] == 200  # the board read and kept
+        time.sleep(0.5)  # past the bound
+        event.listen(service.engine, "before_cursor_execute", slow_stamp)
+        started = time.monotonic()
+        with ThreadPoolExecutor(50) as pool:
+            answers = list(pool.map(lambda _: _get(live, "/api/leaderboard"), range(50)))
+        bounds = int((time.monotonic() - started) / 0.5)  # on a loaded machine the readers may outlast a bound or more
+        assert all(status == 200 and b"alpha" in body for status, _, body in answers)
+        assert len(stamps) <= 1 + bounds, f"{len(stamps)} reads of the stamp by 50 readers in {bounds + 1} bounds"
+        time.sleep(0.5)  # past the bound again: read again, and a change shows
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, "beta", clock())
+        assert "beta" in rows(live)
+
+
+def test_a_change_in_one_contest_keeps_the_other_contests_boards(database_url: str, tmp_path: Path) -> None:
+    """The stamp is per contest (migration 0010): a team added to one contest computes its board again, not the other's."""
+    path = write_contest(tmp_path / "contest")
+    other_path = tmp_path / "other.toml"
+    other_path.write_text(path.read_text().replace('id = "test-glas"', 'id = "other"'))
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    service, _ = set_up(database_url, path, tmp_path / "data", ("alpha",), clock)
+    register_contest(service.engine, load(other_path), alone=False)
+    with writing(service.engine) as connection:
+        accounts.add_team(connection, "omega", clock(), "other")
+    one, other = service.contests.get("test-glas"), service.contests.get("other")
+    assert [t["team"] for t in service.boards.current(one, clock()).board["teams"]] == ["alpha"]
+    assert [t["team"] for t in service.boards.current(other, clock()).board["teams"]] == ["omega"]
+    assert service.boards.computed == 2
+    with writing(service.engine) as connection:
+        accounts.add_team(connection, "beta", clock(), "test-glas")
+    assert [t["team"] for t in service.boards.current(other, clock()).board["teams"]] == ["omega"]
+    assert service.boards.computed == 2  # the other contest's board kept
+    assert {t["team"] for t in service.boards.current(one, clock()).board["teams"]} == {"alpha", "beta"}
+    assert service.boards.computed == 3
+
+
+def test_a_client_taking_gzip_gets_the_kept_board_compressed_once(tmp_path: Path) -> None:
+    """The API's board and the anonymous pages, gzip'd for a client that takes it: the same bytes, compressed once per
+    board, under an ETag of their own (a 304 for it); a client refusing gzip (``q=0``) or not naming it gets them plain."""
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    names = tuple(f"team{i:02d}" for i in range(30))  # a board over GZIP_MIN
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", names, clock)
+    with LiveServer(service) as live:
+        for path in ("/api/leaderboard", "/leaderboard", "/leaderboard/table"):
+            status, plain, body = _get(live, path)
+            assert status == 200 and "content-encoding" not in plain and "Accept-Encoding" in plain["vary"]
+            misses = gzipped.cache_info().misses
+            answers = [_get(live, path, {"Accept-Encoding": "br, gzip;q=0.5"}) for _ in range(3)]
+            assert gzipped.cache_info().misses <= misses + 1  # compressed once, however many ask
+            for status, headers, packed_body in answers:
+                assert status == 200 and headers["content-encoding"] == "gzip"
+                assert gzip.decompress(packed_body) == body and headers["etag"] == plain["etag"][:-1] + '-gzip"'
+            again = _get(live, path, {"Accept-Encoding": "gzip", "If-None-Match": answers[0][1]["etag"]})
+            assert again[0] == 304 and again[2] == b""
+            refused = _get(live, path, {"Accept-Encoding": "gzip;q=0, identity"})
+            assert "content-encoding" not in refused[1] and refused[2] == body
+    assert accepts_gzip("*") and accepts_gzip("deflate, GZIP") and not accepts_gzip("gzip;q=0.0")
+    assert not accepts_gzip(None) and not accepts_gzip("gzip;q=x") and not accepts_gzip("br")

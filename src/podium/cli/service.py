@@ -408,6 +408,7 @@ def serve_command(
         checks=checks or inline,
         board_fresh_s=FRESH_S,
         board_pages_behind=True,
+        board_warm=True,
     )
     mailer = mail.start_mailer(engine, smtp_settings, address, service.contests)
     web = None
@@ -1520,10 +1521,12 @@ def _web_processes(
 ) -> tuple[Any, Any]:
     """``count`` web processes (not started yet: ``.start()``) and the socket bound to ``host:port`` they accept on."""
     from podium.service.board_cache import FRESH_S
+    from podium.service.board_share import shared_folder
     from podium.service.server import KEEP_ALIVE_S, Workers
     from podium.service.web_processes import WebSettings, environment, listening, metrics_folder, web_argv
 
     sock = listening(host, port)
+    shared_folder(data)  # the boards the web processes share, none of another run's
     settings = WebSettings(
         str(data),
         sock.fileno(),

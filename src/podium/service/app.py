@@ -17,6 +17,10 @@ The routes are module-level routers, one per resource (:mod:`podium.service.rout
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import Depends, FastAPI
 
 from podium._version import __version__
@@ -31,6 +35,7 @@ from podium.service import (
     pages,
     submission_pages,
 )
+from podium.service.board_warm import served, warm
 from podium.service.bodies import Bodies
 from podium.service.deps import Service, contest_path
 from podium.service.headers import SecurityHeaders
@@ -48,7 +53,22 @@ PAGES_PREFIX, API_PREFIX = "/c/{contest_id}", "/api/contests/{contest_id}"
 
 def create_app(service: Service) -> FastAPI:
     """The app serving ``service``: its routers, its middleware (outermost last), its error pages."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        """``service.board_warm``: the boards drawn while the first requests are answered (:mod:`~podium.service.board_warm`)."""
+        prefix = service.public_url.prefix if service.public_url else ""
+        task = (
+            asyncio.create_task(warm(app, served(service.engine, service.contests), prefix))
+            if service.board_warm
+            else None
+        )
+        yield
+        if task is not None:
+            task.cancel()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="podium",
         version=__version__,
         docs_url=None,

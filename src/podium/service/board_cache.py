@@ -1,10 +1,11 @@
 """The leaderboard kept in each web process, computed again only when the database says it changed.
 
-The database holds a version stamp (the ``board_version`` row) that its own
-triggers bump in the same transaction as any change the board shows (a result
-stored, a rescore, the reveal, a selection, a team added, renamed or removed;
-migration 0003), whichever process makes it: a worker, a command, another web
-process. A request reads the stamp (one row) and whether the board is
+The database holds a version stamp per contest (its ``board_versions`` row)
+that its own triggers bump in the same transaction as any change the
+contest's boards show (a result stored, a rescore, the reveal, a selection, a
+team added, renamed or removed; migrations 0003 and 0010), whichever process
+makes it: a worker, a command, another web process. A change in one contest
+leaves the other contests' boards kept. A request reads the stamp (one row) and whether the board is
 revealed, which the clock decides too (the last phase ending); the board is
 computed again only for a key it has not seen. The stamp is read *before* the
 board, so a board kept under a stamp is never older than the stamp: a change
@@ -22,7 +23,11 @@ that lets a client asking again with ``If-None-Match`` be answered ``304``.
 (``BoardCache(fresh_s=...)``): the event loop then answers from memory, with no
 SQL statement and no thread, and a change reaches the board at most
 :data:`FRESH_S` later (as it reaches a browser polling every 10 s at most 10 s
-later). The reveal by the clock is never late: it is decided at each request.
+later). Once the bound has passed, one request reads the stamp again (in a
+thread); the others arriving meanwhile are answered the board it read last,
+from memory, rather than each sending a thread to read the same row (at 50
+readers, that herd every :data:`FRESH_S` was the idle board's 99th percentile).
+The reveal by the clock is never late: it is decided at each request.
 ``fresh_s=0`` (a :class:`~podium.service.deps.Service`'s default) reads the
 stamp at every request.
 
@@ -45,17 +50,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, func, select
 
 from podium.contest import Contest
 from podium.ranking.bootstrap import Confidence
 from podium.service import state
 from podium.service.board_files import best_over_time, board_csv, history_spec
+from podium.service.board_share import SharedDraws
 from podium.service.confidence import board_confidence
 from podium.service.database import reading
 from podium.service.leaderboard import standings
 from podium.service.state import revealed
-from podium.service.tables import board_version, settings
+from podium.service.tables import board_versions, settings
 from podium.service.titles import title
 
 T = TypeVar("T")
@@ -64,13 +70,15 @@ FRESH_S = 0.5  # podium serve: how long a web process trusts the stamp it read (
 
 
 def board_stamp(connection: Connection, contest: str) -> tuple[int, bool]:
-    """The board's version stamp (bumped by the database's triggers) and whether an organizer revealed ``contest``: one statement."""
+    """``contest``'s version stamp (bumped by the database's triggers; 0 before its first change) and whether an
+    organizer revealed it: one statement."""
+    version = select(board_versions.c.version).where(board_versions.c.contest == contest).scalar_subquery()
     revealed_at = (
         select(settings.c.value)
         .where(settings.c.contest == contest, settings.c.key == state.REVEALED)
         .scalar_subquery()
     )
-    stamp, at = connection.execute(select(board_version.c.version, revealed_at).where(board_version.c.id == 1)).one()
+    stamp, at = connection.execute(select(func.coalesce(version, 0), revealed_at)).one()
     return int(stamp), at is not None
 
 
@@ -143,11 +151,15 @@ class _Read:
 class BoardCache:
     """The boards of one web process, by (version stamp, revealed, contest, track, phases); a board is computed once by one thread while others wait."""
 
-    def __init__(self, engine: Engine, fresh_s: float = 0.0) -> None:
+    def __init__(self, engine: Engine, fresh_s: float = 0.0, shared: SharedDraws | None = None) -> None:
         self.engine = engine
         self.fresh_s = fresh_s
+        self.shared = shared  # the boards computed by one web process, read by the others (podium.service.board_share)
         self._boards: dict[Key, Board] = {}
         self._read: dict[Asked, _Read] = {}  # by the contest, track and phase asked for (None: the default), once known
+        self._reading: set[Asked] = (
+            set()
+        )  # the boards asked for whose stamp one request reads again now (event loop only)
         self._computing = threading.Lock()
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
 
@@ -155,12 +167,23 @@ class BoardCache:
         return len(self._boards)
 
     def fresh(self, asked: Asked, now: datetime) -> tuple[Contest, Contest, Board] | None:
-        """Without SQL: the contest served, on the board ``asked`` names (contest, track, phase), and that board, if their stamp was read within ``fresh_s`` (else ``None``)."""
+        """Without SQL: the contest served, on the board ``asked`` names (contest, track, phase), and that board, if
+        their stamp was read within ``fresh_s``, or another request reads it again now (else ``None``: the caller
+        reads it, between :meth:`reading` and :meth:`read`). Called on the event loop's thread only."""
         read = self._read.get(asked)
-        if read is None or time.monotonic() - read.at >= self.fresh_s:
+        if read is None or (time.monotonic() - read.at >= self.fresh_s and asked not in self._reading):
             return None
         found = self._boards.get(board_key(read.stamp, read.by_organizer, read.contest, now))
         return None if found is None else (read.served, read.contest, found)
+
+    def reading(self, asked: Asked) -> None:
+        """The caller reads ``asked``'s stamp again: until :meth:`read`, :meth:`fresh` answers others the board read last."""
+        if asked in self._read:
+            self._reading.add(asked)
+
+    def read(self, asked: Asked) -> None:
+        """The read :meth:`reading` announced is over (or failed): the next request past the bound reads again."""
+        self._reading.discard(asked)
 
     def current(
         self, contest: Contest, now: datetime, asked: Asked = (None, None, None), served: Contest | None = None
@@ -189,7 +212,7 @@ class BoardCache:
                 found = self._boards.get(key)
                 if found is not None:
                     return found
-                board, shown = standings(connection, contest, now)
+                board, shown = self._standings(connection, contest, now, key)
             same = [kept for kept in self._boards if kept[2] == contest.id]  # the oldest first
             if len(same) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
                 self._boards.pop(same[0])
@@ -199,6 +222,20 @@ class BoardCache:
             self._computing.release()
         self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
         return found
+
+    def _standings(
+        self, connection: Connection, contest: Contest, now: datetime, key: Key
+    ) -> tuple[dict[str, Any], dict[str, int]]:
+        """:func:`~podium.service.leaderboard.standings`, or the board another web process computed under ``key``."""
+        if self.shared is None:
+            return standings(connection, contest, now)
+
+        def make() -> bytes:
+            board, shown = standings(connection, contest, now)
+            return json.dumps({"board": board, "shown": shown}, allow_nan=False, separators=(",", ":")).encode()
+
+        found = json.loads(self.shared.get(contest.id, key[0], ("board", *key[1:]), make))
+        return found["board"], found["shown"]  # as every process reads them, this one's own too
 
     def _previous(self, key: Key) -> Board | None:
         """The newest kept board of ``key``'s track and phases, revealed alike, under an older stamp (``None``: none)."""

@@ -17,8 +17,9 @@ it (nor a track or phase for another). A slot's first page, and any page after
 a failed draw, is drawn on the request path as before.
 
 Changes faster than pages are drawn do not queue: the thread draws the newest
-board asked for in a slot and skips those it has left behind. Each web process
-draws its own pages (``--web-processes N``: once per process and change).
+board asked for in a slot and skips those it has left behind. With
+``--web-processes N`` one process draws a page and the others read it
+(:mod:`podium.service.board_share`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from podium.service.board_cache import Board
+from podium.service.board_share import SharedDraws
 
 log = logging.getLogger("podium.service")
 Slot = tuple[Any, ...]  # the board's key without its stamp (revealed, track, phases), and the page's key
@@ -48,8 +50,9 @@ class Drawn:
 class BoardPages:
     """The newest page of each slot, and one thread drawing the pages of changed boards (``behind``; else on the request path)."""
 
-    def __init__(self, behind: bool = False) -> None:
+    def __init__(self, behind: bool = False, shared: SharedDraws | None = None) -> None:
         self.behind = behind
+        self.shared = shared  # the pages drawn by one web process, read by the others (podium.service.board_share)
         self._drawn: dict[Slot, Drawn] = {}
         self._wanted: dict[Slot, Board] = {}  # the board whose page the thread is to draw, per slot
         self._failed: dict[Slot, Board] = {}  # a board whose page the thread could not draw: drawn on the request path
@@ -59,7 +62,7 @@ class BoardPages:
 
     def draw(self, kept: Board, key: Any, draw: Callable[[], bytes]) -> Drawn:
         """``kept``'s page ``key``: ``draw()``, once per board (a thread waits for another drawing it), remembered for its slot."""
-        body = kept.derived(key, lambda: self._landed(kept, key, draw()))
+        body = kept.derived(key, lambda: self._landed(kept, key, self._drawn_once(kept, key, draw)))
         return Drawn(kept.key[0], body, kept.etag(key, body))
 
     def previous(self, kept: Board, key: Any, draw: Callable[[], bytes]) -> Drawn | None:
@@ -94,6 +97,13 @@ class BoardPages:
             with self._lock:
                 if self._wanted.get(slot) is kept:
                     del self._wanted[slot]
+
+    def _drawn_once(self, kept: Board, key: Any, draw: Callable[[], bytes]) -> bytes:
+        """``draw()``, or the page another web process drew of ``kept`` (the same board: its stamp, contest, track and phases)."""
+        if self.shared is None:
+            return draw()
+        stamp, *slot = kept.key
+        return self.shared.get(kept.key[2], stamp, ("page", *slot, key), draw)
 
     def _landed(self, kept: Board, key: Any, body: bytes) -> bytes:
         """Keep ``body`` as its slot's newest page (unless a newer board's landed first)."""

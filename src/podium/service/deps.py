@@ -22,6 +22,7 @@ from podium.core.errors import UsageError
 from podium.service import accounts, state
 from podium.service.board_cache import Board, BoardCache
 from podium.service.board_pages import BoardPages
+from podium.service.board_share import FOLDER, SharedDraws
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading
 from podium.service.download_slots import DownloadSlots
@@ -38,7 +39,8 @@ class Service:
 
     ``board_fresh_s``: how long the board's version stamp, once read, is trusted (:mod:`podium.service.board_cache`);
     ``board_pages_behind``: a changed board's page is drawn by a thread of its own, the previous one answered meanwhile
-    (:mod:`podium.service.board_pages`).
+    (:mod:`podium.service.board_pages`); ``board_warm``: the boards are drawn at start-up (:mod:`podium.service.board_warm`);
+    ``board_share``: the boards and pages are shared with the other web processes (:mod:`podium.service.board_share`).
     """
 
     def __init__(
@@ -55,6 +57,8 @@ class Service:
         checks: Runner = inline,
         board_fresh_s: float = 0.0,
         board_pages_behind: bool = False,
+        board_warm: bool = False,
+        board_share: bool = False,
     ) -> None:
         self.engine = engine
         self.data = data
@@ -68,10 +72,12 @@ class Service:
         self.hashes = HashPool()
         self.contests = state.ContestCache(engine)
         self.checks = checks  # where the upload checks run (podium serve: a CheckPool)
+        shared = SharedDraws(data / FOLDER) if board_share else None
         self.boards = BoardCache(
-            engine, board_fresh_s
+            engine, board_fresh_s, shared
         )  # the leaderboard, computed again when the database's version stamp changes
-        self.pages = BoardPages(board_pages_behind)  # the anonymous leaderboard pages, by board
+        self.pages = BoardPages(board_pages_behind, shared)  # the anonymous leaderboard pages, by board
+        self.board_warm = board_warm
         self.confidence_cache: dict[Any, Any] = {}  # the leaderboard page's bootstraps (podium.service.confidence)
 
 
@@ -264,7 +270,7 @@ async def kept_board(
 ) -> tuple[Contest, Contest, Board]:
     """The request's contest, on the board ``track`` and ``phase`` name (``on`` reads the names), and that board.
 
-    From memory in the event loop while the board's stamp is fresh, else read
+    From memory in the event loop while the board's stamp is fresh (or another request reads it again), else read
     in a worker thread (:meth:`~podium.service.board_cache.BoardCache.current`).
     """
     now = service.clock()
@@ -278,4 +284,8 @@ async def kept_board(
         contest = on(service, track, phase, served)
         return served, contest, service.boards.current(contest, now, key, served)
 
-    return await run_in_threadpool(read)
+    service.boards.reading(key)
+    try:
+        return await run_in_threadpool(read)
+    finally:
+        service.boards.read(key)

@@ -34,6 +34,7 @@ from sqlalchemy import Connection, Engine, Float, case, cast, extract, func, sel
 from sqlalchemy.sql import ColumnElement
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from podium.service.board_warm import WARM
 from podium.service.heartbeats import ALIVE_S, beats
 from podium.service.server import WEB_INDEX
 from podium.service.statuses import FAILED, JOB_QUEUED, JOB_RUNNING, REJECTED, SCORED, STATUSES, Clock
@@ -154,7 +155,7 @@ class Watch:
         self.requests = requests.labels(os.environ.get(WEB_INDEX, "0"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and WARM not in scope.get("extensions", {}):  # not the boards drawn at start-up
             self.requests.inc()
         path = unprefixed_path(scope)
         if scope["type"] != "http" or scope.get("method") != "POST" or path not in UPLOADS + LOGINS:

@@ -73,13 +73,11 @@ settings = Table(  # one row per contest and key: the scoring round, when the pr
     Column("value", Text, nullable=False),
 )
 
-board_version = (
-    Table(  # one row, bumped by the database's triggers whenever what the leaderboard shows changes (migration 0003)
-        "board_version",
-        metadata,
-        Column("id", Integer, primary_key=True),
-        Column("version", Integer, nullable=False),
-    )
+board_versions = Table(  # per contest: bumped by the database's triggers whenever what its boards show changes (0010)
+    "board_versions",
+    metadata,
+    Column("contest", String(64), primary_key=True),
+    Column("version", Integer, nullable=False),
 )
 
 teams = Table(

@@ -14,8 +14,12 @@ What was one per process stays right across N:
   processes, by locks on a file (:class:`~podium.service.bodies.SharedUploadSlots`);
 - ``/metrics`` sums every process's counters (prometheus-client's multiprocess
   mode, in :data:`METRICS_FOLDER` of the data folder, emptied at each start);
-- each process keeps its own board (each reading the stamp: at most
-  :data:`~podium.service.board_cache.FRESH_S` late) and its own check processes;
+- each process keeps its own boards in memory (each reading the stamps: at most
+  :data:`~podium.service.board_cache.FRESH_S` late), but a changed board is
+  computed and its page drawn by one of them, the others reading the files it
+  writes in :data:`~podium.service.board_share.FOLDER` of the data folder
+  (emptied at each start; :mod:`podium.service.board_share`);
+- each process keeps its own check processes;
 - the mailer runs once, in ``podium serve``.
 """
 
@@ -109,6 +113,8 @@ def run() -> None:
         checks=CheckPool(settings.challenge, settings.check_processes) if settings.check_processes else inline,
         board_fresh_s=settings.board_fresh_s,
         board_pages_behind=True,
+        board_warm=True,
+        board_share=True,
     )
     config = uvicorn.Config(
         create_app(service),
