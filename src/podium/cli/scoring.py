@@ -18,9 +18,9 @@ from podium.cli.commandline import (
     CONTEST_TRACK_OPTION,
     SCHEDULER_OPTION,
     VIEW_OPTION,
+    database_options,
     guarded,
 )
-from podium.cli.service import database_options, open_database
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
 from podium.runner.choices import SANDBOXES
@@ -652,6 +652,7 @@ def contest_reload_command(data: Path, database: str | None) -> int:
     Each file gets podium serve's checks; one that does not read is named with its line (exit code 1) and its contest
     is served as it last read. SIGHUP to podium serve does the same.
     """
+    from podium.cli.service import open_database
     from podium.publish import display
     from podium.service.server import reload_folder
 
