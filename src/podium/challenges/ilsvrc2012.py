@@ -185,9 +185,11 @@ class _TopK(Challenge[str, Item | Labels, ErrorCounts]):
     def evaluate_item(self, context: str, item: Item | Labels) -> ItemResult[ErrorCounts]:
         item = _arrays(item)
         counts = self._errors(item, item.guesses)
-        columns = np.column_stack([np.ones(len(item.numbers)), counts.per_image]).T.tolist()
+        errors = counts.per_image
+        assert not isinstance(errors, tuple)  # NumPy's kernels keep each image's errors
+        columns = np.column_stack([np.ones(len(item.numbers)), errors]).T.tolist()
         units = dict(zip(image_names(item.numbers), zip(*columns)))  # rows built by zip, in C
-        details = {"images": counts.images, "per_class": _per_class(item.truth[:, 0], counts.per_image, self.prefix)}
+        details = {"images": counts.images, "per_class": _per_class(item.truth[:, 0], errors, self.prefix)}
         return ItemResult(counts, details=details, units=units)
 
     def score_item(self, context: str, item: Item | Labels) -> ItemResult[ErrorCounts]:

@@ -50,7 +50,7 @@ class ErrorCounts(Statistics):
 
     images: int = summed()
     misses: dict[int, tuple[int, ...]] = keyed()  # n labels -> misses at K=1..5
-    per_image: NDArray[np.float64] = concatenated(
+    per_image: NDArray[np.float64] | tuple[()] = concatenated(
         default_factory=lambda: np.zeros((0, K)), compare=False
     )  # (images, K) errors; () from the plain kernel, :func:`label_errors`
 
