@@ -8,6 +8,7 @@ is not public: podium defines its file format (see :class:`Ilsvrc2012Fine`).
 from __future__ import annotations
 
 import functools
+import sys
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -43,10 +44,15 @@ else:
 
 SUBMISSION_SUFFIXES = (".txt",)
 CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
-# A clean Task 1 submission up to this size (about 150,000 images) is read and scored without NumPy. A new
-# process pays 0.1 s of CPU to import it; past about 200,000 images (3.9 MB) its readers win that back
-# (the crossover measured side by side, benchmarks/README.md).
-SMALL_BYTES = 3 << 20
+SMALL_BYTES = 3 << 20  # the largest Task 1 submission read without NumPy (about 150,000 images): plain_pays
+
+
+def plain_pays(size: int) -> bool:
+    """Whether a clean Task 1 submission of ``size`` bytes is read and scored without NumPy: in a process that
+    has not imported it (a command), up to :data:`SMALL_BYTES`. The import costs 0.1 s of CPU, which NumPy's
+    readers win back past about 200,000 images (3.9 MB; the crossover measured side by side, benchmarks/README.md);
+    a process that has it loaded (a worker, the web process, a notebook) reads any file faster with it."""
+    return size <= SMALL_BYTES and "numpy" not in sys.modules
 
 
 LABELS = choice(
@@ -290,10 +296,10 @@ class Ilsvrc2012Cls(_TopK):
         return classification_errors(item.truth, guesses, per_image)
 
     def _small(self, truth: Path, path: Path, params: dict[str, Any]) -> Labels | None:
-        """The kit's truth and a clean submission of at most :data:`SMALL_BYTES`, as their tokens: read and
+        """The kit's truth and a clean submission, as their tokens where that pays (:func:`plain_pays`): read and
         scored in plain Python (:func:`~podium.formats.ilsvrc.guess_tokens`, :func:`~podium.metrics.imagenet.label_errors`),
         with the numbers, document and messages of NumPy's path, which reads any other file."""
-        if params["labels"] != "ilsvrc" or params["meta"] is not None or path.stat().st_size > SMALL_BYTES:
+        if params["labels"] != "ilsvrc" or params["meta"] is not None or not plain_pays(path.stat().st_size):
             return None
         labels = cached("ilsvrc.truth_tokens", (truth,), lambda: ilsvrc.truth_tokens(truth))
         read = None if labels is None else ilsvrc.guess_tokens(path, len(labels))
