@@ -152,3 +152,16 @@ def test_the_command_scores_a_small_file_without_importing_numpy(tmp_path: Path)
     assert json.loads(document.stdout)["scores"]["top5_error"] == pytest.approx(
         float(run.stdout.split("top5_error")[1].split()[1]), abs=1e-6
     )
+
+
+def test_a_truth_past_the_bound_is_read_by_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain reader keeps to SMALL_BYTES for the truth too (an organizer's file may be far larger): past it,
+    NumPy's path reads both files, with the same result."""
+    demo = write_classification(tmp_path, 400, seed=5)
+    taken: list[object] = []
+    monkeypatch.setattr(ilsvrc2012.Labels, "arrays", _spy(ilsvrc2012.Labels.arrays, taken))
+    plain = _document(demo.truth, demo.submission, scores_only=False)
+    assert taken
+    monkeypatch.setattr(ilsvrc2012, "plain_pays", lambda size: True)  # the submission would be read plain
+    monkeypatch.setattr(ilsvrc2012, "SMALL_BYTES", demo.truth.stat().st_size - 1)
+    assert _document(demo.truth, demo.submission, scores_only=False) == plain and len(taken) == 1

@@ -299,9 +299,13 @@ class Ilsvrc2012Cls(_TopK):
         """The kit's truth and a clean submission, as their tokens where that pays (:func:`plain_pays`): read and
         scored in plain Python (:func:`~podium.formats.ilsvrc.guess_tokens`, :func:`~podium.metrics.imagenet.label_errors`),
         with the numbers, document and messages of NumPy's path, which reads any other file."""
-        if params["labels"] != "ilsvrc" or params["meta"] is not None or not plain_pays(path.stat().st_size):
+        try:
+            size = path.stat().st_size
+        except OSError:  # gone since it was listed: NumPy's reader says so
             return None
-        labels = cached("ilsvrc.truth_tokens", (truth,), lambda: ilsvrc.truth_tokens(truth))
+        if params["labels"] != "ilsvrc" or params["meta"] is not None or not plain_pays(size):
+            return None
+        labels = cached("ilsvrc.truth_tokens", (truth,), lambda: ilsvrc.truth_tokens(truth, SMALL_BYTES), SMALL_BYTES)
         read = None if labels is None else ilsvrc.guess_tokens(path, len(labels))
         return None if labels is None or read is None else Labels(path.name, labels, *read)
 

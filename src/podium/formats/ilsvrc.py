@@ -135,11 +135,12 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
     return matrix
 
 
-def truth_tokens(path: Path) -> list[bytes] | None:
+def truth_tokens(path: Path, max_bytes: int) -> list[bytes] | None:
     """The kit's truth, one label in 1..1000 on each line, as the file's tokens (read without NumPy:
-    :mod:`~podium.formats.label_tokens`); ``None`` for any other truth, which :func:`read_truth_labels` reads."""
+    :mod:`~podium.formats.label_tokens`); ``None`` for any other truth and one of more than ``max_bytes``,
+    which :func:`read_truth_labels` reads."""
     try:
-        return label_tokens(read_bytes(path, TRUSTED.max_bytes), 1, N_CLASSES)
+        return label_tokens(read_bytes(path, max_bytes), 1, N_CLASSES)
     except FileProblem:
         return None
 
