@@ -165,3 +165,23 @@ def test_a_truth_past_the_bound_is_read_by_numpy(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(ilsvrc2012, "plain_pays", lambda size: True)  # the submission would be read plain
     monkeypatch.setattr(ilsvrc2012, "SMALL_BYTES", demo.truth.stat().st_size - 1)
     assert _document(demo.truth, demo.submission, scores_only=False) == plain and len(taken) == 1
+
+
+@pytest.mark.parametrize("scores_only", [True, False])
+def test_a_contests_splits_are_numpys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scores_only: bool) -> None:
+    """A contest's public and private parts: the plain path's item is divided as NumPy's (its arrays), the same document."""
+    demo = write_classification(tmp_path, 300, seed=11)
+    split_of = {ilsvrc2012.image_name(n): ("public" if n % 3 else "private") for n in range(1, 301)}
+
+    def document() -> object:
+        result = evaluate("ilsvrc2012-cls", demo.truth, demo.submission, scores_only=scores_only, split_of=split_of)
+        data = json.loads(result.to_json())
+        del data["signature"]["created"]
+        return data
+
+    taken: list[object] = []
+    monkeypatch.setattr(ilsvrc2012.Labels, "arrays", _spy(ilsvrc2012.Labels.arrays, taken))
+    plain = document()
+    assert taken and set(plain["splits"]) == {"public", "private"}
+    monkeypatch.setattr(ilsvrc2012, "SMALL_BYTES", -1)
+    assert document() == plain
