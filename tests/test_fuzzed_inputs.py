@@ -35,14 +35,28 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ca
 
 # camera-traps runs twice: its tables' compiled scan and compiled matching run where Numba is loaded
 # already (or on large inputs), so each way is chosen here rather than by what ran before in this process.
-READERS = [(c, None) for c in IDS if c != "camera-traps"] + [("camera-traps", "str"), ("camera-traps", "compiled")]
+# ilsvrc2012-cls too: a command reads a small clean file without NumPy, which this process has loaded.
+READERS = [(c, None) for c in IDS if c != "camera-traps"] + [
+    ("camera-traps", "str"),
+    ("camera-traps", "compiled"),
+    ("ilsvrc2012-cls", "plain"),
+]
+
+
+def _plain_as_in_a_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ILSVRC Task 1's plain path, chosen by size alone as in a command's process (NumPy not loaded)."""
+    from podium.challenges import ilsvrc2012
+
+    monkeypatch.setattr(ilsvrc2012, "plain_pays", lambda size: size <= ilsvrc2012.SMALL_BYTES)
 
 
 @pytest.mark.parametrize(("challenge", "reader"), READERS)
 def test_hostile_inputs_never_break_podium(
     tmp_path: Path, challenge: str, reader: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if reader is not None:
+    if reader == "plain":
+        _plain_as_in_a_command(monkeypatch)
+    elif reader is not None:
         from podium.formats import detection_table
         from podium.metrics import detection_points
 
@@ -71,11 +85,15 @@ def test_hostile_inputs_never_break_podium(
 REWRITES = max(8, CASES // 10)
 
 
-@pytest.mark.parametrize("challenge", IDS)
-def test_rewrites_the_format_allows_keep_the_score(tmp_path: Path, challenge: str) -> None:
+@pytest.mark.parametrize(("challenge", "reader"), [(c, None) for c in IDS] + [("ilsvrc2012-cls", "plain")])
+def test_rewrites_the_format_allows_keep_the_score(
+    tmp_path: Path, challenge: str, reader: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Numbers written another way, padding, line ends, a byte-order mark, rows or photos in another
     order, cluster numbers permuted, images encoded again, archives (``podium.synthetic.rewrites``):
     the scores stay the same to the last bit (0.8.5 read ``179.0  `` beside ``179.00`` as 17.9)."""
+    if reader == "plain":
+        _plain_as_in_a_command(monkeypatch)
     import json
     import random
 

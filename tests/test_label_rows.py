@@ -17,9 +17,11 @@ import numpy as np
 import pytest
 
 from podium import evaluate
+from podium.challenges import ilsvrc2012
 from podium.core.errors import TruthError
 from podium.core.issues import IssueLog
 from podium.formats import ilsvrc
+from podium.formats import label_rows as label_rows_module
 from podium.formats.label_rows import label_rows
 
 SEEDS = range(40)
@@ -97,10 +99,11 @@ def test_label_rows_all_lengths_and_values() -> None:
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, call: Callable[[], T]) -> tuple[T, T]:
-    """What ``call`` returns with the fast path, then with it switched off (every file read line by line)."""
+    """What ``call`` returns with the fast paths, then with them switched off (every file read line by line)."""
     fast = call()
     with monkeypatch.context() as patch:
-        patch.setattr(ilsvrc, "label_rows", lambda *args: None)
+        patch.setattr(label_rows_module, "label_rows", lambda *args: None)
+        patch.setattr(ilsvrc2012, "SMALL_BYTES", -1)  # nor read as tokens without NumPy (test_label_tokens.py)
         return fast, call()
 
 

@@ -64,20 +64,39 @@ def test_the_plain_table_is_richs_or_declines(seed: int) -> None:
         ), "declined a table it can draw"
 
 
+PIPED = (
+    "import sys; from podium.cli import main\n"
+    "split = sys.argv.index('--'); unused = set(sys.argv[1:split]); sys.argv[1:] = sys.argv[split + 1 :]\n"
+    "try: main()\n"
+    "except SystemExit as exc: print(exc.code, *sorted({m.split('.')[0] for m in sys.modules} & unused), file=sys.stderr)"
+)  # runs podium with the arguments after --, and prints its exit code and the modules named before -- that it loaded
+
+
+def test_validate_piped_prints_richs_status_line_without_rich(tmp_path: Path) -> None:
+    demo = write_classification(tmp_path, 200, seed=3)
+    args = ["validate", "ilsvrc2012-cls", "--truth", str(demo.truth), "--submission", str(demo.submission)]
+    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    done = subprocess.run(
+        [sys.executable, "-c", PIPED, "rich", "numpy", "--", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.stderr.split() == ["0"], f"modules a piped Task 1 validation does not need: {done.stderr}"
+    console = Console(file=StringIO(), width=80, highlight=False)
+    console.print("ilsvrc2012-cls: [bold]valid[/bold]")
+    assert done.stdout == console.file.getvalue() == "ilsvrc2012-cls: valid\n"  # type: ignore[attr-defined]
+
+
 def test_evaluate_piped_prints_richs_table_and_loads_only_what_it_uses(tmp_path: Path) -> None:
     demo = write_classification(tmp_path, 200, seed=3)
     submission = demo.submission / "team.txt"
-    code = (
-        "import sys; from podium.cli import main\n"
-        "split = sys.argv.index('--'); unused = set(sys.argv[1:split]); sys.argv[1:] = sys.argv[split + 1 :]\n"
-        "try: main()\n"
-        "except SystemExit as exc: print(exc.code, *sorted({m.split('.')[0] for m in sys.modules} & unused), file=sys.stderr)"
-    )
     args = ["evaluate", "ilsvrc2012-cls", "--truth", str(demo.truth), "--submission", str(submission)]
-    unused = ["rich", "tempfile", "shutil", "difflib", "traceback", "numba"]
+    unused = ["rich", "tempfile", "shutil", "difflib", "traceback", "numba", "numpy"]
     environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
     done = subprocess.run(
-        [sys.executable, "-c", code, *unused, "--", *args],
+        [sys.executable, "-c", PIPED, *unused, "--", *args],
         capture_output=True,
         text=True,
         env=environment,

@@ -43,16 +43,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
 
-import numpy as np
-from numpy.typing import NDArray
-
 from podium.core.issues import Issue, IssueLog
+from podium.core.lazy import LazyModule
 from podium.core.parameters import Parameter
 from podium.formats.files import recording_reads
 from podium.synthetic.demo import Demo
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from podium.challenges.program import Program
+else:
+    np = LazyModule("numpy")
 
 
 class Mergeable(Protocol):

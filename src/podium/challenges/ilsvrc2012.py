@@ -8,29 +8,51 @@ is not public: podium defines its file format (see :class:`Ilsvrc2012Fine`).
 from __future__ import annotations
 
 import functools
+import sys
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec, rows_by_split
 from podium.core.errors import TruthError, UsageError
 from podium.core.issues import IssueLog
+from podium.core.lazy import LazyModule
 from podium.core.parameters import choice, optional_path
 from podium.formats import ilsvrc
 from podium.formats.folders import single_file
 from podium.formats.text import TRUSTED, read_text
 from podium.formats.truth_cache import cached
 from podium.metrics.average_precision import Method, RankedBoxes
-from podium.metrics.imagenet import ErrorCounts, K, TruthBox, classification_errors, localization_errors
+from podium.metrics.imagenet import (
+    ErrorCounts,
+    K,
+    TruthBox,
+    classification_errors,
+    label_errors,
+    localization_errors,
+)
 from podium.synthetic.demo import Demo
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+else:
+    np = LazyModule("numpy")
+
 
 SUBMISSION_SUFFIXES = (".txt",)
 CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
+SMALL_BYTES = 3 << 20  # the largest Task 1 submission read without NumPy (about 150,000 images): plain_pays
+
+
+def plain_pays(size: int) -> bool:
+    """Whether a clean Task 1 submission of ``size`` bytes is read and scored without NumPy: in a process that
+    has not imported it (a command), up to :data:`SMALL_BYTES`. The import costs 0.1 s of CPU, which NumPy's
+    readers win back past about 200,000 images (3.9 MB; the crossover measured side by side, benchmarks/README.md);
+    a process that has it loaded (a worker, the web process, a notebook) reads any file faster with it."""
+    return size <= SMALL_BYTES and "numpy" not in sys.modules
 
 
 LABELS = choice(
@@ -76,14 +98,41 @@ class Item:
     sorted_ids: NDArray[np.int64] | None  # ILSVRC2012_ID of each sorted-WNID index, when meta is given
 
 
-class _TopK(Challenge[str, Item, ErrorCounts]):
+@dataclass(frozen=True)
+class Labels:
+    """Task 1's clean files read without NumPy (:meth:`Ilsvrc2012Cls._small`): each image's truth label
+    and its five guesses (flat, image after image) as the files' tokens, and the submission's bytes."""
+
+    key: str
+    truth: list[bytes]
+    guesses: list[bytes]
+    data: bytes
+
+    def arrays(self) -> Item:
+        """The item as the NumPy path reads the same files: for the unit rows and a contest's splits."""
+        # labels of at most 4 digits, parsed by C (10x np.array of the tokens): exact as integers and as doubles
+        truth = np.fromstring(b" ".join(self.truth), np.int64, sep=" ").reshape(-1, 1)
+        guesses = np.fromstring(b" ".join(self.guesses), np.float64, sep=" ").reshape(-1, K, 1)
+        numbers = np.arange(1, len(truth) + 1)
+        return Item(self.key, numbers, truth, guesses, ilsvrc.Guesses(guesses, self.data), None, None)
+
+
+def _arrays(item: Item | Labels) -> Item:
+    return item.arrays() if isinstance(item, Labels) else item
+
+
+class _TopK(Challenge[str, Item | Labels, ErrorCounts]):
     """Task 1 and 2: flat error with 1..5 guesses, one line per image."""
 
     checked_by_prepare = True  # the guesses are read and checked whole in prepare
     group: ClassVar[int]  # numbers per guess
     prefix: ClassVar[str]  # score name prefix
 
-    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[str, Item]:
+    def prepare(self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog) -> Job[str, Item | Labels]:
+        path = single_file(submission, SUBMISSION_SUFFIXES, log)
+        small = None if path is None else self._small(truth, path, params)
+        if small is not None:
+            return Job(params["labels"], [small])
         matrix = _truth_labels(truth)
         ilsvrc.warn_labels_outside(matrix, truth, log)
         meta = (
@@ -94,7 +143,6 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         if params["labels"] == "wnid-sorted" and meta is None:
             raise UsageError("labels=wnid-sorted needs meta=PATH/meta.mat to convert the indices")
         boxes = self._boxes(params, meta, len(matrix))
-        path = single_file(submission, SUBMISSION_SUFFIXES, log)
         read = None if path is None else ilsvrc.read_guesses(path, len(matrix), self.group, log)
         if path is None or read is None:
             return Job(params["labels"], [])
@@ -109,8 +157,9 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
         """The validation images, one per truth line: ``ILSVRC2012_val_00000001`` and on."""
         return image_names(np.arange(1, len(_truth_labels(truth)) + 1))
 
-    def divide(self, context: str, item: Item, split_of: Mapping[str, str]) -> list[tuple[str, Item]]:
+    def divide(self, context: str, item: Item | Labels, split_of: Mapping[str, str]) -> list[tuple[str, Item | Labels]]:
         """The lines of each split's images, truth, guesses and boxes alike."""
+        item = _arrays(item)
         names = image_names(item.numbers)
         return [
             (
@@ -130,21 +179,31 @@ class _TopK(Challenge[str, Item, ErrorCounts]):
     def _boxes(self, params: dict[str, Any], meta: ilsvrc.Synsets | None, n: int) -> list[list[TruthBox]] | None:
         return None
 
+    def _small(self, truth: Path, path: Path, params: dict[str, Any]) -> Labels | None:
+        """The files read without NumPy, where the task allows it; ``None``: NumPy's readers read them."""
+        return None
+
     @abstractmethod
     def _errors(self, item: Item, guesses: NDArray[np.float64], per_image: bool = True) -> ErrorCounts:
         """The error counts of ``guesses`` (Task 1: labels; Task 2: labels and boxes), with each image's errors
         unless ``per_image`` is false."""
 
-    def evaluate_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
+    def evaluate_item(self, context: str, item: Item | Labels) -> ItemResult[ErrorCounts]:
+        item = _arrays(item)
         counts = self._errors(item, item.guesses)
-        columns = np.column_stack([np.ones(len(item.numbers)), counts.per_image]).T.tolist()
+        errors = counts.per_image
+        assert not isinstance(errors, tuple)  # NumPy's kernels keep each image's errors
+        columns = np.column_stack([np.ones(len(item.numbers)), errors]).T.tolist()
         units = dict(zip(image_names(item.numbers), zip(*columns)))  # rows built by zip, in C
-        details = {"images": counts.images, "per_class": _per_class(item.truth[:, 0], counts.per_image, self.prefix)}
+        details = {"images": counts.images, "per_class": _per_class(item.truth[:, 0], errors, self.prefix)}
         return ItemResult(counts, details=details, units=units)
 
-    def score_item(self, context: str, item: Item) -> ItemResult[ErrorCounts]:
+    def score_item(self, context: str, item: Item | Labels) -> ItemResult[ErrorCounts]:
         """The error counts alone: no row per image, no sums per class (50,000 images: 3x less CPU)."""
-        counts = self._errors(item, item.guesses, per_image=False)
+        if isinstance(item, Labels):
+            counts = label_errors(item.truth, item.guesses)
+        else:
+            counts = self._errors(item, item.guesses, per_image=False)
         return ItemResult(counts, details={"images": counts.images})
 
     def unit_columns(self, context: str) -> tuple[str, ...]:
@@ -235,6 +294,20 @@ class Ilsvrc2012Cls(_TopK):
 
     def _errors(self, item: Item, guesses: NDArray[np.float64], per_image: bool = True) -> ErrorCounts:
         return classification_errors(item.truth, guesses, per_image)
+
+    def _small(self, truth: Path, path: Path, params: dict[str, Any]) -> Labels | None:
+        """The kit's truth and a clean submission, as their tokens where that pays (:func:`plain_pays`): read and
+        scored in plain Python (:func:`~podium.formats.ilsvrc.guess_tokens`, :func:`~podium.metrics.imagenet.label_errors`),
+        with the numbers, document and messages of NumPy's path, which reads any other file."""
+        try:
+            size = path.stat().st_size
+        except OSError:  # gone since it was listed: NumPy's reader says so
+            return None
+        if params["labels"] != "ilsvrc" or params["meta"] is not None or not plain_pays(size):
+            return None
+        labels = cached("ilsvrc.truth_tokens", (truth,), lambda: ilsvrc.truth_tokens(truth, SMALL_BYTES), SMALL_BYTES)
+        read = None if labels is None else ilsvrc.guess_tokens(path, len(labels))
+        return None if labels is None or read is None else Labels(path.name, labels, *read)
 
     def finalize(
         self, context: str, stats: ErrorCounts, details: dict[str, Any], log: IssueLog

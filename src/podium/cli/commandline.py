@@ -302,3 +302,29 @@ CONTEST_PHASE_OPTION = click.option(
     "--phase",
     help="With --contest: the phase whose truth, split and parameters score [default: the data every phase shares].",
 )
+
+DEFAULT_DATA = Path("podium-data")
+
+
+def database_options(command: Any) -> Any:
+    """``--data`` and ``--database``: the commands that open the service's database."""
+    for option in reversed(
+        [
+            click.option(
+                "--data",
+                type=click.Path(file_okay=False, path_type=Path),
+                default=DEFAULT_DATA,
+                show_default=True,
+                help="The service's folder: uploads, results (and the SQLite database without --database).",
+            ),
+            click.option(
+                "--database",
+                metavar="URL",
+                envvar="PODIUM_DATABASE",
+                default=None,
+                help="postgresql://USER@HOST:PORT/NAME [default: SQLite in --data] [env PODIUM_DATABASE].",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from podium.cli.commandline import guarded
-from podium.cli.service import CONTEST_OPTION, _open, _served, database_options
+from podium.cli.commandline import database_options, guarded
+from podium.cli.service import CONTEST_OPTION, _open, _served
 from podium.core.errors import EXIT_SCORED, UsageError
 from podium.service.statuses import utc_now
 

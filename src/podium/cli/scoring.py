@@ -18,9 +18,9 @@ from podium.cli.commandline import (
     CONTEST_TRACK_OPTION,
     SCHEDULER_OPTION,
     VIEW_OPTION,
+    database_options,
     guarded,
 )
-from podium.cli.service import database_options, open_database
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
 from podium.runner.choices import SANDBOXES
@@ -222,9 +222,9 @@ def _score(
 
 def _report(result: Result, json_path: str | None, quiet: bool, view: str = "full", checks_only: bool = False) -> None:
     """The result document (``--json``), the table of scores and the problems; Rich draws only on a terminal
-    and for problems (:mod:`podium.publish.score_table` draws the table for a pipe or a file)."""
+    and for problems (:mod:`podium.publish.score_table` draws the table, or the status line, for a pipe or a file)."""
     from podium.challenges import get
-    from podium.publish.score_table import print_plain, score_table
+    from podium.publish.score_table import print_plain, print_plain_line, score_table
 
     public = view == PUBLIC
     if json_path == "-":
@@ -235,7 +235,9 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
         return
     warnings = result.warnings if public else result.warnings + result.score_warnings
     table = score_table(get(result.challenge), result, public) if json_path != "-" and result.scores else None
-    if table is not None and not warnings and not result.errors and print_plain(table):
+    status = "valid" if checks_only and result.status != REJECTED else result.status
+    clean = not warnings and not result.errors and json_path != "-"  # nothing but the scores or the status to say
+    if clean and (print_plain(table) if table is not None else print_plain_line(f"{result.challenge}: {status}")):
         return
     from podium.publish import display
 
@@ -243,7 +245,6 @@ def _report(result: Result, json_path: str | None, quiet: bool, view: str = "ful
     if table is not None:
         console.print(display.rich_table(table))
     elif json_path != "-":
-        status = "valid" if checks_only and result.status != REJECTED else result.status
         console.print(f"{result.challenge}: [bold]{status}[/bold]")
     display.print_issues(console, "warning", warnings)
     display.print_issues(console, "error", result.errors)
@@ -652,6 +653,7 @@ def contest_reload_command(data: Path, database: str | None) -> int:
     Each file gets podium serve's checks; one that does not read is named with its line (exit code 1) and its contest
     is served as it last read. SIGHUP to podium serve does the same.
     """
+    from podium.cli.service import open_database
     from podium.publish import display
     from podium.service.server import reload_folder
 

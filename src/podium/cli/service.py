@@ -21,37 +21,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from podium._version import __version__
-from podium.cli.commandline import CGROUP_OPTION, SANDBOX_OPTION, SCHEDULER_OPTION, guarded
+from podium.cli.commandline import CGROUP_OPTION, SANDBOX_OPTION, SCHEDULER_OPTION, database_options, guarded
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.service.statuses import FINAL, NOT_SCORED_BY_THE_TEAMS_FAULT, utc_now
 
 if TYPE_CHECKING:
     from podium.contest import Contest
-
-DEFAULT_DATA = Path("podium-data")
-
-
-def database_options(command: Any) -> Any:
-    for option in reversed(
-        [
-            click.option(
-                "--data",
-                type=click.Path(file_okay=False, path_type=Path),
-                default=DEFAULT_DATA,
-                show_default=True,
-                help="The service's folder: uploads, results (and the SQLite database without --database).",
-            ),
-            click.option(
-                "--database",
-                metavar="URL",
-                envvar="PODIUM_DATABASE",
-                default=None,
-                help="postgresql://USER@HOST:PORT/NAME [default: SQLite in --data] [env PODIUM_DATABASE].",
-            ),
-        ]
-    ):
-        command = option(command)
-    return command
 
 
 def client_options(command: Any) -> Any:

@@ -19,11 +19,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from podium._version import __version__
 from podium.core.errors import ContractError
@@ -191,7 +190,8 @@ def _walked(value: Any, strict: bool) -> Any:
         return {k: _walked(v, strict) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_walked(v, strict) for v in value]
-    if isinstance(value, np.generic):
+    numpy = sys.modules.get("numpy")  # a NumPy scalar exists only once NumPy is loaded: a result may need none
+    if numpy is not None and isinstance(value, numpy.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None

@@ -21,17 +21,23 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING
 
 from podium.core.errors import TruthError
 from podium.core.issues import Issue, IssueLog, plural
+from podium.core.lazy import LazyModule
 from podium.formats.files import FileProblem, read_bytes
 from podium.formats.folders import list_folder
-from podium.formats.label_rows import label_rows
+from podium.formats.label_tokens import label_tokens
 from podium.formats.text import DECIMAL, TRUSTED, TextLimits, numeric_rows, read_text, text_of
 from podium.metrics.imagenet import Corner, TruthBox
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+else:
+    np = LazyModule("numpy")
+
 
 MAX_GUESSES = 5
 N_CLASSES = 1000
@@ -110,6 +116,8 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
     """
     if not path.is_file():
         raise TruthError(f"truth {path} is not a file")
+    from podium.formats.label_rows import label_rows  # NumPy's: small clean files take truth_tokens
+
     try:
         data = read_bytes(path, TRUSTED.max_bytes)
         labels = label_rows(data, 1)
@@ -125,6 +133,16 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
         raise _truth_error(path, exc) from None
     matrix.flags.writeable = False  # shared by every evaluation of the process (podium.formats.truth_cache)
     return matrix
+
+
+def truth_tokens(path: Path, max_bytes: int) -> list[bytes] | None:
+    """The kit's truth, one label in 1..1000 on each line, as the file's tokens (read without NumPy:
+    :mod:`~podium.formats.label_tokens`); ``None`` for any other truth and one of more than ``max_bytes``,
+    which :func:`read_truth_labels` reads."""
+    try:
+        return label_tokens(read_bytes(path, max_bytes), 1, N_CLASSES)
+    except FileProblem:
+        return None
 
 
 def _labels_by_line(lines: list[str], path: Path) -> list[list[int]]:
@@ -263,8 +281,23 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
     return Guesses(guesses, lines) if log.error_count == errors_before else None
 
 
+def guess_tokens(path: Path, n_images: int) -> tuple[list[bytes], bytes] | None:
+    """A clean Task 1 submission, five labels in 1..1000 on each of the ``n_images`` lines, as the file's
+    tokens (read without NumPy: :mod:`~podium.formats.label_tokens`) and its bytes; ``None`` for any other
+    file, which :func:`read_guesses` reads and whose problems it names. Such a file gives it no issue."""
+    limits = submission_limits(n_images, 64, "image")
+    try:
+        data = read_bytes(path, limits.max_bytes, limits.needs)
+    except FileProblem:
+        return None
+    tokens = label_tokens(data, MAX_GUESSES, N_CLASSES)
+    return None if tokens is None or len(tokens) != MAX_GUESSES * n_images else (tokens, data)
+
+
 def _clean_labels(data: bytes, n_images: int, limits: TextLimits) -> NDArray[np.float64] | None:
     """Task 1's common case, parsed from the bytes: a line of five labels in 1..1000 for each image; else ``None``."""
+    from podium.formats.label_rows import label_rows
+
     labels = label_rows(data, MAX_GUESSES)
     if (
         labels is None

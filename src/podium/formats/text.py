@@ -22,12 +22,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
-import numpy as np
-from numpy.typing import NDArray
-
+from podium.core.lazy import LazyModule
 from podium.formats.files import FileProblem, at_most, read_bytes
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+else:
+    np = LazyModule("numpy")
+
 
 MAX_BYTES = 256 << 20  # a participant's text file, unless its reader states its own bound
 MAX_LINES = 2_000_000

@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from podium.core.lazy import LazyModule
 from podium.metrics.state import Statistics, concatenated
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+else:
+    np = LazyModule("numpy")
+
 
 Method = Literal["voc", "sklearn"]
 

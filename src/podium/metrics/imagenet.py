@@ -19,14 +19,20 @@ Task 3's average precision is in :mod:`podium.metrics.average_precision`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
+from podium.core.lazy import LazyModule
 from podium.metrics.state import Statistics, concatenated, keyed, summed
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+else:
+    np = LazyModule("numpy")
+
 
 K = 5
 _NEVER_TRUTH = -3  # padding of the truth matrix
@@ -44,9 +50,9 @@ class ErrorCounts(Statistics):
 
     images: int = summed()
     misses: dict[int, tuple[int, ...]] = keyed()  # n labels -> misses at K=1..5
-    per_image: NDArray[np.float64] = concatenated(
+    per_image: NDArray[np.float64] | tuple[()] = concatenated(
         default_factory=lambda: np.zeros((0, K)), compare=False
-    )  # (images, K) errors
+    )  # (images, K) errors; () from the plain kernel, :func:`label_errors`
 
     @classmethod
     def of(cls, found: NDArray[np.bool_], valid: NDArray[np.bool_], per_image: bool = True) -> ErrorCounts:
@@ -98,6 +104,36 @@ def classification_errors(
     ``per_image=False``: the counts alone (:meth:`ErrorCounts.of`)."""
     truth = np.where(truth < 0, _NEVER_TRUTH, truth)
     return ErrorCounts.of(_found(truth, None, guess_labels(guesses)), truth != _NEVER_TRUTH, per_image)
+
+
+def label_errors(truth: Sequence[Hashable], guesses: Sequence[Hashable]) -> ErrorCounts:
+    """The counts of :func:`classification_errors` in plain Python, its kernel for small inputs: one truth
+    label per image, :data:`K` guesses per image (``guesses`` flat, image after image), as values equal
+    exactly when the labels are (integers, or a file's canonical tokens: :mod:`podium.formats.label_tokens`).
+
+    Scoring 50,000 images takes about 10 ms, a tenth of what a new process spends importing NumPy;
+    ``per_image`` is left empty (``()``).
+
+    >>> label_errors([3, 7], [3, 1, 1, 1, 1, 1, 7, 7, 1, 1]).misses  # image 2 is found by its 2nd guess
+    {1: (1, 0, 0, 0, 0)}
+    >>> label_errors([3, 7], [3, 1, 1, 1, 1, 1, 7, 7, 1, 1]).error(1)
+    0.5
+    """
+    n = len(truth)
+    if len(guesses) != K * n:
+        raise ValueError(f"{len(guesses)} guesses for {n} images: {K} per image")
+    rows = [iter(guesses)] * K  # zip draws K guesses from it for each image
+    assert K == 5  # the kit's five guesses, tried in order: the first that names the label
+    first = [
+        0 if label == a else 1 if label == b else 2 if label == c else 3 if label == d else 4 if label == e else K
+        for label, a, b, c, d, e in zip(truth, *rows)
+    ]
+    found = 0
+    missed = []
+    for j in range(K):
+        found += first.count(j)
+        missed.append(n - found)
+    return ErrorCounts(n, {1: tuple(missed)} if n else {}, ())
 
 
 def localization_errors(

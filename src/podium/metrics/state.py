@@ -31,8 +31,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import MISSING, field, fields, replace
 from typing import Any, Self
 
-import numpy as np
-
 MERGE = "merge"  # the key of a field's rule in its metadata
 
 
@@ -64,7 +62,11 @@ def _sum(a: Any, b: Any) -> Any:
 
 
 def _concatenate(a: Any, b: Any) -> Any:
-    return a + b if isinstance(a, tuple) else np.concatenate([a, b])
+    if isinstance(a, tuple):
+        return a + b
+    import numpy as np  # arrays to join: NumPy is loaded (a command scoring without it merges no arrays)
+
+    return np.concatenate([a, b])
 
 
 def _join(a: Mapping[Any, Any], b: Mapping[Any, Any]) -> dict[Any, Any]:

@@ -151,3 +151,20 @@ def print_plain(table: ScoreTable, stream: TextIO | None = None) -> bool:
     stream.write(text + "\n")
     stream.flush()
     return True
+
+
+def print_plain_line(text: str, stream: TextIO | None = None) -> bool:
+    """Write one line of plain text (``CHALLENGE: valid``) to ``stream`` as Rich would, without Rich, where it
+    is not a terminal and the line is plain and fits; ``False`` when Rich must draw it.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> print_plain_line("glas: valid", out), out.getvalue(), print_plain_line("[bold]x[/bold]", out)
+    (True, 'glas: valid\\n', False)
+    """
+    stream = sys.stdout if stream is None else stream
+    if is_terminal(stream) or len(text) > rich_width() or not _plain(text.replace(": ", " ", 1)):
+        return False
+    stream.write(text + "\n")
+    stream.flush()
+    return True
