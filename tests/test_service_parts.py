@@ -358,3 +358,28 @@ def test_bodies_other_than_uploads_are_capped(tmp_path: Path) -> None:
         )
         assert connection.getresponse().status == 413
         connection.close()
+
+
+def test_an_upload_reads_and_writes_the_database_in_two_transactions(database_url: str, tmp_path: Path) -> None:
+    """The contest, the caller and the quota in one read before the body; the quota again under the team's lock, the
+    row and its job in one write after the checks: 2 transactions and at most 9 statements (4 and 12 before)."""
+    from sqlalchemy import event
+
+    contest = write_contest(tmp_path / "contest", quota="per_day = 5")
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
+    archive = demo_archive(contest, tmp_path).read_bytes()
+    begun: list[int] = []
+    statements: list[str] = []
+    event.listen(service.engine, "begin", lambda _connection: begun.append(1))
+    event.listen(service.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    with LiveServer(service) as live:
+        send = lambda: live.call(
+            "POST", "/api/submissions", token["alpha"], body=archive, query={"filename": "s.tar.gz"}
+        )
+        assert send().status == 201
+        begun.clear()
+        statements.clear()
+        assert send().status == 201
+    counted = [s for s in statements if not s.startswith("BEGIN")]
+    assert len(begun) == 2 and len(counted) <= 9, (len(begun), counted)

@@ -27,11 +27,12 @@ READ = (
 FOLDER = "contests"  # the site's: the folder podium serve --contests serves (podium contest reload reads it again)
 
 
+SETTING = select(settings.c.value).where(settings.c.contest == bindparam("contest"), settings.c.key == bindparam("key"))
+
+
 def get(connection: Connection, key: str, contest: str = SITE) -> str | None:
     """The setting ``key`` of ``contest`` (:data:`SITE`: the site's)."""
-    return connection.execute(
-        select(settings.c.value).where(settings.c.contest == contest, settings.c.key == key)
-    ).scalar()
+    return connection.execute(SETTING, {"contest": contest, "key": key}).scalar()
 
 
 def put(connection: Connection, key: str, value: str, contest: str = SITE) -> None:
@@ -111,13 +112,17 @@ class ContestCache:
         self.engine = engine
         self._loaded: dict[str, tuple[tuple[int, str, str], Contest]] = {}
 
-    def get(self, contest: str | None = None) -> Contest:
-        """The contest ``contest`` (``None``: the only one served); :class:`UsageError` when the database does not serve it."""
-        with reading(self.engine) as connection:  # one statement: every request reads it
-            rows = connection.execute(_served(contest is None), {"contest": contest}).all()
-        if len(rows) != 1:
+    def get(self, contest: str | None = None, connection: Connection | None = None) -> Contest:
+        """The contest ``contest`` (``None``: the only one served); :class:`UsageError` when the database does not serve it.
+
+        One statement (every request reads it), in ``connection``'s transaction if given, else in one of its own.
+        """
+        if connection is None:
             with reading(self.engine) as connection:
-                only_contest(connection, contest)  # the reason, in words
+                return self.get(contest, connection)
+        rows = connection.execute(_served(contest is None), {"contest": contest}).all()
+        if len(rows) != 1:
+            only_contest(connection, contest)  # the reason, in words
             raise UsageError(f"the database no longer serves {contest or 'a single contest'}")
         id_, path, round_text, read = rows[0]
         stamp = (int(round_text or 1), path, read or "")
