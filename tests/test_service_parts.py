@@ -383,3 +383,36 @@ def test_an_upload_reads_and_writes_the_database_in_two_transactions(database_ur
         assert send().status == 201
     counted = [s for s in statements if not s.startswith("BEGIN")]
     assert len(begun) == 2 and len(counted) <= 9, (len(begun), counted)
+
+
+def test_a_worker_scores_files_at_its_niceness_and_keeps_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Worker(nice=10)`` scores files in a thread at niceness 10; the thread that claims jobs (and runs programs) keeps 0."""
+    import threading
+
+    from podium.service import worker as worker_module
+
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    seen: list[int] = []
+    scoring = worker_module.score
+
+    def watched(*args: object) -> object:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return scoring(*args)
+
+    monkeypatch.setattr(worker_module, "score", watched)
+    with LiveServer(service) as live:
+        sent = live.call(
+            "POST",
+            "/api/submissions",
+            token["alpha"],
+            body=demo_archive(contest, tmp_path).read_bytes(),
+            query={"filename": "s.tar.gz"},
+        )
+        assert sent.status == 201
+        assert Worker(service.engine, service.data, clock=clock, nice=10).work_once()
+        assert live.call("GET", f"/api/submissions/{sent.body['id']}", token["alpha"]).body["status"] == "scored"
+    assert seen == [10] and os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == 0
