@@ -362,7 +362,7 @@ def test_bodies_other_than_uploads_are_capped(tmp_path: Path) -> None:
 
 def test_an_upload_reads_and_writes_the_database_in_two_transactions(database_url: str, tmp_path: Path) -> None:
     """The contest, the caller and the quota in one read before the body; the quota again under the team's lock, the
-    row and its job in one write after the checks: 2 transactions and at most 9 statements (4 and 12 before)."""
+    row and its job in one write after the checks: 2 transactions and at most 9 statements (4 and 11 before)."""
     from sqlalchemy import event
 
     contest = write_contest(tmp_path / "contest", quota="per_day = 5")
