@@ -244,3 +244,16 @@ def test_noise_labels_are_refused_within_seconds_not_scored_for_minutes(tmp_path
     save_png(tmp_path / "sub" / "a_seg.png", (dots * 255).astype(np.uint8))
     code, doc = evaluate(tmp_path / "truth", tmp_path / "sub")
     assert code == 0 and doc["details"]["fp"] > 1000
+
+
+def test_the_checks_read_a_truth_image_again_once_it_is_written_again(pair) -> None:
+    """The upload checks keep a truth image's shape and changes of label per process; a truth written again is read again."""
+    from podium.core.result import REJECTED
+    from podium.scoring.engine import evaluate as evaluated
+
+    truth, sub = pair
+    assert evaluated("glas", truth, sub, {}, checks_only=True).status != REJECTED
+    save_png(truth / "testA_1_anno.png", glands(shape=(24, 30)).astype(np.uint8))
+    checked = evaluated("glas", truth, sub, {}, checks_only=True)
+    assert checked.status == REJECTED
+    assert [(e.code, e.message) for e in checked.errors] == [("bad_image", "is 30x20, but the truth image is 30x24")]

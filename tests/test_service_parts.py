@@ -358,3 +358,61 @@ def test_bodies_other_than_uploads_are_capped(tmp_path: Path) -> None:
         )
         assert connection.getresponse().status == 413
         connection.close()
+
+
+def test_an_upload_reads_and_writes_the_database_in_two_transactions(database_url: str, tmp_path: Path) -> None:
+    """The contest, the caller and the quota in one read before the body; the quota again under the team's lock, the
+    row and its job in one write after the checks: 2 transactions and at most 9 statements (4 and 11 before)."""
+    from sqlalchemy import event
+
+    contest = write_contest(tmp_path / "contest", quota="per_day = 5")
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, token = set_up(database_url, contest, tmp_path / "data", ("alpha",), clock)
+    archive = demo_archive(contest, tmp_path).read_bytes()
+    begun: list[int] = []
+    statements: list[str] = []
+    event.listen(service.engine, "begin", lambda _connection: begun.append(1))
+    event.listen(service.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    with LiveServer(service) as live:
+        send = lambda: live.call(
+            "POST", "/api/submissions", token["alpha"], body=archive, query={"filename": "s.tar.gz"}
+        )
+        assert send().status == 201
+        begun.clear()
+        statements.clear()
+        assert send().status == 201
+    counted = [s for s in statements if not s.startswith("BEGIN")]
+    assert len(begun) == 2 and len(counted) <= 9, (len(begun), counted)
+
+
+def test_a_worker_scores_files_at_its_niceness_and_keeps_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Worker(nice=10)`` scores files in a thread at niceness 10; the thread that claims jobs (and runs programs) keeps 0."""
+    import threading
+
+    from podium.service import worker as worker_module
+
+    contest = write_contest(tmp_path / "contest")
+    clock = Clock(at("2026-03-02T12:00:00Z"))
+    service, token = set_up(f"sqlite:///{tmp_path / 'db.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    seen: list[int] = []
+    scoring = worker_module.score
+
+    def watched(*args: object) -> object:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return scoring(*args)
+
+    monkeypatch.setattr(worker_module, "score", watched)
+    with LiveServer(service) as live:
+        sent = live.call(
+            "POST",
+            "/api/submissions",
+            token["alpha"],
+            body=demo_archive(contest, tmp_path).read_bytes(),
+            query={"filename": "s.tar.gz"},
+        )
+        assert sent.status == 201
+        assert Worker(service.engine, service.data, clock=clock, nice=10).work_once()
+        assert live.call("GET", f"/api/submissions/{sent.body['id']}", token["alpha"]).body["status"] == "scored"
+    assert seen == [10] and os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == 0

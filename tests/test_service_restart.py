@@ -1,4 +1,5 @@
-"""``podium serve`` killed with SIGKILL: its workers die with it, and what killed workers left is removed at the next start.
+"""``podium serve`` killed with SIGKILL: its workers die with it, and what killed workers left is removed at the next start;
+its workers score at a lower CPU priority than its web process.
 
 A real ``podium serve`` with a real worker process; loops are bounded.
 """
@@ -30,6 +31,17 @@ def workers_of(serve: int) -> list[int]:
             if b"worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
                 found.append(pid)
         except OSError:
+            continue  # ended meanwhile
+    return found
+
+
+def niceness(pid: int) -> dict[int, int]:
+    """The niceness of each thread of process ``pid``, by thread id (Linux keeps one per thread)."""
+    found = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found[int(task.name)] = int((task / "stat").read_text().rsplit(")", 1)[1].split()[16])
+        except (OSError, IndexError):
             continue  # ended meanwhile
     return found
 
@@ -80,6 +92,14 @@ def test_workers_die_with_a_killed_serve_and_their_folders_go_at_the_next_start(
         assert (
             b"sqlite" not in Path(f"/proc/{workers[0]}/cmdline").read_bytes()
         )  # the URL, which may hold a password, is not on its command line
+        for _ in range(100):  # bounded: 10 s; the worker starts its thread that scores files as it starts
+            if 10 in niceness(workers[0]).values():
+                break
+            time.sleep(0.1)
+        # scoring files yields the cores to the web process (serve --worker-nice, 10 by default); the worker's own
+        # thread, which runs programs (whose time is wall time), and the web process keep theirs
+        assert sorted(set(niceness(workers[0]).values())) == [0, 10] and niceness(workers[0])[workers[0]] == 0
+        assert set(niceness(serve.pid).values()) == {0}
         os.kill(serve.pid, signal.SIGKILL)
         serve.wait(timeout=10)
         for _ in range(100):  # bounded: 10 s

@@ -9,6 +9,7 @@ criterion with standard competition ranking, and by the sum of their ranks.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,14 @@ from podium.core.parameters import Parameter, choice
 from podium.formats import label_images, png
 from podium.formats.folders import one_level_down
 from podium.metrics import object_segmentation
-from podium.metrics.object_segmentation import UNIT_COLUMNS, ObjectStats, TooComplex, check_memory, image_stats
+from podium.metrics.object_segmentation import (
+    UNIT_COLUMNS,
+    ObjectStats,
+    TooComplex,
+    check_pair_memory,
+    image_stats,
+    label_changes,
+)
 from podium.metrics.state import Statistics, keyed
 from podium.synthetic.demo import Demo
 
@@ -186,16 +194,26 @@ class GlaS(Challenge[Context, Item, PartStats]):
     def check_item(self, context: Context, item: Item) -> ItemResult[PartStats]:
         """Both images read and checked as :meth:`evaluate_item` reads them, and the pair's memory bound; no matching, no distance.
 
+        What the checks need of the truth image, its shape and its changes of label, is read once per process
+        (:func:`_truth_image`): an upload's checks decode only its own images.
+
         The work bound (labels scattered as noise, :class:`~podium.metrics.object_segmentation.TooComplex`
         from the distances) shows only while scoring: such a pair passes the checks, and its scoring
         rejects it with its message.
         """
-        pair = _read_pair(context, item)
-        if isinstance(pair, ItemResult):
-            return pair
-        truth, segmented, warnings = pair
         try:
-            check_memory(truth, segmented)
+            truth = _truth_image(item.truth)
+        except png.ImageError as exc:
+            return ItemResult(PartStats(), truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
+        changes, warnings = truth.changes, list[Issue]()
+        if item.submission is not None:
+            read = _read_submission(context, item.submission, truth.shape)
+            if isinstance(read, ItemResult):
+                return read
+            segmented, warnings = read
+            changes += label_changes(segmented)
+        try:
+            check_pair_memory(truth.shape, changes)
         except TooComplex as exc:
             return ItemResult(PartStats(), errors=[Issue("too_complex", str(exc), str(item.submission))])
         return ItemResult(PartStats(), warnings=warnings)
@@ -283,12 +301,57 @@ def _read_pair(
         return ItemResult(PartStats(), truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
     if item.submission is None:
         return truth, np.zeros(truth.shape, dtype=np.uint8), []
+    read = _read_submission(context, item.submission, truth.shape)
+    return read if isinstance(read, ItemResult) else (truth, *read)
+
+
+def _read_submission(
+    context: Context, path: Path, shape: tuple[int, int]
+) -> tuple[NDArray[np.integer], list[Issue]] | ItemResult[PartStats]:
+    """The submission's label image of a truth image of ``shape`` (objects numbered), with the warnings; or the result rejecting it."""
     try:
-        segmented = label_images.read_label_image(item.submission, truth.shape)
+        segmented = label_images.read_label_image(path, shape)
     except png.ImageError as exc:
         return ItemResult(PartStats(), errors=[Issue("bad_image", exc.message, str(exc.path))])
     segmented, note = _objects_of(segmented, context.binary)
-    return truth, segmented, [Issue("binary_mask", note, str(item.submission))] if note else []
+    return segmented, [Issue("binary_mask", note, str(path))] if note else []
+
+
+@dataclass(frozen=True)
+class TruthImage:
+    """What the upload checks need of a truth image: its shape and its changes of label (:func:`check_pair_memory`)."""
+
+    shape: tuple[int, int]
+    changes: int
+
+
+MOST_TRUTH_IMAGES = 100_000  # kept by _truth_image: about 200 bytes each
+_truth_images: dict[tuple[str, int, int, int, int, int], TruthImage] = {}
+
+
+def _truth_image(path: Path) -> TruthImage:
+    """:class:`TruthImage` of the truth image at ``path``, decoded once per process and version of the file: kept by the
+    file's path and status (device, inode, size, modification and change times in nanoseconds; a program cannot set the
+    change time back, so a file written again is read again, as :mod:`podium.formats.truth_cache` does)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        status = None  # read_label_image says why
+    key = (
+        (str(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+        if status
+        else None
+    )
+    known = _truth_images.get(key) if key else None
+    if known is not None:
+        return known
+    labels = label_images.read_label_image(path)
+    found = TruthImage((int(labels.shape[0]), int(labels.shape[1])), label_changes(labels))
+    if key is not None:
+        if len(_truth_images) >= MOST_TRUTH_IMAGES:
+            _truth_images.clear()
+        _truth_images[key] = found
+    return found
 
 
 def _objects_of(labels: NDArray[np.integer], binary: str) -> tuple[NDArray[np.integer], str | None]:

@@ -232,6 +232,13 @@ def serve_banner(contest: Contest, address: str, data: Path, workers: int, datab
     show_default=True,
     help="Scoring workers on this machine (0: only remote ones).",
 )
+@click.option(
+    "--worker-nice",
+    type=click.IntRange(0, 19),
+    default=10,
+    show_default=True,
+    help="The CPU priority at which the workers score files (0 to 19, nice(1)'s): a burst of uploads is taken at once while the queue drains behind it; programs run at normal priority (docs/operations.md).",
+)
 @SANDBOX_OPTION
 @CGROUP_OPTION
 @SCHEDULER_OPTION
@@ -287,6 +294,7 @@ def serve_command(
     host: str,
     port: int,
     workers: int,
+    worker_nice: int,
     sandbox: str,
     cgroup: Path | None,
     scheduler: str | None,
@@ -345,7 +353,7 @@ def serve_command(
             state.put(connection, state.FOLDER, str(contests_folder.resolve()))
     clean_leftovers(data.resolve())
     pool = Workers(
-        worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format),
+        worker_argv(data.resolve(), Runtime(sandbox, cgroup, scheduler), log_format, worker_nice),
         workers,
         database_url(database, data),
     )
@@ -438,6 +446,13 @@ def serve_command(
 @CGROUP_OPTION
 @SCHEDULER_OPTION
 @click.option(
+    "--nice",
+    type=click.IntRange(0, 19),
+    default=0,
+    show_default=True,
+    help="Score files at this CPU priority (0 to 19, nice(1)'s; podium serve gives its workers --worker-nice): higher yields the cores to other processes, such as a web process taking uploads; programs run at the worker's own.",
+)
+@click.option(
     "--lease",
     type=click.FloatRange(min=1),
     default=None,
@@ -458,6 +473,7 @@ def worker_command(
     sandbox: str,
     cgroup: Path | None,
     scheduler: str | None,
+    nice: int,
     lease: float | None,
     smtp: str | None,
     mail_from: str | None,
@@ -500,7 +516,8 @@ def worker_command(
         mailer = mail.Mailer(engine, smtp_settings, site, state.ContestCache(engine))
         mailer.start()
     try:
-        Worker(engine, data.resolve(), Runtime(sandbox, cgroup, scheduler), lease_s=lease or LEASE_S).run(stop)
+        runtime = Runtime(sandbox, cgroup, scheduler)
+        Worker(engine, data.resolve(), runtime, lease_s=lease or LEASE_S, nice=nice).run(stop)
     finally:
         if mailer is not None:
             mailer.stop()

@@ -384,19 +384,24 @@ def check_memory(truth: NDArray[np.integer], segmented: NDArray[np.integer]) -> 
 
     >>> check_memory(np.zeros((3, 3), np.uint8), np.eye(3, dtype=np.uint8))
     """
-    changes = _changes(truth) + _changes(segmented)
-    needed = BYTES_PER_PIXEL * truth.size + BYTES_PER_CHANGE * changes
+    check_pair_memory(truth.shape, label_changes(truth) + label_changes(segmented))
+
+
+def check_pair_memory(shape: tuple[int, ...], changes: int) -> None:
+    """:func:`check_memory` of a pair of ``shape`` whose images hold ``changes`` changes of label in all (each counted
+    by :func:`label_changes`)."""
+    needed = BYTES_PER_PIXEL * math.prod(shape) + BYTES_PER_CHANGE * changes
     if needed > PAIR_MEMORY:
         raise TooComplex(
             f"would take about {needed >> 20:,} MB to score exactly ({changes:,} changes of label between neighbouring pixels "
-            f"in {truth.shape[1]}x{truth.shape[0]}: noise more than objects); podium scores an image pair within {PAIR_MEMORY >> 20} MB"
+            f"in {shape[1]}x{shape[0]}: noise more than objects); podium scores an image pair within {PAIR_MEMORY >> 20} MB"
         )
 
 
-def _changes(labels: NDArray[np.integer], rows: int = 512) -> int:
+def label_changes(labels: NDArray[np.integer], rows: int = 512) -> int:
     """How many pairs of side or vertical neighbours have different labels, counted ``rows`` rows at a time (a few megabytes).
 
-    >>> _changes(np.array([[0, 1, 1], [0, 0, 1]]))
+    >>> label_changes(np.array([[0, 1, 1], [0, 0, 1]]))
     3
     """
     total = 0

@@ -26,7 +26,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Connection, CursorResult, Executable, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, CursorResult, Executable, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from podium.core.errors import UsageError
@@ -144,7 +144,10 @@ def lock_team(connection: Connection, team: int) -> None:
 
     ``FOR UPDATE`` on PostgreSQL; on SQLite the write transaction (``BEGIN IMMEDIATE``) already holds the database.
     """
-    connection.execute(select(teams.c.id).where(teams.c.id == team).with_for_update())
+    connection.execute(LOCK_TEAM, {"team": team})
+
+
+LOCK_TEAM = select(teams.c.id).where(teams.c.id == bindparam("team")).with_for_update()
 
 
 @cache

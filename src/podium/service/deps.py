@@ -90,19 +90,20 @@ async def service_of(request: Request) -> Service:
 ServiceDep = Annotated[Service, Depends(service_of)]
 
 
-def contest_of(service: Service, request: HTTPConnection) -> Contest:
+def contest_of(service: Service, request: HTTPConnection, connection: Connection | None = None) -> Contest:
     """The contest of ``request``: the one its path names (``/c/ID/...``, ``/api/contests/ID/...``), else the only one served.
 
     404 for an id the server does not serve (unknown, or withdrawn). Without an id while several contests are served,
     a page is sent to the home page that lists them (303), an API call answered 404 naming the contests' paths: a
-    default contest would let a team submit to a contest it did not mean. Read once per request (``request.state``).
+    default contest would let a team submit to a contest it did not mean. Read once per request (``request.state``), in
+    ``connection``'s transaction if given.
     """
     known: Contest | None = getattr(request.state, "contest", None)
     if known is not None:
         return known
     wanted = named_contest(request)
     try:
-        contest = service.contests.get(wanted)
+        contest = service.contests.get(wanted, connection)
     except UsageError:
         if wanted is not None:
             raise HTTPException(404, f"this server serves no contest {wanted!r}") from None
@@ -151,19 +152,29 @@ ReadingDep = Annotated[Connection, Depends(reading_connection)]
 
 
 def caller(
-    service: ServiceDep, contest: ContestDep, authorization: Annotated[str | None, Header()] = None
+    service: ServiceDep, request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> accounts.Caller:
     """The caller named by the request's bearer token, in the request's contest (401 without a known one).
 
-    Read in a transaction of its own: an upload does not hold a connection while its body arrives.
+    The contest and the caller are read in one transaction of their own: an upload does not hold a connection while
+    its body arrives.
     """
+    with reading(service.engine) as connection:
+        return bearer_caller(service, connection, contest_of(service, request, connection), authorization)
+
+
+def bearer_caller(
+    service: Service, connection: Connection, contest: Contest, authorization: str | None
+) -> accounts.Caller:
+    """The caller that ``authorization`` (the header) names in ``contest``: 401 without a known bearer token, 403 for a
+    banned caller's or another contest's."""
     if not authorization or not authorization.startswith("Bearer "):
         raise HTTPException(
             401,
             "send Authorization: Bearer TOKEN (podium team add prints a team's token)",
             {"WWW-Authenticate": "Bearer"},
         )
-    found = _known(service, authorization[7:].strip(), contest.id)
+    found = _known(service, connection, authorization[7:].strip(), contest.id)
     if found is None:
         raise HTTPException(401, "unknown or expired token", {"WWW-Authenticate": "Bearer"})
     if found.refused is not None:
@@ -171,12 +182,11 @@ def caller(
     return found
 
 
-def _known(service: Service, token: str, contest: str | None) -> accounts.Caller | None:
+def _known(service: Service, connection: Connection, token: str, contest: str | None) -> accounts.Caller | None:
     """The caller of ``token`` in ``contest`` (``None``: the site); 403 for a team's or an organizer's token made for another contest."""
     now = service.clock()
-    with reading(service.engine) as connection:
-        found = accounts.caller_of(connection, token, now, contest)
-        other = accounts.token_contest(connection, token, now) if found is None and token else None
+    found = accounts.caller_of(connection, token, now, contest)
+    other = accounts.token_contest(connection, token, now) if found is None and token else None
     if other:
         raise HTTPException(403, f"this token is for the contest {other}, not this one")
     return found
@@ -200,7 +210,8 @@ def site_organizer(service: ServiceDep, authorization: Annotated[str | None, Hea
 
 def _organizer(service: Service, authorization: str | None, contest: str | None) -> accounts.Caller:
     token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else ""
-    who = _known(service, token, contest) if token else None
+    with reading(service.engine) as connection:
+        who = _known(service, connection, token, contest) if token else None
     if who is not None and who.organizer and who.refused is not None:
         raise HTTPException(403, who.refused)
     if who is None or not who.organizer:

@@ -30,7 +30,7 @@ from podium.formats.archives import ArchiveLimits, ArchiveProblem, unpack
 from podium.scoring.engine import evaluate
 from podium.service import mail, queue, state
 from podium.service.accounts import Caller, lock_team
-from podium.service.database import reading, writing
+from podium.service.database import writing
 from podium.service.entry_points import DEFAULT_ENTRY, entry_point
 from podium.service.quota import usage
 from podium.service.scoring import DOCKER_PREFIX, IMAGE_ARCHIVE, outcome_of
@@ -51,6 +51,7 @@ class Refused(Exception):
         self.status = status
 
 
+NEW_SUBMISSION = insert(submissions)  # built once: its values are bound at each upload
 UPLOADED = "upload"  # the file as the team sent it, in DATA/submissions/ID (an image's is IMAGE_ARCHIVE)
 
 
@@ -106,10 +107,10 @@ def open_phase(contest: Contest, now: datetime, track: str | None = None) -> Pha
     raise Refused(409, f"the contest has ended: its last phase closed at {contest.phases[-1].end.isoformat()}")
 
 
-def check_quota(engine: Engine, contest: Contest, caller: Caller, now: datetime) -> None:
-    """Refuse (429) a team whose quota on ``contest``'s track is used, before its upload is read (``take`` checks again, under a lock)."""
-    with reading(engine) as connection:
-        _check_quota(connection, contest, open_phase(contest, now, contest.track_id), caller, now)
+def check_quota(connection: Connection, contest: Contest, caller: Caller, now: datetime) -> None:
+    """Refuse a team whose upload to ``contest``'s track would be refused: no phase open (409), its quota used (429),
+    before its upload is read (``take`` checks again, under a lock)."""
+    _check_quota(connection, contest, open_phase(contest, now, contest.track_id), caller, now)
 
 
 def _check_quota(connection: Connection, contest: Contest, phase: Phase, caller: Caller, now: datetime) -> None:
@@ -169,9 +170,9 @@ def take(
                 "selected": False,
                 **(upload.about or {}),
             }
-            submission_id = int(connection.execute(insert(submissions).values(**values)).inserted_primary_key[0])  # type: ignore[index]
+            submission_id = int(connection.execute(NEW_SUBMISSION, values).inserted_primary_key[0])  # type: ignore[index]
             if status == QUEUED:
-                queue.enqueue(connection, submission_id, state.current_round(connection, contest.id), now)
+                queue.enqueue_new(connection, submission_id, state.current_round(connection, contest.id), now)
             else:
                 mail.submission_done(connection, submission_id, status, reason, None, now)
             folder = submission_folder(data, submission_id)

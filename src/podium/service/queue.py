@@ -57,6 +57,15 @@ def enqueue(connection: Connection, submission_id: int, round_: int, now: dateti
     )
 
 
+NEW_JOB = insert(jobs).values(state=JOB_QUEUED, attempts=0, notify=False)
+
+
+def enqueue_new(connection: Connection, submission_id: int, round_: int, now: datetime) -> None:
+    """Queue the first scoring of a submission just inserted as queued: one statement (no job of it exists yet, and its
+    row says queued already), where :func:`enqueue` looks for the job and sets the row."""
+    connection.execute(NEW_JOB, {"submission_id": submission_id, "round": round_, "created": now})
+
+
 def claim(engine: Engine, worker: str, now: datetime, lease_s: float = LEASE_S) -> Claim | None:
     """Take the oldest free job; ``None`` when there is none."""
     free = or_(jobs.c.state == JOB_QUEUED, and_(jobs.c.state == JOB_RUNNING, jobs.c.lease_until < now))

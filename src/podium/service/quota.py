@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Connection, and_, func, select
+from sqlalchemy import Connection, Select, and_, bindparam, func, select
 
 from podium.contest.definition import Quota
 from podium.service.statuses import FAILED, QUEUED, REJECTED, RUNNING, SCORED
@@ -93,19 +94,34 @@ def usage(
     track: str,
     phase: str | None = None,
 ) -> Usage:
-    """What the team used of ``quota`` on ``track``: in every phase, or in ``phase`` alone (a phase's own quota); one statement (every upload reads it twice)."""
+    """What the team used of ``quota`` on ``track``: in every phase, or in ``phase`` alone (a phase's own quota); one statement (every upload reads it)."""
     start, end = local_day(now, zone)
-    today = and_(submissions.c.created >= start, submissions.c.created < end)
-    charged = submissions.c.status.in_(charged_statuses(quota))
-    mine = [submissions.c.team_id == team_id, submissions.c.track == track] + (
-        [] if phase is None else [submissions.c.phase == phase]
+    found = connection.execute(
+        _counts(charged_statuses(quota), phase is not None),
+        {
+            "team": team_id,
+            "track": track,
+            "phase": phase,
+            "start": start,
+            "end": end,
+            "hour_ago": now - timedelta(hours=1),
+        },
     )
+    used, total, concurrent, failed, rejected = (int(n) for n in found.one())
+    return Usage(used, total, concurrent, start, end, failed, rejected)
+
+
+@cache
+def _counts(charging: tuple[str, ...], of_phase: bool) -> Select[int, int, int, int, int]:
+    """The statement :func:`usage` runs, built once per kind: its values are bound at each run (building it took as long as running it)."""
+    today = and_(submissions.c.created >= bindparam("start"), submissions.c.created < bindparam("end"))
+    charged = submissions.c.status.in_(charging)
+    mine = [submissions.c.team_id == bindparam("team"), submissions.c.track == bindparam("track")]
     counts = (
         func.count().filter(charged, today),
         func.count().filter(charged),
         func.count().filter(submissions.c.status.in_((QUEUED, RUNNING))),
         func.count().filter(submissions.c.status == FAILED, today),
-        func.count().filter(submissions.c.status == REJECTED, submissions.c.created > now - timedelta(hours=1)),
+        func.count().filter(submissions.c.status == REJECTED, submissions.c.created > bindparam("hour_ago")),
     )
-    used, total, concurrent, failed, rejected = (int(n) for n in connection.execute(select(*counts).where(*mine)).one())
-    return Usage(used, total, concurrent, start, end, failed, rejected)
+    return select(*counts).where(*mine, *([submissions.c.phase == bindparam("phase")] if of_phase else []))

@@ -197,7 +197,8 @@ def die_with_serve() -> bool:
     return os.getppid() == int(serve)
 
 
-def worker_argv(data: Path, runtime: Runtime, log_format: str = "text") -> list[str]:
+def worker_argv(data: Path, runtime: Runtime, log_format: str = "text", nice: int = 0) -> list[str]:
+    """``podium worker``'s command line for a worker of ``podium serve``, at the CPU priority ``nice``."""
     command = [
         sys.executable,
         "-m",
@@ -209,6 +210,8 @@ def worker_argv(data: Path, runtime: Runtime, log_format: str = "text") -> list[
         runtime.sandbox,
         "--log-format",
         log_format,
+        "--nice",
+        str(nice),
     ]
     return (
         command

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 
-from sqlalchemy import Connection, Engine, insert, select, true, update
+from sqlalchemy import Connection, Engine, Select, bindparam, insert, select, true, update
 
 from podium.contest import Contest, ContestError
 from podium.contest import load as load_contest
@@ -26,11 +27,12 @@ READ = (
 FOLDER = "contests"  # the site's: the folder podium serve --contests serves (podium contest reload reads it again)
 
 
+SETTING = select(settings.c.value).where(settings.c.contest == bindparam("contest"), settings.c.key == bindparam("key"))
+
+
 def get(connection: Connection, key: str, contest: str = SITE) -> str | None:
     """The setting ``key`` of ``contest`` (:data:`SITE`: the site's)."""
-    return connection.execute(
-        select(settings.c.value).where(settings.c.contest == contest, settings.c.key == key)
-    ).scalar()
+    return connection.execute(SETTING, {"contest": contest, "key": key}).scalar()
 
 
 def put(connection: Connection, key: str, value: str, contest: str = SITE) -> None:
@@ -83,6 +85,24 @@ def only_contest(connection: Connection, contest: str | None = None) -> str:
     return served[0]
 
 
+@cache
+def _served(any_contest: bool) -> Select[str, str, str | None, str | None]:
+    """The statement :meth:`ContestCache.get` runs at every request, built once (building it took most of its time):
+    a served contest's id, file, round and read stamp, by its id (bound as ``contest``) or (``any_contest``) the first two served."""
+    round_setting, read_setting = settings.alias("round_setting"), settings.alias("read_setting")
+    return (
+        select(contests.c.id, contests.c.path, round_setting.c.value, read_setting.c.value)
+        .select_from(
+            contests.outerjoin(
+                round_setting, (round_setting.c.contest == contests.c.id) & (round_setting.c.key == ROUND)
+            ).outerjoin(read_setting, (read_setting.c.contest == contests.c.id) & (read_setting.c.key == READ))
+        )
+        .where(~contests.c.withdrawn)
+        .where(true() if any_contest else contests.c.id == bindparam("contest"))
+        .limit(2)
+    )
+
+
 class ContestCache:
     """The served contests, each read again from its file when its scoring round changes (``podium rescore``) or the
     file was read again and found good (``podium contest reload``: :data:`READ`); a file that no longer reads keeps its
@@ -92,24 +112,17 @@ class ContestCache:
         self.engine = engine
         self._loaded: dict[str, tuple[tuple[int, str, str], Contest]] = {}
 
-    def get(self, contest: str | None = None) -> Contest:
-        """The contest ``contest`` (``None``: the only one served); :class:`UsageError` when the database does not serve it."""
-        round_setting, read_setting = settings.alias("round_setting"), settings.alias("read_setting")
-        with reading(self.engine) as connection:  # one statement: every request reads it
-            rows = connection.execute(
-                select(contests.c.id, contests.c.path, round_setting.c.value, read_setting.c.value)
-                .select_from(
-                    contests.outerjoin(
-                        round_setting, (round_setting.c.contest == contests.c.id) & (round_setting.c.key == ROUND)
-                    ).outerjoin(read_setting, (read_setting.c.contest == contests.c.id) & (read_setting.c.key == READ))
-                )
-                .where(~contests.c.withdrawn)
-                .where(true() if contest is None else contests.c.id == contest)
-                .limit(2)
-            ).all()
-        if len(rows) != 1:
+    def get(self, contest: str | None = None, connection: Connection | None = None) -> Contest:
+        """The contest ``contest`` (``None``: the only one served); :class:`UsageError` when the database does not serve it.
+
+        One statement (every request reads it), in ``connection``'s transaction if given, else in one of its own.
+        """
+        if connection is None:
             with reading(self.engine) as connection:
-                only_contest(connection, contest)  # the reason, in words
+                return self.get(contest, connection)
+        rows = connection.execute(_served(contest is None), {"contest": contest}).all()
+        if len(rows) != 1:
+            only_contest(connection, contest)  # the reason, in words
             raise UsageError(f"the database no longer serves {contest or 'a single contest'}")
         id_, path, round_text, read = rows[0]
         stamp = (int(round_text or 1), path, read or "")

@@ -12,6 +12,7 @@ import errno
 import hashlib
 import tempfile
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,10 @@ from fastapi.responses import JSONResponse
 
 from podium.contest import Contest
 from podium.service import accounts
-from podium.service.deps import Service, contest_of, team_of, track_of
+from podium.service.database import reading
+from podium.service.deps import Service, bearer_caller, contest_of, team_of, track_of
 from podium.service.filenames import display_name
-from podium.service.intake import Refused, Upload, check_quota, open_phase, take
+from podium.service.intake import Refused, Upload, check_quota, take
 from podium.service.methods import Method, checked
 from podium.service.proxies import client_address
 from podium.service.statuses import QUEUED
@@ -40,10 +42,40 @@ def method_given(fields: Mapping[str, Any]) -> Method:
         raise HTTPException(refused.status, str(refused)) from None
 
 
+@dataclass(frozen=True)
+class Bearer:
+    """An API upload's ``Authorization`` header: its caller is read in the transaction that reads its quota."""
+
+    authorization: str | None
+
+
+def _admitted(
+    service: Service, request: Request, who: accounts.Caller | Bearer, track: str | None
+) -> tuple[accounts.Caller, Contest]:
+    """The caller and the track's contest of an upload whose phase is open and whose quota has room: the contest, the
+    caller and the quota read in one transaction, before the body is read (``take`` reads the quota again under a lock).
+
+    Refused in this order: the contest (404), the caller (401, 403), the team (403), the track (422), the phase (409),
+    the quota (429).
+    """
+    now = service.clock()
+    with reading(service.engine) as connection:
+        served = contest_of(service, request, connection)
+        if isinstance(who, Bearer):
+            who = bearer_caller(service, connection, served, who.authorization)
+        team_of(who)
+        contest = track_of(service, track, served)
+        try:
+            check_quota(connection, contest, who, now)
+        except Refused as refused:
+            raise HTTPException(refused.status, str(refused)) from None
+    return who, contest
+
+
 async def receive_upload(
     service: Service,
     request: Request,
-    who: accounts.Caller,
+    who: accounts.Caller | Bearer,
     filename: str,
     entry: str | None,
     chunks: AsyncIterator[bytes] | None = None,
@@ -51,18 +83,14 @@ async def receive_upload(
     method: Method | None = None,
 ) -> JSONResponse:
     """Take the request body (or ``chunks``: a form's file) as a submission to ``track`` (``None``: the contest's only one):
-    the phase and quota first, then streamed to disk under the contest's cap.
+    the caller (``who``, or its :class:`Bearer` token), the phase and the quota first, then streamed to disk under the
+    contest's cap.
 
     The answer is the submission as the team sees it: 201 queued, 422 rejected by its checks (or no such track).
     """
-    team = team_of(who)
     filename = display_name(filename)  # kept and shown as display text only, never a path
-    contest = track_of(service, track, contest_of(service, request))
-    try:
-        open_phase(contest, service.clock(), contest.track_id)
-        await run_in_threadpool(check_quota, service.engine, contest, who, service.clock())
-    except Refused as refused:
-        raise HTTPException(refused.status, str(refused)) from None
+    sender, contest = await run_in_threadpool(_admitted, service, request, who, track)
+    team = team_of(sender)
     cap = int(contest.service.upload_mb * 2**20)
     declared = request.headers.get("content-length")
     if chunks is None and declared is not None and declared.isdigit() and int(declared) > cap:
@@ -72,7 +100,7 @@ async def receive_upload(
     with service.slots.held(team, client_address(request, service.proxies)):
         try:
             return await _spooled(
-                service, contest, request.stream() if chunks is None else chunks, who, filename, entry, cap, method
+                service, contest, request.stream() if chunks is None else chunks, sender, filename, entry, cap, method
             )
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):

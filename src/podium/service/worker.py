@@ -5,6 +5,12 @@
 file when the scoring round changes (``podium rescore``). A heartbeat thread
 renews the lease while a job is scored; if the lease is lost, the result is
 dropped (another worker has the job).
+
+Scoring files is batch work: with ``nice`` (``podium serve``'s workers: 10), a
+worker scores files in a thread of lower CPU priority, so that a web process on
+the same cores takes a burst of uploads at once while the queue drains behind
+it. A program's run keeps the worker's priority: its time limit is wall time,
+which another process's load must not eat.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import os
 import shutil
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from sqlalchemy import Engine, select
@@ -31,6 +38,15 @@ log = logging.getLogger("podium.worker")
 POLL_S = 0.5
 
 
+def lower_priority(nice: int) -> None:
+    """Run the calling thread (and the processes it starts) at the CPU priority ``nice`` (0 to 19: the higher, the later
+    it gets a core another task wants), never higher than it runs already (which only root may ask): Linux keeps a
+    niceness per thread."""
+    thread = threading.get_native_id()
+    if nice > os.getpriority(os.PRIO_PROCESS, thread):
+        os.setpriority(os.PRIO_PROCESS, thread, nice)
+
+
 class Worker:
     def __init__(
         self,
@@ -39,7 +55,9 @@ class Worker:
         runtime: Runtime = Runtime(),
         clock: Clock = utc_now,
         lease_s: float = queue.LEASE_S,
+        nice: int = 0,
     ) -> None:
+        """``nice``: the CPU priority of the scoring of files (:meth:`work_once`)."""
         self.engine = engine
         self.data = data
         self.runtime = runtime
@@ -47,6 +65,9 @@ class Worker:
         self.lease_s = lease_s
         self.name = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
         self.contest = state.ContestCache(engine)
+        self.batch = ThreadPoolExecutor(1, "scoring", lower_priority, (nice,)) if nice else None
+        if self.batch is not None:
+            self.batch.submit(log.info, "files scored at niceness %s", nice).result()  # its thread started
 
     def run(self, stop: threading.Event) -> None:
         """Work until ``stop`` is set, writing a heartbeat all along (:mod:`podium.service.heartbeats`); first remove the containers that dead workers of this host left."""
@@ -90,8 +111,13 @@ class Worker:
             # scored by its team's contest, as its track's (and its phase's) challenge, truth, parameters and split score it
             served = self.contest.get(row.contest)
             contest = served.on(row.track, row.phase if served.phased() else None)
-            with docker.labelled(contest=contest.id, submission=str(row.id)):
-                outcome = score(contest, row.kind, target, row.entry, self.runtime)
+            if (
+                row.kind == "files" and self.batch is not None
+            ):  # a program's run keeps its priority: its time is wall time
+                outcome = self.batch.submit(score, contest, row.kind, target, row.entry, self.runtime).result()
+            else:
+                with docker.labelled(contest=contest.id, submission=str(row.id)):
+                    outcome = score(contest, row.kind, target, row.entry, self.runtime)
         except PodiumError as exc:  # the organizer's (truth, contest) or the machine's: never the team's
             failure = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # a bug in podium

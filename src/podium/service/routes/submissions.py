@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from podium.service import choices, methods
@@ -15,7 +15,7 @@ from podium.service.intake import Refused
 from podium.service.models import Cancelled, MethodFields, QuotaUsage, Selected, SubmissionView, Taken
 from podium.service.quota import usage
 from podium.service.statuses import CANCELLED
-from podium.service.uploads import method_given, receive_upload
+from podium.service.uploads import Bearer, method_given, receive_upload
 from podium.service.views import visible_submissions
 
 router = APIRouter()
@@ -36,7 +36,7 @@ router = APIRouter()
 async def upload(
     service: ServiceDep,
     request: Request,
-    who: CallerDep,
+    authorization: Annotated[str | None, Header()] = None,
     filename: Annotated[
         str, Query(max_length=255, description="The file's name (an archive's kind is read from its bytes)")
     ] = "submission",
@@ -63,7 +63,7 @@ async def upload(
     about = method_given(
         {"method": method, "description": description, "paper_url": paper_url, "code_url": code_url, "shown": shown}
     )
-    return await receive_upload(service, request, who, filename, entry, track=track, method=about)
+    return await receive_upload(service, request, Bearer(authorization), filename, entry, track=track, method=about)
 
 
 @router.get(
