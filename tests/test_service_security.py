@@ -170,6 +170,22 @@ def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:
         assert status == 408 and "within 3 s" in body["detail"] and time.monotonic() - started < 6.5
 
 
+def test_a_refusal_before_the_body_waits_for_the_body_so_its_client_reads_it(tmp_path: Path) -> None:
+    """uvicorn closes a connection whose body was not read: answered at once, a client still sending got a broken pipe."""
+    _, _, service, token = csv_service(tmp_path)
+    with LiveServer(service) as live:
+        for query, who, status in ((f"filename={'x' * 300}", token["alpha"], 422), ("filename=x", "nope", 401)):
+            raw = Raw(live, "POST", f"/api/submissions?{query}", upload_headers(who), 200_000)
+            raw.sock.settimeout(0.5)
+            with pytest.raises(TimeoutError):  # no answer while the body is still coming
+                raw.sock.recv(1)
+            raw.sock.settimeout(15)
+            raw.send(b"x" * 200_000)
+            assert raw.answer()[0] == status
+        refused = Raw(live, "POST", "/api/submissions?filename=x", upload_headers("nope"), 4 << 20)
+        assert refused.answer()[0] == 401  # a body over LINGER_BYTES is not waited for
+
+
 def test_uploads_at_once_are_capped_per_team_and_address(tmp_path: Path) -> None:
     contest, _, service, token = csv_service(tmp_path, teams=("alpha", "beta", "gamma"))
     csv = csv_of(contest)

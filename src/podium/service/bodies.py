@@ -8,6 +8,13 @@ piece within ``read_timeout_s`` seconds and arrive whole within
 sending one byte a minute therefore holds a connection for at most
 ``body_timeout_s``; uploads are further capped per team and per address
 (:class:`UploadSlots`).
+
+A request refused before its body was read (a query that does not validate,
+an unknown token, a closed phase) is answered only once the rest of its body
+has arrived, when that rest is at most ``LINGER_BYTES``: uvicorn closes a
+connection whose body was not read, and a client still sending gets a broken
+pipe or a reset instead of the answer saying why (the "lingering close" of
+web servers). A larger body is not waited for.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from podium.service.urls import unprefixed_path
 
 SMALL_BODY = 64 << 10
+LINGER_BYTES = 1 << 20  # the most of a refused request's body read and dropped so that its client gets the answer
 UPLOADS = (
     "/api/submissions",
     "/submissions/upload",
@@ -65,10 +73,10 @@ class Bodies:
                     {"detail": f"this request's body may be at most {SMALL_BODY:,} bytes"}, status_code=413
                 )(scope, receive, send)
                 return
-        received, deadline, times = 0, time.monotonic() + self.times.body_timeout_s, self.times
+        received, finished, deadline, times = 0, False, time.monotonic() + self.times.body_timeout_s, self.times
 
         async def timed() -> Message:
-            nonlocal received
+            nonlocal received, finished
             left = deadline - time.monotonic()
             try:
                 message = await asyncio.wait_for(receive(), timeout=max(0.0, min(times.read_timeout_s, left)))
@@ -80,11 +88,24 @@ class Bodies:
                     {"Connection": "close"},
                 ) from None
             received += len(message.get("body", b""))
+            finished = finished or message["type"] == "http.disconnect" or not message.get("more_body", False)
             if small and received > SMALL_BODY:
                 raise HTTPException(413, f"this request's body may be at most {SMALL_BODY:,} bytes")
             return message
 
-        await self.app(scope, timed, send)
+        async def answer(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] >= 400 and not finished:
+                closing = (b"connection", b"close") in [(k.lower(), v.lower()) for k, v in message.get("headers", [])]
+                declared = dict(scope["headers"]).get(b"content-length", b"")
+                if not closing and declared.isdigit() and int(declared) - received <= LINGER_BYTES:
+                    try:
+                        while not finished:
+                            await timed()
+                    except HTTPException:
+                        pass  # too slow or too large: answered at once, as uvicorn then closes the connection
+            await send(message)
+
+        await self.app(scope, timed, answer)
 
 
 class UploadSlots:
