@@ -45,6 +45,8 @@ def test_json_logs_carry_the_request_and_the_job(tmp_path: Path) -> None:
     assert any(r.get("request_id") == made for r in access)
     upload = next(r for r in access if r["method"] == "POST")
     assert upload["status"] == 201 and len(upload["request_id"]) == 32 and upload["path"].startswith("/api/submissions")
-    jobs = [r for r in records if r["logger"] == "podium.worker"]
+    worker = [r for r in records if r["logger"] == "podium.worker"]
+    assert worker[0]["message"] == "files scored at niceness 10"  # at the worker's start: serve's --worker-nice default
+    jobs = worker[1:]
     assert [r["message"] for r in jobs] == ["scoring submission 1 (job 1, attempt 1)", f"submission 1 {SCORED}"], jobs
     assert all(r["job_id"] == 1 and r["submission_id"] == 1 and r["round"] == 1 for r in jobs)
