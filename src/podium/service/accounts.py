@@ -62,7 +62,7 @@ class Caller:
 
 
 def check_name(name: str, what: str) -> str:
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):  # match would take a final line feed: "alpha\n" posing as alpha
         raise UsageError(
             f"{what} {name[:80]!r}: 1 to 64 letters, digits, spaces, '.', '_' or '-', not starting or ending with a space"
         )
