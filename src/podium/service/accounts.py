@@ -33,7 +33,8 @@ from podium.core.errors import UsageError
 from podium.service import state
 from podium.service.tables import memberships, organizers, submissions, teams, tokens, users
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")
+NAME = re.compile(r"(?=.{1,64}\Z)[A-Za-z0-9][A-Za-z0-9._-]*(?: [A-Za-z0-9._-]+)*")  # words one space apart: a page
+# folds "Top  Team" into "Top Team", which it would pose as
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 MIN_PASSWORD = 10
 SESSION = timedelta(hours=12)  # a web session's life from its log-in
@@ -64,7 +65,7 @@ class Caller:
 def check_name(name: str, what: str) -> str:
     if not NAME.fullmatch(name):  # match would take a final line feed: "alpha\n" posing as alpha
         raise UsageError(
-            f"{what} {name[:80]!r}: 1 to 64 letters, digits, spaces, '.', '_' or '-', not starting or ending with a space"
+            f"{what} {name[:80]!r}: 1 to 64 letters, digits, '.', '_' or '-', and single spaces between words"
         )
     return name
 
