@@ -140,15 +140,16 @@ def team_id(connection: Connection, name: str, contest: str | None = None) -> in
     return int(found)
 
 
-def lock_team(connection: Connection, team: int) -> None:
-    """Hold the team's row until the transaction ends, so that a team's quota or selection is checked and changed by one request at a time.
+def lock_team(connection: Connection, team: int) -> bool:
+    """Hold the team's row until the transaction ends, so that a team's quota or selection is checked and changed by one request at a time;
+    whether the team is banned, as read under the lock (an upload whose body arrived after a ban is refused by it).
 
     ``FOR UPDATE`` on PostgreSQL; on SQLite the write transaction (``BEGIN IMMEDIATE``) already holds the database.
     """
-    connection.execute(LOCK_TEAM, {"team": team})
+    return bool(connection.execute(LOCK_TEAM, {"team": team}).scalar())
 
 
-LOCK_TEAM = select(teams.c.id).where(teams.c.id == bindparam("team")).with_for_update()
+LOCK_TEAM = select(teams.c.banned).where(teams.c.id == bindparam("team")).with_for_update()
 
 
 @cache
