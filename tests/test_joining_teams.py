@@ -171,6 +171,15 @@ def test_a_name_a_page_shows_as_another_or_an_address_with_a_final_line_feed_is_
     assert address.status == 422 and "is not an e-mail address" in address.body["detail"], address.body
 
 
+def test_a_code_pasted_with_white_space_joins_on_sign_up_as_by_the_join_api(site: Site) -> None:
+    code = f"  {_code(site, 'spring', 'Oaks')}\n"  # as copied from a page or a message
+    signed = site.server.call(
+        "POST", "/api/contests/spring/register", json_body={"user": "pasted", "password": PASSWORD, "invitation": code}
+    )
+    assert signed.status == 201 and signed.body["team"] == "Oaks", signed.body
+    assert "pasted" in _members(site, "spring", "Oaks")
+
+
 def test_registration_closes_at_its_exact_second(site: Site) -> None:
     """``registration_end`` is the first second closed, as a phase's end; the request is decided by the clock read once."""
     try:
