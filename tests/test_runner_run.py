@@ -326,40 +326,20 @@ def test_a_kept_workdir_on_another_file_system_takes_the_files_not_a_pipe_nor_a_
     if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
         pytest.skip("needs /dev/shm on another file system than the temporary folder")
     kept = Path(tempfile.mkdtemp(dir=shm)) / "work"
+
+    def kept_run(code: str, into: Path) -> tuple[int, dict | str]:
+        command = participant(tmp_path, CLUSTER_BY_NAME + code)
+        options = ("--images", str(images), "--truth", str(truth), "--time-limit", "30", "--workdir", str(into))
+        return podium_run("face-clustering", *command, *options)
+
     try:
-        pipe = participant(
-            tmp_path, CLUSTER_BY_NAME + "    os.mkfifo('pipe'); os.makedirs('a/b'); os.symlink('/etc', 'a/b/l')\n"
-        )
-        code, doc = podium_run(
-            "face-clustering",
-            *pipe,
-            "--images",
-            str(images),
-            "--truth",
-            str(truth),
-            "--time-limit",
-            "30",
-            "--workdir",
-            str(kept),
-        )
+        code, doc = kept_run("    os.mkfifo('pipe'); os.makedirs('a/b'); os.symlink('/etc', 'a/b/l')\n", kept)
         assert code == 0 and doc["status"] == "scored", doc  # the pipe left out, nothing to score in it
         assert (
             (kept / "team_x.csv").is_file() and not (kept / "pipe").exists() and os.readlink(kept / "a/b/l") == "/etc"
         )
-        sparse = "\n".join(f"    open('s{i}', 'wb').truncate(900 << 20)" for i in range(4))  # 3.6 GB said, none taken
-        flood = participant(tmp_path, CLUSTER_BY_NAME + sparse + "\n")
-        code, doc = podium_run(
-            "face-clustering",
-            *flood,
-            "--images",
-            str(images),
-            "--truth",
-            str(truth),
-            "--time-limit",
-            "30",
-            "--workdir",
-            str(kept / "2"),
-        )
+        sparse = "".join(f"    open('s{i}', 'wb').truncate(900 << 20)\n" for i in range(4))  # 3.6 GB said, none taken
+        code, doc = kept_run(sparse, kept / "2")
         assert code == 1 and doc["errors"][0]["code"] == "workdir_not_kept", doc
         assert "more than 1,073,741,824 bytes" in doc["errors"][0]["message"]
         assert sum(p.stat().st_blocks for p in (kept / "2").rglob("*") if p.is_file()) * 512 < 2 << 30
