@@ -149,6 +149,37 @@ def test_a_name_differing_only_in_case_is_taken(site: Site) -> None:
         accounts.remove_team(connection, accounts.team_id(connection, "oaks", "autumn"))
 
 
+def test_a_name_a_page_shows_as_another_or_an_address_with_a_final_line_feed_is_refused(site: Site) -> None:
+    """``$`` matches before a final line feed: "springteam\\n" passed the name's pattern, a second team that a page
+    shows as springteam (HTML folds the line feed; two spaces too), a user "ann\\n" beside ann, and an address ending a
+    mail's header."""
+    assert _create(site, "spring", "eve", "Top Elms").status == 201
+    for name in ("springteam\n", "Elms\n", "Elms\r\n", "Top  Elms", "Top\tElms", "Top \nElms"):
+        refused = _create(site, "spring", "eve", name)
+        assert refused.status == 422 and "1 to 64 letters" in refused.body["detail"], (name, refused.body)
+    signed = site.server.call(
+        "POST", "/api/contests/spring/register", json_body={"user": "ann\n", "password": PASSWORD, "team": "Elms"}
+    )
+    assert signed.status == 422 and "1 to 64 letters" in str(signed.body), signed.body
+    with reading(site.service.engine) as connection:
+        assert connection.execute(select(teams.c.name).where(teams.c.name.like("%\n%"))).first() is None
+        assert connection.execute(select(users.c.name).where(users.c.name.like("%\n%"))).first() is None
+        accounts.remove_team(connection, accounts.team_id(connection, "Top Elms", "spring"))  # eve leaves it
+    address = site.server.call(
+        "PUT", "/api/contests/spring/account", site.tokens["eve"], json_body={"email": "e@x.org\n"}
+    )
+    assert address.status == 422 and "is not an e-mail address" in address.body["detail"], address.body
+
+
+def test_a_code_pasted_with_white_space_joins_on_sign_up_as_by_the_join_api(site: Site) -> None:
+    code = f"  {_code(site, 'spring', 'Oaks')}\n"  # as copied from a page or a message
+    signed = site.server.call(
+        "POST", "/api/contests/spring/register", json_body={"user": "pasted", "password": PASSWORD, "invitation": code}
+    )
+    assert signed.status == 201 and signed.body["team"] == "Oaks", signed.body
+    assert "pasted" in _members(site, "spring", "Oaks")
+
+
 def test_registration_closes_at_its_exact_second(site: Site) -> None:
     """``registration_end`` is the first second closed, as a phase's end; the request is decided by the clock read once."""
     try:

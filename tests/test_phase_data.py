@@ -447,3 +447,17 @@ def test_a_grand_challenge_ground_truth_is_one_phases(contest: Path, tmp_path: P
             }
         assert code == 0 and held == {p.name: p.read_bytes() for p in (contest.parent / truth).iterdir()}, output
         assert ("[split]" in written) == (phase == "final")
+
+
+def test_an_anonymous_board_page_kept_from_before_a_phase_closed_says_it_closed(contest: Path, tmp_path: Path) -> None:
+    """The page a visitor gets is kept per board (and shared by the web processes); which phases are shown and which
+    closed is the clock's, not the board's: the development board's page, drawn while it was the only phase, named
+    no final phase and no "(closed)" once the clock passed into the final phase with nothing else changed."""
+    clock = Clock(DEV)
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
+    with LiveServer(service) as live:
+        before = live.call("GET", "/leaderboard", query={"phase": "development"}).body
+        assert "(closed)" not in before and "phase=final" not in before
+        clock.now = FINAL  # no submission, no change of the database: the board's stamp is the same
+        after = live.call("GET", "/leaderboard", query={"phase": "development"}).body
+        assert "(closed)" in after and "phase=final" in after, after[:3000]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import get_args
@@ -311,3 +313,35 @@ def test_the_result_schema_names_the_typed_statuses_and_outcomes() -> None:
     properties = schema()["properties"]
     assert properties["status"]["enum"] == list(get_args(Status))
     assert properties["run"]["properties"]["outcome"]["enum"] == [*get_args(RunOutcome), "no_output"]
+
+
+def test_a_kept_workdir_on_another_file_system_takes_the_files_not_a_pipe_nor_a_sparse_flood(
+    tmp_path: Path, faces, sandbox: None
+) -> None:
+    """In a sandbox the program writes in the run's folder, moved into --workdir once it ended; across file systems
+    (/dev/shm here) that is a copy: a pipe the program left stopped it (podium: internal error, exit 70), and sparse
+    files, which take no disk where written, would be written whole there (a disk filled from a few KB)."""
+    images, truth = faces
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs /dev/shm on another file system than the temporary folder")
+    kept = Path(tempfile.mkdtemp(dir=shm)) / "work"
+
+    def kept_run(code: str, into: Path) -> tuple[int, dict | str]:
+        command = participant(tmp_path, CLUSTER_BY_NAME + code)
+        options = ("--images", str(images), "--truth", str(truth), "--time-limit", "30", "--workdir", str(into))
+        return podium_run("face-clustering", *command, *options)
+
+    try:
+        code, doc = kept_run("    os.mkfifo('pipe'); os.makedirs('a/b'); os.symlink('/etc', 'a/b/l')\n", kept)
+        assert code == 0 and doc["status"] == "scored", doc  # the pipe left out, nothing to score in it
+        assert (
+            (kept / "team_x.csv").is_file() and not (kept / "pipe").exists() and os.readlink(kept / "a/b/l") == "/etc"
+        )
+        sparse = "".join(f"    open('s{i}', 'wb').truncate(900 << 20)\n" for i in range(4))  # 3.6 GB said, none taken
+        code, doc = kept_run(sparse, kept / "2")
+        assert code == 1 and doc["errors"][0]["code"] == "workdir_not_kept", doc
+        assert "more than 1,073,741,824 bytes" in doc["errors"][0]["message"]
+        assert sum(p.stat().st_blocks for p in (kept / "2").rglob("*") if p.is_file()) * 512 < 2 << 30
+    finally:
+        shutil.rmtree(kept.parent, ignore_errors=True)

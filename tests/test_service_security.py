@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 
 from conftest import require
 from podium.cli import cli
@@ -38,7 +38,7 @@ from podium.service.limiter import BUDGETS, LOGIN, REGISTER, Budget
 from podium.service.pages import COOKIE, LOGIN_COOKIE
 from podium.service.proxies import parse_proxies
 from podium.service.quota import usage
-from podium.service.tables import attempts, submissions
+from podium.service.tables import attempts, submissions, teams
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
 
@@ -143,6 +143,24 @@ def test_an_upload_completed_after_the_deadline_is_refused(database_url: str, tm
     with reading(service.engine) as connection:
         assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 1
     assert [p.name for p in (service.data / "incoming").iterdir()] == []  # the late body is not kept
+
+
+def test_an_upload_completed_after_its_team_was_banned_is_refused(database_url: str, tmp_path: Path) -> None:
+    """The team is read before the body; a ban while the body arrives is read again under the team's lock."""
+    contest, _, service, token = csv_service(tmp_path, database_url)
+    csv = csv_of(contest)
+    with LiveServer(service) as live:
+        sending = Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token["alpha"]), len(csv))
+        sending.send(csv[:10])
+        time.sleep(0.5)
+        with writing(service.engine) as connection:  # the organizers ban alpha meanwhile
+            connection.execute(update(teams).where(teams.c.name == "alpha").values(banned=True))
+        sending.send(csv[10:])
+        status, body = sending.answer()
+        assert status == 403 and "team alpha is banned" in body["detail"], body
+    with reading(service.engine) as connection:
+        assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 0
+    assert [p.name for p in (service.data / "incoming").iterdir()] == []
 
 
 def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -18,6 +19,7 @@ from podium.core.parameters import resolve
 from podium.core.provenance import signature
 from podium.core.result import REJECTED, Result
 from podium.formats.folders import list_folder
+from podium.runner.disk import used_bytes
 from podium.runner.docker import run_docker
 from podium.runner.process import Limits, RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose, seen_images
@@ -145,7 +147,19 @@ def run_program(request: RunRequest) -> Result:
         if replaced:
             return _rejected(request, params, warnings, Issue("workdir_replaced", replaced, str(work)), run)
         if kept is not None and work != kept:
-            work = _moved_into(work, kept)
+            most = max(used_bytes(work), int((limits.disk_mb or 0) * 2**20))  # what it takes, or may take
+            try:
+                work = _moved_into(work, kept, most)
+            except (OSError, _CopyTooLarge) as exc:  # the program's files, which may be anything
+                why = (
+                    f"its files come to more than {most:,} bytes to copy (the run's disk limit; a sparse file counts its size)"
+                    if isinstance(exc, _CopyTooLarge)
+                    else _told(exc)
+                )
+                error = Issue(
+                    "workdir_not_kept", f"what the program wrote could not be kept in {kept}: {why}", str(kept)
+                )
+                return _rejected(request, params, warnings, error, run)
         if report.outcome == "disk_limit":  # nothing of it is read: it may be any amount of anything
             error = Issue("disk_limit", f"the program was stopped: {_why(report, limits)}", str(work))
             return _rejected(request, params, warnings, error, run)
@@ -187,7 +201,7 @@ def _rejected(
 
 
 class _CopyTooLarge(Exception):
-    """More than a linked copy's ``copy_limit`` bytes would have had to be copied."""
+    """More bytes than a copy may write (a linked copy's ``copy_limit``, a kept working folder's disk limit) would have been copied."""
 
 
 def linked_copy(folder: Path, target: Path, copy_limit: int | None = None) -> Path:
@@ -266,9 +280,13 @@ def _replaced(work: Path) -> str | None:
     return None
 
 
-def _moved_into(work: Path, kept: Path) -> Path:
-    """``kept``, holding what the program left in ``work`` (a rename per entry on one file system; links moved as
-    links, never followed); an entry of the same name already in ``kept`` is replaced."""
+def _moved_into(work: Path, kept: Path, most: int) -> Path:
+    """``kept``, holding what the program left in ``work``: a rename per entry where one file system holds both; an
+    entry of the same name already in ``kept`` is replaced.
+
+    Across file systems the entries are copied (:func:`_copied_across`), at most ``most`` bytes in all
+    (:class:`_CopyTooLarge` past it).
+    """
     kept.mkdir(parents=True, exist_ok=True)
     for entry in os.scandir(work):
         target = kept / entry.name
@@ -276,8 +294,43 @@ def _moved_into(work: Path, kept: Path) -> Path:
             shutil.rmtree(target)
         elif target.exists() or target.is_symlink():
             target.unlink()
-        shutil.move(entry.path, target)
+        try:
+            os.rename(entry.path, target)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            most -= _copied_across(Path(entry.path), target, most)
     return kept
+
+
+def _copied_across(source: Path, target: Path, most: int) -> int:
+    """Copy ``source`` (a program's file or folder) to ``target`` on another file system; the bytes copied.
+
+    Folders, regular files and links (as links, never followed) are copied, one at a time from a stack (a program may
+    nest folders deeper than Python's recursion goes); a pipe or a socket is left out (shutil's copy would stop on it:
+    nothing is scored from one). Files are counted by their sizes, as a copy writes them whole: a program's sparse
+    files take no disk where it wrote them, but their copy would, so more than ``most`` bytes is :class:`_CopyTooLarge`.
+    """
+    copied, stack = 0, [(source, target)]
+    while stack:
+        here, there = stack.pop()
+        info = os.lstat(here)
+        if stat.S_ISDIR(info.st_mode):
+            there.mkdir()
+            stack += [(Path(entry.path), there / entry.name) for entry in os.scandir(here)]
+        elif stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(here), there)
+        elif stat.S_ISREG(info.st_mode):
+            copied += info.st_size
+            if copied > most:
+                raise _CopyTooLarge
+            shutil.copyfile(here, there, follow_symlinks=False)
+    return copied
+
+
+def _told(exc: OSError) -> str:
+    """What went wrong, in words, with the file it went wrong on."""
+    return f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc.strerror or exc)
 
 
 def _remove_input_file(work: Path) -> None:

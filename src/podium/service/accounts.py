@@ -33,7 +33,8 @@ from podium.core.errors import UsageError
 from podium.service import state
 from podium.service.tables import memberships, organizers, submissions, teams, tokens, users
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-]$|^[A-Za-z0-9]$")
+NAME = re.compile(r"(?=.{1,64}\Z)[A-Za-z0-9][A-Za-z0-9._-]*(?: [A-Za-z0-9._-]+)*")  # words one space apart: a page
+# folds "Top  Team" into "Top Team", which it would pose as
 SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 MIN_PASSWORD = 10
 SESSION = timedelta(hours=12)  # a web session's life from its log-in
@@ -62,9 +63,9 @@ class Caller:
 
 
 def check_name(name: str, what: str) -> str:
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):  # match would take a final line feed: "alpha\n" posing as alpha
         raise UsageError(
-            f"{what} {name[:80]!r}: 1 to 64 letters, digits, spaces, '.', '_' or '-', not starting or ending with a space"
+            f"{what} {name[:80]!r}: 1 to 64 letters, digits, '.', '_' or '-', and single spaces between words"
         )
     return name
 
@@ -139,15 +140,16 @@ def team_id(connection: Connection, name: str, contest: str | None = None) -> in
     return int(found)
 
 
-def lock_team(connection: Connection, team: int) -> None:
-    """Hold the team's row until the transaction ends, so that a team's quota or selection is checked and changed by one request at a time.
+def lock_team(connection: Connection, team: int) -> bool:
+    """Hold the team's row until the transaction ends, so that a team's quota or selection is checked and changed by one request at a time;
+    whether the team is banned, as read under the lock (an upload whose body arrived after a ban is refused by it).
 
     ``FOR UPDATE`` on PostgreSQL; on SQLite the write transaction (``BEGIN IMMEDIATE``) already holds the database.
     """
-    connection.execute(LOCK_TEAM, {"team": team})
+    return bool(connection.execute(LOCK_TEAM, {"team": team}).scalar())
 
 
-LOCK_TEAM = select(teams.c.id).where(teams.c.id == bindparam("team")).with_for_update()
+LOCK_TEAM = select(teams.c.banned).where(teams.c.id == bindparam("team")).with_for_update()
 
 
 @cache

@@ -35,16 +35,17 @@ def matches(if_none_match: str | None, etag: str) -> bool:
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
-    """Whether ``Accept-Encoding`` takes gzip (named, or ``*``, with a weight above 0: RFC 9110)."""
+    """Whether ``Accept-Encoding`` takes gzip: named with a weight above 0, else ``*`` so (RFC 9110, 12.5.3: ``*`` stands
+    for the codings not named, so ``*, gzip;q=0`` refuses gzip)."""
+    weights: dict[str, bool] = {}
     for part in (accept_encoding or "").split(","):
         coding, _, weight = part.partition(";")
-        if coding.strip().lower() in ("gzip", "*"):
-            name, _, value = weight.strip().partition("=")
-            try:
-                return name.strip().lower() != "q" or float(value) > 0
-            except ValueError:
-                return False
-    return False
+        name, _, value = weight.strip().partition("=")
+        try:
+            weights.setdefault(coding.strip().lower(), name.strip().lower() != "q" or float(value) > 0)
+        except ValueError:
+            weights.setdefault(coding.strip().lower(), False)
+    return weights.get("gzip", weights.get("*", False))
 
 
 @functools.lru_cache(maxsize=64)

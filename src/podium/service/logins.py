@@ -125,7 +125,7 @@ async def register(
                         accounts.add_team(connection, str(team), now, served.id, approved=not approval),
                     )
                 else:
-                    team_id, name = invitations.team_of_code(connection, invitation, served.id, now)
+                    team_id, name = invitations.team_of_code(connection, invitation.strip(), served.id, now)
                     joining.check_room(connection, served, team_id)
             except invitations.Refused as refused:  # joining's refusals too
                 raise HTTPException(refused.status, str(refused)) from None

@@ -90,7 +90,7 @@ def parse_smtp(
 
 
 def check_address(address: str) -> str:
-    if len(address) > 254 or not ADDRESS.match(address):
+    if len(address) > 254 or not ADDRESS.fullmatch(address):  # match takes a final line feed, a header broken
         raise UsageError(f"{address[:80]!r} is not an e-mail address")
     return address
 

@@ -295,22 +295,24 @@ async def _board_response(
     repeats it: those are drawn for the request.
     """
     served, contest, kept = await kept_board(service, request, track, phase, _shown_track)
+    now = service.clock()
+    boards = served.of_track(contest.track or None).shown_boards(now) if contest.board else []
+    phase_boards = tuple((b.board_id(), ", ".join(b.board), now >= b.closes()) for b in boards)  # the clock's
 
     def values() -> dict[str, Any]:
-        now = service.clock()
         shown = board_page_values(service.boards, kept, service.confidence_cache, contest, sort)
-        boards = served.of_track(contest.track or None).shown_boards(now) if contest.board else []
         return {
             **shown,
             "tracks": _tracks(served),
             "track": contest.track,
             "phase": contest.board_id(),
-            "phase_boards": [(b.board_id(), ", ".join(b.board), now >= b.closes()) for b in boards],
+            "phase_boards": phase_boards,
         }
 
     if COOKIE in request.cookies or (sort or "") not in kept.sorts():
         return await run_in_threadpool(lambda: render_page(service, request, name, **values()))
-    key = ("page", name, sort or "", route_path(request.scope), request.scope.get("root_path", ""))
+    # the page is kept by board and order, and by the phases shown and closed, which the clock changes, not the board
+    key = ("page", name, sort or "", route_path(request.scope), request.scope.get("root_path", ""), phase_boards)
     body: bytes | None = kept.kept(key)
     if body is not None:
         return kept_response(request, body, kept.etag(key, body), "text/html; charset=utf-8")
