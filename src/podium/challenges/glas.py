@@ -9,7 +9,6 @@ criterion with standard competition ranking, and by the sum of their ranks.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec
 from podium.core.errors import TruthError, UsageError
 from podium.core.issues import Issue, IssueLog, plural, summarize_names
 from podium.core.parameters import Parameter, choice
-from podium.formats import label_images, png
+from podium.formats import label_images, png, truth_cache
 from podium.formats.folders import one_level_down
 from podium.metrics import object_segmentation
 from podium.metrics.object_segmentation import (
@@ -326,26 +325,17 @@ class TruthImage:
 
 
 MOST_TRUTH_IMAGES = 100_000  # kept by _truth_image: about 200 bytes each
-_truth_images: dict[tuple[str, int, int, int, int, int], TruthImage] = {}
+_truth_images: dict[tuple[int, ...], TruthImage] = {}
 
 
 def _truth_image(path: Path) -> TruthImage:
-    """:class:`TruthImage` of the truth image at ``path``, decoded once per process and version of the file: kept by the
-    file's path and status (device, inode, size, modification and change times in nanoseconds; a program cannot set the
-    change time back, so a file written again is read again, as :mod:`podium.formats.truth_cache` does)."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        status = None  # read_label_image says why
-    key = (
-        (str(path), status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
-        if status
-        else None
-    )
+    """:class:`TruthImage` of the truth image at ``path``, decoded once per process and version of the file: kept by
+    :func:`podium.formats.truth_cache.file_identity`, so a file written again is read again."""
+    key = truth_cache.file_identity(path)
     known = _truth_images.get(key) if key else None
     if known is not None:
         return known
-    labels = label_images.read_label_image(path)
+    labels = label_images.read_label_image(path)  # says why a missing or unreadable file is refused
     found = TruthImage((int(labels.shape[0]), int(labels.shape[1])), label_changes(labels))
     if key is not None:
         if len(_truth_images) >= MOST_TRUTH_IMAGES:

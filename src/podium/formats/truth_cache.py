@@ -72,14 +72,22 @@ def clear() -> None:
         _file_prints.clear()
 
 
-def _fingerprint(path: Path) -> str | None:
+def file_identity(path: Path) -> tuple[int, ...] | None:
+    """The regular file at ``path`` as it is now: device, inode, size, modification and change times in nanoseconds
+    (a file written again gets another: its change time cannot be set back); ``None`` for anything else or nothing."""
     try:
         status = os.stat(path)
     except OSError:
         return None
     if not stat.S_ISREG(status.st_mode):
-        return fingerprint(path)
-    identity = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def _fingerprint(path: Path) -> str | None:
+    identity = file_identity(path)
+    if identity is None:
+        return fingerprint(path) if path.exists() else None  # a folder is hashed at every call
     with _lock:
         if identity in _file_prints:
             return _file_prints[identity]
