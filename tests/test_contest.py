@@ -138,6 +138,18 @@ ERRORS = [
         "must be files or programs",
     ),
     ("[quota]\nper_day = 5", "[quota]\nper_day = 0", "per_day = 0", "must be a positive integer"),
+    (
+        "[quota]\nper_day = 5",
+        "[service]\nmax_team_size = 0\n\n[quota]\nper_day = 5",
+        "max_team_size = 0",
+        "must be a positive integer",
+    ),
+    (
+        "[quota]\nper_day = 5",
+        '[service]\nregistration_end = "2026-03-01 noon"\n\n[quota]\nper_day = 5',
+        "noon",
+        "is not an ISO 8601 date and time",
+    ),
     ("total = 50", 'total = 50\ncount_failed = "yes"', "count_failed", "must be true or false, not a string"),
     ("decimals = 3", 'decimals = 3\nby = "dice"', 'by = "dice"', "is not a score of glas"),
     ("decimals = 3", "decimals = 20", "decimals = 20", "from 0 to 15"),
