@@ -4,7 +4,7 @@ Each case (``podium.testing.hostile``) changes one thing in a copy of the demo's
 (or, for one case in five, its truth) the way a hostile participant or a careless organizer
 would (or, for one case in twenty, gives ``podium rank`` or ``podium report`` a broken result document), and runs
 podium on it in a forked child. No case may end in an internal error, an exit code its side
-does not allow, a run over 10 s, a peak of more than 1 GB, or a read of the canary file that
+does not allow, a run over 10 CPU seconds (or 60 s waiting), a peak of more than 1 GB, or a read of the canary file that
 the links in hostile inputs point to. ``PODIUM_FUZZ_CASES`` sets the number of cases
 per challenge (default 120); ``benchmarks/fuzz.py`` runs 1,000 per challenge with inputs up to
 300 MB and records time and memory. Hostile uploads for ``podium serve`` (archives,
@@ -294,3 +294,24 @@ def test_hostile_terms_files_are_refused_or_shown_inert(tracks_contest: Path) ->
         terms.write_text(TERMS)
     assert not failures, f"{len(failures)} cases failed:\n" + "\n".join(failures[:10])
     assert kinds == set(TERMS_DAMAGES), sorted(set(TERMS_DAMAGES) - kinds)
+
+
+@pytest.mark.parametrize("how", ["computes", "waits"])
+def test_a_case_that_never_ends_is_a_hang(tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hang is a child past the time limit in CPU seconds (a loaded machine is no hang), or past six
+    times it in wall seconds when it waits without computing; the child is stopped either way."""
+    from podium.cli import cli
+    from podium.testing import hostile
+
+    def forever(*args: object, **kwargs: object) -> None:
+        while True:
+            if how == "waits":
+                time.sleep(1)
+
+    monkeypatch.setattr(cli, "main", forever)
+    (tmp_path / "canary.txt").write_text(hostile.CANARY_TEXT)
+    case = hostile.Case("glas", 0, "submission", "test", "none", [], 0, tmp_path)
+    outcome = hostile.run_case(case, time_limit_s=0.5)
+    assert outcome.problems == ["hang"]
+    if how == "waits":  # stopped by the wall clock at 6 x 0.5 s, the CPU limit never reached
+        assert 3.0 <= outcome.seconds < 30

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import sys
@@ -567,17 +569,24 @@ def _hostile_result(rng: random.Random, challenge: str) -> tuple[str, bytes]:
 
 
 def run_case(case: Case, time_limit_s: float = 10.0) -> Outcome:
-    """Run ``podium`` on ``case`` in a forked child; kill it at ``time_limit_s``."""
+    """Run ``podium`` on ``case`` in a forked child; a hang is ``time_limit_s`` of CPU time.
+
+    The child is stopped by the kernel past ``time_limit_s`` CPU seconds (``RLIMIT_CPU``), so
+    a loaded machine, where the child waits for a core, does not pass for a hang; a child
+    that waits without computing is stopped at six times that, in wall seconds.
+    """
     from podium.cli import cli
 
     canary = case.root / "canary.txt"
     out_path = canary.parent / "output.txt"
     flag_path = canary.parent / "read-outside.txt"
+    cpu = math.ceil(time_limit_s)
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:  # the child: audit every open, run the command, exit with its code
         code = EXIT_INTERNAL
         try:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU at the limit, SIGKILL a second later
             fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
@@ -596,7 +605,7 @@ def run_case(case: Case, time_limit_s: float = 10.0) -> Outcome:
         waited, status, usage = os.wait4(pid, os.WNOHANG)
         if waited:
             break
-        if time.monotonic() - start > time_limit_s:
+        if time.monotonic() - start > 6 * time_limit_s:
             os.kill(pid, signal.SIGKILL)
             _, status, usage = os.wait4(pid, 0)
             hung = True
@@ -604,6 +613,8 @@ def run_case(case: Case, time_limit_s: float = 10.0) -> Outcome:
         time.sleep(0.005)
     seconds = time.monotonic() - start
     output = out_path.read_text(errors="replace") if out_path.exists() else ""
+    stopped = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    hung = hung or stopped == signal.SIGXCPU or (stopped == signal.SIGKILL and usage.ru_utime + usage.ru_stime >= cpu)
     exit_code = -1 if hung else os.waitstatus_to_exitcode(status)
     peak_mb = usage.ru_maxrss / 1024
     read_outside = flag_path.exists() or CANARY_TEXT in output
