@@ -23,6 +23,7 @@ from podium.runner.disk import used_bytes
 from podium.runner.docker import run_docker
 from podium.runner.process import Limits, RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose, seen_images
+from podium.runner.volume import mounted, unmount
 from podium.runner.workdir import (
     INPUT_FILE,
     RUN_PREFIX,
@@ -109,7 +110,11 @@ def run_program(request: RunRequest) -> Result:
     scratch = temporary_folder(RUN_PREFIX, temporary_parent_beside(images))  # where the images can be linked
     kept = request.workdir  # where the program's working folder is kept after the run, if asked
     work = kept if kept is not None and chosen == "none" else scratch / "work"  # a sandbox's mount names no kept path
+    volume = None
     try:
+        if work != kept and limits.disk_mb is not None:  # on a file system of its own where podium can make one
+            volume = mounted(scratch / "disk", int(limits.disk_mb * 2**20))
+            work = volume.folder if volume is not None else work
         prepare_workdir(work, seen_images(chosen, images))
         code = request.code
         if code is not None and chosen == "bwrap":
@@ -182,6 +187,8 @@ def run_program(request: RunRequest) -> Result:
             contest=request.contest,
         )
     finally:
+        if volume is not None:
+            unmount(volume)
         shutil.rmtree(scratch, ignore_errors=True)
     result.warnings = warnings + result.warnings
     result.run = run
