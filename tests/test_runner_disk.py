@@ -9,6 +9,7 @@ made), and with the scan that bounds the folder where none can be made.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import sys
@@ -51,18 +52,29 @@ def volume_problem() -> str | None:
         shutil.rmtree(probe, ignore_errors=True)
 
 
+def nameless_loops() -> set[str]:
+    """The loop devices holding a nameless file (``/FOLDER/#INODE (deleted)``): a run's file system."""
+    held = set()
+    for path in glob.glob("/sys/block/loop*/loop/backing_file"):
+        try:
+            backing = Path(path).read_text().strip()
+        except OSError:
+            continue  # detached meanwhile
+        if "/#" in backing and backing.endswith(" (deleted)"):
+            held.add(f"{path.split('/')[3]}: {backing}")
+    return held
+
+
+LOOPS_BEFORE = nameless_loops()  # another program's, if any
+
+
 def mounts_left(pid: int | None = None) -> list[str]:
-    """The mounts and loop devices a run of ``pid`` (this process) still holds: none once it is over."""
+    """The mounts of runs of ``pid`` (this process), and the loop devices of any run, still there: none once over."""
     mine = f"{RUN_PREFIX}{pid or os.getpid()}-"
     deadline = time.monotonic() + 2  # the kernel frees a loop device just after its last unmount
     while True:
         with open("/proc/self/mountinfo") as f:
-            left = [line for line in f if mine in line]
-        for path in glob.glob("/sys/block/loop*/loop/backing_file"):
-            try:
-                left += [backing for backing in [Path(path).read_text()] if mine in backing]
-            except OSError:
-                continue  # detached meanwhile
+            left = [line for line in f if mine in line] + sorted(nameless_loops() - LOOPS_BEFORE)
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
@@ -264,7 +276,7 @@ def test_a_killed_podiums_file_system_is_unmounted_by_the_next_worker() -> None:
 
 @pytest.mark.usefixtures("hard")
 def test_the_volume_takes_at_most_its_size_of_the_servers_disk_and_names_no_server_path(tmp_path: Path) -> None:
-    """The loop device's file is the size the module names, sparse, unlinked once attached; inside the sandbox the
+    """The loop device's file is the size the module names, sparse, nameless; inside the sandbox the
     mount table shows the device and the folder ``/work`` in it, nothing of the server."""
     code = """
         import glob, sys
@@ -280,7 +292,8 @@ def test_the_volume_takes_at_most_its_size_of_the_servers_disk_and_names_no_serv
         device = os.stat(made.root).st_dev
         sysfs = f"/sys/dev/block/{os.major(device)}:{os.minor(device)}"
         assert int(Path(sysfs, "size").read_text()) * 512 == volume.size_bytes(LIMIT_MB << 20) < (LIMIT_MB + 16) << 20
-        assert Path(sysfs, "loop", "backing_file").read_text().strip().endswith("disk.img (deleted)")
+        backing = Path(sysfs, "loop", "backing_file").read_text().strip()  # a container reads it in /sys
+        assert backing.startswith(f"{tmp_path}/#") and backing.endswith(" (deleted)"), backing  # no file, no run named
         assert sorted(os.listdir(scratch)) == ["disk"] and os.listdir(made.folder) == []
     finally:
         volume.unmount(made)
@@ -379,3 +392,45 @@ def test_used_bytes_opens_a_folder_its_owner_closed(tmp_path: Path) -> None:
         assert counted >= 1_000_000
     finally:
         shutil.rmtree(folder)
+
+
+def test_podium_run_by_another_user_than_root_scans_the_folder(tmp_path: Path) -> None:
+    """Not root, podium can make no file system: ``podium run`` as the user nobody, in bubblewrap, bounds the folder by
+    the scan, and says so."""
+    from test_sandbox_secrets import _as_nobody, _nobody_problem
+
+    if os.geteuid() != 0:
+        pytest.skip("not root: every run here is already another user's (the scanned tests above)")
+    require("bubblewrap", bwrap_problem())
+    environment = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)}
+    pythons = (sys.executable, f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}")
+    python = next((p for p in pythons if _nobody_problem(p, environment) is None), None)
+    require("a Python that the user nobody may run", None if python else _nobody_problem(sys.executable, environment))
+    root = Path(tempfile.mkdtemp(prefix="podium-nobody-"))
+    try:
+        demo = get("face-clustering").write_demo(root / "contest")
+        shutil.chown(root, "nobody")
+        for folder, names, files in os.walk(root):
+            for name in names + files:
+                shutil.chown(os.path.join(folder, name), "nobody")
+        filler = "for k in $(seq 1 1000); do dd if=/dev/zero of=junk$k bs=1M count=4 2>/dev/null; done"
+        done = _as_nobody(
+            str(python),
+            environment,
+            *(
+                "-m",
+                "podium",
+                "run",
+                "face-clustering",
+                "--command",
+                filler,
+                "--images",
+                str(demo.truth.parent / "images"),
+            ),
+            *("--truth", str(demo.truth), "--disk-limit", str(LIMIT_MB), "--time-limit", "30", "--json", "-"),
+        )
+        run_ = json.loads(done.stdout[done.stdout.index("{") :])["run"]
+        assert run_["outcome"] == "disk_limit" and run_["disk_method"].startswith("its files"), run_
+        assert LIMIT_MB < run_["peak_disk_mb"] < LIMIT_MB + MARGIN_MB, run_
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

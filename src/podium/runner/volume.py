@@ -23,9 +23,8 @@ however loaded the machine is, where a scan only notices afterwards.
 - The server's disk: the sparse file takes what is written in it, at most the
   file system's size (``size_bytes``: the limit, the slack, and ext4's own
   tables, 10 % and 4 MiB), and nothing once the run's file system is unmounted
-  (the file is unlinked as soon as the loop device holds it, so a crash leaves
-  no file; :func:`unmount_under`, run by a starting worker, unmounts what a
-  killed podium left mounted).
+  (the file has no name, so a crash leaves no file; :func:`unmount_under`, run
+  by a starting worker, unmounts what a killed podium left mounted).
 - Cost: ``mkfs.ext4`` (no journal, inode tables left unwritten) and the mount,
   about 50 ms of CPU and 60 to 250 ms in all per run (``benchmarks/runner_overhead.py``).
 - Memory: the loop device writes to its file with direct I/O, so the written
@@ -105,32 +104,39 @@ def of(folder: Path) -> Volume | None:
 
 def mounted(root: Path, limit_bytes: int) -> Volume | None:
     """A file system at ``root`` (made here, an empty folder) whose working folder may hold ``limit_bytes``, or
-    ``None`` where none can be made (the folder is then left empty, for a plain working folder)."""
+    ``None`` where none can be made (the folder is then left empty, for a plain working folder).
+
+    Its file has no name (``O_TMPFILE``), in the folder that holds the run's own: the loop device's
+    ``backing_file``, which a container reads in ``/sys``, names that folder only (``/tmp/#INODE (deleted)``),
+    and a crash leaves no file behind.
+    """
     mkfs = shutil.which("mkfs.ext4", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
     if os.geteuid() != 0 or mkfs is None or not os.path.exists("/dev/loop-control"):
         return None
     root.mkdir()
-    image = root.parent / f"{root.name}.img"
     try:
-        with open(image, "wb") as f:
-            f.truncate(size_bytes(limit_bytes))
-        made = subprocess.run([mkfs, *MKFS, *MKFS_EXTENDED, str(image)], capture_output=True, timeout=60)
-        if made.returncode != 0:
+        backing = os.open(root.parent.parent, os.O_TMPFILE | os.O_RDWR, 0o600)
+    except OSError:  # a file system without nameless files
+        return None
+    try:
+        os.ftruncate(backing, size_bytes(limit_bytes))
+        attached = _attach(backing)
+    except OSError:
+        return None
+    finally:
+        os.close(backing)  # the loop device holds the file now; freed with it
+    if attached is None:
+        return None
+    device, fd = attached
+    try:
+        made = subprocess.run([mkfs, *MKFS, *MKFS_EXTENDED, device], capture_output=True, timeout=60)
+        flags = MS_NOSUID | MS_NODEV | MS_NOATIME
+        if made.returncode != 0 or libc().mount(device.encode(), os.fsencode(root), b"ext4", flags, b"noinit_itable"):
             return None
-        attached = _attach(image)
-        if attached is None:
-            return None
-        device, fd = attached
-        try:
-            flags = MS_NOSUID | MS_NODEV | MS_NOATIME
-            if libc().mount(device.encode(), os.fsencode(root), b"ext4", flags, b"noinit_itable") != 0:
-                return None
-        finally:
-            os.close(fd)  # the mount holds the device now; unmounted, its last close frees it
     except (OSError, subprocess.TimeoutExpired):
         return None
     finally:
-        image.unlink(missing_ok=True)  # the loop device holds the file; freed with the file system
+        os.close(fd)  # the mount holds the device now; unmounted (or never mounted), its last close frees it
     try:
         base = _reserve(root, limit_bytes + SLACK_BYTES)
         (root / "work").mkdir()
@@ -142,35 +148,26 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
     return volume
 
 
-def _attach(image: Path) -> tuple[str, int] | None:
-    """A free loop device holding ``image``, detached by the kernel once its last user is gone: its path, opened."""
+def _attach(backing: int) -> tuple[str, int] | None:
+    """A free loop device holding the open file ``backing``, detached by the kernel once its last user is gone: its
+    path, opened."""
+    control = os.open("/dev/loop-control", os.O_RDWR)
     try:
-        control = os.open("/dev/loop-control", os.O_RDWR)
-    except OSError:
-        return None
-    try:
-        backing = os.open(image, os.O_RDWR)
-        try:
-            for _ in range(16):  # another process may take the free device first
-                number = fcntl.ioctl(control, LOOP_CTL_GET_FREE)
-                device = f"/dev/loop{number}"
-                fd = os.open(device, os.O_RDWR)
-                for flags in (LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO, LO_FLAGS_AUTOCLEAR):
-                    info = struct.pack("5Q4I64s64s32s2Q", 0, 0, 0, 0, 0, 0, 0, 0, flags, b"podium", b"", b"", 0, 0)
-                    try:
-                        fcntl.ioctl(fd, LOOP_CONFIGURE, struct.pack("2I", backing, 0) + info + bytes(64))
-                    except OSError as exc:
-                        if exc.errno == errno.EINVAL and flags & LO_FLAGS_DIRECT_IO:
-                            continue  # the backing file system takes no direct I/O
-                        os.close(fd)
-                        if exc.errno == errno.EBUSY:
-                            break
-                        return None
+        for _ in range(16):  # another process may take the free device first
+            device = f"/dev/loop{fcntl.ioctl(control, LOOP_CTL_GET_FREE)}"
+            fd = os.open(device, os.O_RDWR)
+            for flags in (LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO, LO_FLAGS_AUTOCLEAR):
+                info = struct.pack("5Q4I64s64s32s2Q", 0, 0, 0, 0, 0, 0, 0, 0, flags, b"podium", b"", b"", 0, 0)
+                try:
+                    fcntl.ioctl(fd, LOOP_CONFIGURE, struct.pack("2I", backing, 0) + info + bytes(64))
                     return device, fd
-            return None
-        finally:
-            os.close(backing)
-    except OSError:
+                except OSError as exc:
+                    if exc.errno == errno.EINVAL and flags & LO_FLAGS_DIRECT_IO:
+                        continue  # the backing file system takes no direct I/O
+                    os.close(fd)
+                    if exc.errno != errno.EBUSY:
+                        raise
+                    break
         return None
     finally:
         os.close(control)
@@ -200,8 +197,14 @@ def _reserve(root: Path, capacity: int) -> int:
 
 
 def unmount(volume: Volume) -> None:
-    """Unmount the volume (its loop device and the file's blocks are freed with it)."""
+    """Unmount the volume (its loop device and the file's blocks are freed with it).
+
+    The program's files are removed first: the kernel then drops what they hold
+    in the page cache rather than write it to a file about to be freed (100 MB
+    written: 0.10 s rather than 0.17 s).
+    """
     _mounted.pop(str(volume.folder), None)
+    shutil.rmtree(volume.folder, ignore_errors=True)
     _unmount(volume.root)
 
 
