@@ -25,8 +25,9 @@ however loaded the machine is, where a scan only notices afterwards.
   tables, 10 % and 4 MiB), and nothing once the run's file system is unmounted
   (the file has no name, so a crash leaves no file; :func:`unmount_under`, run
   by a starting worker, unmounts what a killed podium left mounted).
-- Cost: ``mkfs.ext4`` (no journal, inode tables left unwritten) and the mount,
-  about 50 ms of CPU and 60 to 250 ms in all per run (``benchmarks/runner_overhead.py``).
+- Cost: ``mkfs.ext4`` (no journal, inode tables left unwritten), the mount and
+  the unmount, about 10 ms of CPU and 0.1 to 0.2 s in all per run on a loaded
+  machine (``benchmarks/runner_overhead.py``).
 - Memory: the loop device writes to its file with direct I/O, so the written
   data is in the page cache once (the run's file system's), charged to the run
   as any file it writes.
