@@ -234,9 +234,11 @@ def test_memory_the_oom_killer_and_a_kill_by_the_program(engine: docker_engine.E
         and doc["run"]["outcome"] == "memory_limit"
         and "memory limit of 100 MB" in doc["errors"][0]["message"]
     )
+    assert test_runner_disk.mounts_left() == []
     engine.import_image("podium-test/face:suicide", {"program.sh": "sh -c 'kill -9 $$'; exit $?\n"})
     _code, doc = podium_run(images, truth, "podium-test/face:suicide", "--time-limit", "30", "--memory-limit", "100")
     assert isinstance(doc, dict) and doc["run"]["outcome"] == "crashed" and doc["run"]["exit_code"] == 137, doc["run"]
+    assert test_runner_disk.mounts_left() == []  # the run's file system, after a memory kill and a crash
 
 
 def test_an_image_without_a_program_is_the_teams_and_an_engine_error_is_not(
@@ -269,7 +271,7 @@ def test_the_time_limit_kills_the_container(engine: docker_engine.Engine, faces)
         images, truth, "podium-test/face:sleeper", "--time-limit", "0.01"
     )  # over before the container starts
     assert isinstance(doc, dict) and doc["run"]["outcome"] == "timeout", doc["run"]
-    assert time.monotonic() - started < 10 and containers(engine) == []
+    assert time.monotonic() - started < 10 and containers(engine) == [] and test_runner_disk.mounts_left() == []
 
 
 def test_a_stderr_flood_costs_no_disk_and_no_time(engine: docker_engine.Engine, faces) -> None:
@@ -405,6 +407,32 @@ def test_a_teams_archive_is_loaded_by_id_and_renames_no_image(engine: docker_eng
         load_image(junk)
 
 
+def _kill_in_a_run(engine: docker_engine.Engine, worker: subprocess.Popen[bytes], send) -> None:  # type: ignore[no-untyped-def]
+    """Send a slow image (``send()``: the submission's answer), kill ``worker`` with SIGKILL once its container runs;
+    the container is gone soon after (its keeper)."""
+    slow = send()
+    running = lambda: engine.docker(
+        "ps", "--quiet", "--filter", "label=podium.submission=" + str(slow.body["id"])
+    ).stdout.split()
+    assert _wait_for(running, 60), "the slow image never started"
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait(timeout=10)
+    assert _wait_for(lambda: containers(engine) == [], 5), engine.docker("ps", "--all").stdout
+
+
+def _stored_document(service, submission_id: int) -> dict:  # type: ignore[no-untyped-def]
+    """The result document the service stored for a submission."""
+    from sqlalchemy import select
+
+    from podium.service.database import reading
+    from podium.service.tables import results
+
+    with reading(service.engine) as connection:
+        return connection.execute(
+            select(results.c.document).where(results.c.submission_id == submission_id)
+        ).scalar_one()
+
+
 def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_engine.Engine, tmp_path: Path) -> None:
     from podium.service.app import Service
     from podium.service.client import submit
@@ -452,26 +480,13 @@ def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_e
             done = lambda: server.call("GET", f"/api/submissions/{answer.body['id']}", tokens["alpha"]).body
             assert _wait_for(lambda: done()["status"] not in ("queued", "running"), 60), done()
             assert done()["status"] == "scored", done()
-            slow = submit(server.url, tokens["alpha"], tmp_path / "alpha-slow.tar", "docker:")
-            running = lambda: engine.docker(
-                "ps", "--quiet", "--filter", "label=podium.submission=" + str(slow.body["id"])
-            ).stdout.split()
-            assert _wait_for(running, 60), "the slow image never started"
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
-            assert _wait_for(lambda: containers(engine) == [], 5), engine.docker("ps", "--all").stdout
+            _kill_in_a_run(
+                engine, worker, lambda: submit(server.url, tokens["alpha"], tmp_path / "alpha-slow.tar", "docker:")
+            )
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
-    from sqlalchemy import select
-
-    from podium.service.database import reading
-    from podium.service.tables import results
-
-    with reading(service.engine) as connection:
-        document = connection.execute(
-            select(results.c.document).where(results.c.submission_id == answer.body["id"])
-        ).scalar_one()
+    document = _stored_document(service, answer.body["id"])
     assert document["run"]["image"] == image_id and document["run"]["sandbox"] == "docker"
 
 
@@ -568,32 +583,18 @@ def test_a_worker_stops_a_disk_filling_image_at_the_limit_and_leaves_no_mount(
             done = lambda: server.call("GET", f"/api/submissions/{answer.body['id']}", tokens["alpha"]).body
             assert _wait_for(lambda: done()["status"] not in ("queued", "running"), 60), done()
             seen = done()
-            slow = submit(server.url, tokens["alpha"], tmp_path / "alpha-slow.tar", "docker:")
-            running = lambda: engine.docker(
-                "ps", "--quiet", "--filter", "label=podium.submission=" + str(slow.body["id"])
-            ).stdout.split()
-            assert _wait_for(running, 60), "the slow image never started"
-            assert test_runner_disk.mounts_left(worker.pid) != []  # its run's file system, mounted
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
-            assert _wait_for(lambda: containers(engine) == [], 5), engine.docker("ps", "--all").stdout
+            _kill_in_a_run(
+                engine, worker, lambda: submit(server.url, tokens["alpha"], tmp_path / "alpha-slow.tar", "docker:")
+            )
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
             worker.wait(timeout=10)
     assert seen["status"] == "failed" and "reached the disk limit of 100 MB" in json.dumps(seen), seen
-    from sqlalchemy import select
-
-    from podium.service.database import reading
-    from podium.service.tables import results
-
-    with reading(service.engine) as connection:
-        document = connection.execute(
-            select(results.c.document).where(results.c.submission_id == answer.body["id"])
-        ).scalar_one()
+    document = _stored_document(service, answer.body["id"])
     assert document["run"]["outcome"] == "disk_limit", document["run"]
     assert 100 < document["run"]["peak_disk_mb"] <= 100 + SLACK_BYTES / 2**20, document["run"]
-    assert test_runner_disk.mounts_left(worker.pid) != []
+    assert test_runner_disk.mounts_left(worker.pid) != []  # the killed worker's run's file system, still mounted
     remove_abandoned()  # what a starting worker does first
     assert test_runner_disk.mounts_left(worker.pid) == []
 

@@ -81,10 +81,7 @@ class Volume:
 
     def over(self) -> bool:
         """More than the limit given out, or no file left to make: the kernel refused, or soon will."""
-        info = os.statvfs(self.root)
-        return (
-            info.f_blocks - info.f_bfree - self.base_blocks
-        ) * info.f_frsize > self.limit_bytes or info.f_favail == 0
+        return self.used_bytes() > self.limit_bytes or os.statvfs(self.root).f_favail == 0
 
     def method(self) -> str:
         return (
