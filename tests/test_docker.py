@@ -31,6 +31,7 @@ from podium.runner.docker import LABEL_OWNER, LABEL_RUN, docker_command, read_pe
 from podium.runner.docker_images import Image as EngineImage
 from podium.runner.docker_images import check_reference
 from podium.runner.volume import SLACK_BYTES
+from podium.runner.workdir import remove_abandoned
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Docker mode runs on Linux")
 faces = test_runner_run.faces  # the fixture: nine face images of three people, and the truth
@@ -486,6 +487,8 @@ def test_a_service_scores_a_teams_image_and_refuses_one_by_name(engine: docker_e
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
+    remove_abandoned()  # what a starting worker does first: unmounts the killed worker's run's file system
+    assert test_runner_disk.mounts_left(worker.pid) == []
     document = _stored_document(service, answer.body["id"])
     assert document["run"]["image"] == image_id and document["run"]["sandbox"] == "docker"
 
@@ -552,7 +555,6 @@ def test_a_worker_stops_a_disk_filling_image_at_the_limit_and_leaves_no_mount(
 ) -> None:
     """Through a real worker: the team reads why, the bound is the file system's; a worker killed with SIGKILL in the
     middle of a run leaves its run's file system mounted, which the next worker to start unmounts."""
-    from podium.runner.workdir import remove_abandoned
     from podium.service.app import Service
     from podium.service.client import submit
     from service_helpers import Clock, LiveServer, at, set_up, write_contest

@@ -8,6 +8,7 @@ made), and with the scan that bounds the folder where none can be made.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
@@ -33,6 +34,7 @@ from podium.scoring.run import RunRequest, run_program
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux runner")
 LIMIT_MB = 64
 MARGIN_MB = 48  # what a writer adds between two scans (measured: 4 to 27 MB), with room for a busy machine
+LOOP_GET_STATUS64 = 0x4C05
 HARD_MB = LIMIT_MB + volume.SLACK_BYTES / 2**20  # what a file system of the run's own may hold, at most
 STOPPED = f"the program was stopped: its working folder reached the disk limit of {LIMIT_MB} MB (files it writes count, in all)"
 
@@ -52,29 +54,34 @@ def volume_problem() -> str | None:
         shutil.rmtree(probe, ignore_errors=True)
 
 
-def nameless_loops() -> set[str]:
-    """The loop devices holding a nameless file (``/FOLDER/#INODE (deleted)``): a run's file system."""
-    held = set()
-    for path in glob.glob("/sys/block/loop*/loop/backing_file"):
+def loops_of(prefix: str) -> list[str]:
+    """The loop devices attached for a run whose folder's name starts with ``prefix`` (their ``lo_file_name``)."""
+    held = []
+    for path in glob.glob("/sys/block/loop*/loop"):  # attached devices only
+        device = f"/dev/{path.split('/')[3]}"
         try:
-            backing = Path(path).read_text().strip()
+            fd = os.open(device, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            status = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(232))
         except OSError:
             continue  # detached meanwhile
-        if "/#" in backing and backing.endswith(" (deleted)"):
-            held.add(f"{path.split('/')[3]}: {backing}")
+        finally:
+            os.close(fd)
+        name = status[56:120].split(b"\0")[0].decode(errors="replace")  # struct loop_info64's lo_file_name
+        if name.startswith(prefix):
+            held.append(f"{device}: {name}")
     return held
 
 
-LOOPS_BEFORE = nameless_loops()  # another program's, if any
-
-
 def mounts_left(pid: int | None = None) -> list[str]:
-    """The mounts of runs of ``pid`` (this process), and the loop devices of any run, still there: none once over."""
+    """The mounts and loop devices that runs of ``pid`` (this process) still hold: none once they are over."""
     mine = f"{RUN_PREFIX}{pid or os.getpid()}-"
     deadline = time.monotonic() + 2  # the kernel frees a loop device just after its last unmount
     while True:
         with open("/proc/self/mountinfo") as f:
-            left = [line for line in f if mine in line] + sorted(nameless_loops() - LOOPS_BEFORE)
+            left = [line for line in f if mine in line] + loops_of(mine)
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)

@@ -118,7 +118,7 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
         return None
     try:
         os.ftruncate(backing, size_bytes(limit_bytes))
-        attached = _attach(backing)
+        attached = _attach(backing, root.parent.name)
     except OSError:
         return None
     finally:
@@ -146,16 +146,17 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
     return volume
 
 
-def _attach(backing: int) -> tuple[str, int] | None:
+def _attach(backing: int, name: str) -> tuple[str, int] | None:
     """A free loop device holding the open file ``backing``, detached by the kernel once its last user is gone: its
-    path, opened."""
+    path, opened. ``name`` (the run's folder) is its ``lo_file_name``, which ``LOOP_GET_STATUS64`` reads back on the
+    host (a program, with no loop device to open, cannot)."""
     control = os.open("/dev/loop-control", os.O_RDWR)
     try:
         for _ in range(16):  # another process may take the free device first
             device = f"/dev/loop{fcntl.ioctl(control, LOOP_CTL_GET_FREE)}"
             fd = os.open(device, os.O_RDWR)
             for flags in (LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO, LO_FLAGS_AUTOCLEAR):
-                info = struct.pack("5Q4I64s64s32s2Q", 0, 0, 0, 0, 0, 0, 0, 0, flags, b"podium", b"", b"", 0, 0)
+                info = struct.pack("5Q4I64s64s32s2Q", 0, 0, 0, 0, 0, 0, 0, 0, flags, name.encode()[:63], b"", b"", 0, 0)
                 try:
                     fcntl.ioctl(fd, LOOP_CONFIGURE, struct.pack("2I", backing, 0) + info + bytes(64))
                     return device, fd
