@@ -23,7 +23,7 @@ from podium.runner.disk import used_bytes
 from podium.runner.docker import run_docker
 from podium.runner.process import Limits, RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose, seen_images
-from podium.runner.volume import mounted, unmount
+from podium.runner.volume import BLOCK, mounted, unmount
 from podium.runner.workdir import (
     INPUT_FILE,
     RUN_PREFIX,
@@ -352,6 +352,11 @@ def _remove_input_file(work: Path) -> None:
 def _why(report: RunReport, limits: Limits) -> str:
     """How the program ended, in words."""
     if report.outcome == "disk_limit":
+        if report.peak_disk_mb is not None and report.peak_disk_mb <= (limits.disk_mb or 0):  # files, not bytes
+            return (
+                f"its working folder reached the disk limit of {limits.disk_mb:g} MB in files: "
+                f"at most one file per {BLOCK // 1024} KiB of it (an empty file counts)"
+            )
         return f"its working folder reached the disk limit of {limits.disk_mb:g} MB (files it writes count, in all)"
     if report.outcome == "timeout":
         return f"it was stopped at the time limit of {limits.time_s:g} s"
