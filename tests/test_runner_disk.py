@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require
+from conftest import run as cli
 from podium.challenges import get
 from podium.runner import volume
 from podium.runner.confine import drop_to
@@ -446,3 +447,19 @@ def test_podium_run_by_another_user_than_root_scans_the_folder(tmp_path: Path) -
         assert LIMIT_MB < run_["peak_disk_mb"] < LIMIT_MB + MARGIN_MB, run_
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.usefixtures("hard")
+def test_podium_run_as_root_holds_the_limit_exactly(tmp_path: Path) -> None:
+    """The command, as root: ``podium run --command`` in bubblewrap is bound by the run's own file system."""
+    require("bubblewrap", bwrap_problem())
+    demo = get("face-clustering").write_demo(tmp_path / "contest")
+    filler = "for k in $(seq 1 1000); do dd if=/dev/zero of=junk$k bs=1M count=4 2>/dev/null; done; sleep 30"
+    code, output = cli(
+        *("run", "face-clustering", "--command", filler, "--images", str(demo.truth.parent / "images")),
+        *("--truth", str(demo.truth), "--disk-limit", str(LIMIT_MB), "--time-limit", "30", "--json", "-"),
+    )
+    document = json.JSONDecoder().raw_decode(output[output.index("{") :])[0]  # the table follows
+    run_ = document["run"]
+    assert code == 1 and run_["outcome"] == "disk_limit" and document["errors"][0]["message"] == STOPPED, run_
+    assert LIMIT_MB < run_["peak_disk_mb"] <= HARD_MB and run_["wall_s"] < 10 and mounts_left() == [], run_
