@@ -35,7 +35,7 @@ demo-data/.scored: $(STAMP)  # the demo sets are written and scored once (again 
 	touch $@
 
 test: $(STAMP)
-	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static /usr/sbin/nginx=nginx
+	tools/system-components.sh bwrap=bubblewrap '/usr/lib/postgresql/*/bin/initdb=postgresql' /usr/bin/chromium=chromium dockerd=docker.io /bin/busybox=busybox-static /usr/sbin/nginx=nginx mkfs.ext4=e2fsprogs
 	$(VENV)/bin/ruff check src tests tools benchmarks
 	$(VENV)/bin/ruff format --check src tests tools benchmarks  # one layout of code, lines of 120 (strings and comments are left whole)
 	$(VENV)/bin/mypy

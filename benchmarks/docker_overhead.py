@@ -8,6 +8,8 @@ time; CPU is podium's and its children's (the docker client's, not the engine's)
 before each run costs (so their page cache is charged to no run). Last, what showing a sandbox
 the images from the run's own folder costs per run (a hard-linked copy, so that the mount table
 names no server path): 200 and 50,000 files (ILSVRC's validation set), already in both runs above.
+Each run twice, interleaved: the working folder on a file system of the run's own and scanned
+(``runner_overhead.py``'s ``BOUNDS``).
 
 It uses the engine ``DOCKER_HOST`` points at, or starts the tests' private one
 (``tests/docker_engine.py``: root, dockerd and busybox-static needed).
@@ -24,9 +26,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
+from runner_overhead import BOUNDS, measure
 from timing import machine_header, timed
 
 from podium.runner.disk import DEFAULT_DISK_MB
@@ -39,13 +41,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import docker_engine  # the tests' private engine and image builder
 
 SETTINGS = {"th1_s": "60", "th2_s": "120", "ram_max_mb": "4096"}
-
-
-def measure(label: str, once: Callable[[], float], repeats: int) -> None:
-    """``once`` runs podium and returns the program's measured wall time; medians of ``repeats`` runs."""
-    runs = [timed(once) for _ in range(repeats)]
-    wall, total, cpu = (statistics.median(values) for values in zip(*((r.value, r.wall, r.cpu) for r in runs)))
-    print(f"{label:44s} {wall:9.3f}s {total:9.3f}s {total - wall:9.3f}s {cpu:9.3f}s", flush=True)
 
 
 def engine_here() -> docker_engine.Engine | None:
@@ -82,7 +77,7 @@ def main() -> None:
         for tag, files in (("cp", {}), ("sleep", {}), ("weights", {"weights.bin": weights})):
             program = ("sleep 0.5; " if tag == "sleep" else "") + "cp /team.csv team.csv\n"
             builder.import_image(f"podium-bench/copy:{tag}", {"team.csv": csv, "program.sh": program, **files})
-        print(f"{'program, sandbox':44s} {'wall':>10s} {'total':>10s} {'overhead':>10s} {'CPU':>10s}")
+        print(f"{'program, sandbox, disk bound':52s} {'wall':>10s} {'total':>10s} {'overhead':>10s} {'CPU':>10s}")
         for label, tag in (("cp", "cp"), ("sleep 0.5; cp", "sleep"), ("cp, 64 MB of weights in the image", "weights")):
             command = f"{'sleep 0.5; ' if tag == 'sleep' else ''}cp {submission / 'team.csv'} team.csv"
             for sandbox in ("bwrap", "docker"):
@@ -107,8 +102,8 @@ def main() -> None:
                     assert result.status == "scored" and result.run is not None, result.errors
                     return float(result.run["wall_s"])
 
-                measure(f"{label}, {sandbox}", once, args.repeats)
-        print(f"{'the images staged for a run (linked, removed)':44s} {'files':>10s} {'wall':>10s} {'CPU':>10s}")
+                measure(f"{label}, {sandbox}", once, args.repeats, BOUNDS)
+        print(f"{'the images staged for a run (linked, removed)':52s} {'files':>10s} {'wall':>10s} {'CPU':>10s}")
         for files in (200, 50_000):
             many = folder / f"images-{files}"
             many.mkdir()
@@ -121,7 +116,7 @@ def main() -> None:
 
             runs = [timed(stage) for _ in range(args.repeats)]
             wall, cpu = statistics.median(r.wall for r in runs), statistics.median(r.cpu for r in runs)
-            print(f"{'':44s} {files:10,d} {wall:9.3f}s {cpu:9.3f}s", flush=True)
+            print(f"{'':52s} {files:10,d} {wall:9.3f}s {cpu:9.3f}s", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         builder.remove()

@@ -1,31 +1,103 @@
 """``[limits] disk_mb``: a program cannot fill the server's disk from its working folder.
 
 Real programs in the real sandbox (bubblewrap; in CI it must be there), and
-unconfined (``--sandbox none``), which the same bounds hold.
+unconfined (``--sandbox none``), which the same bounds hold: as root on a file
+system of the run's own that refuses writes past the limit (in CI it must be
+made), and with the scan that bounds the folder where none can be made.
 """
 
 from __future__ import annotations
 
+import fcntl
+import glob
+import json
 import os
 import shutil
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import require
+from conftest import run as cli
 from podium.challenges import get
+from podium.runner import volume
 from podium.runner.confine import drop_to
 from podium.runner.disk import used_bytes
 from podium.runner.process import Limits
 from podium.runner.sandbox import CODE_FOLDER, SANDBOX_ID, bwrap_problem
+from podium.runner.workdir import RUN_PREFIX, remove_abandoned, temporary_folder
 from podium.scoring.run import RunRequest, run_program
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux runner")
 LIMIT_MB = 64
 MARGIN_MB = 48  # what a writer adds between two scans (measured: 4 to 27 MB), with room for a busy machine
+LOOP_GET_STATUS64 = 0x4C05
+HARD_MB = LIMIT_MB + volume.SLACK_BYTES / 2**20  # what a file system of the run's own may hold, at most
+STOPPED = f"the program was stopped: its working folder reached the disk limit of {LIMIT_MB} MB (files it writes count, in all)"
+
+
+def volume_problem() -> str | None:
+    """Why no file system of a run's own can be made here, or ``None``."""
+    if os.geteuid() != 0:
+        return "podium is not root: the working folder is scanned instead"
+    probe = temporary_folder(RUN_PREFIX)
+    try:
+        made = volume.mounted(probe / "disk", 2**20)
+        if made is None:
+            return "no loop device, mkfs.ext4 or mount here (a container without CAP_SYS_ADMIN?)"
+        volume.unmount(made)
+        return None
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+def loops_of(prefix: str) -> list[str]:
+    """The loop devices attached for a run whose folder's name starts with ``prefix`` (their ``lo_file_name``)."""
+    held = []
+    for path in glob.glob("/sys/block/loop*/loop"):  # attached devices only
+        device = f"/dev/{path.split('/')[3]}"
+        try:
+            fd = os.open(device, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            status = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(232))
+        except OSError:
+            continue  # detached meanwhile
+        finally:
+            os.close(fd)
+        name = status[56:120].split(b"\0")[0].decode(errors="replace")  # struct loop_info64's lo_file_name
+        if name.startswith(prefix):
+            held.append(f"{device}: {name}")
+    return held
+
+
+def mounts_left(pid: int | None = None) -> list[str]:
+    """The mounts and loop devices that runs of ``pid`` (this process) still hold: none once they are over."""
+    mine = f"{RUN_PREFIX}{pid or os.getpid()}-"
+    deadline = time.monotonic() + 2  # the kernel frees a loop device just after its last unmount
+    while True:
+        with open("/proc/self/mountinfo") as f:
+            left = [line for line in f if mine in line] + loops_of(mine)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def hard() -> None:
+    """The working folder on a file system of its own: podium as root, with a loop device."""
+    require("a file system of the run's own", volume_problem())
+
+
+@pytest.fixture
+def scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The working folder on the server's disk, bounded by the scan (podium not root)."""
+    monkeypatch.setattr("podium.scoring.run.mounted", lambda root, limit: None)
 
 
 @pytest.fixture(params=["bwrap", "none"])
@@ -36,7 +108,12 @@ def sandbox(request: pytest.FixtureRequest) -> str:
 
 
 def run(
-    tmp_path: Path, sandbox: str, code: str, disk_limit_mb: float | None = LIMIT_MB, time_limit_s: float = 30
+    tmp_path: Path,
+    sandbox: str,
+    code: str,
+    disk_limit_mb: float | None = LIMIT_MB,
+    time_limit_s: float = 30,
+    memory_mb: float = 1024,
 ) -> dict:
     """Run ``code`` (Python) as a face-clustering program; the run section, and the folder's peak measured by the test."""
     demo = get("face-clustering").write_demo(tmp_path / "contest")
@@ -48,7 +125,7 @@ def run(
             "face-clustering",
             tmp_path / "contest" / "images",
             demo.truth,
-            Limits(time_limit_s, 1024, disk_limit_mb),
+            Limits(time_limit_s, memory_mb, disk_limit_mb),
             command=f"python3 {CODE_FOLDER if sandbox == 'bwrap' else folder}/p.py",
             settings={"th1_s": "5", "th2_s": "60", "ram_max_mb": "4096"},
             sandbox=sandbox,
@@ -78,17 +155,165 @@ PREALLOCATED = """
 """
 
 
+@pytest.mark.usefixtures("scanned")
 @pytest.mark.parametrize("code", [MANY_FILES, PREALLOCATED], ids=["written", "fallocated"])
-def test_a_fast_writer_of_many_files_is_stopped_near_the_limit(tmp_path: Path, sandbox: str, code: str) -> None:
+def test_a_fast_writer_of_many_files_is_stopped_near_the_limit_where_the_folder_is_scanned(
+    tmp_path: Path, sandbox: str, code: str
+) -> None:
     run_ = run(tmp_path, sandbox, code)
     assert run_["outcome"] == "disk_limit" and run_["status"] == "rejected", run_
-    assert run_["errors"] == [
-        f"the program was stopped: its working folder reached the disk limit of {LIMIT_MB} MB (files it writes count, in all)"
-    ]
+    assert run_["errors"] == [STOPPED]
     assert LIMIT_MB < run_["peak_disk_mb"] < LIMIT_MB + MARGIN_MB, run_
-    assert run_["wall_s"] < 10 and run_["disk_limit_mb"] == LIMIT_MB
+    assert run_["wall_s"] < 10 and run_["disk_limit_mb"] == LIMIT_MB and run_["disk_method"].startswith("its files")
 
 
+ONE_BIG_FILE = """
+    import os
+    with open("big.bin", "wb") as f:
+        for _ in range(1000):
+            f.write(os.urandom(1 << 20))
+"""
+SPARSE = """
+    import os
+    for k in range(100_000):  # 60 MB each, 1 MB of it written: they count what they hold
+        with open(f"sparse-{k}.bin", "wb") as f:
+            f.truncate(60 << 20)
+            f.seek(k % 59 << 20)
+            f.write(os.urandom(1 << 20))
+"""
+MANY_EMPTY_FILES = """
+    import os
+    for k in range(10_000_000):  # no block each, but a file each
+        os.close(os.open(f"{k}", os.O_CREAT | os.O_WRONLY))
+"""
+MMAP = """
+    import mmap, os
+    for k in range(100):  # files grown through a mapping: written back by the kernel, not by write()
+        fd = os.open(f"mapped-{k}.bin", os.O_CREAT | os.O_RDWR)
+        os.ftruncate(fd, 40 << 20)
+        with mmap.mmap(fd, 40 << 20) as m:
+            for offset in range(0, 40 << 20, 4096):
+                m[offset] = 1
+        os.close(fd)
+"""
+HARD_LINKED = """
+    import os
+    open("big.bin", "wb").write(os.urandom(48 << 20))
+    for k in range(2000):  # each link is the same 48 MB
+        os.link("big.bin", f"link-{k}")
+    for k in range(100_000):
+        open(f"more-{k}.bin", "wb").write(os.urandom(1 << 20))
+"""
+FILLERS = {
+    "many files": MANY_FILES,
+    "one big file": ONE_BIG_FILE,
+    "sparse files": SPARSE,
+    "many empty files": MANY_EMPTY_FILES,
+    "mmap": MMAP,
+    "hard links": HARD_LINKED,
+    "fallocated": PREALLOCATED,
+}
+
+
+@pytest.mark.usefixtures("hard")
+@pytest.mark.parametrize("code", FILLERS.values(), ids=FILLERS.keys())
+def test_a_file_system_of_its_own_refuses_every_way_past_the_limit(tmp_path: Path, sandbox: str, code: str) -> None:
+    """Past the limit and its slack the kernel refuses the write, however fast the writer or loaded the machine."""
+    run_ = run(tmp_path, sandbox, code)
+    assert run_["outcome"] == "disk_limit" and run_["status"] == "rejected", run_
+    assert run_["peak_disk_mb"] <= HARD_MB and run_["wall_s"] < 15, run_
+    if code is MANY_EMPTY_FILES:  # out of files, not of blocks
+        assert run_["peak_disk_mb"] < LIMIT_MB and run_["errors"] == [
+            f"the program was stopped: its working folder reached the disk limit of {LIMIT_MB} MB in files: "
+            "at most one file per 4 KiB of it (an empty file counts)"
+        ], run_
+    else:
+        assert run_["peak_disk_mb"] > LIMIT_MB and run_["errors"] == [STOPPED], run_
+    assert run_["disk_method"].startswith("a file system of its own") and mounts_left() == []
+
+
+@pytest.mark.usefixtures("hard")
+def test_hard_links_count_once_and_a_program_at_the_limit_is_scored(tmp_path: Path, sandbox: str) -> None:
+    """A scan counts each link of a file again (2,000 links of 48 MB: 94 GB); the file system counts its blocks once.
+    A program that fills the limit to its last megabyte is never refused."""
+    code = """
+        import os
+        open("big.bin", "wb").write(os.urandom(48 << 20))
+        for k in range(2000):
+            os.link("big.bin", f"link-{k}")
+        with open("rest.bin", "wb") as f:
+            for _ in range(14):
+                f.write(os.urandom(1 << 20))
+        names = sorted(os.listdir(open("input.txt").read().strip()))
+        open("team.csv", "w").write("".join(f"{name.rsplit('.', 1)[0]}, 1\\n" for name in names))
+    """
+    run_ = run(tmp_path, sandbox, code)
+    assert run_["outcome"] == "finished" and run_["status"] == "scored", run_
+    assert 62 < run_["peak_disk_mb"] <= LIMIT_MB, run_
+
+
+@pytest.mark.usefixtures("hard")
+@pytest.mark.parametrize("limit", ["time", "memory"])
+def test_no_mount_is_left_after_a_run_killed_at_a_limit(tmp_path: Path, limit: str) -> None:
+    code = """
+        import os, time
+        open("half.bin", "wb").write(os.urandom(32 << 20))
+        hog = [bytes([k % 256]) * (1 << 20) for k in range(512 if os.environ.get("HOG") else 0)]
+        time.sleep(60)
+    """
+    if limit == "memory":
+        code = code.replace('os.environ.get("HOG")', "True")
+    run_ = run(tmp_path, "bwrap" if bwrap_problem() is None else "none", code, time_limit_s=5, memory_mb=256)
+    assert run_["outcome"] == ("timeout" if limit == "time" else "memory_limit"), run_
+    assert 32 <= run_["peak_disk_mb"] < 33 and mounts_left() == []
+
+
+@pytest.mark.usefixtures("hard")
+def test_a_killed_podiums_file_system_is_unmounted_by_the_next_worker() -> None:
+    """podium killed with SIGKILL leaves its run's file system mounted: a starting worker unmounts it, then removes the
+    folder (rmtree alone would empty the file system and fail on the mount point); the loop device and its file go too."""
+    child = os.fork()
+    if child == 0:  # a podium that dies in the middle of a run
+        scratch = temporary_folder(RUN_PREFIX)
+        made = volume.mounted(scratch / "disk", 8 << 20)
+        (made.folder / "output.csv").write_text("a, 1\n") if made is not None else None
+        os._exit(0 if made is not None else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    left = mounts_left(child)
+    assert len(left) == 2, left  # its mount and its loop device
+    removed = remove_abandoned()
+    assert any(path.name.startswith(f"{RUN_PREFIX}{child}-") for path in removed), removed
+    assert mounts_left(child) == [] and not glob.glob(f"/tmp/{RUN_PREFIX}{child}-*")
+
+
+@pytest.mark.usefixtures("hard")
+def test_the_volume_takes_at_most_its_size_of_the_servers_disk_and_names_no_server_path(tmp_path: Path) -> None:
+    """The loop device's file is the size the module names, sparse, nameless; inside the sandbox the
+    mount table shows the device and the folder ``/work`` in it, nothing of the server."""
+    code = """
+        import glob, sys
+        print(open("/proc/self/mountinfo").read(), file=sys.stderr)
+    """
+    shown = run(tmp_path, "bwrap" if bwrap_problem() is None else "none", code)
+    (work,) = [line for line in shown["stderr_tail"].splitlines() if " - ext4 /dev/loop" in line]
+    assert work.split()[3] == "/work" and str(tmp_path) not in shown["stderr_tail"], work
+    scratch = temporary_folder(RUN_PREFIX, str(tmp_path))
+    made = volume.mounted(scratch / "disk", LIMIT_MB << 20)
+    assert made is not None
+    try:
+        device = os.stat(made.root).st_dev
+        sysfs = f"/sys/dev/block/{os.major(device)}:{os.minor(device)}"
+        assert int(Path(sysfs, "size").read_text()) * 512 == volume.size_bytes(LIMIT_MB << 20) < (LIMIT_MB + 16) << 20
+        backing = Path(sysfs, "loop", "backing_file").read_text().strip()  # a container reads it in /sys
+        assert backing.startswith(f"{tmp_path}/#") and backing.endswith(" (deleted)"), backing  # no file, no run named
+        assert sorted(os.listdir(scratch)) == ["disk"] and os.listdir(made.folder) == []
+    finally:
+        volume.unmount(made)
+        shutil.rmtree(scratch)
+
+
+@pytest.mark.usefixtures("scanned")
 def test_one_file_stops_at_the_limit_sparse_or_not(tmp_path: Path, sandbox: str) -> None:
     code = """
         import os, sys
@@ -106,6 +331,7 @@ def test_one_file_stops_at_the_limit_sparse_or_not(tmp_path: Path, sandbox: str)
     assert LIMIT_MB <= run_["peak_disk_mb"] < LIMIT_MB + 1, run_  # the kernel stops the file at the limit exactly
 
 
+@pytest.mark.usefixtures("scanned")
 def test_files_hidden_in_an_unreadable_folder_still_count(tmp_path: Path, sandbox: str) -> None:
     code = """
         import os, time
@@ -179,3 +405,61 @@ def test_used_bytes_opens_a_folder_its_owner_closed(tmp_path: Path) -> None:
         assert counted >= 1_000_000
     finally:
         shutil.rmtree(folder)
+
+
+def test_podium_run_by_another_user_than_root_scans_the_folder(tmp_path: Path) -> None:
+    """Not root, podium can make no file system: ``podium run`` as the user nobody, in bubblewrap, bounds the folder by
+    the scan, and says so."""
+    from test_sandbox_secrets import _as_nobody, _nobody_problem
+
+    if os.geteuid() != 0:
+        pytest.skip("not root: every run here is already another user's (the scanned tests above)")
+    require("bubblewrap", bwrap_problem())
+    environment = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(sys.path)}
+    pythons = (sys.executable, f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}")
+    python = next((p for p in pythons if _nobody_problem(p, environment) is None), None)
+    require("a Python that the user nobody may run", None if python else _nobody_problem(sys.executable, environment))
+    root = Path(tempfile.mkdtemp(prefix="podium-nobody-"))
+    try:
+        demo = get("face-clustering").write_demo(root / "contest")
+        shutil.chown(root, "nobody")
+        for folder, names, files in os.walk(root):
+            for name in names + files:
+                shutil.chown(os.path.join(folder, name), "nobody")
+        filler = "for k in $(seq 1 1000); do dd if=/dev/zero of=junk$k bs=1M count=4 2>/dev/null; done"
+        done = _as_nobody(
+            str(python),
+            environment,
+            *(
+                "-m",
+                "podium",
+                "run",
+                "face-clustering",
+                "--command",
+                filler,
+                "--images",
+                str(demo.truth.parent / "images"),
+            ),
+            *("--truth", str(demo.truth), "--disk-limit", str(LIMIT_MB), "--time-limit", "30", "--json", "-"),
+        )
+        run_ = json.loads(done.stdout[done.stdout.index("{") :])["run"]
+        assert run_["outcome"] == "disk_limit" and run_["disk_method"].startswith("its files"), run_
+        assert LIMIT_MB < run_["peak_disk_mb"] < LIMIT_MB + MARGIN_MB, run_
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.usefixtures("hard")
+def test_podium_run_as_root_holds_the_limit_exactly(tmp_path: Path) -> None:
+    """The command, as root: ``podium run --command`` in bubblewrap is bound by the run's own file system."""
+    require("bubblewrap", bwrap_problem())
+    demo = get("face-clustering").write_demo(tmp_path / "contest")
+    filler = "for k in $(seq 1 1000); do dd if=/dev/zero of=junk$k bs=1M count=4 2>/dev/null; done; sleep 30"
+    code, output = cli(
+        *("run", "face-clustering", "--command", filler, "--images", str(demo.truth.parent / "images")),
+        *("--truth", str(demo.truth), "--disk-limit", str(LIMIT_MB), "--time-limit", "30", "--json", "-"),
+    )
+    document = json.JSONDecoder().raw_decode(output[output.index("{") :])[0]  # the table follows
+    run_ = document["run"]
+    assert code == 1 and run_["outcome"] == "disk_limit" and document["errors"][0]["message"] == STOPPED, run_
+    assert LIMIT_MB < run_["peak_disk_mb"] <= HARD_MB and run_["wall_s"] < 10 and mounts_left() == [], run_

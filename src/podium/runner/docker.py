@@ -16,9 +16,11 @@ The container (``docker create``, then ``docker start --attach``):
   gives both from the run's own temporary folder (the images as a hard-linked
   copy): the program reads no data folder, contest or team name there;
 - the disk limit as in bubblewrap (:mod:`podium.runner.disk`): no file past it
-  (``--ulimit fsize``), and the working folder, scanned on the host while the
-  container runs, may not hold more: the root file system being read-only, it
-  is the only disk the program can fill;
+  (``--ulimit fsize``), and the working folder, on a file system of its own
+  that refuses writes past the limit (:mod:`podium.runner.volume`; podium
+  runs Docker as root), read on the host while the container runs, may not
+  hold more: the root file system being read-only, it is the only disk the
+  program can fill;
 - the contract's environment: ``HOME`` and ``TMPDIR`` ``/tmp``, ``LANG``
   ``C.UTF-8``; ``PATH`` the image's own if it sets one (its interpreters are
   there), else ``/usr/local/bin:/usr/bin:/bin``;
@@ -329,8 +331,10 @@ def _attend(name: str, container_id: str, time_limit_s: float | None, disk: Disk
         if not any(words in state.error.lower() for words in IMAGE_CANNOT_START):
             raise UsageError(f"the Docker engine could not start the container: {state.error or 'no reason given'}")
         state = _State(None, None, 127, False, state.error)  # the image names no program it can run: the team's
-    if not stopped and disk is not None and (disk.scan() > disk.limit_bytes or state.exit_code == 128 + signal.SIGXFSZ):
-        stopped = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
+    if not stopped and disk is not None and (disk.ended_over() or state.exit_code == 128 + signal.SIGXFSZ):
+        stopped = (
+            "disk_limit"  # a file stopped at the limit (SIGXFSZ), refused by the volume, or written since the last scan
+        )
     outcome: RunOutcome = stopped or (
         "memory_limit" if state.oom_killed else "crashed" if state.exit_code != 0 else "finished"
     )
@@ -349,6 +353,7 @@ def _attend(name: str, container_id: str, time_limit_s: float | None, disk: Disk
         network_isolated=True,
         sandbox="docker",
         peak_disk_mb=None if disk is None else disk.peak / 2**20,
+        disk_method=None if disk is None else disk.method,
     )
 
 

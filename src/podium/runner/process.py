@@ -13,7 +13,9 @@
   once per process) nor the spawner's ``ru_maxrss``, which inherits the
   parent's own peak and sees only the largest single process.
 - Disk: with a disk limit, no file may grow past it and the working folder
-  may not hold more (:mod:`podium.runner.disk`), checked at each sample.
+  may not hold more (:mod:`podium.runner.disk`): refused by the kernel where
+  it is on a file system of its own (:mod:`podium.runner.volume`), checked at
+  each sample.
 - At the time, memory or disk limit, every process of the tree is killed with
   SIGKILL, including ones that ignore SIGTERM or start their own session
   (they stay in view: the keeper, :mod:`podium.runner.keeper`, is their
@@ -77,6 +79,7 @@ class RunReport:
     network_isolated: bool
     sandbox: str
     peak_disk_mb: float | None = None  # the most the working folder was seen to hold, where a disk limit applies
+    disk_method: str | None = None  # what bounded it (:attr:`podium.runner.disk.DiskWatch.method`)
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -173,12 +176,10 @@ def _run(
         raise UsageError(f"the sandbox could not start the program: {refused}")
     if group is not None and outcome == "finished" and group.memory_kills() > 0:
         outcome = "memory_limit"  # the kernel stopped a process at the limit and the rest then ended
-    if (
-        outcome == "finished"
-        and disk is not None
-        and (disk.scan() > disk.limit_bytes or exit_code == 128 + signal.SIGXFSZ)
-    ):
-        outcome = "disk_limit"  # a file stopped at the limit (SIGXFSZ), or files written since the last scan
+    if outcome == "finished" and disk is not None and (disk.ended_over() or exit_code == 128 + signal.SIGXFSZ):
+        outcome = (
+            "disk_limit"  # a file stopped at the limit (SIGXFSZ), refused by the volume, or written since the last scan
+        )
     if outcome == "finished" and exit_code != 0:
         outcome = "crashed"
     method = f"sampling the summed proportional set size (Pss) of the process tree, and its private /tmp and /dev/shm, at {SAMPLE_HZ} Hz"
@@ -194,6 +195,7 @@ def _run(
         network_isolated=isolated,
         sandbox=start.sandbox,
         peak_disk_mb=None if disk is None else disk.peak / 2**20,
+        disk_method=None if disk is None else disk.method,
     )
 
 

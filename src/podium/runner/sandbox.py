@@ -26,7 +26,8 @@ The program runs under ``bwrap`` (https://github.com/containers/bubblewrap):
   still names each bind's source folder as it lies on its disk, which is
   why the images and the code are linked into the run's own temporary folder
   first (:func:`podium.scoring.run.run_program`) and the working folder is made
-  there, and why, when podium runs as root, the keeper also shows the images
+  there (as root, on a file system of the run's own, :mod:`podium.runner.volume`:
+  its line shows ``/dev/loopN`` and the folder ``/work`` in it), and why, when podium runs as root, the keeper also shows the images
   through a read-only overlay of their staging path
   (:func:`podium.runner.confine.bind_privately`).
 

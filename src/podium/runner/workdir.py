@@ -9,6 +9,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from podium.runner.volume import unmount_under
+
 INPUT_FILE = "input.txt"
 RUN_PREFIX = "podium-run-"  # a run's own temporary folder: its working folder, its code's linked copy
 STAGE_PREFIX = "podium-stage-"  # the staging mount points of a sandbox started as root
@@ -42,7 +44,8 @@ def temporary_parent_beside(folder: Path) -> str | None:
 
 
 def remove_abandoned() -> list[Path]:
-    """Remove the run folders of processes that no longer exist (a worker killed with SIGKILL); the folders removed.
+    """Remove the run folders of processes that no longer exist (a worker killed with SIGKILL), the file systems
+    mounted in them first; the folders removed.
 
     A process id reused since is taken as alive: its folders stay, never another run's.
     """
@@ -55,6 +58,7 @@ def remove_abandoned() -> list[Path]:
         for name in names:
             made_by = _MADE_BY.match(name)
             if made_by and not _alive(int(made_by.group(1))):
+                unmount_under(Path(parent, name))  # its working folder's file system, which rmtree would empty
                 shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
                 removed.append(Path(parent, name))
     return removed

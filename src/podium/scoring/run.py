@@ -23,6 +23,7 @@ from podium.runner.disk import used_bytes
 from podium.runner.docker import run_docker
 from podium.runner.process import Limits, RunReport, run_limited
 from podium.runner.sandbox import bubblewrap, choose, seen_images
+from podium.runner.volume import BLOCK, mounted, unmount
 from podium.runner.workdir import (
     INPUT_FILE,
     RUN_PREFIX,
@@ -109,7 +110,11 @@ def run_program(request: RunRequest) -> Result:
     scratch = temporary_folder(RUN_PREFIX, temporary_parent_beside(images))  # where the images can be linked
     kept = request.workdir  # where the program's working folder is kept after the run, if asked
     work = kept if kept is not None and chosen == "none" else scratch / "work"  # a sandbox's mount names no kept path
+    volume = None
     try:
+        if work != kept and limits.disk_mb is not None:  # on a file system of its own where podium can make one
+            volume = mounted(scratch / "disk", int(limits.disk_mb * 2**20))
+            work = volume.folder if volume is not None else work
         prepare_workdir(work, seen_images(chosen, images))
         code = request.code
         if code is not None and chosen == "bwrap":
@@ -182,6 +187,8 @@ def run_program(request: RunRequest) -> Result:
             contest=request.contest,
         )
     finally:
+        if volume is not None:
+            unmount(volume)
         shutil.rmtree(scratch, ignore_errors=True)
     result.warnings = warnings + result.warnings
     result.run = run
@@ -345,6 +352,11 @@ def _remove_input_file(work: Path) -> None:
 def _why(report: RunReport, limits: Limits) -> str:
     """How the program ended, in words."""
     if report.outcome == "disk_limit":
+        if report.peak_disk_mb is not None and report.peak_disk_mb <= (limits.disk_mb or 0):  # files, not bytes
+            return (
+                f"its working folder reached the disk limit of {limits.disk_mb:g} MB in files: "
+                f"at most one file per {BLOCK // 1024} KiB of it (an empty file counts)"
+            )
         return f"its working folder reached the disk limit of {limits.disk_mb:g} MB (files it writes count, in all)"
     if report.outcome == "timeout":
         return f"it was stopped at the time limit of {limits.time_s:g} s"
