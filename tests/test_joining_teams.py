@@ -298,24 +298,38 @@ def test_the_routes_are_in_the_openapi_document_prefixed_and_not(site: Site) -> 
 
 @pytest.mark.parametrize("verb", ["create", "join"])
 def test_the_commands_create_and_join_through_the_server(site: Site, verb: str) -> None:
-    argument = "Willows" if verb == "create" else _code(site, "spring", "Willows")
+    """Each case stands alone: the join case makes the team eve joins, with its first member gus (it took the create
+    case's team, and so failed whenever it ran without it: alone, or first of the two under ``--lf`` or ``-k``)."""
+    team, who = ("Willows", "cat") if verb == "create" else ("Alders", "eve")
+    if verb == "join":
+        with writing(site.service.engine) as connection:
+            alders = accounts.add_team(connection, team, NOW, "spring")
+            accounts.add_user(connection, "gus", PASSWORD, alders, False, NOW, contest="spring")
     shown = CliRunner().invoke(
         cli,
-        ["team", verb, argument, "--server", site.server.url, "--contest", "spring", "--token", site.tokens["cat"]]
+        ["team", verb, team, "--server", site.server.url, "--contest", "spring", "--token", site.tokens[who]]
         if verb == "create"
-        else ["team", verb, argument, "--server", site.server.url + "/c/spring", "--token", site.tokens["eve"]],
+        else [
+            "team",
+            verb,
+            _code(site, "spring", team),
+            "--server",
+            site.server.url + "/c/spring",
+            "--token",
+            site.tokens[who],
+        ],
     )
     assert shown.exit_code == 0, shown.output
     assert shown.output == (
-        "created team Willows in contest spring (1 member)\n"
+        f"created team {team} in contest spring (1 member)\n"
         if verb == "create"
-        else "joined team Willows in contest spring (2 members)\n"
+        else f"joined team {team} in contest spring (2 members)\n"
     )
     again = CliRunner().invoke(
         cli,
-        ["team", "create", "Else", "--server", site.server.url, "--contest", "spring", "--token", site.tokens["cat"]],
+        ["team", "create", "Else", "--server", site.server.url, "--contest", "spring", "--token", site.tokens[who]],
     )
-    assert again.exit_code == 2 and "409: you are in team Willows in contest spring already" in again.output
+    assert again.exit_code == 2 and f"409: you are in team {team} in contest spring already" in again.output
     both = CliRunner().invoke(
         cli, ["team", "join", "x", "--server", site.server.url + "/c/spring", "--contest", "spring", "--token", "t"]
     )
