@@ -81,7 +81,7 @@ def check_room(connection: Connection, contest: Contest, team: int) -> None:
     Holds the team's row first (:func:`~podium.service.accounts.lock_team`), so two users racing for its last place are
     counted one after the other.
     """
-    if accounts.lock_team(connection, team):  # banned
+    if accounts.lock_team(connection, team) is not None:  # banned
         raise Refused("this team is banned from the contest: it takes no new member", 403)
     most = contest.service.max_team_size
     if most is not None:
