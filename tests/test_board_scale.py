@@ -160,9 +160,8 @@ def _reference(rows: tuple[list[Any], ...], contest: Any, revealed: bool) -> dic
             scores[name] = _rounded(contest, shown_scores)  # what ranks; the board shows the score as it is
         status = "scored" if scored else ("no scored submission" if sent else "none")
         found[name] = (status, shown_scores["score"] if scored else None, len(scored))
-    last = len(scores) + 1
-    return {
-        name: (1 + sum(v > scores[name] for v in scores.values()) if name in scores else last, *row)
+    return {  # a team without a scored submission has no rank
+        name: (1 + sum(v > scores[name] for v in scores.values()) if name in scores else None, *row)
         for name, row in found.items()
     }
 

@@ -25,6 +25,7 @@ from podium.challenges import get
 from podium.cli import cli
 from podium.service import accounts, invitations
 from podium.service.app import Service
+from podium.service.client import packed
 from podium.service.database import connect, migrate, reading, writing
 from podium.service.server import read_folder, serve_folder
 from podium.service.tables import memberships, teams, users
@@ -298,28 +299,179 @@ def test_the_routes_are_in_the_openapi_document_prefixed_and_not(site: Site) -> 
 
 @pytest.mark.parametrize("verb", ["create", "join"])
 def test_the_commands_create_and_join_through_the_server(site: Site, verb: str) -> None:
-    argument = "Willows" if verb == "create" else _code(site, "spring", "Willows")
+    """Each case stands alone: the join case makes the team eve joins, with its first member gus (it took the create
+    case's team, and so failed whenever it ran without it: alone, or first of the two under ``--lf`` or ``-k``)."""
+    team, who = ("Willows", "cat") if verb == "create" else ("Alders", "eve")
+    if verb == "join":
+        with writing(site.service.engine) as connection:
+            alders = accounts.add_team(connection, team, NOW, "spring")
+            accounts.add_user(connection, "gus", PASSWORD, alders, False, NOW, contest="spring")
     shown = CliRunner().invoke(
         cli,
-        ["team", verb, argument, "--server", site.server.url, "--contest", "spring", "--token", site.tokens["cat"]]
+        ["team", verb, team, "--server", site.server.url, "--contest", "spring", "--token", site.tokens[who]]
         if verb == "create"
-        else ["team", verb, argument, "--server", site.server.url + "/c/spring", "--token", site.tokens["eve"]],
+        else [
+            "team",
+            verb,
+            _code(site, "spring", team),
+            "--server",
+            site.server.url + "/c/spring",
+            "--token",
+            site.tokens[who],
+        ],
     )
     assert shown.exit_code == 0, shown.output
     assert shown.output == (
-        "created team Willows in contest spring (1 member)\n"
+        f"created team {team} in contest spring (1 member)\n"
         if verb == "create"
-        else "joined team Willows in contest spring (2 members)\n"
+        else f"joined team {team} in contest spring (2 members)\n"
     )
     again = CliRunner().invoke(
         cli,
-        ["team", "create", "Else", "--server", site.server.url, "--contest", "spring", "--token", site.tokens["cat"]],
+        ["team", "create", "Else", "--server", site.server.url, "--contest", "spring", "--token", site.tokens[who]],
     )
-    assert again.exit_code == 2 and "409: you are in team Willows in contest spring already" in again.output
+    assert again.exit_code == 2 and f"409: you are in team {team} in contest spring already" in again.output
     both = CliRunner().invoke(
         cli, ["team", "join", "x", "--server", site.server.url + "/c/spring", "--contest", "spring", "--token", "t"]
     )
     assert both.exit_code == 2 and "names a contest already" in both.output
+
+
+def _member_of(site: Site, contest: str, team: str, *names: str) -> dict[str, str]:
+    """The team ``team`` of ``contest`` made with the users ``names`` as members; each user's log-in token."""
+    made = {}
+    with writing(site.service.engine) as connection:
+        team_id = accounts.add_team(connection, team, NOW, contest)
+        for name in names:
+            user = accounts.add_user(connection, name, PASSWORD, team_id, False, NOW, contest=contest)
+            made[name] = accounts.new_token(connection, None, False, "test", NOW, user_id=user)
+    site.tokens.update(made)
+    return made
+
+
+def _session(site: Site, user: str) -> str:
+    """A web session of ``user``, for an hour."""
+    with writing(site.service.engine) as connection:
+        found = accounts.user_row(connection, user).id
+        return accounts.new_token(
+            connection, None, False, "test", NOW, user_id=found, session=True, expires=NOW + timedelta(hours=1)
+        )
+
+
+def _leave(site: Site, contest: str, token: str) -> Any:
+    return site.server.call("POST", f"/api/contests/{contest}/team/leave", token)
+
+
+def test_a_member_leaves_the_team_keeps_its_submissions_and_its_last_member_stays(site: Site) -> None:
+    """Ivy leaves Rowans, which keeps its submission; hal, its last member, may not leave a team that submitted; ivy
+    joins Hazels by its code; Hazels' members leave one by one (jay by the command), its last taking it away."""
+    tokens = _member_of(site, "spring", "Rowans", "hal", "ivy") | _member_of(site, "spring", "Hazels", "jay")
+    archive = packed(site.service.data.parent / "demo" / "submission", site.service.data.parent)
+    sent = site.server.call(
+        "POST", "/api/contests/spring/submissions", tokens["hal"], body=archive.read_bytes(), query={"track": "main"}
+    )
+    assert sent.status == 201, sent.body
+    old_code = _code(site, "spring", "Rowans")
+
+    left = _leave(site, "spring", tokens["ivy"])
+    assert left.status == 200 and left.body == {"contest": "spring", "team": "Rowans", "members": 1, "removed": False}
+    assert _members(site, "spring", "Rowans") == ["hal"]
+    assert _join(site, "spring", "ivy", old_code).status == 410  # revoked: ivy knew it, she comes back only if invited
+    mine = site.server.call("GET", "/api/contests/spring/submissions", tokens["hal"]).body
+    assert [s["id"] for s in mine] == [sent.body["id"]]  # the team keeps what it sent
+    assert site.server.call("GET", "/api/contests/spring/submissions", tokens["ivy"]).body == []  # ivy takes none
+    again = _leave(site, "spring", tokens["ivy"])
+    assert again.status == 409 and "you are in no team of contest spring" in again.body["detail"], again.body
+
+    last = _leave(site, "spring", tokens["hal"])
+    assert last.status == 409 and "last member of team Rowans, which has sent 1 submission:" in last.body["detail"]
+    assert _members(site, "spring", "Rowans") == ["hal"]
+
+    rejoined = site.server.call(
+        "POST",
+        "/api/contests/spring/team/join",
+        tokens["ivy"],
+        json_body={"invitation": _code(site, "spring", "Hazels")},
+    )
+    assert rejoined.status == 201 and rejoined.body["members"] == 2, rejoined.body
+    shown = CliRunner().invoke(
+        cli, ["team", "leave", "--server", site.server.url, "--contest", "spring", "--token", tokens["jay"]]
+    )
+    assert shown.exit_code == 0 and shown.output == "left team Hazels in contest spring (1 member left)\n", shown.output
+    gone = _leave(site, "spring", tokens["ivy"])
+    assert gone.status == 200 and gone.body == {"contest": "spring", "team": "Hazels", "members": 0, "removed": True}
+    with reading(site.service.engine) as connection:
+        assert connection.execute(select(teams.c.id).where(teams.c.name == "Hazels")).first() is None
+    refused = CliRunner().invoke(
+        cli, ["team", "leave", "--server", site.server.url + "/c/spring", "--token", tokens["jay"]]
+    )
+    assert refused.exit_code == 2 and "409: you are in no team of contest spring" in refused.output, refused.output
+
+
+def test_leaving_is_refused_once_teams_are_final_without_sign_ups_banned_or_by_a_team_token(site: Site) -> None:
+    tokens = _member_of(site, "autumn", "Aspens", "kim", "lee") | _member_of(site, "closed", "Cypresses", "lou", "max")
+    site.clock.now = CLOSES  # autumn's registration_end: its teams are final
+    try:
+        late = _leave(site, "autumn", tokens["kim"])
+        assert late.status == 403 and "final since 2026-12-01 00:00:00 UTC" in late.body["detail"], late.body
+    finally:
+        site.clock.now = NOW
+    closed = _leave(site, "closed", tokens["lou"])
+    assert closed.status == 403 and "takes no sign-ups" in closed.body["detail"], closed.body
+    team_token = _leave(site, "spring", site.tokens["springteam"])
+    assert team_token.status == 403 and "a team's token, not a user's" in team_token.body["detail"], team_token.body
+    with writing(site.service.engine) as connection:
+        connection.execute(update(teams).where(teams.c.name == "Aspens").values(banned=True))
+    try:  # leaving would lift the ban from kim: refused
+        banned = _leave(site, "autumn", tokens["kim"])
+        assert banned.status == 403 and "banned" in banned.body["detail"], banned.body
+    finally:
+        with writing(site.service.engine) as connection:
+            connection.execute(update(teams).where(teams.c.name == "Aspens").values(banned=False))
+    assert _members(site, "autumn", "Aspens") == ["kim", "lee"] and _members(site, "closed", "Cypresses") == [
+        "lou",
+        "max",
+    ]
+    paths = site.server.call("GET", "/openapi.json").body["paths"]
+    for path in ("/api/team/leave", "/api/contests/{contest_id}/team/leave"):
+        answer = paths[path]["post"]["responses"]["200"]["content"]["application/json"]
+        assert answer["schema"]["$ref"].endswith("/TeamLeft"), path
+
+
+def test_the_leave_form_without_javascript_carries_its_csrf_token_and_a_confirmation(site: Site) -> None:
+    """The account page's form: refused without the session's CSRF token (403), unconfirmed (422), then a 303 back."""
+    tokens = _member_of(site, "spring", "Elders", "ned", "ola")
+    session = _session(site, "ned")
+    cookie = {"Cookie": f"podium_session={session}"}
+    shown = urllib.request.Request(site.server.url + "/c/spring/account", headers=cookie)
+    with urllib.request.urlopen(shown, timeout=30) as answer:
+        page = answer.read().decode()
+    assert "<h2>Leave team Elders</h2>" in page and 'action="/c/spring/team/leave"' in page
+
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *_: Any) -> None:
+            return None
+
+    def post(form: str) -> tuple[int, str, str]:
+        sent = urllib.request.Request(
+            site.server.url + "/c/spring/team/leave",
+            data=form.encode(),
+            headers={**cookie, "Content-Type": "application/x-www-form-urlencoded"},
+        )
+        try:
+            with urllib.request.build_opener(Stay).open(sent, timeout=30) as answer:
+                return answer.status, answer.read().decode(), answer.headers.get("Location", "")
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(), error.headers.get("Location", "")
+
+    assert post("confirm=leave")[0] == 403  # no CSRF token: another site's page cannot take ned out of his team
+    csrf = accounts.csrf_token(session)
+    status, page, _ = post(f"csrf={csrf}")
+    assert status == 422 and "tick the box to confirm" in page
+    assert _members(site, "spring", "Elders") == ["ned", "ola"]
+    status, _, location = post(f"csrf={csrf}&confirm=leave")
+    assert status == 303 and location == "/account?done=you%20left%20team%20Elders", location
+    assert _members(site, "spring", "Elders") == ["ola"] and tokens["ola"]
 
 
 def test_one_contest_served_unprefixed(tmp_path: Path) -> None:
@@ -348,17 +500,7 @@ def test_autumn_organizer_sees_members_from_spring_like_any_other(site: Site) ->
     olga = site.tokens["olga"]
     row = site.server.call("GET", "/api/contests/autumn/teams/Maples", olga)
     assert row.status == 200 and row.body["members"] == ["ann", "bob"], row.body
-    with writing(site.service.engine) as connection:
-        session = accounts.new_token(
-            connection,
-            None,
-            False,
-            "test",
-            NOW,
-            user_id=accounts.user_row(connection, "olga").id,
-            session=True,
-            expires=NOW + timedelta(hours=1),
-        )
+    session = _session(site, "olga")
     page = urllib.request.Request(
         site.server.url + "/c/autumn/organizer/teams/Maples", headers={"Cookie": f"podium_session={session}"}
     )
@@ -458,4 +600,19 @@ def test_racing_joiners_and_creators_on_each_database(tmp_path: Path, database_u
     with writing(engine) as connection:
         solo = accounts.add_user(connection, "solo", PASSWORD, None, False, now)
     assert race(joining.create, [(solo, "Twin A"), (solo, "Twin B")]) == [201, 409]
+    # Full's three members leave at once: counted one after the other (the team's row held), the last removes the
+    # team, which sent nothing; without the lock each saw others stay, and an empty team was left behind
+    members = [user for user in racers if user in _member_ids(engine, "Full")]
+    assert (
+        race(lambda c, contest, user, _, now: joining.leave(c, contest, user, now), [(u, "") for u in members])
+        == [201] * 3
+    )
+    with reading(engine) as connection:
+        assert connection.execute(select(teams.c.id).where(teams.c.name == "Full")).first() is None
     engine.dispose()
+
+
+def _member_ids(engine: Any, team: str) -> set[int]:
+    with reading(engine) as connection:
+        query = select(memberships.c.user_id).join(teams).where(teams.c.name == team)
+        return set(connection.execute(query).scalars())

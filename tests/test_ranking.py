@@ -59,15 +59,34 @@ def test_glas_parts_give_six_criteria() -> None:
     assert [c.higher_is_better for c in criteria] == [True, True, False] * 2
 
 
-def test_rejected_and_null_rank_last() -> None:
+def test_a_null_score_ranks_last_and_a_team_without_a_score_is_not_ranked() -> None:
     teams = [
         Team("ok", "scored", {"fuzzy_jaccard": 0.5}),
         Team("bad", "rejected", {}),
         Team("best", "scored", {"fuzzy_jaccard": 0.7}),
         Team("null", "scored", {"fuzzy_jaccard": None}),
+        Team("also", "none", {}),
     ]
     rank_teams(get("fuzzy-jaccard"), teams)
-    assert [(t.name, t.rank) for t in teams] == [("best", 1), ("ok", 2), ("bad", 3), ("null", 3)]
+    ranked = [(t.name, t.rank, t.ranks) for t in teams]
+    assert ranked == [
+        ("best", 1, {"fuzzy_jaccard": 1}),
+        ("ok", 2, {"fuzzy_jaccard": 2}),
+        ("null", 3, {"fuzzy_jaccard": 3}),
+        ("also", None, {}),
+        ("bad", None, {}),
+    ]
+
+
+def test_teams_without_a_score_alone_are_none_ranked_and_rank_sums_skip_them() -> None:
+    """The only team of a new contest, with nothing scored, was "rank 1" (the last rank of a board of one)."""
+    alone = [Team("new", "none", {})]
+    rank_teams(get("glas"), alone)
+    assert (alone[0].rank, alone[0].rank_sum, alone[0].ranks) == (None, None, {})
+    scores = {"f1": 0.9, "object_dice": 0.8, "object_hausdorff": 50.0}
+    teams = [Team("failed", "rejected", {}), Team("a", "scored", scores), Team("b", "scored", dict(scores))]
+    rank_teams(get("glas"), teams)
+    assert [(t.name, t.rank, t.rank_sum) for t in teams] == [("a", 1, 3), ("b", 1, 3), ("failed", None, None)]
 
 
 def write_result(path: Path, challenge: str, **scores: float) -> Path:

@@ -88,7 +88,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
             ("get", "/api/contests")
         }
         files = downloads | {(method, "/api/contests/{contest_id}" + path[4:]) for method, path in downloads}
-        assert len(api) == 2 * 48 + 1 and not [key for key in api - files if not _typed(schemas[key], spec)]
+        assert len(api) == 2 * 49 + 1 and not [key for key in api - files if not _typed(schemas[key], spec)]
         media = [list(spec["paths"][path][method]["responses"]["200"]["content"]) for method, path in sorted(downloads)]
         assert media == [
             ["application/zip"],
@@ -212,6 +212,7 @@ def test_every_api_operation_declares_its_answer_and_real_answers_match(tmp_path
         code = live.call("GET", "/api/team/invitation", hal).body["invitation"]
         answers[("post", "/api/team/join")] = live.call("POST", "/api/team/join", ivy, json_body={"invitation": code})
         assert [answers[("post", path)].status for path in ("/api/team", "/api/team/join")] == [201, 201]
+        answers[("post", "/api/team/leave")] = live.call("POST", "/api/team/leave", ivy)  # and leaves it
         with writing(service.engine) as connection:  # off the board read above
             accounts.remove_team(connection, accounts.team_id(connection, "eta"))
         assert {key for key in answers if key[1].startswith("/api/")} | {

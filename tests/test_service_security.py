@@ -38,7 +38,7 @@ from podium.service.limiter import BUDGETS, LOGIN, REGISTER, Budget
 from podium.service.pages import COOKIE, LOGIN_COOKIE
 from podium.service.proxies import parse_proxies
 from podium.service.quota import usage
-from podium.service.tables import attempts, submissions, teams
+from podium.service.tables import attempts, submissions, teams, users
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
 
@@ -116,6 +116,15 @@ def csv_service(
     return path, clock, service, token
 
 
+def _wait_for_spool(incoming: Path) -> None:
+    """Wait (10 s at most) until an upload's spool file is in ``incoming``: its caller, phase and quota were read."""
+    for _ in range(200):
+        if incoming.is_dir() and any(incoming.glob("upload-*")):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the upload was not admitted in 10 s")
+
+
 def upload_headers(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "Content-Type": "application/octet-stream"}
 
@@ -145,23 +154,33 @@ def test_an_upload_completed_after_the_deadline_is_refused(database_url: str, tm
     assert [p.name for p in (service.data / "incoming").iterdir()] == []  # the late body is not kept
 
 
-def test_an_upload_completed_after_its_team_was_banned_is_refused(database_url: str, tmp_path: Path) -> None:
-    """The team is read before the body; a ban while the body arrives is read again under the team's lock."""
-    contest, _, service, token = csv_service(tmp_path, database_url)
+@pytest.mark.parametrize("banned", ["team", "user"])
+def test_an_upload_completed_after_its_team_or_user_was_banned_is_refused(
+    database_url: str, tmp_path: Path, banned: str
+) -> None:
+    """The team and the user are read before the body; a ban of the team, or the site-wide ban of the user sending
+    (ann, alpha's member, with her own token), while the body arrives is read again under the team's lock (the user's
+    was read only before the body: 201). The ban waits for the body's spool, made once the caller was read: a fixed
+    pause let a loaded machine read the caller after the ban, and so pass on the old code."""
+    contest, clock, service, token = csv_service(tmp_path, database_url)
+    with writing(service.engine) as connection:
+        ann = accounts.user_row(connection, "ann").id
+        token["ann"] = accounts.new_token(connection, None, False, "test", clock(), user_id=ann)
     csv = csv_of(contest)
     with LiveServer(service) as live:
-        sending = Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token["alpha"]), len(csv))
+        sender = "alpha" if banned == "team" else "ann"
+        sending = Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token[sender]), len(csv))
         sending.send(csv[:10])
-        time.sleep(0.5)
-        with writing(service.engine) as connection:  # the organizers ban alpha meanwhile
-            connection.execute(update(teams).where(teams.c.name == "alpha").values(banned=True))
+        _wait_for_spool(service.data / "incoming")  # admitted: the caller read, its body being spooled
+        with writing(service.engine) as connection:  # alpha banned by the organizers, or ann by the site, meanwhile
+            table, name = (teams, "alpha") if banned == "team" else (users, "ann")
+            connection.execute(update(table).where(table.c.name == name).values(banned=True))
         sending.send(csv[10:])
         status, body = sending.answer()
-        assert status == 403 and "team alpha is banned" in body["detail"], body
+        assert status == 403 and f"{banned} {name} is banned" in body["detail"], body
     with reading(service.engine) as connection:
         assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 0
-    incoming = service.data / "incoming"  # made by the first body spooled: a ban read before it leaves none
-    assert not incoming.exists() or [p.name for p in incoming.iterdir()] == []
+    assert [p.name for p in (service.data / "incoming").iterdir()] == []  # the spool is gone with the refusal
 
 
 def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:

@@ -140,7 +140,7 @@ LISTED = {  # every command: where it is defined, and its help's first paragraph
     ),
     "team": (
         "podium.cli.service:team_group",
-        "Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes.",
+        "Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes; a user's own: create, join, leave.",
     ),
     "token": ("podium.cli.service:token_group", "API tokens and web sessions: list them, revoke one."),
     "user": (

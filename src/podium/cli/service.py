@@ -526,9 +526,10 @@ def worker_command(
 
 @click.group("team")
 def team_group() -> None:
-    """Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes.
+    """Teams of a contest: add, list, rename, remove, their members; bans and approvals; their tokens and invitation codes; a user's own: create, join, leave.
 
-    A user creates or joins a team through the server: podium team create NAME, podium team join CODE.
+    A user creates, joins or leaves their team through the server: podium team create NAME, podium team join CODE,
+    podium team leave.
     """
 
 
@@ -973,6 +974,43 @@ def team_invitation_command(
     return EXIT_SCORED
 
 
+USER_TOKEN_OPTION = click.option(
+    "--token", envvar="PODIUM_TOKEN", required=True, help="Your log-in's API token [env PODIUM_TOKEN]."
+)
+CONTEST_ID_OPTION = click.option(
+    "--contest",
+    "contest_id",
+    metavar="ID",
+    default=None,
+    help="The contest's id, when --server is the site [default: --server is a contest's page, URL/c/ID].",
+)
+
+
+def _contest_server(server: str, contest_id: str | None) -> str:
+    """The contest's address: ``server``, or the site's ``server`` with ``/c/ID`` (a usage error if it names one)."""
+    if contest_id is None:
+        return server
+    if "/c/" in server:
+        raise UsageError(f"--server {server} names a contest already: give the site's address with --contest")
+    return f"{server.rstrip('/')}/c/{contest_id}"
+
+
+def _team_change(
+    server: str, path: str, token: str, body: dict[str, Any] | None, status: int, as_json: bool
+) -> dict[str, Any] | None:
+    """``POST path`` of the contest at ``server`` with the user's token: its answer, or ``None`` once printed as JSON
+    (``as_json``); an answer other than ``status`` is a :class:`PodiumError` naming it."""
+    from podium.service.client import request
+
+    answer = _answered(lambda: request(server, "POST", path, token, json_body=body))
+    if answer.status != status:
+        raise PodiumError(f"{answer.status}: {answer.message}")
+    if as_json:
+        click.echo(json.dumps(answer.body, indent=2))
+        return None
+    return dict(answer.body)
+
+
 def _joining_command(verb: str, argument: str, field: str, summary: str) -> Any:
     """``podium team VERB ARGUMENT --server URL --token T [--contest ID]``: ``POST /api/contests/ID/team[/join]``
     with the user's log-in token (:mod:`podium.service.joining`)."""
@@ -980,33 +1018,17 @@ def _joining_command(verb: str, argument: str, field: str, summary: str) -> Any:
     @team_group.command(verb, help=summary)
     @click.argument(argument.lower(), metavar=argument)
     @client_options
-    @click.option("--token", envvar="PODIUM_TOKEN", required=True, help="Your log-in's API token [env PODIUM_TOKEN].")
-    @click.option(
-        "--contest",
-        "contest_id",
-        metavar="ID",
-        default=None,
-        help="The contest's id, when --server is the site [default: --server is a contest's page, URL/c/ID].",
-    )
+    @USER_TOKEN_OPTION
+    @CONTEST_ID_OPTION
     @click.option("--accept-terms", is_flag=True, help="Accept the contest's terms (needed when it has a terms page).")
     @guarded
     def command(
         server: str, as_json: bool, token: str, contest_id: str | None, accept_terms: bool, **given: str
     ) -> int:
-        from podium.service.client import request
-
-        if contest_id is not None:
-            if "/c/" in server:
-                raise UsageError(f"--server {server} names a contest already: give the site's address with --contest")
-            server = f"{server.rstrip('/')}/c/{contest_id}"
         body = {field: given[argument.lower()], "accept_terms": accept_terms}
         path = "/api/team" if verb == "create" else "/api/team/join"
-        answer = _answered(lambda: request(server, "POST", path, token, json_body=body))
-        if answer.status != 201:
-            raise PodiumError(f"{answer.status}: {answer.message}")
-        shown = answer.body
-        if as_json:
-            click.echo(json.dumps(shown, indent=2))
+        shown = _team_change(_contest_server(server, contest_id), path, token, body, 201, as_json)
+        if shown is None:
             return EXIT_SCORED
         done = "created team" if shown["created"] else "joined team"
         waits = "" if shown["approved"] else "; it waits for the organizers' approval before it may submit"
@@ -1029,6 +1051,25 @@ team_join_command = _joining_command(
     "invitation",
     "Join a team of a contest by its invitation code (with your log-in's token, while its registration is open).",
 )
+
+
+@team_group.command("leave")
+@client_options
+@USER_TOKEN_OPTION
+@CONTEST_ID_OPTION
+@guarded
+def team_leave_command(server: str, as_json: bool, token: str, contest_id: str | None) -> int:
+    """Leave your team in a contest: its submissions and choices stay with it (with your log-in's token, until teams are final)."""
+    shown = _team_change(_contest_server(server, contest_id), "/api/team/leave", token, None, 200, as_json)
+    if shown is None:
+        return EXIT_SCORED
+    after = (
+        "it had no other member and had sent nothing, so it is removed"
+        if shown["removed"]
+        else f"{shown['members']} member{'s' * (shown['members'] != 1)} left"
+    )
+    click.echo(f"left team {shown['team']} in contest {shown['contest']} ({after})")
+    return EXIT_SCORED
 
 
 def _standing_command(group: click.Group, verb: str, summary: str, change: str, said: str, **values: bool) -> Any:

@@ -90,7 +90,7 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
             table.add_column(name, justify="right")
     for team in teams:
         cells = [
-            f"{number_text(team.scores.get(c.name)) if team.status == 'scored' else team.status} ({team.ranks[c.name]})"
+            f"{number_text(team.scores.get(c.name))} ({team.ranks[c.name]})" if team.status == "scored" else team.status
             for c in criteria
         ]
         if rank_sum:
@@ -106,7 +106,7 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
                     f"{c.first:.1%}",
                 ]
             )
-        table.add_row(str(team.rank), escape(team.name), *cells)
+        table.add_row("" if team.rank is None else str(team.rank), escape(team.name), *cells)
     return table
 
 

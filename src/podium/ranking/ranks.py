@@ -5,8 +5,12 @@ rank skips as many places as teams shared. A challenge ranks either by its
 primary score, or (GlaS) by the sum of the ranks a team gets on each criterion,
 the sums being ranked the same way (lower sum is better). ``decimals`` rounds
 values before they are compared, as the GlaS organizers ranked on three
-decimals. A missing or null value, or a rejected submission, ranks after every
-number, and such teams share that last rank.
+decimals. A missing or null value of a scored team ranks after every number,
+and such teams share that last rank. A team without a score (its submission
+rejected, or none scored yet) is not ranked: its rank is ``None`` and it comes
+after the ranked teams, by name, as Kaggle and Codabench leave a team without a
+score off the ranking (it took the last rank before, which made the only team
+of a new contest "rank 1" before anything was scored).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ class Team:
     scores: dict[str, float | int | None]
     ranks: dict[str, int] = field(default_factory=dict)
     rank_sum: int | None = None
-    rank: int = 0
+    rank: int | None = None  # None: not ranked (no score)
     confidence: Confidence | None = None  # filled by a bootstrap (podium rank --bootstrap)
 
 
@@ -54,7 +58,9 @@ def ranks_by_sum(challenge: Challenge, by: str | None) -> bool:
 def rank_teams(
     challenge: Challenge, teams: list[Team], decimals: int | None = None, by: str | None = None
 ) -> list[ScoreSpec]:
-    """Fill in every team's per-criterion ranks, rank sum and final rank; return the criteria.
+    """Fill in every scored team's per-criterion ranks, rank sum and final rank, sort the teams; return the criteria.
+
+    A team without a score keeps no rank (``None``) and is sorted after the ranked teams, by name.
 
     ``by`` ranks by that score alone instead of the challenge's rule.
     """
@@ -62,24 +68,25 @@ def rank_teams(
         criteria = [ScoreSpec(by, challenge.score_spec(by).higher_is_better, "")]
     else:
         criteria = challenge.ranking_criteria(set().union(*(t.scores for t in teams)) if teams else set())
+    ranked = [t for t in teams if t.status == "scored"]
     for spec in criteria:
-        values = [_value(t, spec.name, decimals) for t in teams]
-        for team, rank in zip(teams, competition_ranks(values, bool(spec.higher_is_better))):
+        values = [_value(t, spec.name, decimals) for t in ranked]
+        for team, rank in zip(ranked, competition_ranks(values, bool(spec.higher_is_better))):
             team.ranks[spec.name] = rank
     if ranks_by_sum(challenge, by):
-        for team in teams:
-            team.rank_sum = sum(team.ranks.values()) if team.status == "scored" else None
-        final = competition_ranks([t.rank_sum for t in teams], higher_is_better=False)
+        for team in ranked:
+            team.rank_sum = sum(team.ranks.values())
+        final = competition_ranks([t.rank_sum for t in ranked], higher_is_better=False)
     else:
-        final = [t.ranks[criteria[0].name] for t in teams]
-    for team, rank in zip(teams, final):
+        final = [t.ranks[criteria[0].name] for t in ranked]
+    for team, rank in zip(ranked, final):
         team.rank = rank
-    teams.sort(key=lambda t: (t.rank, t.name))
+    teams.sort(key=lambda t: (t.rank is None, t.rank or 0, t.name))
     return criteria
 
 
 def _value(team: Team, name: str, decimals: int | None) -> float | None:
-    value = team.scores.get(name) if team.status == "scored" else None
+    value = team.scores.get(name)
     if value is None or decimals is None:
         return value
     return round(value, decimals)

@@ -28,7 +28,7 @@ from podium.contest import Contest
 from podium.core.errors import UsageError
 from podium.service import accounts, home, invitations, joining, limiter, logins, mail, resets, rosters
 from podium.service.database import reading, writing
-from podium.service.deps import ContestDep, Service, ServiceDep, contest_of
+from podium.service.deps import ContestDep, Service, ServiceDep, contest_of, contest_or_site
 from podium.service.markdown import render_file
 from podium.service.pages import COOKIE, _form, checked_form, keep_cookie, render_page, signed_in, signed_organizer
 from podium.service.proxies import client_address
@@ -163,6 +163,18 @@ def joined(
         raise HTTPException(422, str(exc)) from None
 
 
+def left(service: Service, contest: Contest, who: accounts.Caller) -> joining.Left:
+    """:func:`~podium.service.joining.leave` for the signed-in user in ``contest``; its refusals as :class:`HTTPException`
+    (the page and the API). The clock is read once, in the write transaction."""
+    if who.user_id is None:
+        raise HTTPException(403, "this is a team's token, not a user's: log in (POST /api/tokens) to leave your team")
+    try:
+        with writing(service.engine) as connection:
+            return joining.leave(connection, contest, who.user_id, service.clock())
+    except invitations.Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+
+
 def _join_values(service: Service, contest: Contest) -> dict[str, Any]:
     """What the join page says of the contest's registration: open or not, until when, its terms and rules of teams."""
     now = service.clock()
@@ -212,8 +224,9 @@ async def join(service: ServiceDep, contest: ContestDep, request: Request) -> Re
     return RedirectResponse(site_url(request, "/submissions?done=" + quote(said)), status_code=303)
 
 
-def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
+def _account_values(service: Service, request: Request, who: accounts.Caller) -> dict[str, Any]:
     now = service.clock()
+    contest = contest_or_site(service, request)
     with reading(service.engine) as connection:
         row = connection.execute(users.select().where(users.c.id == who.user_id)).first() if who.user_id else None
         mine = [] if who.user_id is None else accounts.teams_of_user(connection, who.user_id)
@@ -229,13 +242,30 @@ def _account_values(service: Service, who: accounts.Caller) -> dict[str, Any]:
         "invitation": code,
         "teams": mine,
         "joinable": joinable,
+        "may_leave": who.team is not None and contest is not None and joining.may_leave(contest, now),
     }
 
 
 @router.get("/account", response_class=HTMLResponse)
 def account_page(service: ServiceDep, request: Request, done: str | None = None) -> HTMLResponse:
     _, who = signed_in(service, request)
-    return _page(service, request, "account.html", done=done, **_account_values(service, who))
+    return _page(service, request, "account.html", done=done, **_account_values(service, request, who))
+
+
+@router.post("/team/leave")
+async def team_leave(service: ServiceDep, contest: ContestDep, request: Request) -> Response:
+    """The account page's form: leave your team in this contest (its box ticked to confirm)."""
+    _, who = await checked_form(service, request)
+    if (await _form(request)).get("confirm") != "leave":
+        return _again(service, request, who, 422, "tick the box to confirm that you leave your team")
+    try:
+        done = await run_in_threadpool(left, service, contest, who)
+    except HTTPException as refused:
+        return _again(service, request, who, refused.status_code, str(refused.detail))
+    said = f"you left team {done.team}" + (
+        "; it had no other member and had sent nothing, so it is removed" if done.removed else ""
+    )
+    return _back(request, said)
 
 
 def _back(request: Request, done: str) -> Response:
@@ -243,7 +273,7 @@ def _back(request: Request, done: str) -> Response:
 
 
 def _again(service: Service, request: Request, who: accounts.Caller, code: int, error: str) -> HTMLResponse:
-    return _page(service, request, "account.html", code, error=error, **_account_values(service, who))
+    return _page(service, request, "account.html", code, error=error, **_account_values(service, request, who))
 
 
 @router.post("/account/mail")

@@ -140,16 +140,25 @@ def team_id(connection: Connection, name: str, contest: str | None = None) -> in
     return int(found)
 
 
-def lock_team(connection: Connection, team: int) -> bool:
+def lock_team(connection: Connection, team: int, user: int | None = None) -> str | None:
     """Hold the team's row until the transaction ends, so that a team's quota or selection is checked and changed by one request at a time;
-    whether the team is banned, as read under the lock (an upload whose body arrived after a ban is refused by it).
+    the :func:`refusal` of the team's ban, or of the site-wide ban of ``user`` (the caller, when a user), as read under the
+    lock: an upload whose body arrived after either ban is refused by it.
 
-    ``FOR UPDATE`` on PostgreSQL; on SQLite the write transaction (``BEGIN IMMEDIATE``) already holds the database.
+    One statement: the user's row comes by an outer join (none without ``user``), and only the team's row is locked
+    (``FOR UPDATE OF teams`` on PostgreSQL; on SQLite the write transaction, ``BEGIN IMMEDIATE``, already holds the
+    database).
     """
-    return bool(connection.execute(LOCK_TEAM, {"team": team}).scalar())
+    row = connection.execute(LOCK_TEAM, {"team": team, "user": user}).one()
+    return refusal(row.name if row.banned else None, row.user if row.user_banned else None)
 
 
-LOCK_TEAM = select(teams.c.banned).where(teams.c.id == bindparam("team")).with_for_update()
+LOCK_TEAM = (
+    select(teams.c.name, teams.c.banned, users.c.name.label("user"), users.c.banned.label("user_banned"))
+    .select_from(teams.outerjoin(users, users.c.id == bindparam("user")))
+    .where(teams.c.id == bindparam("team"))
+    .with_for_update(of=teams)
+)
 
 
 @cache

@@ -29,7 +29,7 @@ from podium.core.result import REJECTED as RESULT_REJECTED
 from podium.formats.archives import ArchiveLimits, ArchiveProblem, unpack
 from podium.scoring.engine import evaluate
 from podium.service import mail, queue, state
-from podium.service.accounts import Caller, lock_team, refusal
+from podium.service.accounts import Caller, lock_team
 from podium.service.database import writing
 from podium.service.entry_points import DEFAULT_ENTRY, entry_point
 from podium.service.quota import usage
@@ -150,8 +150,11 @@ def take(
         if not (staging / IMAGE_ARCHIVE).exists():  # an image is kept as it came already
             keep_upload(upload.path, staging)
         with writing(engine) as connection:
-            if lock_team(connection, caller.team_id):  # banned while its body arrived: the ban is final
-                raise Refused(403, str(refusal(caller.team, None)))
+            banned = lock_team(
+                connection, caller.team_id, caller.user_id
+            )  # the team or user banned while the body came
+            if banned is not None:  # the ban is final
+                raise Refused(403, banned)
             if status == QUEUED:
                 _check_quota(connection, contest, phase, caller, now)
             values = {

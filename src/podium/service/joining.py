@@ -19,6 +19,22 @@ create|join`` call :func:`create` and :func:`join`, which refuse (:class:`Refuse
 A site-wide ban refuses the user before any of this (the caller's ``refused``). A team banned in one contest
 bars its members from that contest only: they create and join teams in the others. A team created here waits
 for the organizers' approval when the contest asks for it (``[service] approval``), as a team that signs up.
+
+A member leaves their team (:func:`leave`: the account page's form, ``POST /api/contests/ID/team/leave``,
+``podium team leave``) while teams may change, as Kaggle lets a member leave before its team-merger deadline:
+
+- the team's submissions, results and selections stay with the team; the member takes none of them (and
+  their quota stays the team's: what the team sent counts for it);
+- the last member of a team that has sent nothing leaves it removed (a name free again); the last member of
+  a team that has submissions is refused, 409: a team that submitted is kept with a member, its record whole
+  (the organizers may still move members: ``podium team member remove``);
+- refused, 403: a contest that takes no sign-ups (its teams are the organizers'), teams once final (the
+  registration's end, or the last phase's end if earlier: the final ranking's teams and their choices are
+  final), and a banned team (leaving it would lift the ban from its members); 409: a user in no team of the
+  contest;
+- the team's invitation code is revoked: the member who left knew it, and comes back only if invited again.
+
+Afterwards the user creates or joins another team as anyone does (registration open, ``max_team_size``).
 """
 
 from __future__ import annotations
@@ -31,7 +47,7 @@ from sqlalchemy.exc import IntegrityError
 
 from podium.contest import Contest
 from podium.service import accounts, invitations
-from podium.service.tables import memberships, organizers, teams, users
+from podium.service.tables import memberships, organizers, submissions, teams, users
 
 
 class Refused(invitations.Refused):
@@ -49,11 +65,34 @@ class Joined:
     members: int
 
 
+@dataclass(frozen=True)
+class Left:
+    """The team a user left, and what became of it."""
+
+    contest: str
+    team: str
+    members: int  # the members it has now
+    removed: bool  # the last member left a team that had sent nothing: the team is gone
+
+
 def closes(contest: Contest) -> datetime | None:
     """When the contest's registration closes: ``[service] registration_end``, else its last phase's end (``None``: no phase)."""
     if contest.service.registration_end is not None:
         return contest.service.registration_end
     return max((phase.end for phase in contest.phases), default=None)
+
+
+def teams_final(contest: Contest) -> datetime | None:
+    """When the contest's teams become final: its registration's end, or its last phase's end if that comes first
+    (the final ranking's teams, and their choices, are final then); ``None`` without either."""
+    ends = [end for end in (closes(contest), max((phase.end for phase in contest.phases), default=None)) if end]
+    return min(ends, default=None)
+
+
+def may_leave(contest: Contest, now: datetime) -> bool:
+    """Whether a member may leave their team in ``contest`` at ``now`` (it takes sign-ups, and its teams are not final)."""
+    final = teams_final(contest)
+    return contest.service.self_registration and (final is None or now < final)
 
 
 def is_open(contest: Contest, now: datetime) -> bool:
@@ -81,7 +120,7 @@ def check_room(connection: Connection, contest: Contest, team: int) -> None:
     Holds the team's row first (:func:`~podium.service.accounts.lock_team`), so two users racing for its last place are
     counted one after the other.
     """
-    if accounts.lock_team(connection, team):  # banned
+    if accounts.lock_team(connection, team) is not None:  # banned
         raise Refused("this team is banned from the contest: it takes no new member", 403)
     most = contest.service.max_team_size
     if most is not None:
@@ -135,6 +174,41 @@ def join(connection: Connection, contest: Contest, user: int, code: str, now: da
     check_room(connection, contest, team)
     approved = connection.execute(select(teams.c.approved).where(teams.c.id == team)).scalar() is not False
     return Joined(contest.id, name, False, approved, _member(connection, contest, user, team))
+
+
+def leave(connection: Connection, contest: Contest, user: int, now: datetime) -> Left:
+    """Take ``user`` out of their team in ``contest`` at ``now`` (the one reading of the clock); the refusals are the
+    module's. The team's row is held first, so that its last two members leaving at once are counted one after the other."""
+    if not contest.service.self_registration:
+        raise Refused(f"contest {contest.id} takes no sign-ups: its teams are its organizers' to change; ask them", 403)
+    final = teams_final(contest)
+    if final is not None and now >= final:
+        raise Refused(
+            f"the teams of contest {contest.id} are final since {final.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC: "
+            "no member leaves after it",
+            403,
+        )
+    team, name, _ = accounts.role(connection, user, contest.id)
+    if team is None or name is None:
+        raise Refused(f"you are in no team of contest {contest.id}", 409)
+    if accounts.lock_team(connection, team, user) is not None:
+        raise Refused(
+            f"team {name} is banned from contest {contest.id}: its members stay in it; ask the organizers", 403
+        )
+    count = int(connection.execute(select(func.count()).where(memberships.c.team_id == team)).scalar_one())
+    if count > 1:
+        accounts.leave(connection, user, team)
+        invitations.revoke(connection, team)
+        return Left(contest.id, name, count - 1, False)
+    sent = int(connection.execute(select(func.count()).where(submissions.c.team_id == team)).scalar_one())
+    if sent:
+        raise Refused(
+            f"you are the last member of team {name}, which has sent {sent} submission{'s' * (sent != 1)}: a team that "
+            "submitted keeps a member, its submissions and choices its own; ask the organizers",
+            409,
+        )
+    accounts.remove_team(connection, team)
+    return Left(contest.id, name, 0, True)
 
 
 def teams_by_contest(connection: Connection, user: int) -> dict[str, str]:

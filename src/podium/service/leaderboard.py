@@ -12,8 +12,9 @@ contest's policy:
 
 A submission's own ranking among its team's uses the contest's ranking rule
 (``podium.ranking.ranks.rank_teams``), ties going to the earlier submission. Teams
-are then ranked 1224 by the same rule; teams with no scored submission rank
-last. A banned team, and one waiting for approval, is not on the board
+are then ranked 1224 by the same rule; a team with no scored submission (none
+sent, or every one failed) has no rank (``None``) and is listed after the
+ranked teams, by name, with its status. A banned team, and one waiting for approval, is not on the board
 (:mod:`podium.service.standing`). Without a split, public and private are both the whole test set. Each
 submission counts with its result of the newest round it has. In a contest of
 programs each row also holds how the program ran (``measured``: time, peak

@@ -23,7 +23,7 @@ class Criterion(BaseModel):
 
 
 class BoardRow(BaseModel):
-    rank: int
+    rank: int | None  # None: the team has no scored submission, so no rank (listed after the ranked teams)
     team: str
     status: str
     rank_sum: int | None

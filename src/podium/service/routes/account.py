@@ -77,6 +77,13 @@ class TeamJoined(BaseModel):
     members: int = Field(description="How many members the team has now")
 
 
+class TeamLeft(BaseModel):
+    contest: str
+    team: str = Field(description="The team you left")
+    members: int = Field(description="How many members the team has now")
+    removed: bool = Field(description="True: you were its last member and it had sent nothing, so it is gone")
+
+
 class ResetLink(BaseModel):
     user: str
     link: str = Field(description="Sets the user's password once, within the hour")
@@ -221,6 +228,19 @@ def join_team(service: ServiceDep, contest: ContestDep, who: CallerDep, body: Jo
     return dataclasses.asdict(
         account_pages.joined(service, contest, who, body.accept_terms, joining.join, body.invitation)
     )
+
+
+@router.post(
+    "/team/leave",
+    response_model=TeamLeft,
+    summary="Leave your team in this contest: its submissions and choices stay with it (a user's log-in, until teams are final)",
+    responses={
+        403: {"description": "a team's token, a contest without sign-ups, teams final, or the team banned"},
+        409: {"description": "you are in no team here, or its last member and it has submissions"},
+    },
+)
+def leave_team(service: ServiceDep, contest: ContestDep, who: CallerDep) -> dict[str, Any]:
+    return dataclasses.asdict(account_pages.left(service, contest, who))
 
 
 @router.post(
