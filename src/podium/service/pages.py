@@ -87,6 +87,7 @@ STATIC_FILES = {  # name -> (package folder, media type)
     "htmx.min.js": (STATIC, "text/javascript"),
     "pages.js": (STATIC, "text/javascript"),
     "pages.css": (STATIC, "text/css"),
+    "docs.css": (STATIC, "text/css"),
     "vega.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
     "vega-lite.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
     "vega-interpreter.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
