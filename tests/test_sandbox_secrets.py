@@ -185,9 +185,14 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         kind="programs",
         extra=FACES.format(images=tmp_path / "contest" / "demo" / "images"),
     )
+    contest_id, teams = (
+        f"contest-{uuid.uuid4().hex[:8]}",
+        (f"team{uuid.uuid4().hex[:8]}", f"team{uuid.uuid4().hex[:8]}"),
+    )
+    contest.write_text(contest.read_text().replace('id = "test-face-clustering"', f'id = "{contest_id}"', 1))
     clock = Clock(at("2026-03-02T12:00:00Z"))
     data = tmp_path / "data"
-    service, tokens = set_up(database_url, contest, data, ("alpha", "beta"), clock)
+    service, tokens = set_up(database_url, contest, data, teams, clock)
     sqlite_file = tmp_path / "podium.sqlite3"
     forbidden = [*secrets(monkeypatch, database_url, tmp_path), str(data), "/sys/fs/cgroup", str(tmp_path / "contest")]
     program = hostile_program(
@@ -203,14 +208,14 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         other = server.call(
             "POST",
             "/api/submissions",
-            tokens["beta"],
+            tokens[teams[1]],
             body=archive,
             query={"filename": "program.tar.gz", "entry": "hostile.py"},
         )
         mine = server.call(
             "POST",
             "/api/submissions",
-            tokens["alpha"],
+            tokens[teams[0]],
             body=archive,
             query={"filename": "program.tar.gz", "entry": "hostile.py"},
         )
@@ -224,7 +229,7 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         )
         try:
             for _ in range(600):  # bounded: 60 s
-                answer = server.call("GET", f"/api/submissions/{mine.body['id']}", tokens["alpha"])
+                answer = server.call("GET", f"/api/submissions/{mine.body['id']}", tokens[teams[0]])
                 if answer.body["status"] not in ("queued", "running"):
                     break
                 if worker.poll() is not None:
@@ -233,7 +238,7 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         finally:
             worker.send_signal(signal.SIGTERM)
             worker.wait(timeout=60)
-        listed = server.call("GET", "/api/submissions", tokens["alpha"])
+        listed = server.call("GET", "/api/submissions", tokens[teams[0]])
         page = urllib.request.urlopen(
             urllib.request.Request(
                 f"{server.url}/submissions/{mine.body['id']}", headers={"Cookie": f"{COOKIE}={session}"}
@@ -242,7 +247,9 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         html = page.read().decode()
     assert answer.body["status"] == "failed", answer.body
     texts = [json.dumps(answer.body), json.dumps(listed.body), html]
-    assert_nothing_of_the_server(texts, dump_of(answer.body["stderr_tail"]), forbidden)
+    dump = dump_of(answer.body["stderr_tail"])
+    assert_nothing_of_the_server(texts, dump, [*forbidden, teams[1]])
+    assert contest_id not in json.dumps(dump) and teams[0] not in json.dumps(dump)  # its page names them: not its run
 
 
 # Run by another user (``nobody``): the runner shows the program the server's folders, then prints what it saw.
