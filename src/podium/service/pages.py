@@ -145,6 +145,12 @@ def render_page(service: Service, request: Request, name: str, code: int = 200, 
     return HTMLResponse(html, status_code=code)
 
 
+def render_site_page(request: Request, name: str, status_code: int, **values: Any) -> HTMLResponse:
+    """The template ``name`` on the site's own level, for an anonymous visitor: for a request naming a contest the
+    server does not serve, whose own page cannot be drawn."""
+    return HTMLResponse(_draw(request, name, None, None, "", values), status_code=status_code)
+
+
 def _draw(
     request: Request,
     name: str,
