@@ -1,14 +1,18 @@
 """Accessibility checks of a page in the browser: axe-core (Deque's rules, the copy in the axe-playwright-python wheel).
 
 :func:`assert_accessible` runs axe on the page as it stands and fails naming
-each rule broken, its impact and the first elements that break it. Every
-browser test calls it on every page it visits, beside its screenshot.
+each rule broken, its impact and the first elements that break it; it fails
+too on any Content-Security-Policy violation the page's context reported
+(:mod:`page_policy`: an inline style the policy refuses). Every browser test
+calls it on every page it visits, beside its screenshot.
 """
 
 from __future__ import annotations
 
 from html import escape
 from typing import Any
+
+import page_policy
 
 # WCAG 2.1 A and AA, the rules the public sector's law asks for (EN 301 549); axe's "best practice" rules are left out.
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -41,6 +45,8 @@ def violations(page: Any) -> list[str]:
 
 
 def assert_accessible(page: Any, where: str) -> None:
-    """Fail if axe finds a WCAG 2.1 A/AA violation on ``page`` (``where`` names the page in the message)."""
+    """Fail if the page's context reported a policy violation, or axe finds a WCAG 2.1 A/AA violation on ``page`` (``where`` names the page in the message)."""
+    refused = page_policy.violations(page)
+    assert not refused, f"{where}: {len(refused)} Content-Security-Policy violations:\n" + "\n".join(refused)
     found = violations(page)
     assert not found, f"{where}: {len(found)} accessibility violations:\n" + "\n".join(found)

@@ -24,3 +24,21 @@ def test_axe_names_each_broken_rule(browser: Any) -> None:  # noqa: F811
     )
     assert_accessible(page, "plain")
     page.context.close()
+
+
+HEADERS = {"content-type": "text/html", "content-security-policy": "style-src 'self'"}
+
+
+def test_a_policy_violation_fails_the_check(browser: Any) -> None:  # noqa: F811
+    """An inline style the page's policy refuses is reported by Chromium, with JavaScript off too, and fails the check."""
+    html = '<html lang="en"><head><title>t</title></head><body><main><h1 style="color:#000">Styled</h1></main></body></html>'
+    for script in (True, False):
+        context = browser.new_context(java_script_enabled=script)
+        context.route("http://podium.test/", lambda route: route.fulfill(body=html, headers=HEADERS))
+        page = context.new_page()
+        page.goto("http://podium.test/")
+        with pytest.raises(
+            AssertionError, match=r"1 Content-Security-Policy violations:\nhttp://podium\.test/: .*style-src"
+        ):
+            assert_accessible(page, "styled")
+        context.close()

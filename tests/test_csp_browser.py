@@ -131,3 +131,37 @@ def test_a_static_report_draws_offline_under_its_own_policy(
     _all_drawn(page, errors, html.count("data-spec='"), challenge_id)
     assert_accessible(page, f"static report {challenge_id}")
     page.context.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("user", "path"), [("ann", "/submissions/2"), (None, "/leaderboard"), ("org", "/organizer")])
+def test_without_javascript_the_chart_boxes_are_hidden_by_the_stylesheet(
+    browser: object,  # noqa: F811
+    served: tuple[str, Path],
+    user: str | None,
+    path: str,
+) -> None:
+    """The pages once hid the empty chart boxes by a ``<noscript><style>``, which the policy refuses: the stylesheet does it now."""
+    url, _ = served
+    page = browser.new_context(java_script_enabled=False, viewport={"width": 375, "height": 800}).new_page()  # type: ignore[attr-defined]
+    if user is not None:  # the log-in form works without JavaScript
+        page.goto(f"{url}/login?next={path}")
+        page.fill("#user", user)
+        page.fill("#password", f"{user}-password-1")
+        page.click("form.stack button")
+    page.goto(url + path)
+    charts = page.locator("div.vega")
+    assert charts.count() > 0 and not any(charts.nth(i).is_visible() for i in range(charts.count())), path
+    assert_accessible(page, f"csp without javascript {path}")
+    page.context.close()
+
+
+def test_the_api_documentation_page_takes_its_style_from_the_site(browser: object, served: tuple[str, Path]) -> None:  # noqa: F811
+    url, _ = served
+    page = browser.new_context(java_script_enabled=False).new_page()  # type: ignore[attr-defined]
+    loaded: list[tuple[str, int]] = []
+    page.on("response", lambda response: loaded.append((response.url, response.status)))
+    answer = page.goto(url + "/docs")
+    assert answer is not None and answer.status == 200 and answer.headers["content-security-policy"] == CSP
+    assert (url + "/static/docs.css", 200) in loaded, loaded
+    assert_accessible(page, "csp /docs")
+    page.context.close()

@@ -10,12 +10,12 @@ import gzip
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -32,6 +32,7 @@ from podium.runner.docker_images import Image as EngineImage
 from podium.runner.docker_images import check_reference
 from podium.runner.volume import SLACK_BYTES
 from podium.runner.workdir import remove_abandoned
+from test_sandbox_secrets import planted_tmpdir
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Docker mode runs on Linux")
 faces = test_runner_run.faces  # the fixture: nine face images of three people, and the truth
@@ -628,7 +629,7 @@ def _assert_sees_nothing_of_the_server(shown: str, seen: str, forbidden: list[st
     assert "@input|/sandbox/images|" in seen  # the program ran, and looked everywhere
     assert all(f"@{part}|" in seen for part in ("environ", "cmdline", "env", "proc1", "root", "sandbox", "cgroup"))
     (images,) = [line for line in seen.split("|") if " /sandbox/images " in line]
-    assert f" {tempfile.gettempdir()}/podium-run-" in images or " /podium-run-" in images, images  # a staged copy
+    assert re.search(r" (/var)?/tmp/podium-run-\d+-\w+/images ", images), images  # a staged copy, never under TMPDIR
 
 
 def test_an_image_learns_nothing_of_the_servers_paths(
@@ -638,6 +639,7 @@ def test_an_image_learns_nothing_of_the_servers_paths(
     secret = f"secret-{uuid.uuid4().hex}"
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
     monkeypatch.setenv("PODIUM_DATABASE", f"postgresql://podium:pw{secret}@127.0.0.1/podium")
+    forbidden.append(planted_tmpdir(monkeypatch, tmp_path))
     engine.import_image("podium-test/look:1", {"program.sh": LOOK_AROUND}, user="1000:1000")
     kept = images.parent / "jobs" / "17-team-beta" / "work"  # the organizer's --workdir
     _code, doc = podium_run(images, truth, "podium-test/look:1", "--time-limit", "30", "--workdir", str(kept))
@@ -648,7 +650,7 @@ def test_an_image_learns_nothing_of_the_servers_paths(
 
 
 def test_an_image_submitted_to_the_service_learns_nothing_of_the_server(
-    engine: docker_engine.Engine, faces, tmp_path: Path
+    engine: docker_engine.Engine, faces, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from podium.service.app import Service
     from podium.service.client import submit
@@ -666,6 +668,7 @@ def test_an_image_submitted_to_the_service_learns_nothing_of_the_server(
     engine.import_image("podium-test/look:2", {"program.sh": LOOK_AROUND})
     engine.docker("save", "-o", str(tmp_path / "look.tar"), "podium-test/look:2")
     secret = f"secret-{uuid.uuid4().hex}"
+    forbidden.append(planted_tmpdir(monkeypatch, tmp_path))  # the worker's TMPDIR
     worker = subprocess.Popen(
         [sys.executable, "-m", "podium", "worker", "--data", str(service.data), "--lease", "5"],
         env={**os.environ, "PODIUM_DATABASE": database, "AWS_SECRET_ACCESS_KEY": secret},

@@ -39,7 +39,7 @@ def _upload(page: Any, archive: Path) -> None:
 
 
 def test_a_user_of_spring_creates_a_team_in_autumn_and_another_joins_it(tmp_path: Path) -> None:
-    from test_pages_browser import CHROMIUM, FLAGS, _problem, _shot  # Debian's Chromium, axe-core, the screenshots
+    from test_pages_browser import _problem, _shot, launch  # Debian's Chromium, axe-core, the screenshots
 
     require("chromium", _problem())
     from playwright.sync_api import sync_playwright
@@ -60,7 +60,7 @@ def test_a_user_of_spring_creates_a_team_in_autumn_and_another_joins_it(tmp_path
             signed = server.call("POST", "/api/contests/spring/register", json_body=body)
             assert signed.status == 201, signed.body
         with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            chromium = launch(playwright)
             size = {"width": 375, "height": 800}
             ann = chromium.new_context(viewport=size).new_page()
             _log_in(ann, server.url, "ann")

@@ -232,11 +232,11 @@ def test_one_log_in_walks_two_contests_in_chromium(site: Site, tmp_path_factory:
     require("chromium", _problem())
     from playwright.sync_api import sync_playwright
 
-    from test_pages_browser import CHROMIUM, FLAGS
+    from test_pages_browser import launch
 
     upload = packed(get("glas").write_demo(tmp_path_factory.mktemp("walk") / "demo").submission, site.service.data)
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        chromium = launch(playwright)
         page = chromium.new_context(viewport={"width": 375, "height": 800}).new_page()
         page.goto(site.server.url + "/")
         assert [h.inner_text() for h in page.query_selector_all("main h2")] == ["Open", "Upcoming", "Finished"]

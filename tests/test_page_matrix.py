@@ -54,7 +54,7 @@ from podium.service.titles import title
 from podium.service.worker import Worker
 from podium.synthetic.ilsvrc2012 import write_meta
 from service_helpers import Clock, LiveServer, set_up
-from test_pages_browser import ARTIFACTS, CHROMIUM, FLAGS
+from test_pages_browser import ARTIFACTS, launch
 from test_pages_browser import _problem as chromium_problem
 
 ROOT = Path(__file__).parent.parent
@@ -559,13 +559,21 @@ def pages_browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        chromium = launch(playwright)
         yield chromium
         chromium.close()
 
 
+def _console_error(message: Any, url: str = "") -> str:
+    """A console message as ``URL: text`` (``message`` a Playwright console message, or its text with ``url``)."""
+    if isinstance(message, str):
+        return f"{url}: {message}"
+    return f"{message.location.get('url')}: {message.text}"
+
+
 def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
-    """Every page each role can open, in Chromium at desktop and phone width: no error, no sideways scroll on the phone, a screenshot each.
+    """Every page each role can open, in Chromium at desktop and phone width: no script or console error, no policy violation,
+    no sideways scroll on the phone, a screenshot each.
 
     axe-core checks each page once, at desktop width (the phone's page is the same document, laid out narrower).
     """
@@ -573,7 +581,7 @@ def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
     own = {team: ids[0] for team, ids in served.sent.items()}
     on = served.on
     pages = {
-        "anonymous": ["/", on("/leaderboard"), "/login", "/register", "/terms", "/reset"],
+        "anonymous": ["/", on("/leaderboard"), "/login", "/register", "/terms", "/reset", "/docs"],
         "alpha": [
             on("/submissions"),
             f"/submissions/{own['alpha']}",
@@ -594,6 +602,8 @@ def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
             page = context.new_page()
             errors: list[str] = []
             page.on("pageerror", lambda e, seen=errors: seen.append(str(e)))
+            page.on("console", lambda m, seen=errors: seen.append(_console_error(m)) if m.type == "error" else None)
+            expected: set[str] = set()
             for path in paths:
                 answer = page.goto(served.live.url + path)
                 assert answer is not None and answer.status in (200, 403, 404), (
@@ -602,6 +612,9 @@ def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
                     path,
                     answer and answer.status,
                 )
+                if answer.status != 200:  # the browser's own line about the page's status, not an error of the page
+                    status_line = f"Failed to load resource: the server responded with a status of {answer.status} ({answer.status_text})"
+                    expected.add(_console_error(status_line, page.url))
                 assert page.locator("h1").count() == 1, (shape, role, path)
                 wait_until(
                     page,
@@ -620,5 +633,7 @@ def _browse(browser: Any, served: Served, shape: str, every_page: bool) -> None:
                         path,
                         "scrolls sideways",
                     )
-            assert not errors, (shape, role, errors)
+            page.wait_for_timeout(100)  # the last page's console lines delivered
+            unexpected = [e for e in errors if e not in expected]
+            assert not unexpected, (shape, role, unexpected)
             context.close()

@@ -14,9 +14,11 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import page_policy
 from accessibility import assert_accessible
 from browser_wait import wait_until
 from conftest import require
@@ -40,6 +42,11 @@ FLAGS = [
 ARTIFACTS = Path(os.environ.get("PODIUM_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts")) / "pages"
 
 
+def launch(playwright: Any) -> Any:
+    """Debian's Chromium, every context of which keeps its pages' policy violations (checked by ``assert_accessible``)."""
+    return page_policy.watch(playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS))
+
+
 def _problem() -> str | None:
     if not Path(CHROMIUM).exists():
         return f"{CHROMIUM} is missing (Debian package chromium; make test installs it as root)"
@@ -56,7 +63,7 @@ def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        chromium = launch(playwright)
         yield chromium
         chromium.close()
 

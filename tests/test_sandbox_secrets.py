@@ -3,9 +3,9 @@
 It reads every ``/proc/*/environ``, ``/proc/*/cmdline`` and file descriptor it
 can, its mount table, cgroup, working directory and ``input.txt``, tries the
 database, the truth and the data folder, and prints all of it to stderr (one
-compressed line, so that it fits the 20-line tail a team gets back). A secret
-and a database URL with a password are planted in the environment of the
-process that runs it: the runner's caller directly, and a real ``podium worker``
+compressed line, so that it fits the 20-line tail a team gets back). A secret,
+a database URL with a password and a ``TMPDIR`` of the server's are planted
+in the environment of the process that runs it: the runner's caller directly, and a real ``podium worker``
 behind a real uvicorn on SQLite and on PostgreSQL. Neither, nor the data
 folder's path, may appear in anything the team can read.
 """
@@ -97,12 +97,23 @@ def dump_of(stderr_tail: str) -> dict[str, Any]:
     return json.loads(zlib.decompress(base64.b64decode(line)))
 
 
-def secrets(monkeypatch: pytest.MonkeyPatch, database: str) -> list[str]:
-    """Plant a secret key and the database URL in this process's environment; the strings that must not leak."""
+def planted_tmpdir(monkeypatch: pytest.MonkeyPatch, beside: Path) -> str:
+    """Set this process's ``TMPDIR`` to a folder of the server's (on ``beside``'s file system, where the images are,
+    so that it could hold their linked copy); its path, which must not leak."""
+    folder = beside / f"srv-podium-secret-data-{uuid.uuid4().hex[:8]}" / "tmp"
+    folder.mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read again from the environment
+    assert tempfile.gettempdir() == str(folder)
+    return str(folder.parent)
+
+
+def secrets(monkeypatch: pytest.MonkeyPatch, database: str, beside: Path) -> list[str]:
+    """Plant a secret key, the database URL and a ``TMPDIR`` in this process's environment; the strings that must not leak."""
     secret, password = f"secret-{uuid.uuid4().hex}", f"pw{uuid.uuid4().hex}"
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
     monkeypatch.setenv("PODIUM_DATABASE", database.replace("@", f":{password}@", 1) if "@" in database else database)
-    return [secret, password]
+    return [secret, password, planted_tmpdir(monkeypatch, beside)]
 
 
 def assert_nothing_of_the_server(
@@ -141,7 +152,11 @@ def test_the_runner_shows_the_program_nothing_of_its_caller(tmp_path: Path, monk
     data = tmp_path / "data"
     code = hostile_program(data / "submissions" / "7" / "code", [data, tmp_path / "podium.sqlite3", demo.truth])
     (tmp_path / "podium.sqlite3").write_text("the database")
-    forbidden = [*secrets(monkeypatch, f"sqlite:///{tmp_path / 'podium.sqlite3'}"), str(data), "/sys/fs/cgroup"]
+    forbidden = [
+        *secrets(monkeypatch, f"sqlite:///{tmp_path / 'podium.sqlite3'}", tmp_path),
+        str(data),
+        "/sys/fs/cgroup",
+    ]
     forbidden.append(str(tmp_path / "contest"))  # the images' folder: a bind's mount showed it (/proc/self/mountinfo)
 
     result = run_program(
@@ -170,11 +185,16 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         kind="programs",
         extra=FACES.format(images=tmp_path / "contest" / "demo" / "images"),
     )
+    contest_id, teams = (
+        f"contest-{uuid.uuid4().hex[:8]}",
+        (f"team{uuid.uuid4().hex[:8]}", f"team{uuid.uuid4().hex[:8]}"),
+    )
+    contest.write_text(contest.read_text().replace('id = "test-face-clustering"', f'id = "{contest_id}"', 1))
     clock = Clock(at("2026-03-02T12:00:00Z"))
     data = tmp_path / "data"
-    service, tokens = set_up(database_url, contest, data, ("alpha", "beta"), clock)
+    service, tokens = set_up(database_url, contest, data, teams, clock)
     sqlite_file = tmp_path / "podium.sqlite3"
-    forbidden = [*secrets(monkeypatch, database_url), str(data), "/sys/fs/cgroup", str(tmp_path / "contest")]
+    forbidden = [*secrets(monkeypatch, database_url, tmp_path), str(data), "/sys/fs/cgroup", str(tmp_path / "contest")]
     program = hostile_program(
         tmp_path / "program", [data, data / "submissions" / "1", sqlite_file, load(contest).truth]
     )
@@ -188,14 +208,14 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         other = server.call(
             "POST",
             "/api/submissions",
-            tokens["beta"],
+            tokens[teams[1]],
             body=archive,
             query={"filename": "program.tar.gz", "entry": "hostile.py"},
         )
         mine = server.call(
             "POST",
             "/api/submissions",
-            tokens["alpha"],
+            tokens[teams[0]],
             body=archive,
             query={"filename": "program.tar.gz", "entry": "hostile.py"},
         )
@@ -209,7 +229,7 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         )
         try:
             for _ in range(600):  # bounded: 60 s
-                answer = server.call("GET", f"/api/submissions/{mine.body['id']}", tokens["alpha"])
+                answer = server.call("GET", f"/api/submissions/{mine.body['id']}", tokens[teams[0]])
                 if answer.body["status"] not in ("queued", "running"):
                     break
                 if worker.poll() is not None:
@@ -218,7 +238,7 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         finally:
             worker.send_signal(signal.SIGTERM)
             worker.wait(timeout=60)
-        listed = server.call("GET", "/api/submissions", tokens["alpha"])
+        listed = server.call("GET", "/api/submissions", tokens[teams[0]])
         page = urllib.request.urlopen(
             urllib.request.Request(
                 f"{server.url}/submissions/{mine.body['id']}", headers={"Cookie": f"{COOKIE}={session}"}
@@ -227,7 +247,9 @@ def test_a_program_submitted_to_the_service_reads_nothing_of_the_server(
         html = page.read().decode()
     assert answer.body["status"] == "failed", answer.body
     texts = [json.dumps(answer.body), json.dumps(listed.body), html]
-    assert_nothing_of_the_server(texts, dump_of(answer.body["stderr_tail"]), forbidden)
+    dump = dump_of(answer.body["stderr_tail"])
+    assert_nothing_of_the_server(texts, dump, [*forbidden, teams[1]])
+    assert contest_id not in json.dumps(dump) and teams[0] not in json.dumps(dump)  # its page names them: not its run
 
 
 # Run by another user (``nobody``): the runner shows the program the server's folders, then prints what it saw.
@@ -289,11 +311,12 @@ def test_a_run_by_another_user_than_root_shows_no_server_path() -> None:
         hostile_program(
             root / "data" / "submissions" / "7-team-beta" / "code", [root / "data", root / "data" / "contests"]
         )
+        (root / "tmp").mkdir()  # the server's TMPDIR, on the images' disk: no run folder may be made there
         shutil.chown(root, "nobody")
         for folder, names, files in os.walk(root):
             for name in names + files:
                 shutil.chown(os.path.join(folder, name), "nobody")
-        done = _as_nobody(str(python), environment, "-c", AS_ANOTHER_USER, str(root))
+        done = _as_nobody(str(python), {**environment, "TMPDIR": str(root / "tmp")}, "-c", AS_ANOTHER_USER, str(root))
         assert done.returncode == 0, done.stderr[-3000:]
         document = json.loads(done.stdout.strip().splitlines()[-1])
         dump = dump_of(document["run"]["stderr_tail"])

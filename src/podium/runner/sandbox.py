@@ -43,7 +43,6 @@ import os
 import shutil
 import stat
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ from pathlib import Path
 
 from podium.core.errors import UsageError
 from podium.runner import confine
-from podium.runner.workdir import STAGE_PREFIX, temporary_folder
+from podium.runner.workdir import NEUTRAL_PARENTS, STAGE_PREFIX, temporary_folder
 
 SANDBOX_ID = 65534
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -278,10 +277,13 @@ def seen_images(sandbox: str, images: Path) -> str:
 
 
 def _reachable_temp() -> str:
-    """The temporary folder if every user may pass through it and its parents, else /tmp."""
-    folder = Path(tempfile.gettempdir()).resolve()
-    reachable = all(os.stat(part).st_mode & stat.S_IXOTH for part in (folder, *folder.parents))
-    return str(folder) if reachable else "/tmp"
+    """The first neutral temporary folder every user may pass through (it and its parents), else /tmp; never the
+    server's ``TMPDIR``, which the images' overlay would name in the program's mount table."""
+    for parent in NEUTRAL_PARENTS:
+        folder = Path(parent).resolve()
+        if all(os.stat(part).st_mode & stat.S_IXOTH for part in (folder, *folder.parents)):
+            return str(folder)
+    return "/tmp"
 
 
 def _tmpfs(path: str, size: int | None) -> list[str]:

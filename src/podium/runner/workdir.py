@@ -1,5 +1,10 @@
 """The working directory of a participant's program: ``input.txt`` naming the images, a check that they were
-left alone, and the temporary folders of runs, named after the process that made them."""
+left alone, and the temporary folders of runs, named after the process that made them.
+
+A run's folders are made in ``/tmp`` or ``/var/tmp`` (:data:`NEUTRAL_PARENTS`), never in the server's own
+``TMPDIR``: a sandbox's mount table (``/proc/self/mountinfo``) names the source folder of every bind, so a
+``TMPDIR=/srv/contest-data/tmp`` would tell the program where the server keeps its data.
+"""
 
 from __future__ import annotations
 
@@ -15,26 +20,31 @@ INPUT_FILE = "input.txt"
 RUN_PREFIX = "podium-run-"  # a run's own temporary folder: its working folder, its code's linked copy
 STAGE_PREFIX = "podium-stage-"  # the staging mount points of a sandbox started as root
 _MADE_BY = re.compile(rf"^(?:{RUN_PREFIX}|{STAGE_PREFIX})(\d+)-")
+NEUTRAL_PARENTS = ("/tmp", "/var/tmp")  # where a run's folders are made: their paths name nothing of the server
 
 
 def temporary_folder(prefix: str, parent: str | None = None) -> Path:
-    """A new temporary folder ``PREFIX<pid>-<random>``: :func:`remove_abandoned` knows whose it is."""
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+    """A new temporary folder ``PREFIX<pid>-<random>`` in ``parent``, by default the first of :data:`NEUTRAL_PARENTS`
+    podium may write in (the temporary folder, ``TMPDIR``, only where neither is): :func:`remove_abandoned` knows whose it is.
+    """
+    usable = [p for p in NEUTRAL_PARENTS if os.access(p, os.W_OK | os.X_OK)]
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent or next(iter(usable), None)))
 
 
 def _temporary_parents() -> tuple[str, ...]:
-    """Where podium makes temporary folders: the temporary folder (``TMPDIR``), ``/tmp``, ``/var/tmp``."""
-    return tuple(dict.fromkeys((tempfile.gettempdir(), "/tmp", "/var/tmp")))
+    """Where podium's run folders may lie: :data:`NEUTRAL_PARENTS`, and the temporary folder (``TMPDIR``), where
+    podium 0.12 and earlier made them."""
+    return tuple(dict.fromkeys((*NEUTRAL_PARENTS, tempfile.gettempdir())))
 
 
 def temporary_parent_beside(folder: Path) -> str | None:
-    """The first of the temporary folders on ``folder``'s file system that podium may write in (where its files can
-    be hard-linked), or ``None``: the temporary folder."""
+    """The first of :data:`NEUTRAL_PARENTS` on ``folder``'s file system that podium may write in (where its files can
+    be hard-linked), or ``None``."""
     try:
         device = os.stat(folder).st_dev
     except OSError:
         return None
-    for parent in _temporary_parents():
+    for parent in NEUTRAL_PARENTS:
         try:
             if os.stat(parent).st_dev == device and os.access(parent, os.W_OK | os.X_OK):
                 return parent

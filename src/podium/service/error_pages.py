@@ -19,9 +19,10 @@ from fastapi.exception_handlers import http_exception_handler, request_validatio
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from podium.service.deps import Service
-from podium.service.pages import render_page
+from podium.service.pages import render_page, render_site_page
 from podium.service.urls import route_path
 
 API_PATHS = ("/api/", "/healthz", "/openapi.json")
@@ -41,6 +42,8 @@ def error_page(service: Service, request: Request, code: int, detail: str) -> Re
     title = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else "Error"
     try:
         return render_page(service, request, "error.html", code=code, status=code, title=title, detail=detail)
+    except HTTPException:  # the address names a contest this server does not serve (/c/NAME/...): the site's page
+        return render_site_page(request, "error.html", code, code=code, status=code, title=title, detail=detail)
     except Exception:  # the page itself failed: say so plainly, never with a traceback
         log.exception("the error page for %s could not be drawn", request.url.path)
         return PlainTextResponse(f"{code} {title}", status_code=code)
@@ -83,8 +86,15 @@ async def crash(request: Request, exc: Exception) -> Response:
     )
 
 
+async def gone(request: Request, exc: Exception) -> Response:
+    """The client went away while its body was read (a form, an upload): nobody reads the answer, and it is no failure
+    of podium's to log with a traceback."""
+    return Response(status_code=400)
+
+
 def install(app: FastAPI) -> None:
-    """Answer errors of pages with ``error.html``, of the API with JSON."""
+    """Answer errors of pages with ``error.html``, of the API with JSON; a client gone mid-body with nothing."""
+    app.add_exception_handler(ClientDisconnect, gone)
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(Exception, crash)

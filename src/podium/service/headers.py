@@ -2,9 +2,11 @@
 
 Pages may load scripts, styles and images from the site itself only, and
 may not run text as code (no ``'unsafe-eval'``: Vega's chart expressions are
-interpreted by the vendored vega-interpreter, not compiled with ``Function``;
-Vega and htmx set inline styles), may not be framed, and send no referrer to
-other sites.
+interpreted by the vendored vega-interpreter, not compiled with ``Function``)
+nor inline styles (no ``'unsafe-inline'``: every style is in the site's
+stylesheets, htmx's indicator styles are off by the pages' ``htmx-config``,
+Vega draws its SVG without a ``style`` attribute), may not be framed, and
+send no referrer to other sites.
 Nothing but the static files may be cached: pages and API answers hold
 scores, submissions or a session's form token. The public board (the API's,
 and the pages of a visitor not logged in) may be kept but is asked for again
@@ -16,7 +18,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 HEADERS = {

@@ -87,6 +87,7 @@ STATIC_FILES = {  # name -> (package folder, media type)
     "htmx.min.js": (STATIC, "text/javascript"),
     "pages.js": (STATIC, "text/javascript"),
     "pages.css": (STATIC, "text/css"),
+    "docs.css": (STATIC, "text/css"),
     "vega.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
     "vega-lite.min.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
     "vega-interpreter.js": (resources.files("podium.publish.report") / "vendor", "text/javascript"),
@@ -142,6 +143,12 @@ def render_page(service: Service, request: Request, name: str, code: int = 200, 
         values,
     )
     return HTMLResponse(html, status_code=code)
+
+
+def render_site_page(request: Request, name: str, status_code: int, **values: Any) -> HTMLResponse:
+    """The template ``name`` on the site's own level, for an anonymous visitor: for a request naming a contest the
+    server does not serve, whose own page cannot be drawn."""
+    return HTMLResponse(_draw(request, name, None, None, "", values), status_code=status_code)
 
 
 def _draw(

@@ -93,9 +93,11 @@ def render_report(
     gallery = thumbnails(document, truth, submission) if truth is not None and submission is not None else []
     scripts = [(VENDOR / name).read_text(encoding="utf-8") for name in SCRIPTS]
     scripts.append((TEMPLATES / "render.js").read_text(encoding="utf-8"))
+    style = (TEMPLATES / "report.css").read_text(encoding="utf-8")
     context = report_context(document, gallery) | {
         "source": source,
-        "style": (TEMPLATES / "report.css").read_text(encoding="utf-8"),
+        "style": style,
+        "style_hash": _csp_hash(style),
         "scripts": scripts,
         "script_hashes": " ".join(_csp_hash(script) for script in scripts),
     }
