@@ -17,7 +17,7 @@ REPORTED = "Content Security Policy"  # in each of Chromium's messages about the
 
 
 def watch(browser: Any) -> Any:
-    """``browser``, whose every new context keeps its pages' policy violations (:func:`violations`)."""
+    """``browser``, whose every new context (and the one ``new_page`` makes) keeps its pages' policy violations (:func:`violations`)."""
     opened = browser.new_context
 
     def new_context(**options: Any) -> Any:
@@ -33,6 +33,7 @@ def watch(browser: Any) -> Any:
         return context
 
     browser.new_context = new_context
+    browser.new_page = lambda **options: new_context(**options).new_page()  # a page in a context of its own, watched too
     return browser
 
 

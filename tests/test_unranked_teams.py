@@ -118,7 +118,7 @@ def test_only_teams_with_a_score_are_ranked_at_every_moment(tmp_path: Path) -> N
 def test_the_page_of_unranked_teams_is_accessible(tmp_path: Path) -> None:
     """Chromium at 375 px: the board of teams with no rank yet passes axe-core."""
     from conftest import require
-    from test_pages_browser import CHROMIUM, FLAGS, _problem, _shot
+    from test_pages_browser import _problem, _shot, launch
 
     require("chromium", _problem())
     from playwright.sync_api import sync_playwright
@@ -127,7 +127,7 @@ def test_the_page_of_unranked_teams_is_accessible(tmp_path: Path) -> None:
     clock = Clock(at("2026-03-10T12:00:00Z"))
     service, _tokens = set_up(f"sqlite:///{tmp_path / 'podium.db'}", contest, tmp_path / "data", ("alpha",), clock)
     with LiveServer(service) as live, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        browser = launch(playwright)  # the pages' policy violations kept for assert_accessible
         page = browser.new_page(viewport={"width": 375, "height": 800})
         page.goto(live.url + "/leaderboard")
         assert page.inner_text("table.board tbody tr td:first-child").split() == ["–", "not", "ranked"]
