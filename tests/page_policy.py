@@ -33,7 +33,9 @@ def watch(browser: Any) -> Any:
         return context
 
     browser.new_context = new_context
-    browser.new_page = lambda **options: new_context(**options).new_page()  # a page in a context of its own, watched too
+    browser.new_page = lambda **options: new_context(
+        **options
+    ).new_page()  # a page in a context of its own, watched too
     return browser
 
 
