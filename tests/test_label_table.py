@@ -17,25 +17,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import require
 from podium.formats import label_tokens as label_tokens_module
 from podium.formats.label_tokens import label_table, label_tokens
 from podium.metrics import imagenet
 from podium.metrics.imagenet import K, _misses, label_errors
 from podium.synthetic.ilsvrc2012 import write_classification
 from test_label_rows import _file
-from test_label_tokens import _trailing_spaces
+from test_label_tokens import _trailing_spaces, require_compiled
 
 
 @pytest.fixture(autouse=True)
 def built() -> None:
-    """Skip where the extensions were not built (no C compiler); in CI, which has one, fail."""
-    missing = [
-        name
-        for name, module in (("_label_table", label_tokens_module.compiled), ("_topk", imagenet.compiled))
-        if module is None
-    ]
-    require("podium's C extensions", f"{', '.join(missing)} not built (make setup builds them)" if missing else None)
+    require_compiled()
 
 
 def _as_ints(tokens: list[bytes] | None) -> list[int] | None:
@@ -44,7 +37,7 @@ def _as_ints(tokens: list[bytes] | None) -> list[int] | None:
 
 def _compiled(data: bytes, width: int, classes: int = 1000) -> list[int] | None:
     table = label_table(data, width, classes)
-    assert table is None or isinstance(table, array)
+    assert table is None or (isinstance(table, memoryview) and table.format == "H")
     return None if table is None else table.tolist()
 
 

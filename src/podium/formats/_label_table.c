@@ -7,8 +7,7 @@
  * integers; any other file gives None, and the readers that name every problem read it. Plain C API and
  * the buffer protocol; the scan runs with the GIL released and reads no byte outside the buffer.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_extension.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -65,16 +64,10 @@ PyDoc_STRVAR(labels_doc,
 static PyObject *
 labels(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "labels() takes data, width and classes");
+    Py_ssize_t sizes[2];
+    if (podium_arguments(args, nargs, 3, "labels() takes data, width and classes", 1, sizes) < 0)
         return NULL;
-    }
-    Py_ssize_t width = PyLong_AsSsize_t(args[1]);
-    if (width == -1 && PyErr_Occurred())
-        return NULL;
-    Py_ssize_t classes = PyLong_AsSsize_t(args[2]);
-    if (classes == -1 && PyErr_Occurred())
-        return NULL;
+    Py_ssize_t width = sizes[0], classes = sizes[1];
     if (width < 1 || classes < 1 || classes > UINT16_MAX) {
         PyErr_SetString(PyExc_ValueError, "width must be at least 1 and classes within 1..65535");
         return NULL;
@@ -102,32 +95,6 @@ labels(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return table;
 }
 
-static PyMethodDef methods[] = {
-    {"labels", (PyCFunction)(void (*)(void))labels, METH_FASTCALL, labels_doc},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef_Slot slots[] = {
-#if PY_VERSION_HEX >= 0x030C0000
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-#ifdef Py_GIL_DISABLED
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "podium.formats._label_table",
-    .m_doc = "Tables of class labels checked and parsed in C (podium.formats.label_tokens' compiled twin).",
-    .m_size = 0,
-    .m_methods = methods,
-    .m_slots = slots,
-};
-
-PyMODINIT_FUNC
-PyInit__label_table(void)
-{
-    return PyModuleDef_Init(&module);
-}
+PODIUM_MODULE(_label_table, "podium.formats._label_table",
+              "Tables of class labels checked and parsed in C (podium.formats.label_tokens' compiled twin).",
+              labels, labels_doc)

@@ -5,8 +5,7 @@
  * rule itself is label_errors' (its docstring); this is its loop at C speed, with the GIL released.
  * Plain C API and the buffer protocol; every index is checked against the buffers' lengths.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_extension.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -61,18 +60,14 @@ PyDoc_STRVAR(misses_doc,
              "misses(truth, guesses, k, /)\n--\n\n"
              "The images whose label none of the first 1..k guesses names, as a tuple of k counts: ``truth`` holds\n"
              "one label per image and ``guesses`` k per image, image after image, both C-contiguous buffers of one\n"
-             "integer format (``array('H')``, a NumPy integer array); TypeError for any other buffer, ValueError\n"
+             "integer format (``memoryview.cast('H')``, ``array('H')``, a NumPy integer array); TypeError for any other buffer, ValueError\n"
              "when the lengths disagree.");
 
 static PyObject *
 misses(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "misses() takes truth, guesses and k");
-        return NULL;
-    }
-    Py_ssize_t k = PyLong_AsSsize_t(args[2]);
-    if (k == -1 && PyErr_Occurred())
+    Py_ssize_t k;
+    if (podium_arguments(args, nargs, 3, "misses() takes truth, guesses and k", 2, &k) < 0)
         return NULL;
     if (k < 1 || k > MAX_K) {
         PyErr_SetString(PyExc_ValueError, "k must be within 1..64");
@@ -129,32 +124,6 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"misses", (PyCFunction)(void (*)(void))misses, METH_FASTCALL, misses_doc},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef_Slot slots[] = {
-#if PY_VERSION_HEX >= 0x030C0000
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-#ifdef Py_GIL_DISABLED
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "podium.metrics._topk",
-    .m_doc = "The compiled kernel of podium.metrics.imagenet.label_errors: top-k misses counted in C.",
-    .m_size = 0,
-    .m_methods = methods,
-    .m_slots = slots,
-};
-
-PyMODINIT_FUNC
-PyInit__topk(void)
-{
-    return PyModuleDef_Init(&module);
-}
+PODIUM_MODULE(_topk, "podium.metrics._topk",
+              "The compiled kernel of podium.metrics.imagenet.label_errors: top-k misses counted in C.",
+              misses, misses_doc)
