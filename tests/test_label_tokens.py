@@ -2,7 +2,9 @@
 gives what NumPy's path gives: the same numbers, result document and messages, on random files clean and
 damaged as users damage them (test_label_rows.py's: duplicates, labels out of range, blank lines, CRLF, no
 final line feed, a BOM, extra or missing guesses, words, signs, tabs), with trailing spaces besides; and a
-command scoring a small clean file never imports NumPy.
+command scoring a clean file never imports NumPy. Every test runs both ways: with the compiled reader and
+kernel (``podium.formats._label_table``, ``podium.metrics._topk``) and with the plain Python ones, as
+podium runs where it was built without a C compiler (test_label_table.py compares the two directly).
 """
 
 from __future__ import annotations
@@ -16,27 +18,53 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import require
 from podium.challenges import ilsvrc2012
 from podium.core.errors import TruthError
+from podium.formats import label_tokens as label_tokens_module
 from podium.formats.label_tokens import label_tokens
+from podium.metrics import imagenet
 from podium.metrics.imagenet import classification_errors, label_errors
 from podium.scoring.engine import evaluate
 from podium.synthetic.ilsvrc2012 import write_classification
 from test_label_rows import _file
 
 SEEDS = range(60)
+PLAIN_PAYS = ilsvrc2012.plain_pays
+EXTENSIONS = ("podium.formats._label_table", "podium.metrics._topk")  # None in sys.modules: not importable
 LABELS = {str(label).encode() for label in range(1, 1001)}
 
 
-@pytest.fixture(autouse=True)
-def plain_as_in_a_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pytest has NumPy loaded, where the plain path does not pay: here it is taken by size alone, as in a command."""
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The compiled reader and kernel, or the plain Python ones (the extensions set aside, as where podium
+    was built without a C compiler); pytest has NumPy loaded, where the plain path does not pay: here it is
+    taken by size alone, as in a command (SMALL_BYTES = -1 switches it off)."""
+    if request.param == "compiled":
+        require_compiled()
+    else:
+        monkeypatch.setattr(label_tokens_module, "compiled", None)
+        monkeypatch.setattr(imagenet, "compiled", None)
     monkeypatch.setattr(ilsvrc2012, "plain_pays", lambda size: size <= ilsvrc2012.SMALL_BYTES)
+    return str(request.param)
 
 
-def test_a_process_with_numpy_loaded_reads_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.undo()
-    assert not ilsvrc2012.plain_pays(1000)  # this process has NumPy: its readers are faster, the import paid
+def require_compiled() -> None:
+    """Skip where the extensions were not built (no C compiler); in CI, which has one, fail."""
+    missing = [
+        name
+        for name, module in (("_label_table", label_tokens_module.compiled), ("_topk", imagenet.compiled))
+        if module is None
+    ]
+    require("podium's C extensions", f"{', '.join(missing)} not built (make setup builds them)" if missing else None)
+
+
+def test_a_process_with_numpy_loaded_reads_with_it_unless_compiled(way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ilsvrc2012, "plain_pays", PLAIN_PAYS)
+    # this process has NumPy: its readers beat the Python ones, the import paid; the compiled ones beat both
+    assert ilsvrc2012.plain_pays(1000) == (way == "compiled") and ilsvrc2012.plain_pays(100 << 20) == (
+        way == "compiled"
+    )
 
 
 def _trailing_spaces(data: bytes) -> bytes:
@@ -132,11 +160,12 @@ def test_label_errors_are_classification_errors_with_duplicate_guesses() -> None
         label_errors([1, 2], [1, 2, 3])
 
 
-def test_the_command_scores_a_small_file_without_importing_numpy(tmp_path: Path) -> None:
+def test_the_command_scores_a_small_file_without_importing_numpy(way: str, tmp_path: Path) -> None:
     """podium evaluate in a new process, 5,000 images: the table, and NumPy never imported (it was before)."""
     demo = write_classification(tmp_path, 5000, seed=3)
     program = (
-        "import atexit, sys\n"
+        ("" if way == "compiled" else "import sys; sys.modules.update(dict.fromkeys(" + repr(EXTENSIONS) + "))\n")
+        + "import atexit, sys\n"
         "atexit.register(lambda: print('numpy' in sys.modules, file=sys.stderr))\n"
         "from podium.cli import main\n"
         "main()\n"
@@ -154,9 +183,10 @@ def test_the_command_scores_a_small_file_without_importing_numpy(tmp_path: Path)
     )
 
 
-def test_a_truth_past_the_bound_is_read_by_numpy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plain reader keeps to SMALL_BYTES for the truth too (an organizer's file may be far larger): past it,
-    NumPy's path reads both files, with the same result."""
+def test_a_truth_past_the_bound_is_read_by_numpy(way: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain Python reader keeps to SMALL_BYTES for the truth too (an organizer's file may be far larger):
+    past it, NumPy's path reads both files, with the same result; the compiled reader reads it still (its
+    bound is an organizer's file's, formats.text.TRUSTED)."""
     demo = write_classification(tmp_path, 400, seed=5)
     taken: list[object] = []
     monkeypatch.setattr(ilsvrc2012.Labels, "arrays", _spy(ilsvrc2012.Labels.arrays, taken))
@@ -164,7 +194,8 @@ def test_a_truth_past_the_bound_is_read_by_numpy(tmp_path: Path, monkeypatch: py
     assert taken
     monkeypatch.setattr(ilsvrc2012, "plain_pays", lambda size: True)  # the submission would be read plain
     monkeypatch.setattr(ilsvrc2012, "SMALL_BYTES", demo.truth.stat().st_size - 1)
-    assert _document(demo.truth, demo.submission, scores_only=False) == plain and len(taken) == 1
+    assert _document(demo.truth, demo.submission, scores_only=False) == plain
+    assert len(taken) == (2 if way == "compiled" else 1)
 
 
 @pytest.mark.parametrize("scores_only", [True, False])

@@ -20,8 +20,9 @@ from podium.core.errors import TruthError, UsageError
 from podium.core.issues import IssueLog
 from podium.core.lazy import LazyModule
 from podium.core.parameters import choice, optional_path
-from podium.formats import ilsvrc
+from podium.formats import ilsvrc, label_tokens
 from podium.formats.folders import single_file
+from podium.formats.label_tokens import Labels as LabelTable
 from podium.formats.text import TRUSTED, read_text
 from podium.formats.truth_cache import cached
 from podium.metrics.average_precision import Method, RankedBoxes
@@ -44,14 +45,18 @@ else:
 
 SUBMISSION_SUFFIXES = (".txt",)
 CHANCE_TOP5_ERROR = 0.99  # 1000 classes: chance is 0.995
-SMALL_BYTES = 3 << 20  # the largest Task 1 submission read without NumPy (about 150,000 images): plain_pays
+SMALL_BYTES = 3 << 20  # the largest Task 1 submission read in plain Python (about 150,000 images): plain_pays
 
 
 def plain_pays(size: int) -> bool:
-    """Whether a clean Task 1 submission of ``size`` bytes is read and scored without NumPy: in a process that
-    has not imported it (a command), up to :data:`SMALL_BYTES`. The import costs 0.1 s of CPU, which NumPy's
-    readers win back past about 200,000 images (3.9 MB; the crossover measured side by side, benchmarks/README.md);
-    a process that has it loaded (a worker, the web process, a notebook) reads any file faster with it."""
+    """Whether a clean Task 1 submission of ``size`` bytes is read and scored without NumPy. With the compiled
+    reader and kernel (:func:`~podium.formats.label_tokens.label_table`), always: they read, check and count
+    at C speed, and NumPy takes their table without a copy where the per-image rows are wanted. In plain
+    Python, in a process that has not imported NumPy (a command), up to :data:`SMALL_BYTES`: the import costs
+    0.1 s of CPU, which NumPy's readers win back past about 200,000 images (3.9 MB; the crossover measured
+    side by side, benchmarks/README.md); a process that has it loaded reads any file faster with it."""
+    if label_tokens.compiled_reader():
+        return True
     return size <= SMALL_BYTES and "numpy" not in sys.modules
 
 
@@ -101,20 +106,28 @@ class Item:
 @dataclass(frozen=True)
 class Labels:
     """Task 1's clean files read without NumPy (:meth:`Ilsvrc2012Cls._small`): each image's truth label
-    and its five guesses (flat, image after image) as the files' tokens, and the submission's bytes."""
+    and its five guesses (flat, image after image) as the compiled reader's table or the files' tokens,
+    and the submission's bytes."""
 
     key: str
-    truth: list[bytes]
-    guesses: list[bytes]
+    truth: LabelTable
+    guesses: LabelTable
     data: bytes
 
     def arrays(self) -> Item:
         """The item as the NumPy path reads the same files: for the unit rows and a contest's splits."""
-        # labels of at most 4 digits, parsed by C (10x np.array of the tokens): exact as integers and as doubles
-        truth = np.fromstring(b" ".join(self.truth), np.int64, sep=" ").reshape(-1, 1)
-        guesses = np.fromstring(b" ".join(self.guesses), np.float64, sep=" ").reshape(-1, K, 1)
+        truth = _label_array(self.truth, np.int64).reshape(-1, 1)
+        guesses = _label_array(self.guesses, np.float64).reshape(-1, K, 1)
         numbers = np.arange(1, len(truth) + 1)
         return Item(self.key, numbers, truth, guesses, ilsvrc.Guesses(guesses, self.data), None, None)
+
+
+def _label_array(labels: LabelTable, dtype: type[np.int64] | type[np.float64]) -> NDArray[Any]:
+    """Labels (of at most 4 digits: exact as integers and as doubles) as a NumPy array of ``dtype``: the compiled
+    reader's table taken without a copy, or the tokens parsed by C (10x np.array of the tokens)."""
+    if isinstance(labels, list):
+        return np.fromstring(b" ".join(labels), dtype, sep=" ")
+    return np.frombuffer(labels, np.uint16).astype(dtype)
 
 
 def _arrays(item: Item | Labels) -> Item:
@@ -296,16 +309,17 @@ class Ilsvrc2012Cls(_TopK):
         return classification_errors(item.truth, guesses, per_image)
 
     def _small(self, truth: Path, path: Path, params: dict[str, Any]) -> Labels | None:
-        """The kit's truth and a clean submission, as their tokens where that pays (:func:`plain_pays`): read and
-        scored in plain Python (:func:`~podium.formats.ilsvrc.guess_tokens`, :func:`~podium.metrics.imagenet.label_errors`),
-        with the numbers, document and messages of NumPy's path, which reads any other file."""
+        """The kit's truth and a clean submission, read without NumPy where that pays (:func:`plain_pays`) and scored
+        by :func:`~podium.metrics.imagenet.label_errors` (:func:`~podium.formats.ilsvrc.guess_tokens`), with the
+        numbers, document and messages of NumPy's path, which reads any other file."""
         try:
             size = path.stat().st_size
         except OSError:  # gone since it was listed: NumPy's reader says so
             return None
         if params["labels"] != "ilsvrc" or params["meta"] is not None or not plain_pays(size):
             return None
-        labels = cached("ilsvrc.truth_tokens", (truth,), lambda: ilsvrc.truth_tokens(truth, SMALL_BYTES), SMALL_BYTES)
+        bound = SMALL_BYTES if not label_tokens.compiled_reader() else TRUSTED.max_bytes
+        labels = cached("ilsvrc.truth_tokens", (truth,), lambda: ilsvrc.truth_tokens(truth, bound), bound)
         read = None if labels is None else ilsvrc.guess_tokens(path, len(labels))
         return None if labels is None or read is None else Labels(path.name, labels, *read)
 

@@ -28,7 +28,7 @@ from podium.core.issues import Issue, IssueLog, plural
 from podium.core.lazy import LazyModule
 from podium.formats.files import FileProblem, read_bytes
 from podium.formats.folders import list_folder
-from podium.formats.label_tokens import label_tokens
+from podium.formats.label_tokens import Labels, label_table
 from podium.formats.text import DECIMAL, TRUSTED, TextLimits, numeric_rows, read_text, text_of
 from podium.metrics.imagenet import Corner, TruthBox
 
@@ -135,12 +135,11 @@ def read_truth_labels(path: Path) -> NDArray[np.int64]:
     return matrix
 
 
-def truth_tokens(path: Path, max_bytes: int) -> list[bytes] | None:
-    """The kit's truth, one label in 1..1000 on each line, as the file's tokens (read without NumPy:
-    :mod:`~podium.formats.label_tokens`); ``None`` for any other truth and one of more than ``max_bytes``,
-    which :func:`read_truth_labels` reads."""
+def truth_tokens(path: Path, max_bytes: int) -> Labels | None:
+    """The kit's truth, one label in 1..1000 on each line, read without NumPy (:func:`~podium.formats.label_tokens.label_table`);
+    ``None`` for any other truth and one of more than ``max_bytes``, which :func:`read_truth_labels` reads."""
     try:
-        return label_tokens(read_bytes(path, max_bytes), 1, N_CLASSES)
+        return label_table(read_bytes(path, max_bytes), 1, N_CLASSES)
     except FileProblem:
         return None
 
@@ -281,16 +280,16 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
     return Guesses(guesses, lines) if log.error_count == errors_before else None
 
 
-def guess_tokens(path: Path, n_images: int) -> tuple[list[bytes], bytes] | None:
-    """A clean Task 1 submission, five labels in 1..1000 on each of the ``n_images`` lines, as the file's
-    tokens (read without NumPy: :mod:`~podium.formats.label_tokens`) and its bytes; ``None`` for any other
-    file, which :func:`read_guesses` reads and whose problems it names. Such a file gives it no issue."""
+def guess_tokens(path: Path, n_images: int) -> tuple[Labels, bytes] | None:
+    """A clean Task 1 submission, five labels in 1..1000 on each of the ``n_images`` lines, read without NumPy
+    (:func:`~podium.formats.label_tokens.label_table`), and its bytes; ``None`` for any other file, which
+    :func:`read_guesses` reads and whose problems it names. Such a file gives it no issue."""
     limits = submission_limits(n_images, 64, "image")
     try:
         data = read_bytes(path, limits.max_bytes, limits.needs)
     except FileProblem:
         return None
-    tokens = label_tokens(data, MAX_GUESSES, N_CLASSES)
+    tokens = label_table(data, MAX_GUESSES, N_CLASSES)
     return None if tokens is None or len(tokens) != MAX_GUESSES * n_images else (tokens, data)
 
 

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 else:
     np = LazyModule("numpy")
 
+try:
+    from podium.metrics import _topk as compiled
+except ImportError:  # built without a C compiler (the extension is optional): label_errors counts in Python
+    compiled = None  # type: ignore[assignment]
+
 
 K = 5
 _NEVER_TRUTH = -3  # padding of the truth matrix
@@ -107,12 +112,14 @@ def classification_errors(
 
 
 def label_errors(truth: Sequence[Hashable], guesses: Sequence[Hashable]) -> ErrorCounts:
-    """The counts of :func:`classification_errors` in plain Python, its kernel for small inputs: one truth
-    label per image, :data:`K` guesses per image (``guesses`` flat, image after image), as values equal
-    exactly when the labels are (integers, or a file's canonical tokens: :mod:`podium.formats.label_tokens`).
+    """The counts of :func:`classification_errors` for one truth label per image and :data:`K` guesses per
+    image (``guesses`` flat, image after image), as values equal exactly when the labels are (integers, or
+    a file's canonical tokens: :mod:`podium.formats.label_tokens`); ``per_image`` is left empty (``()``).
 
-    Scoring 50,000 images takes about 10 ms, a tenth of what a new process spends importing NumPy;
-    ``per_image`` is left empty (``()``).
+    Its kernel is compiled (``podium.metrics._topk``) for two buffers of one integer format (``array('H')``,
+    NumPy integer arrays): 800,000 images in about 2 ms. Other sequences, and every input where podium was
+    built without a C compiler, take the same rule in Python: 50,000 images in about 10 ms, a tenth of
+    what a new process spends importing NumPy.
 
     >>> label_errors([3, 7], [3, 1, 1, 1, 1, 1, 7, 7, 1, 1]).misses  # image 2 is found by its 2nd guess
     {1: (1, 0, 0, 0, 0)}
@@ -122,18 +129,28 @@ def label_errors(truth: Sequence[Hashable], guesses: Sequence[Hashable]) -> Erro
     n = len(truth)
     if len(guesses) != K * n:
         raise ValueError(f"{len(guesses)} guesses for {n} images: {K} per image")
+    missed = None
+    if compiled is not None:
+        try:
+            missed = compiled.misses(truth, guesses, K)  # type: ignore[arg-type]
+        except (TypeError, BufferError):  # not two buffers of one integer format: the rule in Python
+            pass
+    return ErrorCounts(n, {1: missed or _misses(truth, guesses)} if n else {}, ())
+
+
+def _misses(truth: Sequence[Hashable], guesses: Sequence[Hashable]) -> tuple[int, ...]:
+    """The images that the first 1..K guesses all miss: the rule of :func:`label_errors`, in Python."""
     rows = [iter(guesses)] * K  # zip draws K guesses from it for each image
     assert K == 5  # the kit's five guesses, tried in order: the first that names the label
     first = [
         0 if label == a else 1 if label == b else 2 if label == c else 3 if label == d else 4 if label == e else K
         for label, a, b, c, d, e in zip(truth, *rows)
     ]
-    found = 0
-    missed = []
+    found, missed = 0, []
     for j in range(K):
         found += first.count(j)
-        missed.append(n - found)
-    return ErrorCounts(n, {1: tuple(missed)} if n else {}, ())
+        missed.append(len(truth) - found)
+    return tuple(missed)
 
 
 def localization_errors(

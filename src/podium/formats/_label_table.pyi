@@ -1,0 +1,3 @@
+from typing_extensions import Buffer
+
+def labels(data: Buffer, width: int, classes: int, /) -> bytes | None: ...

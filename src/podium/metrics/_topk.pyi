@@ -1,0 +1,3 @@
+from typing_extensions import Buffer
+
+def misses(truth: Buffer, guesses: Buffer, k: int, /) -> tuple[int, ...]: ...
