@@ -19,7 +19,7 @@ taken a block of rows at a time as they are decoded, the map never written whole
 
 This module is the one place that chooses: when the extension was not built (no C compiler where
 podium was installed), :func:`extension_built` is false, :func:`decode_gray` and :func:`map_sums`
-give ``None`` and each caller keeps its pure path (docs/compiled.md).
+give ``None`` and each caller keeps its pure path (docs/install.md).
 """
 
 from __future__ import annotations

@@ -22,7 +22,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_
 WORKDIR /opt/podium
 COPY pyproject.toml constraints.txt README.md ./
 COPY src ./src
-RUN python -m pip install --constraint constraints.txt . \\
+# gcc builds podium's C extensions (docs/install.md), and is removed in the same layer.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \\
+ && python -m pip install --constraint constraints.txt . \\
+ && apt-get purge -y gcc libc6-dev && apt-get autoremove -y && rm -rf /var/lib/apt/lists/* \\
+ && python -c "import podium.formats._png_sums" \\
  && podium --version \\
  && NUMBA_CPU_NAME=generic python -c "import podium.scoring.kernels" \\
  && python -c "import podium.publish.platforms.codabench, podium.publish.platforms.evalai, podium.publish.platforms.grand_challenge"
