@@ -177,6 +177,43 @@ static int block_unfilter(Block *block, const uint8_t *raw, Py_ssize_t y, int n)
 }
 #endif
 
+/* What is done with each decoded row, in order: row y's `stride` bytes, valid until the next call. */
+typedef void (*RowSink)(void *context, const uint8_t *row, Py_ssize_t y);
+
+/* Undo the filters of `raw` (height rows, each its filter type then `stride` bytes) and hand every
+ * row to `sink` in order: sixteen rows at a time where they are single bytes and no wider than a
+ * block, one at a time against the row above otherwise. Returns 1, 0 if a row's filter type is not
+ * one of the five (the rows before it were handed over), or -1 if memory ran out. Takes no Python
+ * object: runs without the GIL. */
+static int decode_rows(const uint8_t *raw, Py_ssize_t height, Py_ssize_t stride, Py_ssize_t step, RowSink sink,
+                       void *context) {
+    Py_ssize_t y;
+    int ok = 1;
+#if defined(__SSE2__)
+    if (step == 1 && stride <= MAX_BLOCK_WIDTH) {
+        Block block;
+        if (!block_open(&block, stride)) return -1;
+        for (y = 0; y < height && ok; y += LANES) {
+            int n = height - y < LANES ? (int)(height - y) : LANES;
+            ok = block_unfilter(&block, raw, y, n);
+            for (int k = 0; k < n && ok; k++) sink(context, block.decoded + k * block.pitch + PAD, y + k);
+        }
+        block_close(&block);
+        return ok;
+    }
+#endif
+    uint8_t *rows = calloc(2 * (size_t)stride, 1); /* the row above (zeros at first) and this row, in turn */
+    if (rows == NULL) return -1;
+    for (y = 0; y < height && ok; y++) {
+        const uint8_t *line = raw + y * (stride + 1);
+        uint8_t *row = rows + (y & 1) * stride, *up = rows + ((y + 1) & 1) * stride;
+        ok = unfilter_row(line[0], line + 1, row, up, stride, step);
+        if (ok) sink(context, row, y);
+    }
+    free(rows);
+    return ok;
+}
+
 /* A buffer of the caller, released on every path. */
 typedef struct {
     Py_buffer view;
@@ -206,6 +243,17 @@ static int unsigned_itemsize(const Py_buffer *view) {
     return 0;
 }
 
+/* unfilter's sink: row y copied into the image. */
+typedef struct {
+    uint8_t *image;
+    Py_ssize_t stride;
+} Copy;
+
+static void copy_row(void *context, const uint8_t *row, Py_ssize_t y) {
+    Copy *copy = context;
+    memcpy(copy->image + y * copy->stride, row, (size_t)copy->stride);
+}
+
 PyDoc_STRVAR(unfilter_doc,
              "unfilter(raw, rows, stride, step) -> bool\n\n"
              "Undo the PNG filters of ``raw`` (each row: its filter type, then ``stride`` bytes) into the writable\n"
@@ -229,36 +277,12 @@ static PyObject *unfilter(PyObject *Py_UNUSED(self), PyObject *args) {
         goto done;
     }
     {
-        const uint8_t *in = raw.view.buf;
-        uint8_t *out = rows.view.buf;
-        Py_ssize_t height = rows.view.len / stride, y;
-        int ok = 1;
-        uint8_t *zeros = calloc((size_t)stride, 1);
-        if (zeros == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
+        Copy copy = {rows.view.buf, stride};
+        int ok;
         Py_BEGIN_ALLOW_THREADS
-#if defined(__SSE2__)
-        Block block;
-        if (step == 1 && stride <= MAX_BLOCK_WIDTH && block_open(&block, stride)) {
-            for (y = 0; y < height && ok; y += LANES) {
-                int n = height - y < LANES ? (int)(height - y) : LANES;
-                ok = block_unfilter(&block, in, y, n);
-                for (int k = 0; k < n && ok; k++)
-                    memcpy(out + (y + k) * stride, block.decoded + k * block.pitch + PAD, (size_t)stride);
-            }
-            block_close(&block);
-            height = 0; /* every row decoded: none left for the row loop */
-        }
-#endif
-        for (y = 0; y < height && ok; y++) {
-            const uint8_t *line = in + y * (stride + 1);
-            ok = unfilter_row(line[0], line + 1, out + y * stride, y ? out + (y - 1) * stride : zeros, stride, step);
-        }
+        ok = decode_rows(raw.view.buf, rows.view.len / stride, stride, step, copy_row, &copy);
         Py_END_ALLOW_THREADS
-        free(zeros);
-        result = PyBool_FromLong(ok);
+        result = ok < 0 ? PyErr_NoMemory() : PyBool_FromLong(ok);
     }
 done:
     release(&raw);
@@ -310,14 +334,23 @@ typedef struct {
 ROW_SUMS(row_sums_8, uint8_t)
 ROW_SUMS(row_sums_16, uint16_t)
 
-/* The sums of decoded row y of the map against the truth's and the ROI's row y. */
-static inline void add_row(Sums *sums, const uint8_t *row, const void *truth, int itemsize, unsigned value,
-                           const uint8_t *roi, Py_ssize_t y, Py_ssize_t width) {
-    const uint8_t *r = roi ? roi + y * width : NULL;
-    if (itemsize == 1)
-        row_sums_8(row, (const uint8_t *)truth + y * width, value, r, width, sums);
+/* class_sums' sink: the sums of the map's row y against the truth's and the ROI's row y. */
+typedef struct {
+    Sums sums;
+    const void *truth;
+    int itemsize;
+    unsigned value;
+    const uint8_t *roi; /* NULL: every pixel */
+    Py_ssize_t width;
+} Total;
+
+static void add_row(void *context, const uint8_t *row, Py_ssize_t y) {
+    Total *total = context;
+    const uint8_t *r = total->roi ? total->roi + y * total->width : NULL;
+    if (total->itemsize == 1)
+        row_sums_8(row, (const uint8_t *)total->truth + y * total->width, total->value, r, total->width, &total->sums);
     else
-        row_sums_16(row, (const uint16_t *)truth + y * width, value, r, width, sums);
+        row_sums_16(row, (const uint16_t *)total->truth + y * total->width, total->value, r, total->width, &total->sums);
 }
 
 PyDoc_STRVAR(class_sums_doc,
@@ -341,6 +374,10 @@ static PyObject *class_sums(PyObject *Py_UNUSED(self), PyObject *args) {
         return NULL;
     if (!get_buffer(raw_object, &raw, 0, "raw") || !get_buffer(truth_object, &truth, 0, "truth")) goto done;
     if (roi_object != Py_None && !get_buffer(roi_object, &roi, 0, "roi")) goto done;
+    if (value > 0xFFFF) {
+        PyErr_SetString(PyExc_ValueError, "class_sums: value must be 0 to 65535");
+        goto done;
+    }
     itemsize = unsigned_itemsize(&truth.view);
     if (itemsize == 0 || (roi.held && unsigned_itemsize(&roi.view) != 1)) {
         PyErr_SetString(PyExc_ValueError, "class_sums: truth must be uint8, uint16 or bool, roi bool or uint8");
@@ -355,44 +392,18 @@ static PyObject *class_sums(PyObject *Py_UNUSED(self), PyObject *args) {
         goto done;
     }
     {
-        const uint8_t *in = raw.view.buf, *inside = roi.held ? roi.view.buf : NULL;
-        Py_ssize_t height = truth.view.len / itemsize / width, y;
-        Sums sums = {0, 0, 0, 0};
-        int ok = 1;
-        uint8_t *rows = calloc(2 * (size_t)width, 1); /* the row above (zeros at first) and this row, in turn */
-        if (rows == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
+        Total total = {{0, 0, 0, 0}, truth.view.buf, itemsize, (unsigned)value, roi.held ? roi.view.buf : NULL, width};
+        int ok;
         Py_BEGIN_ALLOW_THREADS
-#if defined(__SSE2__)
-        Block block;
-        if (width <= MAX_BLOCK_WIDTH && block_open(&block, width)) {
-            for (y = 0; y < height && ok; y += LANES) {
-                int n = height - y < LANES ? (int)(height - y) : LANES;
-                ok = block_unfilter(&block, in, y, n);
-                for (int k = 0; k < n && ok; k++)
-                    add_row(&sums, block.decoded + k * block.pitch + PAD, truth.view.buf, itemsize, (unsigned)value,
-                            inside, y + k, width);
-            }
-            block_close(&block);
-            height = 0; /* every row decoded: none left for the row loop */
-        }
-#endif
-        for (y = 0; y < height && ok; y++) {
-            const uint8_t *line = in + y * (width + 1);
-            uint8_t *row = rows + (y & 1) * width, *up = rows + ((y + 1) & 1) * width;
-            ok = unfilter_row(line[0], line + 1, row, up, width, 1);
-            if (ok) add_row(&sums, row, truth.view.buf, itemsize, (unsigned)value, inside, y, width);
-        }
+        ok = decode_rows(raw.view.buf, truth.view.len / itemsize / width, width, 1, add_row, &total);
         Py_END_ALLOW_THREADS
-        free(rows);
-        if (!ok) {
+        if (ok < 0)
+            result = PyErr_NoMemory();
+        else if (ok == 0)
             result = Py_NewRef(Py_None);
-            goto done;
-        }
-        result = Py_BuildValue("(KKKI)", (unsigned long long)sums.n, (unsigned long long)sums.in,
-                               (unsigned long long)sums.roi, sums.largest);
+        else
+            result = Py_BuildValue("(KKKI)", (unsigned long long)total.sums.n, (unsigned long long)total.sums.in,
+                                   (unsigned long long)total.sums.roi, total.sums.largest);
     }
 done:
     release(&raw);
