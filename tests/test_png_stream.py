@@ -38,7 +38,14 @@ def _noise(rng: np.random.Generator, shape: tuple[int, int], dtype: type, top: i
 
 
 def _file(rng: np.random.Generator, pixels: np.ndarray) -> bytes:
-    return encode(pixels, rng.integers(0, 5, size=pixels.shape[0]).tolist(), idat_pieces=int(rng.integers(1, 4)))
+    """``pixels`` as a PNG of random filters: any of the five on each row, or, one time in three, each
+    block of 16 rows with None, Sub and Up only (decoded a row at a time) or with any."""
+    height = pixels.shape[0]
+    filters = rng.integers(0, 5, size=height)
+    if rng.random() < 1 / 3:
+        plain_blocks = np.repeat(rng.random(height // 16 + 1) < 0.5, 16)[:height]
+        filters[plain_blocks] = rng.integers(0, 3, size=int(plain_blocks.sum()))
+    return encode(pixels, filters.tolist(), idat_pieces=int(rng.integers(1, 4)))
 
 
 @built
@@ -193,7 +200,17 @@ def test_a_window_smaller_than_the_distances_is_left_to_libpng() -> None:
         imagecodecs.png_decode(data)
     header = png.parse_header(data)
     assert png_stream.decode_gray(data, header) is None
+    assert png_rows.decode_gray(data, header) is None  # the label images' reader (zlib-ng before) inflated it
     assert png_stream.map_sums(data, header, np.zeros((20, 1000), np.uint8), 1, None, bytearray(20 * 1001)) is None
+
+
+@built
+@pytest.mark.parametrize("shape", [(1, 1_000_001), (1_000_001, 1)])
+def test_sides_past_libpng_s_limit_are_left_to_it(shape: tuple[int, int]) -> None:
+    data = encode(np.zeros(shape, np.uint8), [0] * shape[0])
+    with pytest.raises(Exception, match="IHDR"):
+        imagecodecs.png_decode(data)
+    assert png_rows.decode_gray(data, png.parse_header(data)) is None
 
 
 @built
