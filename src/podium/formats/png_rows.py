@@ -106,4 +106,4 @@ def compile_kernels() -> None:
         buffer = io.BytesIO()
         Image.new(mode, (2, 2)).save(buffer, "PNG")
         data = buffer.getvalue()
-        decode_gray(data, parse_header(data))
+        png_stream.decode_gray(data, parse_header(data), unfilter=unfilter)  # Numba's loop, even beside the extension
