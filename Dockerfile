@@ -12,11 +12,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_
 WORKDIR /opt/podium
 COPY pyproject.toml constraints.txt README.md ./
 COPY src ./src
-# A C compiler for the package's C extensions (podium.formats._label_table, podium.metrics._topk), removed once built.
+# gcc builds podium's C extensions (docs/install.md), and is removed in the same layer.
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
  && python -m pip install --constraint constraints.txt . \
  && apt-get purge -y --auto-remove gcc libc6-dev && rm -rf /var/lib/apt/lists/* \
- && python -c "import podium.formats._label_table, podium.metrics._topk" \
+ && python -c "import podium.formats._label_table, podium.formats._png_sums, podium.metrics._topk" \
  && podium --version \
  && NUMBA_CPU_NAME=generic python -c "import podium.scoring.kernels" \
  && python -c "import podium.publish.platforms.codabench, podium.publish.platforms.evalai, podium.publish.platforms.grand_challenge"

@@ -11,18 +11,22 @@ each in turn, ``--repeats`` rounds, the least CPU of each kept):
   (b) ``podium evaluate`` with 1 worker (the real command, process start included)
   (c) ``podium evaluate`` with 2 workers
   (d) naive baseline: Pillow decode, per-class NumPy boolean indexing
+  (e) with ``--podium-src DIR`` (repeatable): (b) run from another source folder (``PYTHONPATH``),
+      such as main's before a change, or this one's without the compiled extension (a copy of
+      ``src`` without ``_png_sums*.so``: the pure path)
 
-Targets: (b) >= 0.9x of (a) in CPU seconds (issue 40; the decode is podium's floor: every
-byte of every file must be inflated and unfiltered); (c)/(b) >= 1.7 on 2 cores; (b) >= 3x (d).
+Targets: (b) >= 0.9x of (a) in CPU seconds (issue 40; every byte of every file must be
+inflated and unfiltered); (c)/(b) >= 1.7 on 2 cores; (b) >= 3x (d).
 The command's CPU is its process's and workers'.
 
-    .venv/bin/python benchmarks/fuzzy_jaccard_throughput.py [--megapixels 200] [--size 2000] [--repeats 3]
+    .venv/bin/python benchmarks/fuzzy_jaccard_throughput.py [--megapixels 200] [--size 2000] [--repeats 3] [--podium-src DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -87,7 +91,8 @@ def decode_fresh(folder: Path) -> None:
     subprocess.run([sys.executable, "-c", DECODE_SCRIPT], input=paths, text=True, check=True)
 
 
-def podium(folder: Path, workers: int) -> float:
+def podium(folder: Path, workers: int, source: str | None = None) -> float:
+    environment = {**os.environ, **({"PYTHONPATH": source} if source else {})}
     command = [
         sys.executable,
         "-m",
@@ -104,7 +109,7 @@ def podium(folder: Path, workers: int) -> float:
         "-",
         "--quiet",
     ]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(command, capture_output=True, text=True, check=True, env=environment).stdout
     return json.loads(out)["scores"]["fuzzy_jaccard"]
 
 
@@ -131,6 +136,9 @@ def main() -> None:
         "--repeats", type=int, default=3, help="rounds of every measure in turn; the least CPU of each is kept"
     )
     parser.add_argument("--data", type=Path, default=HERE / "data" / "fuzzy-jaccard")
+    parser.add_argument(
+        "--podium-src", action="append", default=[], help="also run (b) from this source folder (PYTHONPATH)"
+    )
     args = parser.parse_args()
     machine_header(args.repeats)
     n_images = int(np.ceil(args.megapixels * 1e6 / args.size**2))
@@ -146,6 +154,8 @@ def main() -> None:
         "(c) podium evaluate, 2 workers": lambda: podium(args.data, 2),
         "(d) naive: Pillow + boolean indexing": lambda: naive(args.data),
     }
+    for n, source in enumerate(args.podium_src):
+        measures[f"(e{n}) (b) from {source}"] = lambda source=source: podium(args.data, 1, source)
     runs: dict[str, list[Timed[object]]] = {name: [] for name in measures}
     for _ in range(args.repeats):  # interleaved: a load that comes and goes weighs on every measure alike
         for name, run in measures.items():
@@ -153,8 +163,9 @@ def main() -> None:
     best = {name: min(found, key=lambda t: t.cpu) for name, found in runs.items()}
     for name, run in best.items():
         warn_if_busy(run, parallel=2 if name.startswith("(c)") else 1, what=name)
-    decode, fresh, one, two, naive_run = best.values()
+    decode, fresh, one, two, naive_run, *others = best.values()
     assert one.value == two.value, (one.value, two.value)
+    assert all(other.value == one.value for other in others), [other.value for other in others]
     assert isinstance(one.value, float) and isinstance(naive_run.value, float)
     assert abs(one.value - naive_run.value) < 1e-12, (one.value, naive_run.value)
 
@@ -164,6 +175,8 @@ def main() -> None:
     print(f"\nscore {one.value:.12f} (1 worker) == {two.value:.12f} (2 workers), naive {naive_run.value:.12f}")
     print(f"(b) against (a), CPU:  {decode.cpu / one.cpu:6.2f}   target >= 0.90")
     print(f"(b) against (a'), CPU: {fresh.cpu / one.cpu:6.2f}")
+    for name, other in zip(list(best)[5:], others):
+        print(f"{name[:5]} against (a), CPU: {decode.cpu / other.cpu:6.2f}; (b) against it: {other.cpu / one.cpu:.2f}x")
     print(f"(c) / (b) speed-up:    {one.wall / two.wall:6.2f}   target >= 1.70")
     print(f"(b) / (d) speed-up:    {naive_run.wall / one.wall:6.2f}   target >= 3.00")
 

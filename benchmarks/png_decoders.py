@@ -2,10 +2,10 @@
 
 Decodes the same truth and submission files with each installed candidate
 (Pillow, OpenCV, pyspng, imagecodecs, pywuffs, and podium's own way for plain grayscale files,
-``podium.formats.png_rows``), checks that every candidate gives the same pixels, and prints the
-throughput (best of ``--repeats``, with the CPU seconds). By default the files are the
-fuzzy-jaccard benchmark's probability maps (run ``benchmarks/fuzzy_jaccard_throughput.py`` first
-to build them); ``--data ../shared/data/glas-fixture`` decodes GlaS's label images instead.
+``podium.formats.png_rows``, with the C extension's loop and with Numba's), checks that every
+candidate gives the same pixels, and prints the throughput (best of ``--repeats``, with the CPU
+seconds). By default the files are the fuzzy-jaccard benchmark's probability maps (run
+``benchmarks/fuzzy_jaccard_throughput.py`` first to build them); ``--data ../shared/data/glas-fixture`` decodes GlaS's label images instead.
 ``pip install -r benchmarks/requirements.txt`` for the optional candidates.
 """
 
@@ -22,7 +22,7 @@ from PIL import Image
 from timing import Timed, best_of, machine_header
 
 import podium.scoring.kernels  # noqa: F401  (compiled kernels loaded before timing)
-from podium.formats import png, png_rows
+from podium.formats import png, png_rows, png_stream
 
 HERE = Path(__file__).resolve().parent
 
@@ -31,7 +31,12 @@ def candidates() -> dict[str, Callable[[bytes], np.ndarray]]:
     found: dict[str, Callable[[bytes], np.ndarray]] = {
         "Pillow": lambda data: np.asarray(Image.open(io.BytesIO(data))),
         "imagecodecs (libpng)": imagecodecs.png_decode,
-        "podium png_rows (zlib-ng, Numba)": lambda data: png_rows.decode_gray(data, png.parse_header(data)),
+        "podium png_rows (libdeflate, the C extension)": lambda data: png_rows.decode_gray(
+            data, png.parse_header(data)
+        ),
+        "podium png_rows (libdeflate, Numba)": lambda data: png_stream.decode_gray(
+            data, png.parse_header(data), unfilter=png_rows.unfilter
+        ),
     }
     try:
         import cv2

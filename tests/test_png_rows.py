@@ -146,6 +146,17 @@ def _crcs_made_right(data: bytes) -> bytes:
     return bytes(out)
 
 
+def damaged(rng: np.random.Generator, good: bytes) -> bytes:
+    """``good`` with one to three bytes changed past the signature (every CRC made right again, so that
+    the damage reaches the checks after it), or, one time in seven or so, cut short."""
+    data = bytearray(good)
+    if rng.random() < 0.85:
+        for at in rng.integers(16, len(data), size=int(rng.integers(1, 4))):
+            data[int(at)] = int(rng.integers(0, 256))
+        return _crcs_made_right(bytes(data))
+    return bytes(data[: int(rng.integers(33, len(data)))])
+
+
 def _critical_only(data: bytes) -> bytes:
     """``data`` without its ancillary chunks (which give no pixels: a damaged text chunk makes imagecodecs
     raise over libpng's warning about it, although the pixels decode)."""
@@ -169,13 +180,7 @@ def test_damaged_copies_give_libpng_pixels_or_nothing() -> None:
         good = encode(
             pixels, rng.integers(0, 5, size=pixels.shape[0]).tolist(), extra=(_chunk(b"tEXt", b"k\0v"),), idat_pieces=2
         )
-        data = bytearray(good)
-        if rng.random() < 0.85:
-            for at in rng.integers(16, len(data), size=int(rng.integers(1, 4))):
-                data[int(at)] = int(rng.integers(0, 256))
-            data = bytearray(_crcs_made_right(bytes(data)))
-        else:
-            data = data[: int(rng.integers(33, len(data)))]
+        data = damaged(rng, good)
         try:
             header = png.parse_header(bytes(data))
         except png.ImageError:

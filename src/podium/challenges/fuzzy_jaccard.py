@@ -135,24 +135,33 @@ class FuzzyJaccard(Challenge[Context, Item, FuzzyJaccardStats]):
     ) -> tuple[FuzzyJaccardStats, list[Issue]] | ItemResult[FuzzyJaccardStats]:
         """This image's statistics (zeros unless ``statistics``: the files are only checked) and its
         predictions' problems (a missing or unreadable map counts as zeros); or the result rejecting
-        them. The maps are decoded one after the other into one buffer, each class's sums taken
-        before the next is read (:class:`~podium.metrics.fuzzy_jaccard.ImageSums`)."""
+        them. The maps are read one after the other, each class's sums taken before the next is
+        read (:class:`~podium.metrics.fuzzy_jaccard.ImageSums`): by the compiled extension as it
+        decodes a map (:func:`~podium.formats.probability_maps.probability_map_sums`), or from
+        the map decoded whole into one buffer where that way does not take the file."""
         empty = FuzzyJaccardStats.zeros(len(context.truth.classes))
         try:
             shape, sums = self._read_truth(context, item)
         except png.ImageError as exc:
             return ItemResult(empty, truth_errors=[Issue("truth_image", exc.message, str(exc.path))])
         buffer = np.empty(shape, np.uint8)
+        rows = bytearray(shape[0] * (shape[1] + 1))  # a map's inflated rows, for the extension
         problems: list[Issue] = []
         for path in item.predictions:
             prediction = None
             if path is not None:
+                found = maps.probability_map_sums(path, shape, *sums.next_truth(), sums.roi, rows)
+                if found is not None:
+                    sums.add_sums(*found)
+                    continue
                 try:
                     prediction = maps.read_probability_map(path, shape, out=buffer)
                 except png.ImageError as exc:
                     problems.append(Issue("bad_image", exc.message, str(path)))
             if statistics:
                 sums.add(prediction)
+            else:
+                sums.add_sums(0, 0, 0)  # only the files are checked: the classes kept in step
         if problems and context.unreadable == "reject":
             return ItemResult(empty, errors=problems)
         return (sums.stats if statistics else empty), problems

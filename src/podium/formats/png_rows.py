@@ -1,82 +1,33 @@
 """Plain grayscale PNGs (label images) decoded without libpng: 7 to 9 times faster on GlaS's.
 
-A label image is long runs of equal values. libpng spends its time on them in zlib's
-inflate, which copies a run a byte at a time, and in undoing the rows' filters; here the
-stream is inflated by zlib-ng (``imagecodecs.zlibng_decode``: 12 times zlib on the GlaS
-fixture's files) and the filters are undone by a compiled loop (:func:`unfilter`). On
-noisy images, where libpng's time goes to the Paeth filter, this way is slower (0.6 to 0.75
-times libpng's speed on the fuzzy-jaccard benchmark's maps: ``benchmarks/png_decoders.py``), so
-only label images are read this way.
-
-Only a plain file takes this way: grayscale of 8 or 16 bits, not interlaced, IHDR first and
-once, every chunk's CRC right, the IDAT chunks consecutive and followed by IEND, the stream
-inflating to exactly the rows the header promises, and every row's filter type one of the
-five. Anything else gets ``None`` from :func:`decode_gray`, and the caller decodes the file
-with libpng (:func:`podium.formats.png.decode`), whose checks and messages then apply. When
-this way gives pixels, libpng gives the same (the tests compare them on random images with
-every filter type, and on damaged copies).
+A label image is long runs of equal values. libpng spends its time on them in zlib's inflate,
+which copies a run a byte at a time, and in undoing the rows' filters; here the stream is
+inflated by libdeflate and the filters are undone by the compiled extension
+(:mod:`podium.formats.png_stream`), or, where podium was installed without a C compiler, by
+Numba's compiled loop :func:`unfilter`. Only a plain file takes this way (as
+:mod:`~podium.formats.png_stream` says): anything else gets ``None`` from :func:`decode_gray`,
+and the caller decodes the file with libpng (:func:`podium.formats.png.decode`), whose checks
+and messages then apply. When this way gives pixels, libpng gives the same (the tests compare
+them on random images with every filter type, and on damaged copies).
 """
 
 from __future__ import annotations
 
 import io
-import struct
-import zlib
 
-import imagecodecs
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
 from podium.accel.jit import compiled
+from podium.formats import png_stream
 from podium.formats.png import PngHeader, parse_header
 
 
 def decode_gray(data: bytes, header: PngHeader) -> NDArray[np.uint8] | NDArray[np.uint16] | None:
     """The gray values of a plain 8 or 16-bit grayscale PNG already checked by
     :func:`~podium.formats.png.parse_header`; ``None`` for any other file."""
-    if header.color_type != 0 or header.bit_depth not in (8, 16) or data[26:29] != b"\0\0\0":
-        return None
-    compressed = _image_data(data)
-    if compressed is None:
-        return None
-    bytes_per_pixel = header.bit_depth // 8
-    stride = header.width * bytes_per_pixel
-    size = header.height * (stride + 1)
-    try:
-        raw = imagecodecs.zlibng_decode(compressed, out=size)
-    except Exception:  # a damaged stream, or more data than the rows hold: libpng says which
-        return None
-    if len(raw) != size:
-        return None
-    rows = np.empty((header.height, stride), np.uint8)
-    if not unfilter(np.frombuffer(raw, np.uint8), rows, bytes_per_pixel):
-        return None
-    return rows.view(">u2").astype(np.uint16) if bytes_per_pixel == 2 else rows
-
-
-def _image_data(data: bytes) -> bytes | None:
-    """The content of the IDAT chunks, joined; ``None`` unless the chunks are as the module says."""
-    view, parts, at, idat_ended = memoryview(data), [], 8, False
-    while at + 12 <= len(data):
-        length, kind = struct.unpack_from(">I4s", data, at)
-        end = at + 12 + length
-        if end > len(data) or zlib.crc32(view[at + 4 : end - 4]) != struct.unpack_from(">I", data, end - 4)[0]:
-            return None
-        if (kind == b"IHDR") != (at == 8) or (kind == b"IHDR" and length != 13):
-            return None
-        if kind == b"IDAT":
-            if idat_ended:
-                return None
-            parts.append(view[at + 8 : end - 4])
-        else:
-            idat_ended = bool(parts)
-        if kind == b"IEND":
-            return b"".join(parts) if parts else None
-        if not kind[0] & 0x20 and kind not in (b"IHDR", b"IDAT"):  # another critical chunk (PLTE for gray is an error)
-            return None
-        at = end
-    return None
+    return png_stream.decode_gray(data, header, unfilter=None if png_stream.extension_built() else unfilter)
 
 
 @compiled
@@ -155,4 +106,4 @@ def compile_kernels() -> None:
         buffer = io.BytesIO()
         Image.new(mode, (2, 2)).save(buffer, "PNG")
         data = buffer.getvalue()
-        decode_gray(data, parse_header(data))
+        png_stream.decode_gray(data, parse_header(data), unfilter=unfilter)  # Numba's loop, even beside the extension

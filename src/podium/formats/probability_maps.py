@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from podium.core.errors import TruthError
 from podium.core.issues import Issue, IssueLog, plural, summarize_names
-from podium.formats import png
+from podium.formats import png, png_stream
 from podium.formats.files import FileProblem
 from podium.formats.folders import Listing, list_folder, one_level_down, stem_of
 from podium.formats.text import TextLimits, read_text
@@ -199,7 +199,8 @@ def read_labels(path: Path, n_classes: int, ignore: int | None) -> NDArray[np.in
         raise png.ImageError(
             f"is {header.describe()}; a label image must be 8 or 16-bit grayscale or a palette PNG", path
         )
-    labels = _decode(path, data, header)
+    plain = png_stream.decode_gray(data, header, strict=True)
+    labels = _decode(path, data, header) if plain is None else plain
     if int(labels.max()) > n_classes:
         values = np.unique(labels[labels > n_classes])
         bad = [int(v) for v in values if v != ignore]
@@ -250,6 +251,32 @@ def read_probability_map(path: Path, shape: tuple[int, int], out: NDArray[np.uin
             path,
         )
     return pixels
+
+
+def probability_map_sums(
+    path: Path,
+    shape: tuple[int, int],
+    truth: NDArray[Any],
+    value: int,
+    roi: NDArray[np.bool_] | None,
+    rows: bytearray,
+) -> tuple[int, int, int] | None:
+    """A submission image's fuzzy-jaccard sums ``(n, Σ P over the truth, Σ P over the ROI)``, the truth
+    being ``truth == value`` inside ``roi``, its rows decoded by the compiled extension a block at a
+    time into no image (:func:`podium.formats.png_stream.map_sums`; ``rows`` holds the inflated rows,
+    ``height * (width + 1)`` bytes). ``None`` for any file :func:`read_probability_map` might refuse,
+    or that way does not take: that reader then reads it, with its checks and messages.
+    """
+    if not png_stream.extension_built():
+        return None
+    try:
+        data = png.read_bytes(path, png.max_png_bytes(shape, 1))
+        found = png_stream.map_sums(data, png.parse_header(data), truth, value, roi, rows)
+    except png.ImageError:
+        return None
+    if found is None or found[3] > MAX_PROBABILITY:
+        return None
+    return found[0], found[1], found[2]
 
 
 def _open(path: Path, bytes_per_pixel: int, shape: tuple[int, int] | None = None) -> tuple[bytes, png.PngHeader]:

@@ -123,12 +123,24 @@ class ImageSums:
         """An image whose truth is a label image (see :meth:`FuzzyJaccardStats.from_labels`)."""
         return cls(labels, roi, labelled=True)
 
-    def add(self, p: NDArray[np.uint8] | None) -> None:
-        """Take the sums of the next class's prediction ``p`` (uint8, or ``None``: all zeros); the
-        array may be overwritten afterwards."""
+    def next_truth(self) -> tuple[NDArray[Any], int]:
+        """The next class's truth as ``(array, value)``: its pixels are ``array == value`` inside :attr:`roi`
+        (a label image and the class's label, or the class's mask and 1)."""
         c = len(self.intersection)
         array, value = (self.truth, c + 1) if self.labelled else (self.truth[c], 1)
         assert isinstance(array, np.ndarray)
+        return array, value
+
+    def add_sums(self, n: int, sum_in: int, sum_roi: int) -> None:
+        """Take the next class's sums taken elsewhere (a reader summing a map as it decodes it):
+        its truth pixels' count, the prediction's sum over them and over the ROI."""
+        self.intersection.append(sum_in)
+        self.union.append(MAX_PROBABILITY * n + sum_roi - sum_in)
+
+    def add(self, p: NDArray[np.uint8] | None) -> None:
+        """Take the sums of the next class's prediction ``p`` (uint8, or ``None``: all zeros); the
+        array may be overwritten afterwards."""
+        array, value = self.next_truth()
         if p is not None and p.dtype != np.uint8:
             raise ValueError(f"predictions must be uint8 arrays, not {p.dtype}")
         if p is not None and _compiled_fits([array, p], self.roi):
@@ -137,8 +149,7 @@ class ImageSums:
             n, sum_in, sum_roi = class_sums(array, value, p, self.roi)
         else:
             n, sum_in, sum_roi = self._numpy_sums(array, value, p)
-        self.intersection.append(sum_in)
-        self.union.append(MAX_PROBABILITY * n + sum_roi - sum_in)
+        self.add_sums(n, sum_in, sum_roi)
 
     def add_all(self, predictions: Sequence[NDArray[np.uint8] | None]) -> FuzzyJaccardStats:
         """:meth:`add` every class's prediction, in order; the image's statistics."""
