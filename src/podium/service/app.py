@@ -35,6 +35,7 @@ from podium.service import (
     pages,
     submission_pages,
 )
+from podium.service.board_direct import BoardDirect
 from podium.service.board_warm import served, warm
 from podium.service.bodies import Bodies
 from podium.service.deps import Service, contest_path
@@ -80,6 +81,7 @@ def create_app(service: Service) -> FastAPI:
     app.state.metrics, uploads_refused, logins_refused, requests = metrics.registry(
         service.engine, lambda: _challenge(service), service.clock
     )
+    app.add_middleware(BoardDirect, service=service)  # the innermost: a fresh board's GET past the router
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)
