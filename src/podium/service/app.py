@@ -27,6 +27,7 @@ from podium._version import __version__
 from podium.core.errors import UsageError
 from podium.service import (
     account_pages,
+    board_warm,
     content_pages,
     error_pages,
     logs,
@@ -57,10 +58,19 @@ def create_app(service: Service) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        """``service.board_warm``: the boards drawn while the first requests are answered (:mod:`~podium.service.board_warm`)."""
+        """``service.board_warm``: the boards drawn while the first requests are answered, and again when a contest or
+        the boards the clock shows change (:mod:`~podium.service.board_warm`)."""
         prefix = service.public_url.prefix if service.public_url else ""
         task = (
-            asyncio.create_task(warm(app, served(service.engine, service.contests), prefix))
+            asyncio.create_task(
+                warm(
+                    app,
+                    served(service.engine, service.contests, service.clock),
+                    prefix,
+                    board_warm.WATCH_S,
+                    service.boards.fresh_s,
+                )
+            )
             if service.board_warm
             else None
         )
