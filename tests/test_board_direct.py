@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import http.client
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from podium.challenges import get
+from podium.service import accounts
 from podium.service.app import Service
 from podium.service.board_direct import BoardDirect
-from service_helpers import Clock, LiveServer, at, set_up
+from podium.service.database import writing
+from service_helpers import Clock, LiveServer, at, set_up, write_contest
+from test_board_pages import Gate
 
 TRACKS = Path(__file__).resolve().parents[1] / "examples" / "contests" / "ilsvrc2012-tasks" / "contest.toml"
 OWN = {"date", "x-request-id"}  # the headers each answer has its own of
@@ -110,3 +114,35 @@ def test_the_api_refuses_a_board_of_no_track_after_a_page_showed_the_first_track
     assert _get(live, "/leaderboard", {})[0] == 200
     status, _headers, body = _get(live, "/api/leaderboard", {})
     assert status == 422 and b"cls" in body, body
+
+
+def test_while_a_changed_boards_page_is_drawn_the_previous_page_is_answered_before_the_router_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The router answers the previous page while the thread draws the new board's (podium.service.board_pages) and so
+    does the layer, for the readers arriving meanwhile: the same bytes and headers, then the new page once it lands."""
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    first, _ = set_up(
+        f"sqlite:///{tmp_path / 'podium.sqlite3'}",
+        write_contest(tmp_path / "contest"),
+        tmp_path / "data",
+        ("alpha",),
+        clock,
+    )
+    service = Service(first.engine, first.data, clock, board_fresh_s=1.0, board_pages_behind=True)
+    gate = Gate(monkeypatch)
+    with LiveServer(service) as live:
+        page = _get(live, "/leaderboard", {})  # a slot's first page: drawn on the request path
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, "beta", clock())
+        time.sleep(1.1)  # the stamp read is stale: the next reader reads the new one
+        direct = _direct(live)
+        before = direct.answered
+        assert [_get(live, "/leaderboard", {}) for _ in range(3)] == [page] * 3
+        assert direct.answered == before + 2 and gate.held == 1  # the first read the new board, the router's
+        gate.open()
+        for _ in range(400):  # bounded: 20 s
+            if b"beta" in _get(live, "/leaderboard", {})[2]:
+                break
+            time.sleep(0.05)
+        assert b"beta" in _get(live, "/leaderboard", {})[2]

@@ -15,7 +15,8 @@ process read within :data:`~podium.service.board_cache.FRESH_S`
 (:meth:`~podium.service.board_cache.BoardCache.fresh`): the API's board
 (``/api/leaderboard``, ``/api/contests/ID/leaderboard``) and an anonymous
 visitor's leaderboard page and table (``/leaderboard``, ``/leaderboard/table``,
-``/c/ID/...``) whose page the process has drawn already. It gives the bytes and
+``/c/ID/...``) whose page the process has drawn already, or whose previous page the
+router answers while a thread draws the new one. It gives the bytes and
 headers the route gives (:func:`board_json` and :func:`kept_page`, which the
 routes call too), and it sits inside the other layers (request ids, security
 headers, counters). Anything else, and any request it is not sure of (a
@@ -37,6 +38,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from podium.contest import Contest
 from podium.service.board_cache import Board
+from podium.service.board_pages import Drawn
 from podium.service.conditional import kept_response
 from podium.service.deps import Service, board_asked
 from podium.service.urls import route_path
@@ -69,6 +71,11 @@ def kept_page(request: Request, kept: Board, key: tuple[Any, ...]) -> Response |
     """The page ``key`` of ``kept`` as drawn already, with its ``ETag``; ``None`` if it is not drawn yet."""
     body: bytes | None = kept.kept(key)
     return None if body is None else kept_response(request, body, kept.etag(key, body), HTML)
+
+
+def drawn_page(request: Request, page: Drawn) -> Response:
+    """A page drawn (:class:`~podium.service.board_pages.Drawn`) with its ``ETag``."""
+    return kept_response(request, page.body, page.etag, HTML)
 
 
 class BoardDirect:
@@ -109,7 +116,12 @@ class BoardDirect:
         if (sort or "") not in kept.sorts():
             return None
         name = "leaderboard_table.html" if match[2] else "leaderboard.html"
-        return kept_page(Request(scope), kept, page_key(served, contest, name, sort, scope, now))
+        key, request = page_key(served, contest, name, sort, scope, now), Request(scope)
+        answer = kept_page(request, kept, key)
+        if answer is None:  # the thread draws it: the slot's previous page, as the router answers meanwhile
+            drawing = self.service.pages.drawing(kept, key)
+            answer = None if drawing is None else drawn_page(request, drawing)
+        return answer
 
 
 def _has_cookie(scope: Scope) -> bool:

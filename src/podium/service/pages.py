@@ -42,8 +42,7 @@ from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, announcements, choices, home, logins, state, upload_form
 from podium.service.board_cache import board_page_values
-from podium.service.board_direct import kept_page, page_key
-from podium.service.conditional import kept_response
+from podium.service.board_direct import drawn_page, kept_page, page_key
 from podium.service.database import reading, writing
 from podium.service.deps import (
     ContestDep,
@@ -323,7 +322,7 @@ async def _board_response(
     page = service.pages.previous(kept, key, draw)
     if page is None:
         page = await run_in_threadpool(service.pages.draw, kept, key, draw)
-    return kept_response(request, page.body, page.etag, "text/html; charset=utf-8")
+    return drawn_page(request, page)
 
 
 @router.get("/leaderboard.csv")
