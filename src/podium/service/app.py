@@ -27,6 +27,7 @@ from podium._version import __version__
 from podium.core.errors import UsageError
 from podium.service import (
     account_pages,
+    board_warm,
     content_pages,
     error_pages,
     logs,
@@ -35,6 +36,7 @@ from podium.service import (
     pages,
     submission_pages,
 )
+from podium.service.board_direct import BoardDirect
 from podium.service.board_warm import served, warm
 from podium.service.bodies import Bodies
 from podium.service.deps import Service, contest_path
@@ -56,10 +58,19 @@ def create_app(service: Service) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        """``service.board_warm``: the boards drawn while the first requests are answered (:mod:`~podium.service.board_warm`)."""
+        """``service.board_warm``: the boards drawn while the first requests are answered, and again when a contest or
+        the boards the clock shows change (:mod:`~podium.service.board_warm`)."""
         prefix = service.public_url.prefix if service.public_url else ""
         task = (
-            asyncio.create_task(warm(app, served(service.engine, service.contests), prefix))
+            asyncio.create_task(
+                warm(
+                    app,
+                    served(service.engine, service.contests, service.clock),
+                    prefix,
+                    board_warm.WATCH_S,
+                    service.boards.fresh_s,
+                )
+            )
             if service.board_warm
             else None
         )
@@ -80,6 +91,7 @@ def create_app(service: Service) -> FastAPI:
     app.state.metrics, uploads_refused, logins_refused, requests = metrics.registry(
         service.engine, lambda: _challenge(service), service.clock
     )
+    app.add_middleware(BoardDirect, service=service)  # the innermost: a fresh board's GET past the router
     app.add_middleware(Bodies, times=service.body_times)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(metrics.Watch, uploads=uploads_refused, logins=logins_refused, requests=requests)

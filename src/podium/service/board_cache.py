@@ -86,8 +86,8 @@ Key = tuple[
     int, bool, str, str, str
 ]  # the stamp, revealed, the contest, the track, the board's first phase ("": every phase)
 Asked = tuple[
-    str | None, str | None, str | None
-]  # the contest, the track and the phase a request named (None: the default)
+    str | None, str | None, str | None, bool
+]  # the contest, the track and the phase a request named (None: the default), whether a page's (deps.board_asked)
 
 
 def board_key(stamp: int, by_organizer: bool, contest: Contest, now: datetime) -> Key:
@@ -186,7 +186,7 @@ class BoardCache:
         self._reading.discard(asked)
 
     def current(
-        self, contest: Contest, now: datetime, asked: Asked = (None, None, None), served: Contest | None = None
+        self, contest: Contest, now: datetime, asked: Asked = (None, None, None, False), served: Contest | None = None
     ) -> Board:
         """The board as of ``now``: the kept one if the stamp and the reveal are unchanged, else computed.
 

@@ -81,6 +81,13 @@ class BoardPages:
                 self._thread.submit(self._behind, slot, kept, key, draw)
         return found
 
+    def drawing(self, kept: Board, key: Any) -> Drawn | None:
+        """What :meth:`previous` answers while the thread draws ``kept``'s page ``key`` (the slot's newest page), without
+        a draw to ask for: ``None`` when the thread is not drawing it."""
+        slot = (*kept.key[1:], key)
+        with self._lock:
+            return self._drawn.get(slot) if self._wanted.get(slot) is kept else None
+
     def _behind(self, slot: Slot, kept: Board, key: Any, draw: Callable[[], bytes]) -> None:
         """The thread's task: ``kept``'s page, unless a newer board of the slot was asked for since."""
         with self._lock:

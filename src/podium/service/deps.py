@@ -20,7 +20,7 @@ from starlette.requests import HTTPConnection
 from podium.contest import Contest, ContestError
 from podium.core.errors import UsageError
 from podium.service import accounts, state
-from podium.service.board_cache import Board, BoardCache
+from podium.service.board_cache import Asked, Board, BoardCache
 from podium.service.board_pages import BoardPages
 from podium.service.board_share import FOLDER, SharedDraws
 from podium.service.bodies import BodyTimes, UploadSlots
@@ -272,6 +272,13 @@ def track_of(service: Service, track: str | None, served: Contest) -> Contest:
     return board_of(service, track, None, served)
 
 
+def board_asked(contest: str | None, track: str | None, phase: str | None, page: object) -> Asked:
+    """The key a board's read is remembered under (:meth:`~podium.service.board_cache.BoardCache.fresh`): the contest,
+    track and phase a request named, and whether it is a page's (``page`` true), whose board of no track named is the
+    contest's first track's, where the API's is refused for a contest of tracks."""
+    return contest, track, phase, bool(page)
+
+
 async def kept_board(
     service: Service,
     request: Request,
@@ -285,7 +292,7 @@ async def kept_board(
     in a worker thread (:meth:`~podium.service.board_cache.BoardCache.current`).
     """
     now = service.clock()
-    key = (named_contest(request), track, phase)
+    key = board_asked(named_contest(request), track, phase, on is not board_of)
     found = service.boards.fresh(key, now)
     if found is not None:
         return found

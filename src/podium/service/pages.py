@@ -42,7 +42,7 @@ from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, announcements, choices, home, logins, state, upload_form
 from podium.service.board_cache import board_page_values
-from podium.service.conditional import kept_response
+from podium.service.board_direct import drawn_page, kept_page, page_key
 from podium.service.database import reading, writing
 from podium.service.deps import (
     ContestDep,
@@ -303,8 +303,9 @@ async def _board_response(
     """
     served, contest, kept = await kept_board(service, request, track, phase, _shown_track)
     now = service.clock()
-    boards = served.of_track(contest.track or None).shown_boards(now) if contest.board else []
-    phase_boards = tuple((b.board_id(), ", ".join(b.board), now >= b.closes()) for b in boards)  # the clock's
+    # the page is kept by board and order, and by the phases shown and closed, which the clock changes, not the board
+    key = page_key(served, contest, name, sort, request.scope, now)
+    phase_boards = key[-1]
 
     def values() -> dict[str, Any]:
         shown = board_page_values(service.boards, kept, service.confidence_cache, contest, sort)
@@ -318,11 +319,9 @@ async def _board_response(
 
     if COOKIE in request.cookies or (sort or "") not in kept.sorts():
         return await run_in_threadpool(lambda: render_page(service, request, name, **values()))
-    # the page is kept by board and order, and by the phases shown and closed, which the clock changes, not the board
-    key = ("page", name, sort or "", route_path(request.scope), request.scope.get("root_path", ""), phase_boards)
-    body: bytes | None = kept.kept(key)
-    if body is not None:
-        return kept_response(request, body, kept.etag(key, body), "text/html; charset=utf-8")
+    found = kept_page(request, kept, key)
+    if found is not None:
+        return found
 
     def draw() -> bytes:
         return _draw(request, name, served, None, "", values()).encode()
@@ -330,7 +329,7 @@ async def _board_response(
     page = service.pages.previous(kept, key, draw)
     if page is None:
         page = await run_in_threadpool(service.pages.draw, kept, key, draw)
-    return kept_response(request, page.body, page.etag, "text/html; charset=utf-8")
+    return drawn_page(request, page)
 
 
 @router.get("/leaderboard.csv")

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from podium.service.conditional import kept_response
+from podium.service.board_direct import board_json
 from podium.service.deps import ContestDep, PhaseQuery, ReadingDep, ServiceDep, TrackQuery, kept_board
 from podium.service.models import Board, ContestView
 from podium.service.views import contest_view
@@ -35,10 +35,10 @@ def contest_summary(service: ServiceDep, contest: ContestDep, connection: Readin
     summary="A track's leaderboard (the contest's only one by default), of a phase when phases name their own data: public scores until the reveal, then the final ranking on the private split",
 )
 async def board(service: ServiceDep, request: Request, track: TrackQuery = None, phase: PhaseQuery = None) -> Response:
-    """The board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board."""
+    """The board kept under the database's version stamp (:mod:`podium.service.board_cache`), its JSON encoded once per board
+    (answered before the router while fresh: :mod:`podium.service.board_direct`)."""
     _served, _contest, kept = await kept_board(service, request, track, phase)
-    body = kept.json()
-    return kept_response(request, body, kept.etag("json", body), "application/json")
+    return board_json(request, kept)
 
 
 @router.get(
