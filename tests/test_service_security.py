@@ -6,6 +6,7 @@ Over real HTTP (uvicorn on 127.0.0.1), on SQLite and on a real PostgreSQL server
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import io
 import json
@@ -30,7 +31,7 @@ from sqlalchemy import func, insert, select, update
 from conftest import require
 from podium.cli import cli
 from podium.contest import load
-from podium.service import accounts
+from podium.service import accounts, joining
 from podium.service.app import Service
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading, writing
@@ -181,6 +182,38 @@ def test_an_upload_completed_after_its_team_or_user_was_banned_is_refused(
     with reading(service.engine) as connection:
         assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 0
     assert [p.name for p in (service.data / "incoming").iterdir()] == []  # the spool is gone with the refusal
+
+
+@pytest.mark.parametrize("others", [0, 1], ids=["last-member", "one-stays"])
+def test_an_upload_completed_after_its_sender_left_the_team_is_refused(
+    database_url: str, tmp_path: Path, others: int
+) -> None:
+    """ann's upload to alpha is admitted, then she leaves alpha (the account page's leave) while its body arrives: her
+    membership is read again under the team's lock. Before, it was recorded for a team she had left (201), or, her
+    team gone with its last member, the lock read no row: a 500 and a traceback."""
+    _, clock, service, token = csv_service(tmp_path, database_url)
+    served = service.contests.get()
+    contest = dataclasses.replace(served, service=served.service.model_copy(update={"self_registration": True}))
+    with writing(service.engine) as connection:
+        ann = accounts.user_row(connection, "ann").id
+        token["ann"] = accounts.new_token(connection, None, False, "test", clock(), user_id=ann)
+        if others:
+            accounts.add_user(connection, "bob", "bob-password-1", 1, False, clock())  # alpha's second member
+    csv = csv_of(tmp_path / "contest" / "contest.toml")
+    with LiveServer(service) as live:
+        sending = Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token["ann"]), len(csv))
+        sending.send(csv[:10])
+        _wait_for_spool(service.data / "incoming")
+        with writing(service.engine) as connection:
+            left = joining.leave(connection, contest, ann, clock())
+        assert left.removed == (not others), left
+        sending.send(csv[10:])
+        status, body = sending.answer()
+        said = "you are no longer a member of team alpha" if others else "this team no longer exists"
+        assert status == 403 and said in body["detail"], (status, body)
+    with reading(service.engine) as connection:
+        assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 0
+    assert [p.name for p in (service.data / "incoming").iterdir()] == []
 
 
 def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:
