@@ -42,6 +42,7 @@ from podium.service.quota import usage
 from podium.service.tables import attempts, submissions, teams, users
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
+from test_pages import Client, _log_in
 
 END = "2026-06-01T00:00:00Z"  # the end of write_contest's only phase
 CSV_CONTEST = {"challenge": "camera-traps", "quota": "per_day = 50"}
@@ -214,6 +215,43 @@ def test_an_upload_completed_after_its_sender_left_the_team_is_refused(
     with reading(service.engine) as connection:
         assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 0
     assert [p.name for p in (service.data / "incoming").iterdir()] == []
+
+
+def test_a_selection_whose_form_came_after_its_sender_left_the_team_is_refused(
+    database_url: str, tmp_path: Path
+) -> None:
+    """ann's selection form for alpha, read as hers before its body, then she leaves alpha while the body comes: her
+    membership is read again under the team's lock (before, she chose alpha's final submission after leaving: 303)."""
+    _, clock, service, token = csv_service(tmp_path, database_url, ranking='final = "selected"\nmax_selected = 1')
+    served = service.contests.get()
+    contest = dataclasses.replace(served, service=served.service.model_copy(update={"self_registration": True}))
+    with writing(service.engine) as connection:
+        ann = accounts.user_row(connection, "ann").id
+        accounts.add_user(connection, "bob", "bob-password-1", 1, False, clock())  # alpha's second member
+    with LiveServer(service) as live:
+        sent = live.call(
+            "POST",
+            "/api/submissions",
+            token["alpha"],
+            body=csv_of(tmp_path / "contest" / "contest.toml"),
+            query={"filename": "team.tsv"},
+        )
+        assert Worker(service.engine, service.data, clock=clock).work_once()
+        session = Client(live.url)
+        assert _log_in(session) == 303
+        cookie = session.cookies[COOKIE]
+        form = f"csrf={accounts.csrf_token(cookie)}&selected=true".encode()
+        headers = {"Cookie": f"{COOKIE}={cookie}", "Content-Type": "application/x-www-form-urlencoded"}
+        sending = Raw(live, "POST", f"/submissions/{sent.body['id']}/selected", headers, len(form))
+        sending.send(form[:5])
+        time.sleep(1)  # the page reads its caller before the body: a form gives no sign of it
+        with writing(service.engine) as connection:
+            joining.leave(connection, contest, ann, clock())
+        sending.send(form[5:])
+        status, _ = sending.answer()
+        assert status == 403, status
+    with reading(service.engine) as connection:
+        assert connection.execute(select(func.count()).where(submissions.c.selected)).scalar_one() == 0
 
 
 def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:

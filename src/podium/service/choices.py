@@ -59,11 +59,21 @@ def check_selectable(contest: Contest, submission_id: int, now: datetime) -> Non
 
 
 def select_submission(
-    connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime
+    connection: Connection,
+    contest: Contest,
+    team_id: int,
+    submission_id: int,
+    selected: bool,
+    now: datetime,
+    user: int | None = None,
 ) -> None:
     """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track, and
-    on its phase's board when phases name data); a board's selections freeze when its last phase closes."""
-    accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
+    on its phase's board when phases name data); a board's selections freeze when its last phase closes. ``user`` (the
+    caller, when a user) must still be the team's member, the team and user not banned, as read under the team's lock:
+    a member who left while their form's body came no longer chooses for the team."""
+    refused = accounts.lock_team(connection, team_id, user)  # two selections at once cannot both pass max_selected
+    if refused is not None:
+        raise Refused(403, refused)
     row = connection.execute(
         select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)
     ).first()
@@ -102,11 +112,19 @@ def cancel_queued(engine: Engine, team_id: int, submission_id: int, now: datetim
         cancel(connection, team_id, submission_id, now)
 
 
-def decide(engine: Engine, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime) -> None:
+def decide(
+    engine: Engine,
+    contest: Contest,
+    team_id: int,
+    submission_id: int,
+    selected: bool,
+    now: datetime,
+    user: int | None = None,
+) -> None:
     """:func:`check_selectable`, then :func:`select_submission` in a write transaction: the API's and the page's one way to choose."""
     check_selectable(contest, submission_id, now)
     with writing(engine) as connection:
-        select_submission(connection, contest, team_id, submission_id, selected, now)
+        select_submission(connection, contest, team_id, submission_id, selected, now, user)
 
 
 def selecting(contest: Contest, now: datetime) -> dict[str, int | None]:

@@ -168,7 +168,7 @@ def select_submission(
 ) -> dict[str, Any]:
     team_id = team_of(who)
     try:
-        choices.decide(service.engine, contest, team_id, submission_id, selected, service.clock())
+        choices.decide(service.engine, contest, team_id, submission_id, selected, service.clock(), who.user_id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "selected": selected}
