@@ -217,11 +217,13 @@ def test_an_upload_completed_after_its_sender_left_the_team_is_refused(
     assert [p.name for p in (service.data / "incoming").iterdir()] == []
 
 
-def test_a_selection_whose_form_came_after_its_sender_left_the_team_is_refused(
-    database_url: str, tmp_path: Path
+@pytest.mark.parametrize("action", ["selected", "cancel"])
+def test_a_choice_whose_form_came_after_its_sender_left_the_team_is_refused(
+    database_url: str, tmp_path: Path, action: str
 ) -> None:
-    """ann's selection form for alpha, read as hers before its body, then she leaves alpha while the body comes: her
-    membership is read again under the team's lock (before, she chose alpha's final submission after leaving: 303)."""
+    """ann's selection (or cancel) form for alpha, read as hers before its body, then she leaves alpha while the body
+    comes: her membership is read again under the team's lock (before, she chose alpha's final submission, or
+    cancelled its queued one, after leaving: 303)."""
     _, clock, service, token = csv_service(tmp_path, database_url, ranking='final = "selected"\nmax_selected = 1')
     served = service.contests.get()
     contest = dataclasses.replace(served, service=served.service.model_copy(update={"self_registration": True}))
@@ -236,13 +238,14 @@ def test_a_selection_whose_form_came_after_its_sender_left_the_team_is_refused(
             body=csv_of(tmp_path / "contest" / "contest.toml"),
             query={"filename": "team.tsv"},
         )
-        assert Worker(service.engine, service.data, clock=clock).work_once()
+        if action == "selected":
+            assert Worker(service.engine, service.data, clock=clock).work_once()
         session = Client(live.url)
         assert _log_in(session) == 303
         cookie = session.cookies[COOKIE]
         form = f"csrf={accounts.csrf_token(cookie)}&selected=true".encode()
         headers = {"Cookie": f"{COOKIE}={cookie}", "Content-Type": "application/x-www-form-urlencoded"}
-        sending = Raw(live, "POST", f"/submissions/{sent.body['id']}/selected", headers, len(form))
+        sending = Raw(live, "POST", f"/submissions/{sent.body['id']}/{action}", headers, len(form))
         sending.send(form[:5])
         time.sleep(1)  # the page reads its caller before the body: a form gives no sign of it
         with writing(service.engine) as connection:
@@ -251,7 +254,8 @@ def test_a_selection_whose_form_came_after_its_sender_left_the_team_is_refused(
         status, _ = sending.answer()
         assert status == 403, status
     with reading(service.engine) as connection:
-        assert connection.execute(select(func.count()).where(submissions.c.selected)).scalar_one() == 0
+        row = connection.execute(select(submissions.c.selected, submissions.c.status)).one()
+        assert not row.selected and row.status == ("queued" if action == "cancel" else "scored"), row
 
 
 def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:

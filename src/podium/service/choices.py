@@ -22,10 +22,13 @@ def _not_yours(submission_id: int) -> Refused:
     return Refused(404, f"no submission {submission_id} of yours")
 
 
-def cancel(connection: Connection, team_id: int, submission_id: int, now: datetime) -> None:
-    """Cancel the team's queued submission (it uses no quota) and its job."""
+def cancel(connection: Connection, team_id: int, submission_id: int, now: datetime, user: int | None = None) -> None:
+    """Cancel the team's queued submission (it uses no quota) and its job; ``user`` as :func:`select_submission` has it."""
     if not 0 < submission_id <= MAX_ID:
         raise _not_yours(submission_id)
+    refused = accounts.lock_team(connection, team_id, user)
+    if refused is not None:
+        raise Refused(403, refused)
     row = connection.execute(
         select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id).with_for_update()
     ).first()
@@ -106,10 +109,10 @@ def select_submission(
     connection.execute(update(submissions).where(submissions.c.id == submission_id).values(selected=selected))
 
 
-def cancel_queued(engine: Engine, team_id: int, submission_id: int, now: datetime) -> None:
+def cancel_queued(engine: Engine, team_id: int, submission_id: int, now: datetime, user: int | None = None) -> None:
     """:func:`cancel` in a write transaction of its own: what the API and the submissions page both do."""
     with writing(engine) as connection:
-        cancel(connection, team_id, submission_id, now)
+        cancel(connection, team_id, submission_id, now, user)
 
 
 def decide(
