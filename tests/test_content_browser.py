@@ -28,6 +28,8 @@ def _by_keyboard(page: object, selector: str) -> None:
 def test_the_demo_contest_pages_data_and_kit_in_chromium(browser: object, tmp_path: Path) -> None:  # noqa: F811
     folder = tmp_path / "examples" / "contests" / "demo"
     shutil.copytree(EXAMPLE, folder)  # as make demo leaves a checkout: demo-data/ three levels up
+    with open(folder / "pages" / "evaluation.md", "a", encoding="utf-8") as page:  # columns aligned, as organizers do
+        page.write("\n| set | images |\n| :-- | --: |\n| test | 6 |\n")
     get("glas").write_demo(tmp_path / "demo-data" / "glas")
     clock = Clock(at("2026-03-10T12:00:00Z"))
     service, _ = set_up(f"sqlite:///{tmp_path / 'podium.db'}", folder / "contest.toml", tmp_path / "data", (), clock)
@@ -48,7 +50,10 @@ def test_the_demo_contest_pages_data_and_kit_in_chromium(browser: object, tmp_pa
             assert page.url == f"{live.url}/pages/{name}" and page.inner_text("h1") == title
             assert page.get_attribute(f"nav.tabs a[href='/pages/{name}']", "aria-current") == "page"
             assert page.evaluate("document.documentElement.scrollWidth") <= 375 + 1
-            _shot(page, f"content-{name}")
+            _shot(page, f"content-{name}")  # no policy violation: an aligned column is a class, not a style attribute
+        _by_keyboard(page, "nav.tabs a[href='/pages/evaluation']")
+        aligned = "[...document.querySelectorAll('.prose table')].pop().querySelectorAll('td')"
+        assert page.evaluate(f"[...{aligned}].map(td => getComputedStyle(td).textAlign)") == ["left", "right"]
         _by_keyboard(page, "nav.tabs a[href='/pages/overview']")
         wait_until(page, "document.querySelector('.prose img').complete", timeout=20_000)  # loaded (lazily)
         assert page.evaluate("document.querySelector('.prose img').naturalWidth") == 194  # the public figure, shown

@@ -65,3 +65,14 @@ def test_a_static_report_allows_its_one_style_by_hash(tmp_path: Path) -> None:
     (style,) = re.findall(r"<style>(.*?)</style>", html, re.DOTALL)
     digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
     assert policy.split("style-src ")[1].split(";")[0] == f"'sha256-{digest}'", policy
+
+
+def test_an_organizers_markdown_table_aligns_its_columns_by_class(tmp_path: Path) -> None:
+    """markdown-it writes ``style="text-align:right"`` for ``| --: |``, which the policy refuses (Chromium then drops
+    the alignment and reports a violation: test_content_browser's aligned table)."""
+    from podium.service.markdown import render_file
+
+    page = tmp_path / "results.md"
+    page.write_text("| team | score |\n| :-: | --: |\n| alpha | 0.91 |\n")
+    html = render_file(page, tmp_path, {})
+    assert inline_styles(html) == [] and html.count('class="align-right"') == 2, html

@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -311,6 +312,39 @@ def test_the_volume_takes_at_most_its_size_of_the_servers_disk_and_names_no_serv
     finally:
         volume.unmount(made)
         shutil.rmtree(scratch)
+
+
+IN_MEMORY_TMP = """
+import os, shutil, subprocess, sys
+from podium.runner import volume
+from podium.runner.workdir import RUN_PREFIX, temporary_folder
+scratch = temporary_folder(RUN_PREFIX)
+made = volume.mounted(scratch / "disk", 64 << 20)
+device = os.stat(made.root).st_dev
+backing = open(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}/loop/backing_file").read().strip()
+before = shutil.disk_usage("/tmp").used
+with open(made.folder / "written.bin", "wb") as f:
+    f.write(os.urandom(16 << 20))
+os.sync()
+print(backing, (shutil.disk_usage("/tmp").used - before) >> 20)
+volume.unmount(made)
+shutil.rmtree(scratch)
+"""
+
+
+@pytest.mark.usefixtures("hard")
+def test_a_volume_is_not_held_in_memory_where_tmp_is_a_tmpfs() -> None:
+    """With ``/tmp`` a tmpfs (Debian 13's default; here in a mount namespace of the test's own) the run's file system
+    lies in ``/var/tmp``: in ``/tmp`` what the program wrote stayed in the server's memory (16 MB of it), charged to
+    no run, where a file written in a tmpfs folder counts in the writer's memory."""
+    require("unshare (util-linux)", None if shutil.which("unshare") else "no unshare here")
+    script = (
+        f"mount --make-rprivate / && mount -t tmpfs -o size=256m tmpfs /tmp && {sys.executable} -c '{IN_MEMORY_TMP}'"
+    )
+    shown = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    backing, in_memory_mb = shown.stdout.strip().rsplit(" ", 1)
+    assert backing.startswith("/var/tmp/#") and int(in_memory_mb) == 0, shown.stdout
 
 
 @pytest.mark.usefixtures("scanned")

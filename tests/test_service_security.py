@@ -6,6 +6,7 @@ Over real HTTP (uvicorn on 127.0.0.1), on SQLite and on a real PostgreSQL server
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import io
 import json
@@ -30,7 +31,7 @@ from sqlalchemy import func, insert, select, update
 from conftest import require
 from podium.cli import cli
 from podium.contest import load
-from podium.service import accounts
+from podium.service import accounts, joining
 from podium.service.app import Service
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading, writing
@@ -41,6 +42,7 @@ from podium.service.quota import usage
 from podium.service.tables import attempts, submissions, teams, users
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
+from test_pages import Client, _log_in
 
 END = "2026-06-01T00:00:00Z"  # the end of write_contest's only phase
 CSV_CONTEST = {"challenge": "camera-traps", "quota": "per_day = 50"}
@@ -181,6 +183,79 @@ def test_an_upload_completed_after_its_team_or_user_was_banned_is_refused(
     with reading(service.engine) as connection:
         assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 0
     assert [p.name for p in (service.data / "incoming").iterdir()] == []  # the spool is gone with the refusal
+
+
+@pytest.mark.parametrize("others", [0, 1], ids=["last-member", "one-stays"])
+def test_an_upload_completed_after_its_sender_left_the_team_is_refused(
+    database_url: str, tmp_path: Path, others: int
+) -> None:
+    """ann's upload to alpha is admitted, then she leaves alpha (the account page's leave) while its body arrives: her
+    membership is read again under the team's lock. Before, it was recorded for a team she had left (201), or, her
+    team gone with its last member, the lock read no row: a 500 and a traceback."""
+    _, clock, service, token = csv_service(tmp_path, database_url)
+    served = service.contests.get()
+    contest = dataclasses.replace(served, service=served.service.model_copy(update={"self_registration": True}))
+    with writing(service.engine) as connection:
+        ann = accounts.user_row(connection, "ann").id
+        token["ann"] = accounts.new_token(connection, None, False, "test", clock(), user_id=ann)
+        if others:
+            accounts.add_user(connection, "bob", "bob-password-1", 1, False, clock())  # alpha's second member
+    csv = csv_of(tmp_path / "contest" / "contest.toml")
+    with LiveServer(service) as live:
+        sending = Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token["ann"]), len(csv))
+        sending.send(csv[:10])
+        _wait_for_spool(service.data / "incoming")
+        with writing(service.engine) as connection:
+            left = joining.leave(connection, contest, ann, clock())
+        assert left.removed == (not others), left
+        sending.send(csv[10:])
+        status, body = sending.answer()
+        said = "you are no longer a member of team alpha" if others else "this team no longer exists"
+        assert status == 403 and said in body["detail"], (status, body)
+    with reading(service.engine) as connection:
+        assert connection.execute(select(func.count()).select_from(submissions)).scalar_one() == 0
+    assert [p.name for p in (service.data / "incoming").iterdir()] == []
+
+
+@pytest.mark.parametrize("action", ["selected", "cancel"])
+def test_a_choice_whose_form_came_after_its_sender_left_the_team_is_refused(
+    database_url: str, tmp_path: Path, action: str
+) -> None:
+    """ann's selection (or cancel) form for alpha, read as hers before its body, then she leaves alpha while the body
+    comes: her membership is read again under the team's lock (before, she chose alpha's final submission, or
+    cancelled its queued one, after leaving: 303)."""
+    _, clock, service, token = csv_service(tmp_path, database_url, ranking='final = "selected"\nmax_selected = 1')
+    served = service.contests.get()
+    contest = dataclasses.replace(served, service=served.service.model_copy(update={"self_registration": True}))
+    with writing(service.engine) as connection:
+        ann = accounts.user_row(connection, "ann").id
+        accounts.add_user(connection, "bob", "bob-password-1", 1, False, clock())  # alpha's second member
+    with LiveServer(service) as live:
+        sent = live.call(
+            "POST",
+            "/api/submissions",
+            token["alpha"],
+            body=csv_of(tmp_path / "contest" / "contest.toml"),
+            query={"filename": "team.tsv"},
+        )
+        if action == "selected":
+            assert Worker(service.engine, service.data, clock=clock).work_once()
+        session = Client(live.url)
+        assert _log_in(session) == 303
+        cookie = session.cookies[COOKIE]
+        form = f"csrf={accounts.csrf_token(cookie)}&selected=true".encode()
+        headers = {"Cookie": f"{COOKIE}={cookie}", "Content-Type": "application/x-www-form-urlencoded"}
+        sending = Raw(live, "POST", f"/submissions/{sent.body['id']}/{action}", headers, len(form))
+        sending.send(form[:5])
+        time.sleep(1)  # the page reads its caller before the body: a form gives no sign of it
+        with writing(service.engine) as connection:
+            joining.leave(connection, contest, ann, clock())
+        sending.send(form[5:])
+        status, _ = sending.answer()
+        assert status == 403, status
+    with reading(service.engine) as connection:
+        row = connection.execute(select(submissions.c.selected, submissions.c.status)).one()
+        assert not row.selected and row.status == ("queued" if action == "cancel" else "scored"), row
 
 
 def test_slow_bodies_are_cut_off(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ Where no such file system can be made (podium not root, no loop device, no
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import os
@@ -59,6 +60,8 @@ MS_NOSUID, MS_NODEV, MS_NOATIME = 2, 4, 1024
 MNT_DETACH = 2
 MKFS = ("-q", "-F", "-b", str(BLOCK), "-i", str(BLOCK), "-m", "0", "-O", "^has_journal,^resize_inode")
 MKFS_EXTENDED = ("-E", "lazy_itable_init=1,nodiscard")
+IN_MEMORY = (0x01021994, 0x858458F6)  # statfs's f_type of tmpfs and ramfs
+BACKING_FALLBACK = "/var/tmp"  # where the file goes when the run's folder is in memory
 _mounted: dict[str, Volume] = {}  # the working folders on a volume of this process, by path
 
 
@@ -106,14 +109,20 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
 
     Its file has no name (``O_TMPFILE``), in the folder that holds the run's own: the loop device's
     ``backing_file``, which a container reads in ``/sys``, names that folder only (``/tmp/#INODE (deleted)``),
-    and a crash leaves no file behind.
+    and a crash leaves no file behind. Where that folder is in memory (``/tmp`` a tmpfs, as Debian 13 mounts it),
+    the file goes to ``/var/tmp``, or none is made: what the loop device writes to a tmpfs stays in the server's
+    memory for the whole run (48 MB written, 48 MB more of the tmpfs), outside the run's memory as podium
+    measures it, where the files a program writes in a tmpfs folder of its own count in its memory.
     """
     mkfs = shutil.which("mkfs.ext4", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
     if os.geteuid() != 0 or mkfs is None or not os.path.exists("/dev/loop-control"):
         return None
     root.mkdir()
+    folder = next((f for f in (root.parent.parent, Path(BACKING_FALLBACK)) if _on_disk(f)), None)
+    if folder is None:  # its file would be held in memory, charged to no run: the scan, and the run's memory, bound it
+        return None
     try:
-        backing = os.open(root.parent.parent, os.O_TMPFILE | os.O_RDWR, 0o600)
+        backing = os.open(folder, os.O_TMPFILE | os.O_RDWR, 0o600)
     except OSError:  # a file system without nameless files
         return None
     try:
@@ -144,6 +153,14 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
     volume = Volume(root, limit_bytes, base)
     _mounted[str(volume.folder)] = volume
     return volume
+
+
+def _on_disk(folder: Path) -> bool:
+    """Whether ``folder`` is on a file system that keeps its files on a disk, not in memory (tmpfs, ramfs)."""
+    info = ctypes.create_string_buffer(256)  # struct statfs, its f_type first
+    if libc().statfs(os.fsencode(folder), info) != 0:
+        return False
+    return struct.unpack_from("l", info)[0] & 0xFFFFFFFF not in IN_MEMORY
 
 
 def _attach(backing: int, name: str) -> tuple[str, int] | None:

@@ -140,22 +140,42 @@ def team_id(connection: Connection, name: str, contest: str | None = None) -> in
     return int(found)
 
 
+TEAM_GONE = "this team no longer exists: its last member left it, or the organizers removed it"
+NOT_MEMBER = "you are no longer a member of team"
+
+
 def lock_team(connection: Connection, team: int, user: int | None = None) -> str | None:
     """Hold the team's row until the transaction ends, so that a team's quota or selection is checked and changed by one request at a time;
-    the :func:`refusal` of the team's ban, or of the site-wide ban of ``user`` (the caller, when a user), as read under the
-    lock: an upload whose body arrived after either ban is refused by it.
+    what refuses the request, as read under the lock: the team gone (:data:`TEAM_GONE`), the :func:`refusal` of the
+    team's ban or of the site-wide ban of ``user`` (the caller, when a user), or ``user`` no longer its member
+    (:data:`NOT_MEMBER`). An upload whose body arrived after any of these is refused by it.
 
-    One statement: the user's row comes by an outer join (none without ``user``), and only the team's row is locked
-    (``FOR UPDATE OF teams`` on PostgreSQL; on SQLite the write transaction, ``BEGIN IMMEDIATE``, already holds the
-    database).
+    One statement: the user's row and membership come by outer joins (none without ``user``), and only the team's row
+    is locked (``FOR UPDATE OF teams`` on PostgreSQL; on SQLite the write transaction, ``BEGIN IMMEDIATE``, already
+    holds the database).
     """
-    row = connection.execute(LOCK_TEAM, {"team": team, "user": user}).one()
-    return refusal(row.name if row.banned else None, row.user if row.user_banned else None)
+    row = connection.execute(LOCK_TEAM, {"team": team, "user": user}).first()
+    if row is None:
+        return TEAM_GONE
+    banned = refusal(row.name if row.banned else None, row.user if row.user_banned else None)
+    if banned is None and user is not None and row.member is None:
+        return f"{NOT_MEMBER} {row.name}: you left it, or the organizers moved you"
+    return banned
 
 
 LOCK_TEAM = (
-    select(teams.c.name, teams.c.banned, users.c.name.label("user"), users.c.banned.label("user_banned"))
-    .select_from(teams.outerjoin(users, users.c.id == bindparam("user")))
+    select(
+        teams.c.name,
+        teams.c.banned,
+        users.c.name.label("user"),
+        users.c.banned.label("user_banned"),
+        memberships.c.user_id.label("member"),
+    )
+    .select_from(
+        teams.outerjoin(users, users.c.id == bindparam("user")).outerjoin(
+            memberships, (memberships.c.team_id == teams.c.id) & (memberships.c.user_id == bindparam("user"))
+        )
+    )
     .where(teams.c.id == bindparam("team"))
     .with_for_update(of=teams)
 )

@@ -22,10 +22,13 @@ def _not_yours(submission_id: int) -> Refused:
     return Refused(404, f"no submission {submission_id} of yours")
 
 
-def cancel(connection: Connection, team_id: int, submission_id: int, now: datetime) -> None:
-    """Cancel the team's queued submission (it uses no quota) and its job."""
+def cancel(connection: Connection, team_id: int, submission_id: int, now: datetime, user: int | None = None) -> None:
+    """Cancel the team's queued submission (it uses no quota) and its job; ``user`` as :func:`select_submission` has it."""
     if not 0 < submission_id <= MAX_ID:
         raise _not_yours(submission_id)
+    refused = accounts.lock_team(connection, team_id, user)
+    if refused is not None:
+        raise Refused(403, refused)
     row = connection.execute(
         select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id).with_for_update()
     ).first()
@@ -59,11 +62,21 @@ def check_selectable(contest: Contest, submission_id: int, now: datetime) -> Non
 
 
 def select_submission(
-    connection: Connection, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime
+    connection: Connection,
+    contest: Contest,
+    team_id: int,
+    submission_id: int,
+    selected: bool,
+    now: datetime,
+    user: int | None = None,
 ) -> None:
     """Select (``True``) or unselect the team's submission, within its track's ``max_selected`` (counted on that track, and
-    on its phase's board when phases name data); a board's selections freeze when its last phase closes."""
-    accounts.lock_team(connection, team_id)  # two selections at once cannot both pass max_selected
+    on its phase's board when phases name data); a board's selections freeze when its last phase closes. ``user`` (the
+    caller, when a user) must still be the team's member, the team and user not banned, as read under the team's lock:
+    a member who left while their form's body came no longer chooses for the team."""
+    refused = accounts.lock_team(connection, team_id, user)  # two selections at once cannot both pass max_selected
+    if refused is not None:
+        raise Refused(403, refused)
     row = connection.execute(
         select(submissions).where(submissions.c.id == submission_id, submissions.c.team_id == team_id)
     ).first()
@@ -96,17 +109,25 @@ def select_submission(
     connection.execute(update(submissions).where(submissions.c.id == submission_id).values(selected=selected))
 
 
-def cancel_queued(engine: Engine, team_id: int, submission_id: int, now: datetime) -> None:
+def cancel_queued(engine: Engine, team_id: int, submission_id: int, now: datetime, user: int | None = None) -> None:
     """:func:`cancel` in a write transaction of its own: what the API and the submissions page both do."""
     with writing(engine) as connection:
-        cancel(connection, team_id, submission_id, now)
+        cancel(connection, team_id, submission_id, now, user)
 
 
-def decide(engine: Engine, contest: Contest, team_id: int, submission_id: int, selected: bool, now: datetime) -> None:
+def decide(
+    engine: Engine,
+    contest: Contest,
+    team_id: int,
+    submission_id: int,
+    selected: bool,
+    now: datetime,
+    user: int | None = None,
+) -> None:
     """:func:`check_selectable`, then :func:`select_submission` in a write transaction: the API's and the page's one way to choose."""
     check_selectable(contest, submission_id, now)
     with writing(engine) as connection:
-        select_submission(connection, contest, team_id, submission_id, selected, now)
+        select_submission(connection, contest, team_id, submission_id, selected, now, user)
 
 
 def selecting(contest: Contest, now: datetime) -> dict[str, int | None]:

@@ -120,7 +120,10 @@ def check_room(connection: Connection, contest: Contest, team: int) -> None:
     Holds the team's row first (:func:`~podium.service.accounts.lock_team`), so two users racing for its last place are
     counted one after the other.
     """
-    if accounts.lock_team(connection, team) is not None:  # banned
+    refused = accounts.lock_team(connection, team)
+    if refused == accounts.TEAM_GONE:  # its last member left it after the code was read
+        raise Refused(refused, 409)
+    if refused is not None:
         raise Refused("this team is banned from the contest: it takes no new member", 403)
     most = contest.service.max_team_size
     if most is not None:
@@ -191,7 +194,10 @@ def leave(connection: Connection, contest: Contest, user: int, now: datetime) ->
     team, name, _ = accounts.role(connection, user, contest.id)
     if team is None or name is None:
         raise Refused(f"you are in no team of contest {contest.id}", 409)
-    if accounts.lock_team(connection, team, user) is not None:
+    refused = accounts.lock_team(connection, team, user)
+    if refused is not None and (refused == accounts.TEAM_GONE or refused.startswith(accounts.NOT_MEMBER)):
+        raise Refused(refused, 409)  # left by another request of theirs at once
+    if refused is not None:
         raise Refused(
             f"team {name} is banned from contest {contest.id}: its members stay in it; ask the organizers", 403
         )

@@ -1,7 +1,9 @@
 """The organizer's Markdown (content pages, terms) as HTML that cannot run or load anything foreign.
 
 CommonMark with tables, rendered by markdown-it-py with raw HTML off: a
-``<script>``, an ``<iframe>`` or any tag in the file is shown as text. Links
+``<script>``, an ``<iframe>`` or any tag in the file is shown as text (a
+column's alignment is a class, ``align-right``, not the ``style`` attribute
+the pages' Content-Security-Policy refuses). Links
 keep an ``http``, ``https`` or ``mailto`` address or a relative one (another
 page is ``[FAQ](faq)``); any other scheme (``javascript:``, ``data:``,
 ``vbscript:``, ``file:``), however it is spelt or escaped, leaves the text
@@ -90,6 +92,8 @@ def _rendered(
     for token in tokens:
         if down and token.type in ("heading_open", "heading_close"):
             token.tag = f"h{min(int(token.tag[1]) + down, 6)}"
+        if token.type in ("th_open", "td_open") and token.attrs.get("style"):  # a column aligned: | --: |
+            token.attrSet("class", "align-" + str(token.attrs.pop("style")).removeprefix("text-align:"))
     return markdown.renderer.render(tokens, markdown.options, {})
 
 

@@ -59,7 +59,7 @@ async def describe(service: ServiceDep, contest: ContestDep, request: Request, s
 async def cancel(service: ServiceDep, request: Request, submission_id: int) -> Response:
     _, who = await checked_form(service, request)
     try:
-        choices.cancel_queued(service.engine, team_of(who), submission_id, service.clock())
+        choices.cancel_queued(service.engine, team_of(who), submission_id, service.clock(), who.user_id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return _back(request, f"submission {submission_id} is cancelled; it uses no quota")
@@ -73,7 +73,7 @@ async def select(service: ServiceDep, contest: ContestDep, request: Request, sub
         raise HTTPException(422, "send selected=true or selected=false")
     selected = wanted == "true"
     try:
-        choices.decide(service.engine, contest, team_of(who), submission_id, selected, service.clock())
+        choices.decide(service.engine, contest, team_of(who), submission_id, selected, service.clock(), who.user_id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     said = "selected for the final ranking" if selected else "no longer selected"

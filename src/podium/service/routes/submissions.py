@@ -152,7 +152,7 @@ def describe_method(
 def cancel(service: ServiceDep, submission_id: int, who: CallerDep) -> dict[str, Any]:
     team_id = team_of(who)
     try:
-        choices.cancel_queued(service.engine, team_id, submission_id, service.clock())
+        choices.cancel_queued(service.engine, team_id, submission_id, service.clock(), who.user_id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "status": CANCELLED}
@@ -168,7 +168,7 @@ def select_submission(
 ) -> dict[str, Any]:
     team_id = team_of(who)
     try:
-        choices.decide(service.engine, contest, team_id, submission_id, selected, service.clock())
+        choices.decide(service.engine, contest, team_id, submission_id, selected, service.clock(), who.user_id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return {"id": submission_id, "selected": selected}
