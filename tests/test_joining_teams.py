@@ -362,30 +362,31 @@ def _leave(site: Site, contest: str, token: str) -> Any:
     return site.server.call("POST", f"/api/contests/{contest}/team/leave", token)
 
 
-def test_a_member_leaves_the_team_keeps_its_submissions_and_its_last_member_stays(site: Site) -> None:
-    """Ivy leaves Rowans, which keeps its submission; hal, its last member, may not leave a team that submitted; ivy
-    joins Hazels by its code; Hazels' members leave one by one (jay by the command), its last taking it away."""
+def test_a_member_leaves_a_team_until_it_submits_then_its_members_are_final(site: Site) -> None:
+    """Ivy leaves Rowans, which has sent nothing; once hal sends a submission, Rowans' members are final (as on Kaggle:
+    else a member would compete again in another team with a fresh quota while what they sent still counts); ivy joins
+    Hazels by its code; Hazels' members leave one by one (jay by the command), its last taking it away."""
     tokens = _member_of(site, "spring", "Rowans", "hal", "ivy") | _member_of(site, "spring", "Hazels", "jay")
-    archive = packed(site.service.data.parent / "demo" / "submission", site.service.data.parent)
-    sent = site.server.call(
-        "POST", "/api/contests/spring/submissions", tokens["hal"], body=archive.read_bytes(), query={"track": "main"}
-    )
-    assert sent.status == 201, sent.body
     old_code = _code(site, "spring", "Rowans")
 
     left = _leave(site, "spring", tokens["ivy"])
     assert left.status == 200 and left.body == {"contest": "spring", "team": "Rowans", "members": 1, "removed": False}
     assert _members(site, "spring", "Rowans") == ["hal"]
     assert _join(site, "spring", "ivy", old_code).status == 410  # revoked: ivy knew it, she comes back only if invited
-    mine = site.server.call("GET", "/api/contests/spring/submissions", tokens["hal"]).body
-    assert [s["id"] for s in mine] == [sent.body["id"]]  # the team keeps what it sent
-    assert site.server.call("GET", "/api/contests/spring/submissions", tokens["ivy"]).body == []  # ivy takes none
     again = _leave(site, "spring", tokens["ivy"])
     assert again.status == 409 and "you are in no team of contest spring" in again.body["detail"], again.body
 
+    archive = packed(site.service.data.parent / "demo" / "submission", site.service.data.parent)
+    sent = site.server.call(
+        "POST", "/api/contests/spring/submissions", tokens["hal"], body=archive.read_bytes(), query={"track": "main"}
+    )
+    assert sent.status == 201, sent.body
     last = _leave(site, "spring", tokens["hal"])
-    assert last.status == 409 and "last member of team Rowans, which has sent 1 submission:" in last.body["detail"]
+    assert last.status == 409 and "team Rowans has sent 1 submission: its members are final" in last.body["detail"]
     assert _members(site, "spring", "Rowans") == ["hal"]
+    mine = site.server.call("GET", "/api/contests/spring/submissions", tokens["hal"]).body
+    assert [s["id"] for s in mine] == [sent.body["id"]]
+    assert site.server.call("GET", "/api/contests/spring/submissions", tokens["ivy"]).body == []  # ivy sees none
 
     rejoined = site.server.call(
         "POST",

@@ -3,8 +3,9 @@
 Ann and Bob each signed up in ``spring`` with a team of their own. Logged in once, at 375 px, by keyboard where a
 person types, Ann follows her account page's link to ``autumn``'s join page, creates a team there (accepting its
 terms) and uploads; Bob joins it with the code Ann's account page shows in autumn, and uploads too. Every page is
-checked by axe-core (``_shot``); the home page then says which contests each has joined. Bob then leaves the team
-from autumn's account page, by keyboard; his upload stays the team's.
+checked by axe-core (``_shot``); the home page then says which contests each has joined. Maples has sent
+submissions, so autumn's account page tells Bob its members are final; he leaves his own spring team, which sent
+nothing, by keyboard.
 """
 
 from __future__ import annotations
@@ -108,15 +109,19 @@ def test_a_user_of_spring_creates_a_team_in_autumn_and_another_joins_it(tmp_path
             assert "joined: team bobspring" in bob.inner_text("main li:has-text('spring contest')")
             _shot(bob, "join-home")
             assert bob.evaluate("document.documentElement.scrollWidth") <= 375 + 1  # no sideways scrolling
-            bob.goto(server.url + "/c/autumn/account")  # bob leaves Maples, by keyboard: his upload stays the team's
+            bob.goto(server.url + "/c/autumn/account")  # Maples has sent submissions: its members are final
+            assert "its members are final" in bob.inner_text("main")
+            assert bob.locator("input[name=confirm]").count() == 0
+            _shot(bob, "leave-final")
+            bob.goto(server.url + "/c/spring/account")  # bobspring has sent nothing: bob leaves it, by keyboard
             _shot(bob, "leave-account")
             bob.focus("input[name=confirm]")
             bob.keyboard.press("Space")  # confirmed
             bob.keyboard.press("Tab")
             bob.keyboard.press("Enter")
             bob.wait_for_url("**/account?done=*")
-            assert "you left team Maples" in bob.inner_text("main")
-            assert "join or create a team in autumn contest" in bob.inner_text("main")  # he may join another
+            assert "you left team bobspring" in bob.inner_text("main")
+            assert "join or create a team in spring contest" in bob.inner_text("main")  # he may join another
             _shot(bob, "leave-done")
             chromium.close()
         token = server.call("POST", "/api/tokens", json_body={"user": "ann", "password": PASSWORD}).body["token"]

@@ -31,7 +31,7 @@ from sqlalchemy import func, insert, select, update
 from conftest import require
 from podium.cli import cli
 from podium.contest import load
-from podium.service import accounts, joining
+from podium.service import accounts, joining, rosters
 from podium.service.app import Service
 from podium.service.bodies import BodyTimes, UploadSlots
 from podium.service.database import reading, writing
@@ -221,14 +221,13 @@ def test_an_upload_completed_after_its_sender_left_the_team_is_refused(
 def test_a_choice_whose_form_came_after_its_sender_left_the_team_is_refused(
     database_url: str, tmp_path: Path, action: str
 ) -> None:
-    """ann's selection (or cancel) form for alpha, read as hers before its body, then she leaves alpha while the body
-    comes: her membership is read again under the team's lock (before, she chose alpha's final submission, or
-    cancelled its queued one, after leaving: 303)."""
+    """ann's selection (or cancel) form for alpha, read as hers before its body, then the organizers take her out of
+    alpha while the body comes (a team that submitted keeps its members otherwise): her membership is read again
+    under the team's lock (before, she chose alpha's final submission, or cancelled its queued one, after leaving:
+    303)."""
     _, clock, service, token = csv_service(tmp_path, database_url, ranking='final = "selected"\nmax_selected = 1')
-    served = service.contests.get()
-    contest = dataclasses.replace(served, service=served.service.model_copy(update={"self_registration": True}))
+    contest = service.contests.get()
     with writing(service.engine) as connection:
-        ann = accounts.user_row(connection, "ann").id
         accounts.add_user(connection, "bob", "bob-password-1", 1, False, clock())  # alpha's second member
     with LiveServer(service) as live:
         sent = live.call(
@@ -248,8 +247,8 @@ def test_a_choice_whose_form_came_after_its_sender_left_the_team_is_refused(
         sending = Raw(live, "POST", f"/submissions/{sent.body['id']}/{action}", headers, len(form))
         sending.send(form[:5])
         time.sleep(1)  # the page reads its caller before the body: a form gives no sign of it
-        with writing(service.engine) as connection:
-            joining.leave(connection, contest, ann, clock())
+        with writing(service.engine) as connection:  # alpha has submitted: only its organizers take ann out now
+            rosters.remove_member(connection, contest.id, "alpha", "ann")
         sending.send(form[5:])
         status, _ = sending.answer()
         assert status == 403, status

@@ -232,6 +232,7 @@ def _account_values(service: Service, request: Request, who: accounts.Caller) ->
         mine = [] if who.user_id is None else accounts.teams_of_user(connection, who.user_id)
         code = None if who.team_id is None else invitations.current(connection, who.team_id, now)
         joinable = [] if who.user_id is None else joining.open_to(connection, who.user_id, home.served(service), now)
+        sent = 0 if who.team_id is None else joining.submissions_sent(connection, who.team_id)
     if who.team_id is not None and code is None:  # a new code when the team has none that works
         with writing(service.engine) as connection:
             code = invitations.code_of(connection, who.team_id, service.clock())
@@ -242,7 +243,8 @@ def _account_values(service: Service, request: Request, who: accounts.Caller) ->
         "invitation": code,
         "teams": mine,
         "joinable": joinable,
-        "may_leave": who.team is not None and contest is not None and joining.may_leave(contest, now),
+        "may_leave": who.team is not None and contest is not None and not sent and joining.may_leave(contest, now),
+        "members_final": who.team is not None and contest is not None and sent > 0 and joining.may_leave(contest, now),
     }
 
 

@@ -23,11 +23,10 @@ for the organizers' approval when the contest asks for it (``[service] approval`
 A member leaves their team (:func:`leave`: the account page's form, ``POST /api/contests/ID/team/leave``,
 ``podium team leave``) while teams may change, as Kaggle lets a member leave before its team-merger deadline:
 
-- the team's submissions, results and selections stay with the team; the member takes none of them (and
-  their quota stays the team's: what the team sent counts for it);
-- the last member of a team that has sent nothing leaves it removed (a name free again); the last member of
-  a team that has submissions is refused, 409: a team that submitted is kept with a member, its record whole
-  (the organizers may still move members: ``podium team member remove``);
+- only until the team sends its first submission: from then on its members are final, 409, as on Kaggle (else
+  a member would compete again in another team, with a fresh quota, while what they sent still counted here;
+  the organizers may still move members: ``podium team member remove``);
+- the last member of a team that has sent nothing leaves it removed (a name free again);
 - refused, 403: a contest that takes no sign-ups (its teams are the organizers'), teams once final (the
   registration's end, or the last phase's end if earlier: the final ranking's teams and their choices are
   final), and a banned team (leaving it would lift the ban from its members); 409: a user in no team of the
@@ -87,6 +86,11 @@ def teams_final(contest: Contest) -> datetime | None:
     (the final ranking's teams, and their choices, are final then); ``None`` without either."""
     ends = [end for end in (closes(contest), max((phase.end for phase in contest.phases), default=None)) if end]
     return min(ends, default=None)
+
+
+def submissions_sent(connection: Connection, team: int) -> int:
+    """How many submissions ``team`` has sent (any outcome): from the first, its members are final."""
+    return int(connection.execute(select(func.count()).where(submissions.c.team_id == team)).scalar_one())
 
 
 def may_leave(contest: Contest, now: datetime) -> bool:
@@ -201,18 +205,19 @@ def leave(connection: Connection, contest: Contest, user: int, now: datetime) ->
         raise Refused(
             f"team {name} is banned from contest {contest.id}: its members stay in it; ask the organizers", 403
         )
+    sent = submissions_sent(connection, team)
+    if sent:
+        raise Refused(
+            f"team {name} has sent {sent} submission{'s' * (sent != 1)}: its members are final, as on Kaggle (a member "
+            "who left would compete again in another team, with a fresh quota, while what they sent here still "
+            "counts); ask the organizers",
+            409,
+        )
     count = int(connection.execute(select(func.count()).where(memberships.c.team_id == team)).scalar_one())
     if count > 1:
         accounts.leave(connection, user, team)
         invitations.revoke(connection, team)
         return Left(contest.id, name, count - 1, False)
-    sent = int(connection.execute(select(func.count()).where(submissions.c.team_id == team)).scalar_one())
-    if sent:
-        raise Refused(
-            f"you are the last member of team {name}, which has sent {sent} submission{'s' * (sent != 1)}: a team that "
-            "submitted keeps a member, its submissions and choices its own; ask the organizers",
-            409,
-        )
     accounts.remove_team(connection, team)
     return Left(contest.id, name, 0, True)
 
