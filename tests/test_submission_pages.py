@@ -21,10 +21,12 @@ from click.testing import CliRunner, Result
 
 from podium.cli import cli
 from podium.contest.split import draw_public
-from podium.service import accounts
+from podium.service import accounts, methods
+from podium.service.app import Service
 from podium.service.board_files import board_csv
 from podium.service.client import packed, request
 from podium.service.database import writing
+from podium.service.intake import Refused
 from podium.service.pages import COOKIE
 from podium.service.worker import Worker
 from service_helpers import Clock, LiveServer, at, demo_archive, set_up, write_contest
@@ -44,6 +46,7 @@ class Site:
     archive: Path
     ann: Client
     bob: Client
+    service: Service
 
     def upload(self, team: str) -> int:
         answer = self.live.call(
@@ -77,7 +80,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with LiveServer(service) as live:
         ann, bob = Client(live.url), Client(live.url)
         assert _log_in(ann) == 303 and _log_in(bob, "bob", "bob-password-1") == 303
-        yield Site(live, clock, worker, tokens, demo_archive(contest, folder / "upload"), ann, bob)
+        yield Site(live, clock, worker, tokens, demo_archive(contest, folder / "upload"), ann, bob, service)
 
 
 def test_cancel_a_queued_submission_from_the_page(site: Site) -> None:
@@ -446,3 +449,21 @@ def test_a_sent_file_name_is_kept_as_display_text_and_downloaded_with_a_safe_hea
         assert _name_in(_disposition(site, f"/api/submissions/{newest['id']}/file", alpha)) == 'x";y'
     finally:
         site.clock.now = NOW
+
+
+def test_a_method_is_described_only_by_a_member_of_the_team_as_read_under_its_lock(site: Site) -> None:
+    """The method's change holds the team's row and reads the caller's membership there: a member the organizers
+    took out of the team after their form was read is refused (403), as a selection or a cancel is."""
+    submission_id = site.upload("alpha")
+    contest = site.service.contests.get()
+    method = methods.checked("Small net", None, None, None, False)
+    with writing(site.service.engine) as connection:
+        ann = accounts.user_row(connection, "ann").id
+        team = accounts.team_id(connection, "alpha", None)
+        methods.describe(connection, contest, team, submission_id, method, site.clock(), ann)  # ann is alpha's
+        accounts.add_user(connection, "cy", "cy-password-1", team, False, site.clock())
+        cy = accounts.user_row(connection, "cy").id
+        assert accounts.leave(connection, cy, team)  # the organizers take cy out
+    with pytest.raises(Refused) as refused, writing(site.service.engine) as connection:
+        methods.describe(connection, contest, team, submission_id, method, site.clock(), cy)
+    assert refused.value.status == 403 and "you left it, or the organizers moved you" in str(refused.value)

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import Connection, select, update
 
 from podium.contest import Contest
+from podium.service import accounts
 from podium.service.intake import Refused
 from podium.service.tables import MAX_ID, submissions
 
@@ -72,9 +73,21 @@ def _link(what: str, url: str | None) -> str | None:
 
 
 def describe(
-    connection: Connection, contest: Contest, team_id: int, submission_id: int, method: Method, now: datetime
+    connection: Connection,
+    contest: Contest,
+    team_id: int,
+    submission_id: int,
+    method: Method,
+    now: datetime,
+    user: int | None = None,
 ) -> None:
-    """Set the method of the team's submission (404 for another's), until the submission's phase ends (409 after)."""
+    """Set the method of the team's submission (404 for another's), until the submission's phase ends (409 after).
+
+    The team's row is held first (:func:`~podium.service.accounts.lock_team`): a team banned, or ``user`` (the caller,
+    when a user) banned or out of the team since their form was read, is refused (403)."""
+    refused = accounts.lock_team(connection, team_id, user)
+    if refused is not None:
+        raise Refused(403, refused)
     row = (
         None
         if not 0 < submission_id <= MAX_ID

@@ -47,7 +47,7 @@ async def describe(service: ServiceDep, contest: ContestDep, request: Request, s
     method = method_given(await _form(request))
     try:
         with writing(service.engine) as connection:
-            methods.describe(connection, contest, team_of(who), submission_id, method, service.clock())
+            methods.describe(connection, contest, team_of(who), submission_id, method, service.clock(), who.user_id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return RedirectResponse(

@@ -138,7 +138,7 @@ def describe_method(
     try:
         about = methods.checked(body.method, body.description, body.paper_url, body.code_url, body.shown)
         with writing(service.engine) as connection:
-            methods.describe(connection, contest, team_id, submission_id, about, service.clock())
+            methods.describe(connection, contest, team_id, submission_id, about, service.clock(), who.user_id)
     except Refused as refused:
         raise HTTPException(refused.status, str(refused)) from None
     return methods.method_view(about)
