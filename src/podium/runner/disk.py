@@ -29,8 +29,6 @@ import stat
 import time
 from pathlib import Path
 
-from podium.runner import volume
-
 DEFAULT_DISK_MB = 1024.0  # far above what any program contract's outputs take
 
 
@@ -71,6 +69,8 @@ class DiskWatch:
     def __init__(self, folder: Path, limit_bytes: int, interval_s: float) -> None:
         self.folder, self.limit_bytes, self.interval_s = folder, limit_bytes, interval_s
         self.peak, self._due = 0, 0.0
+        from podium.runner import volume  # here: the contest file's model and the commands read DEFAULT_DISK_MB only
+
         self.volume = volume.of(folder)
 
     @property

@@ -43,9 +43,7 @@ import ctypes
 import errno
 import fcntl
 import os
-import shutil
 import struct
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,6 +112,9 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
     memory for the whole run (48 MB written, 48 MB more of the tmpfs), outside the run's memory as podium
     measures it, where the files a program writes in a tmpfs folder of its own count in its memory.
     """
+    import shutil  # here: the commands that compute nothing import this module (through runner.disk), not these
+    import subprocess
+
     mkfs = shutil.which("mkfs.ext4", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
     if os.geteuid() != 0 or mkfs is None or not os.path.exists("/dev/loop-control"):
         return None
@@ -219,6 +220,8 @@ def unmount(volume: Volume) -> None:
     in the page cache rather than write it to a file about to be freed (100 MB
     written: 0.10 s rather than 0.17 s).
     """
+    import shutil
+
     _mounted.pop(str(volume.folder), None)
     shutil.rmtree(volume.folder, ignore_errors=True)
     _unmount(volume.root)
