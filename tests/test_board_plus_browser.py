@@ -100,7 +100,9 @@ def test_a_team_manages_its_submissions_and_reads_the_board(browser: object, tmp
         assert "No submission 1 of yours" in bob.inner_text("main")
         _shot(bob, "download-not-yours")
         bob.goto(live.url + "/leaderboard")
-        assert "Your team, beta: rank 2" in bob.inner_text("main") and "nothing sent" in bob.inner_text("#mine")
+        assert "Your team, beta: not ranked yet (no scored submission)" in bob.inner_text(
+            "main"
+        ) and "nothing sent" in bob.inner_text("#mine")
         assert "Page net" not in bob.content()  # before the reveal: nobody else's method
         _shot(bob, "leaderboard-other-team")
         clock.now = at("2026-06-01T00:00:00Z")  # the last phase ends: the final ranking, the methods shown
