@@ -23,8 +23,7 @@ from podium.cli.commandline import (
 )
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
-from podium.runner.choices import SANDBOXES
-from podium.runner.disk import DEFAULT_DISK_MB
+from podium.runner.choices import DEFAULT_DISK_MB, SANDBOXES
 
 if TYPE_CHECKING:  # the commands import what they run inside their functions: podium --help loads none of it
     from podium.challenges.base import Challenge, ScoreSpec
