@@ -34,11 +34,12 @@ from podium.metrics.imagenet import (
     label_errors,
     localization_errors,
 )
-from podium.synthetic.demo import Demo
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from podium.synthetic.demo import Demo
 else:
     np = LazyModule("numpy")
 
