@@ -134,10 +134,7 @@ def _evaluate(
     """The result, and the submission's files the challenge read (path -> SHA-256, for its fingerprint; none
     recorded for a result without a signature, ``need`` "scores")."""
     log = IssueLog()
-    recording: contextlib.AbstractContextManager[dict[str, str]] = (
-        recording_reads(submission) if need != "scores" else contextlib.nullcontext({})
-    )
-    with recording as read:
+    with recording_reads(submission) if need != "scores" else contextlib.nullcontext({}) as read:
         job = challenge.prepare(truth, submission, params, log)
     _check_job(challenge, job, log)
     checks_only = need == "checks"
