@@ -94,24 +94,3 @@ def _sha256(path: Path) -> str:
 
 def _settings(demo) -> list[str]:  # type: ignore[no-untyped-def]
     return [arg for key, value in demo.settings.items() for arg in ("--set", f"{key}={value}")]
-
-
-@pytest.mark.parametrize("challenge", ["ilsvrc2012-cls", "camera-traps"])
-def test_scores_only_hashes_no_file_and_keeps_the_scores(
-    tmp_path: Path, challenge: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A command printing only the scores (``scores_only``: no document, so no signature to show) hashes neither the
-    submission nor the truth for a signature; the document's run has both, and the same scores."""
-    demo = get(challenge).write_demo(tmp_path)
-    full = evaluate(challenge, demo.truth, demo.submission, demo.settings)
-    assert full.signature["submission"].startswith("sha256:") and full.signature["truth"].startswith("sha256:")
-    digests: list[int] = []
-    real = hashlib.sha256
-
-    def counting(data: bytes = b"") -> hashlib._Hash:
-        digests.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(hashlib, "sha256", counting)
-    scores = evaluate(challenge, demo.truth, demo.submission, demo.settings, scores_only=True)
-    assert scores.signature == {} and scores.scores == full.scores and digests == []

@@ -56,8 +56,8 @@ def evaluate(
 ) -> Result:
     """Score ``submission`` against ``truth``; with ``checks_only``, validate it only; with
     ``scores_only``, leave out what only the result document shows (its unit table, each item's
-    per-unit details: :meth:`~podium.challenges.base.Challenge.score_item`, and its signature: no
-    file is hashed for it, and ``Result.signature`` stays empty), as a command printing the scores does.
+    per-unit details: :meth:`~podium.challenges.base.Challenge.score_item`), as a command printing
+    the scores does.
 
     Items are scored inline, by ``workers`` local processes, or, given the
     address of a Dask ``scheduler``, on that cluster (:mod:`podium.scoring.distributed`);
@@ -78,8 +78,7 @@ def evaluate(
     if submission.is_symlink():  # never read through: it could point anywhere
         link = Issue("not_a_file", "is a symbolic link; links are not followed", str(submission))
         result = Result(challenge.id, REJECTED, {}, {}, [], [link], params)
-        if not scores_only:
-            result.signature = signature(challenge.id, challenge.parameters, params, truth, None, contest)
+        result.signature = signature(challenge.id, challenge.parameters, params, truth, None, contest)
         return result
     if not submission.exists():
         raise UsageError(f"submission {submission} does not exist")
@@ -100,8 +99,7 @@ def evaluate(
                 split_of,
             )
             _name_members(result, scored, submission)
-        if not scores_only:
-            result.signature = signature(challenge.id, challenge.parameters, params, truth, read, contest)
+        result.signature = signature(challenge.id, challenge.parameters, params, truth, read, contest)
     return result
 
 
@@ -131,10 +129,9 @@ def _evaluate(
     need: Need,
     split_of: Mapping[str, str] | None,
 ) -> tuple[Result, dict[str, str]]:
-    """The result, and the submission's files the challenge read (path -> SHA-256, for its fingerprint; none
-    recorded for a result without a signature, ``need`` "scores")."""
+    """The result, and the submission's files the challenge read (path -> SHA-256, for its fingerprint)."""
     log = IssueLog()
-    with recording_reads(submission) if need != "scores" else contextlib.nullcontext({}) as read:
+    with recording_reads(submission) as read:
         job = challenge.prepare(truth, submission, params, log)
     _check_job(challenge, job, log)
     checks_only = need == "checks"
