@@ -163,3 +163,19 @@ def test_the_command_reads_a_file_past_the_plain_bound_without_numpy(tmp_path: P
     guesses = np.loadtxt(submission, dtype=np.int64)
     expected = 1 - (guesses == truth[:, None]).any(axis=1).mean()
     assert float(run.stdout.split("top5_error")[1].split()[1]) == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 7, 63, 64])
+def test_the_kernel_counts_any_number_of_guesses_as_the_loop(k: int) -> None:
+    """The rule's five guesses take an unrolled way, any other count the general one (up to 64: a bit per guess)."""
+    rng = np.random.default_rng(k)
+    n = 2000
+    truth, guesses = rng.integers(1, 2 * k + 2, n), rng.integers(1, 2 * k + 2, k * n)
+    expected = [0] * k
+    for label, row in zip(truth.tolist(), guesses.reshape(n, k).tolist()):
+        first = row.index(label) if label in row else k
+        for j in range(first):
+            expected[j] += 1  # missed with j + 1 guesses
+    for dtype in ("H", "B", "I", "Q"):
+        got = imagenet.compiled.misses(array(dtype, truth.tolist()), array(dtype, guesses.tolist()), k)  # type: ignore[union-attr]
+        assert got == tuple(expected), (k, dtype)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from podium.challenges import get
+from podium.core import provenance
 from podium.formats import ilsvrc, truth_cache
 from podium.scoring import engine
 
@@ -109,3 +110,28 @@ def test_scoring_twice_reads_the_ilsvrc_boxes_once(tmp_path: Path, monkeypatch: 
     target.write_bytes(target.read_bytes())  # written again with the same bytes: the same truth, kept
     engine.evaluate("ilsvrc2012-loc", demo.truth, demo.submission, demo.settings)
     assert len(calls) == 1
+
+
+def test_the_truth_is_hashed_once_for_the_cache_and_the_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The truth cache's key and the result's signature share one digest of the truth (it was hashed twice), and a
+    truth written again is hashed again, for both."""
+    demo = get("ilsvrc2012-cls").write_demo(tmp_path)
+    hashed: list[Path] = []
+    real = provenance._file_digest
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(provenance, "_file_digest", counting)
+    result = engine.evaluate("ilsvrc2012-cls", demo.truth, demo.submission)
+    assert hashed == [demo.truth] and result.signature["truth"] == provenance.fingerprint(demo.truth)
+    engine.evaluate("ilsvrc2012-cls", demo.truth, demo.submission)
+    assert len(hashed) == 2  # the fingerprint just above; the second evaluation hashed nothing
+    status = os.stat(demo.truth)
+    demo.truth.write_bytes(demo.truth.read_bytes().replace(b"\n", b"\n", 1))
+    os.utime(demo.truth, ns=(status.st_atime_ns, status.st_mtime_ns))  # the change time cannot be set back
+    again = engine.evaluate("ilsvrc2012-cls", demo.truth, demo.submission)
+    assert hashed[2:] == [demo.truth] and again.signature["truth"] == result.signature["truth"]

@@ -20,7 +20,7 @@ _WHERE = {
     "camera-traps": "podium.challenges.camera_traps:CameraTraps",
     "ilsvrc2012-cls": "podium.challenges.ilsvrc2012:Ilsvrc2012Cls",
     "ilsvrc2012-loc": "podium.challenges.ilsvrc2012:Ilsvrc2012Loc",
-    "ilsvrc2012-fine": "podium.challenges.ilsvrc2012:Ilsvrc2012Fine",
+    "ilsvrc2012-fine": "podium.challenges.ilsvrc2012_fine:Ilsvrc2012Fine",
 }
 IDS: tuple[str, ...] = tuple(_WHERE)
 

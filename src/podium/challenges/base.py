@@ -47,13 +47,13 @@ from podium.core.issues import Issue, IssueLog
 from podium.core.lazy import LazyModule
 from podium.core.parameters import Parameter
 from podium.formats.files import recording_reads
-from podium.synthetic.demo import Demo
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
     from podium.challenges.program import Program
+    from podium.synthetic.demo import Demo
 else:
     np = LazyModule("numpy")
 

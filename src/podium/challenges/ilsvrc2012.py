@@ -1,8 +1,9 @@
-"""ILSVRC 2012: ``ilsvrc2012-cls`` (Task 1), ``ilsvrc2012-loc`` (Task 2), ``ilsvrc2012-fine`` (Task 3).
+"""ILSVRC 2012: ``ilsvrc2012-cls`` (Task 1), ``ilsvrc2012-loc`` (Task 2); ``ilsvrc2012-fine`` (Task 3) is
+:mod:`podium.challenges.ilsvrc2012_fine`.
 
 Rules: ``shared/seeds/004_a5a1ad02cdfc0410.txt``; the 2012 development kit's
 evaluation code is the reference (:mod:`podium.metrics.imagenet`). Task 3's kit
-is not public: podium defines its file format (see :class:`Ilsvrc2012Fine`).
+is not public: podium defines its file format (see :class:`~podium.challenges.ilsvrc2012_fine.Ilsvrc2012Fine`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from podium.challenges.base import Challenge, ItemResult, Job, ScoreSpec, rows_by_split
-from podium.core.errors import TruthError, UsageError
+from podium.core.errors import UsageError
 from podium.core.issues import IssueLog
 from podium.core.lazy import LazyModule
 from podium.core.parameters import choice, optional_path
 from podium.formats import ilsvrc, label_tokens
 from podium.formats.folders import single_file
 from podium.formats.label_tokens import Labels as LabelTable
-from podium.formats.text import TRUSTED, read_text
+from podium.formats.text import TRUSTED
 from podium.formats.truth_cache import cached
-from podium.metrics.average_precision import Method, RankedBoxes
 from podium.metrics.imagenet import (
     ErrorCounts,
     K,
@@ -34,11 +34,12 @@ from podium.metrics.imagenet import (
     label_errors,
     localization_errors,
 )
-from podium.synthetic.demo import Demo
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from podium.synthetic.demo import Demo
 else:
     np = LazyModule("numpy")
 
@@ -146,7 +147,7 @@ class _TopK(Challenge[str, Item | Labels, ErrorCounts]):
         small = None if path is None else self._small(truth, path, params)
         if small is not None:
             return Job(params["labels"], [small])
-        matrix = _truth_labels(truth)
+        matrix = truth_labels(truth)
         ilsvrc.warn_labels_outside(matrix, truth, log)
         meta = (
             cached("ilsvrc.meta", (params["meta"],), lambda: ilsvrc.read_meta(params["meta"]))
@@ -168,7 +169,7 @@ class _TopK(Challenge[str, Item | Labels, ErrorCounts]):
 
     def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
         """The validation images, one per truth line: ``ILSVRC2012_val_00000001`` and on."""
-        return image_names(np.arange(1, len(_truth_labels(truth)) + 1))
+        return image_names(np.arange(1, len(truth_labels(truth)) + 1))
 
     def divide(self, context: str, item: Item | Labels, split_of: Mapping[str, str]) -> list[tuple[str, Item | Labels]]:
         """The lines of each split's images, truth, guesses and boxes alike."""
@@ -240,7 +241,7 @@ class _TopK(Challenge[str, Item | Labels, ErrorCounts]):
         return scores, {"images": stats.images, "label_space": context, "per_class": per_class}
 
 
-def _truth_labels(truth: Path) -> NDArray[np.int64]:
+def truth_labels(truth: Path) -> NDArray[np.int64]:
     """The truth lines' labels (padded with -1), read once per process (:mod:`podium.formats.truth_cache`)."""
     return cached("ilsvrc.truth_labels", (truth,), lambda: ilsvrc.read_truth_labels(truth))
 
@@ -381,122 +382,3 @@ class Ilsvrc2012Loc(_TopK):
         from podium.synthetic.ilsvrc2012 import write_localization
 
         return write_localization(folder)
-
-
-@dataclass(frozen=True)
-class FineContext:
-    ap: Method
-    classes: NDArray[np.int64]  # class ids, ascending: the columns of the submission
-
-
-@dataclass(frozen=True)
-class FineItem:
-    key: str
-    lines: NDArray[np.int64]  # the truth line (from 1) of each box
-    truth: NDArray[np.int64]  # class id per box
-    classes: NDArray[np.int64]  # class ids, ascending: the columns of the submission
-    scores: NDArray[np.float64]  # (boxes, classes)
-
-
-class Ilsvrc2012Fine(Challenge[FineContext, FineItem, RankedBoxes]):
-    """Task 3 (dogs). The task 3 kit is not public; podium defines the files:
-
-    - truth: one line per test box (the organizers give the dog boxes) with its class id;
-    - submission: one line per test box, in the truth's order, one real confidence per
-      class, classes in ascending id order (the distinct ids of the truth, or ``classes=FILE``).
-    """
-
-    id = "ilsvrc2012-fine"
-    checked_by_prepare = True  # the confidences are read and checked whole in prepare
-    title = "ILSVRC 2012 Task 3: fine-grained classification (dogs), mean average precision"
-    rules = (
-        "ILSVRC 2012, Task description (image-net.org/challenges/LSVRC/2012), and the development kit's evaluation code"
-    )
-    parameters = (
-        optional_path(
-            "classes",
-            "file of the class ids, one per line, in column order [default: the truth's ids, ascending]",
-            "an existing file",
-        ),
-        choice(
-            "ap",
-            "voc",
-            "voc = PASCAL VOC 2010+ all-points AP (ties in line order); sklearn = scikit-learn's (ties grouped)",
-            ("voc", "sklearn"),
-        ),
-    )
-    scores = (
-        ScoreSpec("mean_ap", True, "mean AP over classes with a positive"),
-        ScoreSpec("ap", True, "AP of each class, as ap/<class id>; null for a class without a positive", family=True),
-    )
-    primary = "mean_ap"
-
-    def prepare(
-        self, truth: Path, submission: Path, params: dict[str, Any], log: IssueLog
-    ) -> Job[FineContext, FineItem]:
-        labels = _truth_labels(truth)
-        if labels.shape[1] != 1:
-            raise TruthError(f"truth {truth} must hold exactly one class id per line (one per test box)")
-        truth_ids = labels[:, 0]
-        classes = _class_list(params["classes"]) if params["classes"] is not None else np.unique(truth_ids)
-        unknown = np.setdiff1d(truth_ids, classes)
-        if unknown.size:
-            raise TruthError(f"truth {truth} has class ids not in the class list: {unknown[:10].tolist()}")
-        path = single_file(submission, SUBMISSION_SUFFIXES, log)
-        scores = None if path is None else ilsvrc.read_confidences(path, len(truth_ids), len(classes), log)
-        items = (
-            [FineItem(path.name, np.arange(1, len(truth_ids) + 1), truth_ids, classes, scores)]
-            if path is not None and scores is not None
-            else []
-        )
-        return Job(FineContext(params["ap"], classes), items)
-
-    def units(self, truth: Path, params: dict[str, Any]) -> list[str]:
-        """The test boxes, named by their truth line: ``1``, ``2``, ..."""
-        return [str(n) for n in range(1, len(_truth_labels(truth)) + 1)]
-
-    def divide(self, context: FineContext, item: FineItem, split_of: Mapping[str, str]) -> list[tuple[str, FineItem]]:
-        """The lines of each split's boxes, truth and confidences alike."""
-        return [
-            (split, replace(item, lines=item.lines[rows], truth=item.truth[rows], scores=item.scores[rows]))
-            for split, rows in rows_by_split([str(n) for n in item.lines.tolist()], split_of)
-        ]
-
-    def evaluate_item(self, context: FineContext, item: FineItem) -> ItemResult[RankedBoxes]:
-        return ItemResult(RankedBoxes(item.lines, item.truth, item.scores))
-
-    def finalize(
-        self, context: FineContext, stats: RankedBoxes, details: dict[str, Any], log: IssueLog
-    ) -> tuple[dict[str, float | int | None], dict[str, Any]]:
-        values = stats.per_class(context.classes, context.ap)
-        defined = values[~np.isnan(values)]
-        scores: dict[str, float | int | None] = {"mean_ap": float(defined.mean()) if defined.size else None}
-        scores.update(
-            {f"ap/{c}": (None if np.isnan(v) else float(v)) for c, v in zip(context.classes.tolist(), values)}
-        )
-        missing = [c for c, v in zip(context.classes.tolist(), values) if np.isnan(v)]
-        if missing:
-            log.warning(
-                "no_positive", f"classes {missing[:10]} have no test box; their AP is null and left out of the mean"
-            )
-        return scores, {
-            "ap": context.ap,
-            "boxes": len(stats.truth),
-            "classes": len(context.classes),
-            "classes_with_positives": int(defined.size),
-        }
-
-    def write_demo(self, folder: Path) -> Demo:
-        from podium.synthetic.ilsvrc2012 import write_fine
-
-        return write_fine(folder)
-
-
-def _class_list(path: Path) -> NDArray[np.int64]:
-    try:
-        ids = [int(line) for line in read_text(path, TRUSTED).split()]
-    except ValueError as exc:
-        raise TruthError(f"classes {path} must hold one integer class id per line ({exc})") from None
-    if len(set(ids)) != len(ids):
-        raise TruthError(f"classes {path} repeats a class id")
-    return np.array(sorted(ids), dtype=np.int64)

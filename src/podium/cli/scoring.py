@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from pathlib import Path
@@ -23,15 +22,19 @@ from podium.cli.commandline import (
 )
 from podium.core.errors import EXIT_REJECTED, EXIT_SCORED, PodiumError, UsageError
 from podium.core.labels import PRIVATE, PUBLIC, REJECTED, SCORED
-from podium.runner.choices import SANDBOXES
-from podium.runner.disk import DEFAULT_DISK_MB
+from podium.core.lazy import LazyModule
+from podium.runner.choices import DEFAULT_DISK_MB, SANDBOXES
 
 if TYPE_CHECKING:  # the commands import what they run inside their functions: podium --help loads none of it
+    import json
+
     from podium.challenges.base import Challenge, ScoreSpec
     from podium.contest import Contest, Setup
     from podium.core.result import Result
     from podium.ranking.documents import Document
     from podium.ranking.ranks import Team
+else:
+    json = LazyModule("json")  # the documents of rank and report: podium evaluate printing its table writes none
 
 SPLITS = (PUBLIC, PRIVATE)
 

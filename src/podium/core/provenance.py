@@ -24,6 +24,10 @@ The signature (like sacrebleu's) says what a score means: the challenge, the
 podium version, the rule parameters, the truth (its files and the ``data``
 parameters' files), the submission, the contest and its split, and when. Two
 results can be ranked together when their :func:`comparable_part` is equal.
+
+A regular file's fingerprint is hashed once per process while the file stays as it is
+(:func:`remembered_fingerprint`, by :func:`file_identity`): the truth the truth cache keyed its reading by
+(:mod:`podium.formats.truth_cache`) is the truth the signature names, and its bytes are not hashed twice.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +47,10 @@ from podium.core.parameters import Parameter
 PREFIX = "sha256:"
 CHUNK = 1 << 20
 MAX_ENTRIES = 1_000_000  # a submission with more files than this is not fingerprinted (null)
+REMEMBERED = 512  # regular files' fingerprints kept by remembered_fingerprint
+
+_remembered: dict[tuple[int, ...], str | None] = {}
+_lock = threading.Lock()
 
 
 class TooManyEntries(Exception):
@@ -63,6 +72,48 @@ def fingerprint(path: Path) -> str | None:
     except (OSError, TooManyEntries):
         return None
     return PREFIX + digest.hexdigest()
+
+
+def file_identity(path: Path) -> tuple[int, ...] | None:
+    """The regular file at ``path`` as it is now: device, inode, size, modification and change times in nanoseconds
+    (a file written again gets another: its change time cannot be set back); ``None`` for anything else or nothing."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def remembered_fingerprint(path: Path) -> str | None:
+    """:func:`fingerprint`, hashed once per process for a regular file while its :func:`file_identity` stays the
+    same (a folder is hashed at every call); ``None`` where it cannot be read.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "truth.txt"
+    >>> _ = path.write_text("1\\n")
+    >>> remembered_fingerprint(path) == fingerprint(path)
+    True
+    """
+    identity = file_identity(path)
+    if identity is None:
+        return fingerprint(path)
+    with _lock:
+        if identity in _remembered:
+            return _remembered[identity]
+    value = fingerprint(path)
+    with _lock:
+        if len(_remembered) >= REMEMBERED:
+            _remembered.clear()
+        _remembered[identity] = value
+    return value
+
+
+def forget() -> None:
+    """Forget every remembered fingerprint (tests, and a worker told to reload)."""
+    with _lock:
+        _remembered.clear()
 
 
 def of_read(read: Mapping[str, str]) -> str:
@@ -128,10 +179,13 @@ def rule_parameters(parameters: tuple[Parameter, ...], values: Mapping[str, Any]
 
 
 def truth_fingerprint(truth: Path, parameters: tuple[Parameter, ...], values: Mapping[str, Any]) -> str | None:
-    """The truth's fingerprint, with the files of the ``data`` parameters that are set."""
-    own = fingerprint(truth)
+    """The truth's fingerprint, with the files of the ``data`` parameters that are set (each file's
+    :func:`remembered_fingerprint`: the truth cache has hashed them already)."""
+    own = remembered_fingerprint(truth)
     data = {
-        p.name: fingerprint(Path(values[p.name])) for p in parameters if p.role == "data" and values[p.name] is not None
+        p.name: remembered_fingerprint(Path(values[p.name]))
+        for p in parameters
+        if p.role == "data" and values[p.name] is not None
     }
     return own if not data else combine({"truth": own, **data})
 

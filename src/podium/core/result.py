@@ -16,13 +16,12 @@ value is written ``null``, so the document is strict JSON.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from podium._version import __version__
 from podium.core.errors import ContractError
@@ -34,6 +33,12 @@ from podium.core.labels import PUBLIC as PUBLIC
 from podium.core.labels import REJECTED as REJECTED
 from podium.core.labels import SCORED as SCORED
 from podium.core.labels import Status as Status
+from podium.core.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import json
+else:
+    json = LazyModule("json")  # imported when a document is written: a command printing the table does not
 
 SCHEMA_VERSION = 1
 

@@ -11,6 +11,42 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The label that starts at data[at] (a run of digits, at most `digits` of them, the first one 1..9, its value at most
+ * `classes`) into *value; the position after it, or -1 when there is no such label there. */
+static inline Py_ssize_t
+label_at(const unsigned char *data, Py_ssize_t size, Py_ssize_t at, int digits, unsigned long classes,
+         unsigned long *value)
+{
+    if (size - at > digits) { /* the label's digits and the byte after them are inside: no bound to check a byte */
+        const unsigned char *label = data + at;
+        unsigned int digit = (unsigned int)label[0] - '0';
+        if (digit - 1 > 8)
+            return -1; /* a label starts with 1..9: no sign, no leading zero, no label 0 */
+        unsigned long number = digit;
+        int length = 1;
+        while ((digit = (unsigned int)label[length] - '0') <= 9) {
+            number = number * 10 + digit;
+            if (++length > digits)
+                return -1; /* more digits than the largest label's */
+        }
+        if (number > classes)
+            return -1;
+        *value = number;
+        return at + length;
+    }
+    if (at >= size || data[at] < '1' || data[at] > '9')
+        return -1; /* a label starts with 1..9: no sign, no leading zero, no label 0 */
+    unsigned long number = 0;
+    while (at < size && data[at] >= '0' && data[at] <= '9') {
+        number = number * 10 + (unsigned long)(data[at] - '0');
+        if (number > classes)
+            return -1; /* checked at every digit: the value never overflows */
+        at++;
+    }
+    *value = number;
+    return at;
+}
+
 /* The labels of data[0:size] into out (room for size / 2 + 1 labels: each takes a digit and a separator,
  * the last one may lack its separator); the count of labels, or -1 when the file is not clean. */
 static Py_ssize_t
@@ -18,6 +54,9 @@ scan(const unsigned char *data, Py_ssize_t size, Py_ssize_t width, unsigned long
 {
     Py_ssize_t at = 0, count = 0;
     int trailing = -1; /* one space after the last label of a line: unknown until the first line ends */
+    int digits = 1;
+    for (unsigned long largest = classes; largest >= 10; largest /= 10)
+        digits++;
     if (size >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF)
         at = 3;
     if (at == size)
@@ -29,15 +68,10 @@ scan(const unsigned char *data, Py_ssize_t size, Py_ssize_t width, unsigned long
                     return -1;
                 at++;
             }
-            if (at >= size || data[at] < '1' || data[at] > '9')
-                return -1; /* a label starts with 1..9: no sign, no leading zero, no label 0 */
-            unsigned long value = 0;
-            while (at < size && data[at] >= '0' && data[at] <= '9') {
-                value = value * 10 + (unsigned long)(data[at] - '0');
-                if (value > classes)
-                    return -1; /* checked at every digit: the value never overflows */
-                at++;
-            }
+            unsigned long value;
+            at = label_at(data, size, at, digits, classes, &value);
+            if (at < 0)
+                return -1;
             out[count++] = (uint16_t)value;
         }
         int space = at < size && data[at] == ' ';

@@ -18,7 +18,6 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,9 +32,13 @@ from podium.formats.text import DECIMAL, TRUSTED, TextLimits, numeric_rows, read
 from podium.metrics.imagenet import Corner, TruthBox
 
 if TYPE_CHECKING:
+    import fractions
+    from fractions import Fraction
+
     import numpy as np
     from numpy.typing import NDArray
 else:
+    fractions = LazyModule("fractions")  # Task 2's corners: Task 1 never imports it
     np = LazyModule("numpy")
 
 
@@ -204,7 +207,7 @@ class Guesses:
     def exact_corners(self, image: int, guess: int) -> list[Fraction]:
         """The box of guess ``guess`` of ``image`` as written, in exact rational numbers."""
         tokens = self.lines[image].replace(",", " ").split()
-        return [Fraction(t) for t in tokens[5 * guess + 1 : 5 * guess + 5]]
+        return [fractions.Fraction(t) for t in tokens[5 * guess + 1 : 5 * guess + 5]]
 
     def rows(self, images: NDArray[np.int64]) -> Guesses:
         """The guesses of ``images`` (indices), in that order."""
@@ -543,7 +546,7 @@ def _corner(text: str | None) -> Corner | None:
     if text.isascii() and text.isdigit() and len(text) < 12:
         return int(text)
     if len(text) <= 40 and DECIMAL.fullmatch(text):
-        value = Fraction(text)
+        value = fractions.Fraction(text)
         return int(value) if value.denominator == 1 else value
     return None
 

@@ -9,8 +9,10 @@ the same size and time stamps, is read again) and its other arguments.
 
 The fingerprint of a regular file is itself remembered by the file's identity
 and status (device, inode, size, modification and change times in
-nanoseconds): the change time cannot be set back by a program, so a file
-written again is hashed again. A folder is hashed at every call.
+nanoseconds: :func:`podium.core.provenance.remembered_fingerprint`, which the
+result's signature uses too, so the truth is hashed once): the change time
+cannot be set back by a program, so a file written again is hashed again. A
+folder is hashed at every call.
 
 At most :data:`SIZE` readings are kept, the least recently used leaving first;
 readings that raise are not kept. What a reader returns is shared by every
@@ -19,21 +21,19 @@ later caller: callers must not change it.
 
 from __future__ import annotations
 
-import os
-import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from podium.core.provenance import fingerprint
+from podium.core import provenance
+from podium.core.provenance import file_identity as file_identity  # re-exported: readers key by it
 
 T = TypeVar("T")
 SIZE = 8
 
 _readings: OrderedDict[tuple[Hashable, ...], Any] = OrderedDict()
-_file_prints: dict[tuple[int, ...], str | None] = {}
 _lock = threading.Lock()
 
 
@@ -49,7 +49,7 @@ def cached(reader: str, files: tuple[Path | None, ...], read: Callable[[], T], *
     >>> cached("lines", (path,), lambda: path.read_text().split())
     ['3']
     """
-    prints = [None if f is None else _fingerprint(f) for f in files]
+    prints = [None if f is None else provenance.remembered_fingerprint(f) for f in files]
     if any(p is None and f is not None for p, f in zip(prints, files)):
         return read()  # unreadable: the reader says why
     key = (reader, *prints, *extra)
@@ -69,31 +69,4 @@ def clear() -> None:
     """Forget every reading (tests, and a worker told to reload)."""
     with _lock:
         _readings.clear()
-        _file_prints.clear()
-
-
-def file_identity(path: Path) -> tuple[int, ...] | None:
-    """The regular file at ``path`` as it is now: device, inode, size, modification and change times in nanoseconds
-    (a file written again gets another: its change time cannot be set back); ``None`` for anything else or nothing."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(status.st_mode):
-        return None
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
-
-
-def _fingerprint(path: Path) -> str | None:
-    identity = file_identity(path)
-    if identity is None:
-        return fingerprint(path) if path.exists() else None  # a folder is hashed at every call
-    with _lock:
-        if identity in _file_prints:
-            return _file_prints[identity]
-    value = fingerprint(path)
-    with _lock:
-        if len(_file_prints) >= 64 * SIZE:
-            _file_prints.clear()
-        _file_prints[identity] = value
-    return value
+    provenance.forget()
