@@ -338,10 +338,16 @@ def test_a_volume_is_not_held_in_memory_where_tmp_is_a_tmpfs() -> None:
     lies in ``/var/tmp``: in ``/tmp`` what the program wrote stayed in the server's memory (16 MB of it), charged to
     no run, where a file written in a tmpfs folder counts in the writer's memory."""
     require("unshare (util-linux)", None if shutil.which("unshare") else "no unshare here")
-    script = (
-        f"mount --make-rprivate / && mount -t tmpfs -o size=256m tmpfs /tmp && {sys.executable} -c '{IN_MEMORY_TMP}'"
-    )
-    shown = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=60)
+    script = "mount --make-rprivate / && mount -t tmpfs -o size=256m tmpfs /tmp"
+    repository = Path(sys.prefix).resolve().parent  # the checkout, its .venv and src: kept where /tmp holds it (CI)
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as hold:
+        if repository.is_relative_to("/tmp"):  # the old /tmp held aside, the checkout bound again into the tmpfs
+            script = (
+                f"mount --make-rprivate / && mount --bind /tmp {hold} && mount -t tmpfs -o size=256m tmpfs /tmp"
+                f" && mkdir -p {repository} && mount --bind {hold}/{repository.relative_to('/tmp')} {repository}"
+            )
+        script += f" && {sys.executable} -c '{IN_MEMORY_TMP}'"
+        shown = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     backing, in_memory_mb = shown.stdout.strip().rsplit(" ", 1)
     assert backing.startswith("/var/tmp/#") and int(in_memory_mb) == 0, shown.stdout
