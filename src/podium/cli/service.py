@@ -1059,7 +1059,7 @@ team_join_command = _joining_command(
 @CONTEST_ID_OPTION
 @guarded
 def team_leave_command(server: str, as_json: bool, token: str, contest_id: str | None) -> int:
-    """Leave your team in a contest: its submissions and choices stay with it (with your log-in's token, until teams are final)."""
+    """Leave your team in a contest, until it sends its first submission (with your log-in's token, until teams are final)."""
     shown = _team_change(_contest_server(server, contest_id), "/api/team/leave", token, None, 200, as_json)
     if shown is None:
         return EXIT_SCORED

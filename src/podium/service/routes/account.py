@@ -233,10 +233,10 @@ def join_team(service: ServiceDep, contest: ContestDep, who: CallerDep, body: Jo
 @router.post(
     "/team/leave",
     response_model=TeamLeft,
-    summary="Leave your team in this contest: its submissions and choices stay with it (a user's log-in, until teams are final)",
+    summary="Leave your team in this contest, until it sends its first submission (a user's log-in, until teams are final)",
     responses={
         403: {"description": "a team's token, a contest without sign-ups, teams final, or the team banned"},
-        409: {"description": "you are in no team here, or its last member and it has submissions"},
+        409: {"description": "you are in no team here, or the team has sent a submission: its members are final"},
     },
 )
 def leave_team(service: ServiceDep, contest: ContestDep, who: CallerDep) -> dict[str, Any]:
