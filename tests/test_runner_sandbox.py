@@ -316,7 +316,11 @@ def test_a_c_program_hopping_sessions_in_a_loop_and_killing_its_parents_leaves_n
     start = time.monotonic()
     report = sandboxed_command([str(binary)], {**paths, "program": binary.parent}, time_limit_s=5, memory_limit_mb=None)
     time.sleep(0.2)
-    assert report.outcome in ("finished", "timeout") and time.monotonic() - start < 10
+    # How the first process ends is a race of the program's own: it exits after its first fork, unless
+    # that child's kill(getppid()) reaches it first (then it ends by SIGKILL, "crashed", exit code 137).
+    # Either way the run ends at once or at its limit, and nothing of the program is left.
+    assert report.outcome in ("finished", "crashed", "timeout") and time.monotonic() - start < 10
+    assert report.outcome != "crashed" or report.exit_code == 137
     assert survivors(str(binary)) == []
 
 
