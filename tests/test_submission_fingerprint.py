@@ -7,6 +7,7 @@ large files of a hostile team; each refusal is timed.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from conftest import run_json
 from podium.challenges import get
 from podium.core.provenance import of_read
-from podium.formats.files import read_bytes, recording_reads
+from podium.formats.files import FileProblem, read_bytes, read_mapped, recording_reads
 from podium.scoring.engine import evaluate
 
 SPARSE = 10 << 30  # 10 GB of nothing: 3 s or more to hash
@@ -86,6 +87,27 @@ def test_recording_names_files_relative_to_the_submission_only(tmp_path: Path) -
         read_bytes(tmp_path / "sub-other.txt", 100)
     assert list(read) == ["sub-other.txt"]
     read_bytes(tmp_path / "sub-other.txt", 100)  # outside any recording: nothing kept anywhere
+
+
+def test_a_mapped_file_is_read_checked_and_recorded_as_a_copied_one(tmp_path: Path) -> None:
+    """read_mapped, the reader of ILSVRC Task 1's clean files: the bytes, the refusals and the fingerprint of read_bytes."""
+    (tmp_path / "sub").mkdir()
+    path, empty, link, fifo = (tmp_path / "sub" / name for name in ("a.txt", "empty.txt", "link.txt", "fifo"))
+    path.write_bytes(b"1 2 3 4 5\n" * 1000)
+    empty.touch()
+    link.symlink_to(path)
+    os.mkfifo(fifo)
+    with recording_reads(tmp_path / "sub") as mapped:
+        assert read_mapped(path, 10_000)[:] == read_bytes(path, 10_000) and read_mapped(empty, 10) == b""
+    with recording_reads(tmp_path / "sub") as copied:
+        read_bytes(path, 10_000), read_bytes(empty, 10)
+    assert mapped == copied == {"a.txt": _sha256(path), "empty.txt": _sha256(empty)}
+    for bad, message in ((link, "is a symbolic link"), (fifo, "is not a regular file"), (path, "is 10 kB")):
+        with pytest.raises(FileProblem) as mapped_problem:
+            read_mapped(bad, 9_999)
+        with pytest.raises(FileProblem) as copied_problem:
+            read_bytes(bad, 9_999)
+        assert str(mapped_problem.value) == str(copied_problem.value) and str(mapped_problem.value).startswith(message)
 
 
 def _sha256(path: Path) -> str:

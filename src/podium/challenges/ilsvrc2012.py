@@ -22,6 +22,7 @@ from podium.core.issues import IssueLog
 from podium.core.lazy import LazyModule
 from podium.core.parameters import choice, optional_path
 from podium.formats import ilsvrc, label_tokens
+from podium.formats.files import Content
 from podium.formats.folders import single_file
 from podium.formats.label_tokens import Labels as LabelTable
 from podium.formats.text import TRUSTED
@@ -108,19 +109,19 @@ class Item:
 class Labels:
     """Task 1's clean files read without NumPy (:meth:`Ilsvrc2012Cls._small`): each image's truth label
     and its five guesses (flat, image after image) as the compiled reader's table or the files' tokens,
-    and the submission's bytes."""
+    and the submission's bytes (mapped: :func:`~podium.formats.files.read_mapped`)."""
 
     key: str
     truth: LabelTable
     guesses: LabelTable
-    data: bytes
+    data: Content
 
     def arrays(self) -> Item:
         """The item as the NumPy path reads the same files: for the unit rows and a contest's splits."""
         truth = _label_array(self.truth, np.int64).reshape(-1, 1)
         guesses = _label_array(self.guesses, np.float64).reshape(-1, K, 1)
         numbers = np.arange(1, len(truth) + 1)
-        return Item(self.key, numbers, truth, guesses, ilsvrc.Guesses(guesses, self.data), None, None)
+        return Item(self.key, numbers, truth, guesses, ilsvrc.Guesses(guesses, bytes(self.data)), None, None)
 
 
 def _label_array(labels: LabelTable, dtype: type[np.int64] | type[np.float64]) -> NDArray[Any]:

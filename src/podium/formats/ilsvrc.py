@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from podium.core.errors import TruthError
 from podium.core.issues import Issue, IssueLog, plural
 from podium.core.lazy import LazyModule
-from podium.formats.files import FileProblem, read_bytes
+from podium.formats.files import Content, FileProblem, read_bytes, read_mapped
 from podium.formats.folders import list_folder
 from podium.formats.label_tokens import Labels, label_table
 from podium.formats.text import DECIMAL, TRUSTED, TextLimits, numeric_rows, read_text, text_of
@@ -142,7 +142,7 @@ def truth_tokens(path: Path, max_bytes: int) -> Labels | None:
     """The kit's truth, one label in 1..1000 on each line, read without NumPy (:func:`~podium.formats.label_tokens.label_table`);
     ``None`` for any other truth and one of more than ``max_bytes``, which :func:`read_truth_labels` reads."""
     try:
-        return label_table(read_bytes(path, max_bytes), 1, N_CLASSES)
+        return label_table(read_mapped(path, max_bytes), 1, N_CLASSES)
     except FileProblem:
         return None
 
@@ -283,13 +283,14 @@ def read_guesses(path: Path, n_images: int, group: int, log: IssueLog) -> Guesse
     return Guesses(guesses, lines) if log.error_count == errors_before else None
 
 
-def guess_tokens(path: Path, n_images: int) -> tuple[Labels, bytes] | None:
+def guess_tokens(path: Path, n_images: int) -> tuple[Labels, Content] | None:
     """A clean Task 1 submission, five labels in 1..1000 on each of the ``n_images`` lines, read without NumPy
-    (:func:`~podium.formats.label_tokens.label_table`), and its bytes; ``None`` for any other file, which
-    :func:`read_guesses` reads and whose problems it names. Such a file gives it no issue."""
+    (:func:`~podium.formats.label_tokens.label_table`), and its bytes (mapped: :func:`~podium.formats.files.read_mapped`);
+    ``None`` for any other file, which :func:`read_guesses` reads and whose problems it names. Such a file gives it
+    no issue."""
     limits = submission_limits(n_images, 64, "image")
     try:
-        data = read_bytes(path, limits.max_bytes, limits.needs)
+        data = read_mapped(path, limits.max_bytes, limits.needs)
     except FileProblem:
         return None
     tokens = label_table(data, MAX_GUESSES, N_CLASSES)

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
+from podium.formats.files import Content
+
 try:
     from podium.formats import _label_table as compiled
 except ImportError:  # built without a C compiler (the extension is optional): label_tokens reads the same files
@@ -45,7 +47,7 @@ def compiled_reader() -> bool:
     return compiled is not None
 
 
-def label_table(data: bytes, width: int, classes: int) -> Labels | None:
+def label_table(data: Content, width: int, classes: int) -> Labels | None:
     """The labels of ``data`` as :func:`label_tokens` takes them, read by the compiled reader where it was built
     (a ``memoryview`` of 16-bit labels, format ``H``: the C reader's bytes, never copied), else by
     :func:`label_tokens` (the file's tokens); ``None`` for any file it declines.
@@ -54,7 +56,7 @@ def label_table(data: bytes, width: int, classes: int) -> Labels | None:
     True
     """
     if compiled is None:
-        return label_tokens(data, width, classes)
+        return label_tokens(data if isinstance(data, bytes) else bytes(data), width, classes)
     _check_classes(classes)
     table = compiled.labels(data, width, classes)
     return None if table is None else memoryview(table).cast("H")
