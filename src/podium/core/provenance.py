@@ -28,6 +28,17 @@ results can be ranked together when their :func:`comparable_part` is equal.
 A regular file's fingerprint is hashed once per process while the file stays as it is
 (:func:`remembered_fingerprint`, by :func:`file_identity`): the truth the truth cache keyed its reading by
 (:mod:`podium.formats.truth_cache`) is the truth the signature names, and its bytes are not hashed twice.
+
+The organizer's files (the truth and the ``data`` parameters' files, never a submission's) are also
+remembered across runs, in the user's cache folder (:func:`digests_file`: ``$XDG_CACHE_HOME/podium``, else
+``~/.cache/podium``), one line per file: its digest, its :func:`file_identity` and when the line was written.
+A line is trusted only while the file's identity is the same (a file written again gets another change
+time, which no program can set back, even when its size and modification time are forced back), and, as
+git does for its index ("racily clean" entries), only if the file's modification and change times are
+older than the line by more than :data:`GRANULARITY_NS`, the coarsest time stamps a file system keeps: a
+file changed in the same tick as it was hashed, with the same size, would otherwise keep its identity with
+other bytes. Anything else is hashed as before: a cache folder that cannot be written, a corrupt or foreign
+line. The lines are only the user's own: whoever can write them can already write the truth.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import hashlib
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +60,8 @@ PREFIX = "sha256:"
 CHUNK = 1 << 20
 MAX_ENTRIES = 1_000_000  # a submission with more files than this is not fingerprinted (null)
 REMEMBERED = 512  # regular files' fingerprints kept by remembered_fingerprint
+DIGESTS_KEPT = 256  # lines of digests_file kept when it is rewritten (at twice that)
+GRANULARITY_NS = 2_000_000_000  # the coarsest file time stamps (FAT's 2 s): a file changed since is not trusted
 
 _remembered: dict[tuple[int, ...], str | None] = {}
 _lock = threading.Lock()
@@ -87,8 +101,9 @@ def file_identity(path: Path) -> tuple[int, ...] | None:
 
 
 def remembered_fingerprint(path: Path) -> str | None:
-    """:func:`fingerprint`, hashed once per process for a regular file while its :func:`file_identity` stays the
-    same (a folder is hashed at every call); ``None`` where it cannot be read.
+    """:func:`fingerprint` of one of the organizer's files (never a submission's), hashed once per process for a
+    regular file while its :func:`file_identity` stays the same, and remembered across runs in :func:`digests_file`
+    (a folder is hashed at every call); ``None`` where it cannot be read.
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "truth.txt"
@@ -102,12 +117,63 @@ def remembered_fingerprint(path: Path) -> str | None:
     with _lock:
         if identity in _remembered:
             return _remembered[identity]
-    value = fingerprint(path)
+    value = _stored_digest(identity)
+    if value is None:
+        started = time.time_ns()  # before the bytes are read: a change while they are hashed is racy
+        value = fingerprint(path)
+        if value is not None and file_identity(path) == identity:
+            _store_digest(identity, value, started)
     with _lock:
         if len(_remembered) >= REMEMBERED:
             _remembered.clear()
         _remembered[identity] = value
     return value
+
+
+def digests_file() -> Path:
+    """Where the organizer's files' digests are remembered across runs (see the module docstring)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "podium" / "file-digests.txt"
+
+
+def _stored_digest(identity: tuple[int, ...]) -> str | None:
+    """The fingerprint :func:`digests_file` holds for a file of ``identity``, when that line can be trusted."""
+    try:
+        lines = digests_file().read_bytes().splitlines()
+    except OSError:
+        return None
+    key = " ".join(map(str, identity)).encode()
+    for line in reversed(lines):  # the newest line first
+        fields = line.split(b" ")
+        if len(fields) == 7 and b" ".join(fields[1:6]) == key and fields[6].isdigit():
+            newest_time = max(identity[3], identity[4])  # modification and change times
+            if newest_time + GRANULARITY_NS < int(fields[6]) and _is_digest(fields[0]):
+                return PREFIX + fields[0].decode()
+            return None
+    return None
+
+
+def _is_digest(text: bytes) -> bool:
+    return len(text) == 64 and all(c in b"0123456789abcdef" for c in text)
+
+
+def _store_digest(identity: tuple[int, ...], value: str, written: int) -> None:
+    """One line of :func:`digests_file` for a file of ``identity`` hashed from ``written`` (nanoseconds since the
+    epoch) on; rewritten with its newest :data:`DIGESTS_KEPT` lines past twice that. Nothing when it cannot be written."""
+    path = digests_file()
+    line = f"{value.removeprefix(PREFIX)} {' '.join(map(str, identity))} {written}\n".encode()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as f:  # one write of one line: writers in parallel append whole lines
+            f.write(line)
+            size = f.tell()
+        if size > 2 * DIGESTS_KEPT * len(line):
+            lines = path.read_bytes().splitlines(keepends=True)[-DIGESTS_KEPT:]
+            fresh = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}")
+            fresh.write_bytes(b"".join(lines))
+            os.replace(fresh, path)
+    except OSError:
+        pass
 
 
 def forget() -> None:

@@ -1,0 +1,125 @@
+"""The organizer's file digests remembered across runs (core.provenance's digests file): trusted only for a file
+as it was, and never in the tick it was written; a cache that cannot be written or read changes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from podium.core import provenance
+
+
+@pytest.fixture
+def hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
+    """The files hashed, in a cache folder of the test's own; every ``provenance.forget()`` is a new process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    calls: list[Path] = []
+    digest = provenance._file_digest
+
+    def counted(path: Path) -> str:
+        calls.append(path)
+        return digest(path)
+
+    monkeypatch.setattr(provenance, "_file_digest", counted)
+    provenance.forget()
+    yield calls
+    provenance.forget()
+
+
+def sha256(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def written_long_ago(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file written before the digest's line by more than the time stamps' granularity (here: any time before)."""
+    monkeypatch.setattr(provenance, "GRANULARITY_NS", 0)
+
+
+def test_a_file_is_hashed_once_across_runs(tmp_path: Path, hashed: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    written_long_ago(monkeypatch)
+    path = tmp_path / "truth.txt"
+    path.write_text("1\n2\n")
+    assert provenance.remembered_fingerprint(path) == sha256(path) and len(hashed) == 1
+    provenance.forget()  # the next run
+    assert provenance.remembered_fingerprint(path) == sha256(path) and len(hashed) == 1
+    assert provenance.digests_file() == tmp_path / "cache" / "podium" / "file-digests.txt"
+    assert len(provenance.digests_file().read_text().splitlines()) == 1
+
+
+def test_a_file_changed_with_its_size_and_modification_time_kept_is_hashed_again(
+    tmp_path: Path, hashed: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written_long_ago(monkeypatch)
+    path = tmp_path / "truth.txt"
+    path.write_text("1\n2\n")
+    before = os.stat(path)
+    first = provenance.remembered_fingerprint(path)
+    path.write_text("3\n4\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the change time cannot be set back
+    assert os.stat(path).st_size == before.st_size and os.stat(path).st_mtime_ns == before.st_mtime_ns
+    provenance.forget()
+    assert provenance.remembered_fingerprint(path) == sha256(path) != first and len(hashed) == 2
+
+
+def test_a_line_written_in_the_tick_of_the_file_is_not_trusted(tmp_path: Path, hashed: list[Path]) -> None:
+    """Racily clean, as git says: a file changed within the time stamps' granularity of its hashing could keep its
+    identity with other bytes, so its line is not trusted (the file here was written a moment ago)."""
+    path = tmp_path / "truth.txt"
+    path.write_text("1\n2\n")
+    assert provenance.remembered_fingerprint(path) == sha256(path)
+    provenance.forget()
+    assert provenance.remembered_fingerprint(path) == sha256(path) and len(hashed) == 2
+    assert len(provenance.digests_file().read_text().splitlines()) == 2  # each run wrote its line
+
+
+def test_a_cache_folder_that_cannot_be_written_changes_nothing(
+    tmp_path: Path, hashed: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written_long_ago(monkeypatch)
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))  # even root cannot make a folder in a file
+    path = tmp_path / "truth.txt"
+    path.write_text("1\n")
+    for _ in range(2):
+        provenance.forget()
+        assert provenance.remembered_fingerprint(path) == sha256(path)
+    assert len(hashed) == 2
+
+
+def test_a_corrupt_cache_file_is_ignored(tmp_path: Path, hashed: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    written_long_ago(monkeypatch)
+    path = tmp_path / "truth.txt"
+    path.write_text("1\n")
+    key = " ".join(map(str, provenance.file_identity(path) or ()))
+    provenance.digests_file().parent.mkdir(parents=True)
+    forged = [
+        b"\x00\xff junk",
+        b"",
+        f"{'ab' * 31} {key} 9{'9' * 20}".encode(),  # a digest too short
+        f"{'G' * 64} {key} 9{'9' * 20}".encode(),  # not hex
+        f"{'ab' * 32} {key} soon".encode(),  # no time
+        f"{'ab' * 32} {key}".encode(),  # a field missing
+    ]
+    for line in forged:
+        provenance.digests_file().write_bytes(line + b"\n")
+        provenance.forget()
+        assert provenance.remembered_fingerprint(path) == sha256(path), line
+    assert len(hashed) == len(forged)
+
+
+def test_the_cache_file_keeps_its_newest_lines(
+    tmp_path: Path, hashed: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written_long_ago(monkeypatch)
+    monkeypatch.setattr(provenance, "DIGESTS_KEPT", 3)
+    paths = [tmp_path / f"truth-{i}.txt" for i in range(10)]
+    for i, path in enumerate(paths):
+        path.write_text(f"{i}\n")
+        provenance.remembered_fingerprint(path)
+    assert len(provenance.digests_file().read_text().splitlines()) <= 6
+    provenance.forget()
+    assert provenance.remembered_fingerprint(paths[-1]) == sha256(paths[-1]) and len(hashed) == 10
