@@ -12,8 +12,12 @@ program that uses podium as a library keeps its own allocator settings.
 
 from __future__ import annotations
 
-import ctypes
 import sys
+
+try:
+    from podium.accel import _malloc as compiled
+except ImportError:  # built without a C compiler (the extension is optional): ctypes calls mallopt
+    compiled = None  # type: ignore[assignment]
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -24,11 +28,17 @@ TRIM_THRESHOLD_BYTES = 256 << 20  # free heap kept before it is given back
 def keep_large_blocks() -> bool:
     """Raise glibc's mmap and trim thresholds; ``False`` where that does not apply.
 
-    The C library is the one already loaded (``CDLL(None)``): ``ctypes.util.find_library`` would
-    run ``ldconfig`` in a child process, 20-40 ms of CPU in every podium process and pool worker.
+    The call is compiled (``podium.accel._malloc``): importing ctypes for it cost every command about 2 ms
+    of CPU. Without the extension, ctypes calls the C library already loaded (``CDLL(None)``):
+    ``ctypes.util.find_library`` would run ``ldconfig`` in a child process, 20-40 ms of CPU in every
+    podium process and pool worker.
     """
     if not sys.platform.startswith("linux"):
         return False
+    if compiled is not None:
+        return compiled.thresholds(MMAP_THRESHOLD_BYTES, TRIM_THRESHOLD_BYTES)
+    import ctypes
+
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc (e.g. musl)
