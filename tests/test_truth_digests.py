@@ -13,10 +13,8 @@ import pytest
 from podium.core import provenance
 
 
-@pytest.fixture
-def hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
-    """The files hashed, in a cache folder of the test's own; every ``provenance.forget()`` is a new process."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+def count_hashing(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files provenance hashes from now on (the list grows as it hashes them)."""
     calls: list[Path] = []
     digest = provenance._file_digest
 
@@ -25,8 +23,15 @@ def hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Pat
         return digest(path)
 
     monkeypatch.setattr(provenance, "_file_digest", counted)
+    return calls
+
+
+@pytest.fixture
+def hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Path]]:
+    """The files hashed, in a cache folder of the test's own; every ``provenance.forget()`` is a new process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     provenance.forget()
-    yield calls
+    yield count_hashing(monkeypatch)
     provenance.forget()
 
 
