@@ -198,8 +198,11 @@ def _score(
     quiet: bool,
     checks_only: bool,
 ) -> int:
-    from podium.publish.progress import DelayedProgress
-    from podium.scoring.engine import default_workers, evaluate
+    from podium.core.startup import collector_paused
+
+    with collector_paused():  # the engine's modules: long-lived objects only (frozen in the command)
+        from podium.publish.progress import DelayedProgress
+        from podium.scoring.engine import default_workers, evaluate
 
     setup = _setup(challenge_id, truth, settings, contest_path, on, {})
     progress = DelayedProgress("scoring" if not checks_only else "checking")
