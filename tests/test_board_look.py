@@ -22,13 +22,16 @@ from typing import Any
 import pytest
 from sqlalchemy import event, update
 
+from podium.contest import load
 from podium.service import accounts, board_cache
 from podium.service.app import Service
 from podium.service.board_cache import FRESH_S, LOOK
 from podium.service.client import packed
-from podium.service.database import writing
+from podium.service.database import connect, migrate, writing
+from podium.service.server import register_contest
 from podium.service.tables import contests
 from podium.service.worker import Worker
+from served import open_contest
 from service_helpers import Clock, LiveServer, at, set_up, write_contest
 
 WAIT_S = 60.0  # the most a test waits for the looks it counts on (a loaded machine's)
@@ -164,3 +167,43 @@ def test_a_withdrawn_contest_is_no_longer_answered_from_memory(tmp_path: Path) -
             connection.execute(update(contests).values(withdrawn=True))
         _looked_after(service)
         assert all(_get(live, path)[0] == 404 for path in paths)
+
+
+def test_a_board_computed_does_not_hold_another_contests_first_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While one contest's board is computed (held at a gate: the start-up's board of a contest of 2,000 teams took
+    2 s), another contest's first reader computes its own board rather than queue behind it."""
+    written = open_contest(write_contest(tmp_path / "glas"))
+    url = f"sqlite:///{tmp_path / 'podium.sqlite3'}"
+    engine = connect(url)
+    migrate(engine)
+    for id_ in ("one", "two"):
+        path = tmp_path / f"{id_}.toml"
+        path.write_text(written.read_text().replace('id = "test-glas"', f'id = "{id_}"'))
+        register_contest(engine, load(path), alone=False)
+    service = Service(engine, tmp_path / "data", Clock(at("2026-03-10T12:00:00Z")), board_fresh_s=FRESH_S)
+    held, release = threading.Event(), threading.Event()
+    computed = board_cache.standings
+
+    def gated(connection: Any, contest: Any, now: Any) -> Any:
+        if contest.id == "one":
+            held.set()
+            assert release.wait(WAIT_S)
+        return computed(connection, contest, now)
+
+    monkeypatch.setattr(board_cache, "standings", gated)
+    with LiveServer(service) as live:
+        first = threading.Thread(target=lambda: _get(live, "/api/contests/one/leaderboard"))
+        first.start()
+        try:
+            assert held.wait(WAIT_S)
+            answered: list[tuple[int, bytes]] = []
+            other = threading.Thread(target=lambda: answered.append(_get(live, "/api/contests/two/leaderboard")))
+            other.start()
+            other.join(WAIT_S)  # on the old code: held until the gate opens, never within the bound
+            assert answered and answered[0][0] == 200 and b'"contest":"two"' in answered[0][1]
+            assert not release.is_set() and first.is_alive()  # while the first is still held
+        finally:
+            release.set()
+            first.join(WAIT_S)

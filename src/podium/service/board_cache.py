@@ -176,7 +176,8 @@ class BoardCache:
         self._resolve: dict[Asked, Resolve] = {}  # the boards the look reads again, and how (watch)
         self._asked: dict[Asked, float] = {}  # when each of them was last asked for (time.monotonic)
         self._looked = -STALE_S  # when the look last read the stamps (time.monotonic; never: long ago)
-        self._computing = threading.Lock()
+        self._computing: dict[tuple[Any, ...], threading.Lock] = {}  # per track and phases, revealed or not
+        self._keeping = threading.Lock()  # held to change the boards kept, and the locks
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
         self.computed_behind = 0  # of them, by the look, off the request path
         self.looks = 0  # looks finished (a test waits for the first one that started after a change)
@@ -235,13 +236,20 @@ class BoardCache:
         return found
 
     def _compute(self, contest: Contest, now: datetime, wanted: Key) -> tuple[Board, tuple[int, bool] | None]:
-        """The board of ``wanted`` computed under the lock (the newest stamp's if it moved since) and that stamp, or,
-        while another thread computes a board (``fresh_s > 0``), the previous one of its track and phases and ``None``."""
-        if not self._computing.acquire(blocking=False):  # another thread computes a board
+        """The board of ``wanted`` computed under its slot's lock (the newest stamp's if it moved since) and that
+        stamp, or, while another thread computes a board of the slot (``fresh_s > 0``), the previous one and ``None``.
+
+        A slot (the contest, track and phases, revealed or not) is computed by one thread at a time; the others do not
+        wait for it (the start-up's board of a contest of 2,000 teams took 2 s, and held every other contest's first
+        reader behind it while the lock was the process's).
+        """
+        with self._keeping:
+            lock = self._computing.setdefault(wanted[1:], threading.Lock())
+        if not lock.acquire(blocking=False):  # another thread computes this slot's board
             behind = self._previous(wanted) if self.fresh_s > 0 else None
             if behind is not None:
                 return behind, None
-            self._computing.acquire()
+            lock.acquire()
         try:
             with reading(self.engine) as connection:
                 stamp = board_stamp(connection, contest.id)  # read again: the newest under the lock
@@ -250,15 +258,16 @@ class BoardCache:
                 if found is not None:
                     return found, stamp
                 board, shown = self._standings(connection, contest, now, key)
-            same = [kept for kept in self._boards if kept[2] == contest.id]  # the oldest first
-            if len(same) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
-                self._boards.pop(same[0])
-            self._boards[key] = found = Board(key, board, shown)
-            self.computed += 1
-            if threading.current_thread().name == LOOK:
-                self.computed_behind += 1
+            with self._keeping:
+                same = [kept for kept in self._boards if kept[2] == contest.id]  # the oldest first
+                if len(same) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
+                    self._boards.pop(same[0])
+                self._boards[key] = found = Board(key, board, shown)
+                self.computed += 1
+                if threading.current_thread().name == LOOK:
+                    self.computed_behind += 1
         finally:
-            self._computing.release()
+            lock.release()
         return found, stamp
 
     def look(self, now: datetime) -> None:
