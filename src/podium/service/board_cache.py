@@ -342,6 +342,9 @@ class BoardCache:
 
     def _remember(self, asked: Asked, served: Contest | None, read: _Read, resolve: Resolve | None) -> None:
         if self.fresh_s > 0 and served is not None:
+            known = self._read.get(asked)
+            if known is not None and known.contest is read.contest and known.stamp > read.stamp:
+                return  # the look's read, older than a request's since: a reader never goes back to an older board
             self._read[asked] = read  # the time of the read, before it: the bound holds from the statement on
             if resolve is not None:
                 self._asked.setdefault(asked, read.at)
