@@ -16,10 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import delete, event, update
 
 from podium.contest import load
-from podium.service import accounts, state
+from podium.service import accounts, board_cache, state
 from podium.service.app import Service
 from podium.service.board_cache import KEPT
 from podium.service.client import packed
@@ -183,8 +184,12 @@ def _get(live: LiveServer, path: str, headers: dict[str, str] | None = None) -> 
         connection.close()
 
 
-def test_a_fresh_stamp_is_trusted_for_its_bound_then_read_again(tmp_path: Path) -> None:
-    """``podium serve``'s bound: within it the board is answered from memory (no SQL statement); past it a change shows."""
+def test_a_fresh_stamp_is_trusted_for_its_bound_then_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``podium serve``'s bound where the look does not read the board (idle, ``IDLE_S``): within it the board is
+    answered from memory (no SQL statement); past it a change shows (``tests/test_board_look.py``: the look's)."""
+    monkeypatch.setattr(board_cache, "IDLE_S", 0.0)  # the look forgets every board: the readers read the stamps
     contest = write_contest(tmp_path / "contest")
     clock = Clock(at("2026-03-10T12:00:00Z"))
     service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)
@@ -239,12 +244,16 @@ def test_an_unchanged_board_is_answered_304(tmp_path: Path) -> None:
         assert b">Dashboard<" in mine[2] and b">Dashboard<" not in _get(live, "/leaderboard")[2]
 
 
-def test_past_the_bound_one_request_reads_the_stamp_while_the_others_get_the_board_read_last(tmp_path: Path) -> None:
-    """50 readers past the bound send one thread to read the stamp, not one each: the others are answered from memory.
+def test_past_the_bound_one_request_reads_the_stamp_while_the_others_get_the_board_read_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """50 readers past the bound send one thread to read the stamp, not one each: the others are answered from memory
+    (a board the look does not read: ``IDLE_S``).
 
     The stamp's read is slowed (0.3 s) so every reader arrives while it is under way; each thread's read took a
     connection and the GIL from the event loop, and was the idle board's 99th percentile at 50 readers.
     """
+    monkeypatch.setattr(board_cache, "IDLE_S", 0.0)  # the look forgets every board: the readers read the stamps
     contest = write_contest(tmp_path / "contest")
     clock = Clock(at("2026-03-10T12:00:00Z"))
     service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", contest, tmp_path / "data", ("alpha",), clock)

@@ -152,7 +152,9 @@ def test_a_page_the_thread_fails_to_draw_is_drawn_on_the_request_path(
 def test_a_reader_gets_the_previous_board_while_another_computes_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``podium serve`` (a stamp trusted a while): one request computes a changed board, the others do not wait for it."""
+    """``podium serve`` (a stamp trusted a while), a board the look does not read (idle, ``IDLE_S``): one request
+    computes a changed board, the others do not wait for it (``tests/test_board_look.py``: the look computes it)."""
+    monkeypatch.setattr(board_cache, "IDLE_S", 0.0)  # the look forgets every board: the readers read the stamps
     service, _, clock = _on_sqlite(tmp_path)
     service.boards.fresh_s = 0.01
     computing, release = threading.Event(), threading.Event()

@@ -59,7 +59,8 @@ def create_app(service: Service) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         """``service.board_warm``: the boards drawn while the first requests are answered, and again when a contest or
-        the boards the clock shows change (:mod:`~podium.service.board_warm`)."""
+        the boards the clock shows change (:mod:`~podium.service.board_warm`); with a stamp trusted a while, the
+        stamps looked at off the request path (:meth:`~podium.service.board_cache.BoardCache.watch`)."""
         prefix = service.public_url.prefix if service.public_url else ""
         task = (
             asyncio.create_task(
@@ -74,9 +75,12 @@ def create_app(service: Service) -> FastAPI:
             if service.board_warm
             else None
         )
+        looking = service.boards.watch(service.clock) if service.boards.fresh_s > 0 else None
         yield
         if task is not None:
             task.cancel()
+        if looking is not None:
+            looking()
 
     app = FastAPI(
         lifespan=lifespan,

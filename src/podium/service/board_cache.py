@@ -19,30 +19,36 @@ score over time, the CSV, its encoded JSON, the page an anonymous visitor
 gets) is kept with it (:meth:`Board.derived`), with a validator (:meth:`Board.etag`)
 that lets a client asking again with ``If-None-Match`` be answered ``304``.
 
-``podium serve`` trusts a stamp read less than :data:`FRESH_S` ago
-(``BoardCache(fresh_s=...)``): the event loop then answers from memory, with no
-SQL statement and no thread, and a change reaches the board at most
-:data:`FRESH_S` later (as it reaches a browser polling every 10 s at most 10 s
-later). Once the bound has passed, one request reads the stamp again (in a
-thread); the others arriving meanwhile are answered the board it read last,
-from memory, rather than each sending a thread to read the same row (at 50
-readers, that herd every :data:`FRESH_S` was the idle board's 99th percentile).
-The reveal by the clock is never late: it is decided at each request.
+``podium serve`` has each web process look at the stamps of the boards its
+readers ask for every ``FRESH_S / 2``, in a thread of its own (:meth:`BoardCache.watch`),
+off the request path: the look reads again the contest served and the stamp (a
+contest read again, a phase started, a contest withdrawn: as a request would),
+computes each changed board (one at a time), and only then puts it in the
+readers' way. The event loop answers every reader from memory, with no SQL
+statement and no thread, the previous board until the new one is ready: no
+reader waits for a stamp's read or a board's computation. A change is read at
+most ``FRESH_S / 2`` after it is committed, and shows once its board is
+computed: within :data:`FRESH_S` while that takes less than ``FRESH_S / 2`` (the
+GlaS demo's board: ~10 ms; on a busy machine, or for a contest of thousands of
+teams, later, the previous board answered meanwhile), as a browser polling every
+10 s sees it at most 10 s later. Tested at that boundary: the first look that
+starts after a change serves it. The reveal by the clock is never late: it is
+decided at each request (the first reader past the last phase's end computes the
+final board). Readers fall back to the request path (one request reads the stamp
+again, in a thread, once it is :data:`FRESH_S` old; the others are answered the
+board it read last) for a board no reader asked for within :data:`IDLE_S` (the
+look stops reading it), a board that no longer resolves (a contest withdrawn, a
+phase gone from a contest read again), and while the look is :data:`STALE_S`
+late (a database away).
 ``fresh_s=0`` (a :class:`~podium.service.deps.Service`'s default) reads the
-stamp at every request.
-
-With ``fresh_s > 0``, a changed board is computed by the first request that
-reads the new stamp; a request arriving meanwhile is answered the previous
-board of its track and phases (revealed alike: never a public board once the
-board is revealed) rather than waiting, so a change costs one request its
-computation instead of every reader (:mod:`podium.service.board_pages` does the
-same for the leaderboard page).
+stamp at every request, and nothing looks at it in between.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -65,8 +71,12 @@ from podium.service.tables import board_versions, settings
 from podium.service.titles import title
 
 T = TypeVar("T")
+log = logging.getLogger("podium.service")
+LOOK = "podium-board-look"  # the name of the thread looking at the stamps (watch)
 KEPT = 4  # boards kept per track and phase: the newest, and a few a slow request may still be reading
-FRESH_S = 0.5  # podium serve: how long a web process trusts the stamp it read (a change shows at most this late)
+FRESH_S = 0.5  # podium serve: how late a change may show (the stamps are looked at twice as often, the board drawn)
+IDLE_S = 30.0  # a board no reader asked for this long is no longer looked at: its next reader reads its stamp
+STALE_S = 10.0  # a look this late no longer stands for the stamps: readers read them as before
 
 
 def board_stamp(connection: Connection, contest: str) -> tuple[int, bool]:
@@ -88,6 +98,9 @@ Key = tuple[
 Asked = tuple[
     str | None, str | None, str | None, bool
 ]  # the contest, the track and the phase a request named (None: the default), whether a page's (deps.board_asked)
+Resolve = Callable[
+    [Connection], tuple[Contest, Contest]
+]  # the contest served and the board a request named, resolved again as the request did (raises: no longer)
 
 
 def board_key(stamp: int, by_organizer: bool, contest: Contest, now: datetime) -> Key:
@@ -160,18 +173,29 @@ class BoardCache:
         self._reading: set[Asked] = (
             set()
         )  # the boards asked for whose stamp one request reads again now (event loop only)
-        self._computing = threading.Lock()
+        self._resolve: dict[Asked, Resolve] = {}  # the boards the look reads again, and how (watch)
+        self._asked: dict[Asked, float] = {}  # when each of them was last asked for (time.monotonic)
+        self._looked = -STALE_S  # when the look last read the stamps (time.monotonic; never: long ago)
+        self._computing: dict[tuple[Any, ...], threading.Lock] = {}  # per track and phases, revealed or not
+        self._keeping = threading.Lock()  # held to change the boards kept, and the locks
         self.computed = 0  # boards computed (a test tells a hit from a miss by it)
+        self.computed_behind = 0  # of them, by the look, off the request path
+        self.looks = 0  # looks finished (a test waits for the first one that started after a change)
 
     def __len__(self) -> int:
         return len(self._boards)
 
     def fresh(self, asked: Asked, now: datetime) -> tuple[Contest, Contest, Board] | None:
         """Without SQL: the contest served, on the board ``asked`` names (contest, track, phase), and that board, if
-        their stamp was read within ``fresh_s``, or another request reads it again now (else ``None``: the caller
-        reads it, between :meth:`reading` and :meth:`read`). Called on the event loop's thread only."""
+        their stamp was read within ``fresh_s``, the look keeps it read, or another request reads it again now (else
+        ``None``: the caller reads it, between :meth:`reading` and :meth:`read`). Called on the event loop's thread only."""
         read = self._read.get(asked)
-        if read is None or (time.monotonic() - read.at >= self.fresh_s and asked not in self._reading):
+        if read is None:
+            return None
+        at = time.monotonic()
+        if asked in self._resolve and at - self._looked < STALE_S:
+            self._asked[asked] = at
+        elif at - read.at >= self.fresh_s and asked not in self._reading:
             return None
         found = self._boards.get(board_key(read.stamp, read.by_organizer, read.contest, now))
         return None if found is None else (read.served, read.contest, found)
@@ -186,42 +210,116 @@ class BoardCache:
         self._reading.discard(asked)
 
     def current(
-        self, contest: Contest, now: datetime, asked: Asked = (None, None, None, False), served: Contest | None = None
+        self,
+        contest: Contest,
+        now: datetime,
+        asked: Asked = (None, None, None, False),
+        served: Contest | None = None,
+        resolve: Resolve | None = None,
     ) -> Board:
         """The board as of ``now``: the kept one if the stamp and the reveal are unchanged, else computed.
 
         ``asked`` and ``served``: the contest, track and phase the request named and the contest served, under which
-        :meth:`fresh` finds this read again (``served`` not given: it is not kept).
+        :meth:`fresh` finds this read again (``served`` not given: it is not kept); ``resolve``: how the look reads
+        them again (not given: it does not).
         """
         at = time.monotonic()
         with reading(self.engine) as connection:
             stamp = board_stamp(connection, contest.id)
         found = self._boards.get(board_key(*stamp, contest, now))
-        if found is not None:
-            self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
-            return found
-        if not self._computing.acquire(blocking=False):  # another thread computes a board
-            behind = self._previous(board_key(*stamp, contest, now)) if self.fresh_s > 0 else None
+        if found is None:
+            found, newest = self._compute(contest, now, board_key(*stamp, contest, now))
+            if newest is None:  # the previous board, while another thread computes: not remembered as read
+                return found
+            stamp = newest
+        self._remember(asked, served, _Read(at, served or contest, contest, *stamp), resolve)
+        return found
+
+    def _compute(self, contest: Contest, now: datetime, wanted: Key) -> tuple[Board, tuple[int, bool] | None]:
+        """The board of ``wanted`` computed under its slot's lock (the newest stamp's if it moved since) and that
+        stamp, or, while another thread computes a board of the slot (``fresh_s > 0``), the previous one and ``None``.
+
+        A slot (the contest, track and phases, revealed or not) is computed by one thread at a time; the others do not
+        wait for it (the start-up's board of a contest of 2,000 teams took 2 s, and held every other contest's first
+        reader behind it while the lock was the process's).
+        """
+        with self._keeping:
+            lock = self._computing.setdefault(wanted[1:], threading.Lock())
+        if not lock.acquire(blocking=False):  # another thread computes this slot's board
+            behind = self._previous(wanted) if self.fresh_s > 0 else None
             if behind is not None:
-                return behind
-            self._computing.acquire()
+                return behind, None
+            lock.acquire()
         try:
             with reading(self.engine) as connection:
                 stamp = board_stamp(connection, contest.id)  # read again: the newest under the lock
                 key = board_key(*stamp, contest, now)
                 found = self._boards.get(key)
                 if found is not None:
-                    return found
+                    return found, stamp
                 board, shown = self._standings(connection, contest, now, key)
-            same = [kept for kept in self._boards if kept[2] == contest.id]  # the oldest first
-            if len(same) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
-                self._boards.pop(same[0])
-            self._boards[key] = found = Board(key, board, shown)
-            self.computed += 1
+            with self._keeping:
+                same = [kept for kept in self._boards if kept[2] == contest.id]  # the oldest first
+                if len(same) >= KEPT * len(contest.track_ids()) * max(1, len(contest.phases)):
+                    self._boards.pop(same[0])
+                self._boards[key] = found = Board(key, board, shown)
+                self.computed += 1
+                if threading.current_thread().name == LOOK:
+                    self.computed_behind += 1
         finally:
-            self._computing.release()
-        self._remember(asked, served, _Read(at, served or contest, contest, *stamp))
-        return found
+            lock.release()
+        return found, stamp
+
+    def look(self, now: datetime) -> None:
+        """Read again the contest served and the stamp of every board asked for within :data:`IDLE_S` (the others
+        forgotten), in one transaction; then compute each changed board, and only then put it in the readers' way."""
+        at = time.monotonic()
+        for asked in [a for a in list(self._resolve) if at - self._asked.get(a, at) >= IDLE_S]:
+            self._forget(asked)
+        found = []
+        stamps: dict[str, tuple[int, bool]] = {}
+        with reading(self.engine) as connection:
+            for asked, resolve in list(self._resolve.items()):
+                try:
+                    served, contest = resolve(connection)
+                except Exception:  # no longer served, or no longer this board: its next reader asks the router
+                    self._forget(asked)
+                    continue
+                if contest.id not in stamps:
+                    stamps[contest.id] = board_stamp(connection, contest.id)
+                found.append((asked, served, contest, stamps[contest.id], resolve))
+        self._looked = at
+        for asked, served, contest, stamp, resolve in found:
+            key = board_key(*stamp, contest, now)
+            newest: tuple[int, bool] | None = stamp
+            if key not in self._boards:
+                newest = self._compute(contest, now, key)[1]
+            if newest is not None:  # else a request computes it: this board's readers keep the previous meanwhile
+                self._remember(asked, served, _Read(at, served, contest, *newest), resolve)
+        self.looks += 1
+
+    def watch(self, clock: Callable[[], datetime]) -> Callable[[], None]:
+        """Start the look (:meth:`look`) every ``fresh_s / 2`` in a thread of its own; the function that stops it."""
+        stop = threading.Event()
+
+        def looking() -> None:
+            while True:
+                started = time.monotonic()
+                try:
+                    self.look(clock())
+                except Exception:  # a database away: readers fall back to reading the stamps past STALE_S
+                    log.exception("the boards' stamps could not be read")
+                if stop.wait(max(0.0, self.fresh_s / 2 - (time.monotonic() - started))):
+                    return
+
+        thread = threading.Thread(target=looking, name=LOOK, daemon=True)
+        thread.start()
+
+        def stopped() -> None:
+            stop.set()
+            thread.join()
+
+        return stopped
 
     def _standings(
         self, connection: Connection, contest: Contest, now: datetime, key: Key
@@ -242,9 +340,20 @@ class BoardCache:
         older = [b for b in list(self._boards.values()) if b.key[1:] == key[1:] and b.key[0] < key[0]]
         return max(older, key=lambda b: b.key[0], default=None)
 
-    def _remember(self, asked: Asked, served: Contest | None, read: _Read) -> None:
+    def _remember(self, asked: Asked, served: Contest | None, read: _Read, resolve: Resolve | None) -> None:
         if self.fresh_s > 0 and served is not None:
+            known = self._read.get(asked)
+            if known is not None and known.contest is read.contest and known.stamp > read.stamp:
+                return  # the look's read, older than a request's since: a reader never goes back to an older board
             self._read[asked] = read  # the time of the read, before it: the bound holds from the statement on
+            if resolve is not None:
+                self._asked.setdefault(asked, read.at)
+                self._resolve[asked] = resolve
+
+    def _forget(self, asked: Asked) -> None:
+        """``asked`` no longer read by the look: its next reader past the bound reads it."""
+        self._resolve.pop(asked, None)
+        self._asked.pop(asked, None)
 
 
 def board_page_values(

@@ -288,8 +288,8 @@ async def kept_board(
 ) -> tuple[Contest, Contest, Board]:
     """The request's contest, on the board ``track`` and ``phase`` name (``on`` reads the names), and that board.
 
-    From memory in the event loop while the board's stamp is fresh (or another request reads it again), else read
-    in a worker thread (:meth:`~podium.service.board_cache.BoardCache.current`).
+    From memory in the event loop while the board's stamp is fresh (the process's look keeps it read, or another
+    request reads it again), else read in a worker thread (:meth:`~podium.service.board_cache.BoardCache.current`).
     """
     now = service.clock()
     key = board_asked(named_contest(request), track, phase, on is not board_of)
@@ -297,10 +297,16 @@ async def kept_board(
     if found is not None:
         return found
 
+    named = key[0]
+
+    def resolve(connection: Connection) -> tuple[Contest, Contest]:  # the look's, as this request resolves them
+        served = service.contests.get(named, connection)
+        return served, on(service, track, phase, served)
+
     def read() -> tuple[Contest, Contest, Board]:
         served = contest_of(service, request)
         contest = on(service, track, phase, served)
-        return served, contest, service.boards.current(contest, now, key, served)
+        return served, contest, service.boards.current(contest, now, key, served, resolve)
 
     service.boards.reading(key)
     try:
