@@ -555,7 +555,7 @@ def test_a_worker_stops_a_disk_filling_image_at_the_limit_and_leaves_no_mount(
     engine: docker_engine.Engine, tmp_path: Path
 ) -> None:
     """Through a real worker: the team reads why, the bound is the file system's; a worker killed with SIGKILL in the
-    middle of a run leaves its run's file system mounted, which the next worker to start unmounts."""
+    middle of a run leaves its run's file system mounted, which the next run or worker to start unmounts."""
     from podium.service.app import Service
     from podium.service.client import submit
     from service_helpers import Clock, LiveServer, at, set_up, write_contest
@@ -597,8 +597,7 @@ def test_a_worker_stops_a_disk_filling_image_at_the_limit_and_leaves_no_mount(
     document = _stored_document(service, answer.body["id"])
     assert document["run"]["outcome"] == "disk_limit", document["run"]
     assert 100 < document["run"]["peak_disk_mb"] <= 100 + SLACK_BYTES / 2**20, document["run"]
-    assert test_runner_disk.mounts_left(worker.pid) != []  # the killed worker's run's file system, still mounted
-    remove_abandoned()  # what a starting worker does first
+    remove_abandoned()  # what a starting worker does first (any run since, in any process, may have done it)
     assert test_runner_disk.mounts_left(worker.pid) == []
 
 

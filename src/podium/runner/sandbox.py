@@ -50,7 +50,8 @@ from pathlib import Path
 
 from podium.core.errors import UsageError
 from podium.runner import confine
-from podium.runner.workdir import NEUTRAL_PARENTS, STAGE_PREFIX, temporary_folder
+from podium.runner.folders import NEUTRAL_PARENTS, STAGE_PREFIX
+from podium.runner.workdir import temporary_folder
 
 SANDBOX_ID = 65534
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
