@@ -27,11 +27,12 @@ import docker_engine
 import test_runner_disk
 import test_runner_run
 from conftest import require, run
+from podium.runner import volume
 from podium.runner.docker import LABEL_OWNER, LABEL_RUN, docker_command, read_peak, reap_leftovers
 from podium.runner.docker_images import Image as EngineImage
 from podium.runner.docker_images import check_reference
 from podium.runner.volume import SLACK_BYTES
-from podium.runner.workdir import remove_abandoned
+from podium.runner.workdir import RUN_PREFIX, remove_abandoned, temporary_folder
 from test_sandbox_secrets import planted_tmpdir
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Docker mode runs on Linux")
@@ -687,3 +688,56 @@ def test_an_image_submitted_to_the_service_learns_nothing_of_the_server(
         worker.wait(timeout=10)
     assert seen["status"] == "failed" and seen["stderr_tail"], seen
     _assert_sees_nothing_of_the_server(json.dumps(seen), seen["stderr_tail"], [*forbidden, secret, teams[1]])
+
+
+SYS_BLOCK_LISTS = ("/sys/block", "/sys/class/block", "/sys/dev/block", "/sys/devices/virtual/block", "/sys/fs/ext4")
+# What a hostile image learns of the block devices: the folders of /sys that list them, /proc's tables, every link or
+# folder of /sys (a device's name) and whatever backing_file it finds (a loop device's file, named by its folder).
+LOOK_AT_DISKS = f"""{{
+for folder in {" ".join(SYS_BLOCK_LISTS)}; do echo "@ls $folder"; ls -A "$folder"; done
+echo @partitions; cat /proc/partitions; echo @diskstats; cat /proc/diskstats; echo @mounts; cat /proc/mounts
+echo @backing; busybox find /sys -name backing_file -exec cat {{}} +
+echo @found; busybox find /sys -type d -o -type l
+}} > seen.txt 2>&1
+"""
+
+
+def sections(text: str) -> dict[str, list[str]]:
+    """What a program wrote, by the lines ``@NAME`` that open each part."""
+    parts: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("@"):
+            parts[line[1:]] = lines = []
+        else:
+            lines.append(line)
+    return parts
+
+
+def test_an_image_sees_no_block_device_of_the_host_nor_of_another_run(
+    engine: docker_engine.Engine, faces, tmp_path: Path
+) -> None:
+    """Another run's loop device planted first: the container lists no block device in /sys, finds no backing file,
+    reads no disk's activity; /proc/partitions (runc mounts nothing over it) holds names and sizes, no path."""
+    require("a file system of the run's own", test_runner_disk.volume_problem())
+    planted = volume.mounted(temporary_folder(RUN_PREFIX) / "disk", 1 << 20)
+    assert planted is not None
+    try:
+        device = os.stat(planted.root).st_dev
+        sysfs = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}")
+        backing, name = (sysfs / "loop" / "backing_file").read_text().strip(), sysfs.resolve().name
+        host_devices = set(os.listdir("/sys/class/block"))
+        assert name in host_devices and backing.startswith("/")
+        engine.import_image("podium-test/disks:1", {"program.sh": LOOK_AT_DISKS})
+        kept = tmp_path / "kept"
+        _code, doc = podium_run(faces[0], faces[1], "podium-test/disks:1", "--time-limit", "60", "--workdir", str(kept))
+        assert isinstance(doc, dict) and doc["run"]["outcome"] == "no_output", doc
+        seen = sections((kept / "seen.txt").read_text())
+    finally:
+        volume.unmount(planted)
+        shutil.rmtree(planted.root.parent, ignore_errors=True)
+    assert all(seen[f"ls {folder}"] == [] for folder in SYS_BLOCK_LISTS), seen
+    assert seen["backing"] == [] and seen["diskstats"] == [], seen
+    assert backing not in json.dumps(seen) and not [line for line in seen["mounts"] if f"/dev/{name} " in line]
+    assert all("/" not in line for line in seen["partitions"]), seen["partitions"]
+    found = [Path(line) for line in seen["found"]]
+    assert len(found) > 100 and not [path for path in found if path.name in host_devices], "a block device in /sys"

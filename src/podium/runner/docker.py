@@ -24,6 +24,13 @@ The container (``docker create``, then ``docker start --attach``):
 - the contract's environment: ``HOME`` and ``TMPDIR`` ``/tmp``, ``LANG``
   ``C.UTF-8``; ``PATH`` the image's own if it sets one (its interpreters are
   there), else ``/usr/local/bin:/usr/bin:/bin``;
+- the block devices out of sight: an empty read-only tmpfs over each folder of
+  ``/sys`` that lists them (:func:`hidden_in_sys`: the loop devices of other
+  runs, whose ``backing_file`` names the folder of their file, and the host's
+  disks, their models and sizes), ``/proc/diskstats`` empty (``/dev/null``:
+  other runs' reads and writes). ``/proc/partitions`` stays, the block
+  devices' names and sizes: runc mounts nothing else in ``/proc`` (it refuses
+  the mount), and ``/proc/mounts`` shows the container's own table;
 - ``--log-driver none``: nothing the program prints reaches the engine's disk;
   its stderr comes through the attach stream and only its last 16 kB are kept;
 - the image by ID (``--pull never``): a missing image is never pulled inside
@@ -90,6 +97,15 @@ KILL_AGAIN_S = 0.25
 LABEL_OWNER = "podium.owner"
 LABEL_RUN = "podium.run"
 REMOVED = b"removed"
+SYS_BLOCK = (  # the folders of /sys that list every block device, the loop devices of runs included
+    "/sys/block",
+    "/sys/class/block",
+    "/sys/dev/block",
+    "/sys/devices/virtual/block",
+    "/sys/devices/virtual/bdi",
+    "/sys/fs/ext4",
+)
+PROC_EMPTY = ("/proc/diskstats",)  # shown empty; runc mounts nothing else in /proc (not /proc/partitions)
 # How the engine says the image names no program it can run (the team's failure, not the engine's).
 IMAGE_CANNOT_START = (
     "executable file not found",
@@ -149,6 +165,27 @@ def reap_leftovers() -> list[str]:
     return dead
 
 
+def hidden_in_sys() -> list[str]:
+    """The folders of ``/sys`` a container is shown empty: :data:`SYS_BLOCK`, and the folder of ``/sys/devices``
+    holding each of the host's disks (``.../virtio1/block``, ``.../nvme/nvme0``: a partition is in its disk's)."""
+    hidden = set(SYS_BLOCK)
+    try:
+        devices = list(Path("/sys/class/block").iterdir())
+    except OSError:
+        devices = []
+    for device in devices:
+        real = device.resolve()
+        if not (real / "partition").exists():
+            hidden.add(str(real.parent))
+    shown = sorted(folder for folder in hidden if os.path.isdir(folder))
+    return [folder for folder in shown if not any(folder.startswith(f"{other}/") for other in shown)]
+
+
+def _mount_field(text: str) -> str:
+    """A ``--mount`` field, quoted where it holds a comma or a quote (the option is read as CSV)."""
+    return f'"{text.replace(chr(34), chr(34) * 2)}"' if "," in text or '"' in text else text
+
+
 def docker_command(
     image: Image,
     name: str,
@@ -173,6 +210,10 @@ def docker_command(
     size = f"{int(memory_limit_mb)}m" if memory_limit_mb is not None else f"{SHM_DEFAULT_MB}m"
     tmp = f"{int(min((mb for mb in (memory_limit_mb, disk_limit_mb) if mb is not None), default=SHM_DEFAULT_MB))}m"  # memory, bounded by both
     command += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={tmp},mode=1777", "--shm-size", size]
+    for folder in hidden_in_sys():
+        command += ["--mount", f"type=tmpfs,{_mount_field(f'destination={folder}')},readonly,tmpfs-size=4k"]
+    for path in PROC_EMPTY:
+        command += ["--mount", f"type=bind,source=/dev/null,destination={path},readonly"]
     if disk_limit_mb is not None:
         command += ["--ulimit", f"fsize={int(disk_limit_mb * 2**20)}"]  # no file past the limit (EFBIG, SIGXFSZ)
     if memory_limit_mb is not None:
