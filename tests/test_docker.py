@@ -135,7 +135,10 @@ def test_the_create_command_line(tmp_path: Path) -> None:
         assert command[command.index(option) + 1] == value, option
     assert "--read-only" in command and f"{LABEL_RUN}=podium-x" in command
     assert "PATH=/usr/local/bin:/usr/bin:/bin" in command and "HOME=/tmp" in command and "TMPDIR=/tmp" in command
-    assert f"{(tmp_path / 'images').resolve()}:/sandbox/images:ro" in command
+    assert f"type=bind,source={(tmp_path / 'images').resolve()},destination=/sandbox/images,readonly" in command
+    assert (
+        f"type=bind,source={(tmp_path / 'work').resolve()},destination=/work" in command and "--volume" not in command
+    )
     assert "PATH=/usr/local/bin:/usr/bin:/bin" not in docker_command(
         EngineImage("x", True, ()), "podium-x", tmp_path, tmp_path, None
     )
@@ -741,3 +744,26 @@ def test_an_image_sees_no_block_device_of_the_host_nor_of_another_run(
     assert all("/" not in line for line in seen["partitions"]), seen["partitions"]
     found = [Path(line) for line in seen["found"]]
     assert len(found) > 100 and not [path for path in found if path.name in host_devices], "a block device in /sys"
+
+
+def test_an_engine_that_cannot_see_the_run_folder_is_named_as_the_cause(faces, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dockerd in a mount namespace of its own (a ``/tmp`` of its own, as ``PrivateTmp=yes`` gives a service): the run
+    stops with exit code 2 and says why, where the engine made empty folders in its own ``/tmp`` and the program, seeing
+    no image and writing where podium never looks, was blamed for writing nothing."""
+    require("a Docker engine", docker_engine.problem())
+    require("unshare (util-linux)", None if shutil.which("unshare") else "no unshare here")
+    private = docker_engine.Engine(private_tmp=True)
+    try:
+        try:
+            private.start()
+        except RuntimeError as exc:
+            require("a Docker engine in a mount namespace of its own", str(exc))
+        for key, value in private.environ.items():
+            monkeypatch.setenv(key, value)
+        private.import_image("podium-test/face:private", {"program.sh": CLUSTER_BY_NAME})
+        code, output = podium_run(*faces, "podium-test/face:private", "--time-limit", "30")
+        left = private.docker("ps", "--all", "--quiet").stdout.split()
+    finally:
+        private.remove()
+    assert code == 2 and "the Docker engine does not see podium's run folder /" in str(output), output
+    assert "mount namespace of its own" in str(output) and left == [], (output, left)

@@ -14,7 +14,14 @@ The container (``docker create``, then ``docker start --attach``):
   the image runs as. A bind's line in the container's ``/proc/self/mountinfo``
   names its source folder's path, so :func:`podium.scoring.run.run_program`
   gives both from the run's own temporary folder (the images as a hard-linked
-  copy): the program reads no data folder, contest or team name there;
+  copy): the program reads no data folder, contest or team name there. Both
+  are bind mounts (``--mount``, not ``--volume``, which makes a missing folder
+  empty): an engine that does not see the run's folder (a mount namespace of
+  its own, another machine) refuses to create the container, and the run
+  stops with a usage error saying so (:func:`_not_created`), where the program
+  saw empty folders, wrote where podium never looks and was blamed for it. No
+  fallback copies the files into the container: its working folder would lose
+  the file system that bounds it, and every run would copy the test set;
 - the disk limit as in bubblewrap (:mod:`podium.runner.disk`): no file past it
   (``--ulimit fsize``), and the working folder, on a file system of its own
   that refuses writes past the limit (:mod:`podium.runner.volume`; podium
@@ -225,15 +232,9 @@ def docker_command(
     for key, value in ENVIRONMENT.items():
         if key != "PATH" or not image.sets_path:
             command += ["--env", f"{key}={value}"]
-    command += [
-        "--volume",
-        f"{images.resolve()}:{IMAGES_FOLDER}:ro",
-        "--volume",
-        f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw",
-        "--workdir",
-        WORKDIR_IN_CONTAINER,
-    ]
-    return [*command, image.id]
+    for source, target, how in ((images, IMAGES_FOLDER, ",readonly"), (workdir, WORKDIR_IN_CONTAINER, "")):
+        command += ["--mount", f"type=bind,{_mount_field(f'source={source.resolve()}')},destination={target}{how}"]
+    return [*command, "--workdir", WORKDIR_IN_CONTAINER, image.id]
 
 
 def peak_files(container_id: str, root: Path = CGROUP_ROOT) -> list[Path]:
@@ -327,11 +328,24 @@ def run_docker(
             )[1:]
         )
         if created.returncode != 0:
-            raise UsageError(f"the Docker engine could not create the container: {last_line(created.stderr)}")
+            raise UsageError(_not_created(created.stderr))
         report = _attend(container.name, created.stdout.strip(), limits.time_s, limits.disk_watch(workdir))
     finally:
         container.remove()
     return report, found.id
+
+
+def _not_created(stderr: str) -> str:
+    """Why the engine made no container, in words: where it does not see the run's folder, that and what to do."""
+    unseen = re.search(r"bind source path does not exist: (.+)", stderr)
+    if unseen is None:
+        return f"the Docker engine could not create the container: {last_line(stderr)}"
+    return (
+        f"the Docker engine does not see podium's run folder {unseen.group(1).strip()}: it runs in a mount namespace "
+        "of its own (a service with PrivateTmp=yes, a snap, rootless Docker) or on another machine (DOCKER_HOST), "
+        "and podium shows the program the images and its working folder by binding them from there; run the engine "
+        "on this machine, in its mount namespace (for a systemd service: PrivateTmp=no)"
+    )
 
 
 def _attend(name: str, container_id: str, time_limit_s: float | None, disk: DiskWatch | None) -> RunReport:
