@@ -310,7 +310,8 @@ def test_a_stderr_flood_costs_no_disk_and_no_time(engine: docker_engine.Engine, 
     )
     watch(process)
     doc = json.loads(process.communicate()[0])
-    assert doc["run"]["outcome"] == "timeout" and doc["run"]["wall_s"] < 3.5, doc["run"]
+    # the flood neither stops the watch nor delays the kill: a second past the limit at most (3.6 s at load 20)
+    assert doc["run"]["outcome"] == "timeout" and doc["run"]["wall_s"] < 4, doc["run"]
     assert doc["run"]["stderr_tail"].splitlines()[-2] == "0123456789abcdefghijklmnopqrstuvwxyz"
     assert largest[0] == 0
 
@@ -349,7 +350,7 @@ def test_no_container_outlives_podium(engine: docker_engine.Engine, faces, numbe
     running = lambda: engine.docker("ps", "--quiet", "--filter", f"label={LABEL_RUN}").stdout.split()
     assert _wait_for(running, 30), "the container never started"
     podium.send_signal(number)
-    podium.wait(timeout=10)
+    podium.wait(timeout=60)  # SIGINT and SIGTERM: podium removes the container first (10 s was too few at load 20)
     assert _wait_for(lambda: containers(engine) == [], 5), engine.docker("ps", "--all").stdout
 
 
