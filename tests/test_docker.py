@@ -178,9 +178,9 @@ def test_an_image_is_scored_and_its_time_is_the_programs(engine: docker_engine.E
         and run_["memory_method"] == "the container's cgroup peak"
         and 0 < run_["peak_memory_mb"] < 50
     )
-    assert 0.98 <= run_["wall_s"] < 1.25, (
-        run_
-    )  # the program's second (to a sample, 10 ms), not the engine's start-up of the container
+    # the program's second (to a sample, 10 ms; its script's few ms, 0.37 s more at load 16 on 2 cores), not the
+    # engine's start-up of the container (0.4 s or more)
+    assert 0.98 <= run_["wall_s"] < 1.4, run_
     assert elapsed > run_["wall_s"] + 0.2
     assert containers(engine) == []
 
