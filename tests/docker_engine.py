@@ -65,11 +65,28 @@ def _busybox() -> str | None:
     return None
 
 
-class Engine:
-    """A dockerd of the tests' own; ``environ`` points the docker client at it."""
+PRIVATE_TMP = [
+    "unshare",
+    "--mount",
+    "--propagation",
+    "private",
+    "sh",
+    "-c",
+    'mount -t tmpfs tmpfs /tmp && exec "$@"',
+    "-",
+]
 
-    def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="podium-docker-"))
+
+class Engine:
+    """A dockerd of the tests' own; ``environ`` points the docker client at it.
+
+    ``private_tmp``: the engine runs in a mount namespace of its own with a ``/tmp`` of its own (as a service with
+    ``PrivateTmp=yes`` does), its files in ``/var/tmp``: it sees no folder podium makes in ``/tmp``.
+    """
+
+    def __init__(self, private_tmp: bool = False) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="podium-docker-", dir="/var/tmp" if private_tmp else None))
+        self.wrapper = PRIVATE_TMP if private_tmp else []
         self.socket = self.folder / "docker.sock"
         self.environ = {"DOCKER_HOST": f"unix://{self.socket}", "DOCKER_BUILDKIT": "0"}
         self.process: subprocess.Popen[bytes] | None = None
@@ -80,6 +97,7 @@ class Engine:
             with open(self.folder / f"dockerd-{driver}.log", "wb") as log:
                 self.process = subprocess.Popen(
                     [
+                        *self.wrapper,
                         "dockerd",
                         "--data-root",
                         str(self.folder / "docker"),

@@ -27,11 +27,12 @@ import docker_engine
 import test_runner_disk
 import test_runner_run
 from conftest import require, run
+from podium.runner import volume
 from podium.runner.docker import LABEL_OWNER, LABEL_RUN, docker_command, read_peak, reap_leftovers
 from podium.runner.docker_images import Image as EngineImage
 from podium.runner.docker_images import check_reference
 from podium.runner.volume import SLACK_BYTES
-from podium.runner.workdir import remove_abandoned
+from podium.runner.workdir import RUN_PREFIX, remove_abandoned, temporary_folder
 from test_sandbox_secrets import planted_tmpdir
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Docker mode runs on Linux")
@@ -134,7 +135,10 @@ def test_the_create_command_line(tmp_path: Path) -> None:
         assert command[command.index(option) + 1] == value, option
     assert "--read-only" in command and f"{LABEL_RUN}=podium-x" in command
     assert "PATH=/usr/local/bin:/usr/bin:/bin" in command and "HOME=/tmp" in command and "TMPDIR=/tmp" in command
-    assert f"{(tmp_path / 'images').resolve()}:/sandbox/images:ro" in command
+    assert f"type=bind,source={(tmp_path / 'images').resolve()},destination=/sandbox/images,readonly" in command
+    assert (
+        f"type=bind,source={(tmp_path / 'work').resolve()},destination=/work" in command and "--volume" not in command
+    )
     assert "PATH=/usr/local/bin:/usr/bin:/bin" not in docker_command(
         EngineImage("x", True, ()), "podium-x", tmp_path, tmp_path, None
     )
@@ -174,9 +178,9 @@ def test_an_image_is_scored_and_its_time_is_the_programs(engine: docker_engine.E
         and run_["memory_method"] == "the container's cgroup peak"
         and 0 < run_["peak_memory_mb"] < 50
     )
-    assert 0.98 <= run_["wall_s"] < 1.25, (
-        run_
-    )  # the program's second (to a sample, 10 ms), not the engine's start-up of the container
+    # the program's second (to a sample, 10 ms; its script's few ms, 0.37 s more at load 16 on 2 cores), not the
+    # engine's start-up of the container (0.4 s or more)
+    assert 0.98 <= run_["wall_s"] < 1.4, run_
     assert elapsed > run_["wall_s"] + 0.2
     assert containers(engine) == []
 
@@ -306,7 +310,8 @@ def test_a_stderr_flood_costs_no_disk_and_no_time(engine: docker_engine.Engine, 
     )
     watch(process)
     doc = json.loads(process.communicate()[0])
-    assert doc["run"]["outcome"] == "timeout" and doc["run"]["wall_s"] < 3.5, doc["run"]
+    # the flood neither stops the watch nor delays the kill: a second past the limit at most (3.6 s at load 20)
+    assert doc["run"]["outcome"] == "timeout" and doc["run"]["wall_s"] < 4, doc["run"]
     assert doc["run"]["stderr_tail"].splitlines()[-2] == "0123456789abcdefghijklmnopqrstuvwxyz"
     assert largest[0] == 0
 
@@ -345,7 +350,7 @@ def test_no_container_outlives_podium(engine: docker_engine.Engine, faces, numbe
     running = lambda: engine.docker("ps", "--quiet", "--filter", f"label={LABEL_RUN}").stdout.split()
     assert _wait_for(running, 30), "the container never started"
     podium.send_signal(number)
-    podium.wait(timeout=10)
+    podium.wait(timeout=60)  # SIGINT and SIGTERM: podium removes the container first (10 s was too few at load 20)
     assert _wait_for(lambda: containers(engine) == [], 5), engine.docker("ps", "--all").stdout
 
 
@@ -555,7 +560,7 @@ def test_a_worker_stops_a_disk_filling_image_at_the_limit_and_leaves_no_mount(
     engine: docker_engine.Engine, tmp_path: Path
 ) -> None:
     """Through a real worker: the team reads why, the bound is the file system's; a worker killed with SIGKILL in the
-    middle of a run leaves its run's file system mounted, which the next worker to start unmounts."""
+    middle of a run leaves its run's file system mounted, which the next run or worker to start unmounts."""
     from podium.service.app import Service
     from podium.service.client import submit
     from service_helpers import Clock, LiveServer, at, set_up, write_contest
@@ -597,8 +602,7 @@ def test_a_worker_stops_a_disk_filling_image_at_the_limit_and_leaves_no_mount(
     document = _stored_document(service, answer.body["id"])
     assert document["run"]["outcome"] == "disk_limit", document["run"]
     assert 100 < document["run"]["peak_disk_mb"] <= 100 + SLACK_BYTES / 2**20, document["run"]
-    assert test_runner_disk.mounts_left(worker.pid) != []  # the killed worker's run's file system, still mounted
-    remove_abandoned()  # what a starting worker does first
+    remove_abandoned()  # what a starting worker does first (any run since, in any process, may have done it)
     assert test_runner_disk.mounts_left(worker.pid) == []
 
 
@@ -688,3 +692,79 @@ def test_an_image_submitted_to_the_service_learns_nothing_of_the_server(
         worker.wait(timeout=10)
     assert seen["status"] == "failed" and seen["stderr_tail"], seen
     _assert_sees_nothing_of_the_server(json.dumps(seen), seen["stderr_tail"], [*forbidden, secret, teams[1]])
+
+
+SYS_BLOCK_LISTS = ("/sys/block", "/sys/class/block", "/sys/dev/block", "/sys/devices/virtual/block", "/sys/fs/ext4")
+# What a hostile image learns of the block devices: the folders of /sys that list them, /proc's tables, every link or
+# folder of /sys (a device's name) and whatever backing_file it finds (a loop device's file, named by its folder).
+LOOK_AT_DISKS = f"""{{
+for folder in {" ".join(SYS_BLOCK_LISTS)}; do echo "@ls $folder"; ls -A "$folder"; done
+echo @partitions; cat /proc/partitions; echo @diskstats; cat /proc/diskstats; echo @mounts; cat /proc/mounts
+echo @backing; busybox find /sys -name backing_file -exec cat {{}} +
+echo @found; busybox find /sys -type d -o -type l
+}} > seen.txt 2>&1
+"""
+
+
+def sections(text: str) -> dict[str, list[str]]:
+    """What a program wrote, by the lines ``@NAME`` that open each part."""
+    parts: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("@"):
+            parts[line[1:]] = lines = []
+        else:
+            lines.append(line)
+    return parts
+
+
+def test_an_image_sees_no_block_device_of_the_host_nor_of_another_run(
+    engine: docker_engine.Engine, faces, tmp_path: Path
+) -> None:
+    """Another run's loop device planted first: the container lists no block device in /sys, finds no backing file,
+    reads no disk's activity; /proc/partitions (runc mounts nothing over it) holds names and sizes, no path."""
+    require("a file system of the run's own", test_runner_disk.volume_problem())
+    planted = volume.mounted(temporary_folder(RUN_PREFIX) / "disk", 1 << 20)
+    assert planted is not None
+    try:
+        device = os.stat(planted.root).st_dev
+        sysfs = Path(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}")
+        backing, name = (sysfs / "loop" / "backing_file").read_text().strip(), sysfs.resolve().name
+        host_devices = set(os.listdir("/sys/class/block"))
+        assert name in host_devices and backing.startswith("/")
+        engine.import_image("podium-test/disks:1", {"program.sh": LOOK_AT_DISKS})
+        kept = tmp_path / "kept"
+        _code, doc = podium_run(faces[0], faces[1], "podium-test/disks:1", "--time-limit", "60", "--workdir", str(kept))
+        assert isinstance(doc, dict) and doc["run"]["outcome"] == "no_output", doc
+        seen = sections((kept / "seen.txt").read_text())
+    finally:
+        volume.unmount(planted)
+        shutil.rmtree(planted.root.parent, ignore_errors=True)
+    assert all(seen[f"ls {folder}"] == [] for folder in SYS_BLOCK_LISTS), seen
+    assert seen["backing"] == [] and seen["diskstats"] == [], seen
+    assert backing not in json.dumps(seen) and not [line for line in seen["mounts"] if f"/dev/{name} " in line]
+    assert all("/" not in line for line in seen["partitions"]), seen["partitions"]
+    found = [Path(line) for line in seen["found"]]
+    assert len(found) > 100 and not [path for path in found if path.name in host_devices], "a block device in /sys"
+
+
+def test_an_engine_that_cannot_see_the_run_folder_is_named_as_the_cause(faces, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dockerd in a mount namespace of its own (a ``/tmp`` of its own, as ``PrivateTmp=yes`` gives a service): the run
+    stops with exit code 2 and says why, where the engine made empty folders in its own ``/tmp`` and the program, seeing
+    no image and writing where podium never looks, was blamed for writing nothing."""
+    require("a Docker engine", docker_engine.problem())
+    require("unshare (util-linux)", None if shutil.which("unshare") else "no unshare here")
+    private = docker_engine.Engine(private_tmp=True)
+    try:
+        try:
+            private.start()
+        except RuntimeError as exc:
+            require("a Docker engine in a mount namespace of its own", str(exc))
+        for key, value in private.environ.items():
+            monkeypatch.setenv(key, value)
+        private.import_image("podium-test/face:private", {"program.sh": CLUSTER_BY_NAME})
+        code, output = podium_run(*faces, "podium-test/face:private", "--time-limit", "30")
+        left = private.docker("ps", "--all", "--quiet").stdout.split()
+    finally:
+        private.remove()
+    assert code == 2 and "the Docker engine does not see podium's run folder /" in str(output), output
+    assert "mount namespace of its own" in str(output) and left == [], (output, left)

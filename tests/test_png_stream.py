@@ -4,6 +4,7 @@ pixels and sums, or the file left to libpng; hostile sizes refused without a rea
 from __future__ import annotations
 
 import itertools
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -27,6 +28,18 @@ def test_the_extension_is_built() -> None:
         "the C extension podium.formats._png_sums",
         None if png_stream.extension_built() else "not built (pip install -e . builds it where a C compiler is)",
     )
+
+
+def test_every_extension_is_declared_by_the_shared_header() -> None:
+    """Each C source declares its module through src/podium/_extension.h (``PODIUM_MODULE``, or ``PODIUM_MODULE_OF``
+    for several functions), none by a boilerplate of its own: a twin that missed the header's slots (loadable by
+    subinterpreters with a GIL of their own, and by free-threaded builds) and its multi-phase initialisation."""
+    sources = sorted(Path(png_stream.__file__).parents[1].rglob("*.c"))
+    assert len(sources) >= 3, sources
+    for source in sources:
+        text = source.read_text()
+        assert '#include "../_extension.h"' in text and "PyModuleDef " not in text, source
+        assert re.search(r"^PODIUM_MODULE(_OF)?\(", text, re.MULTILINE), source
 
 
 def _noise(rng: np.random.Generator, shape: tuple[int, int], dtype: type, top: int = 255) -> np.ndarray:

@@ -22,10 +22,10 @@ import pytest
 from click.testing import CliRunner
 
 from podium.cli import cli
-from podium.runner import cgroups
+from podium.runner import cgroups, volume
 from podium.runner.process import PIDS_LIMIT, Limits, RunReport, run_limited
 from podium.runner.sandbox import IMAGES_FOLDER, SANDBOX_ID, bubblewrap, gpu_devices
-from podium.runner.workdir import prepare_workdir
+from podium.runner.workdir import RUN_PREFIX, prepare_workdir, temporary_folder
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"),
@@ -214,6 +214,31 @@ def test_no_way_back_to_the_host_namespaces_nor_kernel_settings(tmp_path: Path) 
     )
     tried = json.loads((paths["work"] / "tried.json").read_text())
     assert tried["new user namespace"] == -1 and tried["setns"] == -1 and tried["sysctl"] != "written", tried
+
+
+def test_no_block_device_shows_neither_the_hosts_nor_another_runs(tmp_path: Path) -> None:
+    """No /sys at all (never bound), /proc/partitions and /proc/diskstats empty, no loop device in the mount table:
+    with another run's file system planted first where podium can make one (root)."""
+    scratch = temporary_folder(RUN_PREFIX)
+    planted = volume.mounted(scratch / "disk", 1 << 20)
+    try:
+        _report, paths = sandboxed(
+            tmp_path,
+            """
+            import json, os
+            tried = {"sys": os.path.exists("/sys"), "mounts": open("/proc/self/mountinfo").read()}
+            for table in ("partitions", "diskstats"):
+                tried[table] = open(f"/proc/{table}").read()
+            json.dump(tried, open("tried.json", "w"))
+            """,
+        )
+    finally:
+        if planted is not None:
+            volume.unmount(planted)
+        shutil.rmtree(scratch, ignore_errors=True)
+    tried = json.loads((paths["work"] / "tried.json").read_text())
+    assert tried["sys"] is False and tried["partitions"] == tried["diskstats"] == "", tried
+    assert " /dev/loop" not in tried["mounts"] and str(scratch) not in tried["mounts"], tried["mounts"]
 
 
 @pytest.mark.usefixtures("run_cgroup")

@@ -12,8 +12,7 @@
  * 256: 0 None x; 1 Sub x + a; 2 Up x + b; 3 Average x + floor((a + b) / 2); 4 Paeth x + whichever of
  * a, b, c is nearest to a + b - c, in that order on ties.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "../_extension.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,9 +430,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_png_sums",
-    "PNG rows unfiltered, and a probability map's fuzzy-jaccard sums taken as its rows are unfiltered.", -1, methods,
-};
-
-PyMODINIT_FUNC PyInit__png_sums(void) { return PyModule_Create(&module); }
+PODIUM_MODULE_OF(_png_sums, "podium.formats._png_sums",
+                 "PNG rows unfiltered, and a probability map's fuzzy-jaccard sums taken as its rows are unfiltered.",
+                 methods)

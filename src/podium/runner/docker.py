@@ -14,7 +14,14 @@ The container (``docker create``, then ``docker start --attach``):
   the image runs as. A bind's line in the container's ``/proc/self/mountinfo``
   names its source folder's path, so :func:`podium.scoring.run.run_program`
   gives both from the run's own temporary folder (the images as a hard-linked
-  copy): the program reads no data folder, contest or team name there;
+  copy): the program reads no data folder, contest or team name there. Both
+  are bind mounts (``--mount``, not ``--volume``, which makes a missing folder
+  empty): an engine that does not see the run's folder (a mount namespace of
+  its own, another machine) refuses to create the container, and the run
+  stops with a usage error saying so (:func:`_not_created`), where the program
+  saw empty folders, wrote where podium never looks and was blamed for it. No
+  fallback copies the files into the container: its working folder would lose
+  the file system that bounds it, and every run would copy the test set;
 - the disk limit as in bubblewrap (:mod:`podium.runner.disk`): no file past it
   (``--ulimit fsize``), and the working folder, on a file system of its own
   that refuses writes past the limit (:mod:`podium.runner.volume`; podium
@@ -24,6 +31,13 @@ The container (``docker create``, then ``docker start --attach``):
 - the contract's environment: ``HOME`` and ``TMPDIR`` ``/tmp``, ``LANG``
   ``C.UTF-8``; ``PATH`` the image's own if it sets one (its interpreters are
   there), else ``/usr/local/bin:/usr/bin:/bin``;
+- the block devices out of sight: an empty read-only tmpfs over each folder of
+  ``/sys`` that lists them (:func:`hidden_in_sys`: the loop devices of other
+  runs, whose ``backing_file`` names the folder of their file, and the host's
+  disks, their models and sizes), ``/proc/diskstats`` empty (``/dev/null``:
+  other runs' reads and writes). ``/proc/partitions`` stays, the block
+  devices' names and sizes: runc mounts nothing else in ``/proc`` (it refuses
+  the mount), and ``/proc/mounts`` shows the container's own table;
 - ``--log-driver none``: nothing the program prints reaches the engine's disk;
   its stderr comes through the attach stream and only its last 16 kB are kept;
 - the image by ID (``--pull never``): a missing image is never pulled inside
@@ -90,6 +104,15 @@ KILL_AGAIN_S = 0.25
 LABEL_OWNER = "podium.owner"
 LABEL_RUN = "podium.run"
 REMOVED = b"removed"
+SYS_BLOCK = (  # the folders of /sys that list every block device, the loop devices of runs included
+    "/sys/block",
+    "/sys/class/block",
+    "/sys/dev/block",
+    "/sys/devices/virtual/block",
+    "/sys/devices/virtual/bdi",
+    "/sys/fs/ext4",
+)
+PROC_EMPTY = ("/proc/diskstats",)  # shown empty; runc mounts nothing else in /proc (not /proc/partitions)
 # How the engine says the image names no program it can run (the team's failure, not the engine's).
 IMAGE_CANNOT_START = (
     "executable file not found",
@@ -149,6 +172,27 @@ def reap_leftovers() -> list[str]:
     return dead
 
 
+def hidden_in_sys() -> list[str]:
+    """The folders of ``/sys`` a container is shown empty: :data:`SYS_BLOCK`, and the folder of ``/sys/devices``
+    holding each of the host's disks (``.../virtio1/block``, ``.../nvme/nvme0``: a partition is in its disk's)."""
+    hidden = set(SYS_BLOCK)
+    try:
+        devices = list(Path("/sys/class/block").iterdir())
+    except OSError:
+        devices = []
+    for device in devices:
+        real = device.resolve()
+        if not (real / "partition").exists():
+            hidden.add(str(real.parent))
+    shown = sorted(folder for folder in hidden if os.path.isdir(folder))
+    return [folder for folder in shown if not any(folder.startswith(f"{other}/") for other in shown)]
+
+
+def _mount_field(text: str) -> str:
+    """A ``--mount`` field, quoted where it holds a comma or a quote (the option is read as CSV)."""
+    return f'"{text.replace(chr(34), chr(34) * 2)}"' if "," in text or '"' in text else text
+
+
 def docker_command(
     image: Image,
     name: str,
@@ -173,6 +217,10 @@ def docker_command(
     size = f"{int(memory_limit_mb)}m" if memory_limit_mb is not None else f"{SHM_DEFAULT_MB}m"
     tmp = f"{int(min((mb for mb in (memory_limit_mb, disk_limit_mb) if mb is not None), default=SHM_DEFAULT_MB))}m"  # memory, bounded by both
     command += ["--tmpfs", f"/tmp:rw,nosuid,nodev,size={tmp},mode=1777", "--shm-size", size]
+    for folder in hidden_in_sys():
+        command += ["--mount", f"type=tmpfs,{_mount_field(f'destination={folder}')},readonly,tmpfs-size=4k"]
+    for path in PROC_EMPTY:
+        command += ["--mount", f"type=bind,source=/dev/null,destination={path},readonly"]
     if disk_limit_mb is not None:
         command += ["--ulimit", f"fsize={int(disk_limit_mb * 2**20)}"]  # no file past the limit (EFBIG, SIGXFSZ)
     if memory_limit_mb is not None:
@@ -184,15 +232,9 @@ def docker_command(
     for key, value in ENVIRONMENT.items():
         if key != "PATH" or not image.sets_path:
             command += ["--env", f"{key}={value}"]
-    command += [
-        "--volume",
-        f"{images.resolve()}:{IMAGES_FOLDER}:ro",
-        "--volume",
-        f"{workdir.resolve()}:{WORKDIR_IN_CONTAINER}:rw",
-        "--workdir",
-        WORKDIR_IN_CONTAINER,
-    ]
-    return [*command, image.id]
+    for source, target, how in ((images, IMAGES_FOLDER, ",readonly"), (workdir, WORKDIR_IN_CONTAINER, "")):
+        command += ["--mount", f"type=bind,{_mount_field(f'source={source.resolve()}')},destination={target}{how}"]
+    return [*command, "--workdir", WORKDIR_IN_CONTAINER, image.id]
 
 
 def peak_files(container_id: str, root: Path = CGROUP_ROOT) -> list[Path]:
@@ -286,11 +328,24 @@ def run_docker(
             )[1:]
         )
         if created.returncode != 0:
-            raise UsageError(f"the Docker engine could not create the container: {last_line(created.stderr)}")
+            raise UsageError(_not_created(created.stderr))
         report = _attend(container.name, created.stdout.strip(), limits.time_s, limits.disk_watch(workdir))
     finally:
         container.remove()
     return report, found.id
+
+
+def _not_created(stderr: str) -> str:
+    """Why the engine made no container, in words: where it does not see the run's folder, that and what to do."""
+    unseen = re.search(r"bind source path does not exist: (.+)", stderr)
+    if unseen is None:
+        return f"the Docker engine could not create the container: {last_line(stderr)}"
+    return (
+        f"the Docker engine does not see podium's run folder {unseen.group(1).strip()}: it runs in a mount namespace "
+        "of its own (a service with PrivateTmp=yes, a snap, rootless Docker) or on another machine (DOCKER_HOST), "
+        "and podium shows the program the images and its working folder by binding them from there; run the engine "
+        "on this machine, in its mount namespace (for a systemd service: PrivateTmp=no)"
+    )
 
 
 def _attend(name: str, container_id: str, time_limit_s: float | None, disk: DiskWatch | None) -> RunReport:

@@ -16,6 +16,9 @@ The program runs under ``bwrap`` (https://github.com/containers/bubblewrap):
 - visible, read-write: the working folder at ``WORK_FOLDER`` (the program's
   current directory), a private empty ``/tmp`` and ``/dev/shm``
   (memory-backed, at most the memory limit each);
+- no block device: no ``/sys`` (never bound), ``/proc/partitions`` and
+  ``/proc/diskstats`` (``PROC_EMPTY``: the host's disks and the loop devices of
+  other runs, their sizes, reads and writes) shown empty;
 - invisible: everything else (the truth, podium, other teams, home folders),
   and nothing of the server either: bubblewrap, which stays in the sandbox's
   PID namespace as its process 1, is started with the program's small
@@ -50,12 +53,14 @@ from pathlib import Path
 
 from podium.core.errors import UsageError
 from podium.runner import confine
-from podium.runner.workdir import NEUTRAL_PARENTS, STAGE_PREFIX, temporary_folder
+from podium.runner.folders import NEUTRAL_PARENTS, STAGE_PREFIX
+from podium.runner.workdir import temporary_folder
 
 SANDBOX_ID = 65534
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+PROC_EMPTY = ("/proc/partitions", "/proc/diskstats")  # every block device's name, size and activity
 SANDBOX_FOLDER = "/sandbox"  # podium's own mount points, under a name no system uses
 WORK_FOLDER = f"{SANDBOX_FOLDER}/work"
 IMAGES_FOLDER = f"{SANDBOX_FOLDER}/images"
@@ -214,6 +219,9 @@ def bubblewrap(
     os.set_inheritable(status_write, True)
     arguments = os.memfd_create("bwrap-arguments", 0)
     os.set_inheritable(arguments, True)
+    empty = [os.open(os.devnull, os.O_RDONLY) for _ in PROC_EMPTY]  # what bwrap shows there (it reads each to its end)
+    for fd in empty:
+        os.set_inheritable(fd, True)
     try:
         bind: list[tuple[str, str]] = []
         view: list[str] = []
@@ -233,6 +241,7 @@ def bubblewrap(
             str(status_write),
             *_namespaces(),
             *_system(),
+            *(arg for fd, path in zip(empty, PROC_EMPTY, strict=True) for arg in ("--ro-bind-data", str(fd), path)),
             *_tmpfs("/tmp", tmpfs_bytes),
             *_tmpfs("/dev/shm", tmpfs_bytes),
         ]
@@ -250,13 +259,14 @@ def bubblewrap(
             bind,
             user,
             "bwrap",
-            (status_write, arguments),
+            (status_write, arguments, *empty),
             status,
             dict(ENVIRONMENT),
             view,
         )
     finally:
-        os.close(arguments)
+        for fd in (arguments, *empty):
+            os.close(fd)
         os.close(status)
         os.close(status_write)
         if stage is not None:

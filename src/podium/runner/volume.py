@@ -23,8 +23,16 @@ however loaded the machine is, where a scan only notices afterwards.
 - The server's disk: the sparse file takes what is written in it, at most the
   file system's size (``size_bytes``: the limit, the slack, and ext4's own
   tables, 10 % and 4 MiB), and nothing once the run's file system is unmounted
-  (the file has no name, so a crash leaves no file; :func:`unmount_under`, run
-  by a starting worker, unmounts what a killed podium left mounted).
+  (the file has no name, so a crash leaves no file).
+- A podium killed with SIGKILL: its run's file system stays mounted, and with
+  it the loop device (which detaches itself at its last unmount,
+  ``LO_FLAGS_AUTOCLEAR``) and the file's blocks, until :func:`unmount_abandoned`
+  unmounts it: every run calls it before it mounts its own (:func:`mounted`), and
+  a starting worker. It unmounts only the file systems in the run folders of
+  processes that no longer exist (:mod:`podium.runner.folders`), never a live
+  run's. (A mount in a private mount namespace, which the kernel drops with the
+  namespace's last process, would need no sweep, but the Docker engine binds
+  the working folder from its own mount namespace, where such a mount is not.)
 - Cost: ``mkfs.ext4`` (no journal, inode tables left unwritten), the mount and
   the unmount, about 10 ms of CPU and 0.1 to 0.2 s in all per run on a loaded
   machine (``benchmarks/runner_overhead.py``).
@@ -47,6 +55,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from podium.runner.folders import NEUTRAL_PARENTS, abandoned, temporary_parents
 from podium.runner.tree import libc
 
 SLACK_BYTES = 2 * 2**20  # the largest page-cache folio ext4 reserves whole (a 2 MiB huge page on x86-64 and arm64 4K)
@@ -59,7 +68,6 @@ MNT_DETACH = 2
 MKFS = ("-q", "-F", "-b", str(BLOCK), "-i", str(BLOCK), "-m", "0", "-O", "^has_journal,^resize_inode")
 MKFS_EXTENDED = ("-E", "lazy_itable_init=1,nodiscard")
 IN_MEMORY = (0x01021994, 0x858458F6)  # statfs's f_type of tmpfs and ramfs
-BACKING_FALLBACK = "/var/tmp"  # where the file goes when the run's folder is in memory
 _mounted: dict[str, Volume] = {}  # the working folders on a volume of this process, by path
 
 
@@ -108,7 +116,8 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
     Its file has no name (``O_TMPFILE``), in the folder that holds the run's own: the loop device's
     ``backing_file``, which a container reads in ``/sys``, names that folder only (``/tmp/#INODE (deleted)``),
     and a crash leaves no file behind. Where that folder is in memory (``/tmp`` a tmpfs, as Debian 13 mounts it),
-    the file goes to ``/var/tmp``, or none is made: what the loop device writes to a tmpfs stays in the server's
+    the file goes to the first of :data:`~podium.runner.folders.NEUTRAL_PARENTS` on a disk (``/var/tmp``), or none
+    is made: what the loop device writes to a tmpfs stays in the server's
     memory for the whole run (48 MB written, 48 MB more of the tmpfs), outside the run's memory as podium
     measures it, where the files a program writes in a tmpfs folder of its own count in its memory.
     """
@@ -118,8 +127,9 @@ def mounted(root: Path, limit_bytes: int) -> Volume | None:
     mkfs = shutil.which("mkfs.ext4", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
     if os.geteuid() != 0 or mkfs is None or not os.path.exists("/dev/loop-control"):
         return None
+    unmount_abandoned()  # what runs killed with SIGKILL left mounted, before this run takes a loop device
     root.mkdir()
-    folder = next((f for f in (root.parent.parent, Path(BACKING_FALLBACK)) if _on_disk(f)), None)
+    folder = next((f for f in (root.parent.parent, *map(Path, NEUTRAL_PARENTS)) if _on_disk(f)), None)
     if folder is None:  # its file would be held in memory, charged to no run: the scan, and the run's memory, bound it
         return None
     try:
@@ -231,19 +241,25 @@ def _unmount(root: Path) -> None:
     libc().umount2(os.fsencode(root), MNT_DETACH)  # detached now, whatever still has a file open in it
 
 
-def unmount_under(folder: Path) -> list[Path]:
-    """Unmount every file system mounted in ``folder`` (a killed podium's run folder), the deepest first; their paths."""
+def unmount_abandoned() -> list[Path]:
+    """Unmount every file system mounted in the run folder of a process that no longer exists (a podium killed with
+    SIGKILL), the deepest first; their mount points. Their loop devices detach themselves, their files are freed."""
     try:
         with open("/proc/self/mountinfo", "rb") as f:
             table = f.read().decode("utf-8", "surrogateescape")
     except OSError:
         return []
-    prefix = str(folder).rstrip("/") + "/"
-    points = [_unescape(line.split()[4]) for line in table.splitlines() if len(line.split()) > 4]
-    inside = sorted({Path(p) for p in points if p.startswith(prefix)}, key=lambda p: len(p.parts), reverse=True)
-    for point in inside:
+    parents = [os.path.realpath(parent) + "/" for parent in temporary_parents()]  # as the mount table names them
+    points = {_unescape(fields[4]) for fields in map(str.split, table.splitlines()) if len(fields) > 4}
+    dead = [
+        Path(point)
+        for point in points
+        if any(point.startswith(parent) and abandoned(point[len(parent) :].split("/")[0]) for parent in parents)
+    ]
+    dead.sort(key=lambda point: len(point.parts), reverse=True)
+    for point in dead:
         _unmount(point)
-    return inside
+    return dead
 
 
 def _unescape(field: str) -> str:
