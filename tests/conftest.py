@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from podium.cli import cli
+from suite_order import pytest_collection_modifyitems, pytest_configure  # noqa: F401  (this suite's hooks, registered here)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
@@ -28,23 +29,6 @@ def _sandbox() -> str:
 
 
 SANDBOX = _sandbox()
-
-# The longest test files, given out first when pytest-xdist shares the files among its processes (make test's
-# ``-n 2 --dist loadfile``): one of them given out last would run alone while the other process idles.
-LONGEST_FIRST = (
-    "test_page_matrix.py",
-    "test_fuzzed_inputs.py",
-    "test_detection_scan.py",
-    "test_mutants.py",
-    "test_docker.py",
-)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, the longest files first; each file's tests keep their order (a stable sort)."""
-    if hasattr(config, "workerinput"):  # a pytest-xdist process: every one sorts its collection alike
-        rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 def save_png(path: Path, pixels: np.ndarray, mode: str | None = None) -> Path:

@@ -41,7 +41,7 @@ class Serve:
     def __init__(
         self, contest: Path, data: Path, database: str | None, *extra: str, workers: int = 1, option: str = "--contest"
     ) -> None:
-        self.port = free_port()
+        self.port, self.data = free_port(), data
         self.url = f"http://127.0.0.1:{self.port}"
         self.command = [
             sys.executable,

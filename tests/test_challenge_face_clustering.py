@@ -181,13 +181,13 @@ def test_a_line_too_long_is_named(rules, size: int) -> None:
 def test_padding_is_removed_in_linear_time(rules) -> None:
     truth, sub = rules
     sub.write_text("I1," + "\t" * 300_000 + "2\nI2, 1\nI3, 3\nI4, 1\nI5, 2\n")
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds (every thread's): a loaded machine stretches the wall clock, not these
     code, doc = evaluate(truth, sub)
-    assert code == 1 and time.perf_counter() - start < 5  # the line is too long; quickly said
+    assert code == 1 and time.process_time() - start < 5  # the line is too long; quickly said
     sub.write_text("I1," + "\t" * 60_000 + "2\nI2, 1\nI3, 3\nI4, 1\nI5, 2\n")
-    start = time.perf_counter()
+    start = time.process_time()
     code, doc = evaluate(truth, sub)
-    assert code == 0 and time.perf_counter() - start < 5, doc["errors"]
+    assert code == 0 and time.process_time() - start < 5, doc["errors"]
 
 
 @pytest.mark.parametrize(

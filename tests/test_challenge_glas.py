@@ -236,10 +236,10 @@ def test_noise_labels_are_refused_within_seconds_not_scored_for_minutes(tmp_path
     save_png(
         tmp_path / "sub" / "a_seg.png", rng.integers(1, 65536, truth.shape).astype(np.uint16)
     )  # every label scattered
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds (every thread's): a loaded machine stretches the wall clock, not these
     code, doc = evaluate(tmp_path / "truth", tmp_path / "sub")
     assert code == 1 and doc["errors"][0]["code"] == "too_complex" and "scattered" in doc["errors"][0]["message"]
-    assert time.perf_counter() - start < 10
+    assert time.process_time() - start < 10
     dots = rng.random(truth.shape) < 0.2  # a binary mask of dots: thousands of pieces, scored
     save_png(tmp_path / "sub" / "a_seg.png", (dots * 255).astype(np.uint8))
     code, doc = evaluate(tmp_path / "truth", tmp_path / "sub")

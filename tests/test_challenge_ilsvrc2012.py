@@ -379,10 +379,10 @@ def test_hostile_box_files_are_named_with_what_is_wrong(tmp_path: Path, meta, co
 
     truth, sub, *settings = write_loc_case(tmp_path, meta, ["7"], [[(7, 0, 0, 9, 9)]], ["7 0 0 9 4"])
     (tmp_path / "boxes" / "ILSVRC2012_val_00000001.xml").write_bytes(content)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds (every thread's): a loaded machine stretches the wall clock, not these
     code, output = run("evaluate", "ilsvrc2012-loc", "--truth", str(truth), "--submission", str(sub), *settings)
     assert code == 2 and fragment in output and "ILSVRC2012_val_00000001.xml" in output, output
-    assert "no box file" not in output and time.perf_counter() - start < 5
+    assert "no box file" not in output and time.process_time() - start < 5
 
 
 def test_a_linked_box_file_is_refused_by_name(tmp_path: Path, meta) -> None:

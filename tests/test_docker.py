@@ -423,7 +423,9 @@ def _kill_in_a_run(engine: docker_engine.Engine, worker: subprocess.Popen[bytes]
     ).stdout.split()
     assert _wait_for(running, 60), "the slow image never started"
     os.killpg(worker.pid, signal.SIGKILL)
-    worker.wait(timeout=10)
+    # dead but not reaped until the caller's poll(): a zombie's pid is alive to remove_abandoned, so a podium starting
+    # meanwhile anywhere on the machine (the suite's other process) leaves the worker's run folder for the test to see
+    os.waitid(os.P_PID, worker.pid, os.WEXITED | os.WNOWAIT)
     assert _wait_for(lambda: containers(engine) == [], 5), engine.docker("ps", "--all").stdout
 
 
@@ -594,6 +596,7 @@ def test_a_worker_stops_a_disk_filling_image_at_the_limit_and_leaves_no_mount(
             _kill_in_a_run(
                 engine, worker, lambda: submit(server.url, tokens["alpha"], tmp_path / "alpha-slow.tar", "docker:")
             )
+            assert test_runner_disk.mounts_left(worker.pid) != []  # the killed worker's file system, still mounted
     finally:
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)

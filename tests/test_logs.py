@@ -34,7 +34,9 @@ def test_json_logs_carry_the_request_and_the_job(tmp_path: Path) -> None:
             == 201
         )
         assert [s["status"] for s in server.settled(tokens["alpha"], 1)] == [SCORED]
-        time.sleep(0.5)  # the worker's last line
+        deadline = time.monotonic() + 30  # bounded: the worker logs the outcome just after it records it
+        while f"submission 1 {SCORED}" not in server.err.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
     lines = [line for line in server.err.read_text().splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]  # every line is JSON
     assert all({"time", "level", "logger", "message"} <= set(r) for r in records)

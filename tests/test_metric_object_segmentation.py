@@ -241,9 +241,9 @@ def test_65535_objects_in_a_16_bit_image_are_scored_in_seconds() -> None:
     seg = np.zeros_like(cells)
     seg[2:, 2:] = cells[:-2, :-2]  # shifted: every object overlaps four others
     seg[np.isin(seg, np.arange(1, 65536, 9))] = 0  # a ninth missed: those truth objects search their nearest
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: a loaded machine stretches the wall clock, not these
     stats = image_stats(cells, seg, 100.0)
-    assert time.perf_counter() - start < 15  # 2.5 s here; the exhaustive search took minutes
+    assert time.process_time() - start < 15  # 2.5 s here; the exhaustive search took minutes
     assert stats.tp + stats.fn == 65535 and stats.fp == 0
 
 

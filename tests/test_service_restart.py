@@ -118,7 +118,7 @@ def test_workers_die_with_a_killed_serve_and_their_folders_go_at_the_next_start(
 def test_only_folders_of_processes_that_are_gone_are_removed() -> None:
     mine = temporary_folder(RUN_PREFIX)
     dead = [Path(f"/tmp/{prefix}{a_dead_pid()}-test") for prefix in (RUN_PREFIX, STAGE_PREFIX)]
-    other = Path(f"/tmp/{RUN_PREFIX}x-test")  # not named by a process: not podium's
+    other = Path(f"/tmp/{RUN_PREFIX}x{os.getpid()}-test")  # not named by a process: not podium's (one per test process)
     for folder in (*dead, other):
         folder.mkdir()
     try:

@@ -118,13 +118,13 @@ def csv_service(
     return path, clock, service, token
 
 
-def _wait_for_spool(incoming: Path) -> None:
-    """Wait (10 s at most) until an upload's spool file is in ``incoming``: its caller, phase and quota were read."""
-    for _ in range(200):
-        if incoming.is_dir() and any(incoming.glob("upload-*")):
+def _wait_for_spool(incoming: Path, count: int = 1) -> None:
+    """Wait (30 s at most) until ``count`` uploads' spool files are in ``incoming``: their caller, phase and quota were read."""
+    for _ in range(600):
+        if len(list(incoming.glob("upload-*"))) >= count:
             return
         time.sleep(0.05)
-    raise AssertionError("the upload was not admitted in 10 s")
+    raise AssertionError(f"{count} uploads were not admitted in 30 s")
 
 
 def upload_headers(token: str) -> dict[str, str]:
@@ -141,7 +141,7 @@ def test_an_upload_completed_after_the_deadline_is_refused(database_url: str, tm
     with LiveServer(service) as live:
         late = Raw(live, "POST", "/api/submissions?filename=team.tsv", upload_headers(token["alpha"]), len(csv))
         late.send(csv[: len(csv) // 2])  # begun 5 s before the end ...
-        time.sleep(0.5)
+        _wait_for_spool(service.data / "incoming")  # admitted in time: its caller, phase and quota read
         clock.now = at(END) + timedelta(seconds=10)  # ... complete 10 s after it
         late.send(csv[len(csv) // 2 :])
         status, body = late.answer()
@@ -308,7 +308,7 @@ def test_uploads_at_once_are_capped_per_team_and_address(tmp_path: Path) -> None
         ]
         for raw in held:
             raw.send(csv[:10])
-        time.sleep(0.5)
+        _wait_for_spool(service.data / "incoming", count=4)  # each holds its slots while its body is spooled
         third = live.call("POST", "/api/submissions", token["alpha"], body=csv, query={"filename": "team.tsv"})
         assert third.status == 429 and "already sending 2 uploads" in third.body["detail"]
         fifth = live.call("POST", "/api/submissions", token["gamma"], body=csv, query={"filename": "team.tsv"})

@@ -35,9 +35,10 @@ def test_a_sparse_10_gb_file_is_refused_at_once(tmp_path: Path, challenge: str, 
     submission = tmp_path / "submission"
     submission.mkdir()
     sparse(submission / name)
-    started = time.monotonic()
+    # CPU seconds (every thread's): reading or hashing the file would cost them; waiting for a core does not
+    started = time.process_time()
     code, document = run_json(challenge, demo.truth, submission, *_settings(demo))
-    took = time.monotonic() - started
+    took = time.process_time() - started
     assert code == 1 and document["status"] == "rejected" and document["errors"][0]["message"].startswith("is 11 GB"), (
         document
     )
@@ -53,9 +54,9 @@ def test_ignored_extras_are_not_read_and_do_not_change_the_fingerprint(tmp_path:
     sparse(padded / "junk.bin")
     (padded / "notes").mkdir()
     (padded / "notes" / "readme.txt").write_text("not a mask")
-    started = time.monotonic()
+    started = time.process_time()
     result = evaluate("glas", demo.truth, padded)
-    assert time.monotonic() - started < 3  # hashing junk.bin took 14 s (a real 4 GB) or 3 s (sparse 10 GB)
+    assert time.process_time() - started < 3  # hashing junk.bin took 14 s (a real 4 GB) or 3 s (sparse 10 GB)
     assert result.status == plain.status == "scored" and result.scores == plain.scores
     assert result.signature["submission"] == plain.signature["submission"] is not None
     (padded / "testA_1_seg.png").write_bytes(

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -130,13 +130,29 @@ def test_the_upload_cap_holds_across_processes(served: tuple[Serve, str, str]) -
         if len(held) == 2:
             break
     assert len(held) == 2
-    time.sleep(0.3)
+    # each process holds its slot from its caller's admission until the body ends; the spool is made inside it
+    assert _spools(serve, lambda count: count == 2), "the two held uploads were not admitted in 30 s"
     third = serve.call("POST", "/api/submissions", token, body=b"x" * 10, query={"filename": "s.tar.gz"})
     assert third.status == 429 and "already sending 2 uploads" in str(third.body), third
     for connection in held.values():
         connection.close()
-    time.sleep(0.5)
-    assert serve.call("POST", "/api/submissions", token, body=b"x", query={"filename": "s.tar.gz"}).status != 429
+    assert _spools(serve, lambda count: count == 0), "the closed uploads' spools were not removed in 30 s"
+    deadline = time.monotonic() + 30  # bounded: a process frees its slot just after it removes the spool
+    while (
+        status := serve.call("POST", "/api/submissions", token, body=b"x", query={"filename": "s.tar.gz"}).status
+    ) == 429 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status != 429
+
+
+def _spools(serve: Serve, wanted: Callable[[int], bool]) -> bool:
+    """Whether the count of uploads being spooled in ``serve``'s data folder becomes ``wanted`` within 30 s."""
+    deadline = time.monotonic() + 30
+    while not wanted(len(list((serve.data / "incoming").glob("upload-*")))):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_a_killed_web_process_is_started_again(served: tuple[Serve, str, str]) -> None:
