@@ -31,6 +31,18 @@ def _sandbox() -> str:
 SANDBOX = _sandbox()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _a_cache_folder_of_the_runs_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The organizer's file digests (``core.provenance.digests_file``) remembered in this test run's folder, not the user's."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 def save_png(path: Path, pixels: np.ndarray, mode: str | None = None) -> Path:
     """Write ``pixels`` as PNG with Pillow; ``mode`` forces e.g. 'P', 'LA', 'RGB'."""
     path.parent.mkdir(parents=True, exist_ok=True)
