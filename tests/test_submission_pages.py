@@ -467,3 +467,20 @@ def test_a_method_is_described_only_by_a_member_of_the_team_as_read_under_its_lo
     with pytest.raises(Refused) as refused, writing(site.service.engine) as connection:
         methods.describe(connection, contest, team, submission_id, method, site.clock(), cy)
     assert refused.value.status == 403 and "you left it, or the organizers moved you" in str(refused.value)
+
+
+def test_the_list_of_submissions_shows_the_score_teams_are_ranked_by(site: Site) -> None:
+    """ILSVRC Task 1's document lists error@1 to error@5 before top5_error: the list shows the ranked score first,
+    rounded as the board rounds it (the list showed error@1, error@2 and error@3, never the top-5 error)."""
+    from podium.service.titles import title
+
+    submission_id = site.upload("alpha")
+    while site.worker.work_once():  # and whatever an earlier test left queued
+        pass
+    shown = site.live.call("GET", f"/api/submissions/{submission_id}", site.tokens["alpha"]).body["result"]
+    scores = shown["scores"] or shown["splits"]["public"]["scores"]
+    expected = f"{title('top5_error')} {scores['top5_error']:.4f}, {title('error@1')} {scores['error@1']:.4f}"
+    for path in ("/submissions", "/submissions/rows"):
+        assert site.ann.get(path) == 200
+        row = site.ann.body.decode().split(f">#{submission_id}</a>", 1)[1].split("</tr>", 1)[0]
+        assert expected in row, row

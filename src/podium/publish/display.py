@@ -61,6 +61,21 @@ def score_text(value: Any, decimals: int | None) -> str:
     return str(value)
 
 
+def headline(challenge: Challenge, by: str | None, scores: dict[str, Any], count: int = 3) -> list[tuple[str, Any]]:
+    """The ``count`` scores a list of submissions shows: those teams are ranked by first (``by``, else the
+    challenge's rule), then the others in the document's order.
+
+    >>> from podium.challenges import get
+    >>> headline(get("ilsvrc2012-cls"), None, {"error@1": 0.8, "error@5": 0.2, "top5_error": 0.2, "top1_error": 0.8})
+    [('top5_error', 0.2), ('error@1', 0.8), ('error@5', 0.2)]
+    >>> headline(get("ilsvrc2012-cls"), "top1_error", {"error@1": 0.8, "top5_error": 0.2, "top1_error": 0.8}, 2)
+    [('top1_error', 0.8), ('error@1', 0.8)]
+    """
+    ranked = [by] if by is not None else [spec.name for spec in challenge.ranking_criteria(set(scores))]
+    names = [name for name in ranked if name in scores] + [name for name in scores if name not in ranked]
+    return [(name, scores[name]) for name in names[:count]]
+
+
 def print_table(table: Table, console: Console = stdout) -> None:
     """``table`` on ``console``; not on a terminal (a pipe, a file), at its full width: no column cut to 80 characters."""
     if console.is_terminal:

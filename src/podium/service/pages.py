@@ -37,7 +37,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from podium._version import __version__
 from podium.challenges import get
 from podium.contest import Contest
-from podium.publish.display import score_text
+from podium.publish.display import headline, score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, announcements, choices, home, logins, state, upload_form
@@ -116,6 +116,7 @@ def _environment() -> jinja2.Environment:
         url=template_url,
         contest_url=template_contest_url,
         left=_left,
+        row_scores=_row_scores,
     )
     return templates
 
@@ -179,6 +180,20 @@ def _draw(
 
 def _utc(value: datetime | None) -> str:
     return "" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _row_scores(contest: Contest, submission: dict[str, Any]) -> tuple[list[tuple[str, str]], bool]:
+    """The scores a list of submissions shows of one, as texts: its track's ranked scores first, rounded to the
+    track's decimals (4 where it sets none), and whether they are the public split's only (the public view)."""
+    document = submission.get("result") or {}
+    public = ((document.get("splits") or {}).get("public") or {}).get("scores")
+    scores, public_only = (document["scores"], False) if document.get("scores") else (public or {}, True)
+    if not scores:
+        return [], False
+    track = next((t for t in contest.tracks or (contest,) if t.track_id == submission["track"]), contest)
+    decimals = track.ranking.decimals if track.ranking.decimals is not None else 4
+    shown = headline(get(track.challenge), track.ranking.by, scores)
+    return [(title(name), score_text(value, decimals)) for name, value in shown], public_only
 
 
 def _left(seconds: float) -> str:
