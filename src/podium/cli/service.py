@@ -795,7 +795,7 @@ def user_add_command(
         if password_stdin
         else click.prompt("password", hide_input=True, confirmation_prompt=True)
     )
-    with writing(_open(data, database)) as connection:
+    with writing(_open(data, database, _contest_file(contest))) as connection:
         chosen = None if contest is None else _contest_of(connection, contest)
         team_id = None if team is None else accounts.team_id(connection, team, chosen)
         user_id = accounts.add_user(
