@@ -91,7 +91,10 @@ def print_issues(console: Console, kind: str, issues: list[Issue]) -> None:
         console.print(f"[{style}]{kind}[/{style}] {escape(str(issue))}", soft_wrap=True)
 
 
-def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec], rank_sum: bool) -> Table:
+def leaderboard(
+    challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec], rank_sum: bool, decimals: int | None = None
+) -> Table:
+    """The ranked teams as a table; scores rounded to ``decimals`` as a served board shows them (``None``: six)."""
     table = Table(title=f"{challenge.id} leaderboard", title_justify="left")
     table.add_column("rank", justify="right")
     table.add_column("team")
@@ -105,7 +108,9 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
             table.add_column(name, justify="right")
     for team in teams:
         cells = [
-            f"{number_text(team.scores.get(c.name))} ({team.ranks[c.name]})" if team.status == "scored" else team.status
+            f"{_cell(team.scores.get(c.name), decimals)} ({team.ranks[c.name]})"
+            if team.status == "scored"
+            else team.status
             for c in criteria
         ]
         if rank_sum:
@@ -123,6 +128,10 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
             )
         table.add_row("" if team.rank is None else str(team.rank), escape(team.name), *cells)
     return table
+
+
+def _cell(value: Any, decimals: int | None) -> str:
+    return number_text(value) if decimals is None or value is None else score_text(value, decimals)
 
 
 def print_challenge(console: Console, challenge: Entry) -> None:
