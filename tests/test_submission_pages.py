@@ -484,3 +484,11 @@ def test_the_list_of_submissions_shows_the_score_teams_are_ranked_by(site: Site)
         assert site.ann.get(path) == 200
         row = site.ann.body.decode().split(f">#{submission_id}</a>", 1)[1].split("</tr>", 1)[0]
         assert expected in row, row
+
+
+def test_the_contest_page_says_the_quota_in_words(site: Site) -> None:
+    """The rules' quota line read as the summary's keys and Python's booleans: 'per day 20, count failed False'."""
+    assert site.ann.get("/") == 200
+    page = site.ann.body.decode()
+    said = "Quota: 20 a day; rejected and failed submissions are not counted; at most 20 rejected uploads an hour."
+    assert said in page and "count failed" not in page and "False" not in page, page

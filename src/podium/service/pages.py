@@ -60,6 +60,7 @@ from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
 from podium.service.per_item import per_item
 from podium.service.quota import usage
+from podium.service.quota_text import rules as quota_rules
 from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
@@ -117,6 +118,7 @@ def _environment() -> jinja2.Environment:
         contest_url=template_contest_url,
         left=_left,
         row_scores=_row_scores,
+        quota_rules=quota_rules,
     )
     return templates
 
