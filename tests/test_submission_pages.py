@@ -483,7 +483,18 @@ def test_the_list_of_submissions_shows_the_score_teams_are_ranked_by(site: Site)
     for path in ("/submissions", "/submissions/rows"):
         assert site.ann.get(path) == 200
         row = site.ann.body.decode().split(f">#{submission_id}</a>", 1)[1].split("</tr>", 1)[0]
-        assert expected in row, row
+        assert expected in row and "<small>(public)</small>" in row, row
+    site.clock.now = END  # revealed: the team reads its full result, whose top-level scores are the whole set's
+    try:
+        assert _log_in(site.ann) == 303
+        whole = site.live.call("GET", f"/api/submissions/{submission_id}", site.tokens["alpha"]).body["result"][
+            "scores"
+        ]
+        assert site.ann.get("/submissions") == 200
+        row = site.ann.body.decode().split(f">#{submission_id}</a>", 1)[1].split("</tr>", 1)[0]
+        assert f"{title('top5_error')} {whole['top5_error']:.4f}" in row and "<small>(whole test set)</small>" in row
+    finally:
+        site.clock.now = NOW
 
 
 def test_the_contest_page_says_the_quota_in_words(site: Site) -> None:

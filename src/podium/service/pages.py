@@ -184,18 +184,23 @@ def _utc(value: datetime | None) -> str:
     return "" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _row_scores(contest: Contest, submission: dict[str, Any]) -> tuple[list[tuple[str, str]], bool]:
+def _row_scores(contest: Contest, submission: dict[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
     """The scores a list of submissions shows of one, as texts: its track's ranked scores first, rounded to the
-    track's decimals (4 where it sets none), and whether they are the public split's only (the public view)."""
+    track's decimals (4 where it sets none), and what they are scored on where a split leaves it unclear: the public
+    split (the public view), or the whole test set (the full result of a split contest)."""
     document = submission.get("result") or {}
-    public = ((document.get("splits") or {}).get("public") or {}).get("scores")
-    scores, public_only = (document["scores"], False) if document.get("scores") else (public or {}, True)
+    splits = document.get("splits") or {}
+    public = (splits.get("public") or {}).get("scores")
+    if document.get("scores"):
+        scores, on = document["scores"], "whole test set" if splits else None
+    else:
+        scores, on = public or {}, "public"
     if not scores:
-        return [], False
+        return [], None
     track = next((t for t in contest.tracks or (contest,) if t.track_id == submission["track"]), contest)
     decimals = track.ranking.decimals if track.ranking.decimals is not None else 4
     shown = headline(get(track.challenge), track.ranking.by, scores)
-    return [(title(name), score_text(value, decimals)) for name, value in shown], public_only
+    return [(title(name), score_text(value, decimals)) for name, value in shown], on
 
 
 def _left(seconds: float) -> str:
