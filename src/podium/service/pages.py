@@ -185,22 +185,15 @@ def _utc(value: datetime | None) -> str:
 
 
 def _row_scores(contest: Contest, submission: dict[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
-    """The scores a list of submissions shows of one, as texts: its track's ranked scores first, rounded to the
-    track's decimals (4 where it sets none), and what they are scored on where a split leaves it unclear: the public
-    split (the public view), or the whole test set (the full result of a split contest)."""
-    document = submission.get("result") or {}
-    splits = document.get("splits") or {}
-    public = (splits.get("public") or {}).get("scores")
-    if document.get("scores"):
-        scores, on = document["scores"], "whole test set" if splits else None
-    else:
-        scores, on = public or {}, "public"
+    """The scores a list of submissions shows of one (``scored_on``: :func:`~podium.service.views.visible_submissions`),
+    as texts: its track's ranked scores first, rounded to the track's decimals (4 where it sets none), and their split."""
+    scores, split = submission["scored_on"]
     if not scores:
         return [], None
     track = next((t for t in contest.tracks or (contest,) if t.track_id == submission["track"]), contest)
     decimals = track.ranking.decimals if track.ranking.decimals is not None else 4
     shown = headline(get(track.challenge), track.ranking.by, scores)
-    return [(title(name), score_text(value, decimals)) for name, value in shown], on
+    return [(title(name), score_text(value, decimals)) for name, value in shown], split
 
 
 def _left(seconds: float) -> str:
@@ -243,7 +236,8 @@ def _views(
     service: Service, request: Request, who: accounts.Caller, submission_id: int | None = None
 ) -> list[dict[str, Any]]:
     with reading(service.engine) as connection:
-        return visible_submissions(connection, contest_of(service, request), who, service.clock(), submission_id)
+        contest, now = contest_of(service, request), service.clock()
+        return visible_submissions(connection, contest, who, now, submission_id, scores_only=submission_id is None)
 
 
 @router.get("/static/{name}")
@@ -475,7 +469,7 @@ def submissions_page(
                 contest.quota
             )
         )
-        rows = visible_submissions(connection, contest, who, now)
+        rows = visible_submissions(connection, contest, who, now, scores_only=True)
     just_sent = next(
         (row for row in rows if row["id"] == sent), None
     )  # the form's answer, when posted without JavaScript
