@@ -55,6 +55,9 @@ def test_submit_status_and_leaderboard_print_the_contest_decimals_and_whole_colu
     )  # 0.xyz: the contest's 3 decimals
     assert "f1=0." in listed.output  # the list shows each submission's scores
     assert "object_hausdorff" in board.output and "…" not in board.output  # whole column names in a pipe
+    row = next(line for line in board.output.splitlines() if "alpha" in line)
+    cells = [cell.split()[0] for cell in row.split("│") if "(" in cell]  # each score as '0.xyz (rank)'
+    assert cells and all(len(cell.split(".")[1]) == 3 for cell in cells), row  # as the board page rounds them
 
 
 def test_printed_commands_name_the_podium_that_runs(tmp_path: Path, monkeypatch) -> None:

@@ -107,6 +107,10 @@ def test_rank_command(tmp_path: Path) -> None:
     ]
     code, output = run("rank", "glas", str(a), str(b), "--name", "Alpha", "--name", "Beta")
     assert code == 0 and "Alpha" in output and "rank sum" in output
+    tied = write_result(tmp_path / "team_c.json", "glas", f1=0.9, object_dice=0.8004, object_hausdorff=50.0)
+    code, output = run("rank", "glas", str(a), str(tied), "--decimals", "3")
+    rows = [line for line in output.splitlines() if "team_" in line]  # the scores as they are ranked: one tie, one text
+    assert code == 0 and all("0.800 (1)" in row and "0.900 (1)" in row and "50.000 (1)" in row for row in rows), output
 
 
 @pytest.mark.parametrize(

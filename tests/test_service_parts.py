@@ -220,6 +220,18 @@ def podium(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[
     )
 
 
+def test_an_organizer_added_first_ties_a_new_database_to_the_contest_file(tmp_path: Path) -> None:
+    """``--contest FILE`` ties a new database to the file, as its help says, for ``user add`` as for ``team add``
+    (a new organizer who began with their own account was told the database served no contest, 'it serves: none')."""
+    contest, data = write_contest(tmp_path / "contest", timezone="UTC"), str(tmp_path / "data")
+    added = podium("user", "add", "olga", "--organizer", "--contest", str(contest), "--password-stdin", "--data", data,
+                   stdin="organizer password\n")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    listed = podium("user", "list", "--data", data)
+    assert listed.returncode == 0 and "test-glas" in listed.stdout and "olga" in listed.stdout, listed
+    assert podium("team", "add", "alpha", "--data", data).returncode == 0  # the database's only contest now
+
+
 def test_the_commands_of_organizers_and_teams(tmp_path: Path) -> None:
     contest = write_contest(tmp_path / "contest", timezone="UTC", quota="per_day = 50")
     contest.write_text(

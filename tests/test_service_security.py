@@ -832,3 +832,44 @@ def _wait(condition, seconds: float, what: str):  # type: ignore[no-untyped-def]
             return found
         time.sleep(0.2)
     raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+def test_a_response_streamed_for_longer_than_the_body_timeout_is_sent_whole() -> None:
+    """A GET's body is done at once; a streamed answer (the organizers' archives) waits for the client's disconnect
+    meanwhile, and that wait was timed as a body: a download longer than ``read_timeout_s`` (30 s) was cut with a
+    408 and a 'response already started' error (a results archive of 20 ILSVRC documents, under load)."""
+    import asyncio
+    import threading
+
+    import uvicorn
+    from fastapi.responses import StreamingResponse
+
+    from podium.service.bodies import Bodies
+
+    async def slowly() -> Any:
+        for _ in range(6):
+            await asyncio.sleep(0.2)
+            yield b"x" * 1000
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await StreamingResponse(slowly())(scope, receive, send)
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(Bodies(app, BodyTimes(read_timeout_s=0.3, body_timeout_s=0.6)), log_level="critical"))  # fmt: skip
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(200):  # bounded: 10 s
+            if server.started:
+                break
+            time.sleep(0.05)
+        connection = http.client.HTTPConnection("127.0.0.1", sock.getsockname()[1], timeout=10)
+        connection.request("GET", "/archive")
+        response = connection.getresponse()
+        assert response.status == 200 and len(response.read()) == 6000  # 1.2 s: longer than both limits
+        connection.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()

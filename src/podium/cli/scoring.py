@@ -539,7 +539,7 @@ def rank_command(
         return EXIT_SCORED
     if json_path:
         _write(Path(json_path), json.dumps(board, indent=2) + "\n")
-    display.print_table(display.leaderboard(spec, teams, criteria, ranks_by_sum(spec, by)))
+    display.print_table(display.leaderboard(spec, teams, criteria, ranks_by_sum(spec, by), decimals))
     for problem in problems:
         display.stdout.print(f"[yellow]mixed:[/yellow] {display.escape(problem)}", soft_wrap=True)
     for entry in signatures:

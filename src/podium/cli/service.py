@@ -795,7 +795,7 @@ def user_add_command(
         if password_stdin
         else click.prompt("password", hide_input=True, confirmation_prompt=True)
     )
-    with writing(_open(data, database)) as connection:
+    with writing(_open(data, database, _contest_file(contest))) as connection:
         chosen = None if contest is None else _contest_of(connection, contest)
         team_id = None if team is None else accounts.team_id(connection, team, chosen)
         user_id = accounts.add_user(
@@ -1477,7 +1477,8 @@ def leaderboard_command(server: str, as_json: bool, track: str | None, phase: st
     track_title = f": {board['track_title']}" if board.get("track") else ""
     track_title += f", phase {', '.join(board['phases'])}" if board.get("phases") else ""
     display.stdout.print(f"[bold]{display.escape(board['title'] + track_title)}[/bold] ({split})")
-    display.print_table(display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"]))
+    shown = display.leaderboard(get(board["challenge"]), teams, criteria, board["rank_sum"], board.get("decimals"))
+    display.print_table(shown)
     return EXIT_SCORED
 
 

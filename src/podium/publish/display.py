@@ -61,6 +61,21 @@ def score_text(value: Any, decimals: int | None) -> str:
     return str(value)
 
 
+def headline(challenge: Challenge, by: str | None, scores: dict[str, Any], count: int = 3) -> list[tuple[str, Any]]:
+    """The ``count`` scores a list of submissions shows: those teams are ranked by first (``by``, else the
+    challenge's rule), then the others in the document's order.
+
+    >>> from podium.challenges import get
+    >>> headline(get("ilsvrc2012-cls"), None, {"error@1": 0.8, "error@5": 0.2, "top5_error": 0.2, "top1_error": 0.8})
+    [('top5_error', 0.2), ('error@1', 0.8), ('error@5', 0.2)]
+    >>> headline(get("ilsvrc2012-cls"), "top1_error", {"error@1": 0.8, "top5_error": 0.2, "top1_error": 0.8}, 2)
+    [('top1_error', 0.8), ('error@1', 0.8)]
+    """
+    ranked = [by] if by is not None else [spec.name for spec in challenge.ranking_criteria(set(scores))]
+    names = [name for name in ranked if name in scores] + [name for name in scores if name not in ranked]
+    return [(name, scores[name]) for name in names[:count]]
+
+
 def print_table(table: Table, console: Console = stdout) -> None:
     """``table`` on ``console``; not on a terminal (a pipe, a file), at its full width: no column cut to 80 characters."""
     if console.is_terminal:
@@ -76,7 +91,10 @@ def print_issues(console: Console, kind: str, issues: list[Issue]) -> None:
         console.print(f"[{style}]{kind}[/{style}] {escape(str(issue))}", soft_wrap=True)
 
 
-def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec], rank_sum: bool) -> Table:
+def leaderboard(
+    challenge: Challenge, teams: list[Team], criteria: list[ScoreSpec], rank_sum: bool, decimals: int | None = None
+) -> Table:
+    """The ranked teams as a table; scores rounded to ``decimals`` as a served board shows them (``None``: six)."""
     table = Table(title=f"{challenge.id} leaderboard", title_justify="left")
     table.add_column("rank", justify="right")
     table.add_column("team")
@@ -90,7 +108,9 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
             table.add_column(name, justify="right")
     for team in teams:
         cells = [
-            f"{number_text(team.scores.get(c.name))} ({team.ranks[c.name]})" if team.status == "scored" else team.status
+            f"{_cell(team.scores.get(c.name), decimals)} ({team.ranks[c.name]})"
+            if team.status == "scored"
+            else team.status
             for c in criteria
         ]
         if rank_sum:
@@ -108,6 +128,10 @@ def leaderboard(challenge: Challenge, teams: list[Team], criteria: list[ScoreSpe
             )
         table.add_row("" if team.rank is None else str(team.rank), escape(team.name), *cells)
     return table
+
+
+def _cell(value: Any, decimals: int | None) -> str:
+    return number_text(value) if decimals is None or value is None else score_text(value, decimals)
 
 
 def print_challenge(console: Console, challenge: Entry) -> None:

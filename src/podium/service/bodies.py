@@ -77,6 +77,8 @@ class Bodies:
 
         async def timed() -> Message:
             nonlocal received, finished
+            if finished:  # the body is in: a streamed answer waits here for the client to go, for as long as it is sent
+                return await receive()
             left = deadline - time.monotonic()
             try:
                 message = await asyncio.wait_for(receive(), timeout=max(0.0, min(times.read_timeout_s, left)))

@@ -37,7 +37,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from podium._version import __version__
 from podium.challenges import get
 from podium.contest import Contest
-from podium.publish.display import score_text
+from podium.publish.display import headline, score_text
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, announcements, choices, home, logins, state, upload_form
@@ -60,6 +60,7 @@ from podium.service.intake import Refused, open_phase
 from podium.service.measured import measured
 from podium.service.per_item import per_item
 from podium.service.quota import usage
+from podium.service.quota_text import rules as quota_rules
 from podium.service.quota_text import sentence as quota_sentence
 from podium.service.rescore import rescore
 from podium.service.statuses import FINAL
@@ -116,6 +117,8 @@ def _environment() -> jinja2.Environment:
         url=template_url,
         contest_url=template_contest_url,
         left=_left,
+        row_scores=_row_scores,
+        quota_rules=quota_rules,
     )
     return templates
 
@@ -181,6 +184,18 @@ def _utc(value: datetime | None) -> str:
     return "" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _row_scores(contest: Contest, submission: dict[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
+    """The scores a list of submissions shows of one (``scored_on``: :func:`~podium.service.views.visible_submissions`),
+    as texts: its track's ranked scores first, rounded to the track's decimals (4 where it sets none), and their split."""
+    scores, split = submission["scored_on"]
+    if not scores:
+        return [], None
+    track = next((t for t in contest.tracks or (contest,) if t.track_id == submission["track"]), contest)
+    decimals = track.ranking.decimals if track.ranking.decimals is not None else 4
+    shown = headline(get(track.challenge), track.ranking.by, scores)
+    return [(title(name), score_text(value, decimals)) for name, value in shown], split
+
+
 def _left(seconds: float) -> str:
     days, rest = divmod(int(seconds), 86400)
     return f"{days} d {rest // 3600} h" if days else f"{rest // 3600} h {rest % 3600 // 60} min"
@@ -221,7 +236,8 @@ def _views(
     service: Service, request: Request, who: accounts.Caller, submission_id: int | None = None
 ) -> list[dict[str, Any]]:
     with reading(service.engine) as connection:
-        return visible_submissions(connection, contest_of(service, request), who, service.clock(), submission_id)
+        contest, now = contest_of(service, request), service.clock()
+        return visible_submissions(connection, contest, who, now, submission_id, scores_only=submission_id is None)
 
 
 @router.get("/static/{name}")
@@ -453,7 +469,7 @@ def submissions_page(
                 contest.quota
             )
         )
-        rows = visible_submissions(connection, contest, who, now)
+        rows = visible_submissions(connection, contest, who, now, scores_only=True)
     just_sent = next(
         (row for row in rows if row["id"] == sent), None
     )  # the form's answer, when posted without JavaScript

@@ -1,4 +1,4 @@
-"""A team's quota in words, as the submissions page says it.
+"""A quota in words: a team's use of it, as the submissions page says it, and its rules, as the contest page says them.
 
 >>> from datetime import UTC
 >>> from zoneinfo import ZoneInfo
@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -40,3 +41,31 @@ def sentence(used: dict[str, object], zone: ZoneInfo, now: datetime) -> str:
         else "Rejected and failed submissions are not counted."
     )
     return "; ".join(said) + ". " + counted
+
+
+def rules(quota: Mapping[str, object]) -> str:
+    """A quota's rules in words (the contest summary's ``quota``, or a phase's ``[phase.quota]``; a key set to
+    ``None`` is not said).
+
+    >>> rules({"per_day": 5, "total": None, "concurrent": 2, "count_failed": False, "rejected_per_hour": 20})
+    '5 a day, 2 queued or running at once; rejected and failed submissions are not counted; at most 20 rejected uploads an hour'
+    >>> rules({"total": 30, "count_failed": True, "failed_per_day": 3})
+    '30 in all; failed runs are counted, rejected submissions are not; at most 3 failed runs a day'
+    """
+    limits = [
+        f"{quota[key]} {words}"
+        for key, words in (("per_day", "a day"), ("total", "in all"), ("concurrent", "queued or running at once"))
+        if quota.get(key) is not None
+    ]
+    said = [", ".join(limits)] if limits else []
+    if quota.get("count_failed") is not None:
+        said.append(
+            "failed runs are counted, rejected submissions are not"
+            if quota["count_failed"]
+            else "rejected and failed submissions are not counted"
+        )
+    if quota.get("failed_per_day") is not None:
+        said.append(f"at most {quota['failed_per_day']} failed runs a day")
+    if quota.get("rejected_per_hour") is not None:
+        said.append(f"at most {quota['rejected_per_hour']} rejected uploads an hour")
+    return "; ".join(said) or "none"

@@ -81,18 +81,38 @@ def submission_view(row: Any, result: Any | None, full: bool) -> dict[str, Any]:
 
 
 def visible_submissions(
-    connection: Connection, contest: Contest, who: Caller, now: datetime, submission_id: int | None = None
+    connection: Connection,
+    contest: Contest,
+    who: Caller,
+    now: datetime,
+    submission_id: int | None = None,
+    scores_only: bool = False,
 ) -> list[dict[str, Any]]:
     """The submissions ``who`` may see (a team its own, organizers every team's; a user in no team of the contest none),
-    as :func:`submission_view` shows them."""
+    as :func:`submission_view` shows them; ``scores_only`` (a list of them): without their result documents (an
+    ILSVRC Task 1 document is 5 MB), ``scored_on`` holding the scores a list shows and the split they are of."""
     if (submission_id is not None and not 0 < submission_id <= MAX_ID) or (who.team_id is None and not who.organizer):
         return []
     if not who.organizer and who.team_id is None:
         return []  # a user of no team in this contest
     rows = submission_rows(connection, contest.id, None if who.organizer else who.team_id, submission_id)
-    found = newest_results(connection, [r.id for r in rows])
     full = who.organizer or is_revealed(connection, contest, now)
+    if scores_only:
+        scores = (results.c.submission_id, results.c.public_scores, results.c.private_scores)
+        found = newest_results(connection, [r.id for r in rows], scores)
+        return [submission_view(row, None, full) | {"scored_on": _scored_on(found.get(row.id), full)} for row in rows]
+    found = newest_results(connection, [r.id for r in rows])
     return [submission_view(row, found.get(row.id), full) for row in rows]
+
+
+def _scored_on(result: Any | None, full: bool) -> tuple[dict[str, Any], str | None]:
+    """The scores a list shows of a result, and their split where the contest has one: the private split's to those
+    who may see it (as the final board ranks), else the public split's."""
+    if result is None:
+        return {}, None
+    if result.private_scores is None:  # no split: the public scores are the whole test set's
+        return result.public_scores or {}, None
+    return (result.private_scores, "private") if full else (result.public_scores or {}, "public")
 
 
 def contest_view(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
