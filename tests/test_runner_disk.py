@@ -287,6 +287,23 @@ def test_a_killed_podiums_file_system_is_unmounted_by_the_next_worker() -> None:
     assert mounts_left(child) == [] and not glob.glob(f"/tmp/{RUN_PREFIX}{child}-*")
 
 
+def test_a_folder_named_for_no_possible_process_stops_no_sweep_and_is_left() -> None:
+    """Anyone may make ``/tmp/podium-run-99999999999999999999-x``, and as root mount on it: the sweep every worker's
+    start and every run of a file system of its own make raised OverflowError on its process id (``os.kill``), so one
+    such folder stopped them all. No process could have made it: it is no run's, and it stays, mounted or not."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{10**20}-", dir="/tmp"))
+    mounted = (
+        os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "none", folder]).returncode == 0
+    )
+    try:
+        assert folder not in remove_abandoned() and folder.is_dir()
+        assert folder not in volume.unmount_abandoned()
+        assert not mounted or os.path.ismount(folder), "a mount of no run's was taken"
+    finally:
+        subprocess.run(["umount", folder]) if mounted else None
+        folder.rmdir()
+
+
 def started_run(demo: Path, truth: Path, command: str) -> tuple[subprocess.Popen[bytes], Path]:
     """A real ``podium run`` in bubblewrap, its working folder on a file system of its own, once its program wrote
     ``started`` there: the process, and the folder as the host sees it (its mount point's ``work``)."""

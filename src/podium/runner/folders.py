@@ -16,7 +16,8 @@ import tempfile
 RUN_PREFIX = "podium-run-"  # a run's own temporary folder: its working folder, its code's linked copy
 STAGE_PREFIX = "podium-stage-"  # the staging mount points of a sandbox started as root
 NEUTRAL_PARENTS = ("/tmp", "/var/tmp")  # where a run's folders are made: their paths name nothing of the server
-_MADE_BY = re.compile(rf"^(?:{RUN_PREFIX}|{STAGE_PREFIX})(\d+)-")
+_MADE_BY = re.compile(rf"^(?:{RUN_PREFIX}|{STAGE_PREFIX})([0-9]+)-")
+PID_MAX = 1 << 22  # the kernel's largest process id (PID_MAX_LIMIT, the ceiling of /proc/sys/kernel/pid_max)
 
 
 def temporary_parents() -> tuple[str, ...]:
@@ -28,10 +29,12 @@ def temporary_parents() -> tuple[str, ...]:
 def abandoned(name: str) -> bool:
     """Whether ``name`` is a run folder's name whose process no longer exists.
 
-    A process id reused since is taken as alive: its folders stay, never another run's.
+    A process id reused since is taken as alive: its folders stay, never another run's. A name no process could have
+    made (a process id past what the kernel gives, ``podium-run-99999999999999999999-x``, which anyone may make in
+    ``/tmp``) is not a run folder's: left as it is, where its ``os.kill`` raised and stopped every worker's start.
     """
     made_by = _MADE_BY.match(name)
-    return made_by is not None and not _alive(int(made_by.group(1)))
+    return made_by is not None and int(made_by.group(1)) <= PID_MAX and not _alive(int(made_by.group(1)))
 
 
 def _alive(pid: int) -> bool:
