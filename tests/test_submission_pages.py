@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -527,3 +528,101 @@ def test_the_contest_page_says_the_quota_in_words(site: Site) -> None:
     page = site.ann.body.decode()
     said = "Quota: 20 a day; rejected and failed submissions are not counted; at most 20 rejected uploads an hour."
     assert said in page and "count failed" not in page and "False" not in page, page
+
+
+def _numbers(scores: dict[str, Any]) -> set[str]:
+    """Each score as a page, a download or the API may write it: rounded to 3, 4 or 6 decimals, or in full."""
+    values = [v for v in scores.values() if isinstance(v, float)]
+    return {text for v in values for text in (f"{v:.3f}", f"{v:.4f}", f"{v:.6f}", repr(v))}
+
+
+def _shows(number: str, text: str) -> bool:
+    """Whether ``text`` holds ``number`` as a number of its own (0.15 is not in 0.1523)."""
+    return re.search(rf"(?<![0-9.]){re.escape(number)}(?![0-9])", text) is not None
+
+
+def _everything_seen(site: Site, team: str, client: Client) -> dict[str, str]:
+    """What ``team`` (its token) and its member's session (``client``) are shown: the API, the pages, their htmx
+    fragments, the downloads and the commands, by where."""
+    seen: dict[str, str] = {}
+    listed = site.live.call("GET", "/api/submissions", site.tokens[team]).body
+    seen["GET /api/submissions"] = json.dumps(listed)
+    for s in listed:
+        seen[f"GET /api/submissions/{s['id']}"] = json.dumps(
+            site.live.call("GET", f"/api/submissions/{s['id']}", site.tokens[team]).body
+        )
+        assert client.get(f"/submissions/{s['id']}") == 200
+        seen[f"page /submissions/{s['id']}"] = client.body.decode()
+    for path in ("/api/leaderboard", "/api/leaderboard.csv"):
+        seen[path] = json.dumps(site.live.call("GET", path, site.tokens[team]).body)
+    for path in ("/submissions", "/submissions/rows", "/leaderboard", "/leaderboard/table", "/leaderboard.csv"):
+        assert client.get(path) == 200, path
+        seen[f"page {path}"] = client.body.decode()
+    assert client.get("/leaderboard.json") == 200
+    seen["page /leaderboard.json"] = client.body.decode()
+    common = ["--server", site.live.url, "--token", site.tokens[team]]
+    for args in (["status", *common], ["status", *common, "--json"], ["leaderboard", "--server", site.live.url]):
+        got = CliRunner().invoke(cli, args)
+        assert got.exit_code == 0, got.output
+        seen[" ".join(a for a in args if a not in common)] = got.stdout
+    return seen
+
+
+def test_a_team_sees_no_private_or_whole_test_set_score_before_the_reveal_and_no_other_teams_ever(site: Site) -> None:
+    """Before the reveal, nothing alpha is shown (API, pages and their htmx fragments, the board's downloads, podium
+    status and leaderboard) holds a score of the private split or of the whole test set, and every list labels its
+    scores public; after it, the list shows the private split's, labelled. beta never sees alpha's rows."""
+    from sqlalchemy import select
+
+    from podium.service.database import reading
+    from podium.service.tables import results
+
+    submission_id = site.scored("alpha")
+    with reading(site.service.engine) as connection:
+        document = connection.execute(
+            select(results.c.document).where(results.c.submission_id == submission_id).order_by(results.c.round)
+        ).all()[-1][0]
+    public = _numbers(document["splits"]["public"]["scores"])
+    hidden = (_numbers(document["splits"]["private"]["scores"]) | _numbers(document["scores"])) - public
+    hidden = {text for text in hidden if text.strip("0.") and text.strip("0.") != "1"}  # 0 and 1 are everywhere
+    assert hidden, document["splits"]  # the private split and the whole test set score otherwise than the public one
+    for where, text in _everything_seen(site, "alpha", site.ann).items():
+        assert not [n for n in hidden if _shows(n, text)], f"{where} shows a hidden score before the reveal"
+        assert "(private)" not in text and "whole test set" not in text, where
+    seen_by_beta = _everything_seen(site, "beta", site.bob)
+    rows = [t for w, t in seen_by_beta.items() if "submissions" in w or w.startswith("status")]
+    assert not [t for t in rows if f">#{submission_id}</a>" in t or f'"id": {submission_id},' in t], "alpha's row"
+    assert site.live.call("GET", f"/api/submissions/{submission_id}", site.tokens["beta"]).status == 404
+    assert site.bob.get(f"/submissions/{submission_id}") == 404
+    site.clock.now = END
+    try:
+        assert _log_in(site.ann) == 303
+        assert site.ann.get("/submissions/rows") == 200
+        row = site.ann.body.decode().split(f">#{submission_id}</a>", 1)[1].split("</tr>", 1)[0]
+        private = _numbers(document["splits"]["private"]["scores"])
+        assert "<small>(private)</small>" in row and [n for n in private if _shows(n, row)], row
+    finally:
+        site.clock.now = NOW
+
+
+def test_a_contest_without_a_split_labels_no_score_public_or_private(tmp_path: Path) -> None:
+    """Without a split both of a result's score columns hold the whole test set's: the list labelled them '(public)'
+    to a team and '(private)' to its organizers, where the board calls them neither."""
+    contest = write_contest(tmp_path / "contest", "ilsvrc2012-cls", extra="")
+    clock = Clock(NOW)
+    service, tokens = set_up(f"sqlite:///{tmp_path / 'podium.db'}", contest, tmp_path / "data", ("alpha",), clock)
+    with writing(service.engine) as connection:
+        accounts.add_user(connection, "ann", "ann-password-1", 1, False, clock())
+        accounts.add_user(connection, "org", "org-password-1", None, True, clock())
+    with LiveServer(service) as live:
+        archive = demo_archive(contest, tmp_path / "upload").read_bytes()
+        sent = live.call("POST", "/api/submissions", tokens["alpha"], body=archive, query={"filename": "s.tar.gz"})
+        assert Worker(service.engine, service.data, clock=clock).work_once()
+        scores = live.call("GET", f"/api/submissions/{sent.body['id']}", tokens["alpha"]).body["result"]["scores"]
+        for name, password in (("ann", "ann-password-1"), ("org", "org-password-1")):
+            client = Client(live.url)
+            assert _log_in(client, name, password) == 303
+            for path in ("/submissions", "/submissions/rows"):
+                assert client.get(path) == 200
+                row = client.body.decode().split(f">#{sent.body['id']}</a>", 1)[1].split("</tr>", 1)[0]
+                assert f"{scores['top5_error']:.4f}" in row and "<small>" not in row, (name, row)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from podium.challenges import get
-from podium.contest import Contest
+from podium.contest import Contest, ContestError
 from podium.service.accounts import Caller
 from podium.service.intake import Refused, open_phase
 from podium.service.methods import method_view
@@ -100,19 +100,32 @@ def visible_submissions(
     if scores_only:
         scores = (results.c.submission_id, results.c.public_scores, results.c.private_scores)
         found = newest_results(connection, [r.id for r in rows], scores)
-        return [submission_view(row, None, full) | {"scored_on": _scored_on(found.get(row.id), full)} for row in rows]
+        return [
+            submission_view(row, None, full) | {"scored_on": _scored_on(found.get(row.id), full, _split(contest, row))}
+            for row in rows
+        ]
     found = newest_results(connection, [r.id for r in rows])
     return [submission_view(row, found.get(row.id), full) for row in rows]
 
 
-def _scored_on(result: Any | None, full: bool) -> tuple[dict[str, Any], str | None]:
-    """The scores a list shows of a result, and their split where the contest has one: the private split's to those
-    who may see it (as the final board ranks), else the public split's."""
+def _split(contest: Contest, row: Any) -> bool:
+    """Whether the board of a submission's track and phase has a split (one a reloaded contest no longer has: taken
+    as split, so its scores are labelled)."""
+    try:
+        return contest.on(row.track, row.phase).split is not None
+    except ContestError:
+        return True
+
+
+def _scored_on(result: Any | None, full: bool, split: bool) -> tuple[dict[str, Any], str | None]:
+    """The scores a list shows of a result, and their split where its board has one (``split``): the private split's
+    to those who may see it (as the final board ranks), else the public split's. Without a split both columns hold
+    the whole test set's scores, which are shown unlabelled (they read 'private' to organizers, 'public' to teams)."""
     if result is None:
         return {}, None
-    if result.private_scores is None:  # no split: the public scores are the whole test set's
+    if not split:
         return result.public_scores or {}, None
-    return (result.private_scores, "private") if full else (result.public_scores or {}, "public")
+    return (result.private_scores or {}, "private") if full else (result.public_scores or {}, "public")
 
 
 def contest_view(connection: Connection, contest: Contest, now: datetime) -> dict[str, Any]:
