@@ -128,3 +128,53 @@ def test_the_cache_file_keeps_its_newest_lines(
     assert len(provenance.digests_file().read_text().splitlines()) <= 6
     provenance.forget()
     assert provenance.remembered_fingerprint(paths[-1]) == sha256(paths[-1]) and len(hashed) == 10
+
+
+@pytest.fixture
+def coarse(tmp_path: Path) -> Iterator[Path]:
+    """A folder on ext2 with 128-byte inodes, whose time stamps are whole seconds (as podium as root mounts it)."""
+    import subprocess
+
+    from conftest import require
+
+    image, folder = tmp_path / "ext2.img", tmp_path / "coarse"
+    folder.mkdir()
+    with open(image, "wb") as f:
+        f.truncate(4 << 20)
+    made = subprocess.run(["mkfs.ext2", "-q", "-F", "-I", "128", str(image)], capture_output=True)
+    mounted = os.geteuid() == 0 and made.returncode == 0
+    mounted = mounted and subprocess.run(["mount", "-o", "loop", str(image), str(folder)]).returncode == 0
+    require("an ext2 file system mounted (root, mkfs.ext2, a loop device)", None if mounted else "not mounted")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)])
+
+
+def test_a_truth_written_again_in_the_second_it_was_read_is_read_again(
+    coarse: Path, hashed: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where time stamps are whole seconds, a truth written again in the second it was hashed, same size and
+    modification time, keeps its identity (device, inode, size, times): the process kept its digest, and the truth
+    cache the old truth's reading, for good (a script writing a truth and evaluating, twice in a second)."""
+    from podium.formats.truth_cache import cached
+
+    path = coarse / "truth.txt"
+    for _ in range(20):  # bounded: a second's turn between the two writes makes the times differ; tried again
+        path.write_text("1\n")
+        assert cached("lines", (path,), path.read_text) == "1\n"
+        status = os.stat(path)
+        path.write_text("2\n")
+        os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+        if provenance.file_identity(path) == (
+            status.st_dev,
+            status.st_ino,
+            status.st_size,
+            status.st_mtime_ns,
+            status.st_ctime_ns,
+        ):
+            break
+    else:
+        pytest.fail("the file's change time moved every time: not a file system of whole seconds")
+    assert cached("lines", (path,), path.read_text) == "2\n"
+    assert provenance.remembered_fingerprint(path) == sha256(path)

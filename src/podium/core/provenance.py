@@ -103,7 +103,10 @@ def file_identity(path: Path) -> tuple[int, ...] | None:
 def remembered_fingerprint(path: Path) -> str | None:
     """:func:`fingerprint` of one of the organizer's files (never a submission's), hashed once per process for a
     regular file while its :func:`file_identity` stays the same, and remembered across runs in :func:`digests_file`
-    (a folder is hashed at every call); ``None`` where it cannot be read.
+    (a folder is hashed at every call); ``None`` where it cannot be read. A file changed within
+    :data:`GRANULARITY_NS` of the hashing is hashed at every call, as the digests file does not trust it: where time
+    stamps are coarse (ext2's seconds, FAT's 2 s, a kernel before 6.13's clock tick), a file written again in the same
+    tick with its size and modification time kept had the same identity, and the process kept reading the old truth.
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "truth.txt"
@@ -118,11 +121,13 @@ def remembered_fingerprint(path: Path) -> str | None:
         if identity in _remembered:
             return _remembered[identity]
     value = _stored_digest(identity)
+    started = time.time_ns()  # before the bytes are read: a change while they are hashed is racy
     if value is None:
-        started = time.time_ns()  # before the bytes are read: a change while they are hashed is racy
         value = fingerprint(path)
         if value is not None and file_identity(path) == identity:
             _store_digest(identity, value, started)
+    if max(identity[3], identity[4]) + GRANULARITY_NS >= started:
+        return value  # racily clean: changed again in this tick, it would keep its identity; not remembered
     with _lock:
         if len(_remembered) >= REMEMBERED:
             _remembered.clear()
