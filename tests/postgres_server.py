@@ -69,6 +69,11 @@ class Server:
             capture_output=True,
             timeout=120,
         )
+        self.resume()
+
+    def resume(self) -> None:
+        """Start the server on its data again (after :meth:`halt`), as :meth:`start` first did."""
+        data = self.folder / "data"
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
         subprocess.run(
             self._as_owner(
@@ -89,12 +94,16 @@ class Server:
             timeout=90,
         )
 
-    def stop(self) -> None:
+    def halt(self) -> None:
+        """Stop the server at once (its connections cut), its data kept for :meth:`resume`."""
         subprocess.run(
             self._as_owner(str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate", "-w", "stop"),
             capture_output=True,
             timeout=60,
         )
+
+    def stop(self) -> None:
+        self.halt()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def new_database(self) -> str:

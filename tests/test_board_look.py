@@ -12,6 +12,7 @@ break.
 from __future__ import annotations
 
 import http.client
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -207,3 +208,83 @@ def test_a_board_computed_does_not_hold_another_contests_first_reader(
         finally:
             release.set()
             first.join(WAIT_S)
+
+
+def _postgres_processes(server: Any) -> list[int]:
+    """The private server's postmaster and every process it started (its backends)."""
+    postmaster = int((server.folder / "data" / "postmaster.pid").read_text().split()[0])
+    children = []
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(status.read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
+                children.append(int(status.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+    return [postmaster, *children]
+
+
+def test_a_database_away_is_said_once_and_a_hung_one_holds_no_shutdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PostgreSQL server stopped while the look reads it every FRESH_S / 2: the look said so once and its return
+    once (it logged a traceback at every look, four a second), and draws the board again once it is back; a server
+    that no longer answers (its processes stopped: psycopg waits without end) holds podium serve's shutdown at most
+    STOP_S (it held it until the server answered again)."""
+    import logging
+    import signal
+
+    import postgres_server as pg
+    from conftest import require
+
+    require("postgresql", pg.problem())
+    server = pg.Server()
+    server.start()
+    stopped: list[int] = []
+    said: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = said.append  # type: ignore[method-assign]
+    logging.getLogger("podium.service").addHandler(handler)
+    try:
+        service, _, clock = _serve(server.new_database(), tmp_path)
+        looks: list[float] = []
+        real = service.boards.look
+
+        def counted(now: Any) -> None:
+            looks.append(time.monotonic())
+            real(now)
+
+        monkeypatch.setattr(service.boards, "look", counted)
+        live = LiveServer(service).__enter__()
+        assert _get(live, "/api/leaderboard")[0] == 200
+        _looked_after(service)
+        server.halt()
+        tried, deadline = len(looks), time.monotonic() + WAIT_S
+        while len(looks) < tried + 6:  # six looks at a database away
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        server.resume()
+        with writing(service.engine) as connection:
+            accounts.add_team(connection, "beta", clock())
+        _looked_after(service)
+        assert b"beta" in _get(live, "/api/leaderboard")[1]
+        by_look = [(r.levelname, r.getMessage(), r.exc_info is not None) for r in said if r.threadName == LOOK]
+        assert by_look == [
+            ("ERROR", "the boards' stamps could not be read (said once, until they are again)", True),
+            ("WARNING", "the boards' stamps are read again", False),
+        ], by_look
+        stopped = _postgres_processes(server)
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        tried, deadline = len(looks), time.monotonic() + WAIT_S
+        while len(looks) <= tried:  # a look under way, waiting for the server
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        started = time.monotonic()
+        live.__exit__()
+        assert not live.thread.is_alive(), "podium serve's shutdown waited for the look"
+        assert time.monotonic() - started < board_cache.STOP_S + 20
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+        logging.getLogger("podium.service").removeHandler(handler)
+        server.stop()

@@ -77,6 +77,7 @@ KEPT = 4  # boards kept per track and phase: the newest, and a few a slow reques
 FRESH_S = 0.5  # podium serve: how late a change may show (the stamps are looked at twice as often, the board drawn)
 IDLE_S = 30.0  # a board no reader asked for this long is no longer looked at: its next reader reads its stamp
 STALE_S = 10.0  # a look this late no longer stands for the stamps: readers read them as before
+STOP_S = 5.0  # the most a web process's shutdown waits for a look under way
 
 
 def board_stamp(connection: Connection, contest: str) -> tuple[int, bool]:
@@ -299,16 +300,28 @@ class BoardCache:
         self.looks += 1
 
     def watch(self, clock: Callable[[], datetime]) -> Callable[[], None]:
-        """Start the look (:meth:`look`) every ``fresh_s / 2`` in a thread of its own; the function that stops it."""
+        """Start the look (:meth:`look`) every ``fresh_s / 2`` in a thread of its own; the function that stops it.
+
+        A database away is said once, with its traceback, and its return once: the look failed and logged every
+        ``fresh_s / 2`` (four tracebacks a second). The stop waits at most :data:`STOP_S` for a look under way (one
+        held by a database that does not answer, which psycopg waits for without end, held ``podium serve``'s
+        shutdown as long); the thread, a daemon, ends with the process."""
         stop = threading.Event()
 
         def looking() -> None:
+            away = False
             while True:
                 started = time.monotonic()
                 try:
                     self.look(clock())
                 except Exception:  # a database away: readers fall back to reading the stamps past STALE_S
-                    log.exception("the boards' stamps could not be read")
+                    if not away:
+                        log.exception("the boards' stamps could not be read (said once, until they are again)")
+                    away = True
+                else:
+                    if away:
+                        log.warning("the boards' stamps are read again")
+                    away = False
                 if stop.wait(max(0.0, self.fresh_s / 2 - (time.monotonic() - started))):
                     return
 
@@ -317,7 +330,9 @@ class BoardCache:
 
         def stopped() -> None:
             stop.set()
-            thread.join()
+            thread.join(STOP_S)
+            if thread.is_alive():
+                log.warning("the boards' look did not end within %s s (a database that does not answer): left", STOP_S)
 
         return stopped
 
