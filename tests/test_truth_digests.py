@@ -178,3 +178,34 @@ def test_a_truth_written_again_in_the_second_it_was_read_is_read_again(
         pytest.fail("the file's change time moved every time: not a file system of whole seconds")
     assert cached("lines", (path,), path.read_text) == "2\n"
     assert provenance.remembered_fingerprint(path) == sha256(path)
+
+
+def test_two_processes_writing_the_cache_at_once_leave_no_wrong_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes hash 600 files each at once (the cache file rewritten past 512 lines, by either, while the other
+    appends): every line the file keeps is whole, and every digest it gives back is the file's."""
+    import subprocess
+    import sys
+    import time
+
+    files = []
+    for index in range(600):
+        files.append(tmp_path / "files" / f"{index}.txt")
+        files[-1].parent.mkdir(exist_ok=True)
+        files[-1].write_text(f"{index}\n")
+    time.sleep(provenance.GRANULARITY_NS / 1e9 + 0.1)  # older than the lines: trusted
+    script = (
+        "import sys; from pathlib import Path; from podium.core import provenance\n"
+        "for path in sys.argv[1:]: provenance.remembered_fingerprint(Path(path))\n"
+    )
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    names = [str(f) for f in files]
+    both = [subprocess.Popen([sys.executable, "-c", script, *names[::step]], env=environment) for step in (1, -1)]
+    assert [p.wait(timeout=120) for p in both] == [0, 0]
+    lines = (tmp_path / "cache" / "podium" / "file-digests.txt").read_bytes().splitlines()
+    assert lines and all(len(line.split()) == 7 and provenance._is_digest(line.split()[0]) for line in lines)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    given = {f: provenance._stored_digest(provenance.file_identity(f) or ()) for f in files}
+    assert sum(d is not None for d in given.values()) >= 128  # the newest lines kept (the two's, some the same files)
+    assert all(d is None or d == sha256(f) for f, d in given.items())
