@@ -288,3 +288,30 @@ def test_a_database_away_is_said_once_and_a_hung_one_holds_no_shutdown(
             os.kill(pid, signal.SIGCONT)
         logging.getLogger("podium.service").removeHandler(handler)
         server.stop()
+
+
+@pytest.mark.parametrize("fresh_s", [0.0, FRESH_S])
+def test_a_contest_reloaded_between_its_read_and_its_stamps_is_drawn_as_reloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_s: float
+) -> None:
+    """A request reads the contest, then the board's stamp: a reload committed in between (it bumps the stamp) had
+    the board drawn from the contest as it was, kept under the new stamp, and answered until the next change."""
+    clock = Clock(at("2026-03-10T12:00:00Z"))
+    path = write_contest(tmp_path / "contest")
+    service, _ = set_up(f"sqlite:///{tmp_path / 'podium.sqlite3'}", path, tmp_path / "data", ("alpha",), clock)
+    service.boards.fresh_s = fresh_s
+    stamp, reloaded = board_cache.board_stamp, []
+
+    def reload_first(connection: Any, contest: str) -> tuple[int, bool]:
+        if not reloaded and threading.current_thread().name != LOOK:  # the request's read: the reload just before
+            reloaded.append(path.read_text())
+            path.write_text(reloaded[0].replace('title = "Test contest"', 'title = "Renamed"'))
+            register_contest(service.engine, load(path))
+        return stamp(connection, contest)
+
+    monkeypatch.setattr(board_cache, "board_stamp", reload_first)
+    with LiveServer(service) as live:
+        assert live.call("GET", "/api/leaderboard").status == 200 and reloaded
+        if fresh_s:
+            _looked_after(service)
+        assert live.call("GET", "/api/leaderboard").body["title"] == "Renamed"

@@ -228,17 +228,23 @@ class BoardCache:
         with reading(self.engine) as connection:
             stamp = board_stamp(connection, contest.id)
         found = self._boards.get(board_key(*stamp, contest, now))
-        if found is None:
-            found, newest = self._compute(contest, now, board_key(*stamp, contest, now))
+        if found is None:  # (a kept board was drawn from the contest as its stamp's: see _compute)
+            found, newest = self._compute(contest, now, board_key(*stamp, contest, now), resolve)
             if newest is None:  # the previous board, while another thread computes: not remembered as read
                 return found
             stamp = newest
         self._remember(asked, served, _Read(at, served or contest, contest, *stamp), resolve)
         return found
 
-    def _compute(self, contest: Contest, now: datetime, wanted: Key) -> tuple[Board, tuple[int, bool] | None]:
+    def _compute(
+        self, contest: Contest, now: datetime, wanted: Key, resolve: Resolve | None = None
+    ) -> tuple[Board, tuple[int, bool] | None]:
         """The board of ``wanted`` computed under its slot's lock (the newest stamp's if it moved since) and that
         stamp, or, while another thread computes a board of the slot (``fresh_s > 0``), the previous one and ``None``.
+
+        ``resolve`` reads the contest again after the stamp: a contest reloaded (which bumps the stamp) between the
+        caller's read of it and this stamp's was drawn as it was before under the new stamp, and that board kept until
+        the next change (a title, a ranking rule, decimals changed by a reload, shown as before).
 
         A slot (the contest, track and phases, revealed or not) is computed by one thread at a time; the others do not
         wait for it (the start-up's board of a contest of 2,000 teams took 2 s, and held every other contest's first
@@ -254,6 +260,7 @@ class BoardCache:
         try:
             with reading(self.engine) as connection:
                 stamp = board_stamp(connection, contest.id)  # read again: the newest under the lock
+                contest = contest if resolve is None else resolve(connection)[1]
                 key = board_key(*stamp, contest, now)
                 found = self._boards.get(key)
                 if found is not None:
@@ -294,7 +301,7 @@ class BoardCache:
             key = board_key(*stamp, contest, now)
             newest: tuple[int, bool] | None = stamp
             if key not in self._boards:
-                newest = self._compute(contest, now, key)[1]
+                newest = self._compute(contest, now, key, resolve)[1]
             if newest is not None:  # else a request computes it: this board's readers keep the previous meanwhile
                 self._remember(asked, served, _Read(at, served, contest, *newest), resolve)
         self.looks += 1
