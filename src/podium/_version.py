@@ -1,3 +1,3 @@
 """podium's version: the single source (pyproject.toml reads it from here), imported by every module that writes it."""
 
-__version__ = "0.13.0"
+__version__ = "0.14.0"
