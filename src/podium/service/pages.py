@@ -38,6 +38,7 @@ from podium._version import __version__
 from podium.challenges import get
 from podium.contest import Contest
 from podium.publish.display import headline, score_text
+from podium.publish.platforms.columns import DEFAULT_DECIMALS
 from podium.publish.report import environment as report_environment
 from podium.publish.report import report_context
 from podium.service import accounts, announcements, choices, home, logins, state, upload_form
@@ -186,12 +187,12 @@ def _utc(value: datetime | None) -> str:
 
 def _row_scores(contest: Contest, submission: dict[str, Any]) -> tuple[list[tuple[str, str]], str | None]:
     """The scores a list of submissions shows of one (``scored_on``: :func:`~podium.service.views.visible_submissions`),
-    as texts: its track's ranked scores first, rounded to the track's decimals (4 where it sets none), and their split."""
+    as texts: its track's ranked scores first, rounded to the track's decimals (a platform's :data:`~podium.publish.platforms.columns.DEFAULT_DECIMALS` where it sets none), and their split."""
     scores, split = submission["scored_on"]
     if not scores:
         return [], None
     track = next((t for t in contest.tracks or (contest,) if t.track_id == submission["track"]), contest)
-    decimals = track.ranking.decimals if track.ranking.decimals is not None else 4
+    decimals = track.ranking.decimals if track.ranking.decimals is not None else DEFAULT_DECIMALS
     shown = headline(get(track.challenge), track.ranking.by, scores)
     return [(title(name), score_text(value, decimals)) for name, value in shown], split
 
