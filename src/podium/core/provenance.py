@@ -126,7 +126,7 @@ def remembered_fingerprint(path: Path) -> str | None:
         value = fingerprint(path)
         if value is not None and file_identity(path) == identity:
             _store_digest(identity, value, started)
-    if max(identity[3], identity[4]) + GRANULARITY_NS >= started:
+    if not _settled(identity, started):
         return value  # racily clean: changed again in this tick, it would keep its identity; not remembered
     with _lock:
         if len(_remembered) >= REMEMBERED:
@@ -151,11 +151,16 @@ def _stored_digest(identity: tuple[int, ...]) -> str | None:
     for line in reversed(lines):  # the newest line first
         fields = line.split(b" ")
         if len(fields) == 7 and b" ".join(fields[1:6]) == key and fields[6].isdigit():
-            newest_time = max(identity[3], identity[4])  # modification and change times
-            if newest_time + GRANULARITY_NS < int(fields[6]) and _is_digest(fields[0]):
+            if _settled(identity, int(fields[6])) and _is_digest(fields[0]):
                 return PREFIX + fields[0].decode()
             return None
     return None
+
+
+def _settled(identity: tuple[int, ...], hashed_ns: int) -> bool:
+    """Whether a file of ``identity`` hashed from ``hashed_ns`` on was last changed (modified or its status changed)
+    more than :data:`GRANULARITY_NS` before: else it is racily clean, and its identity may hide other bytes."""
+    return max(identity[3], identity[4]) + GRANULARITY_NS < hashed_ns
 
 
 def _is_digest(text: bytes) -> bool:
